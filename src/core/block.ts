@@ -1,0 +1,257 @@
+/**
+ * The block model: a Pi message array seen as typed, costed blocks with ids. Durable ids are
+ * anchored on content that never moves (a tool call id, a response id or timestamp plus part index,
+ * a message timestamp); anything without such an anchor gets a positional id, which is never
+ * foldable because it re-points as soon as history stops being append-only.
+ */
+import { LARGE_ARG_CHARS } from "./digest.ts";
+import { blockCost } from "./tokens.ts";
+
+/** A message as Pi hands it to the `context` hook; only the fields the core reads are typed. */
+export interface MessageLike {
+	role: string;
+	timestamp?: number;
+	content?: unknown;
+	[key: string]: unknown;
+}
+
+/** What a block holds. Only `toolResult`, `toolArgs` and unsigned `thinking` can ever fold. */
+export type BlockKind =
+	| "user"
+	| "text"
+	| "thinking"
+	| "toolArgs"
+	| "toolResult"
+	| "custom"
+	| "bashExecution"
+	| "summary"
+	| "other";
+
+/** One unit of context: a whole message or one part of an assistant message. */
+export interface Block {
+	id: string;
+	/** True if the id is content-anchored (see isDurableId). */
+	durable: boolean;
+	kind: BlockKind;
+	/** Index of the message in the array. */
+	msg: number;
+	/** Index of the content part inside an assistant message; -1 for a whole message. */
+	part: number;
+	/** The block's rendered text: what a fold replaces and what recall serves. */
+	text: string;
+	images: number;
+	tokens: number;
+	/** Kind gate: the block's kind and shape allow a fold (separate from the durable-id gate). */
+	foldable: boolean;
+	/** Number of user messages up to and including this block's message. */
+	turn: number;
+	toolName?: string;
+	toolCallId?: string;
+	isError?: boolean;
+}
+
+const DURABLE_PREFIX = /^[uars]:/;
+
+/** True for content-anchored ids (`u:`, `a:`, `r:`, `s:`); positional `m<i>:` ids are never durable. */
+export function isDurableId(id: string): boolean {
+	return DURABLE_PREFIX.test(id);
+}
+
+/** Positional id of message `msg`, part `part`: stable only while history is append-only. */
+export function positionalId(msg: number, part: number): string {
+	return part < 0 ? `m${msg}` : `m${msg}:${part}`;
+}
+
+/** Durable id of the folded arguments of tool call `toolCallId`. */
+export function argsId(toolCallId: string): string {
+	return `a:${toolCallId}:args`;
+}
+
+/** Durable id of the result of tool call `toolCallId`. */
+export function resultId(toolCallId: string): string {
+	return `r:${toolCallId}`;
+}
+
+interface Part {
+	type?: unknown;
+	text?: unknown;
+	thinking?: unknown;
+	thinkingSignature?: unknown;
+	redacted?: unknown;
+	id?: unknown;
+	name?: unknown;
+	arguments?: unknown;
+}
+
+function partsOf(content: unknown): Part[] {
+	return Array.isArray(content) ? (content as Part[]) : [];
+}
+
+/** Renders string-or-parts content to text, counting image parts. */
+export function renderContent(content: unknown): { text: string; images: number } {
+	if (typeof content === "string") return { text: content, images: 0 };
+	let text = "";
+	let images = 0;
+	let first = true;
+	for (const part of partsOf(content)) {
+		if (part?.type === "image") {
+			images++;
+			continue;
+		}
+		if (part?.type === "text" && typeof part.text === "string") {
+			text = first ? part.text : `${text}\n${part.text}`;
+			first = false;
+		}
+	}
+	return { text, images };
+}
+
+function hasLargeString(value: unknown): boolean {
+	if (typeof value === "string") return value.length >= LARGE_ARG_CHARS;
+	if (Array.isArray(value)) return value.some(hasLargeString);
+	if (value && typeof value === "object") return Object.values(value).some(hasLargeString);
+	return false;
+}
+
+function str(value: unknown): string | undefined {
+	return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+function stamp(message: MessageLike): number | undefined {
+	return typeof message.timestamp === "number" && Number.isFinite(message.timestamp) ? message.timestamp : undefined;
+}
+
+function make(
+	id: string | undefined,
+	msg: number,
+	part: number,
+	kind: BlockKind,
+	text: string,
+	turn: number,
+	extra: Partial<Block> = {},
+	extraChars = 0,
+): Block {
+	const images = extra.images ?? 0;
+	const durable = id !== undefined;
+	return {
+		id: id ?? positionalId(msg, part),
+		durable,
+		kind,
+		msg,
+		part,
+		text,
+		images,
+		tokens: blockCost(text.length + extraChars, images),
+		foldable: false,
+		turn,
+		...extra,
+	};
+}
+
+/**
+ * The blocks of one message, with ids as the formula gives them (no uniqueness pass). `turn` is
+ * the number of user messages up to and including this one. Used by linearize and by the ledger
+ * route, which must compute exactly the same ids.
+ */
+export function messageBlocks(message: MessageLike, msg: number, turn: number): Block[] {
+	const ts = stamp(message);
+	switch (message.role) {
+		case "user": {
+			const { text, images } = renderContent(message.content);
+			return [make(ts === undefined ? undefined : `u:${ts}`, msg, -1, "user", text, turn, { images })];
+		}
+		case "custom": {
+			const { text, images } = renderContent(message.content);
+			return [make(ts === undefined ? undefined : `u:custom:${ts}`, msg, -1, "custom", text, turn, { images })];
+		}
+		case "bashExecution": {
+			const text = `${str(message.command) ?? ""}\n${typeof message.output === "string" ? message.output : ""}`;
+			return [make(ts === undefined ? undefined : `u:bash:${ts}`, msg, -1, "bashExecution", text, turn)];
+		}
+		case "compactionSummary":
+		case "branchSummary": {
+			const text = typeof message.summary === "string" ? message.summary : "";
+			return [make(ts === undefined ? undefined : `s:${ts}`, msg, -1, "summary", text, turn)];
+		}
+		case "toolResult": {
+			const { text, images } = renderContent(message.content);
+			const callId = str(message.toolCallId);
+			const block = make(callId && resultId(callId), msg, -1, "toolResult", text, turn, {
+				images,
+				toolName: str(message.toolName) ?? "tool",
+				toolCallId: callId,
+				isError: message.isError === true,
+			});
+			block.foldable = images === 0;
+			return [block];
+		}
+		case "assistant": {
+			const anchor = str(message.responseId) ?? (ts === undefined ? undefined : `t${ts}`);
+			const blocks: Block[] = [];
+			partsOf(message.content).forEach((part, j) => {
+				const partId = anchor === undefined ? undefined : `a:${anchor}:${j}`;
+				if (part?.type === "toolCall") {
+					const callId = str(part.id);
+					const name = str(part.name) ?? "tool";
+					const text = JSON.stringify(part.arguments ?? {}) ?? "";
+					const block = make(
+						callId ? argsId(callId) : undefined,
+						msg,
+						j,
+						"toolArgs",
+						text,
+						turn,
+						{
+							toolName: name,
+							toolCallId: callId,
+						},
+						name.length,
+					);
+					block.foldable = hasLargeString(part.arguments);
+					blocks.push(block);
+				} else if (part?.type === "thinking") {
+					const text = typeof part.thinking === "string" ? part.thinking : "";
+					const block = make(partId, msg, j, "thinking", text, turn);
+					block.foldable = !str(part.thinkingSignature) && part.redacted !== true && text.length > 0;
+					blocks.push(block);
+				} else if (part?.type === "text") {
+					blocks.push(make(partId, msg, j, "text", typeof part.text === "string" ? part.text : "", turn));
+				} else {
+					blocks.push(make(undefined, msg, j, "other", JSON.stringify(part) ?? "", turn));
+				}
+			});
+			return blocks;
+		}
+		default: {
+			const { text, images } = renderContent(message.content);
+			return [make(undefined, msg, -1, "other", text, turn, { images })];
+		}
+	}
+}
+
+/**
+ * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
+ * later occurrence falls back to its positional (never foldable) id.
+ */
+export function linearize(messages: readonly MessageLike[]): Block[] {
+	const blocks: Block[] = [];
+	const seen = new Set<string>();
+	let turn = 0;
+	for (let i = 0; i < messages.length; i++) {
+		const message = messages[i];
+		if (!message || typeof message !== "object") {
+			blocks.push(make(undefined, i, -1, "other", "", turn));
+			continue;
+		}
+		if (message.role === "user") turn++;
+		for (const block of messageBlocks(message, i, turn)) {
+			if (block.durable && seen.has(block.id)) {
+				block.id = positionalId(block.msg, block.part);
+				block.durable = false;
+			}
+			if (block.durable) seen.add(block.id);
+			blocks.push(block);
+		}
+	}
+	return blocks;
+}

@@ -1,0 +1,81 @@
+/**
+ * The policy interface: what a fold policy sees (PolicyView) and what it may ask for
+ * (FoldCommand). A policy decides when and what; the mechanism (lower + applyPlan) decides how.
+ */
+import type { BlockKind } from "./block.ts";
+
+/** One block as the policy sees it. */
+export interface ViewBlock {
+	id: string;
+	kind: BlockKind;
+	/** Tokens this block costs in the request as it stands (after frozen folds). */
+	tokens: number;
+	/** Durable id, foldable kind, not unfolded by the agent, not held raw after a code collision. */
+	eligible: boolean;
+	/** Already folded by a committed layer; never re-planned. */
+	frozen: boolean;
+	/** A first-delivery tool result (or the arguments of one): the model has not seen it yet. */
+	held: boolean;
+	/** Tokens a fold would save now; 0 when the digest is not smaller than the block. */
+	saving: number;
+}
+
+/** Knobs of the fold ladder, as fractions of the context window unless named in tokens. */
+export interface LadderConfig {
+	/** First-fold threshold (fraction of the window). */
+	foldAt: number;
+	/** First-fold threshold when the session never had a cache read. */
+	coldFoldAt: number;
+	/** Minimum maskable mass worth an ordinary event (fraction of the window). */
+	step: number;
+	/** Budget as a fraction of the window; the budget is min(budgetCap, budgetFraction × window). */
+	budgetFraction: number;
+	/** Absolute cap on the budget, in tokens. */
+	budgetCap: number;
+	/** Minimum saving even an urgent event must reach (fraction of the window). */
+	floor: number;
+	/** Protected tail, in tokens; clamped to half the budget. */
+	tail: number;
+}
+
+/** The shipped defaults. */
+export const DEFAULT_LADDER: Readonly<LadderConfig> = Object.freeze({
+	foldAt: 0.45,
+	coldFoldAt: 0.25,
+	step: 0.12,
+	budgetFraction: 0.75,
+	budgetCap: 200_000,
+	floor: 0.02,
+	tail: 20_000,
+});
+
+/** Everything a policy may read. */
+export interface PolicyView {
+	blocks: readonly ViewBlock[];
+	/** Context tokens of the request as it stands. */
+	usage: number;
+	/** The model's context window, in tokens. */
+	window: number;
+	/** True when telemetry shows the session has never had a cache read. */
+	neverCacheRead: boolean;
+	config: LadderConfig;
+}
+
+/**
+ * A policy's request. `fold` asks for one block to fold (a supplied digest is re-tagged by the
+ * engine); `compact` says usage is past the budget with nothing worth folding, leaving the rest to
+ * compaction.
+ */
+export type FoldCommand =
+	| { type: "fold"; id: string; urgent: boolean; digest?: string }
+	| { type: "compact"; usage: number; budget: number; maskable: number };
+
+/** The effective budget in tokens for a window. */
+export function budgetOf(config: LadderConfig, window: number): number {
+	return Math.min(config.budgetCap, Math.floor(config.budgetFraction * window));
+}
+
+/** The effective protected tail in tokens: the configured tail clamped to half the budget. */
+export function tailOf(config: LadderConfig, window: number): number {
+	return Math.min(config.tail, Math.floor(budgetOf(config, window) / 2));
+}

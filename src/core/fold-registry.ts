@@ -1,0 +1,140 @@
+/**
+ * The fold registry: which durable ids are folded, under which code, with which frozen bytes, and
+ * which ids the agent unfolded or a code collision holds raw. It is plain data rebuilt from
+ * persisted records; the adapter owns persistence and hashing.
+ */
+import type { FoldOp } from "./apply.ts";
+
+/** What is recorded per folded block; `sha256` is of the block text the hook saw at fold time. */
+export interface FoldRecord {
+	id: string;
+	code: string;
+	/** Characters of the block text at fold time (its extent). */
+	chars: number;
+	sha256?: string;
+	/** The layer (fold event) that folded it; 0 for a record made when the block left history. */
+	seq: number;
+	kind?: string;
+	tool?: string;
+	turn?: number;
+	/** Content key of the block's bytes (see contentKey), for duplicate pointers. */
+	key?: string;
+}
+
+/** Result of screening a prepared event for code collisions. */
+export interface Screened {
+	ops: FoldOp[];
+	collisions: { id: string; code: string; holder: string }[];
+}
+
+/** Folded ids, frozen layer bytes, and unfold/collision decisions for one session branch. */
+export class FoldRegistry {
+	private readonly records = new Map<string, FoldRecord>();
+	private readonly frozen = new Map<string, FoldOp>();
+	private readonly owners = new Map<string, string>();
+	private readonly unfolded = new Set<string>();
+	private readonly raw = new Set<string>();
+	private readonly keys = new Map<string, string>();
+	private newestSeq = 0;
+
+	/** The newest committed layer sequence number (0 before the first event). */
+	get seq(): number {
+		return this.newestSeq;
+	}
+
+	/** The id that owns `code`, if any block has been recorded under it. */
+	idOf(code: string): string | undefined {
+		return this.owners.get(code);
+	}
+
+	/** The fold record of `id`, if any. */
+	record(id: string): FoldRecord | undefined {
+		return this.records.get(id);
+	}
+
+	/** Every fold record, in the order recorded. */
+	allRecords(): FoldRecord[] {
+		return [...this.records.values()];
+	}
+
+	/** The frozen op of `id` while it is folded and not unfolded. */
+	frozenOp(id: string): FoldOp | undefined {
+		return this.unfolded.has(id) ? undefined : this.frozen.get(id);
+	}
+
+	/** Every frozen op still in force, in commit order. */
+	frozenOps(): FoldOp[] {
+		return [...this.frozen.values()].filter((op) => !this.unfolded.has(op.id));
+	}
+
+	/** True when the id may be planned: not folded, not unfolded by the agent, not held raw. */
+	plannable(id: string): boolean {
+		return !this.frozen.has(id) && !this.unfolded.has(id) && !this.raw.has(id);
+	}
+
+	/** True when the agent unfolded the id. */
+	isUnfolded(id: string): boolean {
+		return this.unfolded.has(id);
+	}
+
+	/** True when a code collision holds the id raw for the session. */
+	isHeldRaw(id: string): boolean {
+		return this.raw.has(id);
+	}
+
+	/**
+	 * Splits a prepared event: an op whose code already belongs to another id (or to an earlier op
+	 * of the same event) is a collision and is dropped; the rest may commit.
+	 */
+	screen(ops: readonly FoldOp[]): Screened {
+		const claimed = new Map<string, string>();
+		const kept: FoldOp[] = [];
+		const collisions: Screened["collisions"] = [];
+		for (const op of ops) {
+			const holder = this.owners.get(op.code) ?? claimed.get(op.code);
+			if (holder !== undefined && holder !== op.id) {
+				collisions.push({ id: op.id, code: op.code, holder });
+				continue;
+			}
+			claimed.set(op.code, op.id);
+			kept.push(op);
+		}
+		return { ops: kept, collisions };
+	}
+
+	/** Marks `id` as held raw for the session after a code collision. */
+	holdRaw(id: string): void {
+		this.raw.add(id);
+	}
+
+	/** Adds a fold record (idempotent per id; a later record for the same id replaces the first). */
+	addRecord(record: FoldRecord): void {
+		const holder = this.owners.get(record.code);
+		if (holder !== undefined && holder !== record.id) {
+			this.raw.add(record.id);
+			return;
+		}
+		this.records.set(record.id, record);
+		this.owners.set(record.code, record.id);
+		if (record.key && !this.keys.has(record.key)) this.keys.set(record.key, record.code);
+	}
+
+	/** Content keys of recorded blocks → the code of the first block with those bytes. */
+	knownContent(): ReadonlyMap<string, string> {
+		return this.keys;
+	}
+
+	/** Freezes a committed layer's ops. Ids already frozen keep their first bytes. */
+	commitLayer(seq: number, ops: readonly FoldOp[]): void {
+		for (const op of ops) {
+			if (this.frozen.has(op.id) || this.raw.has(op.id)) continue;
+			this.frozen.set(op.id, op);
+		}
+		if (seq > this.newestSeq) this.newestSeq = seq;
+	}
+
+	/** Records the agent's unfold of `id`: it renders raw from now on and is never folded again. */
+	unfold(id: string): void {
+		this.unfolded.add(id);
+	}
+}

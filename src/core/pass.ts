@@ -1,0 +1,108 @@
+/**
+ * One turn of the fold pipeline, pure: linearize, re-apply frozen layers, build the view, ask the
+ * policy, lower its commands, screen them for code collisions. The adapter commits the event
+ * (persisting its records first) and then renders with `renderTurn`.
+ */
+import { type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
+import { type Block, linearize, type MessageLike } from "./block.ts";
+import type { FoldCommand, LadderConfig, PolicyView } from "./contract.ts";
+import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
+import { contentKey, lower } from "./lower.ts";
+import { buildView, frozenFor } from "./view.ts";
+
+/** A policy: reads a view, returns commands. */
+export type Policy = (view: PolicyView) => FoldCommand[];
+
+/** Inputs of one pass. */
+export interface PassInput {
+	messages: readonly MessageLike[];
+	registry: FoldRegistry;
+	policy: Policy;
+	window: number;
+	usage?: number | null;
+	neverCacheRead: boolean;
+	config: LadderConfig;
+	savings?: Map<string, number>;
+}
+
+/** What one pass decided. `event` is empty when no fold event fires. */
+export interface TurnPlan {
+	blocks: Block[];
+	frozen: FoldOp[];
+	/** Frozen ids whose block no longer has its recorded extent; they render raw. */
+	stale: string[];
+	view: PolicyView;
+	commands: FoldCommand[];
+	event: FoldOp[];
+	collisions: Screened["collisions"];
+	refused: { id: string; reason: string }[];
+}
+
+/** Plans one turn without side effects. */
+export function planTurn(input: PassInput): TurnPlan {
+	const blocks = linearize(input.messages);
+	const { ops: frozen, stale } = frozenFor(blocks, input.registry);
+	const view = buildView({ ...input, blocks, frozen });
+	const commands = input.policy(view);
+	const lowered = lower(
+		commands,
+		input.messages,
+		blocks,
+		(id) => input.registry.plannable(id),
+		input.registry.knownContent(),
+	);
+	const screened = input.registry.screen(lowered.ops);
+	return {
+		blocks,
+		frozen,
+		stale,
+		view,
+		commands,
+		event: screened.ops,
+		collisions: screened.collisions,
+		refused: lowered.refused,
+	};
+}
+
+/** Renders a turn: frozen bytes first, then the committed event's ops for ids not already frozen. */
+export function renderTurn(
+	messages: readonly MessageLike[],
+	blocks: readonly Block[],
+	frozen: readonly FoldOp[],
+	event: readonly FoldOp[],
+): ApplyResult {
+	const taken = new Set(frozen.map((op) => op.id));
+	return applyPlan(messages, [...frozen, ...event.filter((op) => !taken.has(op.id))], blocks);
+}
+
+/**
+ * The fold records of a planned event, numbered `seq`. `sha256` hashes a block text (the adapter
+ * passes node:crypto; the core never hashes by itself).
+ */
+export function recordsFor(plan: TurnPlan, seq: number, sha256?: (text: string) => string): FoldRecord[] {
+	const byId = new Map(plan.blocks.map((b) => [b.id, b] as const));
+	const records: FoldRecord[] = [];
+	for (const op of plan.event) {
+		const block = byId.get(op.id);
+		if (!block) continue;
+		records.push({
+			id: op.id,
+			code: op.code,
+			chars: block.text.length,
+			sha256: sha256?.(block.text),
+			seq,
+			kind: block.kind,
+			tool: block.toolName,
+			turn: block.turn,
+			key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
+		});
+	}
+	return records;
+}
+
+/** Commits a planned event to the registry in memory: records first, then the frozen layer. */
+export function commitEvent(registry: FoldRegistry, plan: TurnPlan, records: readonly FoldRecord[], seq: number): void {
+	for (const record of records) registry.addRecord(record);
+	for (const collision of plan.collisions) registry.holdRaw(collision.id);
+	registry.commitLayer(seq, plan.event);
+}

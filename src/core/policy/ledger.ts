@@ -1,0 +1,86 @@
+/**
+ * The risk lexicon: lines that signal a failure must survive every digest verbatim. It is broad and
+ * case-insensitive on purpose; a missed error line is worse than a digest a few lines longer.
+ */
+
+const ERROR_PATTERN = new RegExp(
+	[
+		"\\berr(or|ors|no)?\\b",
+		"\\berror",
+		"\\bfail",
+		"exception",
+		"traceback",
+		"\\bpanic",
+		"\\bfatal",
+		"denied",
+		"\\bforbidden\\b",
+		"unauthori[sz]ed",
+		"segmentation fault",
+		"\\bsegfault",
+		"core dumped",
+		"non-zero exit",
+		"exit(ed)? (with )?(code|status):? [1-9]",
+		"\\bcannot\\b",
+		"\\bcan't\\b",
+		"\\bunable to\\b",
+		"not found",
+		"no such file",
+		"\\baborted\\b",
+		"\\btimed? ?out\\b",
+		"\\bkilled\\b",
+		"\\bcrash",
+		"\\bassertion",
+		"\\bunhandled\\b",
+		"\\bundefined is not\\b",
+		"✗|✘|❌",
+	].join("|"),
+	"i",
+);
+
+/** POSIX errno names (ENOENT, EACCES, ...) are matched case-sensitively so plain words do not hit. */
+const ERRNO_PATTERN =
+	/\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\b/;
+
+/** Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines. */
+const FRAME_PATTERN = /^\s*(at\s+\S.*[:(]\d+|File ".+", line \d+|\d+:\s+0x[0-9a-f]+|goroutine \d+|\S+\.go:\d+)/i;
+
+/** True if the line reads as an error, failure or warning signal. */
+export function isErrorLine(line: string): boolean {
+	return ERROR_PATTERN.test(line) || ERRNO_PATTERN.test(line);
+}
+
+/** True if the line is a stack frame of a common runtime. */
+export function isFrameLine(line: string): boolean {
+	return FRAME_PATTERN.test(line);
+}
+
+/** A risk line found in a text, with its 1-based line number. */
+export interface RiskLine {
+	line: number;
+	text: string;
+	frame: boolean;
+}
+
+/**
+ * Every risk line of `text`, error lines first and stack frames after, each group in text order.
+ * White-space-only differences are kept: the lines are verbatim.
+ */
+export function riskLines(text: string): RiskLine[] {
+	const errors: RiskLine[] = [];
+	const frames: RiskLine[] = [];
+	let start = 0;
+	let n = 0;
+	while (start < text.length) {
+		let end = text.indexOf("\n", start);
+		if (end < 0) end = text.length;
+		n++;
+		const raw = text.slice(start, end);
+		const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+		if (line.trim()) {
+			if (isFrameLine(line)) frames.push({ line: n, text: line, frame: true });
+			else if (isErrorLine(line)) errors.push({ line: n, text: line, frame: false });
+		}
+		start = end + 1;
+	}
+	return errors.concat(frames);
+}

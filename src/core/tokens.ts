@@ -1,0 +1,57 @@
+/**
+ * Token accounting and small string helpers. The token oracle is deliberately crude and uniform:
+ * every block costs `ceil(chars / 4) + BLOCK_OVERHEAD`, so policy decisions are reproducible and
+ * swapping the oracle is a one-line change here.
+ */
+
+/** Fixed per-block framing cost (role markers, separators) added to every block. */
+export const BLOCK_OVERHEAD = 4;
+
+/** Flat token charge for one image part; images are never folded but must weigh on usage. */
+export const IMAGE_TOKENS = 1600;
+
+/** Estimated tokens for a run of text: ceil(chars / 4). */
+export function estTokens(chars: number): number {
+	return Math.ceil(chars / 4);
+}
+
+/** Cost of one block holding `chars` characters of text and `images` image parts. */
+export function blockCost(chars: number, images = 0): number {
+	return estTokens(chars) + images * IMAGE_TOKENS + BLOCK_OVERHEAD;
+}
+
+/** Slices `text` to at most `max` UTF-16 units without splitting a surrogate pair. */
+export function safeSlice(text: string, max: number): string {
+	if (text.length <= max) return text;
+	let end = Math.max(0, max);
+	const code = text.charCodeAt(end - 1);
+	if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+	return text.slice(0, end);
+}
+
+/** Clips `text` to `max` characters, marking the cut with an ellipsis. */
+export function clip(text: string, max: number): string {
+	if (text.length <= max) return text;
+	return `${safeSlice(text, Math.max(0, max - 1))}…`;
+}
+
+/** The first line of `text` that holds something other than white space, trimmed ("" if none). */
+export function firstLine(text: string): string {
+	let start = 0;
+	while (start <= text.length) {
+		let end = text.indexOf("\n", start);
+		if (end < 0) end = text.length;
+		const line = text.slice(start, end).trim();
+		if (line) return line;
+		start = end + 1;
+	}
+	return "";
+}
+
+/** Number of lines in `text` (a trailing newline does not open a new line; "" has 0). */
+export function lineCount(text: string): number {
+	if (!text) return 0;
+	let n = 1;
+	for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+	return text.endsWith("\n") ? n - 1 : n;
+}
