@@ -36,7 +36,8 @@ export function foldTag(code: string): string {
 }
 
 const TAG_PATTERN = /\{#([0-9a-z]{6}|[0-9a-z]{8}) FOLDED\}[ \t]*/gi;
-const CODE_INPUT = /^(?:\{\s*)?#?([0-9a-z]{8}|[0-9a-z]{6})(?:\s+FOLDED\s*\})?$/i;
+/** A bare or `#` code, or the whole tag with both braces: a half tag is not a code. */
+const CODE_INPUT = /^(?:#?([0-9a-z]{8}|[0-9a-z]{6})|\{\s*#([0-9a-z]{8}|[0-9a-z]{6})\s+FOLDED\s*\})$/i;
 
 /**
  * Reads a fold code given as `abc12345`, `#abc12345` or the whole `{#abc12345 FOLDED}` tag, in any
@@ -45,7 +46,8 @@ const CODE_INPUT = /^(?:\{\s*)?#?([0-9a-z]{8}|[0-9a-z]{6})(?:\s+FOLDED\s*\})?$/i
 export function parseCode(input: unknown): string | null {
 	if (typeof input !== "string") return null;
 	const match = CODE_INPUT.exec(input.trim());
-	return match ? match[1].toLowerCase() : null;
+	const code = match?.[1] ?? match?.[2];
+	return code ? code.toLowerCase() : null;
 }
 
 /** Removes every fold tag from `text` (the engine alone writes tags). */

@@ -27,9 +27,11 @@ function toolCallPart(message: MessageLike | undefined, block: Block): { argumen
 
 /**
  * The fold op for `block` under its own code; `duplicateOf` names the code of an already-folded
- * block with the same bytes (tool results only). Null if the block cannot be folded.
+ * block with the same bytes (tool results only). Null if the block cannot be folded (its kind or
+ * shape forbids it: signed or redacted thinking, a result with an image, small arguments).
  */
 export function renderFold(block: Block, message: MessageLike | undefined, duplicateOf?: string): FoldOp | null {
+	if (!block.foldable) return null;
 	const code = foldCode(block.id);
 	switch (block.kind) {
 		case "toolResult": {

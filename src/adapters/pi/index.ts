@@ -1,7 +1,90 @@
 /**
- * context-fold's Pi extension entry point.
+ * context-fold's Pi extension entry point: wires the engine to Pi's `context` hook, rebuilds
+ * fold state on session start and tree navigation, and registers the recall/unfold tools.
+ * Every hook is fail-open: a failure is announced and the turn proceeds raw.
  */
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { MessageLike } from "../../core/block.ts";
+import { conduct } from "../../core/policy/fold-ladder.ts";
+import { DEFAULT_CONFIG, disabledByEnv, type FoldConfig, resolveConfig, SETTINGS_SECTION } from "./config.ts";
+import { Ledger, type LedgerSource } from "./ledger.ts";
+import { ENTRY_TYPE } from "./persistence.ts";
+import { errorText, FoldEngine } from "./store.ts";
+import { registerFoldTools } from "./unfold-tool.ts";
 
-/** Registers context-fold's hooks, tools and commands with Pi. */
-export default function contextFold(_pi: ExtensionAPI): void {}
+/** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
+export default function contextFold(pi: ExtensionAPI): void {
+	if (disabledByEnv(process.env)) return;
+	let config: FoldConfig = { ...DEFAULT_CONFIG };
+	const reported = new Set<string>();
+	let session: LedgerSource | undefined;
+
+	const warn = (message: string): void => {
+		process.stderr.write(`${message}\n`);
+	};
+	const loadConfig = (): void => {
+		let saved: unknown;
+		try {
+			saved = (pi.getSettings() as Record<string, unknown>)[SETTINGS_SECTION];
+		} catch {
+			saved = undefined;
+		}
+		const resolved = resolveConfig(saved, process.env);
+		config = resolved.config;
+		for (const problem of resolved.problems) {
+			if (reported.has(problem)) continue;
+			reported.add(problem);
+			warn(`context-fold: ${problem}`);
+		}
+	};
+
+	const engine = new FoldEngine({
+		config: () => config,
+		policy: conduct,
+		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
+		warn,
+		debug: (message) => {
+			if (config.debug) warn(message);
+		},
+	});
+	const ledger = new Ledger(() => session);
+
+	const restore = (ctx: ExtensionContext): void => {
+		try {
+			loadConfig();
+			session = ctx.sessionManager;
+			ledger.reset();
+			engine.rebuild(ctx.sessionManager.getBranch());
+		} catch (error) {
+			engine.reset();
+			warn(`context-fold: could not restore fold state, prior folds render raw this session: ${errorText(error)}`);
+		}
+	};
+
+	pi.on("session_start", (_event, ctx) => restore(ctx));
+	pi.on("session_tree", (_event, ctx) => restore(ctx));
+
+	pi.on("message_end", (event) => {
+		try {
+			const message = event.message as { role?: string; usage?: { cacheRead?: number } };
+			if (message.role === "assistant") engine.observeUsage(message.usage);
+		} catch (error) {
+			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
+		}
+	});
+
+	pi.on("context", (event, ctx) => {
+		try {
+			const usage = ctx.getContextUsage();
+			engine.run(event.messages as unknown as MessageLike[], {
+				window: ctx.model?.contextWindow ?? usage?.contextWindow,
+				usage: usage?.tokens,
+			});
+		} catch (error) {
+			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
+		}
+		return undefined;
+	});
+
+	registerFoldTools(pi, engine, ledger);
+}

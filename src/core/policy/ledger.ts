@@ -6,7 +6,7 @@
 const ERROR_PATTERN = new RegExp(
 	[
 		"\\berr(or|ors|no)?\\b",
-		"\\berror",
+		"error", // also inside names: TypeError, ValueError, ModuleNotFoundError
 		"\\bfail",
 		"exception",
 		"traceback",
@@ -32,7 +32,7 @@ const ERROR_PATTERN = new RegExp(
 		"\\bassertion",
 		"\\bunhandled\\b",
 		"\\bundefined is not\\b",
-		"✗|✘|❌",
+		"✗|✘|✖|✕|❌", // ✖ node:test, ✕ jest
 	].join("|"),
 	"i",
 );

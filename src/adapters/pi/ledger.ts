@@ -1,0 +1,72 @@
+/**
+ * The ledger read route: re-locates a folded block in Pi's append-only session entries by
+ * recomputing the same durable ids, so recall serves the original bytes after the block left live
+ * history, after compaction and after a restart. Linearization is cached and extended only by the
+ * entries appended since the last lookup.
+ */
+import { type Block, type MessageLike, messageBlocks } from "../../core/block.ts";
+
+/** One place a durable id occurs in the ledger. */
+export interface LedgerHit {
+	block: Block;
+	message: MessageLike;
+}
+
+/** The parts of Pi's session manager the ledger reads. */
+export interface LedgerSource {
+	getEntries(): readonly unknown[];
+	getEntryCount?(): number;
+}
+
+interface EntryLike {
+	type?: unknown;
+	message?: unknown;
+}
+
+/** Lazily built id → occurrences index over a session's message entries. */
+export class Ledger {
+	private index = new Map<string, LedgerHit[]>();
+	private seen = 0;
+	private turn = 0;
+
+	private readonly source: () => LedgerSource | undefined;
+
+	constructor(source: () => LedgerSource | undefined) {
+		this.source = source;
+	}
+
+	private refresh(): void {
+		const source = this.source();
+		if (!source) return;
+		const count = source.getEntryCount?.();
+		if (count !== undefined && count === this.seen) return;
+		const entries = source.getEntries();
+		if (entries.length < this.seen) this.reset();
+		for (let i = this.seen; i < entries.length; i++) {
+			const entry = entries[i] as EntryLike;
+			if (entry?.type !== "message" || !entry.message || typeof entry.message !== "object") continue;
+			const message = entry.message as MessageLike;
+			if (message.role === "user") this.turn++;
+			for (const block of messageBlocks(message, i, this.turn)) {
+				if (!block.durable) continue;
+				const hits = this.index.get(block.id);
+				if (hits) hits.push({ block, message });
+				else this.index.set(block.id, [{ block, message }]);
+			}
+		}
+		this.seen = entries.length;
+	}
+
+	/** Forgets everything (a different session). */
+	reset(): void {
+		this.index = new Map();
+		this.seen = 0;
+		this.turn = 0;
+	}
+
+	/** Every ledger occurrence of a durable id, oldest first. */
+	lookup(id: string): LedgerHit[] {
+		this.refresh();
+		return this.index.get(id) ?? [];
+	}
+}

@@ -1,0 +1,84 @@
+/**
+ * Event-sourced fold state. Every fold event, unfold decision and compaction-time record is a
+ * `contextfold.fold` custom entry in Pi's session; the registry is rebuilt from the current
+ * branch's entries on session start and tree navigation.
+ */
+import type { FoldOp } from "../../core/apply.ts";
+import { type FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
+
+/** customType of every entry this extension appends. */
+export const ENTRY_TYPE = "contextfold.fold";
+
+/** Version of the entry payloads written now. */
+export const ENTRY_VERSION = 1;
+
+/** The payloads of `contextfold.fold` entries. */
+export type FoldEntry =
+	| { v: number; kind: "records"; seq: number; records: FoldRecord[] }
+	| { v: number; kind: "layer"; seq: number; ops: FoldOp[] }
+	| { v: number; kind: "unfold"; ids: string[] };
+
+interface EntryLike {
+	type?: unknown;
+	customType?: unknown;
+	data?: unknown;
+}
+
+function isRecord(value: unknown): value is FoldRecord {
+	const r = value as FoldRecord;
+	return !!r && typeof r.id === "string" && typeof r.code === "string" && typeof r.chars === "number";
+}
+
+function isOp(value: unknown): value is FoldOp {
+	const op = value as FoldOp;
+	return (
+		!!op && typeof op.id === "string" && typeof op.code === "string" && (typeof op.text === "string" || !!op.args)
+	);
+}
+
+/**
+ * Legacy `spool`/`gate` records (from before the spool was removed) degrade to fold records
+ * without a fold-time sha256: recall serves them unverified and says so.
+ */
+function legacyRecord(data: Record<string, unknown>): FoldRecord | null {
+	const id = typeof data.id === "string" ? data.id : undefined;
+	const code = typeof data.code === "string" ? data.code.toLowerCase() : undefined;
+	if (!id || !code) return null;
+	return { id, code, chars: typeof data.chars === "number" ? data.chars : -1, seq: 0 };
+}
+
+/** Rebuilds the registry from session entries in branch order; malformed entries are skipped. */
+export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRegistry; skipped: number } {
+	const registry = new FoldRegistry();
+	let skipped = 0;
+	const recorded = new Set<number>();
+	for (const raw of entries) {
+		const entry = raw as EntryLike;
+		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
+		const data = entry.data as Record<string, unknown> | undefined;
+		if (!data || typeof data !== "object") {
+			skipped++;
+			continue;
+		}
+		const kind = data.kind;
+		if (kind === "records" && Array.isArray(data.records) && typeof data.seq === "number") {
+			for (const record of data.records) if (isRecord(record)) registry.addRecord(record);
+			recorded.add(data.seq);
+		} else if (kind === "layer" && Array.isArray(data.ops) && typeof data.seq === "number") {
+			if (!recorded.has(data.seq)) {
+				skipped++;
+				continue;
+			}
+			registry.commitLayer(data.seq, data.ops.filter(isOp));
+		} else if (kind === "unfold" && Array.isArray(data.ids)) {
+			for (const id of data.ids) if (typeof id === "string") registry.unfold(id);
+		} else if (kind === "spool" || kind === "gate") {
+			const record = legacyRecord(data);
+			if (record) registry.addRecord(record);
+			else skipped++;
+		} else {
+			skipped++;
+		}
+	}
+	return { registry, skipped };
+}

@@ -1,0 +1,127 @@
+/**
+ * Resolving a fold code to its original text: the ledger route (sha-verified), the live-history
+ * fallback, and the bash tool's own full-output file for grep and line slices.
+ */
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, resolve } from "node:path";
+import type { Block, MessageLike } from "../../core/block.ts";
+import type { FoldRecord } from "../../core/fold-registry.ts";
+import { renderArgs } from "../../core/recall.ts";
+import type { Ledger } from "./ledger.ts";
+import { type FoldEngine, sha256 } from "./store.ts";
+
+/** A resolved folded block. */
+export interface Resolved {
+	ok: true;
+	id: string;
+	record: FoldRecord;
+	/** The text to serve (tool-call arguments rendered readably). */
+	text: string;
+	/** How it was verified. */
+	source: "ledger" | "unverified" | "live";
+	warning?: string;
+	/** A bash full-output file owned by the bash tool, if the result was truncated. */
+	fullOutputPath?: string;
+	toolName?: string;
+}
+
+/** Why a code could not be served. */
+export interface Unresolved {
+	ok: false;
+	error: string;
+}
+
+const BASH_LOG = /^pi-bash-[0-9a-f]{16}\.log$/;
+const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+function realDir(path: string): string {
+	try {
+		return realpathSync(path);
+	} catch {
+		return resolve(path);
+	}
+}
+
+/**
+ * The path, if it names a file the bash tool itself writes: `pi-bash-<16 hex>.log` directly in
+ * the temp dir, a regular file (not a link), of bounded size. Any other path is ignored.
+ */
+export function toolOwnedOutputFile(path: unknown): string | undefined {
+	if (typeof path !== "string" || path.length > 4096 || !BASH_LOG.test(basename(path))) return undefined;
+	if (realDir(dirname(resolve(path))) !== realDir(tmpdir())) return undefined;
+	try {
+		const stat = lstatSync(path);
+		if (!stat.isFile() || stat.size > MAX_FULL_OUTPUT_BYTES) return undefined;
+	} catch {
+		return undefined;
+	}
+	return path;
+}
+
+/** Reads a tool-owned full-output file, or undefined if it is gone or unreadable. */
+export function readOutputFile(path: string): string | undefined {
+	try {
+		return readFileSync(path, "utf8");
+	} catch {
+		return undefined;
+	}
+}
+
+function display(block: Block, message: MessageLike): string {
+	if (block.kind !== "toolArgs") return block.text;
+	const part = Array.isArray(message.content) ? (message.content[block.part] as { arguments?: unknown }) : undefined;
+	return renderArgs(block.toolName ?? "tool", part?.arguments ?? {});
+}
+
+function fullOutputOf(block: Block, message: MessageLike): string | undefined {
+	if (block.kind !== "toolResult") return undefined;
+	const details = message.details as { fullOutputPath?: unknown } | undefined;
+	return details && typeof details === "object" ? (details.fullOutputPath as string | undefined) : undefined;
+}
+
+/** Resolves a code through the registry, the ledger and live history. */
+export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): Resolved | Unresolved {
+	const id = engine.registry.idOf(code);
+	const record = id ? engine.registry.record(id) : undefined;
+	if (!id || !record) return { ok: false, error: `{#${code} FOLDED} is not a fold code of this session branch` };
+	const base = (block: Block, message: MessageLike, source: Resolved["source"], warning?: string): Resolved => ({
+		ok: true,
+		id,
+		record,
+		text: display(block, message),
+		source,
+		warning,
+		fullOutputPath: fullOutputOf(block, message),
+		toolName: block.toolName,
+	});
+	let mismatch = false;
+	let unreadable = false;
+	try {
+		const hits = ledger.lookup(id);
+		for (const hit of hits) {
+			if (!record.sha256) {
+				return base(hit.block, hit.message, "unverified", "this fold predates fold-time hashes; served unverified");
+			}
+			if (sha256(hit.block.text) === record.sha256) return base(hit.block, hit.message, "ledger");
+			mismatch = true;
+		}
+	} catch {
+		unreadable = true;
+	}
+	const live = engine.liveBlock(id);
+	if (live) {
+		const why = mismatch
+			? "its session-file copy does not match the fold-time sha256"
+			: unreadable
+				? "the session file could not be read"
+				: "the session file has no copy";
+		return base(live.block, live.message, "live", `${why}; served from live history`);
+	}
+	return {
+		ok: false,
+		error: mismatch
+			? `{#${code} FOLDED}: the session file's copy does not match the sha256 taken at fold time, and the block has left live history`
+			: `{#${code} FOLDED}: the block is not in the session file and has left live history`,
+	};
+}

@@ -1,0 +1,175 @@
+/**
+ * The engine: owns one session branch's fold state and runs the per-turn pipeline of the
+ * `context` hook. Commit order: a fold event's records, then its layer, are appended to the
+ * session before its bytes are frozen and applied; any append failure rejects the whole event.
+ */
+import { createHash } from "node:crypto";
+import type { FoldOp } from "../../core/apply.ts";
+import type { Block, MessageLike } from "../../core/block.ts";
+import type { FoldRecord } from "../../core/fold-registry.ts";
+import { FoldRegistry } from "../../core/fold-registry.ts";
+import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
+import type { FoldConfig } from "./config.ts";
+import { ENTRY_VERSION, type FoldEntry, rebuildRegistry } from "./persistence.ts";
+
+/** sha256 of a block text, hex. */
+export function sha256(text: string): string {
+	return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/** What the engine needs from its host. */
+export interface EngineDeps {
+	config: () => FoldConfig;
+	policy: Policy;
+	/** Appends one `contextfold.fold` entry durably; throws on failure. */
+	append: (entry: FoldEntry) => void;
+	/** Called with each committed event's records before they are appended (seed index); may throw. */
+	beforeCommit?: (seq: number, records: readonly FoldRecord[], messages: readonly MessageLike[]) => void;
+	/** Degradation notices (stderr). */
+	warn: (message: string) => void;
+	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
+	debug: (message: string) => void;
+}
+
+/** Per-request facts the hook reads from Pi. */
+export interface TurnFacts {
+	window: number | undefined;
+	usage: number | null | undefined;
+}
+
+/** A raw block seen in the latest request, for recall of blocks still in live history. */
+export interface LiveBlock {
+	block: Block;
+	message: MessageLike;
+}
+
+/** The fold engine of one session branch. */
+export class FoldEngine {
+	registry = new FoldRegistry();
+	private savings = new Map<string, number>();
+	private live = new Map<string, LiveBlock>();
+	private responses = 0;
+	private cacheRead = false;
+	private warnedStale = new Set<string>();
+
+	private readonly deps: EngineDeps;
+
+	constructor(deps: EngineDeps) {
+		this.deps = deps;
+	}
+
+	/** Rebuilds state from the current branch's entries (session start, tree navigation). */
+	rebuild(entries: readonly unknown[]): void {
+		this.reset();
+		const { registry, skipped } = rebuildRegistry(entries);
+		this.registry = registry;
+		if (skipped > 0)
+			this.deps.warn(`context-fold: skipped ${skipped} unreadable fold entr${skipped === 1 ? "y" : "ies"}`);
+		for (const raw of entries) {
+			const entry = raw as { type?: string; message?: { role?: string; usage?: { cacheRead?: number } } };
+			if (entry?.type === "message" && entry.message?.role === "assistant") this.observeUsage(entry.message.usage);
+		}
+	}
+
+	/** Forgets all state (before a rebuild, or when a rebuild fails: prior folds then render raw). */
+	reset(): void {
+		this.registry = new FoldRegistry();
+		this.savings = new Map();
+		this.live = new Map();
+		this.responses = 0;
+		this.cacheRead = false;
+		this.warnedStale = new Set();
+	}
+
+	/** Feeds an assistant response's usage (for the never-had-a-cache-read signal). */
+	observeUsage(usage: { cacheRead?: number } | undefined): void {
+		if (!usage) return;
+		this.responses++;
+		if ((usage.cacheRead ?? 0) > 0) this.cacheRead = true;
+	}
+
+	/** True once two responses reported usage and none of them read from the cache. */
+	get neverCacheRead(): boolean {
+		return this.responses >= 2 && !this.cacheRead;
+	}
+
+	/** The raw block with `id` as the latest request carried it, if it is still live. */
+	liveBlock(id: string): LiveBlock | undefined {
+		return this.live.get(id);
+	}
+
+	/**
+	 * The per-turn pipeline. Rewrites `messages` in place (same array, same message objects, new
+	 * content) and returns true when anything was folded. Throws only what the caller must treat
+	 * as "send this turn raw".
+	 */
+	run(messages: MessageLike[], facts: TurnFacts): boolean {
+		const config = this.deps.config();
+		const window = facts.window ?? 0;
+		const plan = planTurn({
+			messages,
+			registry: this.registry,
+			policy: this.deps.policy,
+			window,
+			usage: facts.usage,
+			neverCacheRead: this.neverCacheRead,
+			config,
+			savings: this.savings,
+		});
+		const live = new Map<string, LiveBlock>();
+		for (const block of plan.blocks) if (block.durable) live.set(block.id, { block, message: messages[block.msg] });
+		this.live = live;
+		for (const id of plan.stale) {
+			if (this.warnedStale.has(id)) continue;
+			this.warnedStale.add(id);
+			this.deps.warn(`context-fold: block ${id} changed since it was folded; it is sent raw`);
+		}
+		for (const c of plan.collisions) {
+			this.registry.holdRaw(c.id);
+			this.deps.warn(
+				`context-fold: fold code ${c.code} of ${c.id} collides with ${c.holder}; that block stays raw for this session`,
+			);
+		}
+		let event: FoldOp[] = plan.event;
+		if (event.length > 0) event = this.commit(plan, messages);
+		const out = renderTurn(messages, plan.blocks, plan.frozen, event);
+		let changed = false;
+		for (let i = 0; i < messages.length; i++) {
+			if (out.messages[i] !== messages[i]) {
+				messages[i].content = out.messages[i].content;
+				changed = true;
+			}
+		}
+		return changed;
+	}
+
+	private commit(plan: ReturnType<typeof planTurn>, messages: readonly MessageLike[]): FoldOp[] {
+		const seq = this.registry.seq + 1;
+		try {
+			const records = recordsFor(plan, seq, sha256);
+			this.deps.beforeCommit?.(seq, records, messages);
+			this.deps.append({ v: ENTRY_VERSION, kind: "records", seq, records });
+			this.deps.append({ v: ENTRY_VERSION, kind: "layer", seq, ops: plan.event });
+			commitEvent(this.registry, plan, records, seq);
+			const ids = new Set(plan.event.map((op) => op.id));
+			const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
+			this.deps.debug(`context-fold: fold event ${seq}: ${plan.event.length} blocks, ~${saved} tokens saved`);
+			return plan.event;
+		} catch (error) {
+			this.deps.warn(`context-fold: fold event rejected, this turn goes out without it: ${errorText(error)}`);
+			return [];
+		}
+	}
+
+	/** Records the agent's unfold of `ids` durably, then releases them from the next request on. */
+	unfold(ids: readonly string[]): void {
+		if (ids.length === 0) return;
+		this.deps.append({ v: ENTRY_VERSION, kind: "unfold", ids: [...ids] });
+		for (const id of ids) this.registry.unfold(id);
+	}
+}
+
+/** A short message for any thrown value. */
+export function errorText(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,255 @@
+/**
+ * The agent's tools: `recall_folded` reads folded blocks back (whole, grep, line slices, or a
+ * search over every folded block) without changing the context; `unfold` puts blocks back into
+ * the context raw from the next request on. Both are registered at load so the tool list, part
+ * of the cached prefix, never changes mid-session.
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import { parseCode } from "../../core/digest.ts";
+import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../core/recall.ts";
+import { clip, lineCount } from "../../core/tokens.ts";
+import type { Ledger } from "./ledger.ts";
+import { type Resolved, readOutputFile, resolveCode, toolOwnedOutputFile } from "./recall.ts";
+import { errorText, type FoldEngine } from "./store.ts";
+
+/** Codes one call may name. */
+export const MAX_CODES = 20;
+
+const TAG_HELP =
+	"A tool result, thinking block or tool-call argument shown as `{#<code> FOLDED} …` was folded by context-fold: " +
+	"its digest keeps the tool, size, first line and every error line, and the original is kept intact in the session file.";
+
+/** Parameters of recall_folded. */
+export const recallParameters = Type.Object({
+	codes: Type.Optional(
+		Type.Array(Type.String(), {
+			description:
+				'Fold codes to read back, e.g. ["k3x9a0b2"]; `#k3x9a0b2` or the whole `{#k3x9a0b2 FOLDED}` tag also work.',
+		}),
+	),
+	grep: Type.Optional(
+		Type.String({
+			description: "Only lines containing this literal text (case-insensitive), with 2 lines of context.",
+		}),
+	),
+	lines: Type.Optional(Type.String({ description: 'Only this 1-based line range, e.g. "120-180".' })),
+	search: Type.Optional(
+		Type.String({
+			description: "Search every folded block of the session for this literal text (case-insensitive).",
+		}),
+	),
+});
+
+/** Parameters of unfold. */
+export const unfoldParameters = Type.Object({
+	codes: Type.Array(Type.String(), { description: 'Fold codes to restore into the context, e.g. ["k3x9a0b2"].' }),
+});
+
+interface RecallArgs {
+	codes?: unknown;
+	grep?: unknown;
+	lines?: unknown;
+	search?: unknown;
+}
+
+function text(body: string, details: Record<string, unknown> = {}) {
+	return { content: [{ type: "text" as const, text: body }], details };
+}
+
+function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
+	if (input === undefined) return { codes: [], bad: [] };
+	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
+	if (!list) return "`codes` must be a list of fold codes";
+	if (list.length > MAX_CODES) return `at most ${MAX_CODES} codes per call (got ${list.length})`;
+	const codes: string[] = [];
+	const bad: string[] = [];
+	for (const item of list) {
+		const code = parseCode(item);
+		if (code) {
+			if (!codes.includes(code)) codes.push(code);
+		} else bad.push(clip(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)), 40));
+	}
+	return { codes, bad };
+}
+
+function notCodes(bad: readonly string[]): string {
+	const list = bad.map((b) => JSON.stringify(b)).join(", ");
+	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, e.g. k3x9a0b2)`;
+}
+
+function header(r: Resolved): string {
+	const what =
+		r.record.kind === "toolArgs"
+			? `arguments of ${r.toolName ?? "a tool call"}`
+			: (r.toolName ?? r.record.kind ?? "block");
+	const how = r.source === "ledger" ? "sha256 verified" : r.source === "live" ? "from live history" : "unverified";
+	return `{#${r.record.code} FOLDED} ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+}
+
+/** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
+function serve(
+	r: Resolved,
+	grep: string | undefined,
+	range: ReturnType<typeof parseLineRange>,
+	budget: number,
+): string {
+	let source = r.text;
+	let note = "";
+	if ((grep !== undefined || range) && r.fullOutputPath) {
+		const owned = toolOwnedOutputFile(r.fullOutputPath);
+		const full = owned ? readOutputFile(owned) : undefined;
+		if (full !== undefined) {
+			source = full;
+			note = " (from the bash tool's full output file)";
+		}
+	}
+	const head = header(r) + note;
+	const room = Math.max(200, budget - head.length - 1);
+	if (grep !== undefined) {
+		const g = grepText(source, grep, room);
+		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
+		const more = g.cut
+			? `\n… ${g.matches - g.shown} more matching lines not shown; narrow the grep or use lines`
+			: "";
+		return `${head}\n${g.matches} matching line${g.matches === 1 ? "" : "s"}:\n${g.text}${more}`;
+	}
+	if (range) {
+		const s = sliceLines(source, range, room);
+		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${s.total} lines)`;
+		const more = s.cut ? "\n… cut at the recall size cap; ask for a narrower range" : "";
+		return `${head}\n${s.text}${more}`;
+	}
+	if (source.length <= room) return `${head}\n${source}`;
+	const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room);
+	return `${head}\n${s.text}\n… cut at the recall size cap (${s.total} lines in all); use lines="a-b" or grep for the rest`;
+}
+
+function sweep(pattern: string, engine: FoldEngine, ledger: Ledger): string {
+	const out: string[] = [];
+	let budget = RECALL_LIMITS.totalChars;
+	let blocks = 0;
+	let hitsTotal = 0;
+	const skipped: string[] = [];
+	for (const record of engine.registry.allRecords()) {
+		const r = resolveCode(record.code, engine, ledger);
+		if (!r.ok) {
+			skipped.push(record.code);
+			continue;
+		}
+		const g = grepText(r.text, pattern, Math.min(2000, budget), 8, 1);
+		if (g.matches === 0) continue;
+		hitsTotal++;
+		if (blocks >= RECALL_LIMITS.searchBlocks || budget < 300) continue;
+		const entry = `${header(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
+		out.push(entry);
+		budget -= entry.length + 2;
+		blocks++;
+	}
+	if (hitsTotal === 0) {
+		return `no folded block contains "${pattern}"${skipped.length ? ` (${skipped.length} could not be read)` : ""}`;
+	}
+	const more = hitsTotal > blocks ? `\n… ${hitsTotal - blocks} more folded blocks match; narrow the search` : "";
+	return `${hitsTotal} folded block${hitsTotal === 1 ? "" : "s"} contain "${pattern}":\n\n${out.join("\n\n")}${more}`;
+}
+
+/** The recall_folded tool's work, as plain text (never throws). */
+export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger): string {
+	try {
+		const parsed = codeList(args?.codes);
+		if (typeof parsed === "string") return `recall_folded: ${parsed}`;
+		for (const [name, value] of [
+			["grep", args?.grep],
+			["search", args?.search],
+		] as const) {
+			if (value === undefined) continue;
+			if (typeof value !== "string" || value.length === 0)
+				return `recall_folded: \`${name}\` must be non-empty text`;
+			if (value.length > RECALL_LIMITS.patternChars) {
+				return `recall_folded: \`${name}\` is ${value.length} characters; at most ${RECALL_LIMITS.patternChars}`;
+			}
+		}
+		const range = args?.lines === undefined ? null : parseLineRange(args.lines);
+		if (args?.lines !== undefined && !range)
+			return 'recall_folded: `lines` must look like "120-180" (1-based, start <= end)';
+		if (args?.grep !== undefined && range) return "recall_folded: give either `grep` or `lines`, not both";
+		const search = args?.search as string | undefined;
+		if (parsed.codes.length === 0 && search === undefined) {
+			if (parsed.bad.length > 0) return `recall_folded: ${notCodes(parsed.bad)}`;
+			return "recall_folded: name at least one fold code in `codes`, or give `search`";
+		}
+		const parts: string[] = [];
+		for (const bad of parsed.bad)
+			parts.push(`${JSON.stringify(bad)} is not a fold code (8 letters/digits, e.g. k3x9a0b2)`);
+		let budget = RECALL_LIMITS.totalChars;
+		for (const code of parsed.codes) {
+			const r = resolveCode(code, engine, ledger);
+			const body = r.ok
+				? serve(r, args?.grep as string | undefined, range, Math.max(400, budget))
+				: `error: ${r.error}`;
+			parts.push(body);
+			budget -= body.length;
+		}
+		if (search !== undefined) parts.push(sweep(search, engine, ledger));
+		return parts.join("\n\n");
+	} catch (error) {
+		return `recall_folded failed: ${errorText(error)}`;
+	}
+}
+
+/** The unfold tool's work, as plain text (never throws). */
+export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string {
+	try {
+		const parsed = codeList(args?.codes);
+		if (typeof parsed === "string") return `unfold: ${parsed}`;
+		if (parsed.codes.length === 0) return "unfold: name at least one fold code in `codes`";
+		const lines: string[] = parsed.bad.length > 0 ? [notCodes(parsed.bad)] : [];
+		const ids: string[] = [];
+		for (const code of parsed.codes) {
+			const id = engine.registry.idOf(code);
+			if (!id) lines.push(`{#${code} FOLDED} is not a fold code of this session branch`);
+			else if (engine.registry.isUnfolded(id)) lines.push(`{#${code} FOLDED} is already unfolded`);
+			else if (!engine.registry.frozenOp(id)) {
+				lines.push(`{#${code} FOLDED} is no longer in the live context (compacted); use recall_folded to read it`);
+			} else ids.push(id);
+		}
+		if (ids.length > 0) {
+			engine.unfold(ids);
+			const codes = ids.map((id) => `{#${engine.registry.record(id)?.code} FOLDED}`).join(", ");
+			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
+		}
+		return lines.join("\n");
+	} catch (error) {
+		return `unfold failed, nothing was unfolded: ${errorText(error)}`;
+	}
+}
+
+/** Registers recall_folded and unfold. */
+export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: Ledger): void {
+	pi.registerTool({
+		name: "recall_folded",
+		label: "Recall folded",
+		description:
+			`${TAG_HELP} Call recall_folded with the code to read the original back without changing the context: ` +
+			"whole, or only matching lines (`grep`), or a line range (`lines`). Use `search` to look through every folded " +
+			"block at once when you do not know the code. Prefer grep or lines for large blocks. Output is capped.",
+		promptSnippet: "Read back blocks folded as {#code FOLDED} (whole, grep, line range, or search all)",
+		parameters: recallParameters,
+		async execute(_id, params) {
+			return text(runRecall(params as RecallArgs, engine, ledger));
+		},
+	});
+	pi.registerTool({
+		name: "unfold",
+		label: "Unfold",
+		description:
+			`${TAG_HELP} Call unfold with codes only when you need a folded block back in the context for the rest of the ` +
+			"session (for example, to keep working from a whole file you read earlier); it costs its full size on every " +
+			"later request. To just look at it once, use recall_folded instead.",
+		promptSnippet: "Restore {#code FOLDED} blocks into the context for the rest of the session",
+		parameters: unfoldParameters,
+		async execute(_id, params) {
+			return text(runUnfold(params as { codes?: unknown }, engine));
+		},
+	});
+}

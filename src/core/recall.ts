@@ -1,0 +1,145 @@
+/**
+ * Pure text work behind `recall_folded`: rendering folded tool-call arguments readably, line
+ * slices, literal case-insensitive grep with context, and the caps that stop a recall from
+ * re-flooding the context.
+ */
+import { clip } from "./tokens.ts";
+
+/** Caps on what one recall may return. */
+export const RECALL_LIMITS = {
+	/** Characters one recall call may return in all (~8k tokens). */
+	totalChars: 32_000,
+	/** Matching lines one grep may list per block before it stops. */
+	grepMatches: 60,
+	/** Context lines around each grep match. */
+	grepContext: 2,
+	/** Characters of one served line before it is clipped. */
+	lineChars: 600,
+	/** Longest accepted grep / search pattern. */
+	patternChars: 500,
+	/** Blocks a `search` sweep lists before it stops. */
+	searchBlocks: 40,
+} as const;
+
+/**
+ * Readable text of a tool call's arguments: one `key: value` line per small value, and large or
+ * multi-line strings as raw blocks under their key path, so grep and line slices see the real text.
+ */
+export function renderArgs(toolName: string, args: unknown): string {
+	const out: string[] = [`arguments of ${toolName}:`];
+	const walk = (path: string, value: unknown): void => {
+		if (typeof value === "string") {
+			if (value.includes("\n") || value.length > 200) out.push(`${path}:`, value);
+			else out.push(`${path}: ${value}`);
+		} else if (Array.isArray(value)) {
+			if (value.length === 0) out.push(`${path}: []`);
+			for (let i = 0; i < value.length; i++) walk(`${path}[${i}]`, value[i]);
+		} else if (value && typeof value === "object") {
+			const entries = Object.entries(value);
+			if (entries.length === 0) out.push(`${path}: {}`);
+			for (const [key, inner] of entries) walk(path ? `${path}.${key}` : key, inner);
+		} else {
+			out.push(`${path}: ${JSON.stringify(value) ?? String(value)}`);
+		}
+	};
+	walk("", args);
+	return out.join("\n");
+}
+
+/** A parsed `lines` argument: 1-based inclusive range. */
+export interface LineRange {
+	start: number;
+	end: number;
+}
+
+/** Parses `"a-b"`, `"a-"`, `"a"` into a 1-based inclusive range; null when malformed. */
+export function parseLineRange(input: unknown): LineRange | null {
+	if (typeof input !== "string") return null;
+	const match = /^\s*(\d{1,9})\s*(?:(-)\s*(\d{1,9})?)?\s*$/.exec(input);
+	if (!match) return null;
+	const start = Number(match[1]);
+	const end = match[3] !== undefined ? Number(match[3]) : match[2] ? Number.MAX_SAFE_INTEGER : start;
+	if (start < 1 || end < start) return null;
+	return { start, end };
+}
+
+function splitLines(text: string): string[] {
+	const lines = text.split("\n");
+	if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+	return lines;
+}
+
+/** Lines `range` of `text`, numbered, clipped per line and to `maxChars` in all. */
+export function sliceLines(
+	text: string,
+	range: LineRange,
+	maxChars: number,
+): { text: string; total: number; cut: boolean } {
+	const lines = splitLines(text);
+	const out: string[] = [];
+	let used = 0;
+	let cut = false;
+	const last = Math.min(range.end, lines.length);
+	for (let n = range.start; n <= last; n++) {
+		const line = `${n}: ${clip(lines[n - 1], RECALL_LIMITS.lineChars)}`;
+		if (used + line.length + 1 > maxChars) {
+			cut = true;
+			break;
+		}
+		out.push(line);
+		used += line.length + 1;
+	}
+	return { text: out.join("\n"), total: lines.length, cut };
+}
+
+/** Result of a grep over one text. */
+export interface GrepResult {
+	text: string;
+	matches: number;
+	shown: number;
+	cut: boolean;
+}
+
+/**
+ * Literal, case-insensitive grep with `context` lines around each match; numbered lines, `--`
+ * between separate hunks, at most `maxMatches` matches and `maxChars` characters.
+ */
+export function grepText(
+	text: string,
+	pattern: string,
+	maxChars: number,
+	maxMatches: number = RECALL_LIMITS.grepMatches,
+	context: number = RECALL_LIMITS.grepContext,
+): GrepResult {
+	const needle = pattern.toLowerCase();
+	const lines = splitLines(text);
+	const hits: number[] = [];
+	for (let i = 0; i < lines.length; i++) if (lines[i].toLowerCase().includes(needle)) hits.push(i);
+	const out: string[] = [];
+	let used = 0;
+	let shown = 0;
+	let cut = false;
+	let printedTo = -1;
+	for (const hit of hits) {
+		if (shown >= maxMatches) {
+			cut = true;
+			break;
+		}
+		const from = Math.max(hit - context, printedTo + 1);
+		const to = Math.min(hit + context, lines.length - 1);
+		const chunk: string[] = [];
+		if (printedTo >= 0 && from > printedTo + 1) chunk.push("--");
+		for (let i = from; i <= to; i++)
+			chunk.push(`${i + 1}${i === hit ? ":" : "-"} ${clip(lines[i], RECALL_LIMITS.lineChars)}`);
+		const size = chunk.reduce((n, l) => n + l.length + 1, 0);
+		if (used + size > maxChars && shown > 0) {
+			cut = true;
+			break;
+		}
+		out.push(...chunk);
+		used += size;
+		printedTo = Math.max(printedTo, to);
+		shown++;
+	}
+	return { text: out.join("\n"), matches: hits.length, shown, cut };
+}

@@ -1,0 +1,256 @@
+/**
+ * Hook-level tests of the Pi adapter over a stub ExtensionAPI: the per-turn pipeline, commit
+ * order, persistence and rebuild, the tools, config, and every row of the failure-posture table.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { foldCode } from "../../src/core/digest.ts";
+import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
+
+const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
+
+async function started(n = 6) {
+	const stub = loadStub();
+	bashSession(stub, n);
+	await stub.emit("session_start", { reason: "startup" });
+	return stub;
+}
+
+function foldEntries(stub: ReturnType<typeof loadStub>) {
+	return stub.entries.filter((e) => e.type === "custom" && e.customType === "contextfold.fold");
+}
+
+describe("per-turn pipeline", () => {
+	it("folds old results past the threshold, keeps length and pairing, and keeps error lines", async () => {
+		const stub = await started();
+		const raw = structuredClone(stub.entries.filter((e) => e.type === "message").map((e) => e.message));
+		const sent = await stub.request();
+		assert.equal(sent.length, raw.length);
+		const texts = resultTexts(sent);
+		const folded = texts.filter((t) => FOLDED.test(t));
+		assert.ok(folded.length >= 1, "something folded");
+		assert.ok(!FOLDED.test(texts.at(-1) ?? ""), "newest result never folds");
+		for (const t of folded) assert.match(t, /Error: check \d+ failed at step 7/);
+		const calls = sent
+			.filter((m) => m.role === "assistant")
+			.flatMap((m) => m.content as { type: string; id?: string }[]);
+		const ids = calls.filter((c) => c.type === "toolCall").map((c) => c.id);
+		const results = sent.filter((m) => m.role === "toolResult").map((m) => m.toolCallId);
+		assert.deepEqual(ids, results);
+	});
+
+	it("appends records before the layer, and re-renders the same bytes on the next turn and after a restart", async () => {
+		const stub = await started();
+		const first = JSON.stringify(await stub.request());
+		const kinds = foldEntries(stub).map((e) => (e.data as { kind: string }).kind);
+		assert.deepEqual(kinds, ["records", "layer"]);
+		const second = JSON.stringify(await stub.request());
+		assert.equal(second, first, "no new event: byte-identical");
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(JSON.stringify(await stub.request()), first, "rebuilt state renders the same bytes");
+		assert.equal(foldEntries(stub).length, 2, "no second event after the restart");
+	});
+
+	it("records durable id, code, extent and sha256 of the folded text", async () => {
+		const stub = await started();
+		await stub.request();
+		const records = (foldEntries(stub)[0].data as { records: Record<string, unknown>[] }).records;
+		for (const r of records) {
+			assert.match(String(r.id), /^r:call_\d+$/);
+			assert.equal(r.code, foldCode(String(r.id)));
+			assert.equal(typeof r.chars, "number");
+			assert.match(String(r.sha256), /^[0-9a-f]{64}$/);
+		}
+	});
+
+	it("holds a parallel batch that the model has not seen yet, however large", async () => {
+		const stub = loadStub();
+		stub.addMessage({ role: "user", content: "go", timestamp: 1 });
+		stub.addMessage({
+			role: "assistant",
+			content: [0, 1, 2, 3].map((i) => ({
+				type: "toolCall",
+				id: `p${i}`,
+				name: "bash",
+				arguments: { command: `x${i}` },
+			})),
+			responseId: "r1",
+			usage: {},
+			stopReason: "toolUse",
+			timestamp: 2,
+		});
+		for (let i = 0; i < 4; i++) {
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: `p${i}`,
+				toolName: "bash",
+				content: [{ type: "text", text: "y\n".repeat(6000) }],
+				isError: false,
+				timestamp: 3 + i,
+			});
+		}
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = await stub.request();
+		assert.ok(resultTexts(sent).every((t) => !FOLDED.test(t)));
+		assert.equal(foldEntries(stub).length, 0);
+	});
+});
+
+describe("tools", () => {
+	it("recall_folded serves the original whole, by grep, by lines and by search; bad input gets a clear message", async () => {
+		const stub = await started();
+		const sent = await stub.request();
+		const digest = resultTexts(sent).find((t) => FOLDED.test(t)) ?? "";
+		const code = FOLDED.exec(digest)?.[1] ?? "";
+		const id = "r:call_0";
+		assert.equal(code, foldCode(id));
+		const whole = await stub.call("recall_folded", { codes: [code] });
+		assert.match(whole, /sha256 verified/);
+		assert.match(whole, /line 199 of check 0 output ok/);
+		const grep = await stub.call("recall_folded", { codes: [`{#${code.toUpperCase()} FOLDED}`], grep: "FAILED AT" });
+		assert.match(grep, /Error: check 0 failed at step 7/);
+		assert.doesNotMatch(grep, /line 100 of/);
+		const lines = await stub.call("recall_folded", { codes: [`#${code}`], lines: "3-4" });
+		assert.match(lines, /3: line 2 of check 0 output ok\n4: line 3 of check 0 output ok/);
+		const search = await stub.call("recall_folded", { search: "check 1 failed" });
+		assert.match(search, /Error: check 1 failed at step 7/);
+		assert.match(await stub.call("recall_folded", {}), /name at least one fold code/);
+		assert.match(await stub.call("recall_folded", { codes: ["zz"] }), /not a fold code/);
+		assert.match(await stub.call("recall_folded", { codes: ["abcdefgh"] }), /not a fold code of this session/);
+		assert.match(await stub.call("recall_folded", { codes: [code], lines: "9-2" }), /`lines` must look like/);
+		assert.match(await stub.call("recall_folded", { search: "x".repeat(5000) }), /at most 500/);
+		assert.match(await stub.call("recall_folded", { codes: "nonsense" }), /not a fold code/);
+	});
+
+	it("unfold restores the raw block from the next request on, persists, and survives a restart", async () => {
+		const stub = await started();
+		const before = await stub.request();
+		const idx = resultTexts(before).findIndex((t) => FOLDED.test(t));
+		const code = FOLDED.exec(resultTexts(before)[idx])?.[1] ?? "";
+		assert.match(await stub.call("unfold", { codes: [code] }), /Unfolded/);
+		const after = await stub.request();
+		assert.doesNotMatch(resultTexts(after)[idx], FOLDED);
+		assert.match(resultTexts(after)[idx], /line 199 of check 0/);
+		await stub.emit("session_start", { reason: "resume" });
+		const resumed = await stub.request();
+		assert.equal(JSON.stringify(resumed), JSON.stringify(after));
+		assert.match(await stub.call("unfold", { codes: [code] }), /already unfolded/);
+	});
+
+	it("registers both tools from the start", () => {
+		const stub = loadStub();
+		assert.deepEqual([...stub.tools.keys()].sort(), ["recall_folded", "unfold"]);
+		for (const tool of stub.tools.values()) assert.match(tool.description, /\{#<code> FOLDED\}/);
+	});
+});
+
+describe("failure posture", () => {
+	it("a throwing fold pass sends that turn raw and says so", async () => {
+		const stub = await started();
+		stub.usage = new Proxy({} as never, {
+			get() {
+				throw new Error("usage exploded");
+			},
+		});
+		const sent = await stub.request();
+		assert.ok(resultTexts(sent).every((t) => !FOLDED.test(t)));
+		assert.match(stub.stderr.join(""), /fold pass failed, this turn goes out raw: usage exploded/);
+	});
+
+	it("a persistence failure rejects the whole event: the turn goes out raw and nothing is frozen", async () => {
+		const stub = await started();
+		stub.failAppend = true;
+		const sent = await stub.request();
+		assert.ok(resultTexts(sent).every((t) => !FOLDED.test(t)));
+		assert.match(stub.stderr.join(""), /fold event rejected/);
+		assert.equal(foldEntries(stub).length, 0);
+		stub.failAppend = false;
+		const retry = await stub.request();
+		assert.ok(
+			resultTexts(retry).some((t) => FOLDED.test(t)),
+			"the next turn can fold again",
+		);
+	});
+
+	it("a code collision holds only that block raw; the rest of the event commits", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		const victim = "r:call_1";
+		stub.entries.push({
+			type: "custom",
+			id: "x1",
+			customType: "contextfold.fold",
+			data: {
+				v: 1,
+				kind: "records",
+				seq: 0,
+				records: [{ id: "r:someone-else", code: foldCode(victim), chars: 1, seq: 0 }],
+			},
+		});
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = await stub.request();
+		const texts = resultTexts(sent);
+		assert.doesNotMatch(texts[1], FOLDED, "the colliding block stays raw");
+		assert.match(texts[0], FOLDED, "the rest folds");
+		assert.match(stub.stderr.join(""), new RegExp(`fold code ${foldCode(victim)} of r:call_1 collides`));
+		const again = await stub.request();
+		assert.doesNotMatch(resultTexts(again)[1], FOLDED, "held raw for the session");
+	});
+
+	it("a failing restore renders prior folds raw for the session and says so", async () => {
+		const stub = await started();
+		await stub.request();
+		stub.failBranch = true;
+		await stub.emit("session_start", { reason: "resume" });
+		assert.match(stub.stderr.join(""), /could not restore fold state/);
+	});
+
+	it("a block the ledger cannot verify is served from live history while live, and errors once gone", async () => {
+		const stub = await started();
+		const sent = await stub.request();
+		const code = FOLDED.exec(resultTexts(sent)[0])?.[1] ?? "";
+		const entry = stub.entries.find(
+			(e) => (e.message as { toolCallId?: string } | undefined)?.toolCallId === "call_0",
+		);
+		const message = entry?.message as { content: { text: string }[] };
+		message.content[0].text = message.content[0].text.replace("line 5 of", "tampered");
+		const live = await stub.call("recall_folded", { codes: [code], grep: "tampered" });
+		assert.match(live, /does not match the fold-time sha256; served from live history/);
+		assert.match(live, /no line contains/, "the live copy is the one the hook saw");
+		const idx = stub.entries.indexOf(entry as Record<string, unknown>);
+		stub.entries.splice(idx - 1, 2);
+		await stub.request();
+		const gone = await stub.call("recall_folded", { codes: [code] });
+		assert.match(gone, /error: .*has left live history/);
+	});
+});
+
+describe("config", () => {
+	it("CONTEXTFOLD=0 registers nothing", () => {
+		for (const value of ["0", "off", "false"]) {
+			process.env.CONTEXTFOLD = value;
+			try {
+				const stub = loadStub();
+				assert.equal(stub.handlers.size, 0);
+				assert.equal(stub.tools.size, 0);
+			} finally {
+				delete process.env.CONTEXTFOLD;
+			}
+		}
+	});
+
+	it("environment beats saved settings; a bad value is reported once and the default used", async () => {
+		process.env.CONTEXTFOLD_FOLD_AT = "banana";
+		try {
+			const stub = loadStub();
+			stub.settings = { "context-fold": { tail: 100 } };
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.emit("session_start", { reason: "reload" });
+			const reports = stub.stderr.join("").match(/CONTEXTFOLD_FOLD_AT="banana" is not a valid fraction/g) ?? [];
+			assert.equal(reports.length, 1);
+		} finally {
+			delete process.env.CONTEXTFOLD_FOLD_AT;
+		}
+	});
+});

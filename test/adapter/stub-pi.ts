@@ -1,0 +1,192 @@
+/**
+ * A stub of Pi's ExtensionAPI and context for hook unit tests: records handlers and tools, keeps
+ * an in-memory session (message and custom entries), and lets a test inject failures.
+ */
+import contextFold from "../../src/adapters/pi/index.ts";
+
+type Handler = (event: unknown, ctx: unknown) => unknown;
+
+/** A tool as registered. */
+export interface StubTool {
+	name: string;
+	description: string;
+	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[] }>;
+}
+
+/** The stub host. */
+export interface StubPi {
+	handlers: Map<string, Handler[]>;
+	tools: Map<string, StubTool>;
+	entries: Record<string, unknown>[];
+	settings: Record<string, unknown>;
+	/** Set to make appendEntry throw. */
+	failAppend: boolean;
+	/** Set to make getBranch throw (restore failure). */
+	failBranch: boolean;
+	/** Context usage reported to the hook; null tokens means "unknown". */
+	usage: { tokens: number | null; contextWindow: number } | undefined;
+	window: number;
+	stderr: string[];
+	/** Adds a message entry to the session (as Pi persists it). */
+	addMessage(message: Record<string, unknown>): void;
+	/** Runs every handler of an event. */
+	emit(name: string, event?: Record<string, unknown>): Promise<unknown[]>;
+	/** Runs the context hook on a structuredClone of the session's messages; returns what would be sent. */
+	request(): Promise<Record<string, unknown>[]>;
+	/** Calls a registered tool and returns its text. */
+	call(name: string, params: unknown): Promise<string>;
+}
+
+/** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
+export function loadStub(options: { window?: number } = {}): StubPi {
+	let counter = 0;
+	const stub: StubPi = {
+		handlers: new Map(),
+		tools: new Map(),
+		entries: [],
+		settings: {},
+		failAppend: false,
+		failBranch: false,
+		usage: undefined,
+		window: options.window ?? 10_000,
+		stderr: [],
+		addMessage(message) {
+			stub.entries.push({ type: "message", id: `e${++counter}`, message });
+		},
+		async emit(name, event = {}) {
+			const results: unknown[] = [];
+			for (const handler of stub.handlers.get(name) ?? [])
+				results.push(await handler({ type: name, ...event }, ctx));
+			return results;
+		},
+		async request() {
+			const messages = structuredClone(
+				stub.entries.filter((e) => e.type === "message").map((e) => e.message as Record<string, unknown>),
+			);
+			const event = { type: "context", messages };
+			for (const handler of stub.handlers.get("context") ?? []) {
+				const result = (await handler(event, ctx)) as { messages?: Record<string, unknown>[] } | undefined;
+				if (result?.messages) event.messages = result.messages;
+			}
+			return event.messages;
+		},
+		async call(name, params) {
+			const tool = stub.tools.get(name);
+			if (!tool) throw new Error(`no tool ${name}`);
+			const result = await tool.execute("call", params);
+			return result.content.map((c) => c.text).join("\n");
+		},
+	};
+	const sessionManager = {
+		getBranch: () => {
+			if (stub.failBranch) throw new Error("branch unreadable");
+			return [...stub.entries];
+		},
+		getEntries: () => [...stub.entries],
+		getEntryCount: () => stub.entries.length,
+		getSessionDir: () => "",
+		getSessionId: () => "stub",
+		getSessionFile: () => undefined,
+	};
+	const ctx = {
+		sessionManager,
+		hasUI: false,
+		mode: "print",
+		get model() {
+			return { contextWindow: stub.window };
+		},
+		getContextUsage: () => stub.usage,
+		ui: { notify() {}, setStatus() {} },
+	};
+	const api = {
+		on(name: string, handler: Handler) {
+			const list = stub.handlers.get(name) ?? [];
+			list.push(handler);
+			stub.handlers.set(name, list);
+			return () => {};
+		},
+		registerTool(tool: StubTool) {
+			stub.tools.set(tool.name, tool);
+		},
+		registerCommand() {},
+		appendEntry(customType: string, data: unknown) {
+			if (stub.failAppend) throw new Error("disk full");
+			stub.entries.push({ type: "custom", id: `e${++counter}`, customType, data: structuredClone(data) });
+		},
+		getSettings: () => stub.settings,
+	};
+	const write = process.stderr.write.bind(process.stderr);
+	process.stderr.write = ((chunk: string) => {
+		stub.stderr.push(String(chunk));
+		return true;
+	}) as typeof process.stderr.write;
+	try {
+		contextFold(api as never);
+	} finally {
+		process.stderr.write = write;
+	}
+	const wrap = (name: string): void => {
+		const list = stub.handlers.get(name) ?? [];
+		stub.handlers.set(
+			name,
+			list.map((handler) => async (event: unknown, c: unknown) => {
+				const saved = process.stderr.write.bind(process.stderr);
+				process.stderr.write = ((chunk: string) => {
+					stub.stderr.push(String(chunk));
+					return true;
+				}) as typeof process.stderr.write;
+				try {
+					return await handler(event, c);
+				} finally {
+					process.stderr.write = saved;
+				}
+			}),
+		);
+	};
+	for (const name of [...stub.handlers.keys()]) wrap(name);
+	return stub;
+}
+
+/** Builds a session of `n` bash turns each returning `lines` lines (one planted error line each). */
+export function bashSession(stub: StubPi, n: number, lines = 200): void {
+	let ts = 1_700_000_000_000;
+	stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
+	for (let i = 0; i < n; i++) {
+		const id = `call_${i}`;
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "bash", arguments: { command: `check ${i}` } }],
+			responseId: `resp_${i}`,
+			usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+			stopReason: "toolUse",
+			timestamp: ts++,
+		});
+		const body = Array.from({ length: lines }, (_, k) =>
+			k === 7 ? `Error: check ${i} failed at step ${k}` : `line ${k} of check ${i} output ok`,
+		).join("\n");
+		stub.addMessage({
+			role: "toolResult",
+			toolCallId: id,
+			toolName: "bash",
+			content: [{ type: "text", text: body }],
+			isError: false,
+			timestamp: ts++,
+		});
+	}
+	stub.addMessage({
+		role: "assistant",
+		content: [{ type: "text", text: "all checks ran" }],
+		responseId: "resp_final",
+		usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+		stopReason: "stop",
+		timestamp: ts++,
+	});
+	stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
+}
+
+/** Text of every tool result in a request. */
+export function resultTexts(messages: Record<string, unknown>[]): string[] {
+	return messages
+		.filter((m) => m.role === "toolResult")
+		.map((m) => (m.content as { text?: string }[]).map((c) => c.text ?? "").join("\n"));
+}
