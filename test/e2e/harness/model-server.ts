@@ -1,0 +1,544 @@
+/**
+ * Scripted model server for end-to-end tests of the real `pi` CLI.
+ *
+ * Listens on 127.0.0.1 (ephemeral port) and speaks two streaming wire APIs, exactly in the shapes
+ * `@earendil-works/pi-ai` 1.6 parses:
+ * - Anthropic Messages: POST `<url>/v1/messages` (the SDK appends `?beta=true`), SSE with named events.
+ *   Use `server.url` as the models.json `baseUrl` (the Anthropic SDK adds `/v1/messages`).
+ * - OpenAI chat completions: POST `<url>/v1/chat/completions`, SSE `data:` chunks ending in `[DONE]`.
+ *   Use `server.url + "/v1"` as the `baseUrl` (the OpenAI SDK appends `/chat/completions` only).
+ *
+ * Every request is recorded in `requests`. The reply is produced by a script function. Usage is
+ * simulated from the prompt size (chars / 4) with a prefix cache: the longest common prefix with the
+ * previous prompt (or any earlier prompt, see `cacheMode`) is reported as cache read.
+ *
+ * Nothing here opens an outbound connection.
+ */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type WireApi = "anthropic" | "openai";
+
+/** A parsed JSON request body (shape depends on the API). */
+export type JsonObject = Record<string, unknown>;
+
+export interface CapturedRequest {
+	/** 0-based position among all model requests this server has seen. */
+	index: number;
+	api: WireApi;
+	method: string;
+	/** Path including query string, e.g. `/v1/messages?beta=true`. */
+	path: string;
+	headers: IncomingHttpHeaders;
+	/** Raw request body as received. */
+	raw: string;
+	/** Parsed JSON body. */
+	body: JsonObject;
+}
+
+export interface ScriptedToolCall {
+	name: string;
+	args: Record<string, unknown>;
+	/** Defaults to a generated id (`toolu_e2e_<n>` / `call_e2e_<n>`). */
+	id?: string;
+}
+
+export interface Reply {
+	text?: string;
+	toolCalls?: ScriptedToolCall[];
+	/**
+	 * Answer with an HTTP error instead of a stream (e.g. 400 with a context-overflow message).
+	 * The body is the provider's usual JSON error envelope.
+	 */
+	error?: { status: number; message: string; type?: string };
+}
+
+export type Script = (req: CapturedRequest, index: number) => Reply | Promise<Reply>;
+
+/** What the server reported as usage for one request, in tokens. */
+export interface ReportedUsage {
+	/** ceil(prompt chars / 4): the whole prompt. Equals input + cacheRead + cacheWrite. */
+	promptTokens: number;
+	/** Uncached input tokens (Anthropic `input_tokens`; OpenAI prompt_tokens - cached_tokens). */
+	input: number;
+	cacheRead: number;
+	/** Anthropic `cache_creation_input_tokens` (always 0 for OpenAI). */
+	cacheWrite: number;
+	output: number;
+	/** Length in chars of the common prefix used for cacheRead. */
+	commonPrefixChars: number;
+	/** Length in chars of the serialized prompt. */
+	promptChars: number;
+}
+
+export interface ModelServerOptions {
+	/**
+	 * "previous" (default): cache read = common prefix with the immediately preceding request.
+	 * "any": longest common prefix with any earlier request (closer to a real multi-entry cache, so
+	 * an interleaved compaction/summary request does not evict the conversation's prefix).
+	 * "off": never report cache hits (everything is plain input).
+	 */
+	cacheMode?: "previous" | "any" | "off";
+	/** Anthropic only: tokens reported as plain `input_tokens` after the cached/created part. Default 3. */
+	anthropicUncachedTailTokens?: number;
+}
+
+export interface ModelServer {
+	/** `http://127.0.0.1:<port>`; the Anthropic baseUrl. */
+	url: string;
+	/** Base URL for models.json for the given API (OpenAI needs the `/v1` suffix). */
+	baseUrlFor(api: WireApi | "anthropic-messages" | "openai-completions"): string;
+	port: number;
+	requests: CapturedRequest[];
+	/** Parallel to `requests` (undefined for error replies). */
+	usages: (ReportedUsage | undefined)[];
+	/** Errors thrown by the script or by request handling (the client got a 500). */
+	errors: Error[];
+	close(): Promise<void>;
+}
+
+/** Rough token estimate used everywhere in the simulation. */
+export function estimateTokens(chars: number): number {
+	return Math.ceil(chars / 4);
+}
+
+function stripCacheControl(value: unknown): unknown {
+	if (Array.isArray(value)) return value.map(stripCacheControl);
+	if (value && typeof value === "object") {
+		const out: JsonObject = {};
+		for (const [k, v] of Object.entries(value as JsonObject)) {
+			if (k === "cache_control") continue;
+			out[k] = stripCacheControl(v);
+		}
+		return out;
+	}
+	return value;
+}
+
+/**
+ * Serializes the cacheable prompt (system + tools + messages) of a request, without the moving
+ * `cache_control` markers, so consecutive requests share a textual prefix exactly when the
+ * conversation is append-only.
+ */
+export function serializePrompt(req: Pick<CapturedRequest, "api" | "body">): string {
+	const b = req.body;
+	const parts =
+		req.api === "anthropic"
+			? { system: b.system ?? null, tools: b.tools ?? null, messages: b.messages ?? [] }
+			: { tools: b.tools ?? null, messages: b.messages ?? [] };
+	return JSON.stringify(stripCacheControl(parts));
+}
+
+function commonPrefixLength(a: string, b: string): number {
+	const n = Math.min(a.length, b.length);
+	let i = 0;
+	while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+	return i;
+}
+
+function sse(res: ServerResponse, data: unknown, event?: string): void {
+	const head = event ? `event: ${event}\n` : "";
+	res.write(`${head}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+}
+
+/** Splits a string into n-ish chunks so deltas are really streamed in pieces. */
+function chunks(s: string, size = 16): string[] {
+	if (s.length === 0) return [];
+	const out: string[] = [];
+	for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+	return out;
+}
+
+export async function startModelServer(script: Script, options: ModelServerOptions = {}): Promise<ModelServer> {
+	const cacheMode = options.cacheMode ?? "previous";
+	const tail = options.anthropicUncachedTailTokens ?? 3;
+	const requests: CapturedRequest[] = [];
+	const usages: (ReportedUsage | undefined)[] = [];
+	const errors: Error[] = [];
+	const prompts: string[] = [];
+	let toolIdCounter = 0;
+
+	const computeUsage = (api: WireApi, prompt: string, outputChars: number): ReportedUsage => {
+		let lcp = 0;
+		if (cacheMode === "previous" && prompts.length > 0) {
+			lcp = commonPrefixLength(prompt, prompts[prompts.length - 1]);
+		} else if (cacheMode === "any") {
+			for (const p of prompts) lcp = Math.max(lcp, commonPrefixLength(prompt, p));
+		}
+		prompts.push(prompt);
+		const promptTokens = Math.max(1, estimateTokens(prompt.length));
+		const cacheRead = Math.min(Math.floor(lcp / 4), promptTokens);
+		const uncached = promptTokens - cacheRead;
+		// Anthropic splits uncached input into cache creation (up to the last breakpoint, which Pi puts
+		// on the last message) and a small plain-input tail; OpenAI has no cache-write count.
+		const input = api === "anthropic" && cacheMode !== "off" ? Math.min(uncached, tail) : uncached;
+		return {
+			promptTokens,
+			input,
+			cacheRead,
+			cacheWrite: uncached - input,
+			output: Math.max(1, estimateTokens(outputChars)),
+			commonPrefixChars: lcp,
+			promptChars: prompt.length,
+		};
+	};
+
+	const outputChars = (reply: Reply): number =>
+		(reply.text ?? "").length +
+		(reply.toolCalls ?? []).reduce((n, c) => n + c.name.length + JSON.stringify(c.args).length, 0);
+
+	const writeAnthropic = (res: ServerResponse, req: CapturedRequest, reply: Reply, usage: ReportedUsage): void => {
+		const model = typeof req.body.model === "string" ? req.body.model : "fake-model";
+		const wireUsage = {
+			input_tokens: usage.input,
+			cache_read_input_tokens: usage.cacheRead,
+			cache_creation_input_tokens: usage.cacheWrite,
+		};
+		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
+		sse(
+			res,
+			{
+				type: "message_start",
+				message: {
+					id: `msg_e2e_${req.index}`,
+					type: "message",
+					role: "assistant",
+					model,
+					content: [],
+					stop_reason: null,
+					stop_sequence: null,
+					usage: { ...wireUsage, output_tokens: 1 },
+				},
+			},
+			"message_start",
+		);
+		let index = 0;
+		if (reply.text !== undefined && reply.text.length > 0) {
+			sse(
+				res,
+				{ type: "content_block_start", index, content_block: { type: "text", text: "" } },
+				"content_block_start",
+			);
+			for (const piece of chunks(reply.text)) {
+				sse(
+					res,
+					{ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } },
+					"content_block_delta",
+				);
+			}
+			sse(res, { type: "content_block_stop", index }, "content_block_stop");
+			index++;
+		}
+		for (const call of reply.toolCalls ?? []) {
+			const id = call.id ?? `toolu_e2e_${++toolIdCounter}`;
+			sse(
+				res,
+				{ type: "content_block_start", index, content_block: { type: "tool_use", id, name: call.name, input: {} } },
+				"content_block_start",
+			);
+			for (const piece of chunks(JSON.stringify(call.args))) {
+				sse(
+					res,
+					{ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } },
+					"content_block_delta",
+				);
+			}
+			sse(res, { type: "content_block_stop", index }, "content_block_stop");
+			index++;
+		}
+		const stopReason = reply.toolCalls && reply.toolCalls.length > 0 ? "tool_use" : "end_turn";
+		sse(
+			res,
+			{
+				type: "message_delta",
+				delta: { stop_reason: stopReason, stop_sequence: null },
+				usage: { ...wireUsage, output_tokens: usage.output },
+			},
+			"message_delta",
+		);
+		sse(res, { type: "message_stop" }, "message_stop");
+		res.end();
+	};
+
+	const writeOpenAI = (res: ServerResponse, req: CapturedRequest, reply: Reply, usage: ReportedUsage): void => {
+		const model = typeof req.body.model === "string" ? req.body.model : "fake-model";
+		const id = `chatcmpl-e2e-${req.index}`;
+		const created = Math.floor(Date.now() / 1000);
+		const chunk = (choices: unknown[], extra: JsonObject = {}) => ({
+			id,
+			object: "chat.completion.chunk",
+			created,
+			model,
+			choices,
+			...extra,
+		});
+		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
+		sse(res, chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]));
+		for (const piece of chunks(reply.text ?? "")) {
+			sse(res, chunk([{ index: 0, delta: { content: piece }, finish_reason: null }]));
+		}
+		(reply.toolCalls ?? []).forEach((call, i) => {
+			const callId = call.id ?? `call_e2e_${++toolIdCounter}`;
+			sse(
+				res,
+				chunk([
+					{
+						index: 0,
+						delta: {
+							tool_calls: [
+								{ index: i, id: callId, type: "function", function: { name: call.name, arguments: "" } },
+							],
+						},
+						finish_reason: null,
+					},
+				]),
+			);
+			for (const piece of chunks(JSON.stringify(call.args))) {
+				sse(
+					res,
+					chunk([
+						{
+							index: 0,
+							delta: { tool_calls: [{ index: i, function: { arguments: piece } }] },
+							finish_reason: null,
+						},
+					]),
+				);
+			}
+		});
+		const finish = reply.toolCalls && reply.toolCalls.length > 0 ? "tool_calls" : "stop";
+		sse(res, chunk([{ index: 0, delta: {}, finish_reason: finish }]));
+		sse(
+			res,
+			chunk([], {
+				usage: {
+					prompt_tokens: usage.promptTokens,
+					completion_tokens: usage.output,
+					total_tokens: usage.promptTokens + usage.output,
+					prompt_tokens_details: { cached_tokens: usage.cacheRead },
+				},
+			}),
+		);
+		sse(res, "[DONE]");
+		res.end();
+	};
+
+	const server = createServer((httpReq, res) => {
+		const bufs: Buffer[] = [];
+		httpReq.on("data", (b: Buffer) => bufs.push(b));
+		httpReq.on("end", () => {
+			void (async () => {
+				const path = httpReq.url ?? "/";
+				const pathname = path.split("?")[0];
+				const api: WireApi | undefined = pathname.endsWith("/messages")
+					? "anthropic"
+					: pathname.endsWith("/chat/completions")
+						? "openai"
+						: undefined;
+				if (httpReq.method !== "POST" || !api) {
+					res.writeHead(404, { "content-type": "application/json" });
+					res.end(JSON.stringify({ error: { message: `e2e model server: no route ${httpReq.method} ${path}` } }));
+					return;
+				}
+				const raw = Buffer.concat(bufs).toString("utf8");
+				let body: JsonObject;
+				try {
+					body = JSON.parse(raw) as JsonObject;
+				} catch (e) {
+					errors.push(e as Error);
+					res.writeHead(400, { "content-type": "application/json" });
+					res.end(JSON.stringify({ error: { message: "invalid JSON body" } }));
+					return;
+				}
+				const captured: CapturedRequest = {
+					index: requests.length,
+					api,
+					method: httpReq.method,
+					path,
+					headers: httpReq.headers,
+					raw,
+					body,
+				};
+				requests.push(captured);
+				usages.push(undefined);
+				try {
+					const reply = await script(captured, captured.index);
+					if (reply.error) {
+						const type = reply.error.type ?? "invalid_request_error";
+						res.writeHead(reply.error.status, { "content-type": "application/json" });
+						res.end(
+							JSON.stringify(
+								api === "anthropic"
+									? { type: "error", error: { type, message: reply.error.message } }
+									: { error: { message: reply.error.message, type, code: null, param: null } },
+							),
+						);
+						return;
+					}
+					const usage = computeUsage(api, serializePrompt(captured), outputChars(reply));
+					usages[captured.index] = usage;
+					if (api === "anthropic") writeAnthropic(res, captured, reply, usage);
+					else writeOpenAI(res, captured, reply, usage);
+				} catch (e) {
+					const err = e instanceof Error ? e : new Error(String(e));
+					errors.push(err);
+					if (!res.headersSent) {
+						res.writeHead(500, { "content-type": "application/json" });
+						res.end(
+							JSON.stringify({ error: { type: "api_error", message: `e2e script failed: ${err.message}` } }),
+						);
+					} else {
+						res.destroy(err);
+					}
+				}
+			})();
+		});
+	});
+
+	await new Promise<void>((resolve, reject) => {
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			server.off("error", reject);
+			resolve();
+		});
+	});
+	const port = (server.address() as AddressInfo).port;
+	const url = `http://127.0.0.1:${port}`;
+
+	return {
+		url,
+		port,
+		baseUrlFor: (api) => (api === "openai" || api === "openai-completions" ? `${url}/v1` : url),
+		requests,
+		usages,
+		errors,
+		close: () =>
+			new Promise<void>((resolve, reject) => {
+				server.close((err) => (err ? reject(err) : resolve()));
+				server.closeAllConnections();
+			}),
+	};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading captured requests independent of the wire API
+// ---------------------------------------------------------------------------------------------
+
+export interface NormalizedToolCall {
+	id: string;
+	name: string;
+	args: unknown;
+}
+
+export interface NormalizedMessage {
+	role: "system" | "user" | "assistant" | "tool";
+	/** Concatenated text blocks (for tool messages: the tool result text). */
+	text: string;
+	/** Assistant tool calls. */
+	toolCalls?: NormalizedToolCall[];
+	/** Tool messages: the id of the call this result answers. */
+	toolCallId?: string;
+}
+
+function textOfContent(content: unknown): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content
+		.map((b) => {
+			const block = b as JsonObject;
+			if (block.type === "text" && typeof block.text === "string") return block.text;
+			return "";
+		})
+		.join("");
+}
+
+/** The request's conversation as a flat list of roles/texts, the same for both APIs. */
+export function messagesOf(req: Pick<CapturedRequest, "api" | "body">): NormalizedMessage[] {
+	const out: NormalizedMessage[] = [];
+	const msgs = Array.isArray(req.body.messages) ? (req.body.messages as JsonObject[]) : [];
+	if (req.api === "anthropic") {
+		const sys = textOfContent(req.body.system);
+		if (sys) out.push({ role: "system", text: sys });
+		for (const m of msgs) {
+			if (m.role === "system") {
+				out.push({ role: "system", text: textOfContent(m.content) });
+				continue;
+			}
+			const blocks: JsonObject[] =
+				typeof m.content === "string" ? [{ type: "text", text: m.content }] : ((m.content as JsonObject[]) ?? []);
+			if (m.role === "assistant") {
+				const toolCalls = blocks
+					.filter((b) => b.type === "tool_use")
+					.map((b) => ({ id: String(b.id), name: String(b.name), args: b.input }));
+				out.push({ role: "assistant", text: textOfContent(blocks), ...(toolCalls.length ? { toolCalls } : {}) });
+				continue;
+			}
+			for (const b of blocks) {
+				if (b.type === "tool_result") {
+					out.push({ role: "tool", toolCallId: String(b.tool_use_id), text: textOfContent(b.content) });
+				}
+			}
+			const rest = blocks.filter((b) => b.type !== "tool_result");
+			if (rest.length > 0 || blocks.length === 0) out.push({ role: "user", text: textOfContent(rest) });
+		}
+		return out;
+	}
+	for (const m of msgs) {
+		const role = m.role === "developer" ? "system" : m.role;
+		if (role === "tool") {
+			out.push({ role: "tool", toolCallId: String(m.tool_call_id), text: textOfContent(m.content) });
+		} else if (role === "assistant") {
+			const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as JsonObject[]) : [];
+			const toolCalls = calls.map((c) => {
+				const fn = (c.function ?? {}) as JsonObject;
+				let args: unknown = fn.arguments;
+				try {
+					args = JSON.parse(String(fn.arguments));
+				} catch {
+					// keep the raw string
+				}
+				return { id: String(c.id), name: String(fn.name), args };
+			});
+			out.push({ role: "assistant", text: textOfContent(m.content), ...(toolCalls.length ? { toolCalls } : {}) });
+		} else if (role === "system" || role === "user") {
+			out.push({ role, text: textOfContent(m.content) });
+		}
+	}
+	return out;
+}
+
+/** Tool results sent in the request, in order. */
+export function toolResultsOf(req: Pick<CapturedRequest, "api" | "body">): { toolCallId: string; text: string }[] {
+	return messagesOf(req)
+		.filter((m) => m.role === "tool")
+		.map((m) => ({ toolCallId: m.toolCallId ?? "", text: m.text }));
+}
+
+/** Text of the last user message (tool results are not user messages here). */
+export function lastUserText(req: Pick<CapturedRequest, "api" | "body">): string | undefined {
+	const users = messagesOf(req).filter((m) => m.role === "user");
+	return users.length > 0 ? users[users.length - 1].text : undefined;
+}
+
+/** The system prompt text (all system messages joined). */
+export function systemPromptOf(req: Pick<CapturedRequest, "api" | "body">): string {
+	return messagesOf(req)
+		.filter((m) => m.role === "system")
+		.map((m) => m.text)
+		.join("\n");
+}
+
+/** Names of the tools declared in the request. */
+export function toolNamesOf(req: Pick<CapturedRequest, "api" | "body">): string[] {
+	const tools = Array.isArray(req.body.tools) ? (req.body.tools as JsonObject[]) : [];
+	return tools.map((t) => String(req.api === "anthropic" ? t.name : ((t.function ?? {}) as JsonObject).name));
+}
+
+/**
+ * True for Pi's compaction / branch-summary requests: they use a fixed system prompt ("You are a
+ * context summarization assistant...") and declare no tools. The conversation to summarize arrives
+ * serialized as text in the last user message.
+ */
+export function isSummarizationRequest(req: Pick<CapturedRequest, "api" | "body">): boolean {
+	return systemPromptOf(req).startsWith("You are a context summarization assistant");
+}
