@@ -35,14 +35,18 @@ export interface StubPi {
 	request(): Promise<Record<string, unknown>[]>;
 	/** Calls a registered tool and returns its text. */
 	call(name: string, params: unknown): Promise<string>;
+	/** Runs a registered command headless; returns what it printed on stdout. */
+	command(name: string, args: string): Promise<string>;
+	commands: Map<string, { handler: (args: string, ctx: unknown) => Promise<void> }>;
 }
 
 /** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
-export function loadStub(options: { window?: number } = {}): StubPi {
+export function loadStub(options: { window?: number; sessionDir?: string; sessionFile?: string } = {}): StubPi {
 	let counter = 0;
 	const stub: StubPi = {
 		handlers: new Map(),
 		tools: new Map(),
+		commands: new Map(),
 		entries: [],
 		settings: {},
 		failAppend: false,
@@ -76,6 +80,22 @@ export function loadStub(options: { window?: number } = {}): StubPi {
 			const result = await tool.execute("call", params);
 			return result.content.map((c) => c.text).join("\n");
 		},
+		async command(name, args) {
+			const command = stub.commands.get(name);
+			if (!command) throw new Error(`no command ${name}`);
+			const out: string[] = [];
+			const write = process.stdout.write.bind(process.stdout);
+			process.stdout.write = ((chunk: string) => {
+				out.push(String(chunk));
+				return true;
+			}) as typeof process.stdout.write;
+			try {
+				await command.handler(args, ctx);
+			} finally {
+				process.stdout.write = write;
+			}
+			return out.join("");
+		},
 	};
 	const sessionManager = {
 		getBranch: () => {
@@ -84,9 +104,9 @@ export function loadStub(options: { window?: number } = {}): StubPi {
 		},
 		getEntries: () => [...stub.entries],
 		getEntryCount: () => stub.entries.length,
-		getSessionDir: () => "",
+		getSessionDir: () => options.sessionDir ?? "",
 		getSessionId: () => "stub",
-		getSessionFile: () => undefined,
+		getSessionFile: () => options.sessionFile,
 	};
 	const ctx = {
 		sessionManager,
@@ -108,7 +128,9 @@ export function loadStub(options: { window?: number } = {}): StubPi {
 		registerTool(tool: StubTool) {
 			stub.tools.set(tool.name, tool);
 		},
-		registerCommand() {},
+		registerCommand(name: string, command: { handler: (args: string, ctx: unknown) => Promise<void> }) {
+			stub.commands.set(name, command);
+		},
 		appendEntry(customType: string, data: unknown) {
 			if (stub.failAppend) throw new Error("disk full");
 			stub.entries.push({ type: "custom", id: `e${++counter}`, customType, data: structuredClone(data) });

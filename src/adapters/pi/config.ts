@@ -8,9 +8,11 @@ import { DEFAULT_LADDER, type LadderConfig } from "../../core/contract.ts";
 /** Every knob's effective value. */
 export interface FoldConfig extends LadderConfig {
 	debug: boolean;
+	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
+	compact: "fold" | "native";
 }
 
-type Kind = "fraction" | "tokens" | "bool";
+type Kind = "fraction" | "tokens" | "bool" | "compact";
 
 interface Knob {
 	key: keyof FoldConfig;
@@ -34,10 +36,11 @@ export const KNOBS: readonly Knob[] = [
 	{ key: "floor", env: "CONTEXTFOLD_FOLD_FLOOR", kind: "fraction", doc: "least saving of an urgent event" },
 	{ key: "tail", env: "CONTEXTFOLD_TAIL", kind: "tokens", doc: "protected tail in tokens" },
 	{ key: "debug", env: "CONTEXTFOLD_DEBUG", kind: "bool", doc: "log fold events on stderr" },
+	{ key: "compact", env: "CONTEXTFOLD_COMPACT", kind: "compact", doc: "fold (deterministic summary) or native" },
 ];
 
 /** The defaults. */
-export const DEFAULT_CONFIG: Readonly<FoldConfig> = Object.freeze({ ...DEFAULT_LADDER, debug: false });
+export const DEFAULT_CONFIG: Readonly<FoldConfig> = Object.freeze({ ...DEFAULT_LADDER, debug: false, compact: "fold" });
 
 /** The settings.json section holding saved knobs. */
 export const SETTINGS_SECTION = "context-fold";
@@ -49,6 +52,10 @@ function parse(kind: Kind, raw: unknown): unknown {
 		if (["1", "true", "on", "yes"].includes(text)) return true;
 		if (["0", "false", "off", "no", ""].includes(text)) return false;
 		return undefined;
+	}
+	if (kind === "compact") {
+		const text = String(raw).trim().toLowerCase();
+		return text === "fold" || text === "native" ? text : undefined;
 	}
 	const value = typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() ? Number(raw) : Number.NaN;
 	if (!Number.isFinite(value)) return undefined;

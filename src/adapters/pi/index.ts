@@ -5,8 +5,12 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
+import { extractSeedRecord } from "../../core/index/seed-index.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
+import { buildCompaction } from "./compact.ts";
 import { DEFAULT_CONFIG, disabledByEnv, type FoldConfig, resolveConfig, SETTINGS_SECTION } from "./config.ts";
+import { registerHandoff } from "./handoff.ts";
+import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
 import { ENTRY_TYPE } from "./persistence.ts";
 import { errorText, FoldEngine } from "./store.ts";
@@ -17,7 +21,8 @@ export default function contextFold(pi: ExtensionAPI): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
 	const reported = new Set<string>();
-	let session: LedgerSource | undefined;
+	let session: (LedgerSource & SessionPlace) | undefined;
+	const index = new IndexStore();
 
 	const warn = (message: string): void => {
 		process.stderr.write(`${message}\n`);
@@ -42,18 +47,26 @@ export default function contextFold(pi: ExtensionAPI): void {
 		config: () => config,
 		policy: conduct,
 		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
+		beforeCommit: (seq, records, messages) => {
+			const scope = new Set(records.map((r) => r.id));
+			index.append(extractSeedRecord({ kind: "fold", seq, messages, spans: records, scope }));
+		},
 		warn,
 		debug: (message) => {
 			if (config.debug) warn(message);
 		},
 	});
 	const ledger = new Ledger(() => session);
+	let pendingCompaction: number | undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
 		try {
 			loadConfig();
 			session = ctx.sessionManager;
 			ledger.reset();
+			const { skipped } = index.open(session);
+			if (skipped > 0)
+				warn(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
 			engine.rebuild(ctx.sessionManager.getBranch());
 		} catch (error) {
 			engine.reset();
@@ -86,5 +99,39 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
+	pi.on("session_before_compact", (event) => {
+		if (config.compact === "native") return undefined;
+		try {
+			const prep = event.preparation;
+			const built = buildCompaction(prep, engine, index, (entry) => pi.appendEntry(ENTRY_TYPE, entry), warn);
+			pendingCompaction = built.seq;
+			return {
+				compaction: {
+					summary: built.summary,
+					firstKeptEntryId: prep.firstKeptEntryId,
+					tokensBefore: prep.tokensBefore,
+					details: { contextFold: { v: 1, seq: built.seq, codes: built.codes } },
+				},
+			};
+		} catch (error) {
+			warn(`context-fold: deterministic compaction failed, Pi's own compaction runs instead: ${errorText(error)}`);
+			return undefined;
+		}
+	});
+	pi.on("session_compact", () => {
+		pendingCompaction = undefined;
+	});
+	pi.on("session_compact_failed", (event) => {
+		const seq = pendingCompaction;
+		pendingCompaction = undefined;
+		if (seq === undefined || !event.fromExtension) return;
+		try {
+			index.retract(seq, event.aborted ? "aborted" : (event.errorMessage ?? "failed"));
+		} catch (error) {
+			warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
+		}
+	});
+
 	registerFoldTools(pi, engine, ledger);
+	registerHandoff(pi, engine, index);
 }

@@ -1,0 +1,100 @@
+/**
+ * Deterministic compaction: on `session_before_compact`, every foldable block leaving live history
+ * gets a fold record (so recall covers the whole compacted span), the seed index gets a
+ * compaction record, and Pi receives a summary built only from the index and the compacted
+ * messages. No model call on any path; if anything here throws, Pi's own compaction runs.
+ */
+import type { MessageLike } from "../../core/block.ts";
+import { linearize } from "../../core/block.ts";
+import { foldCode } from "../../core/digest.ts";
+import type { FoldRecord } from "../../core/fold-registry.ts";
+import { extractSeedRecord, type SeedRecord, summarizeIndex } from "../../core/index/seed-index.ts";
+import { contentKey } from "../../core/lower.ts";
+import { renderSummary, SUMMARY_HEADER } from "../../core/summary.ts";
+import type { IndexStore } from "./index-store.ts";
+import { ENTRY_VERSION, type FoldEntry } from "./persistence.ts";
+import { errorText, type FoldEngine, sha256 } from "./store.ts";
+
+/** What the compaction hook needs from Pi's event. */
+export interface CompactionInput {
+	messagesToSummarize: readonly unknown[];
+	turnPrefixMessages: readonly unknown[];
+	previousSummary?: string;
+}
+
+/** Result of building a deterministic compaction. */
+export interface BuiltCompaction {
+	summary: string;
+	seq: number;
+	codes: string[];
+	recorded: number;
+}
+
+/**
+ * Gives every durable, foldable block of `messages` that has no fold record one now (per block
+ * fail-open), appends them as one `records` entry, and adds them to the registry.
+ */
+export function recordLeavers(
+	messages: readonly MessageLike[],
+	engine: FoldEngine,
+	append: (entry: FoldEntry) => void,
+	warn: (message: string) => void,
+): FoldRecord[] {
+	const fresh: FoldRecord[] = [];
+	for (const block of linearize(messages)) {
+		try {
+			if (!block.durable || !block.foldable || engine.registry.record(block.id)) continue;
+			const code = foldCode(block.id);
+			const holder = engine.registry.idOf(code);
+			if (holder !== undefined && holder !== block.id) {
+				warn(
+					`context-fold: fold code ${code} of ${block.id} collides with ${holder}; it cannot be recalled by code`,
+				);
+				continue;
+			}
+			fresh.push({
+				id: block.id,
+				code,
+				chars: block.text.length,
+				sha256: sha256(block.text),
+				seq: 0,
+				kind: block.kind,
+				tool: block.toolName,
+				turn: block.turn,
+				key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
+			});
+		} catch (error) {
+			warn(`context-fold: block ${block.id} left history without a fold record: ${errorText(error)}`);
+		}
+	}
+	if (fresh.length === 0) return [];
+	append({ v: ENTRY_VERSION, kind: "records", seq: 0, records: fresh });
+	for (const record of fresh) engine.registry.addRecord(record);
+	return fresh;
+}
+
+/** Builds the compaction: records leavers, appends the seed-index record, renders the summary. */
+export function buildCompaction(
+	input: CompactionInput,
+	engine: FoldEngine,
+	index: IndexStore,
+	append: (entry: FoldEntry) => void,
+	warn: (message: string) => void,
+): BuiltCompaction {
+	const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages] as MessageLike[];
+	const fresh = recordLeavers(messages, engine, append, warn);
+	const ids = new Set(linearize(messages).map((b) => b.id));
+	const spans = engine.registry.allRecords().filter((r) => ids.has(r.id));
+	const seq = index.nextCompactionSeq();
+	const record: SeedRecord = extractSeedRecord({ kind: "compaction", seq, messages, spans });
+	index.append(record);
+	const priorCompactions = index.all().filter((r) => r.kind === "compaction" && r.seq !== seq).length;
+	const previous = input.previousSummary;
+	const carryPrevious = !!previous && (!previous.startsWith(SUMMARY_HEADER) || priorCompactions === 0);
+	const summary = renderSummary({
+		summary: summarizeIndex(index.all()),
+		previousSummary: carryPrevious ? previous : undefined,
+		compacted: messages.length,
+	});
+	return { summary, seq, codes: spans.map((s) => s.code), recorded: fresh.length };
+}

@@ -1,0 +1,70 @@
+/**
+ * `/fold-handoff [goal]`: writes a deterministic seed for a fresh session to
+ * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md`. With a UI it offers to start a
+ * new session seeded with it; headless it prints the path.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import type { MessageLike } from "../../core/block.ts";
+import { extractSeedRecord, summarizeIndex } from "../../core/index/seed-index.ts";
+import { renderHandoff, renderSummary } from "../../core/summary.ts";
+import type { IndexStore } from "./index-store.ts";
+import { errorText, type FoldEngine } from "./store.ts";
+
+/** customType of the message that seeds a new session. */
+export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
+
+/** Builds the seed text of the current branch and writes it; returns its path and text. */
+export function writeHandoff(
+	goal: string,
+	ctx: Pick<ExtensionCommandContext, "sessionManager">,
+	engine: FoldEngine,
+	index: IndexStore,
+	now: Date,
+): { path: string; text: string } {
+	const branch = ctx.sessionManager.getBranch() as { type?: string; message?: MessageLike }[];
+	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
+	const live = extractSeedRecord({ kind: "compaction", seq: 0, messages, spans: engine.registry.allRecords() });
+	const summary = renderSummary({ summary: summarizeIndex([...index.all(), live]), compacted: messages.length });
+	const parent = ctx.sessionManager.getSessionFile() ?? "(in-memory session, not saved)";
+	const text = renderHandoff({ goal, parentSession: parent, writtenAt: now.toISOString(), summary });
+	const dir = index.folder() ?? join(tmpdir(), "context-fold", "in-memory");
+	mkdirSync(dir, { recursive: true });
+	const path = join(dir, `handoff-${now.toISOString().replace(/[:.]/g, "-")}.md`);
+	writeFileSync(path, text, { encoding: "utf8", flag: "wx" });
+	return { path, text };
+}
+
+/** Registers `/fold-handoff`. */
+export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: IndexStore): void {
+	pi.registerCommand("fold-handoff", {
+		description: "Write a deterministic handoff seed of this session (optionally: /fold-handoff <goal>)",
+		handler: async (args, ctx) => {
+			let written: { path: string; text: string };
+			try {
+				written = writeHandoff(args ?? "", ctx, engine, index, new Date());
+			} catch (error) {
+				const message = `context-fold: could not write the handoff seed: ${errorText(error)}`;
+				if (ctx.hasUI) ctx.ui.notify(message, "error");
+				else process.stderr.write(`${message}\n`);
+				return;
+			}
+			if (!ctx.hasUI) {
+				process.stdout.write(`${written.path}\n`);
+				return;
+			}
+			ctx.ui.notify(`Handoff seed written to ${written.path}`, "info");
+			const start = await ctx.ui.confirm("Start a new session?", `Seed a new session with ${written.path}?`);
+			if (!start) return;
+			const parent = ctx.sessionManager.getSessionFile();
+			await ctx.newSession({
+				parentSession: parent,
+				setup: async (sm) => {
+					sm.appendCustomMessageEntry(HANDOFF_MESSAGE_TYPE, written.text, true, { path: written.path });
+				},
+			});
+		},
+	});
+}

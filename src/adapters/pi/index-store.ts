@@ -1,0 +1,93 @@
+/**
+ * The seed index on disk: `<sessionDir>/context-fold/<sessionId>/seed-index.jsonl`, one record per
+ * committed fold event and per compaction, append-only. An in-memory session (`--no-session`)
+ * keeps the records in memory only and writes no file.
+ */
+import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+	parseSeedIndex,
+	retraction,
+	type SeedRecord,
+	type SeedRetraction,
+	serializeRecord,
+} from "../../core/index/seed-index.ts";
+
+/** The parts of Pi's session manager the store reads. */
+export interface SessionPlace {
+	getSessionDir(): string;
+	getSessionId(): string;
+	getSessionFile(): string | undefined;
+}
+
+/** The folder holding this extension's files for a session, or undefined for an in-memory session. */
+export function artifactDir(session: SessionPlace | undefined): string | undefined {
+	if (!session) return undefined;
+	const dir = session.getSessionDir();
+	const id = session.getSessionId();
+	if (!dir || !id || !session.getSessionFile()) return undefined;
+	return join(dir, "context-fold", id.replace(/[^A-Za-z0-9._-]/g, "_"));
+}
+
+/** Seed-index records of one session: read once from disk, appended durably, kept in memory. */
+export class IndexStore {
+	private records: SeedRecord[] = [];
+	private dir: string | undefined;
+
+	/** Loads the index of `session` (tolerant reader); a missing file is an empty index. */
+	open(session: SessionPlace | undefined): { skipped: number } {
+		this.dir = artifactDir(session);
+		this.records = [];
+		if (!this.dir) return { skipped: 0 };
+		let text = "";
+		try {
+			text = readFileSync(this.file() as string, "utf8");
+		} catch {
+			return { skipped: 0 };
+		}
+		const parsed = parseSeedIndex(text);
+		this.records = parsed.records;
+		return { skipped: parsed.skipped };
+	}
+
+	/** Path of the index file, or undefined for an in-memory session. */
+	file(): string | undefined {
+		return this.dir ? join(this.dir, "seed-index.jsonl") : undefined;
+	}
+
+	/** The folder of this session's artifacts, or undefined for an in-memory session. */
+	folder(): string | undefined {
+		return this.dir;
+	}
+
+	/** Every live record, oldest first. */
+	all(): readonly SeedRecord[] {
+		return this.records;
+	}
+
+	/** Appends a record durably (throws on failure, leaving memory unchanged). */
+	append(record: SeedRecord): void {
+		this.write(record);
+		this.records.push(record);
+	}
+
+	/** Appends a retraction of compaction `seq` and drops that record from memory. */
+	retract(seq: number, reason: string): void {
+		this.write(retraction(seq, reason));
+		this.records = this.records.filter((r) => !(r.kind === "compaction" && r.seq === seq));
+	}
+
+	/** The next compaction sequence number. */
+	nextCompactionSeq(): number {
+		let max = 0;
+		for (const r of this.records) if (r.kind === "compaction" && r.seq > max) max = r.seq;
+		return max + 1;
+	}
+
+	private write(record: SeedRecord | SeedRetraction): void {
+		const file = this.file();
+		if (!file || !this.dir) return;
+		mkdirSync(this.dir, { recursive: true });
+		appendFileSync(file, serializeRecord(record), { encoding: "utf8" });
+	}
+}

@@ -1,0 +1,151 @@
+/**
+ * The deterministic compaction summary: a bounded, verbatim index of what left live history,
+ * rendered from merged seed-index records. Nothing here paraphrases; every listed line, path,
+ * command and identifier is copied from the session.
+ */
+import { foldTag } from "./digest.ts";
+import type { SeedSummary } from "./index/seed-index.ts";
+import { clip } from "./tokens.ts";
+
+/** The first line of every summary this module writes; lets a later compaction recognize it. */
+export const SUMMARY_HEADER = "[context-fold deterministic compaction summary]";
+
+/** Size bounds of a rendered summary, in characters. */
+export const SUMMARY_LIMITS = {
+	total: 24_000,
+	intents: 4_000,
+	errors: 6_000,
+	files: 3_000,
+	commands: 3_000,
+	identifiers: 2_000,
+	pointers: 3_000,
+	previous: 3_000,
+} as const;
+
+/** What a summary is rendered from. */
+export interface SummaryInput {
+	summary: SeedSummary;
+	/** The previous compaction's summary, when Pi passes one. */
+	previousSummary?: string;
+	/** Number of messages this compaction removes from live history. */
+	compacted: number;
+}
+
+function section(title: string, lines: readonly string[], budget: number, more: string): string {
+	if (lines.length === 0) return "";
+	const out: string[] = [];
+	let used = 0;
+	for (const line of lines) {
+		if (used + line.length + 1 > budget && out.length > 0) break;
+		out.push(line);
+		used += line.length + 1;
+	}
+	const left = lines.length - out.length;
+	if (left > 0) out.push(`- … ${left} more ${more}`);
+	return `## ${title}\n${out.join("\n")}`;
+}
+
+function tag(code: string | undefined): string {
+	return code ? `${foldTag(code)} ` : "";
+}
+
+/** The previous summary's body without its own header and preamble, when it was one of ours. */
+function carried(previous: string): string {
+	if (!previous.startsWith(SUMMARY_HEADER)) return previous;
+	const at = previous.indexOf("\n## ");
+	return at < 0 ? "" : previous.slice(at + 1);
+}
+
+/** Renders the compaction summary; the result never exceeds SUMMARY_LIMITS.total characters. */
+export function renderSummary(input: SummaryInput): string {
+	const s = input.summary;
+	const L = SUMMARY_LIMITS;
+	const preamble = [
+		SUMMARY_HEADER,
+		`${input.compacted} earlier messages left live history. This summary was extracted by context-fold, not written by a model:`,
+		"every intent, path, command, error line and identifier below is copied verbatim from the session, and nothing else is claimed.",
+		"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
+		'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
+	].join("\n");
+	const parts = [
+		preamble,
+		section(
+			"User intents, in order",
+			s.intents.map((i) => `- [turn ${i.turn}] ${i.text}`),
+			L.intents,
+			"intents (search the session file)",
+		),
+		section(
+			"Error lines (verbatim)",
+			s.errors.map((e) => `- [turn ${e.turn}] ${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${e.line}`),
+			L.errors,
+			'error lines (recall_folded search="error")',
+		),
+		section(
+			"Files (paths exactly as the tools received them)",
+			s.files.map((f) => `- ${f.path} (${f.tools.join(", ")}; first turn ${f.turn})`),
+			L.files,
+			"files",
+		),
+		section(
+			"Commands",
+			s.commands.map((c) => `- [turn ${c.turn}] ${tag(c.code)}\`${c.command}\`${c.error ? " (error)" : ""}`),
+			L.commands,
+			"commands",
+		),
+		section(
+			"Exact identifiers (search keys for recall_folded)",
+			s.identifiers.length ? [s.identifiers.join(" ")] : [],
+			L.identifiers,
+			"identifiers",
+		),
+		section(
+			"Recovery pointers",
+			s.spans.map((p) => `- ${foldTag(p.code)} ${p.tool ?? p.kind}, turn ${p.turn}, ~${p.tokens} tokens`),
+			L.pointers,
+			"folded blocks (recall_folded search=…)",
+		),
+	];
+	const previous = input.previousSummary ? carried(input.previousSummary).trim() : "";
+	if (previous) {
+		parts.push(`## Carried from the previous compaction\n${clip(previous, L.previous)}`);
+	}
+	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);
+}
+
+/** What a handoff seed is rendered from. */
+export interface HandoffInput {
+	goal: string;
+	parentSession: string;
+	/** When the seed was written (the adapter supplies the clock). */
+	writtenAt: string;
+	/** A rendered summary of the parent session (see renderSummary). */
+	summary: string;
+}
+
+/** The first line of every handoff seed. */
+export const HANDOFF_HEADER = "# context-fold handoff seed";
+
+/**
+ * A deterministic seed for a fresh session: the goal, the parent session, and the parent's summary,
+ * with its fold codes flagged as provenance pointers into the parent rather than live codes.
+ */
+export function renderHandoff(input: HandoffInput): string {
+	const body = input.summary.startsWith(SUMMARY_HEADER)
+		? input.summary.slice(input.summary.indexOf("\n") + 1)
+		: input.summary;
+	return [
+		HANDOFF_HEADER,
+		"",
+		`Goal: ${input.goal.trim() || "(none given: continue the parent session's work)"}`,
+		`Parent session: ${input.parentSession}`,
+		`Written: ${input.writtenAt}`,
+		"",
+		"Everything below was extracted deterministically from the parent session; no model wrote it.",
+		"Provenance: codes such as {#k3x9a0b2 FOLDED} point into the PARENT session file named above. They are",
+		"not folded blocks of this session, so recall_folded here cannot serve them; open the parent session to read the originals.",
+		"",
+		body.trim(),
+		"",
+	].join("\n");
+}

@@ -1,0 +1,206 @@
+/**
+ * Deterministic compaction, seed index and handoff through the adapter's hooks (stub host).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { foldCode } from "../../src/core/digest.ts";
+import { parseSeedIndex } from "../../src/core/index/seed-index.ts";
+import { SUMMARY_HEADER } from "../../src/core/summary.ts";
+import { bashSession, loadStub } from "./stub-pi.ts";
+
+type Compaction = { compaction?: { summary: string; firstKeptEntryId: string; details: unknown } } | undefined;
+
+function messagesOf(stub: ReturnType<typeof loadStub>) {
+	return stub.entries.filter((e) => e.type === "message").map((e) => e.message as Record<string, unknown>);
+}
+
+async function compact(stub: ReturnType<typeof loadStub>, upTo: number, extra: Record<string, unknown> = {}) {
+	const messages = messagesOf(stub);
+	const [result] = (await stub.emit("session_before_compact", {
+		preparation: {
+			messagesToSummarize: messages.slice(0, upTo),
+			turnPrefixMessages: [],
+			firstKeptEntryId: "keep",
+			tokensBefore: 1234,
+			...extra,
+		},
+		reason: "manual",
+	})) as Compaction[];
+	return result;
+}
+
+function withFileTools(stub: ReturnType<typeof loadStub>) {
+	stub.addMessage({
+		role: "assistant",
+		content: [
+			{
+				type: "toolCall",
+				id: "w1",
+				name: "write",
+				arguments: { path: "src/planted/Widget.ts", content: "x".repeat(900) },
+			},
+		],
+		responseId: "rw",
+		usage: {},
+		stopReason: "toolUse",
+		timestamp: 1_800_000_000_000,
+	});
+	stub.addMessage({
+		role: "toolResult",
+		toolCallId: "w1",
+		toolName: "write",
+		content: [{ type: "text", text: "Wrote 900 bytes" }],
+		isError: false,
+		timestamp: 1_800_000_000_001,
+	});
+}
+
+describe("deterministic compaction", () => {
+	it("returns a verbatim summary: intents, files, commands, error lines, pointers; no model call", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		withFileTools(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		const result = await compact(stub, messagesOf(stub).length);
+		const summary = result?.compaction?.summary ?? "";
+		assert.ok(summary.startsWith(SUMMARY_HEADER));
+		assert.match(summary, /run the checks/);
+		assert.match(summary, /src\/planted\/Widget\.ts/);
+		assert.match(summary, /`check 2`/);
+		assert.match(summary, /Error: check 3 failed at step 7/);
+		assert.ok(summary.includes(`{#${foldCode("r:call_0")} FOLDED}`));
+		assert.equal(result?.compaction?.firstKeptEntryId, "keep");
+		assert.ok(summary.length <= 24_000);
+	});
+
+	it("records every foldable leaver, so recall serves it after it left history and after a restart", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		await stub.emit("session_start", { reason: "startup" });
+		await compact(stub, 6);
+		const code = foldCode("r:call_1");
+		const gone = stub.entries.findIndex((e) => (e.message as { toolCallId?: string })?.toolCallId === "call_1");
+		assert.ok(gone > 0);
+		await stub.request();
+		const recalled = await stub.call("recall_folded", { codes: [code], grep: "failed" });
+		assert.match(recalled, /sha256 verified/);
+		assert.match(recalled, /Error: check 1 failed at step 7/);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.match(await stub.call("recall_folded", { codes: [code], lines: "1-2" }), /line 0 of check 1 output ok/);
+	});
+
+	it("covers turnPrefixMessages when messagesToSummarize is empty (split turn)", async () => {
+		const stub = loadStub();
+		bashSession(stub, 3);
+		await stub.emit("session_start", { reason: "startup" });
+		const messages = messagesOf(stub);
+		const [result] = (await stub.emit("session_before_compact", {
+			preparation: {
+				messagesToSummarize: [],
+				turnPrefixMessages: messages.slice(0, 5),
+				firstKeptEntryId: "k",
+				tokensBefore: 1,
+			},
+			reason: "threshold",
+		})) as Compaction[];
+		assert.match(result?.compaction?.summary ?? "", /Error: check 1 failed at step 7/);
+	});
+
+	it("falls back to Pi's compaction when building the summary throws, and stays out with CONTEXTFOLD_COMPACT=native", async () => {
+		const stub = loadStub();
+		bashSession(stub, 2);
+		await stub.emit("session_start", { reason: "startup" });
+		const [broken] = (await stub.emit("session_before_compact", {
+			preparation: null,
+			reason: "manual",
+		})) as Compaction[];
+		assert.equal(broken, undefined);
+		assert.match(stub.stderr.join(""), /Pi's own compaction runs instead/);
+		process.env.CONTEXTFOLD_COMPACT = "native";
+		try {
+			const native = loadStub();
+			bashSession(native, 2);
+			await native.emit("session_start", { reason: "startup" });
+			assert.equal(await compact(native, 3), undefined);
+		} finally {
+			delete process.env.CONTEXTFOLD_COMPACT;
+		}
+	});
+});
+
+describe("seed index on disk", () => {
+	it("appends a record per fold event and per compaction, and a retraction when the compaction fails", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
+		try {
+			const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.request();
+			await compact(stub, 5);
+			await stub.emit("session_compact_failed", {
+				reason: "manual",
+				aborted: false,
+				fromExtension: true,
+				errorMessage: "boom",
+			});
+			const file = join(dir, "context-fold", "stub", "seed-index.jsonl");
+			const lines = readFileSync(file, "utf8")
+				.trim()
+				.split("\n")
+				.map((l) => JSON.parse(l));
+			assert.deepEqual(
+				lines.map((l) => l.kind),
+				["fold", "compaction", "retraction"],
+			);
+			assert.ok(lines[0].spans.length > 0);
+			assert.match(JSON.stringify(lines[0].errors), /failed at step 7/);
+			assert.equal(
+				parseSeedIndex(readFileSync(file, "utf8")).records.length,
+				1,
+				"the retracted compaction is dropped",
+			);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
+	it("a failing seed-index write rejects the fold event", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
+		try {
+			const stub = loadStub({ sessionDir: join(dir, "file-not-dir"), sessionFile: join(dir, "s.jsonl") });
+			await import("node:fs").then((fs) => fs.writeFileSync(join(dir, "file-not-dir"), "x"));
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			const sent = JSON.stringify(await stub.request());
+			assert.doesNotMatch(sent, /FOLDED\}/);
+			assert.match(stub.stderr.join(""), /fold event rejected/);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
+	it("/fold-handoff writes a deterministic seed and prints its path headless", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-handoff-"));
+		try {
+			const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+			bashSession(stub, 3);
+			withFileTools(stub);
+			await stub.emit("session_start", { reason: "startup" });
+			const printed = await stub.command("fold-handoff", "ship the widget");
+			const files = readdirSync(join(dir, "context-fold", "stub")).filter((f) => f.startsWith("handoff-"));
+			assert.equal(files.length, 1);
+			const text = readFileSync(join(dir, "context-fold", "stub", files[0]), "utf8");
+			assert.match(printed, new RegExp(files[0]));
+			assert.match(text, /^# context-fold handoff seed/);
+			assert.match(text, /Goal: ship the widget/);
+			assert.match(text, new RegExp(`Parent session: ${join(dir, "s.jsonl")}`));
+			assert.match(text, /src\/planted\/Widget\.ts/);
+			assert.match(text, /Provenance/);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});
