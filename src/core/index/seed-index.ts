@@ -166,13 +166,19 @@ export interface SeedInput {
 	caps?: Partial<SeedCaps>;
 }
 
-/** Keeps at most `cap` items: the first half and the last half, since a session's opening states its task and its end holds the live state. */
+/**
+ * Keeps at most `cap` items: the first half and the last half, since a session's opening states
+ * its task and its end holds the live state. `dropped` is how many were left out.
+ */
 function keepEnds<T>(items: T[], cap: number): { kept: T[]; dropped: number } {
 	const limit = Math.max(0, Math.floor(cap));
 	if (items.length <= limit) return { kept: items, dropped: 0 };
 	const head = Math.ceil(limit / 2);
 	const tail = limit - head;
-	return { kept: items.slice(0, head).concat(tail > 0 ? items.slice(items.length - tail) : []), dropped: items.length - limit };
+	return {
+		kept: items.slice(0, head).concat(tail > 0 ? items.slice(items.length - tail) : []),
+		dropped: items.length - limit,
+	};
 }
 
 /** Clips a long command, saying how much was cut. */
@@ -216,10 +222,10 @@ const IDENTIFIER_PATTERN = new RegExp(
 	[
 		"(?<uuid>(?<![\\w$-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w$-]))",
 		"(?<version>(?<![\\w.$])v?\\d+\\.\\d+\\.\\d+(?:-[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?:\\+[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?![\\w$]|\\.\\d))",
-		"(?<hex>(?<![\\w$])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\\d)[0-9a-f]{7,64}(?![\\w$]))",
+		"(?<hex>(?<![\\w$\\\\])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\\d)[0-9a-f]{7,64}(?![\\w$]))",
 		"(?<number>(?<![\\w.$])\\d{6,}(?![\\w$]|\\.\\d))",
-		"(?<dotted>(?<![\\w$.])[A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){2,}(?![\\w$]|\\.[A-Za-z_$]))",
-		"(?<word>(?<![\\w$])[A-Za-z_$][\\w$]*)",
+		"(?<dotted>(?<![\\w$.\\\\-])[A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){2,}(?![\\w$]|\\.[A-Za-z_$]))",
+		"(?<word>(?<![\\w$\\\\])[A-Za-z_$][\\w$]*)",
 	].join("|"),
 	"g",
 );
@@ -289,14 +295,17 @@ export function errorLinesIn(text: string): string[] {
 }
 
 /** A span with its keys in schema order and absent optional fields left out (stable JSON bytes). */
-function makeSpan(fields: SeedSpan): SeedSpan {
-	const span: SeedSpan = { id: fields.id, code: fields.code, kind: fields.kind };
-	if (fields.tool !== undefined) span.tool = fields.tool;
-	span.turn = fields.turn;
-	span.chars = fields.chars;
-	span.tokens = fields.tokens;
-	if (fields.sha256 !== undefined) span.sha256 = fields.sha256;
-	return span;
+function makeSpan(f: SeedSpan): SeedSpan {
+	return {
+		id: f.id,
+		code: f.code,
+		kind: f.kind,
+		...(f.tool === undefined ? {} : { tool: f.tool }),
+		turn: f.turn,
+		chars: f.chars,
+		tokens: f.tokens,
+		...(f.sha256 === undefined ? {} : { sha256: f.sha256 }),
+	};
 }
 
 function setIf<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
@@ -343,10 +352,12 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 
 	const addErrors = (text: string, turn: number, code: string | undefined, tool: string | undefined): void => {
 		let taken = 0;
+		const over = new Set<string>();
 		for (const raw of errorLinesIn(text)) {
 			const line = clip(raw, caps.errorChars);
-			if (seenErrors.has(line)) continue;
+			if (seenErrors.has(line) || over.has(line)) continue;
 			if (taken >= caps.errorsPerBlock) {
+				over.add(line);
 				dropped.errors++;
 				continue;
 			}
@@ -570,7 +581,7 @@ function num(value: unknown): number | undefined {
 	return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
-function text(value: unknown): string | undefined {
+function asString(value: unknown): string | undefined {
 	return typeof value === "string" ? value : undefined;
 }
 
@@ -581,7 +592,7 @@ function objects(value: unknown): Obj[] {
 function readFiles(value: unknown): SeedFile[] {
 	const out: SeedFile[] = [];
 	for (const entry of objects(value)) {
-		const path = text(entry.path);
+		const path = asString(entry.path);
 		if (path === undefined) continue;
 		const tools = Array.isArray(entry.tools) ? entry.tools.filter((t): t is string => typeof t === "string") : [];
 		out.push({ path, tools, turn: num(entry.turn) ?? 0 });
@@ -592,10 +603,10 @@ function readFiles(value: unknown): SeedFile[] {
 function readCommands(value: unknown): SeedCommand[] {
 	const out: SeedCommand[] = [];
 	for (const entry of objects(value)) {
-		const command = text(entry.command);
+		const command = asString(entry.command);
 		if (command === undefined) continue;
 		const item: SeedCommand = { command, turn: num(entry.turn) ?? 0 };
-		setIf(item, "code", text(entry.code));
+		setIf(item, "code", asString(entry.code));
 		if (typeof entry.error === "boolean") item.error = entry.error;
 		out.push(item);
 	}
@@ -605,11 +616,11 @@ function readCommands(value: unknown): SeedCommand[] {
 function readErrors(value: unknown): SeedError[] {
 	const out: SeedError[] = [];
 	for (const entry of objects(value)) {
-		const line = text(entry.line);
+		const line = asString(entry.line);
 		if (line === undefined) continue;
 		const item: SeedError = { line, turn: num(entry.turn) ?? 0 };
-		setIf(item, "code", text(entry.code));
-		setIf(item, "tool", text(entry.tool));
+		setIf(item, "code", asString(entry.code));
+		setIf(item, "tool", asString(entry.tool));
 		out.push(item);
 	}
 	return out;
@@ -618,7 +629,7 @@ function readErrors(value: unknown): SeedError[] {
 function readIntents(value: unknown): SeedIntent[] {
 	const out: SeedIntent[] = [];
 	for (const entry of objects(value)) {
-		const t = text(entry.text);
+		const t = asString(entry.text);
 		if (t !== undefined) out.push({ turn: num(entry.turn) ?? 0, text: t });
 	}
 	return out;
@@ -627,20 +638,20 @@ function readIntents(value: unknown): SeedIntent[] {
 function readSpans(value: unknown): SeedSpan[] {
 	const out: SeedSpan[] = [];
 	for (const entry of objects(value)) {
-		const id = text(entry.id);
-		const code = text(entry.code);
+		const id = asString(entry.id);
+		const code = asString(entry.code);
 		if (id === undefined || code === undefined) continue;
 		const chars = num(entry.chars) ?? 0;
 		out.push(
 			makeSpan({
 				id,
 				code,
-				kind: text(entry.kind) ?? "other",
-				tool: text(entry.tool),
+				kind: asString(entry.kind) ?? "other",
+				tool: asString(entry.tool),
 				turn: num(entry.turn) ?? 0,
 				chars,
 				tokens: num(entry.tokens) ?? blockCost(chars),
-				sha256: text(entry.sha256),
+				sha256: asString(entry.sha256),
 			}),
 		);
 	}
@@ -688,7 +699,7 @@ export function parseSeedIndex(input: string): ParsedSeedIndex {
 		}
 		const kind = value.kind;
 		if (kind === "retraction") {
-			retracted.push({ v, kind, seq, reason: text(value.reason) ?? "" });
+			retracted.push({ v, kind, seq, reason: asString(value.reason) ?? "" });
 			for (let i = records.length - 1; i >= 0; i--) {
 				if (records[i].kind === "compaction" && records[i].seq === seq) records.splice(i, 1);
 			}
