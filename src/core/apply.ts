@@ -4,7 +4,7 @@
  * alone writes the `{#code FOLDED}` tag.
  */
 import { type Block, isDurableId, linearize, type MessageLike } from "./block.ts";
-import { foldTag } from "./digest.ts";
+import { foldTag, LARGE_ARG_CHARS } from "./digest.ts";
 
 /** One fold: the block id, its code, and the replacement (text for results and thinking, args for tool calls). */
 export interface FoldOp {
@@ -34,23 +34,63 @@ export function retag(code: string, text: string): string {
 	return `${foldTag(code)} ${text.replace(LEADING_TAGS, "")}`;
 }
 
-function retagArgs(code: string, value: unknown): unknown {
-	if (typeof value === "string") return LEADING_TAGS.test(value) ? retag(code, value) : value;
-	if (Array.isArray(value)) return value.map((inner) => retagArgs(code, inner));
+function isLarge(value: unknown): value is string {
+	return typeof value === "string" && value.length >= LARGE_ARG_CHARS;
+}
+
+/** Tags every large string of the original arguments that the op replaced; small values stay as they are. */
+function retagArgs(code: string, value: unknown, original: unknown): unknown {
+	if (typeof value === "string") return isLarge(original) && value !== original ? retag(code, value) : value;
+	if (Array.isArray(value)) return value.map((inner, i) => retagArgs(code, inner, (original as unknown[])[i]));
 	if (value && typeof value === "object") {
 		const out: Record<string, unknown> = {};
-		for (const [key, inner] of Object.entries(value)) out[key] = retagArgs(code, inner);
+		for (const [key, inner] of Object.entries(value)) {
+			out[key] = retagArgs(code, inner, (original as Record<string, unknown>)[key]);
+		}
 		return out;
 	}
 	return value;
 }
 
-function checkOp(op: FoldOp, block: Block | undefined): Refusal["reason"] | null {
+/**
+ * True when `value` keeps the structure of a call's original arguments: the same keys at every
+ * depth, the same array lengths, equal non-string leaves and equal small strings. Only large
+ * strings (the ones a fold replaces) may differ, so a folded call stays well-formed.
+ */
+function keepsCall(original: unknown, value: unknown): boolean {
+	if (typeof original === "string") return typeof value === "string" && (isLarge(original) || value === original);
+	if (Array.isArray(original)) {
+		return (
+			Array.isArray(value) && value.length === original.length && original.every((v, i) => keepsCall(v, value[i]))
+		);
+	}
+	if (original && typeof original === "object") {
+		if (!value || typeof value !== "object" || Array.isArray(value)) return false;
+		const keys = Object.keys(original);
+		if (keys.length !== Object.keys(value).length) return false;
+		return keys.every(
+			(key) =>
+				Object.hasOwn(value, key) &&
+				keepsCall((original as Record<string, unknown>)[key], (value as Record<string, unknown>)[key]),
+		);
+	}
+	return Object.is(original, value);
+}
+
+function callArguments(message: MessageLike | undefined, block: Block): unknown {
+	const content = message?.content;
+	return Array.isArray(content) ? (content[block.part] as { arguments?: unknown } | undefined)?.arguments : undefined;
+}
+
+function checkOp(op: FoldOp, block: Block | undefined, message: MessageLike | undefined): Refusal["reason"] | null {
 	if (!block) return "unknown-id";
 	if (!block.durable || !isDurableId(op.id)) return "not-durable";
 	if (!block.foldable) return "not-foldable";
-	if (typeof op.code !== "string" || !/^[0-9a-z]{6,8}$/.test(op.code)) return "bad-op";
-	if (block.kind === "toolArgs") return op.args && typeof op.args === "object" ? null : "bad-op";
+	if (typeof op.code !== "string" || !/^(?:[0-9a-z]{8}|[0-9a-z]{6})$/.test(op.code)) return "bad-op";
+	if (block.kind === "toolArgs") {
+		const valid = op.args && typeof op.args === "object" && !Array.isArray(op.args);
+		return valid && keepsCall(callArguments(message, block), op.args) ? null : "bad-op";
+	}
 	return typeof op.text === "string" ? null : "bad-op";
 }
 
@@ -62,7 +102,7 @@ function rewrite(message: MessageLike, block: Block, op: FoldOp): MessageLike {
 	const part = content[block.part] as Record<string, unknown>;
 	content[block.part] =
 		block.kind === "toolArgs"
-			? { ...part, arguments: retagArgs(op.code, op.args) }
+			? { ...part, arguments: retagArgs(op.code, op.args, part.arguments) }
 			: { ...part, thinking: retag(op.code, op.text ?? "") };
 	return { ...message, content };
 }
@@ -84,13 +124,17 @@ export function applyPlan(
 	const refused: Refusal[] = [];
 	const seen = new Set<string>();
 	for (const op of ops) {
+		if (!op || typeof op !== "object" || typeof op.id !== "string") {
+			refused.push({ id: String((op as Partial<FoldOp> | null | undefined)?.id ?? op), reason: "bad-op" });
+			continue;
+		}
 		if (seen.has(op.id)) {
 			refused.push({ id: op.id, reason: "duplicate-op" });
 			continue;
 		}
 		seen.add(op.id);
 		const block = byId.get(op.id);
-		const reason = checkOp(op, block);
+		const reason = checkOp(op, block, block && messages[block.msg]);
 		if (reason || !block) {
 			refused.push({ id: op.id, reason: reason ?? "unknown-id" });
 			continue;

@@ -1,0 +1,391 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	argsId,
+	type Block,
+	isDurableId,
+	linearize,
+	type MessageLike,
+	messageBlocks,
+	positionalId,
+	renderContent,
+	resultId,
+} from "../../src/core/block.ts";
+import { LARGE_ARG_CHARS } from "../../src/core/digest.ts";
+import { blockCost, IMAGE_TOKENS } from "../../src/core/tokens.ts";
+
+const IMAGE = { type: "image", data: "aGVsbG8=", mimeType: "image/png" };
+
+/** A session touching every role Pi sends through the context hook. */
+function everyRole(): MessageLike[] {
+	return [
+		{ role: "user", content: "fix the build", timestamp: 1000 },
+		{
+			role: "assistant",
+			responseId: "resp_A",
+			timestamp: 1001,
+			content: [
+				{ type: "thinking", thinking: "The build fails.\nCheck the log." },
+				{ type: "text", text: "Looking." },
+				{ type: "toolCall", id: "call_1", name: "bash", arguments: { command: "npm run build" } },
+			],
+		},
+		{
+			role: "toolResult",
+			toolCallId: "call_1",
+			toolName: "bash",
+			content: [{ type: "text", text: "error TS2322\nline 2" }],
+			isError: true,
+			timestamp: 1002,
+		},
+		{
+			role: "user",
+			content: [{ type: "text", text: "see" }, IMAGE, { type: "text", text: "this" }],
+			timestamp: 1003,
+		},
+		{
+			role: "assistant",
+			timestamp: 1004,
+			content: [
+				{ type: "thinking", thinking: "signed", thinkingSignature: "sig==" },
+				{ type: "thinking", thinking: "", thinkingSignature: "opaque", redacted: true },
+				{ type: "text", text: "ok" },
+			],
+		},
+		{ role: "custom", customType: "note", content: "extension note", display: true, timestamp: 1005 },
+		{ role: "bashExecution", command: "ls", output: "a\nb", exitCode: 0, timestamp: 1006 },
+		{ role: "compactionSummary", summary: "Earlier work: set up repo.", tokensBefore: 5000, timestamp: 1007 },
+		{ role: "branchSummary", summary: "Branch tried X.", fromId: "e1", timestamp: 1008 },
+		{ role: "system", content: "sys", timestamp: 1009 },
+		{ role: "mystery", content: [{ type: "text", text: "???" }] },
+	];
+}
+
+function byId(blocks: Block[], id: string): Block {
+	const block = blocks.find((b) => b.id === id);
+	assert.ok(block, `no block ${id} in ${blocks.map((b) => b.id).join(", ")}`);
+	return block;
+}
+
+describe("isDurableId / id helpers", () => {
+	it("accepts u:, a:, r:, s: ids and rejects positional ones", () => {
+		for (const id of ["u:1", "u:custom:5", "a:resp:0", "a:t12:3", "a:call:args", "r:call", "s:9"]) {
+			assert.ok(isDurableId(id), id);
+		}
+		for (const id of ["m0", "m12", "m3:1", "", "x:1", "U:1", "ru:1", "mu:1"]) {
+			assert.ok(!isDurableId(id), id);
+		}
+	});
+
+	it("builds ids by formula", () => {
+		assert.equal(positionalId(4, -1), "m4");
+		assert.equal(positionalId(4, 2), "m4:2");
+		assert.equal(resultId("call_1"), "r:call_1");
+		assert.equal(argsId("call_1"), "a:call_1:args");
+	});
+});
+
+describe("renderContent", () => {
+	it("passes strings through", () => {
+		assert.deepEqual(renderContent("plain"), { text: "plain", images: 0 });
+	});
+
+	it("joins text parts with newlines and counts images", () => {
+		assert.deepEqual(renderContent([{ type: "text", text: "a" }, IMAGE, { type: "text", text: "b" }, IMAGE]), {
+			text: "a\nb",
+			images: 2,
+		});
+	});
+
+	it("tolerates junk", () => {
+		assert.deepEqual(renderContent(undefined), { text: "", images: 0 });
+		assert.deepEqual(renderContent([null, 3, { type: "text" }, { type: "text", text: "x" }]), {
+			text: "x",
+			images: 0,
+		});
+	});
+});
+
+describe("linearize over every role", () => {
+	const blocks = linearize(everyRole());
+
+	it("yields one block per message and one per assistant part, in order", () => {
+		assert.deepEqual(
+			blocks.map((b) => [b.id, b.kind, b.msg, b.part]),
+			[
+				["u:1000", "user", 0, -1],
+				["a:resp_A:0", "thinking", 1, 0],
+				["a:resp_A:1", "text", 1, 1],
+				["a:call_1:args", "toolArgs", 1, 2],
+				["r:call_1", "toolResult", 2, -1],
+				["u:1003", "user", 3, -1],
+				["a:t1004:0", "thinking", 4, 0],
+				["a:t1004:1", "thinking", 4, 1],
+				["a:t1004:2", "text", 4, 2],
+				["u:custom:1005", "custom", 5, -1],
+				["u:bash:1006", "bashExecution", 6, -1],
+				["s:1007", "summary", 7, -1],
+				["s:1008", "summary", 8, -1],
+				["m9", "other", 9, -1],
+				["m10", "other", 10, -1],
+			],
+		);
+	});
+
+	it("marks durable exactly the content-anchored ids", () => {
+		for (const block of blocks) assert.equal(block.durable, isDurableId(block.id), block.id);
+		assert.deepEqual(
+			blocks.filter((b) => !b.durable).map((b) => b.id),
+			["m9", "m10"],
+		);
+	});
+
+	it("renders each block's text", () => {
+		assert.equal(byId(blocks, "u:1000").text, "fix the build");
+		assert.equal(byId(blocks, "a:resp_A:0").text, "The build fails.\nCheck the log.");
+		assert.equal(byId(blocks, "a:resp_A:1").text, "Looking.");
+		assert.equal(byId(blocks, "a:call_1:args").text, '{"command":"npm run build"}');
+		assert.equal(byId(blocks, "r:call_1").text, "error TS2322\nline 2");
+		assert.equal(byId(blocks, "u:1003").text, "see\nthis");
+		assert.equal(byId(blocks, "u:custom:1005").text, "extension note");
+		assert.equal(byId(blocks, "u:bash:1006").text, "ls\na\nb");
+		assert.equal(byId(blocks, "s:1007").text, "Earlier work: set up repo.");
+		assert.equal(byId(blocks, "s:1008").text, "Branch tried X.");
+		assert.equal(byId(blocks, "m9").text, "sys");
+		assert.equal(byId(blocks, "m10").text, "???");
+	});
+
+	it("costs every block ceil(chars / 4) + 4 (+ images; tool calls count their name)", () => {
+		for (const block of blocks) {
+			const extra = block.kind === "toolArgs" ? (block.toolName ?? "").length : 0;
+			assert.equal(block.tokens, blockCost(block.text.length + extra, block.images), block.id);
+		}
+		assert.equal(byId(blocks, "u:1000").tokens, Math.ceil(13 / 4) + 4);
+		assert.equal(byId(blocks, "a:call_1:args").tokens, Math.ceil((27 + 4) / 4) + 4);
+	});
+
+	it("counts images toward tokens", () => {
+		const user = byId(blocks, "u:1003");
+		assert.equal(user.images, 1);
+		assert.equal(user.tokens, Math.ceil(8 / 4) + IMAGE_TOKENS + 4);
+	});
+
+	it("carries tool metadata", () => {
+		const args = byId(blocks, "a:call_1:args");
+		assert.equal(args.toolName, "bash");
+		assert.equal(args.toolCallId, "call_1");
+		const result = byId(blocks, "r:call_1");
+		assert.equal(result.toolName, "bash");
+		assert.equal(result.toolCallId, "call_1");
+		assert.equal(result.isError, true);
+	});
+
+	it("counts turns by user messages", () => {
+		assert.deepEqual(
+			blocks.map((b) => b.turn),
+			[1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2],
+		);
+	});
+
+	it("lets only tool results, large tool-call args and unsigned thinking be foldable", () => {
+		assert.deepEqual(
+			blocks.filter((b) => b.foldable).map((b) => b.id),
+			["a:resp_A:0", "r:call_1"],
+		);
+		for (const id of ["a:t1004:0", "a:t1004:1"]) assert.equal(byId(blocks, id).foldable, false, `signed ${id}`);
+		assert.equal(byId(blocks, "a:call_1:args").foldable, false, "small args");
+	});
+});
+
+describe("foldability by shape", () => {
+	it("makes a tool result with an image unfoldable, and counts the image", () => {
+		const [block] = linearize([
+			{
+				role: "toolResult",
+				toolCallId: "c",
+				toolName: "read",
+				content: [{ type: "text", text: "png file" }, IMAGE],
+				timestamp: 1,
+			},
+		]);
+		assert.equal(block.id, "r:c");
+		assert.equal(block.images, 1);
+		assert.equal(block.foldable, false);
+		assert.equal(block.tokens, Math.ceil(8 / 4) + IMAGE_TOKENS + 4);
+	});
+
+	it("makes tool-call args foldable when any string leaf is large", () => {
+		const big = "x".repeat(LARGE_ARG_CHARS);
+		const call = (args: unknown, id: string) => ({ type: "toolCall", id, name: "edit", arguments: args });
+		const blocks = linearize([
+			{
+				role: "assistant",
+				responseId: "r1",
+				content: [
+					call({ path: "a", content: big }, "w"),
+					call({ path: "a", edits: [{ oldText: "o", newText: big }] }, "e"),
+					call({ path: "a", content: big.slice(1) }, "s"),
+				],
+			},
+		]);
+		assert.deepEqual(
+			blocks.map((b) => [b.id, b.foldable]),
+			[
+				["a:w:args", true],
+				["a:e:args", true],
+				["a:s:args", false],
+			],
+		);
+	});
+
+	it("never makes user, text, custom, bash, summary or unknown blocks foldable, however large", () => {
+		const big = "y".repeat(50_000);
+		const blocks = linearize([
+			{ role: "user", content: big, timestamp: 1 },
+			{ role: "assistant", responseId: "r", content: [{ type: "text", text: big }] },
+			{ role: "custom", content: big, timestamp: 2 },
+			{ role: "bashExecution", command: "x", output: big, timestamp: 3 },
+			{ role: "compactionSummary", summary: big, timestamp: 4 },
+			{ role: "branchSummary", summary: big, timestamp: 5 },
+			{ role: "weird", content: big },
+		]);
+		for (const block of blocks) assert.equal(block.foldable, false, block.id);
+	});
+
+	it("does not fold empty unsigned thinking", () => {
+		const [block] = linearize([
+			{ role: "assistant", responseId: "r", content: [{ type: "thinking", thinking: "" }] },
+		]);
+		assert.equal(block.foldable, false);
+	});
+});
+
+describe("durable ids", () => {
+	it("anchors an assistant part on responseId, else on timestamp", () => {
+		const blocks = linearize([
+			{ role: "assistant", responseId: "resp_X", timestamp: 7, content: [{ type: "text", text: "a" }] },
+			{ role: "assistant", timestamp: 8, content: [{ type: "text", text: "b" }] },
+			{ role: "assistant", responseId: "", timestamp: 9, content: [{ type: "text", text: "c" }] },
+		]);
+		assert.deepEqual(
+			blocks.map((b) => b.id),
+			["a:resp_X:0", "a:t8:0", "a:t9:0"],
+		);
+	});
+
+	it("gives anchorless messages positional ids that are not durable", () => {
+		const blocks = linearize([
+			{ role: "user", content: "no ts" },
+			{
+				role: "assistant",
+				content: [
+					{ type: "text", text: "x" },
+					{ type: "thinking", thinking: "y" },
+				],
+			},
+			{ role: "toolResult", toolName: "bash", content: "no call id" },
+			{ role: "compactionSummary", summary: "s" },
+			{ role: "custom", content: "c", timestamp: Number.NaN },
+		]);
+		assert.deepEqual(
+			blocks.map((b) => b.id),
+			["m0", "m1:0", "m1:1", "m2", "m3", "m4"],
+		);
+		for (const block of blocks) {
+			assert.equal(block.durable, false, block.id);
+			assert.equal(isDurableId(block.id), false, block.id);
+		}
+	});
+
+	it("gives a tool call without an id a positional id", () => {
+		const big = "z".repeat(LARGE_ARG_CHARS);
+		const [block] = linearize([
+			{ role: "assistant", responseId: "r", content: [{ type: "toolCall", name: "write", arguments: { c: big } }] },
+		]);
+		assert.equal(block.id, "m0:0");
+		assert.equal(block.durable, false);
+	});
+
+	it("gives unknown assistant part types positional ids", () => {
+		const [block] = linearize([{ role: "assistant", responseId: "r", content: [{ type: "audio", data: "..." }] }]);
+		assert.equal(block.id, "m0:0");
+		assert.equal(block.kind, "other");
+		assert.equal(block.durable, false);
+	});
+
+	it("falls back to positional ids when an anchor repeats; the first keeps its durable id", () => {
+		const blocks = linearize([
+			{ role: "user", content: "one", timestamp: 5 },
+			{ role: "user", content: "two", timestamp: 5 },
+			{ role: "toolResult", toolCallId: "dup", toolName: "read", content: "a", timestamp: 6 },
+			{ role: "toolResult", toolCallId: "dup", toolName: "read", content: "b", timestamp: 7 },
+			{ role: "assistant", responseId: "same", content: [{ type: "text", text: "x" }] },
+			{ role: "assistant", responseId: "same", content: [{ type: "text", text: "y" }] },
+		]);
+		assert.deepEqual(
+			blocks.map((b) => [b.id, b.durable]),
+			[
+				["u:5", true],
+				["m1", false],
+				["r:dup", true],
+				["m3", false],
+				["a:same:0", true],
+				["m5:0", false],
+			],
+		);
+		assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length);
+	});
+
+	it("does not move when messages are prepended or appended", () => {
+		const base = everyRole();
+		const before = linearize(base).filter((b) => b.durable);
+		const grown = linearize([
+			{ role: "user", content: "earlier", timestamp: 1 },
+			{
+				role: "assistant",
+				responseId: "resp_0",
+				content: [{ type: "toolCall", id: "call_0", name: "read", arguments: { path: "x" } }],
+			},
+			{ role: "toolResult", toolCallId: "call_0", toolName: "read", content: "x", timestamp: 2 },
+			...base,
+			{ role: "user", content: "later", timestamp: 9999 },
+		]);
+		for (const block of before) {
+			const moved = grown.find((b) => b.id === block.id);
+			assert.ok(moved, block.id);
+			assert.equal(moved.text, block.text, block.id);
+			assert.equal(moved.kind, block.kind, block.id);
+			assert.equal(moved.msg, block.msg + 3, block.id);
+		}
+		// positional ids, by contrast, re-point
+		const positional = linearize(base).filter((b) => !b.durable);
+		for (const block of positional) {
+			const same = grown.find((b) => b.id === block.id);
+			assert.ok(!same || same.text !== block.text, block.id);
+		}
+	});
+
+	it("tolerates non-object entries", () => {
+		const blocks = linearize([null as unknown as MessageLike, { role: "user", content: "x", timestamp: 1 }]);
+		assert.deepEqual(
+			blocks.map((b) => b.id),
+			["m0", "u:1"],
+		);
+	});
+});
+
+describe("messageBlocks", () => {
+	it("computes the same ids as linearize for a message on its own", () => {
+		const messages = everyRole();
+		const all = linearize(messages);
+		let turn = 0;
+		messages.forEach((message, i) => {
+			if (message.role === "user") turn++;
+			const own = messageBlocks(message, i, turn);
+			assert.deepEqual(
+				own,
+				all.filter((b) => b.msg === i),
+			);
+		});
+	});
+});

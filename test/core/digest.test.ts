@@ -1,0 +1,319 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	argDigest,
+	CODE_LENGTH,
+	codesIn,
+	DIGEST_LIMITS,
+	duplicateDigest,
+	fnv1a64,
+	foldArgs,
+	foldCode,
+	foldTag,
+	LARGE_ARG_CHARS,
+	parseCode,
+	stripTags,
+	thinkingDigest,
+	toolResultDigest,
+} from "../../src/core/digest.ts";
+
+describe("fnv1a64", () => {
+	it("matches the published FNV-1a 64-bit test vectors", () => {
+		assert.equal(fnv1a64(""), 0xcbf29ce484222325n);
+		assert.equal(fnv1a64("a"), 0xaf63dc4c8601ec8cn);
+		assert.equal(fnv1a64("foobar"), 0x85944171f73967e8n);
+	});
+
+	it("hashes UTF-8 bytes, not UTF-16 units", () => {
+		// "é" is the two UTF-8 bytes c3 a9: hashing them one by one must give the same value
+		let h = 0xcbf29ce484222325n;
+		for (const byte of [0xc3, 0xa9]) h = BigInt.asUintN(64, (h ^ BigInt(byte)) * 0x100000001b3n);
+		assert.equal(fnv1a64("é"), h);
+	});
+
+	it("stays within 64 bits", () => {
+		const h = fnv1a64("x".repeat(1000));
+		assert.ok(h >= 0n && h < 1n << 64n);
+	});
+});
+
+describe("foldCode", () => {
+	it("is 8 lowercase base36 characters", () => {
+		assert.equal(CODE_LENGTH, 8);
+		for (const id of ["", "r:call_1", "a:resp_9:2", "u:1700000000000", "a:toolu_01:args"]) {
+			assert.match(foldCode(id), /^[0-9a-z]{8}$/);
+		}
+	});
+
+	it("is fnv1a64 mod 36^8 in base36 (known values)", () => {
+		assert.equal(foldCode(""), "hzj4ux45");
+		assert.equal(foldCode("a"), "goiv4rrg");
+		assert.equal(foldCode("foobar"), "2xt5fmco");
+		assert.equal(foldCode("r:call_1"), "ozi8xevl");
+		assert.equal(foldCode("u:1700000000000"), "4maepg7u");
+	});
+
+	it("pads small values with leading zeros", () => {
+		assert.equal(foldCode("r:c2725"), "00xuvg7s");
+	});
+
+	it("uses the whole 64-bit hash, not a 32-bit one", () => {
+		const h = fnv1a64("r:call_1");
+		assert.equal(BigInt(Number.parseInt(foldCode("r:call_1"), 36)), h % 36n ** 8n);
+		// a code made from the low 32 bits alone would be at most 0xffffffff < 36^8
+		assert.ok(36n ** 8n > 0xffffffffn);
+		assert.notEqual(foldCode("r:call_1"), (h & 0xffffffffn).toString(36).padStart(8, "0"));
+	});
+
+	it("differs for different ids", () => {
+		const codes = new Set(Array.from({ length: 2000 }, (_, i) => foldCode(`r:call_${i}`)));
+		assert.equal(codes.size, 2000);
+	});
+});
+
+describe("foldTag", () => {
+	it("is {#code FOLDED}", () => {
+		assert.equal(foldTag("abc12345"), "{#abc12345 FOLDED}");
+	});
+});
+
+describe("parseCode", () => {
+	it("accepts a bare code, a #code, and the whole tag", () => {
+		assert.equal(parseCode("abc12345"), "abc12345");
+		assert.equal(parseCode("#abc12345"), "abc12345");
+		assert.equal(parseCode("{#abc12345 FOLDED}"), "abc12345");
+	});
+
+	it("accepts any case and returns lowercase", () => {
+		assert.equal(parseCode("ABC12345"), "abc12345");
+		assert.equal(parseCode("#AbC12345"), "abc12345");
+		assert.equal(parseCode("{#ABC12345 folded}"), "abc12345");
+	});
+
+	it("accepts surrounding white space", () => {
+		assert.equal(parseCode("  abc12345 "), "abc12345");
+		assert.equal(parseCode("\t#abc12345\n"), "abc12345");
+		assert.equal(parseCode("  {#abc12345 FOLDED}  "), "abc12345");
+	});
+
+	it("accepts 6-character legacy codes in every form", () => {
+		assert.equal(parseCode("abc123"), "abc123");
+		assert.equal(parseCode("#ABC123"), "abc123");
+		assert.equal(parseCode("{#abc123 FOLDED}"), "abc123");
+	});
+
+	it("round-trips every engine code and tag", () => {
+		for (const id of ["r:a", "a:b:0", "u:1", "s:2", "r:c2725"]) {
+			const code = foldCode(id);
+			assert.equal(parseCode(code), code);
+			assert.equal(parseCode(`#${code}`), code);
+			assert.equal(parseCode(foldTag(code)), code);
+		}
+	});
+
+	it("rejects wrong lengths", () => {
+		for (const input of ["", "a", "abc12", "abc1234", "abc123456", "#abc1234", "{#abc123456 FOLDED}"]) {
+			assert.equal(parseCode(input), null, input);
+		}
+	});
+
+	it("rejects punctuation and malformed tags", () => {
+		for (const input of [
+			"abc-1234",
+			"abc_1234",
+			"abc1234!",
+			"abc 12345",
+			"##abc12345",
+			"#abc12345#",
+			"{#abc12345}",
+			"{#abc12345",
+			"{abc12345 FOLDED}",
+			"abc12345 FOLDED}",
+			"{#abc12345 FOLDED",
+			"{#abc12345 FOLDED}x",
+			"code abc12345",
+			"abc12345,def67890",
+			"ábc12345",
+		]) {
+			assert.equal(parseCode(input), null, input);
+		}
+	});
+
+	it("rejects non-strings", () => {
+		for (const input of [12345678, null, undefined, {}, ["abc12345"], true, 0n]) {
+			assert.equal(parseCode(input), null, String(input));
+		}
+	});
+});
+
+describe("stripTags and codesIn", () => {
+	it("removes every tag and the blanks after it", () => {
+		assert.equal(stripTags("{#abc12345 FOLDED} read: 3 lines"), "read: 3 lines");
+		assert.equal(stripTags("x {#ABC123 FOLDED}  y {#zzzzzzzz FOLDED}"), "x y ");
+		assert.equal(stripTags("no tags here"), "no tags here");
+	});
+
+	it("lists mentioned codes in order, lowercase", () => {
+		assert.deepEqual(codesIn("{#abc12345 FOLDED} see {#ZZZ999 FOLDED} and #nottag"), ["abc12345", "zzz999"]);
+		assert.deepEqual(codesIn("nothing"), []);
+	});
+
+	it("is stateless across calls (global regex lastIndex does not leak)", () => {
+		const text = "{#abc12345 FOLDED} a";
+		assert.deepEqual(codesIn(text), ["abc12345"]);
+		assert.deepEqual(codesIn(text), ["abc12345"]);
+		assert.equal(stripTags(text), "a");
+		assert.equal(stripTags(text), "a");
+	});
+});
+
+describe("toolResultDigest", () => {
+	it("heads with the tag, tool, line count, tokens and first line", () => {
+		const text = "\n  first real line  \nsecond\nthird\n";
+		assert.equal(
+			toolResultDigest({ code: "abc12345", toolName: "read", text, isError: false }),
+			"{#abc12345 FOLDED} read: 4 lines, ~9 tokens. First line: first real line",
+		);
+	});
+
+	it("says error instead of a bare line count for an error result", () => {
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text: "boom", isError: true });
+		assert.equal(out, "{#abc12345 FOLDED} bash: error, 1 line, ~1 tokens. First line: boom");
+		const two = toolResultDigest({ code: "abc12345", toolName: "bash", text: "a\nb", isError: true });
+		assert.equal(two, "{#abc12345 FOLDED} bash: error, 2 lines, ~1 tokens. First line: a");
+	});
+
+	it("clips the first line", () => {
+		const long = "x".repeat(500);
+		const out = toolResultDigest({ code: "abc12345", toolName: "read", text: long, isError: false });
+		const first = out.split("First line: ")[1];
+		assert.equal(first.length, DIGEST_LIMITS.firstLineChars);
+		assert.ok(first.endsWith("…"));
+	});
+
+	it("keeps every error line verbatim, in order, with line numbers", () => {
+		const lines = Array.from({ length: 50 }, (_, i) => `ok line ${i}`);
+		lines[9] = "  ERROR: disk quota exceeded on /dev/sda1";
+		lines[30] = "test foo FAILED (exit code 2)";
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text: lines.join("\n"), isError: false });
+		assert.ok(out.includes("\nL10:   ERROR: disk quota exceeded on /dev/sda1"));
+		assert.ok(out.includes("\nL31: test foo FAILED (exit code 2)"));
+		assert.ok(out.indexOf("L10:") < out.indexOf("L31:"));
+		assert.ok(!out.includes("more risk line"));
+	});
+
+	it("bounds the risk lines in count, with a count of the rest and a recall hint", () => {
+		const text = Array.from({ length: 40 }, (_, i) => `error ${i}`).join("\n");
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
+		const risk = out.split("\n").slice(1);
+		assert.equal(risk.length, DIGEST_LIMITS.riskLines + 1);
+		assert.equal(risk[0], "L1: error 0");
+		assert.equal(risk[DIGEST_LIMITS.riskLines - 1], "L12: error 11");
+		assert.equal(risk.at(-1), '… 28 more risk lines left out; recall_folded codes=["abc12345"] grep="…" shows them.');
+	});
+
+	it("bounds the risk lines in size (per line and in total)", () => {
+		const text = Array.from({ length: 10 }, (_, i) => `fatal ${i} ${"y".repeat(1000)}`).join("\n");
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
+		const risk = out.split("\n").slice(1);
+		const kept = risk.slice(0, -1);
+		assert.ok(kept.length >= 1 && kept.length < 10);
+		for (const line of kept) {
+			assert.ok(line.length <= DIGEST_LIMITS.riskLineChars + "L10: ".length, `${line.length}`);
+			assert.ok(line.endsWith("…"));
+		}
+		const keptChars = kept.reduce((n, l) => n + l.length + 1, 0);
+		assert.ok(keptChars <= DIGEST_LIMITS.riskChars + 1, `${keptChars}`);
+		assert.match(risk.at(-1) ?? "", new RegExp(`^… ${10 - kept.length} more risk lines? left out; recall_folded`));
+	});
+
+	it("a single left-out line is singular", () => {
+		const text = Array.from({ length: 13 }, (_, i) => `error ${i}`).join("\n");
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
+		assert.ok(out.endsWith('… 1 more risk line left out; recall_folded codes=["abc12345"] grep="…" shows them.'));
+	});
+
+	it("ranks error lines before stack frames", () => {
+		const text = [
+			"starting",
+			"    at run (/app/src/main.ts:10:3)",
+			"    at next (/app/src/loop.ts:4:1)",
+			"TypeError: cannot read x of undefined",
+		].join("\n");
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
+		assert.deepEqual(out.split("\n").slice(1), [
+			"L4: TypeError: cannot read x of undefined",
+			"L2:     at run (/app/src/main.ts:10:3)",
+			"L3:     at next (/app/src/loop.ts:4:1)",
+		]);
+	});
+});
+
+describe("duplicateDigest", () => {
+	it("points at the first code", () => {
+		assert.equal(
+			duplicateDigest("bbbbbbbb", "read", "x".repeat(40), "aaaaaaaa"),
+			"{#bbbbbbbb FOLDED} read: identical to {#aaaaaaaa FOLDED}, ~10 tokens.",
+		);
+	});
+});
+
+describe("thinkingDigest", () => {
+	it("is one line with size and the first line", () => {
+		const out = thinkingDigest("abc12345", "\nLet me think.\nMore.\nEven more.");
+		assert.equal(out, "{#abc12345 FOLDED} thinking: 4 lines, ~8 tokens. Let me think.");
+		assert.ok(!out.includes("\n"));
+	});
+});
+
+describe("argDigest and foldArgs", () => {
+	it("argDigest gives tag, size and a clipped first line", () => {
+		assert.equal(argDigest("abc12345", "line one\nline two\n"), "{#abc12345 FOLDED} 18 chars, 2 lines: line one");
+		const out = argDigest("abc12345", `${"z".repeat(200)}\nmore`);
+		assert.ok(out.endsWith("…"));
+		assert.equal(out.split(": ")[1].length, DIGEST_LIMITS.argFirstLineChars);
+	});
+
+	it("replaces only large strings, at any depth, keeping keys and small values", () => {
+		const big = `import x;\n${"a".repeat(LARGE_ARG_CHARS)}`;
+		const args = {
+			path: "src/x.ts",
+			count: 3,
+			flag: true,
+			none: null,
+			edits: [{ oldText: big, newText: "tiny" }, "keep", 7],
+		};
+		const out = foldArgs("abc12345", args);
+		assert.ok(out);
+		assert.deepEqual(Object.keys(out), ["path", "count", "flag", "none", "edits"]);
+		assert.equal(out.path, "src/x.ts");
+		assert.equal(out.count, 3);
+		assert.equal(out.flag, true);
+		assert.equal(out.none, null);
+		const edits = out.edits as unknown[];
+		assert.equal(edits.length, 3);
+		assert.deepEqual(edits[0], { oldText: argDigest("abc12345", big), newText: "tiny" });
+		assert.equal(edits[1], "keep");
+		assert.equal(edits[2], 7);
+	});
+
+	it("treats exactly LARGE_ARG_CHARS as large and one less as small", () => {
+		assert.equal(foldArgs("abc12345", { s: "q".repeat(LARGE_ARG_CHARS - 1) }), null);
+		assert.ok(foldArgs("abc12345", { s: "q".repeat(LARGE_ARG_CHARS) }));
+	});
+
+	it("does not mutate its input", () => {
+		const args = { path: "a", content: "c".repeat(2000), nested: { deep: ["d".repeat(900)] } };
+		const before = structuredClone(args);
+		foldArgs("abc12345", args);
+		assert.deepEqual(args, before);
+	});
+
+	it("returns null for non-object or small arguments", () => {
+		assert.equal(foldArgs("abc12345", null), null);
+		assert.equal(foldArgs("abc12345", "x".repeat(2000)), null);
+		assert.equal(foldArgs("abc12345", ["x".repeat(2000)]), null);
+		assert.equal(foldArgs("abc12345", { path: "a" }), null);
+		assert.equal(foldArgs("abc12345", {}), null);
+	});
+});

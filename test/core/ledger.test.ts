@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isErrorLine, isFrameLine, riskLines } from "../../src/core/policy/ledger.ts";
+
+describe("isErrorLine", () => {
+	it("flags the broad error lexicon, in any case", () => {
+		for (const line of [
+			"error: something broke",
+			"Error: ENOENT, open 'x'",
+			"ERROR in ./src/index.ts",
+			"3 errors found",
+			"npm ERR! code 1",
+			"TypeError: x is not a function",
+			"ReferenceError: foo is not defined",
+			"SyntaxError: Unexpected token '}'",
+			"ValueError: invalid literal for int() with base 10",
+			"ModuleNotFoundError: No module named 'requests'",
+			"error[E0308]: mismatched types",
+			"src/a.ts(3,5): error TS2322: Type 'string' is not assignable",
+			"FAIL src/a.test.ts",
+			"1 failing",
+			"Build failed",
+			"Unhandled exception in thread main",
+			"java.lang.NullPointerException",
+			"Traceback (most recent call last):",
+			"thread 'main' panicked at src/main.rs:3:5",
+			"panic: runtime error: index out of range",
+			"FATAL: database is locked",
+			"fatal: not a git repository",
+			"Permission denied (publickey)",
+			"403 Forbidden",
+			"401 Unauthorized",
+			"Segmentation fault (core dumped)",
+			"Process exited with code 1",
+			"command failed: non-zero exit status",
+			"exit status 2",
+			"cannot find module 'x'",
+			"bash: foo: command not found",
+			"cat: x: No such file or directory",
+			"Request timed out after 30s",
+			"Killed",
+			"AssertionError [ERR_ASSERTION]: expected 1 to equal 2",
+			"✗ should add numbers",
+			"❌ lint",
+			"  ✖ divides numbers (1.2ms)",
+			"  ✕ renders the header (12 ms)",
+			"spawn git ENOENT",
+			"connect ECONNREFUSED 127.0.0.1:5432",
+			"EACCES: permission denied",
+		]) {
+			assert.ok(isErrorLine(line), line);
+		}
+	});
+
+	it("leaves ordinary lines alone", () => {
+		for (const line of [
+			"All 42 tests passed",
+			"export function foo(): number {",
+			"Compiled successfully in 1.2s",
+			"const total = items.length;",
+			"exit status 0",
+			"Done.",
+			"README.md",
+			"enoent is a lowercase word here",
+			"ENOENTITY",
+		]) {
+			assert.ok(!isErrorLine(line), line);
+		}
+	});
+
+	it("matches errno names only in capitals", () => {
+		assert.ok(isErrorLine("spawn EPERM"));
+		assert.ok(!isErrorLine("spawn eperm"));
+	});
+});
+
+describe("isFrameLine", () => {
+	it("recognizes stack frames of common runtimes", () => {
+		for (const line of [
+			"    at Object.<anonymous> (/app/src/index.js:10:15)",
+			"    at async run (file:///app/x.mjs:3:7)",
+			"at main (main.ts:1)",
+			'  File "/app/main.py", line 12, in <module>',
+			"   0: 0x55d5c1a2b3c4 - std::panicking::begin_panic",
+			"goroutine 1 [running]:",
+			"\t/home/u/app/main.go:27 +0x1d",
+		]) {
+			assert.ok(isFrameLine(line), line);
+		}
+	});
+
+	it("does not take ordinary lines for frames", () => {
+		for (const line of ["look at this", "at least 3 items", "File saved", "main.go is the entry point"]) {
+			assert.ok(!isFrameLine(line), line);
+		}
+	});
+});
+
+describe("riskLines", () => {
+	it("lists error lines first, then frames, each in text order, with 1-based line numbers", () => {
+		const text = [
+			"Running tests", // 1
+			"Error: first", // 2
+			"    at a (/x.js:1:1)", // 3
+			"    at b (/x.js:2:2)", // 4
+			"fine", // 5
+			"second failure here", // 6
+		].join("\n");
+		assert.deepEqual(riskLines(text), [
+			{ line: 2, text: "Error: first", frame: false },
+			{ line: 6, text: "second failure here", frame: false },
+			{ line: 3, text: "    at a (/x.js:1:1)", frame: true },
+			{ line: 4, text: "    at b (/x.js:2:2)", frame: true },
+		]);
+	});
+
+	it("keeps lines verbatim (leading white space kept, CR of CRLF dropped)", () => {
+		const text = "ok\r\n\t  ERROR   spaced  out\r\nok\r\n";
+		assert.deepEqual(riskLines(text), [{ line: 2, text: "\t  ERROR   spaced  out", frame: false }]);
+	});
+
+	it("numbers lines through blank lines", () => {
+		assert.deepEqual(riskLines("\n\n\nfatal"), [{ line: 4, text: "fatal", frame: false }]);
+	});
+
+	it("is empty for clean text and for empty text", () => {
+		assert.deepEqual(riskLines("all good\nnothing to see"), []);
+		assert.deepEqual(riskLines(""), []);
+	});
+});

@@ -1,0 +1,254 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type Block, linearize, type MessageLike } from "../../src/core/block.ts";
+import type { FoldCommand } from "../../src/core/contract.ts";
+import { foldCode, foldTag, thinkingDigest, toolResultDigest } from "../../src/core/digest.ts";
+import { contentKey, foldedCost, lower, renderFold, savingOf } from "../../src/core/lower.ts";
+import { blockCost } from "../../src/core/tokens.ts";
+
+const BIG = Array.from({ length: 200 }, (_, i) => `row ${i}: some text`).join("\n");
+
+function session(): MessageLike[] {
+	return [
+		{ role: "user", content: "start", timestamp: 10 },
+		{
+			role: "assistant",
+			responseId: "R1",
+			content: [
+				{ type: "thinking", thinking: "I should look at both files.\nThen compare." },
+				{ type: "thinking", thinking: "signed", thinkingSignature: "s" },
+				{ type: "toolCall", id: "c1", name: "read", arguments: { path: "a" } },
+				{ type: "toolCall", id: "c2", name: "read", arguments: { path: "b" } },
+				{ type: "toolCall", id: "c3", name: "write", arguments: { path: "c", content: BIG } },
+				{ type: "toolCall", id: "c4", name: "bash", arguments: { command: "true" } },
+			],
+		},
+		{ role: "toolResult", toolCallId: "c1", toolName: "read", content: BIG, timestamp: 11 },
+		{ role: "toolResult", toolCallId: "c2", toolName: "read", content: BIG, timestamp: 12 },
+		{ role: "toolResult", toolCallId: "c3", toolName: "write", content: "ok", timestamp: 13 },
+		{ role: "toolResult", toolCallId: "c4", toolName: "bash", content: "", timestamp: 14 },
+		{ role: "custom", content: BIG },
+		{ role: "assistant", responseId: "R2", content: [{ type: "text", text: "done" }] },
+	];
+}
+
+const messages = session();
+const blocks = linearize(messages);
+
+function block(id: string): Block {
+	const found = blocks.find((b) => b.id === id);
+	assert.ok(found, id);
+	return found;
+}
+
+const fold = (id: string, extra: Partial<Extract<FoldCommand, { type: "fold" }>> = {}): FoldCommand => ({
+	type: "fold",
+	id,
+	urgent: false,
+	...extra,
+});
+
+const always = () => true;
+
+describe("contentKey", () => {
+	it("is deterministic and separates different texts", () => {
+		assert.equal(contentKey(BIG), contentKey(`${BIG}`));
+		assert.notEqual(contentKey("abc"), contentKey("abd"));
+		assert.notEqual(contentKey("ab"), contentKey("ba"));
+		assert.notEqual(contentKey(""), contentKey(" "));
+		assert.match(contentKey("hello"), /^5:[0-9a-z]+:[0-9a-z]+$/);
+	});
+});
+
+describe("renderFold", () => {
+	it("folds a tool result to its digest under its own code", () => {
+		const b = block("r:c1");
+		assert.deepEqual(renderFold(b, messages[b.msg]), {
+			id: "r:c1",
+			code: foldCode("r:c1"),
+			text: toolResultDigest({ code: foldCode("r:c1"), toolName: "read", text: BIG, isError: false }),
+		});
+	});
+
+	it("folds a tool result to a pointer when told its bytes were folded before", () => {
+		const b = block("r:c2");
+		const op = renderFold(b, messages[b.msg], foldCode("r:c1"));
+		assert.equal(
+			op?.text,
+			`${foldTag(foldCode("r:c2"))} read: identical to ${foldTag(foldCode("r:c1"))}, ~${Math.ceil(BIG.length / 4)} tokens.`,
+		);
+	});
+
+	it("does not point a block at its own code", () => {
+		const b = block("r:c1");
+		const op = renderFold(b, messages[b.msg], foldCode("r:c1"));
+		assert.ok(op?.text?.includes("First line: row 0"));
+		assert.ok(!op?.text?.includes("identical"));
+	});
+
+	it("folds unsigned thinking, and never signed thinking", () => {
+		const unsigned = block("a:R1:0");
+		assert.deepEqual(renderFold(unsigned, messages[1]), {
+			id: "a:R1:0",
+			code: foldCode("a:R1:0"),
+			text: thinkingDigest(foldCode("a:R1:0"), unsigned.text),
+		});
+		assert.equal(renderFold(block("a:R1:1"), messages[1]), null);
+	});
+
+	it("folds large tool-call args, and returns null for small ones", () => {
+		const op = renderFold(block("a:c3:args"), messages[1]);
+		assert.ok(op?.args);
+		assert.equal(op.text, undefined);
+		assert.equal(op.args.path, "c");
+		assert.ok(String(op.args.content).startsWith(foldTag(foldCode("a:c3:args"))));
+		assert.equal(renderFold(block("a:c1:args"), messages[1]), null);
+	});
+
+	it("returns null for kinds that never fold", () => {
+		for (const id of ["u:10", "a:R2:0", "m6"]) assert.equal(renderFold(block(id), messages[block(id).msg]), null, id);
+	});
+
+	it("returns null for a tool result with an image", () => {
+		const withImage: MessageLike = {
+			role: "toolResult",
+			toolCallId: "img",
+			toolName: "read",
+			content: [
+				{ type: "text", text: BIG },
+				{ type: "image", data: "AA", mimeType: "image/png" },
+			],
+			timestamp: 1,
+		};
+		const [b] = linearize([withImage]);
+		assert.equal(renderFold(b, withImage), null);
+	});
+});
+
+describe("foldedCost and savingOf", () => {
+	it("costs a text fold as a block of the digest", () => {
+		const b = block("r:c1");
+		const op = renderFold(b, messages[b.msg]);
+		assert.ok(op?.text);
+		assert.equal(foldedCost(b, op), blockCost(op.text.length));
+		assert.equal(savingOf(b, messages[b.msg]), b.tokens - blockCost(op.text.length));
+		assert.ok(savingOf(b, messages[b.msg]) > 0);
+	});
+
+	it("costs an args fold as the folded JSON plus the tool name", () => {
+		const b = block("a:c3:args");
+		const op = renderFold(b, messages[1]);
+		assert.ok(op?.args);
+		assert.equal(foldedCost(b, op), blockCost(JSON.stringify(op.args).length + "write".length));
+		assert.ok(savingOf(b, messages[1]) > 0);
+	});
+
+	it("is 0 when the digest is not smaller than the block", () => {
+		for (const id of ["r:c3", "r:c4"]) {
+			const b = block(id);
+			const op = renderFold(b, messages[b.msg]);
+			assert.ok(op && foldedCost(b, op) >= b.tokens, id);
+			assert.equal(savingOf(b, messages[b.msg]), 0, id);
+		}
+	});
+
+	it("is 0 for blocks that cannot fold", () => {
+		for (const id of ["u:10", "a:R1:1", "a:c1:args", "m6"])
+			assert.equal(savingOf(block(id), messages[block(id).msg]), 0);
+	});
+});
+
+describe("lower", () => {
+	it("lowers fold commands to the engine's ops, in command order", () => {
+		const { ops, refused } = lower([fold("a:c3:args"), fold("r:c1"), fold("a:R1:0")], messages, blocks, always);
+		assert.deepEqual(refused, []);
+		assert.deepEqual(
+			ops,
+			["a:c3:args", "r:c1", "a:R1:0"].map((id) => renderFold(block(id), messages[block(id).msg])),
+		);
+	});
+
+	it("refuses unknown, positional, unfoldable, unplannable and repeated ids, and lowers the rest", () => {
+		const { ops, refused } = lower(
+			[
+				fold("r:ghost"),
+				fold("m6"),
+				fold("u:10"),
+				fold("a:R1:1"),
+				fold("r:c1"),
+				fold("r:c1"),
+				fold("r:c2"),
+				fold("a:c1:args"),
+			],
+			messages,
+			blocks,
+			(id) => id !== "r:c2",
+		);
+		assert.deepEqual(refused, [
+			{ id: "r:ghost", reason: "unknown-id" },
+			{ id: "m6", reason: "not-durable" },
+			{ id: "u:10", reason: "not-foldable" },
+			{ id: "a:R1:1", reason: "not-foldable" },
+			{ id: "r:c1", reason: "duplicate-command" },
+			{ id: "r:c2", reason: "not-plannable" },
+			{ id: "a:c1:args", reason: "not-foldable" },
+		]);
+		assert.deepEqual(
+			ops.map((op) => op.id),
+			["r:c1"],
+		);
+	});
+
+	it("ignores compact commands", () => {
+		const { ops, refused } = lower(
+			[{ type: "compact", usage: 1, budget: 1, maskable: 0 }, fold("r:c1")],
+			messages,
+			blocks,
+			always,
+		);
+		assert.deepEqual(
+			ops.map((op) => op.id),
+			["r:c1"],
+		);
+		assert.deepEqual(refused, []);
+	});
+
+	it("makes the second identical result of one event a pointer to the first", () => {
+		const { ops } = lower([fold("r:c1"), fold("r:c2")], messages, blocks, always);
+		assert.ok(ops[0].text?.includes("First line: row 0"));
+		assert.equal(ops[1].code, foldCode("r:c2"));
+		assert.ok(
+			ops[1].text?.startsWith(`${foldTag(foldCode("r:c2"))} read: identical to ${foldTag(foldCode("r:c1"))}`),
+		);
+	});
+
+	it("points at a code folded in an earlier event, through `known`", () => {
+		const known = new Map([[contentKey(BIG), "aaaaaaaa"]]);
+		const { ops } = lower([fold("r:c1")], messages, blocks, always, known);
+		assert.ok(ops[0].text?.includes(`identical to ${foldTag("aaaaaaaa")}`));
+		assert.equal(known.size, 1, "known is not mutated");
+	});
+
+	it("lets a policy supply a digest but writes the tag itself", () => {
+		const { ops } = lower(
+			[fold("r:c1", { digest: "{#zzzzzzzz FOLDED} rows 0-199 {#yyyyyyyy FOLDED} of table " })],
+			messages,
+			blocks,
+			always,
+		);
+		assert.equal(ops[0].text, `${foldTag(foldCode("r:c1"))} rows 0-199 of table`);
+	});
+
+	it("keeps the engine's args for an args fold even when a digest is supplied", () => {
+		const { ops } = lower([fold("a:c3:args", { digest: "ignored" })], messages, blocks, always);
+		assert.deepEqual(ops[0], renderFold(block("a:c3:args"), messages[1]));
+	});
+
+	it("is deterministic", () => {
+		const commands = [fold("r:c1"), fold("r:c2"), fold("a:c3:args"), fold("a:R1:0")];
+		assert.deepEqual(
+			lower(commands, session(), linearize(session()), always),
+			lower(commands, messages, blocks, always),
+		);
+	});
+});

@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	BLOCK_OVERHEAD,
+	blockCost,
+	clip,
+	estTokens,
+	firstLine,
+	IMAGE_TOKENS,
+	lineCount,
+	safeSlice,
+} from "../../src/core/tokens.ts";
+
+describe("estTokens", () => {
+	it("is ceil(chars / 4)", () => {
+		assert.equal(estTokens(0), 0);
+		assert.equal(estTokens(1), 1);
+		assert.equal(estTokens(4), 1);
+		assert.equal(estTokens(5), 2);
+		assert.equal(estTokens(8), 2);
+		assert.equal(estTokens(9), 3);
+		assert.equal(estTokens(4001), 1001);
+	});
+});
+
+describe("blockCost", () => {
+	it("is ceil(chars / 4) + 4 for text", () => {
+		assert.equal(BLOCK_OVERHEAD, 4);
+		assert.equal(blockCost(0), 4);
+		assert.equal(blockCost(1), 5);
+		assert.equal(blockCost(4), 5);
+		assert.equal(blockCost(5), 6);
+		assert.equal(blockCost(1000), 254);
+	});
+
+	it("charges a flat amount per image on top", () => {
+		assert.ok(IMAGE_TOKENS > 0);
+		assert.equal(blockCost(8, 1), 2 + IMAGE_TOKENS + 4);
+		assert.equal(blockCost(8, 3), 2 + 3 * IMAGE_TOKENS + 4);
+	});
+});
+
+describe("safeSlice", () => {
+	it("returns short text unchanged", () => {
+		assert.equal(safeSlice("abc", 3), "abc");
+		assert.equal(safeSlice("abc", 10), "abc");
+	});
+
+	it("cuts to max UTF-16 units", () => {
+		assert.equal(safeSlice("abcdef", 4), "abcd");
+		assert.equal(safeSlice("abcdef", 0), "");
+	});
+
+	it("never splits a surrogate pair", () => {
+		const text = "ab😀cd"; // the emoji occupies units 2 and 3
+		assert.equal(safeSlice(text, 3), "ab");
+		assert.equal(safeSlice(text, 4), "ab😀");
+		// no lone high surrogate at the end
+		const cut = safeSlice(text, 3);
+		const last = cut.charCodeAt(cut.length - 1);
+		assert.ok(!(last >= 0xd800 && last <= 0xdbff));
+	});
+});
+
+describe("clip", () => {
+	it("keeps text within the limit unchanged", () => {
+		assert.equal(clip("hello", 5), "hello");
+	});
+
+	it("cuts longer text to exactly max characters, ending with an ellipsis", () => {
+		const out = clip("hello world", 6);
+		assert.equal(out, "hello…");
+		assert.equal(out.length, 6);
+	});
+
+	it("does not split a surrogate pair before the ellipsis", () => {
+		assert.equal(clip("a😀bcdef", 3), "a…");
+	});
+});
+
+describe("firstLine", () => {
+	it("skips blank and white-space-only lines and trims", () => {
+		assert.equal(firstLine("\n  \n\t  first thing  \nsecond"), "first thing");
+	});
+
+	it("returns the only line of a one-line text", () => {
+		assert.equal(firstLine("solo"), "solo");
+	});
+
+	it("returns empty for empty or blank text", () => {
+		assert.equal(firstLine(""), "");
+		assert.equal(firstLine("\n \n\t\n"), "");
+	});
+});
+
+describe("lineCount", () => {
+	it("counts lines, a trailing newline not opening a new one", () => {
+		assert.equal(lineCount(""), 0);
+		assert.equal(lineCount("a"), 1);
+		assert.equal(lineCount("a\n"), 1);
+		assert.equal(lineCount("a\nb"), 2);
+		assert.equal(lineCount("a\nb\n"), 2);
+		assert.equal(lineCount("a\n\nb"), 3);
+		assert.equal(lineCount("\n"), 1);
+	});
+});

@@ -1,0 +1,250 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { linearize, type MessageLike } from "../../src/core/block.ts";
+import { DEFAULT_LADDER, type ViewBlock } from "../../src/core/contract.ts";
+import { FoldRegistry } from "../../src/core/fold-registry.ts";
+import { foldedCost, renderFold, savingOf } from "../../src/core/lower.ts";
+import { buildView, frozenFor, heldIds } from "../../src/core/view.ts";
+
+const BIG = Array.from({ length: 300 }, (_, i) => `line ${i} of output`).join("\n");
+const BIG_ARG = "w".repeat(3000);
+
+function call(id: string, name = "read", args: Record<string, unknown> = { path: id }) {
+	return { type: "toolCall", id, name, arguments: args };
+}
+
+function result(id: string, text = BIG, ts = 1): MessageLike {
+	return { role: "toolResult", toolCallId: id, toolName: "read", content: text, timestamp: ts };
+}
+
+/** An old delivered turn, then a parallel batch of three results after the latest assistant. */
+function session(): MessageLike[] {
+	return [
+		{ role: "user", content: "go", timestamp: 1 },
+		{
+			role: "assistant",
+			responseId: "A1",
+			content: [call("old1"), call("oldw", "write", { path: "x", content: BIG_ARG })],
+		},
+		result("old1", BIG, 2),
+		result("oldw", "wrote x", 3),
+		{
+			role: "assistant",
+			responseId: "A2",
+			content: [
+				{ type: "thinking", thinking: "three reads at once" },
+				call("p1"),
+				call("p2"),
+				call("p3", "write", { path: "y", content: BIG_ARG }),
+				call("lost", "write", { path: "z", content: BIG_ARG }),
+			],
+		},
+		result("p1", BIG, 4),
+		result("p2", BIG, 5),
+		result("p3", "wrote y", 6),
+	];
+}
+
+describe("heldIds", () => {
+	it("holds every tool result after the latest assistant message, as one batch", () => {
+		const messages = session();
+		const held = heldIds(messages, linearize(messages));
+		for (const id of ["r:p1", "r:p2", "r:p3"]) assert.ok(held.has(id), id);
+		assert.ok(!held.has("r:old1"));
+		assert.ok(!held.has("r:oldw"));
+	});
+
+	it("holds the args of a call whose result is held or missing, not of a delivered one", () => {
+		const messages = session();
+		const held = heldIds(messages, linearize(messages));
+		assert.ok(held.has("a:p3:args"), "result held");
+		assert.ok(held.has("a:lost:args"), "result missing");
+		assert.ok(held.has("a:p1:args"));
+		assert.ok(!held.has("a:oldw:args"), "delivered");
+		assert.ok(!held.has("a:old1:args"));
+	});
+
+	it("holds nothing else (user, thinking, text)", () => {
+		const messages = session();
+		const held = heldIds(messages, linearize(messages));
+		assert.deepEqual([...held].sort(), [
+			"a:lost:args",
+			"a:p1:args",
+			"a:p2:args",
+			"a:p3:args",
+			"r:p1",
+			"r:p2",
+			"r:p3",
+		]);
+	});
+
+	it("releases the batch once a later assistant message exists", () => {
+		const messages = [...session(), { role: "assistant", responseId: "A3", content: [{ type: "text", text: "ok" }] }];
+		const held = heldIds(messages, linearize(messages));
+		assert.deepEqual([...held], ["a:lost:args"]);
+	});
+
+	it("holds every result when there is no assistant message at all", () => {
+		const messages = [result("solo")];
+		assert.deepEqual([...heldIds(messages, linearize(messages))], ["r:solo"]);
+	});
+});
+
+describe("frozenFor", () => {
+	it("returns frozen ops of present blocks, and marks as stale those whose extent changed", () => {
+		const messages = session();
+		const blocks = linearize(messages);
+		const registry = new FoldRegistry();
+		const b = blocks.find((x) => x.id === "r:old1");
+		const w = blocks.find((x) => x.id === "a:oldw:args");
+		assert.ok(b && w);
+		const op1 = renderFold(b, messages[b.msg]);
+		const op2 = renderFold(w, messages[w.msg]);
+		assert.ok(op1 && op2);
+		registry.addRecord({ id: b.id, code: op1.code, chars: b.text.length, seq: 1 });
+		registry.addRecord({ id: w.id, code: op2.code, chars: w.text.length + 1, seq: 1 });
+		registry.commitLayer(1, [op1, op2, { id: "r:gone", code: "gggggggg", text: "x" }]);
+		const { ops, stale } = frozenFor(blocks, registry);
+		assert.deepEqual(ops, [op1]);
+		assert.deepEqual(stale, ["a:oldw:args"]);
+	});
+});
+
+function view(
+	messages: MessageLike[],
+	registry = new FoldRegistry(),
+	usage?: number | null,
+	savings?: Map<string, number>,
+) {
+	const blocks = linearize(messages);
+	const { ops } = frozenFor(blocks, registry);
+	return {
+		blocks,
+		view: buildView({
+			messages,
+			blocks,
+			registry,
+			frozen: ops,
+			window: 200_000,
+			usage,
+			neverCacheRead: false,
+			config: DEFAULT_LADDER,
+			savings,
+		}),
+	};
+}
+
+function vb(blocks: readonly ViewBlock[], id: string): ViewBlock {
+	const found = blocks.find((b) => b.id === id);
+	assert.ok(found, id);
+	return found;
+}
+
+describe("buildView", () => {
+	it("lists every block with its cost, kind and flags", () => {
+		const messages = session();
+		const { blocks, view: v } = view(messages);
+		assert.deepEqual(
+			v.blocks.map((b) => [b.id, b.kind, b.tokens]),
+			blocks.map((b) => [b.id, b.kind, b.tokens]),
+		);
+		assert.equal(v.window, 200_000);
+		assert.equal(v.neverCacheRead, false);
+		assert.equal(v.config, DEFAULT_LADDER);
+		assert.equal(vb(v.blocks, "r:p1").held, true);
+		assert.equal(vb(v.blocks, "r:old1").held, false);
+		assert.equal(vb(v.blocks, "r:old1").eligible, true);
+		assert.equal(vb(v.blocks, "u:1").eligible, false);
+		assert.equal(vb(v.blocks, "a:old1:args").eligible, false, "small args");
+		assert.equal(vb(v.blocks, "a:oldw:args").eligible, true);
+	});
+
+	it("uses the reported usage, else the local estimate", () => {
+		const messages = session();
+		const local = linearize(messages).reduce((n, b) => n + b.tokens, 0);
+		assert.equal(view(messages, undefined, 12345).view.usage, 12345);
+		assert.equal(view(messages, undefined, null).view.usage, local);
+		assert.equal(view(messages).view.usage, local);
+		assert.equal(view(messages, undefined, Number.NaN).view.usage, local);
+		assert.equal(view(messages, undefined, -1).view.usage, local);
+	});
+
+	it("costs frozen blocks at their folded size, marks them frozen, and gives them no saving", () => {
+		const messages = session();
+		const blocks = linearize(messages);
+		const b = blocks.find((x) => x.id === "r:old1");
+		assert.ok(b);
+		const op = renderFold(b, messages[b.msg]);
+		assert.ok(op);
+		const registry = new FoldRegistry();
+		registry.addRecord({ id: b.id, code: op.code, chars: b.text.length, seq: 1 });
+		registry.commitLayer(1, [op]);
+		const { view: v } = view(messages, registry);
+		const frozen = vb(v.blocks, "r:old1");
+		assert.equal(frozen.frozen, true);
+		assert.equal(frozen.tokens, foldedCost(b, op));
+		assert.ok(frozen.tokens < b.tokens);
+		assert.equal(frozen.eligible, false);
+		assert.equal(frozen.saving, 0);
+		const local = blocks.reduce((n, x) => n + x.tokens, 0) - b.tokens + foldedCost(b, op);
+		assert.equal(v.usage, local);
+	});
+
+	it("gives savings equal to savingOf for eligible blocks", () => {
+		const messages = session();
+		const { blocks, view: v } = view(messages);
+		for (const id of ["r:old1", "a:oldw:args", "a:A2:0"]) {
+			const b = blocks.find((x) => x.id === id);
+			assert.ok(b);
+			assert.equal(vb(v.blocks, id).saving, savingOf(b, messages[b.msg]), id);
+		}
+		assert.ok(vb(v.blocks, "r:old1").saving > 0);
+	});
+
+	it("gives 0 saving to ineligible blocks: user, signed thinking, positional, unfolded, held raw", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: BIG, timestamp: 1 },
+			{
+				role: "assistant",
+				responseId: "A",
+				content: [
+					{ type: "thinking", thinking: BIG, thinkingSignature: "sig" },
+					call("u1"),
+					call("u2"),
+					call("u3"),
+				],
+			},
+			result("u1", BIG, 2),
+			result("u2", BIG, 3),
+			{ role: "toolResult", toolName: "read", content: BIG },
+			{ role: "assistant", responseId: "B", content: [{ type: "text", text: "x" }] },
+		];
+		const registry = new FoldRegistry();
+		registry.unfold("r:u1");
+		registry.holdRaw("r:u2");
+		const { view: v } = view(messages, registry);
+		for (const id of ["u:1", "a:A:0", "r:u1", "r:u2", "m4"]) {
+			assert.equal(vb(v.blocks, id).eligible, false, id);
+			assert.equal(vb(v.blocks, id).saving, 0, id);
+		}
+	});
+
+	it("gives 0 saving when the digest is not smaller than the block", () => {
+		const messages = session();
+		const { view: v } = view(messages);
+		const small = vb(v.blocks, "r:oldw");
+		assert.equal(small.eligible, true);
+		assert.equal(small.saving, 0);
+	});
+
+	it("computes savings lazily and memoizes them by id", () => {
+		const messages = session();
+		const memo = new Map<string, number>();
+		const { view: v } = view(messages, undefined, undefined, memo);
+		assert.equal(memo.size, 0);
+		const first = vb(v.blocks, "r:old1").saving;
+		assert.equal(memo.get("r:old1"), first);
+		memo.set("r:old1", 777);
+		assert.equal(vb(v.blocks, "r:old1").saving, 777);
+	});
+});
