@@ -84,8 +84,8 @@ function describeSize(text: string, isError: boolean): string {
 }
 
 /** Renders the risk-line section of a digest: verbatim lines, bounded, with a count of the rest. */
-function riskSection(code: string, text: string): string {
-	const risks = riskLines(text);
+function riskSection(code: string, text: string, isError = false): string {
+	const risks = riskLines(text, isError);
 	if (risks.length === 0) return "";
 	const out: string[] = [];
 	let used = 0;
@@ -112,7 +112,7 @@ function riskSection(code: string, text: string): string {
 export function toolResultDigest(input: ToolResultDigestInput): string {
 	const head = clip(firstLine(input.text), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
-	return `${foldTag(input.code)} ${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${riskSection(input.code, input.text)}`;
+	return `${foldTag(input.code)} ${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${riskSection(input.code, input.text, input.isError)}`;
 }
 
 /** Digest of a block whose bytes equal an already-folded block: a pointer to the first one. */

@@ -178,9 +178,17 @@ describe("toolResultDigest", () => {
 
 	it("says error instead of a bare line count for an error result", () => {
 		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text: "boom", isError: true });
-		assert.equal(out, "{#abc12345 FOLDED} bash: error, 1 line, ~1 tokens. First line: boom");
+		assert.equal(out, "{#abc12345 FOLDED} bash: error, 1 line, ~1 tokens. First line: boom\nL1: boom");
 		const two = toolResultDigest({ code: "abc12345", toolName: "bash", text: "a\nb", isError: true });
-		assert.equal(two, "{#abc12345 FOLDED} bash: error, 2 lines, ~1 tokens. First line: a");
+		assert.equal(two, "{#abc12345 FOLDED} bash: error, 2 lines, ~1 tokens. First line: a\nL1: a\nL2: b");
+	});
+
+	it("keeps every line of an error result that has no lexicon error line (e.g. an edit mismatch)", () => {
+		const text = "Could not find the exact text in src/a.ts.\nThe old text must match exactly.";
+		const out = toolResultDigest({ code: "abc12345", toolName: "edit", text, isError: true });
+		assert.ok(out.includes("\nL1: Could not find the exact text in src/a.ts.\nL2: The old text must match exactly."));
+		const ok = toolResultDigest({ code: "abc12345", toolName: "edit", text, isError: false });
+		assert.ok(!ok.includes("L2:"), "a successful result keeps only lexicon lines");
 	});
 
 	it("clips the first line", () => {

@@ -63,11 +63,14 @@ export interface RiskLine {
 
 /**
  * Every risk line of `text`, error lines first and stack frames after, each group in text order.
- * White-space-only differences are kept: the lines are verbatim.
+ * White-space-only differences are kept: the lines are verbatim. With `allErrors` (the text of an
+ * error result), when the lexicon finds no error line, every non-empty line that is not a frame
+ * counts as one: the whole result is the failure signal.
  */
-export function riskLines(text: string): RiskLine[] {
+export function riskLines(text: string, allErrors = false): RiskLine[] {
 	const errors: RiskLine[] = [];
 	const frames: RiskLine[] = [];
+	const plain: RiskLine[] = [];
 	let start = 0;
 	let n = 0;
 	while (start < text.length) {
@@ -79,8 +82,9 @@ export function riskLines(text: string): RiskLine[] {
 		if (line.trim()) {
 			if (isFrameLine(line)) frames.push({ line: n, text: line, frame: true });
 			else if (isErrorLine(line)) errors.push({ line: n, text: line, frame: false });
+			else if (allErrors) plain.push({ line: n, text: line, frame: false });
 		}
 		start = end + 1;
 	}
-	return errors.concat(frames);
+	return (allErrors && errors.length === 0 ? plain : errors).concat(frames);
 }
