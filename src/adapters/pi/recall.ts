@@ -84,7 +84,7 @@ function fullOutputOf(block: Block, message: MessageLike): string | undefined {
 export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): Resolved | Unresolved {
 	const id = engine.registry.idOf(code);
 	const record = id ? engine.registry.record(id) : undefined;
-	if (!id || !record) return { ok: false, error: `{#${code} FOLDED} is not a fold code of this session branch` };
+	if (!id || !record) return { ok: false, error: `#${code} is not a fold code of this session branch` };
 	const base = (block: Block, message: MessageLike, source: Resolved["source"], warning?: string): Resolved => ({
 		ok: true,
 		id,
@@ -121,7 +121,7 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 	return {
 		ok: false,
 		error: mismatch
-			? `{#${code} FOLDED}: the session file's copy does not match the sha256 taken at fold time, and the block has left live history`
-			: `{#${code} FOLDED}: the block is not in the session file and has left live history`,
+			? `#${code}: the session file's copy does not match the sha256 taken at fold time, and the block has left live history`
+			: `#${code}: the block is not in the session file and has left live history`,
 	};
 }

@@ -84,7 +84,7 @@ function header(r: Resolved): string {
 			? `arguments of ${r.toolName ?? "a tool call"}`
 			: (r.toolName ?? r.record.kind ?? "block");
 	const how = r.source === "ledger" ? "sha256 verified" : r.source === "live" ? "from live history" : "unverified";
-	return `{#${r.record.code} FOLDED} ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	return `Recalled #${r.record.code}: ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 }
 
 /** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
@@ -207,15 +207,15 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string
 		const ids: string[] = [];
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
-			if (!id) lines.push(`{#${code} FOLDED} is not a fold code of this session branch`);
-			else if (engine.registry.isUnfolded(id)) lines.push(`{#${code} FOLDED} is already unfolded`);
+			if (!id) lines.push(`#${code} is not a fold code of this session branch`);
+			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
 			else if (!engine.registry.frozenOp(id)) {
-				lines.push(`{#${code} FOLDED} is no longer in the live context (compacted); use recall_folded to read it`);
+				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else ids.push(id);
 		}
 		if (ids.length > 0) {
 			engine.unfold(ids);
-			const codes = ids.map((id) => `{#${engine.registry.record(id)?.code} FOLDED}`).join(", ");
+			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
 			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
 		}
 		return lines.join("\n");
