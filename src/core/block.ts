@@ -231,12 +231,13 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number): 
 
 /**
  * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
- * later occurrence falls back to its positional (never foldable) id.
+ * later occurrence falls back to its positional (never foldable) id. `turnBase` is the number of
+ * user messages before the array (those a compaction removed), so turns stay session-absolute.
  */
-export function linearize(messages: readonly MessageLike[]): Block[] {
+export function linearize(messages: readonly MessageLike[], turnBase = 0): Block[] {
 	const blocks: Block[] = [];
 	const seen = new Set<string>();
-	let turn = 0;
+	let turn = turnBase;
 	for (let i = 0; i < messages.length; i++) {
 		const message = messages[i];
 		if (!message || typeof message !== "object") {

@@ -23,6 +23,8 @@ export interface PassInput {
 	neverCacheRead: boolean;
 	config: LadderConfig;
 	savings?: Map<string, number>;
+	/** User messages before the array (removed by compaction), for session-absolute turns. */
+	turnBase?: number;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -40,7 +42,7 @@ export interface TurnPlan {
 
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
-	const blocks = linearize(input.messages);
+	const blocks = linearize(input.messages, input.turnBase);
 	const { ops: frozen, stale } = frozenFor(blocks, input.registry);
 	const view = buildView({ ...input, blocks, frozen });
 	const commands = input.policy(view);

@@ -92,6 +92,15 @@ export function sliceLines(
 	return { text: out.join("\n"), total: lines.length, cut };
 }
 
+/** A long matching line clipped to a window around its first match, so the match stays visible. */
+function around(line: string, needle: string, max: number): string {
+	if (line.length <= max) return line;
+	const at = line.toLowerCase().indexOf(needle);
+	if (at < 0 || at + needle.length <= max - 1) return clip(line, max);
+	const start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
+	return `…${clip(line.slice(start), max - 1)}`;
+}
+
 /** Result of a grep over one text. */
 export interface GrepResult {
 	text: string;
@@ -129,8 +138,9 @@ export function grepText(
 		const to = Math.min(hit + context, lines.length - 1);
 		const chunk: string[] = [];
 		if (printedTo >= 0 && from > printedTo + 1) chunk.push("--");
-		for (let i = from; i <= to; i++)
-			chunk.push(`${i + 1}${i === hit ? ":" : "-"} ${clip(lines[i], RECALL_LIMITS.lineChars)}`);
+		for (let i = from; i <= to; i++) {
+			chunk.push(`${i + 1}${i === hit ? ":" : "-"} ${around(lines[i], needle, RECALL_LIMITS.lineChars)}`);
+		}
 		const size = chunk.reduce((n, l) => n + l.length + 1, 0);
 		if (used + size > maxChars && shown > 0) {
 			cut = true;

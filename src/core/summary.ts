@@ -27,23 +27,52 @@ export interface SummaryInput {
 	summary: SeedSummary;
 	/** The previous compaction's summary, when Pi passes one. */
 	previousSummary?: string;
-	/** Number of messages this compaction removes from live history. */
-	compacted: number;
+	/** One line on what the summary covers, e.g. "This compaction removed 40 messages from live history." */
+	scope: string;
 }
 
+/**
+ * A titled list within `budget` characters. When the lines do not fit, the oldest and the newest
+ * are kept (the opening task and the latest state) and the middle is counted.
+ */
 function section(title: string, lines: readonly string[], budget: number, more: string): string {
 	if (lines.length === 0) return "";
-	const out: string[] = [];
+	const size = (list: readonly string[]) => list.reduce((n, l) => n + l.length + 1, 0);
+	if (size(lines) <= budget) return `## ${title}\n${lines.join("\n")}`;
+	const head: string[] = [];
+	const tail: string[] = [];
 	let used = 0;
-	for (const line of lines) {
-		if (used + line.length + 1 > budget && out.length > 0) break;
-		out.push(line);
+	let i = 0;
+	let j = lines.length - 1;
+	while (i <= j) {
+		const takeHead = head.length <= tail.length;
+		const line = takeHead ? lines[i] : lines[j];
+		if (used + line.length + 1 > budget && head.length + tail.length > 0) break;
 		used += line.length + 1;
+		if (takeHead) head.push(lines[i++]);
+		else tail.unshift(lines[j--]);
 	}
-	const left = lines.length - out.length;
-	if (left > 0) out.push(`- … ${left} more ${more}`);
-	return `## ${title}\n${out.join("\n")}`;
+	const left = lines.length - head.length - tail.length;
+	const gap = left > 0 ? [`- … ${left} more ${more}`] : [];
+	return `## ${title}\n${[...head, ...gap, ...tail].join("\n")}`;
 }
+
+/** Words joined into lines of at most `width` characters. */
+function wrap(words: readonly string[], width: number): string[] {
+	const lines: string[] = [];
+	let line = "";
+	for (const word of words) {
+		if (line && line.length + 1 + word.length > width) {
+			lines.push(line);
+			line = word;
+		} else line = line ? `${line} ${word}` : word;
+	}
+	if (line) lines.push(line);
+	return lines;
+}
+
+/** Span kinds worth a recovery pointer line (other recorded spans are still found by search). */
+const POINTER_KINDS = new Set(["toolResult", "toolArgs", "thinking"]);
 
 function tag(code: string | undefined): string {
 	return code ? `${foldTag(code)} ` : "";
@@ -62,7 +91,7 @@ export function renderSummary(input: SummaryInput): string {
 	const L = SUMMARY_LIMITS;
 	const preamble = [
 		SUMMARY_HEADER,
-		`${input.compacted} earlier messages left live history. This summary was extracted by context-fold, not written by a model:`,
+		`${input.scope} This summary was extracted by context-fold, not written by a model:`,
 		"every intent, path, command, error line and identifier below is copied verbatim from the session, and nothing else is claimed.",
 		"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
 		'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
@@ -73,7 +102,7 @@ export function renderSummary(input: SummaryInput): string {
 			"User intents, in order",
 			s.intents.map((i) => `- [turn ${i.turn}] ${i.text}`),
 			L.intents,
-			"intents (search the session file)",
+			"intents (recall_folded search=… finds them)",
 		),
 		section(
 			"Error lines (verbatim)",
@@ -95,13 +124,18 @@ export function renderSummary(input: SummaryInput): string {
 		),
 		section(
 			"Exact identifiers (search keys for recall_folded)",
-			s.identifiers.length ? [s.identifiers.join(" ")] : [],
+			wrap(s.identifiers, 160),
 			L.identifiers,
-			"identifiers",
+			"lines of identifiers",
 		),
 		section(
 			"Recovery pointers",
-			s.spans.map((p) => `- ${foldTag(p.code)} ${p.tool ?? p.kind}, turn ${p.turn}, ~${p.tokens} tokens`),
+			s.spans
+				.filter((p) => POINTER_KINDS.has(p.kind) && p.tokens >= 64)
+				.map(
+					(p) =>
+						`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}, turn ${p.turn}, ~${p.tokens} tokens`,
+				),
 			L.pointers,
 			"folded blocks (recall_folded search=…)",
 		),

@@ -31,8 +31,9 @@ export interface BuiltCompaction {
 }
 
 /**
- * Gives every durable, foldable block of `messages` that has no fold record one now (per block
- * fail-open), appends them as one `records` entry, and adds them to the registry.
+ * Gives every durable block of `messages` with text (summaries aside) that has no fold record one
+ * now (per block fail-open), appends them as one `records` entry, and adds them to the registry: a
+ * record only makes the block recallable by code and by search; it folds nothing.
  */
 export function recordLeavers(
 	messages: readonly MessageLike[],
@@ -41,9 +42,9 @@ export function recordLeavers(
 	warn: (message: string) => void,
 ): FoldRecord[] {
 	const fresh: FoldRecord[] = [];
-	for (const block of linearize(messages)) {
+	for (const block of linearize(messages, engine.turnBase)) {
 		try {
-			if (!block.durable || !block.foldable || engine.registry.record(block.id)) continue;
+			if (!block.durable || block.kind === "summary" || !block.text || engine.registry.record(block.id)) continue;
 			const code = foldCode(block.id);
 			const holder = engine.registry.idOf(code);
 			if (holder !== undefined && holder !== block.id) {
@@ -86,7 +87,13 @@ export function buildCompaction(
 	const ids = new Set(linearize(messages).map((b) => b.id));
 	const spans = engine.registry.allRecords().filter((r) => ids.has(r.id));
 	const seq = index.nextCompactionSeq();
-	const record: SeedRecord = extractSeedRecord({ kind: "compaction", seq, messages, spans });
+	const record: SeedRecord = extractSeedRecord({
+		kind: "compaction",
+		seq,
+		messages,
+		spans,
+		turnBase: engine.turnBase,
+	});
 	index.append(record);
 	const priorCompactions = index.all().filter((r) => r.kind === "compaction" && r.seq !== seq).length;
 	const previous = input.previousSummary;
@@ -94,7 +101,7 @@ export function buildCompaction(
 	const summary = renderSummary({
 		summary: summarizeIndex(index.all()),
 		previousSummary: carryPrevious ? previous : undefined,
-		compacted: messages.length,
+		scope: `This compaction removed ${messages.length} messages from live history.`,
 	});
 	return { summary, seq, codes: spans.map((s) => s.code), recorded: fresh.length };
 }

@@ -27,7 +27,10 @@ export function writeHandoff(
 	const branch = ctx.sessionManager.getBranch() as { type?: string; message?: MessageLike }[];
 	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
 	const live = extractSeedRecord({ kind: "compaction", seq: 0, messages, spans: engine.registry.allRecords() });
-	const summary = renderSummary({ summary: summarizeIndex([...index.all(), live]), compacted: messages.length });
+	const summary = renderSummary({
+		summary: summarizeIndex([...index.all(), live]),
+		scope: `The parent session holds ${messages.length} messages on this branch.`,
+	});
 	const parent = ctx.sessionManager.getSessionFile() ?? "(in-memory session, not saved)";
 	const text = renderHandoff({ goal, parentSession: parent, writtenAt: now.toISOString(), summary });
 	const dir = index.folder() ?? join(tmpdir(), "context-fold", "in-memory");

@@ -12,7 +12,7 @@ import { DEFAULT_CONFIG, disabledByEnv, type FoldConfig, resolveConfig, SETTINGS
 import { registerHandoff } from "./handoff.ts";
 import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
-import { ENTRY_TYPE } from "./persistence.ts";
+import { ENTRY_TYPE, turnBaseOf } from "./persistence.ts";
 import { errorText, FoldEngine } from "./store.ts";
 import { registerFoldTools } from "./unfold-tool.ts";
 
@@ -49,7 +49,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
 		beforeCommit: (seq, records, messages) => {
 			const scope = new Set(records.map((r) => r.id));
-			index.append(extractSeedRecord({ kind: "fold", seq, messages, spans: records, scope }));
+			index.append(
+				extractSeedRecord({ kind: "fold", seq, messages, spans: records, scope, turnBase: engine.turnBase }),
+			);
 		},
 		warn,
 		debug: (message) => {
@@ -118,8 +120,13 @@ export default function contextFold(pi: ExtensionAPI): void {
 			return undefined;
 		}
 	});
-	pi.on("session_compact", () => {
+	pi.on("session_compact", (_event, ctx) => {
 		pendingCompaction = undefined;
+		try {
+			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
+		} catch (error) {
+			warn(`context-fold: turn numbering after compaction may restart: ${errorText(error)}`);
+		}
 	});
 	pi.on("session_compact_failed", (event) => {
 		const seq = pendingCompaction;

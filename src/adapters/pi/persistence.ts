@@ -82,3 +82,23 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 	}
 	return { registry, skipped };
 }
+
+/**
+ * User messages of the branch that the latest compaction removed from live history (those before
+ * its first kept entry): the base that keeps turn numbers session-absolute after a compaction.
+ */
+export function turnBaseOf(branch: readonly unknown[]): number {
+	let firstKept: unknown;
+	for (const raw of branch) {
+		const entry = raw as { type?: unknown; firstKeptEntryId?: unknown };
+		if (entry?.type === "compaction") firstKept = entry.firstKeptEntryId;
+	}
+	if (typeof firstKept !== "string") return 0;
+	let users = 0;
+	for (const raw of branch) {
+		const entry = raw as { type?: unknown; id?: unknown; message?: { role?: unknown } };
+		if (entry?.id === firstKept) return users;
+		if (entry?.type === "message" && entry.message?.role === "user") users++;
+	}
+	return 0;
+}

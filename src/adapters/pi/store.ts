@@ -10,7 +10,7 @@ import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
 import type { FoldConfig } from "./config.ts";
-import { ENTRY_VERSION, type FoldEntry, rebuildRegistry } from "./persistence.ts";
+import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, turnBaseOf } from "./persistence.ts";
 
 /** sha256 of a block text, hex. */
 export function sha256(text: string): string {
@@ -46,6 +46,8 @@ export interface LiveBlock {
 /** The fold engine of one session branch. */
 export class FoldEngine {
 	registry = new FoldRegistry();
+	/** User messages that compaction removed from live history; keeps turns session-absolute. */
+	turnBase = 0;
 	private savings = new Map<string, number>();
 	private live = new Map<string, LiveBlock>();
 	private responses = 0;
@@ -63,6 +65,7 @@ export class FoldEngine {
 		this.reset();
 		const { registry, skipped } = rebuildRegistry(entries);
 		this.registry = registry;
+		this.turnBase = turnBaseOf(entries);
 		if (skipped > 0)
 			this.deps.warn(`context-fold: skipped ${skipped} unreadable fold entr${skipped === 1 ? "y" : "ies"}`);
 		for (const raw of entries) {
@@ -74,6 +77,7 @@ export class FoldEngine {
 	/** Forgets all state (before a rebuild, or when a rebuild fails: prior folds then render raw). */
 	reset(): void {
 		this.registry = new FoldRegistry();
+		this.turnBase = 0;
 		this.savings = new Map();
 		this.live = new Map();
 		this.responses = 0;
@@ -115,6 +119,7 @@ export class FoldEngine {
 			neverCacheRead: this.neverCacheRead,
 			config,
 			savings: this.savings,
+			turnBase: this.turnBase,
 		});
 		const live = new Map<string, LiveBlock>();
 		for (const block of plan.blocks) if (block.durable) live.set(block.id, { block, message: messages[block.msg] });

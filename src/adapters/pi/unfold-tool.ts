@@ -36,7 +36,8 @@ export const recallParameters = Type.Object({
 	lines: Type.Optional(Type.String({ description: 'Only this 1-based line range, e.g. "120-180".' })),
 	search: Type.Optional(
 		Type.String({
-			description: "Search every folded block of the session for this literal text (case-insensitive).",
+			description:
+				"Search every folded block, and every block a compaction removed, for this literal text (case-insensitive).",
 		}),
 	),
 });
@@ -125,32 +126,39 @@ function serve(
 	return `${head}\n${s.text}\n… cut at the recall size cap (${s.total} lines in all); use lines="a-b" or grep for the rest`;
 }
 
+/**
+ * Searches every recorded block (folded, or removed by a compaction). Blocks holding the pattern in
+ * its exact case come first, so an exact identifier finds its own blocks before case variants.
+ */
 function sweep(pattern: string, engine: FoldEngine, ledger: Ledger): string {
-	const out: string[] = [];
-	let budget = RECALL_LIMITS.totalChars;
-	let blocks = 0;
-	let hitsTotal = 0;
-	const skipped: string[] = [];
+	const needle = pattern.toLowerCase();
+	const exact: Resolved[] = [];
+	const loose: Resolved[] = [];
+	let unreadable = 0;
 	for (const record of engine.registry.allRecords()) {
 		const r = resolveCode(record.code, engine, ledger);
 		if (!r.ok) {
-			skipped.push(record.code);
+			unreadable++;
 			continue;
 		}
+		if (r.text.includes(pattern)) exact.push(r);
+		else if (r.text.toLowerCase().includes(needle)) loose.push(r);
+	}
+	const hits = exact.concat(loose);
+	if (hits.length === 0) {
+		return `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
+	}
+	const out: string[] = [];
+	let budget = RECALL_LIMITS.totalChars;
+	for (const r of hits) {
+		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 300) break;
 		const g = grepText(r.text, pattern, Math.min(2000, budget), 8, 1);
-		if (g.matches === 0) continue;
-		hitsTotal++;
-		if (blocks >= RECALL_LIMITS.searchBlocks || budget < 300) continue;
 		const entry = `${header(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
 		out.push(entry);
 		budget -= entry.length + 2;
-		blocks++;
 	}
-	if (hitsTotal === 0) {
-		return `no folded block contains "${pattern}"${skipped.length ? ` (${skipped.length} could not be read)` : ""}`;
-	}
-	const more = hitsTotal > blocks ? `\n… ${hitsTotal - blocks} more folded blocks match; narrow the search` : "";
-	return `${hitsTotal} folded block${hitsTotal === 1 ? "" : "s"} contain "${pattern}":\n\n${out.join("\n\n")}${more}`;
+	const more = hits.length > out.length ? `\n… ${hits.length - out.length} more blocks match; narrow the search` : "";
+	return `${hits.length} block${hits.length === 1 ? "" : "s"} contain "${pattern}":\n\n${out.join("\n\n")}${more}`;
 }
 
 /** The recall_folded tool's work, as plain text (never throws). */
@@ -232,7 +240,7 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 		description:
 			`${TAG_HELP} Call recall_folded with the code to read the original back without changing the context: ` +
 			"whole, or only matching lines (`grep`), or a line range (`lines`). Use `search` to look through every folded " +
-			"block at once when you do not know the code. Prefer grep or lines for large blocks. Output is capped.",
+			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. Output is capped.",
 		promptSnippet: "Read back blocks folded as {#code FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {

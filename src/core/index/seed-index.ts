@@ -164,6 +164,8 @@ export interface SeedInput {
 	scope?: ReadonlySet<string>;
 	/** Overrides of SEED_CAPS (tests use small ones). */
 	caps?: Partial<SeedCaps>;
+	/** User messages before `messages` (removed by compaction), so turns are session-absolute. */
+	turnBase?: number;
 }
 
 /**
@@ -321,7 +323,7 @@ function setIf<T extends object, K extends keyof T>(target: T, key: K, value: T[
 export function extractSeedRecord(input: SeedInput): SeedRecord {
 	const caps: SeedCaps = { ...SEED_CAPS, ...input.caps };
 	const messages = input.messages;
-	const blocks = linearize(messages);
+	const blocks = linearize(messages, input.turnBase);
 	const inScope = (id: string): boolean => input.scope === undefined || input.scope.has(id);
 	const spanCodes = new Map<string, string>();
 	for (const span of input.spans) if (!spanCodes.has(span.id)) spanCodes.set(span.id, span.code);

@@ -491,7 +491,9 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 			if (!existsSync(dir)) return;
 			for (const ent of await readdir(dir, { withFileTypes: true })) {
 				const p = join(dir, ent.name);
-				if (ent.isDirectory()) await walk(p);
+				if (ent.isDirectory()) {
+					if (ent.name !== "context-fold") await walk(p);
+				}
 				else if (ent.name.endsWith(".jsonl")) found.push({ file: p, mtime: (await stat(p)).mtimeMs });
 			}
 		};

@@ -1,0 +1,87 @@
+/**
+ * The pure text work behind recall_folded: argument rendering, line ranges, slices and grep.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { grepText, parseLineRange, RECALL_LIMITS, renderArgs, sliceLines } from "../../src/core/recall.ts";
+
+const text = Array.from({ length: 30 }, (_, i) => `line ${i + 1}${i === 9 ? " Error: boom (x+1)" : ""}`).join("\n");
+
+describe("renderArgs", () => {
+	it("shows small values inline and large or multi-line strings raw under their key path", () => {
+		const out = renderArgs("edit", { path: "src/a.ts", edits: [{ oldText: "a\nb", newText: "c" }], n: 3, on: true });
+		assert.equal(
+			out,
+			"arguments of edit:\npath: src/a.ts\nedits[0].oldText:\na\nb\nedits[0].newText: c\nn: 3\non: true",
+		);
+	});
+	it("marks empty arrays and objects", () => {
+		assert.equal(renderArgs("x", { a: [], b: {} }), "arguments of x:\na: []\nb: {}");
+	});
+});
+
+describe("parseLineRange", () => {
+	it("reads a-b, a-, a and spaces", () => {
+		assert.deepEqual(parseLineRange("3-7"), { start: 3, end: 7 });
+		assert.deepEqual(parseLineRange(" 3 - 7 "), { start: 3, end: 7 });
+		assert.deepEqual(parseLineRange("5"), { start: 5, end: 5 });
+		assert.deepEqual(parseLineRange("5-"), { start: 5, end: Number.MAX_SAFE_INTEGER });
+	});
+	it("rejects malformed, reversed, zero and non-string ranges", () => {
+		for (const bad of ["", "a-b", "7-3", "0-2", "-3", "1-2-3", "1.5", 12, null, undefined]) {
+			assert.equal(parseLineRange(bad), null, String(bad));
+		}
+	});
+});
+
+describe("sliceLines", () => {
+	it("numbers the lines and reports the total", () => {
+		const s = sliceLines(text, { start: 9, end: 11 }, 10_000);
+		assert.equal(s.text, "9: line 9\n10: line 10 Error: boom (x+1)\n11: line 11");
+		assert.equal(s.total, 30);
+		assert.equal(s.cut, false);
+	});
+	it("stops at the size cap and says so", () => {
+		const s = sliceLines(text, { start: 1, end: 30 }, 40);
+		assert.equal(s.cut, true);
+		assert.ok(s.text.length <= 40);
+	});
+	it("a range past the end is empty", () => {
+		assert.equal(sliceLines(text, { start: 40, end: 50 }, 1000).text, "");
+	});
+});
+
+describe("grepText", () => {
+	it("is literal and case-insensitive, with context lines and match markers", () => {
+		const g = grepText(text, "ERROR: BOOM (X+1)", 10_000);
+		assert.equal(g.matches, 1);
+		assert.equal(g.text, "8- line 8\n9- line 9\n10: line 10 Error: boom (x+1)\n11- line 11\n12- line 12");
+	});
+	it("separates distant hunks and merges overlapping ones", () => {
+		const g = grepText("a\nx\nb\nc\nd\ne\nf\ng\nx\nh", "x", 10_000, 60, 1);
+		assert.equal(g.text, "1- a\n2: x\n3- b\n--\n8- g\n9: x\n10- h");
+		const near = grepText("x\ny\nx", "x", 10_000, 60, 1);
+		assert.equal(near.text, "1: x\n2- y\n3: x");
+	});
+	it("caps the number of matches and the size, and says it cut", () => {
+		const many = Array.from({ length: 500 }, () => "hit").join("\n");
+		const g = grepText(many, "hit", 100_000);
+		assert.equal(g.matches, 500);
+		assert.equal(g.shown, RECALL_LIMITS.grepMatches);
+		assert.equal(g.cut, true);
+		const small = grepText(many, "hit", 50, 1000, 0);
+		assert.ok(small.text.length <= 50);
+		assert.equal(small.cut, true);
+	});
+	it("shows a window around a match deep inside a long line", () => {
+		const line = `${"word ".repeat(400)}NEEDLE_TOKEN ${"tail ".repeat(400)}`;
+		const g = grepText(line, "needle_token", 10_000);
+		assert.ok(g.text.includes("NEEDLE_TOKEN"), "the match stays visible");
+		assert.ok(g.text.length < RECALL_LIMITS.lineChars + 20);
+	});
+	it("finds nothing without a match", () => {
+		const g = grepText(text, "absent", 1000);
+		assert.equal(g.matches, 0);
+		assert.equal(g.text, "");
+	});
+});

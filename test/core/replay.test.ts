@@ -1,0 +1,235 @@
+/**
+ * Replays the recorded Pi sessions in shared/sessions/ turn by turn through the pure pass, as the
+ * engine drives it (planTurn → commitEvent → renderTurn, one request before each assistant message),
+ * and checks the core's invariants on every turn: message count and call/result pairing kept,
+ * frozen bytes immutable, requests append-only between fold events, no fold of tail or held
+ * blocks, every event really saving at least the floor, and folding actually lowering the peak.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { loadSessions, requestCuts } from "../../bench/sessions.ts";
+import { type Block, isDurableId, linearize, type MessageLike } from "../../src/core/block.ts";
+import { DEFAULT_LADDER, tailOf } from "../../src/core/contract.ts";
+import { LARGE_ARG_CHARS } from "../../src/core/digest.ts";
+import { FoldRegistry } from "../../src/core/fold-registry.ts";
+import { commitEvent, planTurn, recordsFor, renderTurn } from "../../src/core/pass.ts";
+import { conduct } from "../../src/core/policy/fold-ladder.ts";
+import { BLOCK_OVERHEAD } from "../../src/core/tokens.ts";
+
+const sessions = loadSessions();
+
+function tokensOf(blocks: readonly Block[]): number {
+	let sum = 0;
+	for (const block of blocks) sum += block.tokens;
+	return sum;
+}
+
+const json = new WeakMap<object, string>();
+/** JSON of one message, cached per object: untouched messages keep their identity across turns. */
+function messageJson(message: MessageLike): string {
+	let text = json.get(message);
+	if (text === undefined) {
+		text = JSON.stringify(message);
+		json.set(message, text);
+	}
+	return text;
+}
+
+/** Rendered bytes of one block: its content part, or the whole message. */
+function blockBytes(messages: readonly MessageLike[], block: Block): string {
+	const message = messages[block.msg];
+	return block.part < 0 ? messageJson(message) : JSON.stringify((message.content as unknown[])[block.part]);
+}
+
+interface Part {
+	type?: string;
+	id?: string;
+	name?: string;
+	arguments?: unknown;
+}
+
+/** Folded arguments keep every key, array length, non-string leaf and small string of the original. */
+function assertArgsKept(before: unknown, after: unknown, where: string): void {
+	if (typeof before === "string") {
+		if (before.length < LARGE_ARG_CHARS) assert.equal(after, before, `${where}: small value changed`);
+		else assert.equal(typeof after, "string", `${where}: large value is no longer a string`);
+	} else if (Array.isArray(before)) {
+		assert.ok(Array.isArray(after) && after.length === before.length, `${where}: array changed`);
+		for (let i = 0; i < before.length; i++) assertArgsKept(before[i], after[i], `${where}[${i}]`);
+	} else if (before && typeof before === "object") {
+		const a = before as Record<string, unknown>;
+		const b = after as Record<string, unknown>;
+		assert.deepEqual(Object.keys(b ?? {}).sort(), Object.keys(a).sort(), `${where}: keys changed`);
+		for (const key of Object.keys(a)) assertArgsKept(a[key], b[key], `${where}.${key}`);
+	} else {
+		assert.equal(after, before, `${where}: leaf changed`);
+	}
+}
+
+/** Same length and roles; every call keeps id, name and argument structure; every result its call id. */
+function assertPairing(before: readonly MessageLike[], after: readonly MessageLike[]): void {
+	assert.equal(after.length, before.length, "message count changed");
+	for (let i = 0; i < before.length; i++) {
+		const a = before[i];
+		const b = after[i];
+		if (a === b) continue;
+		assert.equal(b.role, a.role, `role of message ${i}`);
+		if (a.role === "toolResult") {
+			assert.equal(b.toolCallId, a.toolCallId, `toolCallId of message ${i}`);
+			assert.equal(b.toolName, a.toolName, `toolName of message ${i}`);
+		} else if (a.role === "assistant") {
+			const pa = a.content as Part[];
+			const pb = b.content as Part[];
+			assert.equal(pb.length, pa.length, `part count of message ${i}`);
+			pa.forEach((part, j) => {
+				assert.equal(pb[j].type, part.type, `part type ${i}:${j}`);
+				if (part.type === "toolCall") {
+					assert.equal(pb[j].id, part.id, `call id ${i}:${j}`);
+					assert.equal(pb[j].name, part.name, `call name ${i}:${j}`);
+					assertArgsKept(part.arguments, pb[j].arguments, `arguments ${i}:${j}`);
+				}
+			});
+		} else {
+			assert.fail(`message ${i} (${a.role}) was rewritten`);
+		}
+	}
+}
+
+describe("the shared sessions linearize", () => {
+	for (const session of sessions) {
+		test(`${session.name}: every message linearizes, ids are unique and anchored`, () => {
+			const { messages } = session;
+			assert.ok(messages.length > 100, `${session.name} has only ${messages.length} messages`);
+			for (let i = 0; i < messages.length; i++) {
+				const blocks = linearize([messages[i]]);
+				for (const block of blocks) {
+					assert.ok(Number.isInteger(block.tokens) && block.tokens >= BLOCK_OVERHEAD, `tokens of message ${i}`);
+					assert.equal(typeof block.text, "string");
+				}
+			}
+			const blocks = linearize(messages);
+			const ids = new Set(blocks.map((b) => b.id));
+			assert.equal(ids.size, blocks.length, "block ids are not unique");
+			for (const block of blocks) {
+				if (block.kind === "toolResult" && block.toolCallId && block.durable) {
+					assert.equal(block.id, `r:${block.toolCallId}`);
+				}
+				if (block.kind === "toolArgs" && block.durable) assert.equal(block.id, `a:${block.toolCallId}:args`);
+				if (block.durable) assert.ok(isDurableId(block.id));
+			}
+			// Every tool result of these sessions has a durable id, so all of them can fold.
+			const results = blocks.filter((b) => b.kind === "toolResult");
+			assert.ok(results.length > 100 && results.every((b) => b.durable), "tool results without durable ids");
+		});
+	}
+});
+
+interface Outcome {
+	events: number;
+	peakRaw: number;
+	peakFolded: number;
+}
+
+/** Replays `messages` with `window` and asserts every invariant on every turn. */
+function replayAndCheck(messages: readonly MessageLike[], window: number): Outcome {
+	const config = DEFAULT_LADDER;
+	const floor = config.floor * window;
+	const tailTokens = tailOf(config, window);
+	const registry = new FoldRegistry();
+	const savings = new Map<string, number>();
+	const frozenBytes = new Map<string, string>();
+	let prev: string[] | null = null;
+	let seq = 0;
+	let peakRaw = 0;
+	let peakFolded = 0;
+	for (const cut of requestCuts(messages)) {
+		const slice = messages.slice(0, cut);
+		const plan = planTurn({
+			messages: slice,
+			registry,
+			policy: conduct,
+			window,
+			neverCacheRead: false,
+			config,
+			savings,
+		});
+		assert.deepEqual(plan.collisions, [], "fold-code collision in a real session");
+		assert.deepEqual(plan.stale, [], "a frozen block lost its extent in an append-only replay");
+
+		const base = renderTurn(slice, plan.blocks, plan.frozen, []);
+		const baseBlocks = linearize(base.messages);
+		const before = tokensOf(baseBlocks);
+		assert.equal(plan.view.usage, before, "the view does not cost the request as it is sent");
+
+		let rendered = base;
+		let after = before;
+		if (plan.event.length > 0) {
+			// Nothing in the tail or held may fold: check against tail and holds computed here.
+			let lastAssistant = -1;
+			for (let i = slice.length - 1; i >= 0; i--) {
+				if (slice[i].role === "assistant") {
+					lastAssistant = i;
+					break;
+				}
+			}
+			const delivered = new Set<unknown>();
+			for (let i = 0; i < lastAssistant; i++) if (slice[i].role === "toolResult") delivered.add(slice[i].toolCallId);
+			const tail = new Set<string>();
+			let suffix = 0;
+			for (let i = baseBlocks.length - 1; i >= 0; i--) {
+				if (i === baseBlocks.length - 1 || suffix < tailTokens) tail.add(baseBlocks[i].id);
+				suffix += baseBlocks[i].tokens;
+			}
+			const byId = new Map(plan.blocks.map((b) => [b.id, b] as const));
+			for (const op of plan.event) {
+				const block = byId.get(op.id)!;
+				assert.ok(!tail.has(op.id), `folded tail block ${op.id} at ${cut}`);
+				if (block.kind === "toolResult") assert.ok(block.msg < lastAssistant, `folded held result ${op.id}`);
+				if (block.kind === "toolArgs") assert.ok(delivered.has(block.toolCallId), `folded undelivered ${op.id}`);
+				assert.ok(!frozenBytes.has(op.id), `re-planned frozen ${op.id}`);
+			}
+			seq++;
+			commitEvent(registry, plan, recordsFor(plan, seq), seq);
+			rendered = renderTurn(slice, plan.blocks, plan.frozen, plan.event);
+			after = tokensOf(linearize(rendered.messages));
+			assert.ok(before - after >= floor, `event ${seq} at ${cut} saves ${before - after} < floor ${floor}`);
+		}
+
+		assertPairing(slice, rendered.messages);
+		assert.deepEqual(rendered.refused, [], `ops refused at ${cut}`);
+		const byId = new Map(plan.blocks.map((b) => [b.id, b] as const));
+		for (const id of rendered.applied) {
+			const block = byId.get(id);
+			assert.ok(block && isDurableId(id) && block.durable && block.foldable, `folded ${id}`);
+		}
+		// Frozen bytes: a block keeps the bytes it got when it first folded, in every later turn.
+		for (const [id, bytes] of frozenBytes) {
+			assert.equal(blockBytes(rendered.messages, byId.get(id)!), bytes, `frozen ${id} moved at ${cut}`);
+		}
+		for (const id of rendered.applied) {
+			if (!frozenBytes.has(id)) frozenBytes.set(id, blockBytes(rendered.messages, byId.get(id)!));
+		}
+		// Between events, each request is a byte-identical prefix of the next.
+		const current = rendered.messages.map(messageJson);
+		if (prev && plan.event.length === 0) {
+			for (let i = 0; i < prev.length; i++) assert.equal(current[i], prev[i], `message ${i} moved at ${cut}`);
+		}
+		prev = current;
+		peakRaw = Math.max(peakRaw, tokensOf(plan.blocks));
+		peakFolded = Math.max(peakFolded, after);
+	}
+	return { events: seq, peakRaw, peakFolded };
+}
+
+describe("turn-by-turn replay of the shared sessions", () => {
+	for (const window of [200_000, 128_000]) {
+		for (const session of sessions) {
+			test(`${session.name} in a ${window}-token window keeps every invariant and folds`, (t) => {
+				const outcome = replayAndCheck(session.messages, window);
+				t.diagnostic(`${outcome.events} events; peak context ${outcome.peakRaw} raw, ${outcome.peakFolded} folded`);
+				assert.ok(outcome.events >= 1, "no fold event in a whole session");
+				assert.ok(outcome.peakFolded < outcome.peakRaw, "folding did not lower the peak context");
+			});
+		}
+	}
+});
