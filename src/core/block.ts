@@ -113,6 +113,45 @@ function hasLargeString(value: unknown): boolean {
 	return false;
 }
 
+/**
+ * Remembers the JSON text of tool-call arguments across turns, keyed by call id. Pi hands every
+ * request a fresh deep copy, so identity cannot be used; an entry is reused only when the
+ * arguments have the same shape fingerprint (keys, values of short strings and other leaves, and
+ * length plus both ends of long strings), which keeps a reused call id from being served stale text.
+ */
+export type ArgsCache = Map<string, { print: string; text: string; large: boolean }>;
+
+function fingerprint(value: unknown, out: string[]): void {
+	if (typeof value === "string") {
+		out.push(value.length <= 64 ? `s${value}` : `S${value.length}:${value.slice(0, 24)}:${value.slice(-24)}`);
+	} else if (Array.isArray(value)) {
+		out.push(`[${value.length}`);
+		for (const inner of value) fingerprint(inner, out);
+	} else if (value && typeof value === "object") {
+		out.push("{");
+		for (const [key, inner] of Object.entries(value)) {
+			out.push(`k${key}`);
+			fingerprint(inner, out);
+		}
+	} else out.push(`v${String(value)}`);
+}
+
+function argsText(
+	callId: string | undefined,
+	args: unknown,
+	cache: ArgsCache | undefined,
+): { text: string; large: boolean } {
+	if (!cache || !callId) return { text: JSON.stringify(args) ?? "", large: hasLargeString(args) };
+	const parts: string[] = [];
+	fingerprint(args, parts);
+	const print = parts.join("\u0000");
+	const known = cache.get(callId);
+	if (known && known.print === print) return known;
+	const entry = { print, text: JSON.stringify(args) ?? "", large: hasLargeString(args) };
+	cache.set(callId, entry);
+	return entry;
+}
+
 function str(value: unknown): string | undefined {
 	return typeof value === "string" && value.length > 0 ? value : undefined;
 }
@@ -132,10 +171,9 @@ function make(
 	extraChars = 0,
 ): Block {
 	const images = extra.images ?? 0;
-	const durable = id !== undefined;
-	return {
+	const block: Block = {
 		id: id ?? positionalId(msg, part),
-		durable,
+		durable: id !== undefined,
 		kind,
 		msg,
 		part,
@@ -144,8 +182,11 @@ function make(
 		tokens: blockCost(text.length + extraChars, images),
 		foldable: false,
 		turn,
-		...extra,
 	};
+	if (extra.toolName !== undefined) block.toolName = extra.toolName;
+	if (extra.toolCallId !== undefined) block.toolCallId = extra.toolCallId;
+	if (extra.isError !== undefined) block.isError = extra.isError;
+	return block;
 }
 
 /**
@@ -153,7 +194,7 @@ function make(
  * the number of user messages up to and including this one. Used by linearize and by the ledger
  * route, which must compute exactly the same ids.
  */
-export function messageBlocks(message: MessageLike, msg: number, turn: number): Block[] {
+export function messageBlocks(message: MessageLike, msg: number, turn: number, cache?: ArgsCache): Block[] {
 	const ts = stamp(message);
 	switch (message.role) {
 		case "user": {
@@ -193,7 +234,7 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number): 
 				if (part?.type === "toolCall") {
 					const callId = str(part.id);
 					const name = str(part.name) ?? "tool";
-					const text = JSON.stringify(part.arguments ?? {}) ?? "";
+					const { text, large } = argsText(callId, part.arguments ?? {}, cache);
 					const block = make(
 						callId ? argsId(callId) : undefined,
 						msg,
@@ -207,7 +248,7 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number): 
 						},
 						name.length,
 					);
-					block.foldable = hasLargeString(part.arguments);
+					block.foldable = large;
 					blocks.push(block);
 				} else if (part?.type === "thinking") {
 					const text = typeof part.thinking === "string" ? part.thinking : "";
@@ -233,8 +274,9 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number): 
  * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
  * later occurrence falls back to its positional (never foldable) id. `turnBase` is the number of
  * user messages before the array (those a compaction removed), so turns stay session-absolute.
+ * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns.
  */
-export function linearize(messages: readonly MessageLike[], turnBase = 0): Block[] {
+export function linearize(messages: readonly MessageLike[], turnBase = 0, cache?: ArgsCache): Block[] {
 	const blocks: Block[] = [];
 	const seen = new Set<string>();
 	let turn = turnBase;
@@ -245,7 +287,7 @@ export function linearize(messages: readonly MessageLike[], turnBase = 0): Block
 			continue;
 		}
 		if (message.role === "user") turn++;
-		for (const block of messageBlocks(message, i, turn)) {
+		for (const block of messageBlocks(message, i, turn, cache)) {
 			if (block.durable && seen.has(block.id)) {
 				block.id = positionalId(block.msg, block.part);
 				block.durable = false;

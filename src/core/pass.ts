@@ -4,7 +4,7 @@
  * (persisting its records first) and then renders with `renderTurn`.
  */
 import { type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
-import { type Block, linearize, type MessageLike } from "./block.ts";
+import { type ArgsCache, type Block, linearize, type MessageLike } from "./block.ts";
 import type { FoldCommand, LadderConfig, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
@@ -25,6 +25,8 @@ export interface PassInput {
 	savings?: Map<string, number>;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
 	turnBase?: number;
+	/** Tool-call argument texts from earlier turns (see ArgsCache). */
+	argsCache?: ArgsCache;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -42,7 +44,7 @@ export interface TurnPlan {
 
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
-	const blocks = linearize(input.messages, input.turnBase);
+	const blocks = linearize(input.messages, input.turnBase, input.argsCache);
 	const { ops: frozen, stale } = frozenFor(blocks, input.registry);
 	const view = buildView({ ...input, blocks, frozen });
 	const commands = input.policy(view);

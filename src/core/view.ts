@@ -62,36 +62,72 @@ export interface ViewInput {
 	savings?: Map<string, number>;
 }
 
+/** A view block whose saving is computed on first read (most turns never read it) and memoized by id. */
+class LazyViewBlock implements ViewBlock {
+	id: string;
+	kind: ViewBlock["kind"];
+	tokens: number;
+	eligible: boolean;
+	frozen: boolean;
+	held: boolean;
+	private readonly block: Block;
+	private readonly message: MessageLike | undefined;
+	private readonly memo: Map<string, number>;
+
+	constructor(
+		block: Block,
+		message: MessageLike | undefined,
+		tokens: number,
+		eligible: boolean,
+		frozen: boolean,
+		held: boolean,
+		memo: Map<string, number>,
+	) {
+		this.id = block.id;
+		this.kind = block.kind;
+		this.tokens = tokens;
+		this.eligible = eligible;
+		this.frozen = frozen;
+		this.held = held;
+		this.block = block;
+		this.message = message;
+		this.memo = memo;
+	}
+
+	get saving(): number {
+		if (!this.eligible || this.frozen) return 0;
+		let value = this.memo.get(this.id);
+		if (value === undefined) {
+			value = savingOf(this.block, this.message);
+			this.memo.set(this.id, value);
+		}
+		return value;
+	}
+}
+
 /** The policy view of one request. Savings are computed only when a policy reads them. */
 export function buildView(input: ViewInput): PolicyView {
 	const held = heldIds(input.messages, input.blocks);
-	const frozenById = new Map(input.frozen.map((op) => [op.id, op] as const));
+	const frozenById = input.frozen.length > 0 ? new Map(input.frozen.map((op) => [op.id, op] as const)) : undefined;
 	const memo = input.savings ?? new Map<string, number>();
 	const blocks: ViewBlock[] = [];
 	let local = 0;
 	for (const block of input.blocks) {
-		const op = frozenById.get(block.id);
+		const op = frozenById?.get(block.id);
 		const tokens = op ? foldedCost(block, op) : block.tokens;
 		local += tokens;
 		const eligible = block.durable && block.foldable && input.registry.plannable(block.id);
-		const message = input.messages[block.msg];
-		blocks.push({
-			id: block.id,
-			kind: block.kind,
-			tokens,
-			eligible,
-			frozen: op !== undefined,
-			held: held.has(block.id),
-			get saving(): number {
-				if (!eligible || op) return 0;
-				let value = memo.get(block.id);
-				if (value === undefined) {
-					value = savingOf(block, message);
-					memo.set(block.id, value);
-				}
-				return value;
-			},
-		});
+		blocks.push(
+			new LazyViewBlock(
+				block,
+				input.messages[block.msg],
+				tokens,
+				eligible,
+				op !== undefined,
+				held.has(block.id),
+				memo,
+			),
+		);
 	}
 	const reported = input.usage;
 	return {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+	type ArgsCache,
 	argsId,
 	type Block,
 	isDurableId,
@@ -387,5 +388,34 @@ describe("messageBlocks", () => {
 				all.filter((b) => b.msg === i),
 			);
 		});
+	});
+});
+
+describe("ArgsCache", () => {
+	const call = (id: string, args: Record<string, unknown>) => ({
+		role: "assistant",
+		responseId: `r-${id}`,
+		timestamp: 1,
+		content: [{ type: "toolCall", id, name: "write", arguments: args }],
+	});
+
+	it("gives the same blocks as an uncached linearize, turn after turn", () => {
+		const cache: ArgsCache = new Map();
+		const messages = [call("c1", { path: "a", content: "x".repeat(LARGE_ARG_CHARS) }), call("c2", { path: "b" })];
+		const plain = linearize(messages);
+		assert.deepEqual(linearize(structuredClone(messages), 0, cache), plain);
+		assert.deepEqual(linearize(structuredClone(messages), 0, cache), plain, "served from the cache");
+		assert.equal(cache.size, 2);
+	});
+
+	it("never serves stale text when a call id is reused with other arguments", () => {
+		const cache: ArgsCache = new Map();
+		linearize([call("c1", { path: "a", content: "x".repeat(LARGE_ARG_CHARS) })], 0, cache);
+		const sameShape = [call("c1", { path: "a", content: `y${"x".repeat(LARGE_ARG_CHARS - 1)}` })];
+		assert.deepEqual(linearize(sameShape, 0, cache), linearize(sameShape));
+		const small = [call("c1", { path: "a", content: "short" })];
+		const [block] = linearize(small, 0, cache);
+		assert.equal(block.text, JSON.stringify({ path: "a", content: "short" }));
+		assert.equal(block.foldable, false);
 	});
 });

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FoldOp } from "../../core/apply.ts";
-import type { Block, MessageLike } from "../../core/block.ts";
+import type { ArgsCache, Block, MessageLike } from "../../core/block.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
@@ -49,7 +49,9 @@ export class FoldEngine {
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
 	turnBase = 0;
 	private savings = new Map<string, number>();
-	private live = new Map<string, LiveBlock>();
+	private argsCache: ArgsCache = new Map();
+	private lastBlocks: readonly Block[] = [];
+	private lastMessages: readonly MessageLike[] = [];
 	private responses = 0;
 	private cacheRead = false;
 	private warnedStale = new Set<string>();
@@ -79,7 +81,9 @@ export class FoldEngine {
 		this.registry = new FoldRegistry();
 		this.turnBase = 0;
 		this.savings = new Map();
-		this.live = new Map();
+		this.argsCache = new Map();
+		this.lastBlocks = [];
+		this.lastMessages = [];
 		this.responses = 0;
 		this.cacheRead = false;
 		this.warnedStale = new Set();
@@ -99,7 +103,8 @@ export class FoldEngine {
 
 	/** The raw block with `id` as the latest request carried it, if it is still live. */
 	liveBlock(id: string): LiveBlock | undefined {
-		return this.live.get(id);
+		const block = this.lastBlocks.find((b) => b.durable && b.id === id);
+		return block ? { block, message: this.lastMessages[block.msg] } : undefined;
 	}
 
 	/**
@@ -120,10 +125,8 @@ export class FoldEngine {
 			config,
 			savings: this.savings,
 			turnBase: this.turnBase,
+			argsCache: this.argsCache,
 		});
-		const live = new Map<string, LiveBlock>();
-		for (const block of plan.blocks) if (block.durable) live.set(block.id, { block, message: messages[block.msg] });
-		this.live = live;
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;
 			this.warnedStale.add(id);
@@ -138,13 +141,17 @@ export class FoldEngine {
 		let event: FoldOp[] = plan.event;
 		if (event.length > 0) event = this.commit(plan, messages);
 		const out = renderTurn(messages, plan.blocks, plan.frozen, event);
+		const raw = messages.slice();
 		let changed = false;
 		for (let i = 0; i < messages.length; i++) {
 			if (out.messages[i] !== messages[i]) {
+				raw[i] = { ...messages[i] };
 				messages[i].content = out.messages[i].content;
 				changed = true;
 			}
 		}
+		this.lastBlocks = plan.blocks;
+		this.lastMessages = raw;
 		return changed;
 	}
 

@@ -493,8 +493,7 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 				const p = join(dir, ent.name);
 				if (ent.isDirectory()) {
 					if (ent.name !== "context-fold") await walk(p);
-				}
-				else if (ent.name.endsWith(".jsonl")) found.push({ file: p, mtime: (await stat(p)).mtimeMs });
+				} else if (ent.name.endsWith(".jsonl")) found.push({ file: p, mtime: (await stat(p)).mtimeMs });
 			}
 		};
 		await walk(sessionDir);

@@ -1,0 +1,135 @@
+/**
+ * Handler bench: replays the shared sessions through context-fold's whole `context` handler (the
+ * real extension entry, over a stub Pi host with an in-memory session) and times each request
+ * beside one `structuredClone` of the same messages in the same run, as Pi makes before calling
+ * handlers. Then measures the handler at 1x, 4x and 16x a session's length (the session
+ * concatenated with renamed anchors) to show its cost grows no faster than linearly.
+ *
+ * Run with `npm run bench` (after bench/replay.ts), which passes --expose-gc so the scaling samples
+ * start from a collected heap. Knobs: BENCH_WINDOW (default 200000).
+ */
+import type { MessageLike } from "../src/core/block.ts";
+import { loadStub, type StubPi } from "../test/adapter/stub-pi.ts";
+import { loadSessions, requestCuts } from "./sessions.ts";
+
+const WINDOW = Number(process.env.BENCH_WINDOW ?? 200_000) || 200_000;
+
+/** Collects garbage before a timed step when run with --expose-gc, so one step's debt is not billed to the next. */
+const settle: () => void = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+type Handler = (event: unknown, ctx: unknown) => unknown;
+
+function quantile(values: readonly number[], q: number): number {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** A fresh extension instance over a stub host, started like a new session. */
+async function freshHandler(): Promise<{ stub: StubPi; handle: (messages: MessageLike[]) => Promise<void> }> {
+	const stub = loadStub({ window: WINDOW });
+	await stub.emit("session_start", { reason: "startup" });
+	const [handler] = stub.handlers.get("context") ?? [];
+	const ctx = {
+		sessionManager: { getBranch: () => [], getEntries: () => [], getEntryCount: () => 0 },
+		model: { contextWindow: WINDOW },
+		getContextUsage: () => undefined,
+	};
+	const raw = handler as Handler;
+	return { stub, handle: async (messages) => void (await raw({ type: "context", messages }, ctx)) };
+}
+
+/** Per-request handler and clone times (ms) over a turn-by-turn replay of `messages`. */
+async function replay(messages: readonly MessageLike[], cuts: readonly number[]) {
+	const { handle } = await freshHandler();
+	const handler: number[] = [];
+	const clone: number[] = [];
+	for (const cut of cuts) {
+		const slice = messages.slice(0, cut);
+		const c0 = performance.now();
+		const copy = structuredClone(slice) as MessageLike[];
+		const c1 = performance.now();
+		await handle(copy);
+		const c2 = performance.now();
+		clone.push(c1 - c0);
+		handler.push(c2 - c1);
+	}
+	return { handler, clone };
+}
+
+/** `messages` repeated `times` times, each copy's anchors renamed so ids stay unique. */
+function concatenated(messages: readonly MessageLike[], times: number): MessageLike[] {
+	const out: MessageLike[] = [];
+	for (let k = 0; k < times; k++) {
+		const shift = k * 10_000_000_000;
+		for (const m of messages) {
+			const copy = structuredClone(m) as Record<string, unknown>;
+			if (typeof copy.timestamp === "number") copy.timestamp += shift;
+			if (typeof copy.responseId === "string") copy.responseId = `${copy.responseId}~${k}`;
+			if (typeof copy.toolCallId === "string") copy.toolCallId = `${copy.toolCallId}~${k}`;
+			if (Array.isArray(copy.content)) {
+				for (const part of copy.content as Record<string, unknown>[]) {
+					if (part?.type === "toolCall" && typeof part.id === "string") part.id = `${part.id}~${k}`;
+				}
+			}
+			out.push(copy as MessageLike);
+		}
+	}
+	return out;
+}
+
+/** Handler time at the full length of `messages`, after a sparse warm-up replay (fold events happen). */
+async function atLength(messages: readonly MessageLike[], samples = 21) {
+	const { handle } = await freshHandler();
+	const cuts = requestCuts(messages);
+	const stride = Math.max(1, Math.floor(cuts.length / 40));
+	for (let i = 0; i < cuts.length; i += stride)
+		await handle(structuredClone(messages.slice(0, cuts[i])) as MessageLike[]);
+	const handler: number[] = [];
+	const clone: number[] = [];
+	for (let i = 0; i < samples; i++) {
+		settle();
+		const c0 = performance.now();
+		const copy = structuredClone(messages) as MessageLike[];
+		const c1 = performance.now();
+		settle();
+		const c2 = performance.now();
+		await handle(copy);
+		handler.push(performance.now() - c2);
+		clone.push(c1 - c0);
+	}
+	return { handler: quantile(handler, 0.5), best: Math.min(...handler), clone: quantile(clone, 0.5) };
+}
+
+const fmt = (n: number, w = 9) => n.toFixed(2).padStart(w);
+
+console.log(`context handler bench (window ${WINDOW}); times in ms\n`);
+console.log(
+	`${"session".padEnd(24)}${"turns".padStart(7)}${"hdl p50".padStart(9)}${"hdl p99".padStart(9)}${"clone p50".padStart(10)}${"clone p99".padStart(10)}${"p50 ratio".padStart(10)}`,
+);
+for (const session of loadSessions()) {
+	const cuts = requestCuts(session.messages);
+	await replay(session.messages, cuts);
+	const { handler, clone } = await replay(session.messages, cuts);
+	const h50 = quantile(handler, 0.5);
+	const c50 = quantile(clone, 0.5);
+	console.log(
+		`${session.name.padEnd(24)}${String(cuts.length).padStart(7)}${fmt(h50)}${fmt(quantile(handler, 0.99))}${fmt(c50, 10)}${fmt(quantile(clone, 0.99), 10)}${fmt(h50 / c50, 10)}`,
+	);
+}
+
+console.log(`\nscaling: handler p50 at the full length of the session concatenated k times\n`);
+console.log(
+	`${"session".padEnd(24)}${"k".padStart(4)}${"messages".padStart(10)}${"handler".padStart(9)}${"clone".padStart(9)}${"ratio".padStart(8)}${"vs 1x".padStart(8)}`,
+);
+for (const session of loadSessions()) {
+	let base = 0;
+	for (const k of [1, 4, 16]) {
+		const messages = concatenated(session.messages, k);
+		const { handler, best, clone } = await atLength(messages);
+		if (k === 1) base = handler;
+		const perMessage = (handler * 1000) / messages.length;
+		console.log(
+			`${session.name.padEnd(24)}${String(k).padStart(4)}${String(messages.length).padStart(10)}${fmt(handler)}${fmt(best)}${fmt(perMessage, 8)}${fmt(clone)}${fmt(handler / clone, 8)}${fmt(handler / base, 8)}`,
+		);
+	}
+}
