@@ -24,7 +24,16 @@ export default function contextFold(pi: ExtensionAPI): void {
 	let session: (LedgerSource & SessionPlace) | undefined;
 	const index = new IndexStore();
 
+	let tui: ExtensionContext["ui"] | undefined;
 	const warn = (message: string): void => {
+		if (tui) {
+			try {
+				tui.notify(message, "warning");
+				return;
+			} catch {
+				tui = undefined;
+			}
+		}
 		process.stderr.write(`${message}\n`);
 	};
 	const loadConfig = (): void => {
@@ -62,6 +71,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	let pendingCompaction: number | undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
+		tui = ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined;
 		try {
 			loadConfig();
 			session = ctx.sessionManager;

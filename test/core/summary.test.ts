@@ -1,0 +1,113 @@
+/**
+ * The compaction summary and handoff renderers: golden output on a fixed input, bounds, both-ends
+ * truncation, and carrying a previous summary.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { SeedSummary } from "../../src/core/index/seed-index.ts";
+import {
+	HANDOFF_HEADER,
+	renderHandoff,
+	renderSummary,
+	SUMMARY_HEADER,
+	SUMMARY_LIMITS,
+} from "../../src/core/summary.ts";
+
+const fixed: SeedSummary = {
+	sources: [{ kind: "compaction", seq: 1 }],
+	files: [{ path: "src/app.ts", tools: ["edit", "read"], turn: 1 }],
+	commands: [{ command: "npm test", turn: 2, code: "k3x9a0b2", error: true }],
+	errors: [{ line: "Error: expected 3 to equal 4", turn: 2, code: "k3x9a0b2", tool: "bash" }],
+	identifiers: ["a1b2c3d", "v1.2.3", "parseNested"],
+	intents: [
+		{ turn: 1, text: "fix the parser" },
+		{ turn: 2, text: "do not touch vendor/" },
+	],
+	spans: [
+		{ id: "r:t1", code: "k3x9a0b2", kind: "toolResult", tool: "bash", turn: 2, chars: 4000, tokens: 1004 },
+		{ id: "u:1", code: "zz000001", kind: "user", turn: 1, chars: 14, tokens: 8 },
+	],
+};
+
+describe("renderSummary", () => {
+	it("renders a fixed input to exactly these bytes", () => {
+		const out = renderSummary({ summary: fixed, scope: "This compaction removed 12 messages from live history." });
+		assert.equal(
+			out,
+			[
+				SUMMARY_HEADER,
+				"This compaction removed 12 messages from live history. This summary was extracted by context-fold, not written by a model:",
+				"every intent, path, command, error line and identifier below is copied verbatim from the session, and nothing else is claimed.",
+				"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
+				'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
+				"",
+				"## User intents, in order",
+				"- [turn 1] fix the parser",
+				"- [turn 2] do not touch vendor/",
+				"",
+				"## Error lines (verbatim)",
+				"- [turn 2] {#k3x9a0b2 FOLDED} bash: Error: expected 3 to equal 4",
+				"",
+				"## Files (paths exactly as the tools received them)",
+				"- src/app.ts (edit, read; first turn 1)",
+				"",
+				"## Commands",
+				"- [turn 2] {#k3x9a0b2 FOLDED} `npm test` (error)",
+				"",
+				"## Exact identifiers (search keys for recall_folded)",
+				"a1b2c3d v1.2.3 parseNested",
+				"",
+				"## Recovery pointers",
+				"- {#k3x9a0b2 FOLDED} bash, turn 2, ~1004 tokens",
+			].join("\n"),
+		);
+	});
+
+	it("is deterministic and stays within its bound however long the session", () => {
+		const many: SeedSummary = {
+			...fixed,
+			intents: Array.from({ length: 5000 }, (_, i) => ({
+				turn: i + 1,
+				text: `intent number ${i} ${"x".repeat(80)}`,
+			})),
+			errors: Array.from({ length: 5000 }, (_, i) => ({ line: `Error: failure ${i}`, turn: i, code: "k3x9a0b2" })),
+			identifiers: Array.from({ length: 3000 }, (_, i) => `symbolName${i}`),
+		};
+		const a = renderSummary({ summary: many, scope: "s." });
+		assert.equal(a, renderSummary({ summary: many, scope: "s." }));
+		assert.ok(a.length <= SUMMARY_LIMITS.total);
+		assert.match(a, /intent number 0 /, "keeps the oldest");
+		assert.match(a, /intent number 4999 /, "keeps the newest");
+		assert.match(a, /- … \d+ more intents/);
+		assert.match(a, /Error: failure 4999/);
+	});
+
+	it("carries a previous summary that was not ours, and only the body of one that was", () => {
+		const foreign = renderSummary({ summary: fixed, scope: "s.", previousSummary: "The user fixed the parser." });
+		assert.match(foreign, /## Carried from the previous compaction\nThe user fixed the parser\./);
+		const ours = renderSummary({ summary: fixed, scope: "s." });
+		const again = renderSummary({ summary: fixed, scope: "s.", previousSummary: ours });
+		assert.equal(again.split(SUMMARY_HEADER).length, 2, "our header is not nested");
+	});
+});
+
+describe("renderHandoff", () => {
+	it("flags codes as provenance pointers into the parent and keeps the body", () => {
+		const summary = renderSummary({ summary: fixed, scope: "s." });
+		const seed = renderHandoff({
+			goal: "ship it",
+			parentSession: "/s/p.jsonl",
+			writtenAt: "2026-12-02T10:00:00.000Z",
+			summary,
+		});
+		assert.ok(
+			seed.startsWith(
+				`${HANDOFF_HEADER}\n\nGoal: ship it\nParent session: /s/p.jsonl\nWritten: 2026-12-02T10:00:00.000Z\n`,
+			),
+		);
+		assert.match(seed, /Provenance: codes such as \{#k3x9a0b2 FOLDED\} point into the PARENT session/);
+		assert.match(seed, /Error: expected 3 to equal 4/);
+		assert.ok(!seed.includes(SUMMARY_HEADER));
+		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);
+	});
+});
