@@ -74,6 +74,15 @@ export function recordLeavers(
 	return fresh;
 }
 
+/**
+ * The index records of the current branch: the index file is per session and also holds records
+ * written on branches the user navigated away from; a record belongs here when one of its spans
+ * has a fold record on this branch (or it has no spans at all).
+ */
+export function branchRecords(index: IndexStore, engine: FoldEngine): SeedRecord[] {
+	return index.all().filter((r) => r.spans.length === 0 || r.spans.some((span) => engine.registry.record(span.id)));
+}
+
 /** Builds the compaction: records leavers, appends the seed-index record, renders the summary. */
 export function buildCompaction(
 	input: CompactionInput,
@@ -95,11 +104,12 @@ export function buildCompaction(
 		turnBase: engine.turnBase,
 	});
 	index.append(record);
-	const priorCompactions = index.all().filter((r) => r.kind === "compaction" && r.seq !== seq).length;
+	const records = branchRecords(index, engine);
+	const priorCompactions = records.filter((r) => r.kind === "compaction" && r.seq !== seq).length;
 	const previous = input.previousSummary;
 	const carryPrevious = !!previous && (!previous.startsWith(SUMMARY_HEADER) || priorCompactions === 0);
 	const summary = renderSummary({
-		summary: summarizeIndex(index.all()),
+		summary: summarizeIndex(records),
 		previousSummary: carryPrevious ? previous : undefined,
 		scope: `This compaction removed ${messages.length} messages from live history.`,
 	});

@@ -57,7 +57,10 @@ function parse(kind: Kind, raw: unknown): unknown {
 		const text = String(raw).trim().toLowerCase();
 		return text === "fold" || text === "native" ? text : undefined;
 	}
-	const value = typeof raw === "number" ? raw : typeof raw === "string" && raw.trim() ? Number(raw) : Number.NaN;
+	const text = typeof raw === "string" ? raw.trim() : "";
+	const percent = kind === "fraction" && text.endsWith("%");
+	const number = typeof raw === "number" ? raw : text ? Number(percent ? text.slice(0, -1) : text) : Number.NaN;
+	const value = percent ? number / 100 : number;
 	if (!Number.isFinite(value)) return undefined;
 	if (kind === "fraction") return value > 0 && value <= 1 ? value : undefined;
 	return value >= 0 && Number.isInteger(value) ? value : undefined;

@@ -10,6 +10,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-c
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord, summarizeIndex } from "../../core/index/seed-index.ts";
 import { renderHandoff, renderSummary } from "../../core/summary.ts";
+import { branchRecords } from "./compact.ts";
 import type { IndexStore } from "./index-store.ts";
 import { errorText, type FoldEngine } from "./store.ts";
 
@@ -28,7 +29,7 @@ export function writeHandoff(
 	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
 	const live = extractSeedRecord({ kind: "compaction", seq: 0, messages, spans: engine.registry.allRecords() });
 	const summary = renderSummary({
-		summary: summarizeIndex([...index.all(), live]),
+		summary: summarizeIndex([...branchRecords(index, engine), live]),
 		scope: `The parent session holds ${messages.length} messages on this branch.`,
 	});
 	const parent = ctx.sessionManager.getSessionFile() ?? "(in-memory session, not saved)";
