@@ -118,7 +118,11 @@ export function applyPlan(
 	blocks?: readonly Block[],
 ): ApplyResult {
 	const byId = new Map<string, Block>();
-	for (const block of blocks ?? linearize(messages)) byId.set(block.id, block);
+	if (ops.length > 0) {
+		const wanted = new Set<unknown>();
+		for (const op of ops) wanted.add(op?.id);
+		for (const block of blocks ?? linearize(messages)) if (wanted.has(block.id)) byId.set(block.id, block);
+	}
 	const out = messages.slice();
 	const applied: string[] = [];
 	const refused: Refusal[] = [];
