@@ -25,10 +25,10 @@ export default function contextFold(pi: ExtensionAPI): void {
 	const index = new IndexStore();
 
 	let tui: ExtensionContext["ui"] | undefined;
-	const warn = (message: string): void => {
+	const warn = (message: string, level: "warning" | "info" = "warning"): void => {
 		if (tui) {
 			try {
-				tui.notify(message, "warning");
+				tui.notify(message, level);
 				return;
 			} catch {
 				tui = undefined;
@@ -64,7 +64,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		},
 		warn,
 		debug: (message) => {
-			if (config.debug) warn(message);
+			if (config.debug) warn(message, "info");
 		},
 	});
 	const ledger = new Ledger(() => session);

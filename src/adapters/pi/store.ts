@@ -165,7 +165,10 @@ export class FoldEngine {
 			commitEvent(this.registry, plan, records, seq);
 			const ids = new Set(plan.event.map((op) => op.id));
 			const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
-			this.deps.debug(`context-fold: fold event ${seq}: ${plan.event.length} blocks, ~${saved} tokens saved`);
+			const count = plan.event.length;
+			this.deps.debug(
+				`context-fold: fold event ${seq}: ${count} block${count === 1 ? "" : "s"}, ~${saved} tokens saved`,
+			);
 			return plan.event;
 		} catch (error) {
 			this.deps.warn(`context-fold: fold event rejected, this turn goes out without it: ${errorText(error)}`);
