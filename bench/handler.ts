@@ -91,7 +91,6 @@ async function atLength(messages: readonly MessageLike[], samples = 21) {
 		const c0 = performance.now();
 		const copy = structuredClone(messages) as MessageLike[];
 		const c1 = performance.now();
-		settle();
 		const c2 = performance.now();
 		await handle(copy);
 		handler.push(performance.now() - c2);
@@ -119,7 +118,7 @@ for (const session of loadSessions()) {
 
 console.log(`\nscaling: handler p50 at the full length of the session concatenated k times\n`);
 console.log(
-	`${"session".padEnd(24)}${"k".padStart(4)}${"messages".padStart(10)}${"handler".padStart(9)}${"clone".padStart(9)}${"ratio".padStart(8)}${"vs 1x".padStart(8)}`,
+	`${"session".padEnd(24)}${"k".padStart(4)}${"messages".padStart(10)}${"hdl p50".padStart(9)}${"hdl min".padStart(9)}${"µs/msg".padStart(8)}${"clone".padStart(9)}${"ratio".padStart(8)}${"vs 1x".padStart(8)}`,
 );
 for (const session of loadSessions()) {
 	let base = 0;

@@ -10,9 +10,9 @@ export const BLOCK_OVERHEAD = 4;
 /** Flat token charge for one image part; images are never folded but must weigh on usage. */
 export const IMAGE_TOKENS = 1600;
 
-/** Estimated tokens for a run of text: ceil(chars / 4). */
-export function estTokens(chars: number): number {
-	return Math.ceil(chars / 4);
+/** Estimated tokens for a text (or a character count): ceil(chars / 4). */
+export function estTokens(text: string | number): number {
+	return Math.ceil((typeof text === "string" ? text.length : text) / 4);
 }
 
 /** Cost of one block holding `chars` characters of text and `images` image parts. */

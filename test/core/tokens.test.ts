@@ -104,3 +104,11 @@ describe("lineCount", () => {
 		assert.equal(lineCount("\n"), 1);
 	});
 });
+
+describe("estTokens on text", () => {
+	it("takes a string as well as a character count", () => {
+		assert.equal(estTokens("abcde"), 2);
+		assert.equal(estTokens(""), 0);
+		assert.equal(estTokens(5), 2);
+	});
+});
