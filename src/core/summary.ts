@@ -29,6 +29,17 @@ export interface SummaryInput {
 	previousSummary?: string;
 	/** One line on what the summary covers, e.g. "This compaction removed 40 messages from live history." */
 	scope: string;
+	/** Size cap in characters (default and maximum SUMMARY_LIMITS.total); section budgets shrink with it. */
+	maxChars?: number;
+}
+
+/** Smallest cap a summary is scaled down to. */
+export const MIN_SUMMARY_CHARS = 4_000;
+
+/** The summary cap for a context window: ~15 % of it (at 4 characters a token), within [4k, 24k] characters. */
+export function summaryCapFor(window: number | undefined): number {
+	if (!window || !(window > 0)) return SUMMARY_LIMITS.total;
+	return Math.max(MIN_SUMMARY_CHARS, Math.min(SUMMARY_LIMITS.total, Math.floor(window * 4 * 0.15)));
 }
 
 /**
@@ -85,10 +96,14 @@ function carried(previous: string): string {
 	return at < 0 ? "" : previous.slice(at + 1);
 }
 
-/** Renders the compaction summary; the result never exceeds SUMMARY_LIMITS.total characters. */
+/** Renders the compaction summary; the result never exceeds its cap (SUMMARY_LIMITS.total at most). */
 export function renderSummary(input: SummaryInput): string {
 	const s = input.summary;
-	const L = SUMMARY_LIMITS;
+	const cap = Math.max(MIN_SUMMARY_CHARS, Math.min(SUMMARY_LIMITS.total, input.maxChars ?? SUMMARY_LIMITS.total));
+	const scale = cap / SUMMARY_LIMITS.total;
+	const L = Object.fromEntries(
+		Object.entries(SUMMARY_LIMITS).map(([key, value]) => [key, Math.floor(value * scale)]),
+	) as Record<keyof typeof SUMMARY_LIMITS, number>;
 	const preamble = [
 		SUMMARY_HEADER,
 		`${input.scope} This summary was extracted by context-fold, not written by a model:`,

@@ -7,10 +7,12 @@ import { describe, it } from "node:test";
 import type { SeedSummary } from "../../src/core/index/seed-index.ts";
 import {
 	HANDOFF_HEADER,
+	MIN_SUMMARY_CHARS,
 	renderHandoff,
 	renderSummary,
 	SUMMARY_HEADER,
 	SUMMARY_LIMITS,
+	summaryCapFor,
 } from "../../src/core/summary.ts";
 
 const fixed: SeedSummary = {
@@ -109,5 +111,26 @@ describe("renderHandoff", () => {
 		assert.match(seed, /Error: expected 3 to equal 4/);
 		assert.ok(!seed.includes(SUMMARY_HEADER));
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);
+	});
+});
+
+describe("summary cap", () => {
+	it("scales with the context window within [4k, 24k] characters", () => {
+		assert.equal(summaryCapFor(undefined), SUMMARY_LIMITS.total);
+		assert.equal(summaryCapFor(16_000), 9_600);
+		assert.equal(summaryCapFor(1_000), MIN_SUMMARY_CHARS);
+		assert.equal(summaryCapFor(1_000_000), SUMMARY_LIMITS.total);
+	});
+
+	it("a smaller cap still keeps both ends and stays under it", () => {
+		const many: SeedSummary = {
+			...fixed,
+			intents: Array.from({ length: 400 }, (_, i) => ({ turn: i + 1, text: `intent ${i} ${"y".repeat(60)}` })),
+		};
+		const out = renderSummary({ summary: many, scope: "s.", maxChars: 6_000 });
+		assert.ok(out.length <= 6_000);
+		assert.match(out, /intent 0 /);
+		assert.match(out, /intent 399 /);
+		assert.match(out, /Error: expected 3 to equal 4/);
 	});
 });

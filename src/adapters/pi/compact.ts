@@ -10,7 +10,7 @@ import { foldCode } from "../../core/digest.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { extractSeedRecord, type SeedRecord, summarizeIndex } from "../../core/index/seed-index.ts";
 import { contentKey } from "../../core/lower.ts";
-import { renderSummary, SUMMARY_HEADER } from "../../core/summary.ts";
+import { renderSummary, SUMMARY_HEADER, summaryCapFor } from "../../core/summary.ts";
 import type { IndexStore } from "./index-store.ts";
 import { ENTRY_VERSION, type FoldEntry } from "./persistence.ts";
 import { errorText, type FoldEngine, sha256 } from "./store.ts";
@@ -90,6 +90,7 @@ export function buildCompaction(
 	index: IndexStore,
 	append: (entry: FoldEntry) => void,
 	warn: (message: string) => void,
+	window?: number,
 ): BuiltCompaction {
 	const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages] as MessageLike[];
 	const fresh = recordLeavers(messages, engine, append, warn);
@@ -112,6 +113,7 @@ export function buildCompaction(
 		summary: summarizeIndex(records),
 		previousSummary: carryPrevious ? previous : undefined,
 		scope: `This compaction removed ${messages.length} messages from live history.`,
+		maxChars: summaryCapFor(window),
 	});
 	return { summary, seq, codes: spans.map((s) => s.code), recorded: fresh.length };
 }

@@ -12,7 +12,7 @@ import { DEFAULT_CONFIG, disabledByEnv, type FoldConfig, resolveConfig, SETTINGS
 import { registerHandoff } from "./handoff.ts";
 import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
-import { ENTRY_TYPE, turnBaseOf } from "./persistence.ts";
+import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "./persistence.ts";
 import { errorText, FoldEngine } from "./store.ts";
 import { registerFoldTools } from "./unfold-tool.ts";
 
@@ -111,11 +111,12 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
-	pi.on("session_before_compact", (event) => {
+	pi.on("session_before_compact", (event, ctx) => {
 		if (config.compact === "native") return undefined;
 		try {
 			const prep = event.preparation;
-			const built = buildCompaction(prep, engine, index, (entry) => pi.appendEntry(ENTRY_TYPE, entry), warn);
+			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
+			const built = buildCompaction(prep, engine, index, append, warn, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
 			return {
 				compaction: {
