@@ -167,6 +167,32 @@ describe("seed index on disk", () => {
 		}
 	});
 
+	it("a fold event rejected after its index record was written gets that record retracted", async () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
+		try {
+			const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			stub.failAppend = true;
+			assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/);
+			const file = join(dir, "context-fold", "stub", "seed-index.jsonl");
+			const lines = readFileSync(file, "utf8")
+				.trim()
+				.split("\n")
+				.map((l) => JSON.parse(l));
+			assert.deepEqual(
+				lines.map((l) => `${l.kind}:${l.seq}:${l.target ?? ""}`),
+				["fold:1:", "retraction:1:fold"],
+			);
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 0);
+			stub.failAppend = false;
+			assert.match(JSON.stringify(await stub.request()), /FOLDED\}/, "the next turn folds and indexes again");
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 1);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
 	it("a failing seed-index write rejects the fold event", async () => {
 		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
 		try {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { sessionsDir } from "../../bench/sessions.ts";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import type { FoldRecord } from "../../src/core/fold-registry.ts";
@@ -974,6 +975,22 @@ describe("parseSeedIndex", () => {
 		assert.equal(parsed.skipped, 0);
 	});
 
+	it("a fold retraction cancels only the fold record of its seq written before it", () => {
+		const record = (kind: "fold" | "compaction", seq: number): SeedRecord => ({ ...golden(), kind, seq });
+		const text = [
+			serializeRecord(record("fold", 2)),
+			serializeRecord(record("compaction", 2)),
+			serializeRecord(retraction(2, "records entry could not be appended", "fold")),
+			serializeRecord(record("fold", 2)),
+		].join("");
+		const parsed = parseSeedIndex(text);
+		assert.deepEqual(
+			parsed.records.map((r) => `${r.kind}:${r.seq}`),
+			["compaction:2", "fold:2"],
+		);
+		assert.equal(parsed.retracted[0].target, "fold");
+	});
+
 	it("serializes a retraction as one line", () => {
 		assert.equal(serializeRecord(retraction(3, "failed")), '{"v":1,"kind":"retraction","seq":3,"reason":"failed"}\n');
 	});
@@ -982,7 +999,7 @@ describe("parseSeedIndex", () => {
 // ---------------------------------------------------------------------------------------------
 // Smoke over the recorded sessions
 
-const SESSIONS = "/work/shared/sessions";
+const SESSIONS = sessionsDir();
 
 function sessionMessages(name: string): MessageLike[] {
 	return readFileSync(`${SESSIONS}/${name}.jsonl`, "utf8")

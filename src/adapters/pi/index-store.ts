@@ -71,10 +71,10 @@ export class IndexStore {
 		this.records.push(record);
 	}
 
-	/** Appends a retraction of compaction `seq` and drops that record from memory. */
-	retract(seq: number, reason: string): void {
-		this.write(retraction(seq, reason));
-		this.records = this.records.filter((r) => !(r.kind === "compaction" && r.seq === seq));
+	/** Appends a retraction of compaction (or fold event) `seq` and drops that record from memory. */
+	retract(seq: number, reason: string, target: "fold" | "compaction" = "compaction"): void {
+		this.write(retraction(seq, reason, target));
+		this.records = this.records.filter((r) => !(r.kind === target && r.seq === seq));
 	}
 
 	/** The next compaction sequence number. */

@@ -62,6 +62,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 				extractSeedRecord({ kind: "fold", seq, messages, spans: records, scope, turnBase: engine.turnBase }),
 			);
 		},
+		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
 		warn,
 		debug: (message) => {
 			if (config.debug) warn(message, "info");

@@ -25,6 +25,8 @@ export interface EngineDeps {
 	append: (entry: FoldEntry) => void;
 	/** Called with each committed event's records before they are appended (seed index); may throw. */
 	beforeCommit?: (seq: number, records: readonly FoldRecord[], messages: readonly MessageLike[]) => void;
+	/** Called when an event is rejected after beforeCommit succeeded (retracts its seed-index record). */
+	rejected?: (seq: number, reason: string) => void;
 	/** Degradation notices (stderr). */
 	warn: (message: string) => void;
 	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
@@ -157,9 +159,11 @@ export class FoldEngine {
 
 	private commit(plan: ReturnType<typeof planTurn>, messages: readonly MessageLike[]): FoldOp[] {
 		const seq = this.registry.seq + 1;
+		let indexed = false;
 		try {
 			const records = recordsFor(plan, seq, sha256);
 			this.deps.beforeCommit?.(seq, records, messages);
+			indexed = true;
 			this.deps.append({ v: ENTRY_VERSION, kind: "records", seq, records });
 			this.deps.append({ v: ENTRY_VERSION, kind: "layer", seq, ops: plan.event });
 			commitEvent(this.registry, plan, records, seq);
@@ -172,6 +176,13 @@ export class FoldEngine {
 			return plan.event;
 		} catch (error) {
 			this.deps.warn(`context-fold: fold event rejected, this turn goes out without it: ${errorText(error)}`);
+			if (indexed) {
+				try {
+					this.deps.rejected?.(seq, errorText(error));
+				} catch (retractError) {
+					this.deps.warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(retractError)}`);
+				}
+			}
 			return [];
 		}
 	}

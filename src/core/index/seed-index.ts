@@ -8,7 +8,8 @@
  * Schema (version 1), one JSON object per line:
  * - `{ v, kind: "fold" | "compaction", seq, files, commands, errors, identifiers, intents, spans, dropped? }`
  *   (see SeedRecord for each field);
- * - `{ v, kind: "retraction", seq, reason }`: cancels the compaction record of the same `seq`
+ * - `{ v, kind: "retraction", seq, reason, target? }`: cancels the record of kind `target` (default
+ *   "compaction") and the same `seq`
  *   written before it (a compaction Pi reported as failed).
  * Writers only ever append. Readers ignore fields they do not know and read the known fields of
  * records with a higher `v`.
@@ -90,12 +91,17 @@ export interface SeedRecord {
 	dropped?: Record<string, number>;
 }
 
-/** A retraction: cancels the compaction record of the same `seq` written before it. */
+/**
+ * A retraction: cancels the records of kind `target` (absent: "compaction") with the same `seq`
+ * written before it: a compaction Pi reported as failed, or a fold event rejected after its record
+ * was written.
+ */
 export interface SeedRetraction {
 	v: number;
 	kind: "retraction";
 	seq: number;
 	reason: string;
+	target?: "fold" | "compaction";
 }
 
 /** Bounds that keep a record small whatever the session's length. */
@@ -551,9 +557,11 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 	return summary;
 }
 
-/** A retraction record for the compaction numbered `seq`. */
-export function retraction(seq: number, reason: string): SeedRetraction {
-	return { v: SEED_INDEX_VERSION, kind: "retraction", seq, reason };
+/** A retraction record for the compaction (or, with `target`, the fold event) numbered `seq`. */
+export function retraction(seq: number, reason: string, target?: "fold" | "compaction"): SeedRetraction {
+	const record: SeedRetraction = { v: SEED_INDEX_VERSION, kind: "retraction", seq, reason };
+	if (target === "fold") record.target = "fold";
+	return record;
 }
 
 /** One record (or retraction) as one JSON line, newline included, ready to append. */
@@ -675,7 +683,7 @@ function readDropped(value: unknown): Record<string, number> | undefined {
  * JSON object with a positive integer `v`, a known `kind` and a numeric `seq` (a malformed line, a
  * last line cut mid-write) is counted in `skipped`. Unknown fields are ignored; a record with a
  * newer `v` is read by the fields this version knows and counted in `newer`. A retraction removes
- * every compaction record of its `seq` that precedes it.
+ * every record of its target kind (compaction unless it says fold) and `seq` that precedes it.
  */
 export function parseSeedIndex(input: string): ParsedSeedIndex {
 	const records: SeedRecord[] = [];
@@ -701,9 +709,12 @@ export function parseSeedIndex(input: string): ParsedSeedIndex {
 		}
 		const kind = value.kind;
 		if (kind === "retraction") {
-			retracted.push({ v, kind, seq, reason: asString(value.reason) ?? "" });
+			const target = value.target === "fold" ? "fold" : "compaction";
+			const item: SeedRetraction = { v, kind, seq, reason: asString(value.reason) ?? "" };
+			if (target === "fold") item.target = "fold";
+			retracted.push(item);
 			for (let i = records.length - 1; i >= 0; i--) {
-				if (records[i].kind === "compaction" && records[i].seq === seq) records.splice(i, 1);
+				if (records[i].kind === target && records[i].seq === seq) records.splice(i, 1);
 			}
 		} else if (kind === "fold" || kind === "compaction") {
 			const record: SeedRecord = {
