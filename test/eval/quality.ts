@@ -8,8 +8,8 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { sessionsDir } from "../../bench/sessions.ts";
 import { type MessageLike, renderContent } from "../../src/core/block.ts";
 import { identifiersIn } from "../../src/core/index/seed-index.ts";
 import { riskLines } from "../../src/core/policy/ledger.ts";
@@ -77,14 +77,6 @@ const CONTENT_TOOLS = new Set(["read", "grep", "find", "ls"]);
 
 /** Tools whose path argument is a file fact. */
 const FILE_TOOLS = new Set(["read", "write", "edit"]);
-
-const here = dirname(fileURLToPath(import.meta.url));
-
-/** The shared sessions folder: `CONTEXTFOLD_SESSIONS`, else `shared/sessions/` beside the repository. */
-export function sessionsDir(): string {
-	const fromEnv = process.env.CONTEXTFOLD_SESSIONS;
-	return fromEnv ? resolve(fromEnv) : resolve(here, "..", "..", "..", "shared", "sessions");
-}
 
 /** The messages of a session file's `message` entries in file order, system-role messages left out. */
 export function loadMessages(file: string): MessageLike[] {
