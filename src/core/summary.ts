@@ -191,7 +191,7 @@ export function renderHandoff(input: HandoffInput): string {
 		`Written: ${input.writtenAt}`,
 		"",
 		"Everything below was extracted deterministically from the parent session; no model wrote it.",
-		"Provenance: codes such as {#k3x9a0b2 FOLDED} point into the PARENT session file named above. They are",
+		"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above. They are",
 		"not folded blocks of this session, so recall_folded here cannot serve them; open the parent session to read the originals.",
 		"",
 		body.trim(),

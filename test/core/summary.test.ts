@@ -107,7 +107,7 @@ describe("renderHandoff", () => {
 				`${HANDOFF_HEADER}\n\nGoal: ship it\nParent session: /s/p.jsonl\nWritten: 2026-12-02T10:00:00.000Z\n`,
 			),
 		);
-		assert.match(seed, /Provenance: codes such as \{#k3x9a0b2 FOLDED\} point into the PARENT session/);
+		assert.match(seed, /Provenance: codes such as \{#<code> FOLDED\} point into the PARENT session/);
 		assert.match(seed, /Error: expected 3 to equal 4/);
 		assert.ok(!seed.includes(SUMMARY_HEADER));
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);

@@ -25,7 +25,7 @@ export const recallParameters = Type.Object({
 	codes: Type.Optional(
 		Type.Array(Type.String(), {
 			description:
-				'Fold codes to read back, e.g. ["k3x9a0b2"]; `#k3x9a0b2` or the whole `{#k3x9a0b2 FOLDED}` tag also work.',
+				'Fold codes to read back, e.g. ["k3x9a0b2"]; `#k3x9a0b2` or the whole `{#<code> FOLDED}` tag also work.',
 		}),
 	),
 	grep: Type.Optional(
@@ -241,7 +241,7 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 			`${TAG_HELP} Call recall_folded with the code to read the original back without changing the context: ` +
 			"whole, or only matching lines (`grep`), or a line range (`lines`). Use `search` to look through every folded " +
 			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. Output is capped.",
-		promptSnippet: "Read back blocks folded as {#code FOLDED} (whole, grep, line range, or search all)",
+		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {
 			return text(runRecall(params as RecallArgs, engine, ledger));
@@ -254,7 +254,7 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 			`${TAG_HELP} Call unfold with codes only when you need a folded block back in the context for the rest of the ` +
 			"session (for example, to keep working from a whole file you read earlier); it costs its full size on every " +
 			"later request. To just look at it once, use recall_folded instead.",
-		promptSnippet: "Restore {#code FOLDED} blocks into the context for the rest of the session",
+		promptSnippet: "Restore {#<code> FOLDED} blocks into the context for the rest of the session",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
 			return text(runUnfold(params as { codes?: unknown }, engine));
