@@ -83,6 +83,7 @@ export function lower(
 	plannable: (id: string) => boolean,
 	known: ReadonlyMap<string, string> = new Map(),
 ): Lowered {
+	if (!commands.some((command) => command.type === "fold")) return { ops: [], refused: [] };
 	const byId = new Map(blocks.map((b) => [b.id, b] as const));
 	const seenKeys = new Map(known);
 	const done = new Set<string>();
