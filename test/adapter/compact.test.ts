@@ -131,11 +131,25 @@ describe("deterministic compaction", () => {
 	});
 });
 
+/** Runs `body` with a fresh temp session folder, removed afterwards. */
+async function inTempDir(body: (dir: string) => Promise<void>): Promise<void> {
+	const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
+	try {
+		await body(dir);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+/** A stub host whose session lives in `dir` (so the seed index and handoff seeds are written there). */
+function savedStub(dir: string, sessionDir = dir) {
+	return loadStub({ sessionDir, sessionFile: join(dir, "s.jsonl") });
+}
+
 describe("seed index on disk", () => {
 	it("appends a record per fold event and per compaction, and a retraction when the compaction fails", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
-		try {
-			const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.request();
@@ -162,15 +176,12 @@ describe("seed index on disk", () => {
 				1,
 				"the retracted compaction is dropped",
 			);
-		} finally {
-			rmSync(dir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	it("a fold event rejected after its index record was written gets that record retracted", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
-		try {
-			const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
 			stub.failAppend = true;
@@ -188,30 +199,24 @@ describe("seed index on disk", () => {
 			stub.failAppend = false;
 			assert.match(JSON.stringify(await stub.request()), /FOLDED\}/, "the next turn folds and indexes again");
 			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 1);
-		} finally {
-			rmSync(dir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	it("a failing seed-index write rejects the fold event", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cf-index-"));
-		try {
-			const stub = loadStub({ sessionDir: join(dir, "file-not-dir"), sessionFile: join(dir, "s.jsonl") });
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir, join(dir, "file-not-dir"));
 			await import("node:fs").then((fs) => fs.writeFileSync(join(dir, "file-not-dir"), "x"));
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
 			const sent = JSON.stringify(await stub.request());
 			assert.doesNotMatch(sent, /FOLDED\}/);
 			assert.match(stub.stderr.join(""), /fold event rejected/);
-		} finally {
-			rmSync(dir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	it("/fold-handoff writes a deterministic seed and prints its path headless", async () => {
-		const dir = mkdtempSync(join(tmpdir(), "cf-handoff-"));
-		try {
-			const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
 			bashSession(stub, 3);
 			withFileTools(stub);
 			await stub.emit("session_start", { reason: "startup" });
@@ -225,8 +230,6 @@ describe("seed index on disk", () => {
 			assert.match(text, new RegExp(`Parent session: ${join(dir, "s.jsonl")}`));
 			assert.match(text, /src\/planted\/Widget\.ts/);
 			assert.match(text, /Provenance/);
-		} finally {
-			rmSync(dir, { recursive: true, force: true });
-		}
+		});
 	});
 });
