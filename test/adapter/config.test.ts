@@ -79,6 +79,18 @@ describe("resolveConfig", () => {
 	});
 });
 
+describe("unknown settings keys", () => {
+	it("names each unknown key once, suggests the knob a miscased key meant, and keeps the known ones", () => {
+		const { config, problems } = resolveConfig({ foldat: 0.5, tail: 30_000, verbose: true }, {});
+		assert.equal(config.foldAt, DEFAULT_CONFIG.foldAt);
+		assert.equal(config.tail, 30_000);
+		assert.deepEqual(problems, [
+			"settings context-fold.foldat is not a context-fold setting; ignoring it (did you mean foldAt?)",
+			`settings context-fold.verbose is not a context-fold setting; ignoring it (known: ${KNOBS.map((k) => k.key).join(", ")})`,
+		]);
+	});
+});
+
 describe("disabledByEnv", () => {
 	it("is on for 0, off, false, no (any case) and off otherwise", () => {
 		for (const v of ["0", "off", "FALSE", " no "]) assert.equal(disabledByEnv({ CONTEXTFOLD: v }), true, v);

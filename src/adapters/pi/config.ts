@@ -1,69 +1,81 @@
 /**
- * The knob table. Each knob has a default, may be saved in Pi's settings.json under the
- * `context-fold` section, and may be overridden by its `CONTEXTFOLD_*` environment variable:
- * defaults < saved settings < environment. A bad value is reported once and the default is used.
+ * Resolving the knobs of `settings-schema.ts`: defaults < saved settings (the settings.json
+ * `context-fold` section) < `CONTEXTFOLD_*` environment. Input is tolerant: text such as `45%`,
+ * `yes` or `NATIVE` is normalised first, then checked against the knob's schema. A bad value yields
+ * one problem message and keeps the previous value; an unknown key in the section is named once.
  */
-import { DEFAULT_LADDER, type LadderConfig } from "../../core/contract.ts";
+import type { TSchema } from "typebox";
+import { Value } from "typebox/value";
+import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "./settings-schema.ts";
 
-/** Every knob's effective value. */
-export interface FoldConfig extends LadderConfig {
-	debug: boolean;
-	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
-	compact: "fold" | "native";
-}
-
-type Kind = "fraction" | "tokens" | "bool" | "compact";
-
-interface Knob {
+/** One knob: its settings.json key, environment variable and schema. */
+export interface Knob {
 	key: keyof FoldConfig;
 	env: string;
-	kind: Kind;
-	doc: string;
+	schema: TSchema;
 }
 
-/** The knob table: setting key, environment variable, value kind and meaning. */
-export const KNOBS: readonly Knob[] = [
-	{ key: "foldAt", env: "CONTEXTFOLD_FOLD_AT", kind: "fraction", doc: "first-fold threshold, share of the window" },
-	{ key: "step", env: "CONTEXTFOLD_FOLD_STEP", kind: "fraction", doc: "least maskable mass worth an event" },
-	{
-		key: "coldFoldAt",
-		env: "CONTEXTFOLD_COLD_FOLD_AT",
-		kind: "fraction",
-		doc: "threshold when no cache read was ever seen",
-	},
-	{ key: "budgetFraction", env: "CONTEXTFOLD_BUDGET_FRACTION", kind: "fraction", doc: "budget, share of the window" },
-	{ key: "budgetCap", env: "CONTEXTFOLD_BUDGET_CAP", kind: "tokens", doc: "absolute budget cap in tokens" },
-	{ key: "floor", env: "CONTEXTFOLD_FOLD_FLOOR", kind: "fraction", doc: "least saving of an urgent event" },
-	{ key: "tail", env: "CONTEXTFOLD_TAIL", kind: "tokens", doc: "protected tail in tokens" },
-	{ key: "debug", env: "CONTEXTFOLD_DEBUG", kind: "bool", doc: "log fold events on stderr" },
-	{ key: "compact", env: "CONTEXTFOLD_COMPACT", kind: "compact", doc: "fold (deterministic summary) or native" },
-];
+/** The JSON Schema keywords the normaliser reads. */
+interface Shape {
+	type?: string;
+	anyOf?: Shape[];
+	const?: unknown;
+	default?: unknown;
+	[ENV_KEYWORD]?: string;
+}
 
-/** The defaults. */
-export const DEFAULT_CONFIG: Readonly<FoldConfig> = Object.freeze({ ...DEFAULT_LADDER, debug: false, compact: "fold" });
+/** The knob table, derived from the schema: key, environment variable and schema. */
+export const KNOBS: readonly Knob[] = Object.entries(KNOB_SCHEMAS).map(([key, schema]) => ({
+	key: key as keyof FoldConfig,
+	env: String((schema as Shape)[ENV_KEYWORD]),
+	schema,
+}));
 
-/** The settings.json section holding saved knobs. */
-export const SETTINGS_SECTION = "context-fold";
+/** The defaults, read from the schema. */
+export const DEFAULT_CONFIG: Readonly<FoldConfig> = Object.freeze(
+	Object.fromEntries(KNOBS.map((knob) => [knob.key, (knob.schema as Shape).default])) as unknown as FoldConfig,
+);
 
-function parse(kind: Kind, raw: unknown): unknown {
-	if (kind === "bool") {
-		if (typeof raw === "boolean") return raw;
-		const text = String(raw).trim().toLowerCase();
-		if (["1", "true", "on", "yes"].includes(text)) return true;
-		if (["0", "false", "off", "no", ""].includes(text)) return false;
-		return undefined;
+const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
+	...["1", "true", "on", "yes"].map((word) => [word, true] as const),
+	...["0", "false", "off", "no", ""].map((word) => [word, false] as const),
+]);
+
+/** Reads text as a number; a fraction may be a percentage. Empty text is not a number. */
+function numberFrom(text: string, percent: boolean): number {
+	const trimmed = text.trim();
+	if (percent && trimmed.endsWith("%")) return numberFrom(trimmed.slice(0, -1), false) / 100;
+	return trimmed ? Number(trimmed) : Number.NaN;
+}
+
+/**
+ * Brings a tolerant input to the form the schema checks: boolean words, numbers in text (a
+ * percentage for a fraction), a choice in any case. Anything else is returned as is, for the schema
+ * to reject.
+ */
+function normalise(schema: TSchema, raw: unknown): unknown {
+	const shape = schema as Shape;
+	if (shape.type === "boolean") {
+		if (typeof raw !== "string" && typeof raw !== "number") return raw;
+		return BOOLEAN_WORDS.get(String(raw).trim().toLowerCase()) ?? raw;
 	}
-	if (kind === "compact") {
-		const text = String(raw).trim().toLowerCase();
-		return text === "fold" || text === "native" ? text : undefined;
+	if (shape.type === "number" || shape.type === "integer") {
+		return typeof raw === "string" ? numberFrom(raw, shape.type === "number") : raw;
 	}
-	const text = typeof raw === "string" ? raw.trim() : "";
-	const percent = kind === "fraction" && text.endsWith("%");
-	const number = typeof raw === "number" ? raw : text ? Number(percent ? text.slice(0, -1) : text) : Number.NaN;
-	const value = percent ? number / 100 : number;
-	if (!Number.isFinite(value)) return undefined;
-	if (kind === "fraction") return value > 0 && value <= 1 ? value : undefined;
-	return value >= 0 && Number.isInteger(value) ? value : undefined;
+	if (shape.anyOf && typeof raw === "string") {
+		const text = raw.trim().toLowerCase();
+		return shape.anyOf.find((member) => member.const === text)?.const ?? raw;
+	}
+	return raw;
+}
+
+/** What a rejected value was expected to be, for the problem message. */
+function expected(schema: TSchema): string {
+	const type = (schema as Shape).type;
+	if (type === "number") return "a valid fraction";
+	if (type === "integer") return "a valid tokens";
+	if (type === "boolean") return "a valid bool";
+	return "a valid choice";
 }
 
 /** The outcome of resolving the knobs: values plus one message per rejected input. */
@@ -78,6 +90,12 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 	const problems: string[] = [];
 	const section =
 		saved && typeof saved === "object" && !Array.isArray(saved) ? (saved as Record<string, unknown>) : {};
+	for (const key of Object.keys(section)) {
+		if (KNOBS.some((knob) => knob.key === key)) continue;
+		const near = KNOBS.find((knob) => knob.key.toLowerCase() === key.toLowerCase());
+		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((knob) => knob.key).join(", ")}`;
+		problems.push(`settings ${SETTINGS_SECTION}.${key} is not a context-fold setting; ignoring it (${hint})`);
+	}
 	const bag = config as unknown as Record<string, unknown>;
 	for (const knob of KNOBS) {
 		for (const [source, raw] of [
@@ -85,10 +103,10 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 			[knob.env, env[knob.env]],
 		] as const) {
 			if (raw === undefined) continue;
-			const value = parse(knob.kind, raw);
-			if (value === undefined) {
+			const value = normalise(knob.schema, raw);
+			if (!Value.Check(knob.schema, value)) {
 				problems.push(
-					`${source}=${JSON.stringify(raw)} is not a valid ${knob.kind}; using ${JSON.stringify(bag[knob.key])}`,
+					`${source}=${JSON.stringify(raw)} is not ${expected(knob.schema)}; using ${JSON.stringify(bag[knob.key])}`,
 				);
 				continue;
 			}

@@ -8,11 +8,12 @@ import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/seed-index.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { buildCompaction } from "./compact.ts";
-import { DEFAULT_CONFIG, disabledByEnv, type FoldConfig, resolveConfig, SETTINGS_SECTION } from "./config.ts";
+import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
 import { registerHandoff } from "./handoff.ts";
 import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
 import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "./persistence.ts";
+import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { errorText, FoldEngine } from "./store.ts";
 import { registerFoldTools } from "./unfold-tool.ts";
 

@@ -9,8 +9,8 @@ import type { ArgsCache, Block, MessageLike } from "../../core/block.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
-import type { FoldConfig } from "./config.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, turnBaseOf } from "./persistence.ts";
+import type { FoldConfig } from "./settings-schema.ts";
 
 /** sha256 of a block text, hex. */
 export function sha256(text: string): string {

@@ -1,0 +1,115 @@
+/**
+ * The settings table, defined once: one TypeBox schema whose properties are context-fold's knobs.
+ * Each property carries its meaning (`description`), its default (the ladder's from core's
+ * DEFAULT_LADDER) and its environment variable (the `x-env` keyword). `config.ts` derives the
+ * defaults, the environment mapping and validation from it; `scripts/schema.ts` writes the
+ * settings.json schema built from it to `docs/settings.schema.json` for editors.
+ */
+import { type TSchema, Type } from "typebox";
+import { DEFAULT_LADDER, type LadderConfig } from "../../core/contract.ts";
+
+/** Every knob's effective value. */
+export interface FoldConfig extends LadderConfig {
+	debug: boolean;
+	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
+	compact: "fold" | "native";
+}
+
+/** The settings.json key holding context-fold's section. */
+export const SETTINGS_SECTION = "context-fold";
+
+/** The schema keyword naming a knob's environment variable. */
+export const ENV_KEYWORD = "x-env";
+
+/** The annotations every knob carries: default, meaning (naming the variable) and variable. */
+function annotations(env: string, fallback: unknown, meaning: string) {
+	return { default: fallback, description: `${meaning} Environment: ${env}.`, [ENV_KEYWORD]: env };
+}
+
+function fraction(env: string, fallback: number, meaning: string) {
+	return Type.Number({ exclusiveMinimum: 0, maximum: 1, ...annotations(env, fallback, meaning) });
+}
+
+function tokens(env: string, fallback: number, meaning: string) {
+	return Type.Integer({ minimum: 0, ...annotations(env, fallback, meaning) });
+}
+
+/** One schema per knob, keyed by its settings.json name. */
+export const KNOB_SCHEMAS = {
+	foldAt: fraction(
+		"CONTEXTFOLD_FOLD_AT",
+		DEFAULT_LADDER.foldAt,
+		"First-fold threshold, as a share of the context window.",
+	),
+	coldFoldAt: fraction(
+		"CONTEXTFOLD_COLD_FOLD_AT",
+		DEFAULT_LADDER.coldFoldAt,
+		"First-fold threshold once two responses came back and none read from the prompt cache.",
+	),
+	step: fraction(
+		"CONTEXTFOLD_FOLD_STEP",
+		DEFAULT_LADDER.step,
+		"Least foldable mass worth an ordinary fold event, as a share of the context window.",
+	),
+	budgetFraction: fraction(
+		"CONTEXTFOLD_BUDGET_FRACTION",
+		DEFAULT_LADDER.budgetFraction,
+		"Budget, as a share of the context window; past it a fold event is urgent.",
+	),
+	budgetCap: tokens("CONTEXTFOLD_BUDGET_CAP", DEFAULT_LADDER.budgetCap, "Absolute cap on the budget, in tokens."),
+	floor: fraction(
+		"CONTEXTFOLD_FOLD_FLOOR",
+		DEFAULT_LADDER.floor,
+		"Least saving of an urgent fold event, as a share of the context window.",
+	),
+	tail: tokens(
+		"CONTEXTFOLD_TAIL",
+		DEFAULT_LADDER.tail,
+		"Protected tail in tokens: the newest tokens never fold (clamped to half the budget).",
+	),
+	debug: Type.Boolean(
+		annotations("CONTEXTFOLD_DEBUG", false, "Report each fold event (stderr, or a notification in the terminal UI)."),
+	),
+	compact: Type.Union(
+		[Type.Literal("fold"), Type.Literal("native")],
+		annotations(
+			"CONTEXTFOLD_COMPACT",
+			"fold",
+			"fold: a deterministic compaction summary, no model call; native: leave compaction to Pi.",
+		),
+	),
+} satisfies Record<keyof FoldConfig, TSchema>;
+
+/** The `context-fold` section of settings.json: every knob optional, no other key. */
+export const SettingsSection = Type.Object(
+	Object.fromEntries(Object.entries(KNOB_SCHEMAS).map(([key, schema]) => [key, Type.Optional(schema)])),
+	{
+		additionalProperties: false,
+		description:
+			"context-fold settings. Each may be overridden by the environment variable named in x-env: " +
+			"defaults < settings < environment.",
+	},
+);
+
+/**
+ * A Pi settings.json holding the section: Pi's own keys pass untouched (`additionalProperties`),
+ * so an editor can apply this schema beside Pi's.
+ */
+export const SettingsFile = Type.Object(
+	{
+		$schema: Type.Optional(Type.String({ description: "JSON Schema reference." })),
+		[SETTINGS_SECTION]: Type.Optional(SettingsSection),
+	},
+	{ additionalProperties: true },
+);
+
+/** The text of `docs/settings.schema.json`: SettingsFile under a JSON Schema header, tab-indented. */
+export function settingsSchemaText(): string {
+	const header = {
+		$schema: "https://json-schema.org/draft/2020-12/schema",
+		$comment: "Generated from src/adapters/pi/settings-schema.ts by `npm run schema`; do not edit by hand.",
+		title: "Pi settings.json with context-fold's section",
+		description: `Validates the "${SETTINGS_SECTION}" section of Pi's settings.json; every other key passes.`,
+	};
+	return `${JSON.stringify({ ...header, ...SettingsFile }, null, "\t")}\n`;
+}
