@@ -28,9 +28,9 @@ export interface LadderConfig {
 	coldFoldAt: number;
 	/** Minimum maskable mass worth an ordinary event (fraction of the window). */
 	step: number;
-	/** Budget as a fraction of the window; the budget is min(budgetCap, budgetFraction × window). */
+	/** Budget as a fraction of the window; the budget is min(budgetCap, budgetFraction × window), see budgetOf. */
 	budgetFraction: number;
-	/** Absolute cap on the budget, in tokens. */
+	/** Absolute cap on the budget, in tokens; 0 means no cap. */
 	budgetCap: number;
 	/** Minimum saving even an urgent event must reach (fraction of the window). */
 	floor: number;
@@ -70,9 +70,10 @@ export type FoldCommand =
 	| { type: "fold"; id: string; urgent: boolean; digest?: string }
 	| { type: "compact"; usage: number; budget: number; maskable: number };
 
-/** The effective budget in tokens for a window. */
+/** The effective budget in tokens for a window: budgetFraction × window, capped by budgetCap unless it is 0. */
 export function budgetOf(config: LadderConfig, window: number): number {
-	return Math.min(config.budgetCap, Math.floor(config.budgetFraction * window));
+	const share = Math.floor(config.budgetFraction * window);
+	return config.budgetCap > 0 ? Math.min(config.budgetCap, share) : share;
 }
 
 /** The effective protected tail in tokens: the configured tail clamped to half the budget. */

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_CONFIG, disabledByEnv, KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
+import { budgetOf } from "../../src/core/contract.ts";
 
 describe("resolveConfig", () => {
 	it("uses the defaults when nothing is set", () => {
@@ -76,6 +77,90 @@ describe("resolveConfig", () => {
 		assert.equal(config.compact, "fold");
 		assert.equal(problems.length, 5);
 		assert.match(problems.join("\n"), /CONTEXTFOLD_FOLD_STEP="lots" is not a valid fraction/);
+	});
+});
+
+describe("settings footguns", () => {
+	it("reads token counts only from plain decimal integer text or non-negative JSON integers", () => {
+		for (const text of ["0x10", "1e4", "-0", "+5000", "5_000", "5000.0", " "]) {
+			const { config, problems } = resolveConfig({}, { CONTEXTFOLD_BUDGET_CAP: text });
+			assert.equal(config.budgetCap, DEFAULT_CONFIG.budgetCap, text);
+			assert.equal(problems.length, 1, text);
+		}
+		assert.equal(resolveConfig({}, { CONTEXTFOLD_BUDGET_CAP: " 90000 " }).config.budgetCap, 90_000);
+		for (const value of [-0, -1, 1.5]) {
+			const { config, problems } = resolveConfig({ budgetCap: value }, {});
+			assert.equal(config.budgetCap, DEFAULT_CONFIG.budgetCap, String(value));
+			assert.equal(problems.length, 1, String(value));
+		}
+		assert.deepEqual(resolveConfig({ budgetCap: 90_000 }, {}).problems, []);
+	});
+
+	it("reads fractions only from plain decimal text", () => {
+		for (const text of ["0x1", "1e-1", "0b1", "45%%"]) {
+			const { config, problems } = resolveConfig({}, { CONTEXTFOLD_FOLD_AT: text });
+			assert.equal(config.foldAt, DEFAULT_CONFIG.foldAt, text);
+			assert.equal(problems.length, 1, text);
+		}
+		for (const [text, value] of [
+			["0.5", 0.5],
+			[".5", 0.5],
+			["1", 1],
+			["45 %", 0.45],
+		] as const) {
+			assert.equal(resolveConfig({}, { CONTEXTFOLD_FOLD_AT: text }).config.foldAt, value, text);
+		}
+	});
+
+	it("warns once about a section that is not an object and uses the defaults", () => {
+		for (const section of [null, [], ["foldAt"], "foldAt=0.5", 5, true]) {
+			const { config, problems } = resolveConfig(section, {});
+			assert.deepEqual(config, { ...DEFAULT_CONFIG }, JSON.stringify(section));
+			assert.deepEqual(problems, ["settings context-fold must be an object; ignoring it"], JSON.stringify(section));
+		}
+		assert.deepEqual(resolveConfig(undefined, {}).problems, []);
+	});
+
+	it("reads budgetCap 0 or off as no absolute cap", () => {
+		for (const [saved, env] of [
+			[{ budgetCap: 0 }, {}],
+			[{ budgetCap: "off" }, {}],
+			[{}, { CONTEXTFOLD_BUDGET_CAP: "OFF" }],
+			[{}, { CONTEXTFOLD_BUDGET_CAP: "0" }],
+		] as const) {
+			const { config, problems } = resolveConfig(saved, env);
+			assert.deepEqual(problems, [], JSON.stringify([saved, env]));
+			assert.equal(config.budgetCap, 0, JSON.stringify([saved, env]));
+			assert.equal(budgetOf(config, 1_000_000), 750_000);
+		}
+	});
+
+	it("rejects a tail below 1000 tokens, keeping the previous value", () => {
+		for (const tail of [0, 1, 999]) {
+			const { config, problems } = resolveConfig({ tail }, {});
+			assert.equal(config.tail, DEFAULT_CONFIG.tail, String(tail));
+			assert.deepEqual(problems, [
+				`settings context-fold.tail=${tail} is not a valid token count (a whole number of at least 1000); using 20000`,
+			]);
+		}
+		const env = resolveConfig({ tail: 5000 }, { CONTEXTFOLD_TAIL: "0" });
+		assert.equal(env.config.tail, 5000);
+		assert.equal(resolveConfig({ tail: 1000 }, {}).config.tail, 1000);
+		assert.equal(resolveConfig({ tail: "off" }, {}).problems.length, 1);
+	});
+
+	it("says what each kind of knob accepts, in plain words", () => {
+		const { problems } = resolveConfig(
+			{ foldAt: "lots", budgetCap: "big", debug: "maybe", compact: "llm" },
+			{ CONTEXTFOLD_TAIL: "1.5" },
+		);
+		assert.deepEqual(problems, [
+			'settings context-fold.foldAt="lots" is not a valid fraction (a number in (0, 1] or a percentage such as 45%); using 0.45',
+			'settings context-fold.budgetCap="big" is not a valid token count (a whole number, or "off"); using 200000',
+			'CONTEXTFOLD_TAIL="1.5" is not a valid token count (a whole number of at least 1000); using 20000',
+			'settings context-fold.debug="maybe" is not true or false (also yes/no, on/off, 1/0); using false',
+			'settings context-fold.compact="llm" is not fold or native; using "fold"',
+		]);
 	});
 });
 

@@ -243,7 +243,7 @@ describe("config", () => {
 		process.env.CONTEXTFOLD_FOLD_AT = "banana";
 		try {
 			const stub = loadStub();
-			stub.settings = { "context-fold": { tail: 100 } };
+			stub.settings = { "context-fold": { tail: 5000 } };
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.emit("session_start", { reason: "reload" });

@@ -22,6 +22,8 @@ const VALID: readonly Record<string, unknown>[] = [
 	{ defaultModel: "x", compaction: { enabled: true } },
 	{ $schema: "./settings.schema.json", [SETTINGS_SECTION]: {} },
 	{ [SETTINGS_SECTION]: { foldAt: 0.5, tail: 30_000 } },
+	{ [SETTINGS_SECTION]: { budgetCap: "off", tail: 1000 } },
+	{ [SETTINGS_SECTION]: { budgetCap: 0 } },
 	{
 		theme: "dark",
 		[SETTINGS_SECTION]: {
@@ -44,6 +46,8 @@ const REJECTED: readonly Record<string, unknown>[] = [
 	{ foldAt: 1.5 },
 	{ tail: -1 },
 	{ tail: 1.5 },
+	{ tail: 999 },
+	{ budgetCap: "none" },
 	{ debug: "maybe" },
 	{ compact: "llm" },
 	{ foldat: 0.5 },
@@ -55,6 +59,7 @@ const TOLERATED: readonly Record<string, unknown>[] = [
 	{ budgetCap: "200000" },
 	{ debug: "yes" },
 	{ compact: "NATIVE" },
+	{ budgetCap: "OFF" },
 ];
 
 describe("docs/settings.schema.json", () => {

@@ -52,6 +52,21 @@ describe("budget and tail", () => {
 		assert.equal(budgetOf(DEFAULT_LADDER, 1_000_000), 200_000);
 	});
 
+	it("a budgetCap of 0 means no cap: the budget is budgetFraction of the window", () => {
+		const uncapped = { ...DEFAULT_LADDER, budgetCap: 0 };
+		assert.equal(budgetOf(uncapped, 100_000), 75_000);
+		assert.equal(budgetOf(uncapped, 1_000_000), 750_000);
+		assert.equal(tailOf(uncapped, 200_000), 20_000);
+	});
+
+	it("with no cap, a context below the threshold folds nothing and above it folds in an ordinary event", () => {
+		const blocks = fourCandidates();
+		assert.deepEqual(conduct(mkView(blocks, 30_000, { config: { budgetCap: 0 } })), []);
+		const ordinary = conduct(mkView(blocks, 60_000, { config: { budgetCap: 0 } }));
+		assert.deepEqual(folds(ordinary), ["r:c1", "r:c2", "r:c3", "r:c4"]);
+		assert.ok(ordinary.every((c) => c.type === "fold" && !c.urgent));
+	});
+
 	it("tail is 20k clamped to half the budget", () => {
 		assert.equal(tailOf(DEFAULT_LADDER, 200_000), 20_000);
 		assert.equal(tailOf(DEFAULT_LADDER, 32_000), 12_000);

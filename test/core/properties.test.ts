@@ -939,7 +939,7 @@ const ladderConfigArb: fc.Arbitrary<LadderConfig> = fc
 		coldFoldAt: fc.double({ min: 0.05, max: 0.95, noNaN: true }),
 		step: fc.double({ min: 0.001, max: 0.4, noNaN: true }),
 		budgetFraction: fc.double({ min: 0.1, max: 1, noNaN: true }),
-		budgetCap: fc.integer({ min: 1000, max: 400_000 }),
+		budgetCap: fc.oneof(fc.constant(0), fc.integer({ min: 1000, max: 400_000 })),
 		floorShare: fc.double({ min: 0.01, max: 1, noNaN: true }),
 		tail: fc.nat({ max: 60_000 }),
 	})

@@ -20,6 +20,7 @@ interface Shape {
 	type?: string;
 	anyOf?: Shape[];
 	const?: unknown;
+	minimum?: number;
 	default?: unknown;
 	[ENV_KEYWORD]?: string;
 }
@@ -41,16 +42,23 @@ const BOOLEAN_WORDS: ReadonlyMap<string, boolean> = new Map([
 	...["0", "false", "off", "no", ""].map((word) => [word, false] as const),
 ]);
 
-/** Reads text as a number; a fraction may be a percentage. Empty text is not a number. */
-function numberFrom(text: string, percent: boolean): number {
-	const trimmed = text.trim();
-	if (percent && trimmed.endsWith("%")) return numberFrom(trimmed.slice(0, -1), false) / 100;
-	return trimmed ? Number(trimmed) : Number.NaN;
+/** Plain decimal text: digits with an optional fraction, optionally a percentage. No sign, hex or exponent. */
+const DECIMAL = /^(\d+(?:\.\d*)?|\.\d+)(\s*%)?$/;
+
+/**
+ * Reads text as a number: a fraction may be a percentage, a token count only whole digits.
+ * Anything else (`0x10`, `1e4`, `-0`, empty) is NaN, for the schema to reject.
+ */
+function numberFrom(text: string, fraction: boolean): number {
+	const match = DECIMAL.exec(text.trim());
+	if (!match || (!fraction && (match[2] || match[1].includes(".")))) return Number.NaN;
+	return match[2] ? Number(match[1]) / 100 : Number(match[1]);
 }
 
 /**
- * Brings a tolerant input to the form the schema checks: boolean words, numbers in text (a
- * percentage for a fraction), a choice in any case. Anything else is returned as is, for the schema
+ * Brings a tolerant input to the form the schema checks: boolean words, numbers in plain decimal
+ * text (a percentage for a fraction), a choice in any case. A word beside a token count (budgetCap's
+ * `off`) stands for 0. JSON's -0 is no token count. Anything else is returned as is, for the schema
  * to reject.
  */
 function normalise(schema: TSchema, raw: unknown): unknown {
@@ -60,22 +68,33 @@ function normalise(schema: TSchema, raw: unknown): unknown {
 		return BOOLEAN_WORDS.get(String(raw).trim().toLowerCase()) ?? raw;
 	}
 	if (shape.type === "number" || shape.type === "integer") {
-		return typeof raw === "string" ? numberFrom(raw, shape.type === "number") : raw;
+		if (typeof raw === "string") return numberFrom(raw, shape.type === "number");
+		return shape.type === "integer" && Object.is(raw, -0) ? Number.NaN : raw;
 	}
-	if (shape.anyOf && typeof raw === "string") {
-		const text = raw.trim().toLowerCase();
-		return shape.anyOf.find((member) => member.const === text)?.const ?? raw;
+	if (!shape.anyOf) return raw;
+	const count = shape.anyOf.find((member) => member.type === "integer");
+	if (typeof raw === "string") {
+		const word = raw.trim().toLowerCase();
+		const choice = shape.anyOf.find((member) => member.const === word);
+		if (choice) return count ? 0 : choice.const;
 	}
-	return raw;
+	return count ? normalise(count as TSchema, raw) : raw;
 }
 
-/** What a rejected value was expected to be, for the problem message. */
-function expected(schema: TSchema): string {
-	const type = (schema as Shape).type;
-	if (type === "number") return "a valid fraction";
-	if (type === "integer") return "a valid tokens";
-	if (type === "boolean") return "a valid bool";
-	return "a valid choice";
+/** Why a value was rejected, in the user's terms: what the knob accepts. */
+function complaint(schema: TSchema): string {
+	const shape = schema as Shape;
+	if (shape.type === "number") return "is not a valid fraction (a number in (0, 1] or a percentage such as 45%)";
+	if (shape.type === "integer") {
+		const least = shape.minimum ? ` of at least ${shape.minimum}` : "";
+		return `is not a valid token count (a whole number${least})`;
+	}
+	if (shape.type === "boolean") return "is not true or false (also yes/no, on/off, 1/0)";
+	const words = (shape.anyOf ?? []).filter((member) => member.const !== undefined).map((member) => member.const);
+	if (shape.anyOf?.some((member) => member.type === "integer")) {
+		return `is not a valid token count (a whole number, or ${words.map((word) => JSON.stringify(word)).join(" or ")})`;
+	}
+	return `is not ${words.join(" or ")}`;
 }
 
 /** The outcome of resolving the knobs: values plus one message per rejected input. */
@@ -88,8 +107,9 @@ export interface Resolved {
 export function resolveConfig(saved: unknown, env: Readonly<Record<string, string | undefined>>): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
 	const problems: string[] = [];
-	const section =
-		saved && typeof saved === "object" && !Array.isArray(saved) ? (saved as Record<string, unknown>) : {};
+	const isSection = typeof saved === "object" && saved !== null && !Array.isArray(saved);
+	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);
+	const section = isSection ? (saved as Record<string, unknown>) : {};
 	for (const key of Object.keys(section)) {
 		if (KNOBS.some((knob) => knob.key === key)) continue;
 		const near = KNOBS.find((knob) => knob.key.toLowerCase() === key.toLowerCase());
@@ -106,7 +126,7 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 			const value = normalise(knob.schema, raw);
 			if (!Value.Check(knob.schema, value)) {
 				problems.push(
-					`${source}=${JSON.stringify(raw)} is not ${expected(knob.schema)}; using ${JSON.stringify(bag[knob.key])}`,
+					`${source}=${JSON.stringify(raw)} ${complaint(knob.schema)}; using ${JSON.stringify(bag[knob.key])}`,
 				);
 				continue;
 			}

@@ -30,9 +30,11 @@ function fraction(env: string, fallback: number, meaning: string) {
 	return Type.Number({ exclusiveMinimum: 0, maximum: 1, ...annotations(env, fallback, meaning) });
 }
 
-function tokens(env: string, fallback: number, meaning: string) {
-	return Type.Integer({ minimum: 0, ...annotations(env, fallback, meaning) });
-}
+/**
+ * The least protected tail a user may set, in tokens (about 4000 characters): with less, only the
+ * newest block stays raw and the result the model read one request ago folds at the next event.
+ */
+const MIN_TAIL = 1000;
 
 /** One schema per knob, keyed by its settings.json name. */
 export const KNOB_SCHEMAS = {
@@ -56,17 +58,27 @@ export const KNOB_SCHEMAS = {
 		DEFAULT_LADDER.budgetFraction,
 		"Budget, as a share of the context window; past it a fold event is urgent.",
 	),
-	budgetCap: tokens("CONTEXTFOLD_BUDGET_CAP", DEFAULT_LADDER.budgetCap, "Absolute cap on the budget, in tokens."),
+	budgetCap: Type.Union(
+		[Type.Integer({ minimum: 0 }), Type.Literal("off")],
+		annotations(
+			"CONTEXTFOLD_BUDGET_CAP",
+			DEFAULT_LADDER.budgetCap,
+			'Absolute cap on the budget, in tokens; 0 or "off": no cap, the budget is budgetFraction of the window.',
+		),
+	),
 	floor: fraction(
 		"CONTEXTFOLD_FOLD_FLOOR",
 		DEFAULT_LADDER.floor,
 		"Least saving of an urgent fold event, as a share of the context window.",
 	),
-	tail: tokens(
-		"CONTEXTFOLD_TAIL",
-		DEFAULT_LADDER.tail,
-		"Protected tail in tokens: the newest tokens never fold (clamped to half the budget).",
-	),
+	tail: Type.Integer({
+		minimum: MIN_TAIL,
+		...annotations(
+			"CONTEXTFOLD_TAIL",
+			DEFAULT_LADDER.tail,
+			`Protected tail in tokens, at least ${MIN_TAIL}: the newest tokens never fold (clamped to half the budget).`,
+		),
+	}),
 	debug: Type.Boolean(
 		annotations("CONTEXTFOLD_DEBUG", false, "Report each fold event (stderr, or a notification in the terminal UI)."),
 	),
