@@ -1,7 +1,8 @@
 /**
  * What `npm pack` ships (issue 7): the `files` allow-list in package.json keeps the tarball to the
  * extension's source, its docs and the user documents. Read from `npm pack --dry-run --json`, run
- * offline in the repository root.
+ * offline in the repository root. And the shipped CHANGELOG.md has an entry Pi can match to the
+ * package version.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -48,6 +49,18 @@ describe("npm pack --dry-run", () => {
 		assert.deepEqual(
 			sources.filter((p) => !paths.includes(p)),
 			[],
+		);
+	});
+});
+
+describe("CHANGELOG.md", () => {
+	it("has a heading for the package version in Pi's format, which Pi matches its update notes against", async () => {
+		const { version } = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8"));
+		const changelog = await readFile(join(REPO_ROOT, "CHANGELOG.md"), "utf8");
+		const headings = changelog.split("\n").filter((line) => /^## \[?\d+\.\d+\.\d+\]?/.test(line));
+		assert.ok(
+			headings.some((line) => line.startsWith(`## [${version}]`)),
+			`no "## [${version}]" heading among ${JSON.stringify(headings)}`,
 		);
 	});
 });
