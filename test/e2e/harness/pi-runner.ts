@@ -11,7 +11,8 @@
  *
  * Pi is always started with `process.execPath` (the tests run under Node >= 22.19) and the bundle
  * `dist/bundle/cli.js`, with `--no-extensions` (plus no skills / templates / themes / context files /
- * MCP) so only the `-e` extensions passed by the test load.
+ * MCP) so only the `-e` extensions passed by the test load; `packages: true` lets the packages
+ * installed in the sandbox's agent dir (`pi install`) load instead.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -64,6 +65,11 @@ export interface RunOptions {
 	sessionDir?: string;
 	/** Extra CLI arguments appended before the prompt. */
 	args?: string[];
+	/**
+	 * Load what the sandbox's settings.json declares (packages added by `pi install`): leaves out
+	 * `--no-extensions`, so Pi's built-in extensions load too (MCP stays off).
+	 */
+	packages?: boolean;
 	/** Hard timeout; the whole process group is SIGKILLed and the promise rejects. Default 30 s. */
 	timeoutMs?: number;
 }
@@ -135,10 +141,15 @@ export interface PiSandbox {
 	 * plus `extra`.
 	 */
 	env(extra?: Record<string, string | undefined>): NodeJS.ProcessEnv;
-	/** Full argv after `cli.js` for the given options (without the prompt). */
-	args(opts: RunOptions & { mode?: "text" | "json" | "rpc" }): string[];
+	/**
+	 * Full argv after `cli.js` for the given options (without the prompt); mode "tui" is the
+	 * interactive terminal UI (no mode flag).
+	 */
+	args(opts: RunOptions & { mode?: "text" | "json" | "rpc" | "tui" }): string[];
 	/** `pi -p <prompt>` (or `--mode json`); resolves when pi exits on its own. */
 	runPrint(opts: RunPrintOptions): Promise<RunResult>;
+	/** `pi <argv>` exactly as given (e.g. `["install", source]`); resolves when pi exits on its own. */
+	runCommand(argv: string[], opts?: Pick<RunOptions, "env" | "timeoutMs">): Promise<RunResult>;
 	/** `pi --mode rpc`. */
 	startRpc(opts?: RunOptions): Promise<PiRpc>;
 	/** Session files (.jsonl) under the session dir, oldest first by mtime. */
@@ -288,13 +299,14 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 		return out;
 	};
 
-	const args = (opts: RunOptions & { mode?: "text" | "json" | "rpc" }): string[] => {
+	const args = (opts: RunOptions & { mode?: "text" | "json" | "rpc" | "tui" }): string[] => {
 		const a: string[] = [];
 		if (opts.mode === "rpc") a.push("--mode", "rpc");
 		else if (opts.mode === "json") a.push("--mode", "json");
-		else a.push("--print");
+		else if (opts.mode !== "tui") a.push("--print");
 		a.push("--provider", provider, "--model", modelId, "--thinking", "off");
-		a.push("--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files");
+		if (!opts.packages) a.push("--no-extensions");
+		a.push("--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files");
 		a.push("--no-mcp", "--offline");
 		for (const ext of opts.extensions ?? []) a.push("-e", resolve(REPO_ROOT, ext));
 		if (opts.session) a.push("--session", opts.session);
@@ -320,9 +332,13 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 		return proc;
 	};
 
-	const runPrint = (opts: RunPrintOptions): Promise<RunResult> => {
+	/** Spawns pi with `argv`, collects its output, resolves on exit; kills it after the timeout. */
+	const runToExit = (
+		argv: string[],
+		opts: Pick<RunPrintOptions, "env" | "timeoutMs" | "mode">,
+		label: string,
+	): Promise<RunResult> => {
 		const timeoutMs = opts.timeoutMs ?? 30_000;
-		const argv = [...args(opts), "--", opts.prompt];
 		const started = Date.now();
 		const proc = spawnPi(argv, opts.env);
 		proc.stdin?.end();
@@ -339,7 +355,7 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 				killGroup(proc);
 				reject(
 					new Error(
-						`pi ${opts.mode === "json" ? "--mode json" : "-p"} did not exit within ${timeoutMs} ms (killed).\n` +
+						`pi ${label} did not exit within ${timeoutMs} ms (killed).\n` +
 							`argv: ${argv.join(" ")}\n--- stdout ---\n${tail(stdout)}\n--- stderr ---\n${tail(stderr)}`,
 					),
 				);
@@ -361,6 +377,12 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 			});
 		});
 	};
+
+	const runPrint = (opts: RunPrintOptions): Promise<RunResult> =>
+		runToExit([...args(opts), "--", opts.prompt], opts, opts.mode === "json" ? "--mode json" : "-p");
+
+	const runCommand = (argv: string[], opts: Pick<RunOptions, "env" | "timeoutMs"> = {}): Promise<RunResult> =>
+		runToExit(argv, { ...opts, mode: "text" }, argv[0] ?? "");
 
 	const startRpc = async (opts: RunOptions = {}): Promise<PiRpc> => {
 		const defaultTimeout = opts.timeoutMs ?? 30_000;
@@ -512,6 +534,7 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 		env,
 		args,
 		runPrint,
+		runCommand,
 		startRpc,
 		sessionFiles,
 		latestSessionFile: async () => (await sessionFiles()).at(-1),
