@@ -101,8 +101,9 @@ export function readLegacyLine(value: Obj): LegacyLine {
 	);
 	const intents: SeedIntent[] = defined(
 		list(value.userMessages).map((u) => {
-			const text = isObj(u) ? str(u.firstLine) : undefined;
-			return text === undefined || !isObj(u) ? undefined : { turn: num(u.turn) ?? 0, text };
+			if (!isObj(u)) return undefined;
+			const text = str(u.firstLine);
+			return text === undefined ? undefined : { turn: num(u.turn) ?? 0, text };
 		}),
 	);
 	return {
