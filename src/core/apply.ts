@@ -12,6 +12,11 @@ export interface FoldOp {
 	code: string;
 	text?: string;
 	args?: Record<string, unknown>;
+	/**
+	 * Replayed from a context-fold 0.5.1 layer. 0.5.1 also folded assistant text parts, so such an
+	 * op may stand for one; the engine never plans a fold of assistant text itself.
+	 */
+	legacy?: true;
 }
 
 /** An op applyPlan would not apply, and why. */
@@ -29,9 +34,15 @@ export interface ApplyResult {
 
 const LEADING_TAGS = /^(?:\s*\{#[0-9a-z]{6,8} FOLDED\}[ \t]*)+/i;
 
-/** `text` headed by the authoritative tag of `code`, any leading tag the op carried removed. */
+/**
+ * `text` headed by the authoritative tag of `code`, any leading tag the op carried removed. A text
+ * already headed by exactly that tag and one space, and by no further tag, is returned unchanged,
+ * so frozen bytes replayed from a 0.5.1 layer reach the wire byte for byte.
+ */
 export function retag(code: string, text: string): string {
-	return `${foldTag(code)} ${text.replace(LEADING_TAGS, "")}`;
+	const head = `${foldTag(code)} `;
+	if (text.startsWith(head) && !LEADING_TAGS.test(text.slice(head.length))) return text;
+	return `${head}${text.replace(LEADING_TAGS, "")}`;
 }
 
 function isLarge(value: unknown): value is string {
@@ -85,7 +96,8 @@ function callArguments(message: MessageLike | undefined, block: Block): unknown 
 function checkOp(op: FoldOp, block: Block | undefined, message: MessageLike | undefined): Refusal["reason"] | null {
 	if (!block) return "unknown-id";
 	if (!block.durable || !isDurableId(op.id)) return "not-durable";
-	if (!block.foldable) return "not-foldable";
+	const legacyText = op.legacy === true && block.kind === "text";
+	if (!block.foldable && !legacyText) return "not-foldable";
 	if (typeof op.code !== "string" || !/^(?:[0-9a-z]{8}|[0-9a-z]{6})$/.test(op.code)) return "bad-op";
 	if (block.kind === "toolArgs") {
 		const valid = op.args && typeof op.args === "object" && !Array.isArray(op.args);
@@ -100,10 +112,10 @@ function rewrite(message: MessageLike, block: Block, op: FoldOp): MessageLike {
 	}
 	const content = Array.isArray(message.content) ? [...message.content] : [];
 	const part = content[block.part] as Record<string, unknown>;
-	content[block.part] =
-		block.kind === "toolArgs"
-			? { ...part, arguments: retagArgs(op.code, op.args, part.arguments) }
-			: { ...part, thinking: retag(op.code, op.text ?? "") };
+	if (block.kind === "toolArgs")
+		content[block.part] = { ...part, arguments: retagArgs(op.code, op.args, part.arguments) };
+	else if (block.kind === "text") content[block.part] = { ...part, text: retag(op.code, op.text ?? "") };
+	else content[block.part] = { ...part, thinking: retag(op.code, op.text ?? "") };
 	return { ...message, content };
 }
 

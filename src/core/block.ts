@@ -62,6 +62,19 @@ export function positionalId(msg: number, part: number): string {
 	return part < 0 ? `m${msg}` : `m${msg}:${part}`;
 }
 
+const LEGACY_PART_ID = /^a:(.+):p(\d+)$/;
+
+/**
+ * The durable id this version gives the block that context-fold 0.5.1 named `id`. 0.5.1 wrote
+ * assistant part ids as `a:<responseId or t<timestamp>>:p<j>` where this formula writes
+ * `a:<anchor>:<j>`; its `u:`, `r:` and `s:` ids are the same here. Never matches an id of this
+ * version (those end in `:<digits>` or `:args`), so it may be applied to any id read from 0.5.1.
+ */
+export function fromLegacyId(id: string): string {
+	const match = LEGACY_PART_ID.exec(id);
+	return match ? `a:${match[1]}:${match[2]}` : id;
+}
+
 /** Durable id of the folded arguments of tool call `toolCallId`. */
 export function argsId(toolCallId: string): string {
 	return `a:${toolCallId}:args`;

@@ -4,13 +4,19 @@
  * persisted records; the adapter owns persistence and hashing.
  */
 import type { FoldOp } from "./apply.ts";
+import { utf8Length } from "./tokens.ts";
 
 /** What is recorded per folded block; `sha256` is of the block text the hook saw at fold time. */
 export interface FoldRecord {
 	id: string;
 	code: string;
-	/** Characters of the block text at fold time (its extent). */
+	/** Characters (UTF-16 units) of the block text at fold time (its extent); -1 when unknown. */
 	chars: number;
+	/**
+	 * UTF-8 bytes of the block text at fold time: the extent context-fold 0.5.1 recorded. Present
+	 * only on records read from 0.5.1 entries, whose `chars` is then -1.
+	 */
+	bytes?: number;
 	sha256?: string;
 	/** The layer (fold event) that folded it; 0 for a record made when the block left history. */
 	seq: number;
@@ -35,6 +41,8 @@ export class FoldRegistry {
 	private readonly unfolded = new Set<string>();
 	private readonly raw = new Set<string>();
 	private readonly keys = new Map<string, string>();
+	/** Ids of byte-extent (0.5.1) records → the UTF-16 length of the text that matched their bytes. */
+	private readonly matchedBytes = new Map<string, number>();
 	private newestSeq = 0;
 
 	/** The newest committed layer sequence number (0 before the first event). */
@@ -115,8 +123,25 @@ export class FoldRegistry {
 			return;
 		}
 		this.records.set(record.id, record);
+		this.matchedBytes.delete(record.id);
 		this.owners.set(record.code, record.id);
 		if (record.key && !this.keys.has(record.key)) this.keys.set(record.key, record.code);
+	}
+
+	/**
+	 * True when `text` still has the extent recorded for `id` at fold time: its UTF-16 length, or,
+	 * for a 0.5.1 record, its UTF-8 byte length. An id without a record, or a record whose extent is
+	 * unknown (a 0.5.1 record without `bytes`), always matches. A byte match is remembered by UTF-16
+	 * length, so an unchanged block is measured once rather than on every request.
+	 */
+	hasExtent(id: string, text: string): boolean {
+		const record = this.records.get(id);
+		if (!record) return true;
+		if (record.bytes === undefined) return record.chars < 0 || record.chars === text.length;
+		if (this.matchedBytes.get(id) === text.length) return true;
+		if (text.length > record.bytes || utf8Length(text) !== record.bytes) return false;
+		this.matchedBytes.set(id, text.length);
+		return true;
 	}
 
 	/** Content keys of recorded blocks → the code of the first block with those bytes. */

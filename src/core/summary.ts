@@ -89,6 +89,17 @@ function tag(code: string | undefined): string {
 	return code ? `${foldTag(code)} ` : "";
 }
 
+/** `[turn N] `, or nothing for turn 0: an entry read from a 0.5.1 index line, which kept no turn. */
+function turnMark(turn: number): string {
+	return turn > 0 ? `[turn ${turn}] ` : "";
+}
+
+/** A file's tools and first turn, as far as they are known. */
+function fileNote(tools: readonly string[], turn: number): string {
+	const parts = [tools.join(", "), turn > 0 ? `first turn ${turn}` : ""].filter((p) => p.length > 0);
+	return parts.length > 0 ? ` (${parts.join("; ")})` : "";
+}
+
 /** The previous summary's body without its own header and preamble, when it was one of ours. */
 function carried(previous: string): string {
 	if (!previous.startsWith(SUMMARY_HEADER)) return previous;
@@ -115,25 +126,25 @@ export function renderSummary(input: SummaryInput): string {
 		preamble,
 		section(
 			"User intents, in order",
-			s.intents.map((i) => `- [turn ${i.turn}] ${i.text}`),
+			s.intents.map((i) => `- ${turnMark(i.turn)}${i.text}`),
 			L.intents,
 			"intents (recall_folded search=… finds them)",
 		),
 		section(
 			"Error lines (verbatim)",
-			s.errors.map((e) => `- [turn ${e.turn}] ${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${e.line}`),
+			s.errors.map((e) => `- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${e.line}`),
 			L.errors,
 			'error lines (recall_folded search="error")',
 		),
 		section(
 			"Files (paths exactly as the tools received them)",
-			s.files.map((f) => `- ${f.path} (${f.tools.join(", ")}; first turn ${f.turn})`),
+			s.files.map((f) => `- ${f.path}${fileNote(f.tools, f.turn)}`),
 			L.files,
 			"files",
 		),
 		section(
 			"Commands",
-			s.commands.map((c) => `- [turn ${c.turn}] ${tag(c.code)}\`${c.command}\`${c.error ? " (error)" : ""}`),
+			s.commands.map((c) => `- ${turnMark(c.turn)}${tag(c.code)}\`${c.command}\`${c.error ? " (error)" : ""}`),
 			L.commands,
 			"commands",
 		),
@@ -149,7 +160,7 @@ export function renderSummary(input: SummaryInput): string {
 				.filter((p) => POINTER_KINDS.has(p.kind) && p.tokens >= 64)
 				.map(
 					(p) =>
-						`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}, turn ${p.turn}, ~${p.tokens} tokens`,
+						`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}${p.turn > 0 ? `, turn ${p.turn}` : ""}, ~${p.tokens} tokens`,
 				),
 			L.pointers,
 			"folded blocks (recall_folded search=…)",

@@ -20,6 +20,24 @@ export function blockCost(chars: number, images = 0): number {
 	return estTokens(chars) + images * IMAGE_TOKENS + BLOCK_OVERHEAD;
 }
 
+/** Length of `text` in UTF-8 bytes (a lone surrogate counts 3, as its replacement character encodes). */
+export function utf8Length(text: string): number {
+	let bytes = 0;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (c < 0x80) bytes += 1;
+		else if (c < 0x800) bytes += 2;
+		else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+			const next = text.charCodeAt(i + 1);
+			if (next >= 0xdc00 && next <= 0xdfff) {
+				bytes += 4;
+				i++;
+			} else bytes += 3;
+		} else bytes += 3;
+	}
+	return bytes;
+}
+
 /** Slices `text` to at most `max` UTF-16 units without splitting a surrogate pair. */
 export function safeSlice(text: string, max: number): string {
 	if (text.length <= max) return text;

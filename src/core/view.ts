@@ -33,7 +33,7 @@ export function heldIds(messages: readonly MessageLike[], blocks: readonly Block
 	return held;
 }
 
-/** Frozen ops that still apply: the block is present and has the extent recorded at fold time. */
+/** Frozen ops that still apply: the block is present and has the extent recorded at fold time (see hasExtent). */
 export function frozenFor(blocks: readonly Block[], registry: FoldRegistry): { ops: FoldOp[]; stale: string[] } {
 	const ops: FoldOp[] = [];
 	const stale: string[] = [];
@@ -41,9 +41,8 @@ export function frozenFor(blocks: readonly Block[], registry: FoldRegistry): { o
 		if (!block.durable) continue;
 		const op = registry.frozenOp(block.id);
 		if (!op) continue;
-		const record = registry.record(block.id);
-		if (record && record.chars !== block.text.length) stale.push(block.id);
-		else ops.push(op);
+		if (registry.hasExtent(block.id, block.text)) ops.push(op);
+		else stale.push(block.id);
 	}
 	return { ops, stale };
 }

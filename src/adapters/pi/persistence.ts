@@ -1,10 +1,11 @@
 /**
  * Event-sourced fold state. Every fold event, unfold decision and compaction-time record is a
  * `contextfold.fold` custom entry in Pi's session; the registry is rebuilt from the current
- * branch's entries on session start and tree navigation.
+ * branch's entries (context-fold 0.5.1's included) on session start and tree navigation.
  */
 import type { FoldOp } from "../../core/apply.ts";
 import { type FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
+import { isLegacyEntry, legacyState, readLegacyEntry, replayLegacy } from "./legacy-entries.ts";
 
 /** customType of every entry this extension appends. */
 export const ENTRY_TYPE = "contextfold.fold";
@@ -37,29 +38,26 @@ function isOp(value: unknown): value is FoldOp {
 }
 
 /**
- * Legacy `spool`/`gate` records (from before the spool was removed) degrade to fold records
- * without a fold-time sha256: recall serves them unverified and says so.
+ * Rebuilds the registry from session entries in branch order; malformed entries are skipped.
+ * Entries context-fold 0.5.1 wrote (see legacy-entries.ts) are replayed first, as they predate
+ * this version's own entries in any session that switched over.
  */
-function legacyRecord(data: Record<string, unknown>): FoldRecord | null {
-	const id = typeof data.id === "string" ? data.id : undefined;
-	const code = typeof data.code === "string" ? data.code.toLowerCase() : undefined;
-	if (!id || !code) return null;
-	return { id, code, chars: typeof data.chars === "number" ? data.chars : -1, seq: 0 };
-}
-
-/** Rebuilds the registry from session entries in branch order; malformed entries are skipped. */
 export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRegistry; skipped: number } {
 	const registry = new FoldRegistry();
+	const legacy = legacyState();
+	const own: Record<string, unknown>[] = [];
 	let skipped = 0;
-	const recorded = new Set<number>();
 	for (const raw of entries) {
 		const entry = raw as EntryLike;
 		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
 		const data = entry.data as Record<string, unknown> | undefined;
-		if (!data || typeof data !== "object") {
-			skipped++;
-			continue;
-		}
+		if (!data || typeof data !== "object") skipped++;
+		else if (!isLegacyEntry(data)) own.push(data);
+		else if (!readLegacyEntry(data, legacy)) skipped++;
+	}
+	replayLegacy(legacy, registry);
+	const recorded = new Set<number>();
+	for (const data of own) {
 		const kind = data.kind;
 		if (kind === "records" && Array.isArray(data.records) && typeof data.seq === "number") {
 			for (const record of data.records) if (isRecord(record)) registry.addRecord(record);
@@ -72,10 +70,6 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 			registry.commitLayer(data.seq, data.ops.filter(isOp));
 		} else if (kind === "unfold" && Array.isArray(data.ids)) {
 			for (const id of data.ids) if (typeof id === "string") registry.unfold(id);
-		} else if (kind === "spool" || kind === "gate") {
-			const record = legacyRecord(data);
-			if (record) registry.addRecord(record);
-			else skipped++;
 		} else {
 			skipped++;
 		}

@@ -18,7 +18,11 @@ export interface Resolved {
 	record: FoldRecord;
 	/** The text to serve (tool-call arguments rendered readably). */
 	text: string;
-	/** How it was verified. */
+	/**
+	 * How it was verified: `ledger` (the session file's copy has the fold-time sha256),
+	 * `unverified` (a legacy record without a sha256: the newest session-file copy, as 0.5.1
+	 * served it), or `live` (the latest request's copy).
+	 */
 	source: "ledger" | "unverified" | "live";
 	warning?: string;
 	/** A bash full-output file owned by the bash tool, if the result was truncated. */
@@ -99,10 +103,9 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 	let unreadable = false;
 	try {
 		const hits = ledger.lookup(id);
+		const newest = hits.at(-1);
+		if (!record.sha256 && newest) return base(newest.block, newest.message, "unverified");
 		for (const hit of hits) {
-			if (!record.sha256) {
-				return base(hit.block, hit.message, "unverified", "this fold predates fold-time hashes; served unverified");
-			}
 			if (sha256(hit.block.text) === record.sha256) return base(hit.block, hit.message, "ledger");
 			mismatch = true;
 		}

@@ -76,7 +76,7 @@ function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
 
 function notCodes(bad: readonly string[]): string {
 	const list = bad.map((b) => JSON.stringify(b)).join(", ");
-	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, e.g. k3x9a0b2)`;
+	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
 }
 
 function header(r: Resolved): string {
@@ -84,7 +84,12 @@ function header(r: Resolved): string {
 		r.record.kind === "toolArgs"
 			? `arguments of ${r.toolName ?? "a tool call"}`
 			: (r.toolName ?? r.record.kind ?? "block");
-	const how = r.source === "ledger" ? "sha256 verified" : r.source === "live" ? "from live history" : "unverified";
+	const how =
+		r.source === "ledger"
+			? "sha256 verified"
+			: r.source === "live"
+				? "from live history"
+				: "unverified: legacy record without a fold-time sha256";
 	return `Recalled #${r.record.code}: ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 }
 
@@ -188,7 +193,9 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger):
 		}
 		const parts: string[] = [];
 		for (const bad of parsed.bad)
-			parts.push(`${JSON.stringify(bad)} is not a fold code (8 letters/digits, e.g. k3x9a0b2)`);
+			parts.push(
+				`${JSON.stringify(bad)} is not a fold code (8 letters/digits, or 6 from context-fold 0.5.1; e.g. k3x9a0b2)`,
+			);
 		let budget = RECALL_LIMITS.totalChars;
 		for (const code of parsed.codes) {
 			const r = resolveCode(code, engine, ledger);

@@ -19,6 +19,7 @@ import { foldCode } from "../digest.ts";
 import type { FoldRecord } from "../fold-registry.ts";
 import { riskLines } from "../policy/ledger.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
+import { isLegacyIndexKind, readLegacyLine } from "./legacy-seed-index.ts";
 
 /** Schema version written by this module. */
 export const SEED_INDEX_VERSION = 1;
@@ -430,6 +431,7 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 		if (seenSpans.has(record.id)) continue;
 		seenSpans.add(record.id);
 		const block = byId.get(record.id);
+		const chars = record.chars >= 0 ? record.chars : (block?.text.length ?? record.bytes ?? 0);
 		spans.push(
 			makeSpan({
 				id: record.id,
@@ -437,8 +439,8 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 				kind: record.kind ?? block?.kind ?? "other",
 				tool: record.tool ?? block?.toolName,
 				turn: record.turn ?? block?.turn ?? 0,
-				chars: record.chars,
-				tokens: block && block.text.length === record.chars ? block.tokens : blockCost(record.chars),
+				chars,
+				tokens: block && block.text.length === chars ? block.tokens : blockCost(chars),
 				sha256: record.sha256,
 			}),
 		);
@@ -684,10 +686,18 @@ function readDropped(value: unknown): Record<string, number> | undefined {
  * last line cut mid-write) is counted in `skipped`. Unknown fields are ignored; a record with a
  * newer `v` is read by the fields this version knows and counted in `newer`. A retraction removes
  * every record of its target kind (compaction unless it says fold) and `seq` that precedes it.
+ * Lines context-fold 0.5.1 wrote are read too (see legacy-seed-index.ts) by 0.5.1's own rules:
+ * among them the latest record per `seq` wins, and a `fold-retract` voids the one before it.
  */
 export function parseSeedIndex(input: string): ParsedSeedIndex {
 	const records: SeedRecord[] = [];
 	const retracted: SeedRetraction[] = [];
+	const legacy = new Map<number, SeedRecord>();
+	const dropLegacy = (seq: number): void => {
+		const earlier = legacy.get(seq);
+		if (earlier) records.splice(records.indexOf(earlier), 1);
+		legacy.delete(seq);
+	};
 	let skipped = 0;
 	let newer = 0;
 	const lines = input.replace(/^\uFEFF/, "").split("\n");
@@ -699,6 +709,18 @@ export function parseSeedIndex(input: string): ParsedSeedIndex {
 			value = JSON.parse(line);
 		} catch {
 			skipped++;
+			continue;
+		}
+		if (isObj(value) && isLegacyIndexKind(value.kind)) {
+			const read = readLegacyLine(value);
+			if (!read) skipped++;
+			else {
+				dropLegacy(read.kind === "retract" ? read.seq : read.record.seq);
+				if (read.kind === "record") {
+					legacy.set(read.record.seq, read.record);
+					records.push(read.record);
+				}
+			}
 			continue;
 		}
 		const v = isObj(value) ? num(value.v) : undefined;

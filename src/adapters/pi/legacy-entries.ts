@@ -1,0 +1,124 @@
+/**
+ * The `contextfold.fold` entries context-fold 0.5.1 wrote, and the older ones it still read, so a
+ * session started under 0.5.1 keeps its folds here: `fold` records, legacy `spool` and `gate`
+ * records (degraded like 0.5.1 did: no sha256, spool files never opened), `layer` entries holding
+ * the exact digest bytes sent, `unfold` by block id, and the obsolete `layer-break` (ignored).
+ * Ids are mapped to this version's formula (fromLegacyId); codes are taken as recorded, never
+ * recomputed. Replay follows 0.5.1's rules: the latest record per block id wins, the latest layer
+ * per seq wins, layers apply in ascending seq, unfolds accumulate.
+ */
+import type { FoldOp } from "../../core/apply.ts";
+import { fromLegacyId } from "../../core/block.ts";
+import type { FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
+
+/** What the 0.5.1 entries of a branch say, collected before replay. */
+export interface LegacyState {
+	/** Fold records by (mapped) block id; a later record for an id replaces the earlier one. */
+	records: Map<string, FoldRecord>;
+	/** Layer entries by seq; a later layer with the same seq replaces the earlier one. */
+	layers: Map<number, { id: string; digestText: string }[]>;
+	/** Unfolded (mapped) block ids. */
+	unfolded: Set<string>;
+}
+
+/** An empty LegacyState. */
+export function legacyState(): LegacyState {
+	return { records: new Map(), layers: new Map(), unfolded: new Set() };
+}
+
+type Data = Record<string, unknown>;
+
+const LEGACY_RECORD_KINDS = new Set(["fold", "spool", "gate"]);
+const CODE = /^(?:[0-9a-z]{6}|[0-9a-z]{8})$/;
+
+function isObj(value: unknown): value is Data {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * True when `data` has the shape of a 0.5.1 entry: a record under `entry`, a layer under `layer`,
+ * an unfold without this version's `v`, or a `layer-break`.
+ */
+export function isLegacyEntry(data: Data): boolean {
+	const kind = data.kind;
+	if (typeof kind !== "string") return false;
+	if (LEGACY_RECORD_KINDS.has(kind)) return true;
+	if (kind === "layer") return "layer" in data && !("ops" in data);
+	if (kind === "unfold") return typeof data.v !== "number";
+	return kind === "layer-break";
+}
+
+/** 0.5.1 named a record by its tool, or by the block kind for assistant thinking and text. */
+function kindOf(tool: unknown): Pick<FoldRecord, "kind" | "tool"> {
+	if (tool === "thinking" || tool === "text") return { kind: tool };
+	return { kind: "toolResult", tool: typeof tool === "string" && tool ? tool : "tool" };
+}
+
+/** A 0.5.1 FoldEntry (or a spool/gate entry) as a fold record, or null when it has no id or code. */
+function legacyRecord(entry: unknown): FoldRecord | null {
+	if (!isObj(entry)) return null;
+	const blockId = typeof entry.blockId === "string" && entry.blockId ? entry.blockId : undefined;
+	const code = typeof entry.code === "string" ? entry.code.toLowerCase() : undefined;
+	if (!blockId || !code || !CODE.test(code)) return null;
+	const record: FoldRecord = { id: fromLegacyId(blockId), code, chars: -1, seq: 0, ...kindOf(entry.tool) };
+	if (typeof entry.bytes === "number" && Number.isInteger(entry.bytes) && entry.bytes >= 0) record.bytes = entry.bytes;
+	if (typeof entry.sha256 === "string") record.sha256 = entry.sha256.toLowerCase();
+	return record;
+}
+
+/**
+ * Collects one 0.5.1 entry (see isLegacyEntry) into `state`. Returns false when it cannot be read
+ * (a record without id or code, a layer without an integer seq or an entries list, an unfold
+ * without ids); a `layer-break` is known and read as nothing.
+ */
+export function readLegacyEntry(data: Data, state: LegacyState): boolean {
+	const kind = data.kind;
+	if (kind === "layer-break") return true;
+	if (kind === "unfold") {
+		if (!Array.isArray(data.ids)) return false;
+		for (const id of data.ids) if (typeof id === "string") state.unfolded.add(fromLegacyId(id));
+		return true;
+	}
+	if (kind === "layer") {
+		const layer = data.layer;
+		if (!isObj(layer) || !Number.isInteger(layer.seq) || !Array.isArray(layer.entries)) return false;
+		const entries = layer.entries.filter(
+			(e): e is { id: string; digestText: string } =>
+				isObj(e) && typeof e.id === "string" && typeof e.digestText === "string" && e.digestText.length > 0,
+		);
+		state.layers.set(layer.seq as number, entries);
+		return true;
+	}
+	const record = legacyRecord(data.entry);
+	if (!record) return false;
+	state.records.delete(record.id);
+	state.records.set(record.id, record);
+	return true;
+}
+
+/**
+ * Replays collected 0.5.1 state into `registry`: the records, then the layers in ascending seq
+ * (each op under its block's recorded code, its digest bytes as recorded; an op whose block has
+ * no record is left out, so that block renders raw), then the unfolds.
+ */
+export function replayLegacy(state: LegacyState, registry: FoldRegistry): void {
+	const layers = [...state.layers.entries()].sort((a, b) => a[0] - b[0]);
+	const firstSeq = new Map<string, number>();
+	for (const [seq, entries] of layers) {
+		for (const e of entries) {
+			const id = fromLegacyId(e.id);
+			if (!firstSeq.has(id)) firstSeq.set(id, seq);
+		}
+	}
+	for (const record of state.records.values()) registry.addRecord({ ...record, seq: firstSeq.get(record.id) ?? 0 });
+	for (const [seq, entries] of layers) {
+		const ops: FoldOp[] = [];
+		for (const e of entries) {
+			const id = fromLegacyId(e.id);
+			const record = registry.record(id);
+			if (record) ops.push({ id, code: record.code, text: e.digestText, legacy: true });
+		}
+		registry.commitLayer(seq, ops);
+	}
+	for (const id of state.unfolded) registry.unfold(id);
+}

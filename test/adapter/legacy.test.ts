@@ -1,0 +1,252 @@
+/**
+ * A session context-fold 0.5.1 wrote keeps its folds: the registry rebuild reads 0.5.1's entries
+ * (unit tests of the reader), and the hooks, over a stub host holding the fixture session and its
+ * 0.5.1 seed index, replay the frozen bytes, serve the 0.5.1 codes, unfold them, fold anew beside
+ * them, and compact and hand off with the 0.5.1 index lines.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { rebuildRegistry } from "../../src/adapters/pi/persistence.ts";
+import { fromLegacyId } from "../../src/core/block.ts";
+import {
+	bytesOf,
+	CODES,
+	DIGESTS,
+	L,
+	LEGACY_TYPE,
+	legacyEntries,
+	legacySeedIndex,
+	sha,
+} from "../fixtures/legacy-0.5.1.ts";
+import { loadStub } from "./stub-pi.ts";
+
+const custom = (data: Record<string, unknown>) => ({ type: "custom", customType: LEGACY_TYPE, data });
+const fold = (blockId: string, code: string, extra: Record<string, unknown> = {}) =>
+	custom({ kind: "fold", entry: { blockId, code, tool: "bash", isError: false, bytes: 10, ...extra } });
+const layer = (seq: number, entries: { id: string; digestText: string }[]) =>
+	custom({ kind: "layer", layer: { seq, entries } });
+
+describe("rebuildRegistry over 0.5.1 entries", () => {
+	it("reads fold, spool, layer, unfold and layer-break entries without skipping any", () => {
+		const { registry, skipped } = rebuildRegistry(legacyEntries());
+		assert.equal(skipped, 0);
+		const bash = registry.record(L.bashId);
+		assert.deepEqual(bash, {
+			id: L.bashId,
+			code: CODES.bash,
+			chars: -1,
+			bytes: bytesOf(L.bashText),
+			sha256: sha(L.bashText),
+			seq: 1,
+			kind: "toolResult",
+			tool: "bash",
+		});
+		assert.equal(registry.record("a:resp_4Lw8:0")?.kind, "thinking");
+		assert.equal(registry.record("a:resp_4Lw8:1")?.kind, "text");
+		assert.equal(registry.idOf(CODES.text), "a:resp_4Lw8:1");
+		const spool = registry.record(L.readId);
+		assert.equal(spool?.code, CODES.read);
+		assert.equal(spool?.sha256, undefined);
+		assert.equal(spool?.bytes, bytesOf(L.readText));
+		assert.deepEqual(registry.frozenOp(L.bashId), {
+			id: L.bashId,
+			code: CODES.bash,
+			text: DIGESTS.bash,
+			legacy: true,
+		});
+		assert.equal(registry.frozenOp("a:resp_4Lw8:1")?.text, DIGESTS.text);
+		assert.equal(registry.frozenOp(L.unfoldedId), undefined);
+		assert.equal(registry.isUnfolded(L.unfoldedId), true);
+		assert.equal(registry.plannable(L.readId), true, "a spool record folds nothing");
+		assert.equal(registry.seq, 2);
+	});
+
+	it("keeps the latest record per block id and the latest layer per seq, replayed in ascending seq", () => {
+		const { registry, skipped } = rebuildRegistry([
+			layer(2, [{ id: "r:b", digestText: "{#bbbbbb FOLDED} b" }]),
+			fold("r:a", "aaaaaa", { sha256: "1".repeat(64) }),
+			fold("r:b", "bbbbbb"),
+			layer(1, [{ id: "r:a", digestText: "{#aaaaaa FOLDED} first" }]),
+			layer(1, [{ id: "r:a", digestText: "{#aaaaaa FOLDED} second" }]),
+			fold("r:a", "aaaaaa", { sha256: "2".repeat(64) }),
+		]);
+		assert.equal(skipped, 0);
+		assert.equal(registry.record("r:a")?.sha256, "2".repeat(64));
+		assert.equal(registry.frozenOp("r:a")?.text, "{#aaaaaa FOLDED} second");
+		assert.deepEqual(
+			registry.frozenOps().map((op) => op.id),
+			["r:a", "r:b"],
+		);
+		assert.equal(registry.seq, 2);
+	});
+
+	it("leaves out a layer op whose block has no record (that block renders raw)", () => {
+		const { registry } = rebuildRegistry([layer(1, [{ id: "r:x", digestText: "{#xxxxxx FOLDED} x" }])]);
+		assert.equal(registry.frozenOp("r:x"), undefined);
+		assert.equal(registry.seq, 1);
+	});
+
+	it("counts as skipped only what is not a readable shape", () => {
+		const { skipped } = rebuildRegistry([
+			custom({ kind: "fold", entry: { blockId: "r:a", tool: "bash" } }),
+			custom({ kind: "fold", entry: { code: "aaaaaa" } }),
+			custom({ kind: "gate", entry: { blockId: "r:g", code: "not a code" } }),
+			custom({ kind: "layer", layer: { entries: [] } }),
+			custom({ kind: "somethingelse" }),
+			custom({ kind: "layer-break", seq: 3 }),
+			custom({ kind: "gate", entry: { blockId: "r:g", code: "GGGGGG", tool: "bash", isError: 0 } }),
+		]);
+		assert.equal(skipped, 5);
+	});
+
+	it("replays 0.5.1 state first, then this version's entries: new 8-character codes coexist", () => {
+		const ours = (data: Record<string, unknown>) => ({
+			type: "custom",
+			customType: LEGACY_TYPE,
+			data: { v: 1, ...data },
+		});
+		const { registry, skipped } = rebuildRegistry([
+			...legacyEntries(),
+			ours({ kind: "records", seq: 3, records: [{ id: "r:toolu_big1", code: "k3x9a0b2", chars: 10, seq: 3 }] }),
+			ours({ kind: "layer", seq: 3, ops: [{ id: "r:toolu_big1", code: "k3x9a0b2", text: "{#k3x9a0b2 FOLDED} x" }] }),
+			ours({ kind: "unfold", ids: ["a:resp_4Lw8:1"] }),
+		]);
+		assert.equal(skipped, 0);
+		assert.equal(registry.seq, 3);
+		assert.equal(registry.idOf("k3x9a0b2"), "r:toolu_big1");
+		assert.equal(registry.idOf(CODES.bash), L.bashId);
+		assert.equal(registry.frozenOp("a:resp_4Lw8:1"), undefined);
+		assert.ok(registry.frozenOp(L.bashId));
+	});
+});
+
+const WINDOW = 32_000;
+
+/** A stub host holding the fixture session (and, with `dir`, its 0.5.1 seed index on disk). */
+async function legacyStub(dir?: string) {
+	const stub = dir
+		? loadStub({ window: WINDOW, sessionDir: dir, sessionFile: join(dir, "s.jsonl") })
+		: loadStub({ window: WINDOW });
+	let n = 0;
+	for (const entry of legacyEntries()) stub.entries.push({ ...entry, id: `l${++n}` });
+	if (dir) {
+		mkdirSync(join(dir, "context-fold", "stub"), { recursive: true });
+		writeFileSync(join(dir, "context-fold", "stub", "seed-index.jsonl"), legacySeedIndex());
+	}
+	stub.usage = { tokens: 20_000, contextWindow: WINDOW };
+	await stub.emit("session_start", { reason: "resume" });
+	return stub;
+}
+
+async function inTempDir(body: (dir: string) => Promise<void>): Promise<void> {
+	const dir = mkdtempSync(join(tmpdir(), "cf-legacy-"));
+	try {
+		await body(dir);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+type Sent = Record<string, unknown>[];
+const resultOf = (sent: Sent, callId: string) => sent.find((m) => m.toolCallId === callId)?.content;
+const partsOf = (sent: Sent, responseId: string) =>
+	sent.find((m) => m.responseId === responseId)?.content as Record<string, unknown>[];
+
+describe("a 0.5.1 session through the hooks", () => {
+	it("restores without a warning and sends 0.5.1's frozen bytes verbatim; the unfolded block goes raw", async () => {
+		await inTempDir(async (dir) => {
+			const stub = await legacyStub(dir);
+			const sent = await stub.request();
+			assert.deepEqual(stub.stderr, []);
+			assert.deepEqual(resultOf(sent, "toolu_01QmZ7"), [{ type: "text", text: DIGESTS.bash }]);
+			const parts = partsOf(sent, "resp_4Lw8");
+			assert.equal(parts[0].thinking, DIGESTS.thinking);
+			assert.equal(parts[1].text, DIGESTS.text);
+			assert.deepEqual(resultOf(sent, "toolu_unf01"), [{ type: "text", text: L.unfoldedText }]);
+			assert.deepEqual(resultOf(sent, "call_9fK2xT"), [{ type: "text", text: L.readText }]);
+		});
+	});
+
+	it("folds anew beside the 0.5.1 folds with 8-character codes, and renders the same bytes after a restart", async () => {
+		const stub = await legacyStub();
+		const first = await stub.request();
+		const tags = (sent: Sent) =>
+			sent
+				.filter((m) => m.role === "toolResult")
+				.map((m) => /^\{#([0-9a-z]+) FOLDED\}/.exec((m.content as { text: string }[])[0].text)?.[1])
+				.filter(Boolean);
+		const codes = tags(first);
+		assert.ok(codes.includes(CODES.bash));
+		const fresh = codes.filter((c) => c?.length === 8);
+		assert.ok(fresh.length >= 1, `new folds: ${codes}`);
+		const records = stub.entries.filter((e) => (e.data as { kind?: string })?.kind === "records");
+		assert.equal((records[0].data as { seq: number }).seq, 3, "numbered after 0.5.1's layers");
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(JSON.stringify(await stub.request()), JSON.stringify(first));
+		assert.deepEqual(stub.stderr, []);
+		const recalled = await stub.call("recall_folded", { codes: [fresh[0], CODES.bash] });
+		assert.match(recalled, new RegExp(`^Recalled #${fresh[0]}: bash, 600 lines \\(sha256 verified\\)`));
+		assert.match(recalled, new RegExp(`Recalled #${CODES.bash}: bash, 14 lines \\(sha256 verified\\)`));
+	});
+
+	it("serves 0.5.1 codes: sha-verified where the record has a hash, marked unverified where it has none", async () => {
+		const stub = await legacyStub();
+		await stub.request();
+		const bash = await stub.call("recall_folded", { codes: [`{#${CODES.bash} FOLDED}`] });
+		assert.equal(bash, `Recalled #${CODES.bash}: bash, 14 lines (sha256 verified)\n${L.bashText}`);
+		const thinking = await stub.call("recall_folded", { codes: [CODES.thinking, CODES.text] });
+		assert.ok(thinking.includes(`(sha256 verified)\n${L.thinkingText}`), thinking);
+		assert.ok(thinking.includes(`(sha256 verified)\n${L.textText}`), thinking);
+		const spool = await stub.call("recall_folded", { codes: [CODES.read] });
+		assert.equal(
+			spool,
+			`Recalled #${CODES.read}: read, 2 lines (unverified: legacy record without a fold-time sha256)\n${L.readText}`,
+		);
+		const search = await stub.call("recall_folded", { search: "HEADER_MAGIC" });
+		assert.match(search, new RegExp(`Recalled #${CODES.read}`));
+	});
+
+	it("unfolds a 0.5.1 code: raw from the next request on, and after a restart", async () => {
+		const stub = await legacyStub();
+		await stub.request();
+		assert.match(await stub.call("unfold", { codes: [CODES.text] }), new RegExp(`^Unfolded #${CODES.text}`));
+		const unfoldEntry = stub.entries.at(-1)?.data as { ids?: string[] };
+		assert.deepEqual(unfoldEntry.ids, [fromLegacyId(L.textId)]);
+		assert.equal(partsOf(await stub.request(), "resp_4Lw8")[1].text, L.textText);
+		await stub.emit("session_start", { reason: "resume" });
+		const sent = await stub.request();
+		assert.equal(partsOf(sent, "resp_4Lw8")[1].text, L.textText);
+		assert.equal(partsOf(sent, "resp_4Lw8")[0].thinking, DIGESTS.thinking);
+	});
+
+	it("compacts and hands off with the 0.5.1 index lines: their facts and a pointer to a 0.5.1 code", async () => {
+		await inTempDir(async (dir) => {
+			const stub = await legacyStub(dir);
+			await stub.request();
+			const messages = stub.entries.filter((e) => e.type === "message").map((e) => e.message);
+			const [result] = (await stub.emit("session_before_compact", {
+				preparation: {
+					messagesToSummarize: messages.slice(0, -3),
+					turnPrefixMessages: [],
+					firstKeptEntryId: "keep",
+					tokensBefore: 20_000,
+					previousSummary: undefined,
+				},
+				reason: "manual",
+			})) as { compaction?: { summary: string } }[];
+			const summary = result?.compaction?.summary ?? "";
+			assert.ok(summary.includes(`- ${L.indexOnlyFile}\n`), summary);
+			assert.ok(summary.includes(L.indexOnlyIdentifier), summary);
+			assert.ok(summary.includes(`{#${CODES.bash} FOLDED} bash`), summary);
+			assert.ok(!summary.includes(L.retractedIdentifier), summary);
+			const out = await stub.command("fold-handoff", "finish the header fix");
+			const seed = readFileSync(out.trim(), "utf8");
+			assert.ok(seed.includes(L.indexOnlyIdentifier), seed);
+			assert.ok(seed.includes(`{#${CODES.bash} FOLDED}`), seed);
+			assert.deepEqual(stub.stderr, []);
+		});
+	});
+});
