@@ -3,7 +3,7 @@
  * rendered from merged seed-index records. Nothing here paraphrases; every listed line, path,
  * command and identifier is copied from the session.
  */
-import { foldTag } from "./digest.ts";
+import { foldTag, quoteTags } from "./digest.ts";
 import type { SeedSummary } from "./index/seed-index.ts";
 import { clip } from "./tokens.ts";
 
@@ -115,31 +115,33 @@ export function renderSummary(input: SummaryInput): string {
 		preamble,
 		section(
 			"User intents, in order",
-			s.intents.map((i) => `- [turn ${i.turn}] ${i.text}`),
+			s.intents.map((i) => `- [turn ${i.turn}] ${quoteTags(i.text)}`),
 			L.intents,
 			"intents (recall_folded search=… finds them)",
 		),
 		section(
 			"Error lines (verbatim)",
-			s.errors.map((e) => `- [turn ${e.turn}] ${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${e.line}`),
+			s.errors.map((e) => `- [turn ${e.turn}] ${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(e.line)}`),
 			L.errors,
 			'error lines (recall_folded search="error")',
 		),
 		section(
 			"Files (paths exactly as the tools received them)",
-			s.files.map((f) => `- ${f.path} (${f.tools.join(", ")}; first turn ${f.turn})`),
+			s.files.map((f) => `- ${quoteTags(f.path)} (${f.tools.join(", ")}; first turn ${f.turn})`),
 			L.files,
 			"files",
 		),
 		section(
 			"Commands",
-			s.commands.map((c) => `- [turn ${c.turn}] ${tag(c.code)}\`${c.command}\`${c.error ? " (error)" : ""}`),
+			s.commands.map(
+				(c) => `- [turn ${c.turn}] ${tag(c.code)}\`${quoteTags(c.command)}\`${c.error ? " (error)" : ""}`,
+			),
 			L.commands,
 			"commands",
 		),
 		section(
 			"Exact identifiers (search keys for recall_folded)",
-			wrap(s.identifiers, 160),
+			wrap(s.identifiers.map(quoteTags), 160),
 			L.identifiers,
 			"lines of identifiers",
 		),
@@ -157,7 +159,9 @@ export function renderSummary(input: SummaryInput): string {
 	];
 	const previous = input.previousSummary ? carried(input.previousSummary).trim() : "";
 	if (previous) {
-		parts.push(`## Carried from the previous compaction\n${clip(previous, L.previous)}`);
+		// Our own summary's tags were written by the engine; a foreign summary's tags are content.
+		const own = input.previousSummary?.startsWith(SUMMARY_HEADER);
+		parts.push(`## Carried from the previous compaction\n${clip(own ? previous : quoteTags(previous), L.previous)}`);
 	}
 	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);
 }
@@ -186,7 +190,7 @@ export function renderHandoff(input: HandoffInput): string {
 	return [
 		HANDOFF_HEADER,
 		"",
-		`Goal: ${input.goal.trim() || "(none given: continue the parent session's work)"}`,
+		`Goal: ${quoteTags(input.goal.trim()) || "(none given: continue the parent session's work)"}`,
 		`Parent session: ${input.parentSession}`,
 		`Written: ${input.writtenAt}`,
 		"",

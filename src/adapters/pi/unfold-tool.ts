@@ -6,7 +6,7 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { parseCode } from "../../core/digest.ts";
+import { parseCode, quoteTags } from "../../core/digest.ts";
 import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../core/recall.ts";
 import { clip, lineCount } from "../../core/tokens.ts";
 import type { Ledger } from "./ledger.ts";
@@ -85,7 +85,8 @@ function header(r: Resolved): string {
 			? `arguments of ${r.toolName ?? "a tool call"}`
 			: (r.toolName ?? r.record.kind ?? "block");
 	const how = r.source === "ledger" ? "sha256 verified" : r.source === "live" ? "from live history" : "unverified";
-	return `Recalled #${r.record.code}: ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	const head = `Recalled #${r.record.code}: ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	return quoteTags(head);
 }
 
 /** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
