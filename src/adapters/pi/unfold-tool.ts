@@ -10,7 +10,7 @@ import { parseCode, quoteTags } from "../../core/digest.ts";
 import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../core/recall.ts";
 import { clip, lineCount } from "../../core/tokens.ts";
 import type { Ledger } from "./ledger.ts";
-import { type Resolved, readOutputFile, resolveCode, toolOwnedOutputFile } from "./recall.ts";
+import { type Resolved, readToolOutputFile, resolveCode } from "./recall.ts";
 import { errorText, type FoldEngine } from "./store.ts";
 
 /** Codes one call may name. */
@@ -79,13 +79,21 @@ function notCodes(bad: readonly string[]): string {
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, e.g. k3x9a0b2)`;
 }
 
-function header(r: Resolved): string {
+/** The recall header; `file` is the bash tool's full output when it is served, which no sha256 covers. */
+function header(r: Resolved, file?: string): string {
 	const what =
 		r.record.kind === "toolArgs"
 			? `arguments of ${r.toolName ?? "a tool call"}`
 			: (r.toolName ?? r.record.kind ?? "block");
-	const how = r.source === "ledger" ? "sha256 verified" : r.source === "live" ? "from live history" : "unverified";
-	const head = `Recalled #${r.record.code}: ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	const how =
+		file !== undefined
+			? "from the bash tool's full output file, which the fold-time sha256 does not cover"
+			: r.source === "ledger"
+				? "sha256 verified"
+				: r.source === "live"
+					? "from live history"
+					: "unverified";
+	const head = `Recalled #${r.record.code}: ${what}, ${lineCount(file ?? r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
 
@@ -96,17 +104,9 @@ function serve(
 	range: ReturnType<typeof parseLineRange>,
 	budget: number,
 ): string {
-	let source = r.text;
-	let note = "";
-	if ((grep !== undefined || range) && r.fullOutputPath) {
-		const owned = toolOwnedOutputFile(r.fullOutputPath);
-		const full = owned ? readOutputFile(owned) : undefined;
-		if (full !== undefined) {
-			source = full;
-			note = " (from the bash tool's full output file)";
-		}
-	}
-	const head = header(r) + note;
+	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
+	const source = full ?? r.text;
+	const head = header(r, full);
 	const room = Math.max(200, budget - head.length - 1);
 	if (grep !== undefined) {
 		const g = grepText(source, grep, room);
