@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { foldCode } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/seed-index.ts";
 import { SUMMARY_HEADER } from "../../src/core/summary.ts";
-import { bashSession, loadStub } from "./stub-pi.ts";
+import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 
 type Compaction = { compaction?: { summary: string; firstKeptEntryId: string; details: unknown } } | undefined;
 
@@ -82,9 +82,11 @@ describe("deterministic compaction", () => {
 		await stub.emit("session_start", { reason: "startup" });
 		await compact(stub, 6);
 		const code = foldCode("r:call_1");
-		const gone = stub.entries.findIndex((e) => (e.message as { toolCallId?: string })?.toolCallId === "call_1");
-		assert.ok(gone > 0);
-		await stub.request();
+		const firstKept = stub.entries.filter((e) => e.type === "message")[6];
+		stub.compact(String(firstKept.id));
+		const sent = await stub.request();
+		assert.ok(!sent.some((m) => m.toolCallId === "call_1"), "the block left the request");
+		assert.equal(sent[0].role, "compactionSummary");
 		const recalled = await stub.call("recall_folded", { codes: [code], grep: "failed" });
 		assert.match(recalled, /sha256 verified/);
 		assert.match(recalled, /Error: check 1 failed at step 7/);
@@ -231,5 +233,32 @@ describe("seed index on disk", () => {
 			assert.match(text, /src\/planted\/Widget\.ts/);
 			assert.match(text, /Provenance/);
 		});
+	});
+});
+
+describe("unfold after a compaction", () => {
+	it("never claims a compacted block is back: it says so, points to recall_folded and persists nothing", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = await stub.request();
+		const digest = resultTexts(sent).find((t) => /^\{#[0-9a-z]{8} FOLDED\}/.test(t));
+		assert.ok(digest, "the first request folded old results");
+		const code = /^\{#([0-9a-z]{8})/.exec(digest)?.[1] ?? "";
+		const kept = stub.entries.find(
+			(e) => e.type === "message" && (e.message as { content?: unknown }).content === "thanks, next",
+		);
+		stub.compact(String(kept?.id));
+		const unfoldEntries = () =>
+			stub.entries.filter((e) => (e.data as { kind?: string } | undefined)?.kind === "unfold");
+		for (const restart of [false, true]) {
+			if (restart) await stub.emit("session_start", { reason: "resume" });
+			await stub.request();
+			const answer = await stub.call("unfold", { codes: [code] });
+			assert.match(answer, /no longer in the live context \(compacted\); use recall_folded/);
+			assert.doesNotMatch(answer, /Unfolded/);
+			assert.equal(unfoldEntries().length, 0, "nothing persisted");
+			assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/);
+		}
 	});
 });

@@ -112,7 +112,12 @@ describe("recall over a truncated bash result", () => {
 				timestamp: ts++,
 			});
 		}
-		stub.addMessage({ role: "assistant", content: [{ type: "text", text: "done" }], responseId: "r", timestamp: ts++ });
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "done" }],
+			responseId: "r",
+			timestamp: ts++,
+		});
 		stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
 		await stub.emit("session_start", { reason: "startup" });
 		const sent = await stub.request();

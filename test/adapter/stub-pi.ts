@@ -31,7 +31,9 @@ export interface StubPi {
 	addMessage(message: Record<string, unknown>): void;
 	/** Runs every handler of an event. */
 	emit(name: string, event?: Record<string, unknown>): Promise<unknown[]>;
-	/** Runs the context hook on a structuredClone of the session's messages; returns what would be sent. */
+	/** Appends a compaction entry: from then on requests carry its summary and the messages from `firstKeptEntryId` on. */
+	compact(firstKeptEntryId: string, summary?: string): void;
+	/** Runs the context hook on a structuredClone of the live messages (as Pi sends them); returns what would be sent. */
 	request(): Promise<Record<string, unknown>[]>;
 	/** Calls a registered tool and returns its text. */
 	call(name: string, params: unknown): Promise<string>;
@@ -63,10 +65,11 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 				results.push(await handler({ type: name, ...event }, ctx));
 			return results;
 		},
+		compact(firstKeptEntryId, summary = "compacted") {
+			stub.entries.push({ type: "compaction", id: `e${++counter}`, summary, firstKeptEntryId, timestamp: "t" });
+		},
 		async request() {
-			const messages = structuredClone(
-				stub.entries.filter((e) => e.type === "message").map((e) => e.message as Record<string, unknown>),
-			);
+			const messages = structuredClone(liveMessages(stub.entries));
 			const event = { type: "context", messages };
 			for (const handler of stub.handlers.get("context") ?? []) {
 				const result = (await handler(event, ctx)) as { messages?: Record<string, unknown>[] } | undefined;
@@ -167,6 +170,20 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 	};
 	for (const name of [...stub.handlers.keys()]) wrap(name);
 	return stub;
+}
+
+/** The messages Pi would send: after the latest compaction, its summary and the kept messages. */
+function liveMessages(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+	let start = 0;
+	let summary: Record<string, unknown> | undefined;
+	entries.forEach((e, i) => {
+		if (e.type !== "compaction") return;
+		const kept = entries.findIndex((k) => k.id === e.firstKeptEntryId);
+		start = kept < 0 ? i + 1 : kept;
+		summary = { role: "compactionSummary", summary: e.summary, tokensBefore: 0, timestamp: 1 };
+	});
+	const kept = entries.slice(start).filter((e) => e.type === "message");
+	return [...(summary ? [summary] : []), ...kept.map((e) => e.message as Record<string, unknown>)];
 }
 
 /** Builds a session of `n` bash turns each returning `lines` lines (one planted error line each). */

@@ -110,6 +110,14 @@ export class FoldEngine {
 	}
 
 	/**
+	 * False when the latest request did not carry `id` (a compaction removed it from live history);
+	 * true before this process has seen any request, when nothing is known either way.
+	 */
+	mayBeLive(id: string): boolean {
+		return this.lastBlocks.length === 0 || this.liveBlock(id) !== undefined;
+	}
+
+	/**
 	 * The per-turn pipeline. Rewrites `messages` in place (same array, same message objects, new
 	 * content) and returns true when anything was folded. Throws only what the caller must treat
 	 * as "send this turn raw".

@@ -218,7 +218,7 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string
 			const id = engine.registry.idOf(code);
 			if (!id) lines.push(`#${code} is not a fold code of this session branch`);
 			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
-			else if (!engine.registry.frozenOp(id)) {
+			else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else ids.push(id);
 		}
