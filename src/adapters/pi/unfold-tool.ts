@@ -58,6 +58,11 @@ function text(body: string, details: Record<string, unknown> = {}) {
 	return { content: [{ type: "text" as const, text: body }], details };
 }
 
+/** The one output cap of a recall_folded call: every code, grep, line range and search together. */
+const CAP = RECALL_LIMITS.totalChars;
+/** Least room worth serving one more code or a search in; below it the rest is named, not served. */
+const MIN_PIECE = 400;
+
 function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
 	if (input === undefined) return { codes: [], bad: [] };
 	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
@@ -107,7 +112,7 @@ function serve(
 	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
 	const source = full ?? r.text;
 	const head = header(r, full);
-	const room = Math.max(200, budget - head.length - 1);
+	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
 		const g = grepText(source, grep, room);
 		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
@@ -119,19 +124,23 @@ function serve(
 	if (range) {
 		const s = sliceLines(source, range, room);
 		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${s.total} lines)`;
-		const more = s.cut ? "\n… cut at the recall size cap; ask for a narrower range" : "";
-		return `${head}\n${s.text}${more}`;
+		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, Math.min(range.end, s.total))}` : ""}`;
 	}
 	if (source.length <= room) return `${head}\n${source}`;
 	const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room);
-	return `${head}\n${s.text}\n… cut at the recall size cap (${s.total} lines in all); use lines="a-b" or grep for the rest`;
+	return `${head}\n${s.text}\n${rest(r.record.code, s.next ?? s.total, s.total)}`;
+}
+
+/** What a cut slice says: where the output stopped and the exact call that reads on. */
+function rest(code: string, next: number, end: number): string {
+	return `… cut at the output cap (${CAP} characters per call); lines ${next}-${end} not shown: recall_folded codes=["${code}"] lines="${next}-${end}" reads on`;
 }
 
 /**
  * Searches every recorded block (folded, or removed by a compaction). Blocks holding the pattern in
  * its exact case come first, so an exact identifier finds its own blocks before case variants.
  */
-function sweep(pattern: string, engine: FoldEngine, ledger: Ledger): string {
+function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number): string {
 	const needle = pattern.toLowerCase();
 	const exact: Resolved[] = [];
 	const loose: Resolved[] = [];
@@ -150,15 +159,18 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger): string {
 		return `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
 	}
 	const out: string[] = [];
-	let budget = RECALL_LIMITS.totalChars;
+	let budget = room - 200;
 	for (const r of hits) {
-		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 300) break;
-		const g = grepText(r.text, pattern, Math.min(2000, budget), 8, 1);
+		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
+		const g = grepText(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
 		const entry = `${header(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
 		out.push(entry);
 		budget -= entry.length + 2;
 	}
-	const more = hits.length > out.length ? `\n… ${hits.length - out.length} more blocks match; narrow the search` : "";
+	const more =
+		hits.length > out.length
+			? `\n… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); narrow the search, or recall a code with grep`
+			: "";
 	return `${hits.length} block${hits.length === 1 ? "" : "s"} contain "${pattern}":\n\n${out.join("\n\n")}${more}`;
 }
 
@@ -190,17 +202,36 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger):
 		const parts: string[] = [];
 		for (const bad of parsed.bad)
 			parts.push(`${JSON.stringify(bad)} is not a fold code (8 letters/digits, e.g. k3x9a0b2)`);
-		let budget = RECALL_LIMITS.totalChars;
+		// Room is kept for the closing notices, so the cap holds with them.
+		const reserve = 160 + 12 * parsed.codes.length + (search === undefined ? 0 : 120);
+		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
+		const unserved: string[] = [];
 		for (const code of parsed.codes) {
+			if (budget < MIN_PIECE) {
+				unserved.push(`#${code}`);
+				continue;
+			}
 			const r = resolveCode(code, engine, ledger);
-			const body = r.ok
-				? serve(r, args?.grep as string | undefined, range, Math.max(400, budget))
-				: `error: ${r.error}`;
+			const body = r.ok ? serve(r, args?.grep as string | undefined, range, budget) : `error: ${r.error}`;
 			parts.push(body);
-			budget -= body.length;
+			budget -= body.length + 2;
 		}
-		if (search !== undefined) parts.push(sweep(search, engine, ledger));
-		return parts.join("\n\n");
+		if (unserved.length > 0) {
+			parts.push(
+				`… output cap (${CAP} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
+			);
+		}
+		if (search !== undefined) {
+			parts.push(
+				budget < MIN_PIECE
+					? `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`
+					: sweep(search, engine, ledger, budget),
+			);
+		}
+		const out = parts.join("\n\n");
+		return out.length <= CAP
+			? out
+			: `${out.slice(0, CAP - 80)}\n… cut at the output cap (${CAP} characters per call)`;
 	} catch (error) {
 		return `recall_folded failed: ${errorText(error)}`;
 	}
@@ -241,7 +272,8 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 		description:
 			`${TAG_HELP} Call recall_folded with the code to read the original back without changing the context: ` +
 			"whole, or only matching lines (`grep`), or a line range (`lines`). Use `search` to look through every folded " +
-			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. Output is capped.",
+			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. " +
+			`One call returns at most ${RECALL_LIMITS.totalChars} characters (~8k tokens) in all; what is cut is named, with the call that reads on.`,
 		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {
