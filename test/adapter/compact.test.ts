@@ -262,3 +262,53 @@ describe("unfold after a compaction", () => {
 		}
 	});
 });
+
+describe("over budget with nothing worth folding", () => {
+	function bigPrompt(stub: ReturnType<typeof loadStub>) {
+		stub.addMessage({
+			role: "user",
+			content: `constraints:\n${"keep this exact wording. ".repeat(1800)}`,
+			timestamp: 1,
+		});
+		stub.addMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], responseId: "r1", timestamp: 2 });
+		stub.addMessage({ role: "user", content: "go on", timestamp: 3 });
+	}
+
+	it("compacts deterministically once per streak and says so", async () => {
+		const stub = loadStub({ window: 10_000 });
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		await stub.emit("turn_end");
+		await stub.request();
+		await stub.emit("turn_end");
+		assert.equal(stub.compactions.length, 1, "one compaction for the streak");
+		assert.match(stub.stderr.join(""), /past the fold budget .* compacting now with the deterministic summary/);
+		stub.usage = { tokens: 1_000, contextWindow: 10_000 };
+		await stub.request();
+		await stub.emit("turn_end");
+		stub.usage = undefined;
+		await stub.request();
+		await stub.emit("turn_end");
+		assert.equal(stub.compactions.length, 2, "a new streak compacts again");
+	});
+
+	it("with compact=native it tells the user once per streak and does not compact", async () => {
+		process.env.CONTEXTFOLD_COMPACT = "native";
+		try {
+			const stub = loadStub({ window: 10_000 });
+			bigPrompt(stub);
+			await stub.emit("session_start", { reason: "startup" });
+			for (let i = 0; i < 3; i++) {
+				await stub.request();
+				await stub.emit("turn_end");
+			}
+			assert.equal(stub.compactions.length, 0);
+			const told = stub.stderr.join("").match(/past the fold budget/g) ?? [];
+			assert.equal(told.length, 1);
+			assert.match(stub.stderr.join(""), /\/compact or \/fold-handoff frees it/);
+		} finally {
+			delete process.env.CONTEXTFOLD_COMPACT;
+		}
+	});
+});

@@ -31,6 +31,8 @@ export interface StubPi {
 	addMessage(message: Record<string, unknown>): void;
 	/** Runs every handler of an event. */
 	emit(name: string, event?: Record<string, unknown>): Promise<unknown[]>;
+	/** Calls of `ctx.compact()` the extension made. */
+	compactions: unknown[];
 	/** Appends a compaction entry: from then on requests carry its summary and the messages from `firstKeptEntryId` on. */
 	compact(firstKeptEntryId: string, summary?: string): void;
 	/** Runs the context hook on a structuredClone of the live messages (as Pi sends them); returns what would be sent. */
@@ -50,6 +52,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		tools: new Map(),
 		commands: new Map(),
 		entries: [],
+		compactions: [],
 		settings: {},
 		failAppend: false,
 		failBranch: false,
@@ -119,6 +122,9 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			return { contextWindow: stub.window };
 		},
 		getContextUsage: () => stub.usage,
+		compact(options?: { onError?: (error: Error) => void }) {
+			stub.compactions.push(options ?? {});
+		},
 		ui: { notify() {}, setStatus() {} },
 	};
 	const api = {

@@ -112,6 +112,30 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
+	// Past the budget with nothing worth folding: compact now with the deterministic summary (no model
+	// call), once per streak of such turns; with native compaction, say so once and leave it to the user.
+	let overBudgetStreak = false;
+	pi.on("turn_end", (_event, ctx) => {
+		try {
+			const over = engine.overBudget;
+			if (!over) {
+				overBudgetStreak = false;
+				return;
+			}
+			if (overBudgetStreak) return;
+			overBudgetStreak = true;
+			const where = `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`;
+			if (config.compact === "native") {
+				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
+				return;
+			}
+			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
+			ctx.compact({ onError: (error) => warn(`context-fold: the over-budget compaction failed: ${error.message}`) });
+		} catch (error) {
+			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
+		}
+	});
+
 	pi.on("session_before_compact", (event, ctx) => {
 		if (config.compact === "native") return undefined;
 		try {

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { FoldOp } from "../../core/apply.ts";
 import type { ArgsCache, Block, MessageLike } from "../../core/block.ts";
+import type { FoldCommand } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
@@ -50,6 +51,8 @@ export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
 	turnBase = 0;
+	/** Set when the latest pass found usage past the budget with nothing worth folding. */
+	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
 	private savings = new Map<string, number>();
 	private argsCache: ArgsCache = new Map();
 	private lastBlocks: readonly Block[] = [];
@@ -86,6 +89,7 @@ export class FoldEngine {
 		this.argsCache = new Map();
 		this.lastBlocks = [];
 		this.lastMessages = [];
+		this.overBudget = undefined;
 		this.responses = 0;
 		this.cacheRead = false;
 		this.warnedStale = new Set();
@@ -162,6 +166,7 @@ export class FoldEngine {
 		}
 		this.lastBlocks = plan.blocks;
 		this.lastMessages = raw;
+		this.overBudget = plan.commands.find((c) => c.type === "compact");
 		return changed;
 	}
 
