@@ -184,9 +184,7 @@ export const HANDOFF_HEADER = "# context-fold handoff seed";
  * with its fold codes flagged as provenance pointers into the parent rather than live codes.
  */
 export function renderHandoff(input: HandoffInput): string {
-	const body = input.summary.startsWith(SUMMARY_HEADER)
-		? input.summary.slice(input.summary.indexOf("\n") + 1)
-		: input.summary;
+	const body = input.summary.startsWith(SUMMARY_HEADER) ? carried(input.summary) : input.summary;
 	return [
 		HANDOFF_HEADER,
 		"",
@@ -194,9 +192,12 @@ export function renderHandoff(input: HandoffInput): string {
 		`Parent session: ${input.parentSession}`,
 		`Written: ${input.writtenAt}`,
 		"",
-		"Everything below was extracted deterministically from the parent session; no model wrote it.",
-		"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above. They are",
-		"not folded blocks of this session, so recall_folded here cannot serve them; open the parent session to read the originals.",
+		"Everything below was extracted deterministically from the parent session; no model wrote it: every intent,",
+		"path, command, error line and identifier is copied verbatim, and the parent session file is the ground truth.",
+		"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above, not into this",
+		'session. recall_folded codes=["<code>"] (whole, or with grep / lines) reads them from that file, read-only and',
+		"checked against the parent's fold-time sha256; unfold cannot bring them into this context, and search covers",
+		"only this session's own folds.",
 		"",
 		body.trim(),
 		"",

@@ -226,7 +226,12 @@ describe("seed index on disk", () => {
 			const files = readdirSync(join(dir, "context-fold", "stub")).filter((f) => f.startsWith("handoff-"));
 			assert.equal(files.length, 1);
 			const text = readFileSync(join(dir, "context-fold", "stub", files[0]), "utf8");
-			assert.match(printed, new RegExp(files[0]));
+			assert.equal(printed.stdout, "");
+			assert.equal(
+				printed.stderr,
+				`${join(dir, "context-fold", "stub", files[0])}\n`,
+				"the path alone on one stderr line",
+			);
 			assert.match(text, /^# context-fold handoff seed/);
 			assert.match(text, /Goal: ship the widget/);
 			assert.match(text, new RegExp(`Parent session: ${join(dir, "s.jsonl")}`));

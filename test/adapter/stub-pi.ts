@@ -39,8 +39,8 @@ export interface StubPi {
 	request(): Promise<Record<string, unknown>[]>;
 	/** Calls a registered tool and returns its text. */
 	call(name: string, params: unknown): Promise<string>;
-	/** Runs a registered command headless; returns what it printed on stdout. */
-	command(name: string, args: string): Promise<string>;
+	/** Runs a registered command headless; returns what it printed on stdout and stderr. */
+	command(name: string, args: string): Promise<{ stdout: string; stderr: string }>;
 	commands: Map<string, { handler: (args: string, ctx: unknown) => Promise<void> }>;
 }
 
@@ -89,18 +89,24 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		async command(name, args) {
 			const command = stub.commands.get(name);
 			if (!command) throw new Error(`no command ${name}`);
-			const out: string[] = [];
+			const out = { stdout: "", stderr: "" };
 			const write = process.stdout.write.bind(process.stdout);
+			const writeErr = process.stderr.write.bind(process.stderr);
 			process.stdout.write = ((chunk: string) => {
-				out.push(String(chunk));
+				out.stdout += String(chunk);
 				return true;
 			}) as typeof process.stdout.write;
+			process.stderr.write = ((chunk: string) => {
+				out.stderr += String(chunk);
+				return true;
+			}) as typeof process.stderr.write;
 			try {
 				await command.handler(args, ctx);
 			} finally {
 				process.stdout.write = write;
+				process.stderr.write = writeErr;
 			}
-			return out.join("");
+			return out;
 		},
 	};
 	const sessionManager = {

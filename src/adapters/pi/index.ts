@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG, disabledByEnv, type FoldConfig, resolveConfig, SETTINGS
 import { registerHandoff } from "./handoff.ts";
 import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
+import { ParentSession } from "./parent-session.ts";
 import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "./persistence.ts";
 import { errorText, FoldEngine } from "./store.ts";
 import { registerFoldTools } from "./unfold-tool.ts";
@@ -69,6 +70,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		},
 	});
 	const ledger = new Ledger(() => session);
+	let parent: ParentSession | undefined;
 	let pendingCompaction: number | undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
@@ -77,6 +79,8 @@ export default function contextFold(pi: ExtensionAPI): void {
 			loadConfig();
 			session = ctx.sessionManager;
 			ledger.reset();
+			const parentFile = ctx.sessionManager.getHeader?.()?.parentSession;
+			parent = parentFile ? new ParentSession(parentFile) : undefined;
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warn(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
@@ -175,6 +179,6 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 	});
 
-	registerFoldTools(pi, engine, ledger);
+	registerFoldTools(pi, engine, ledger, () => parent);
 	registerHandoff(pi, engine, index);
 }

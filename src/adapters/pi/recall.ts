@@ -18,8 +18,10 @@ export interface Resolved {
 	record: FoldRecord;
 	/** The text to serve (tool-call arguments rendered readably). */
 	text: string;
-	/** How it was verified. */
-	source: "ledger" | "unverified" | "live";
+	/** How it was verified ("parent": sha-verified from the parent session file named in `origin`). */
+	source: "ledger" | "unverified" | "live" | "parent";
+	/** The parent session file, for a parent code. */
+	origin?: string;
 	warning?: string;
 	/** A bash full-output file owned by the bash tool, if the result was truncated. */
 	fullOutputPath?: string;

@@ -10,6 +10,7 @@ import { parseCode, quoteTags } from "../../core/digest.ts";
 import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../core/recall.ts";
 import { clip, lineCount } from "../../core/tokens.ts";
 import type { Ledger } from "./ledger.ts";
+import type { ParentSession } from "./parent-session.ts";
 import { type Resolved, readToolOutputFile, resolveCode } from "./recall.ts";
 import { errorText, type FoldEngine } from "./store.ts";
 
@@ -84,6 +85,28 @@ function notCodes(bad: readonly string[]): string {
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, e.g. k3x9a0b2)`;
 }
 
+/**
+ * Resolves a code of this branch or, failing that, of the parent session this one was started from
+ * (read-only from the parent's file, sha-verified).
+ */
+function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, parent: ParentSession | undefined) {
+	const own = resolveCode(code, engine, ledger);
+	if (own.ok || !parent || engine.registry.idOf(code) !== undefined) return own;
+	const hit = parent.resolve(code);
+	if (!hit.ok) return { ok: false as const, error: hit.error };
+	const resolved: Resolved = {
+		ok: true,
+		id: hit.record.id,
+		record: hit.record,
+		text: hit.text,
+		source: "parent",
+		origin: hit.file,
+		toolName: hit.toolName,
+		...(hit.verified ? {} : { warning: "this fold predates fold-time hashes; served unverified" }),
+	};
+	return resolved;
+}
+
 /** The recall header; `file` is the bash tool's full output when it is served, which no sha256 covers. */
 function header(r: Resolved, file?: string): string {
 	const what =
@@ -93,11 +116,13 @@ function header(r: Resolved, file?: string): string {
 	const how =
 		file !== undefined
 			? "from the bash tool's full output file, which the fold-time sha256 does not cover"
-			: r.source === "ledger"
-				? "sha256 verified"
-				: r.source === "live"
-					? "from live history"
-					: "unverified";
+			: r.source === "parent"
+				? `from the parent session ${r.origin}, ${r.warning ? "unverified" : "sha256 verified"}`
+				: r.source === "ledger"
+					? "sha256 verified"
+					: r.source === "live"
+						? "from live history"
+						: "unverified";
 	const head = `Recalled #${r.record.code}: ${what}, ${lineCount(file ?? r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
@@ -175,7 +200,7 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number
 }
 
 /** The recall_folded tool's work, as plain text (never throws). */
-export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger): string {
+export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): string {
 	try {
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return `recall_folded: ${parsed}`;
@@ -211,7 +236,7 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger):
 				unserved.push(`#${code}`);
 				continue;
 			}
-			const r = resolveCode(code, engine, ledger);
+			const r = resolveAny(code, engine, ledger, parent);
 			const body = r.ok ? serve(r, args?.grep as string | undefined, range, budget) : `error: ${r.error}`;
 			parts.push(body);
 			budget -= body.length + 2;
@@ -238,7 +263,7 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger):
 }
 
 /** The unfold tool's work, as plain text (never throws). */
-export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string {
+export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): string {
 	try {
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return `unfold: ${parsed}`;
@@ -247,7 +272,11 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string
 		const ids: string[] = [];
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
-			if (!id) lines.push(`#${code} is not a fold code of this session branch`);
+			if (!id && parent?.has(code)) {
+				lines.push(
+					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
+				);
+			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
 			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
 			else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
@@ -265,7 +294,12 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string
 }
 
 /** Registers recall_folded and unfold. */
-export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: Ledger): void {
+export function registerFoldTools(
+	pi: ExtensionAPI,
+	engine: FoldEngine,
+	ledger: Ledger,
+	parent: () => ParentSession | undefined = () => undefined,
+): void {
 	pi.registerTool({
 		name: "recall_folded",
 		label: "Recall folded",
@@ -277,7 +311,7 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {
-			return text(runRecall(params as RecallArgs, engine, ledger));
+			return text(runRecall(params as RecallArgs, engine, ledger, parent()));
 		},
 	});
 	pi.registerTool({
@@ -290,7 +324,7 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 		promptSnippet: "Restore {#<code> FOLDED} blocks into the context for the rest of the session",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
-			return text(runUnfold(params as { codes?: unknown }, engine));
+			return text(runUnfold(params as { codes?: unknown }, engine, parent()));
 		},
 	});
 }
