@@ -55,6 +55,17 @@ export function stripTags(text: string): string {
 	return text.replace(TAG_PATTERN, "");
 }
 
+/** Tag-shaped text in any spacing and case, as a code parser would still accept it. */
+const TAG_SHAPE = /\{\s*#([0-9a-z]{8}|[0-9a-z]{6})\s+FOLDED\s*\}/gi;
+
+/**
+ * Defuses tag-shaped text copied from content (`{#abc12345 FOLDED}` → `[quoted tag #abc12345]`), so
+ * that every tag the model reads in engine-written text was written by the engine (invariant 2).
+ */
+export function quoteTags(text: string): string {
+	return text.includes("#") ? text.replace(TAG_SHAPE, (_, code: string) => `[quoted tag #${code}]`) : text;
+}
+
 /** Every fold code mentioned as a tag in `text`, lowercase, in order of appearance. */
 export function codesIn(text: string): string[] {
 	return Array.from(text.matchAll(TAG_PATTERN), (m) => m[1].toLowerCase());
@@ -112,24 +123,25 @@ function riskSection(code: string, text: string, isError = false): string {
 export function toolResultDigest(input: ToolResultDigestInput): string {
 	const head = clip(firstLine(input.text), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
-	return `${foldTag(input.code)} ${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${riskSection(input.code, input.text, input.isError)}`;
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${riskSection(input.code, input.text, input.isError)}`;
+	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 
 /** Digest of a block whose bytes equal an already-folded block: a pointer to the first one. */
 export function duplicateDigest(code: string, label: string, text: string, originalCode: string): string {
-	return `${foldTag(code)} ${label}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.`;
+	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.`;
 }
 
 /** One-line digest of an unsigned thinking block. */
 export function thinkingDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.firstLineChars);
-	return `${foldTag(code)} thinking: ${lineCount(text)} lines, ~${estTokens(text.length)} tokens.${head ? ` ${head}` : ""}`;
+	return `${foldTag(code)} thinking: ${lineCount(text)} lines, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
 }
 
 /** Digest string standing in for one large string argument of a tool call. */
 export function argDigest(code: string, value: string): string {
 	const head = clip(firstLine(value), DIGEST_LIMITS.argFirstLineChars);
-	return `${foldTag(code)} ${value.length} chars, ${lineCount(value)} lines${head ? `: ${head}` : ""}`;
+	return `${foldTag(code)} ${value.length} chars, ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}`;
 }
 
 /** A string argument at least this long is "large" and may be folded. */

@@ -5,7 +5,16 @@
 import type { FoldOp } from "./apply.ts";
 import type { Block, MessageLike } from "./block.ts";
 import type { FoldCommand } from "./contract.ts";
-import { duplicateDigest, foldArgs, foldCode, foldTag, stripTags, thinkingDigest, toolResultDigest } from "./digest.ts";
+import {
+	duplicateDigest,
+	foldArgs,
+	foldCode,
+	foldTag,
+	quoteTags,
+	stripTags,
+	thinkingDigest,
+	toolResultDigest,
+} from "./digest.ts";
 import { blockCost } from "./tokens.ts";
 
 /** Identity of a block's bytes for duplicate detection: length plus two 32-bit FNV-1a hashes. */
@@ -110,7 +119,7 @@ export function lower(
 			continue;
 		}
 		if (command.digest !== undefined && op.text !== undefined) {
-			op.text = `${foldTag(op.code)} ${stripTags(command.digest).trim()}`;
+			op.text = `${foldTag(op.code)} ${quoteTags(stripTags(command.digest).trim())}`;
 		}
 		if (key && !seenKeys.has(key)) seenKeys.set(key, op.code);
 		ops.push(op);

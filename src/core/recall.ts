@@ -7,7 +7,7 @@ import { clip } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
 export const RECALL_LIMITS = {
-	/** Characters one recall call may return in all (~8k tokens). */
+	/** Characters one recall call may return in all (~8k tokens): every code, grep, range and search together. */
 	totalChars: 32_000,
 	/** Matching lines one grep may list per block before it stops. */
 	grepMatches: 60,
@@ -69,12 +69,15 @@ function splitLines(text: string): string[] {
 	return lines;
 }
 
-/** Lines `range` of `text`, numbered, clipped per line and to `maxChars` in all. */
+/**
+ * Lines `range` of `text`, numbered, clipped per line and to `maxChars` in all. When the size cut
+ * them short, `next` is the first line number not shown.
+ */
 export function sliceLines(
 	text: string,
 	range: LineRange,
 	maxChars: number,
-): { text: string; total: number; cut: boolean } {
+): { text: string; total: number; cut: boolean; next?: number } {
 	const lines = splitLines(text);
 	const out: string[] = [];
 	let used = 0;
@@ -89,7 +92,7 @@ export function sliceLines(
 		out.push(line);
 		used += line.length + 1;
 	}
-	return { text: out.join("\n"), total: lines.length, cut };
+	return { text: out.join("\n"), total: lines.length, cut, ...(cut ? { next: range.start + out.length } : {}) };
 }
 
 /** A long matching line clipped to a window around its first match, so the match stays visible. */

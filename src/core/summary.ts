@@ -3,7 +3,7 @@
  * rendered from merged seed-index records. Nothing here paraphrases; every listed line, path,
  * command and identifier is copied from the session.
  */
-import { foldTag } from "./digest.ts";
+import { foldTag, quoteTags } from "./digest.ts";
 import type { SeedSummary } from "./index/seed-index.ts";
 import { clip } from "./tokens.ts";
 
@@ -126,31 +126,33 @@ export function renderSummary(input: SummaryInput): string {
 		preamble,
 		section(
 			"User intents, in order",
-			s.intents.map((i) => `- ${turnMark(i.turn)}${i.text}`),
+			s.intents.map((i) => `- ${turnMark(i.turn)}${quoteTags(i.text)}`),
 			L.intents,
 			"intents (recall_folded search=… finds them)",
 		),
 		section(
 			"Error lines (verbatim)",
-			s.errors.map((e) => `- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${e.line}`),
+			s.errors.map((e) => `- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(e.line)}`),
 			L.errors,
 			'error lines (recall_folded search="error")',
 		),
 		section(
 			"Files (paths exactly as the tools received them)",
-			s.files.map((f) => `- ${f.path}${fileNote(f.tools, f.turn)}`),
+			s.files.map((f) => `- ${quoteTags(f.path)}${fileNote(f.tools, f.turn)}`),
 			L.files,
 			"files",
 		),
 		section(
 			"Commands",
-			s.commands.map((c) => `- ${turnMark(c.turn)}${tag(c.code)}\`${c.command}\`${c.error ? " (error)" : ""}`),
+			s.commands.map(
+				(c) => `- ${turnMark(c.turn)}${tag(c.code)}\`${quoteTags(c.command)}\`${c.error ? " (error)" : ""}`,
+			),
 			L.commands,
 			"commands",
 		),
 		section(
 			"Exact identifiers (search keys for recall_folded)",
-			wrap(s.identifiers, 160),
+			wrap(s.identifiers.map(quoteTags), 160),
 			L.identifiers,
 			"lines of identifiers",
 		),
@@ -168,7 +170,9 @@ export function renderSummary(input: SummaryInput): string {
 	];
 	const previous = input.previousSummary ? carried(input.previousSummary).trim() : "";
 	if (previous) {
-		parts.push(`## Carried from the previous compaction\n${clip(previous, L.previous)}`);
+		// Our own summary's tags were written by the engine; a foreign summary's tags are content.
+		const own = input.previousSummary?.startsWith(SUMMARY_HEADER);
+		parts.push(`## Carried from the previous compaction\n${clip(own ? previous : quoteTags(previous), L.previous)}`);
 	}
 	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);
 }
@@ -191,19 +195,20 @@ export const HANDOFF_HEADER = "# context-fold handoff seed";
  * with its fold codes flagged as provenance pointers into the parent rather than live codes.
  */
 export function renderHandoff(input: HandoffInput): string {
-	const body = input.summary.startsWith(SUMMARY_HEADER)
-		? input.summary.slice(input.summary.indexOf("\n") + 1)
-		: input.summary;
+	const body = input.summary.startsWith(SUMMARY_HEADER) ? carried(input.summary) : input.summary;
 	return [
 		HANDOFF_HEADER,
 		"",
-		`Goal: ${input.goal.trim() || "(none given: continue the parent session's work)"}`,
+		`Goal: ${quoteTags(input.goal.trim()) || "(none given: continue the parent session's work)"}`,
 		`Parent session: ${input.parentSession}`,
 		`Written: ${input.writtenAt}`,
 		"",
-		"Everything below was extracted deterministically from the parent session; no model wrote it.",
-		"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above. They are",
-		"not folded blocks of this session, so recall_folded here cannot serve them; open the parent session to read the originals.",
+		"Everything below was extracted deterministically from the parent session; no model wrote it: every intent,",
+		"path, command, error line and identifier is copied verbatim, and the parent session file is the ground truth.",
+		"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above, not into this",
+		'session. recall_folded codes=["<code>"] (whole, or with grep / lines) reads them from that file, read-only and',
+		"checked against the parent's fold-time sha256; unfold cannot bring them into this context, and search covers",
+		"only this session's own folds.",
 		"",
 		body.trim(),
 		"",

@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { foldCode } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/seed-index.ts";
 import { SUMMARY_HEADER } from "../../src/core/summary.ts";
-import { bashSession, loadStub } from "./stub-pi.ts";
+import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 
 type Compaction = { compaction?: { summary: string; firstKeptEntryId: string; details: unknown } } | undefined;
 
@@ -82,9 +82,11 @@ describe("deterministic compaction", () => {
 		await stub.emit("session_start", { reason: "startup" });
 		await compact(stub, 6);
 		const code = foldCode("r:call_1");
-		const gone = stub.entries.findIndex((e) => (e.message as { toolCallId?: string })?.toolCallId === "call_1");
-		assert.ok(gone > 0);
-		await stub.request();
+		const firstKept = stub.entries.filter((e) => e.type === "message")[6];
+		stub.compact(String(firstKept.id));
+		const sent = await stub.request();
+		assert.ok(!sent.some((m) => m.toolCallId === "call_1"), "the block left the request");
+		assert.equal(sent[0].role, "compactionSummary");
 		const recalled = await stub.call("recall_folded", { codes: [code], grep: "failed" });
 		assert.match(recalled, /sha256 verified/);
 		assert.match(recalled, /Error: check 1 failed at step 7/);
@@ -224,12 +226,94 @@ describe("seed index on disk", () => {
 			const files = readdirSync(join(dir, "context-fold", "stub")).filter((f) => f.startsWith("handoff-"));
 			assert.equal(files.length, 1);
 			const text = readFileSync(join(dir, "context-fold", "stub", files[0]), "utf8");
-			assert.match(printed, new RegExp(files[0]));
+			assert.equal(printed.stdout, "");
+			assert.equal(
+				printed.stderr,
+				`${join(dir, "context-fold", "stub", files[0])}\n`,
+				"the path alone on one stderr line",
+			);
 			assert.match(text, /^# context-fold handoff seed/);
 			assert.match(text, /Goal: ship the widget/);
 			assert.match(text, new RegExp(`Parent session: ${join(dir, "s.jsonl")}`));
 			assert.match(text, /src\/planted\/Widget\.ts/);
 			assert.match(text, /Provenance/);
 		});
+	});
+});
+
+describe("unfold after a compaction", () => {
+	it("never claims a compacted block is back: it says so, points to recall_folded and persists nothing", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = await stub.request();
+		const digest = resultTexts(sent).find((t) => /^\{#[0-9a-z]{8} FOLDED\}/.test(t));
+		assert.ok(digest, "the first request folded old results");
+		const code = /^\{#([0-9a-z]{8})/.exec(digest)?.[1] ?? "";
+		const kept = stub.entries.find(
+			(e) => e.type === "message" && (e.message as { content?: unknown }).content === "thanks, next",
+		);
+		stub.compact(String(kept?.id));
+		const unfoldEntries = () =>
+			stub.entries.filter((e) => (e.data as { kind?: string } | undefined)?.kind === "unfold");
+		for (const restart of [false, true]) {
+			if (restart) await stub.emit("session_start", { reason: "resume" });
+			await stub.request();
+			const answer = await stub.call("unfold", { codes: [code] });
+			assert.match(answer, /no longer in the live context \(compacted\); use recall_folded/);
+			assert.doesNotMatch(answer, /Unfolded/);
+			assert.equal(unfoldEntries().length, 0, "nothing persisted");
+			assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/);
+		}
+	});
+});
+
+describe("over budget with nothing worth folding", () => {
+	function bigPrompt(stub: ReturnType<typeof loadStub>) {
+		stub.addMessage({
+			role: "user",
+			content: `constraints:\n${"keep this exact wording. ".repeat(1800)}`,
+			timestamp: 1,
+		});
+		stub.addMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], responseId: "r1", timestamp: 2 });
+		stub.addMessage({ role: "user", content: "go on", timestamp: 3 });
+	}
+
+	it("compacts deterministically once per streak and says so", async () => {
+		const stub = loadStub({ window: 10_000 });
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		await stub.emit("turn_end");
+		await stub.request();
+		await stub.emit("turn_end");
+		assert.equal(stub.compactions.length, 1, "one compaction for the streak");
+		assert.match(stub.stderr.join(""), /past the fold budget .* compacting now with the deterministic summary/);
+		stub.usage = { tokens: 1_000, contextWindow: 10_000 };
+		await stub.request();
+		await stub.emit("turn_end");
+		stub.usage = undefined;
+		await stub.request();
+		await stub.emit("turn_end");
+		assert.equal(stub.compactions.length, 2, "a new streak compacts again");
+	});
+
+	it("with compact=native it tells the user once per streak and does not compact", async () => {
+		process.env.CONTEXTFOLD_COMPACT = "native";
+		try {
+			const stub = loadStub({ window: 10_000 });
+			bigPrompt(stub);
+			await stub.emit("session_start", { reason: "startup" });
+			for (let i = 0; i < 3; i++) {
+				await stub.request();
+				await stub.emit("turn_end");
+			}
+			assert.equal(stub.compactions.length, 0);
+			const told = stub.stderr.join("").match(/past the fold budget/g) ?? [];
+			assert.equal(told.length, 1);
+			assert.match(stub.stderr.join(""), /\/compact or \/fold-handoff frees it/);
+		} finally {
+			delete process.env.CONTEXTFOLD_COMPACT;
+		}
 	});
 });

@@ -243,7 +243,7 @@ describe("a 0.5.1 session through the hooks", () => {
 			assert.ok(summary.includes(`{#${CODES.bash} FOLDED} bash`), summary);
 			assert.ok(!summary.includes(L.retractedIdentifier), summary);
 			const out = await stub.command("fold-handoff", "finish the header fix");
-			const seed = readFileSync(out.trim(), "utf8");
+			const seed = readFileSync(out.stderr.trim(), "utf8");
 			assert.ok(seed.includes(L.indexOnlyIdentifier), seed);
 			assert.ok(seed.includes(`{#${CODES.bash} FOLDED}`), seed);
 			assert.deepEqual(stub.stderr, []);

@@ -31,12 +31,16 @@ export interface StubPi {
 	addMessage(message: Record<string, unknown>): void;
 	/** Runs every handler of an event. */
 	emit(name: string, event?: Record<string, unknown>): Promise<unknown[]>;
-	/** Runs the context hook on a structuredClone of the session's messages; returns what would be sent. */
+	/** Calls of `ctx.compact()` the extension made. */
+	compactions: unknown[];
+	/** Appends a compaction entry: from then on requests carry its summary and the messages from `firstKeptEntryId` on. */
+	compact(firstKeptEntryId: string, summary?: string): void;
+	/** Runs the context hook on a structuredClone of the live messages (as Pi sends them); returns what would be sent. */
 	request(): Promise<Record<string, unknown>[]>;
 	/** Calls a registered tool and returns its text. */
 	call(name: string, params: unknown): Promise<string>;
-	/** Runs a registered command headless; returns what it printed on stdout. */
-	command(name: string, args: string): Promise<string>;
+	/** Runs a registered command headless; returns what it printed on stdout and stderr. */
+	command(name: string, args: string): Promise<{ stdout: string; stderr: string }>;
 	commands: Map<string, { handler: (args: string, ctx: unknown) => Promise<void> }>;
 }
 
@@ -48,6 +52,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		tools: new Map(),
 		commands: new Map(),
 		entries: [],
+		compactions: [],
 		settings: {},
 		failAppend: false,
 		failBranch: false,
@@ -63,10 +68,11 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 				results.push(await handler({ type: name, ...event }, ctx));
 			return results;
 		},
+		compact(firstKeptEntryId, summary = "compacted") {
+			stub.entries.push({ type: "compaction", id: `e${++counter}`, summary, firstKeptEntryId, timestamp: "t" });
+		},
 		async request() {
-			const messages = structuredClone(
-				stub.entries.filter((e) => e.type === "message").map((e) => e.message as Record<string, unknown>),
-			);
+			const messages = structuredClone(liveMessages(stub.entries));
 			const event = { type: "context", messages };
 			for (const handler of stub.handlers.get("context") ?? []) {
 				const result = (await handler(event, ctx)) as { messages?: Record<string, unknown>[] } | undefined;
@@ -83,18 +89,24 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		async command(name, args) {
 			const command = stub.commands.get(name);
 			if (!command) throw new Error(`no command ${name}`);
-			const out: string[] = [];
+			const out = { stdout: "", stderr: "" };
 			const write = process.stdout.write.bind(process.stdout);
+			const writeErr = process.stderr.write.bind(process.stderr);
 			process.stdout.write = ((chunk: string) => {
-				out.push(String(chunk));
+				out.stdout += String(chunk);
 				return true;
 			}) as typeof process.stdout.write;
+			process.stderr.write = ((chunk: string) => {
+				out.stderr += String(chunk);
+				return true;
+			}) as typeof process.stderr.write;
 			try {
 				await command.handler(args, ctx);
 			} finally {
 				process.stdout.write = write;
+				process.stderr.write = writeErr;
 			}
-			return out.join("");
+			return out;
 		},
 	};
 	const sessionManager = {
@@ -116,6 +128,9 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			return { contextWindow: stub.window };
 		},
 		getContextUsage: () => stub.usage,
+		compact(options?: { onError?: (error: Error) => void }) {
+			stub.compactions.push(options ?? {});
+		},
 		ui: { notify() {}, setStatus() {} },
 	};
 	const api = {
@@ -167,6 +182,20 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 	};
 	for (const name of [...stub.handlers.keys()]) wrap(name);
 	return stub;
+}
+
+/** The messages Pi would send: after the latest compaction, its summary and the kept messages. */
+function liveMessages(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+	let start = 0;
+	let summary: Record<string, unknown> | undefined;
+	entries.forEach((e, i) => {
+		if (e.type !== "compaction") return;
+		const kept = entries.findIndex((k) => k.id === e.firstKeptEntryId);
+		start = kept < 0 ? i + 1 : kept;
+		summary = { role: "compactionSummary", summary: e.summary, tokensBefore: 0, timestamp: 1 };
+	});
+	const kept = entries.slice(start).filter((e) => e.type === "message");
+	return [...(summary ? [summary] : []), ...kept.map((e) => e.message as Record<string, unknown>)];
 }
 
 /** Builds a session of `n` bash turns each returning `lines` lines (one planted error line each). */

@@ -110,6 +110,10 @@ describe("renderHandoff", () => {
 		assert.match(seed, /Provenance: codes such as \{#<code> FOLDED\} point into the PARENT session/);
 		assert.match(seed, /Error: expected 3 to equal 4/);
 		assert.ok(!seed.includes(SUMMARY_HEADER));
+		// One consistent story about recall: parent codes are read from the parent file, search is local.
+		assert.match(seed, /reads them from that file, read-only/);
+		assert.doesNotMatch(seed, /cannot serve/);
+		assert.doesNotMatch(seed, /Read any block back with recall_folded/);
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);
 	});
 });

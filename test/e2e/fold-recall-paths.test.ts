@@ -182,11 +182,11 @@ describe("recall_folded ignores a planted fullOutputPath", () => {
 		assert.match(wire, /\[Showing lines \d+-5001 of 5001\. Full output: /);
 
 		const grep = resultOf(id.truncGrep);
-		assert.match(grep, /\(from the bash tool's full output file\)/);
+		assert.match(grep, /\(from the bash tool's full output file, which the fold-time sha256 does not cover\)/);
 		assert.ok(linesOf(grep).includes(`1: ${TRUNC_MARKER}`), grep);
 
 		const slice = resultOf(id.truncLines);
-		assert.match(slice, /\(from the bash tool's full output file\)/);
+		assert.match(slice, /\(from the bash tool's full output file, which the fold-time sha256 does not cover\)/);
 		assert.deepEqual(linesOf(slice).slice(1), [`1: ${TRUNC_MARKER}`, "2: 1"]);
 	});
 });

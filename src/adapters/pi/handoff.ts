@@ -1,7 +1,7 @@
 /**
  * `/fold-handoff [goal]`: writes a deterministic seed for a fresh session to
  * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md`. With a UI it offers to start a
- * new session seeded with it; headless it prints the path.
+ * new session seeded with it; headless it prints the path alone on one line of stderr.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -56,7 +56,8 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 				return;
 			}
 			if (!ctx.hasUI) {
-				process.stdout.write(`${written.path}\n`);
+				// Alone on one line of stderr: in print mode Pi keeps stdout for the model's reply.
+				process.stderr.write(`${written.path}\n`);
 				return;
 			}
 			ctx.ui.notify(`Handoff seed written to ${written.path}`, "info");

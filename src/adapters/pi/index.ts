@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
 import { registerHandoff } from "./handoff.ts";
 import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
+import { ParentSession } from "./parent-session.ts";
 import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "./persistence.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { errorText, FoldEngine } from "./store.ts";
@@ -70,6 +71,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		},
 	});
 	const ledger = new Ledger(() => session);
+	let parent: ParentSession | undefined;
 	let pendingCompaction: number | undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
@@ -78,6 +80,8 @@ export default function contextFold(pi: ExtensionAPI): void {
 			loadConfig();
 			session = ctx.sessionManager;
 			ledger.reset();
+			const parentFile = ctx.sessionManager.getHeader?.()?.parentSession;
+			parent = parentFile ? new ParentSession(parentFile) : undefined;
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warn(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
@@ -111,6 +115,30 @@ export default function contextFold(pi: ExtensionAPI): void {
 			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
 		}
 		return undefined;
+	});
+
+	// Past the budget with nothing worth folding: compact now with the deterministic summary (no model
+	// call), once per streak of such turns; with native compaction, say so once and leave it to the user.
+	let overBudgetStreak = false;
+	pi.on("turn_end", (_event, ctx) => {
+		try {
+			const over = engine.overBudget;
+			if (!over) {
+				overBudgetStreak = false;
+				return;
+			}
+			if (overBudgetStreak) return;
+			overBudgetStreak = true;
+			const where = `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`;
+			if (config.compact === "native") {
+				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
+				return;
+			}
+			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
+			ctx.compact({ onError: (error) => warn(`context-fold: the over-budget compaction failed: ${error.message}`) });
+		} catch (error) {
+			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
+		}
 	});
 
 	pi.on("session_before_compact", (event, ctx) => {
@@ -152,6 +180,6 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 	});
 
-	registerFoldTools(pi, engine, ledger);
+	registerFoldTools(pi, engine, ledger, () => parent);
 	registerHandoff(pi, engine, index);
 }

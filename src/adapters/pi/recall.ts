@@ -2,7 +2,7 @@
  * Resolving a fold code to its original text: the ledger route (sha-verified), the live-history
  * fallback, and the bash tool's own full-output file for grep and line slices.
  */
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../core/block.ts";
@@ -21,9 +21,12 @@ export interface Resolved {
 	/**
 	 * How it was verified: `ledger` (the session file's copy has the fold-time sha256),
 	 * `unverified` (a legacy record without a sha256: the newest session-file copy, as 0.5.1
-	 * served it), or `live` (the latest request's copy).
+	 * served it), `live` (the latest request's copy), or `parent` (from the parent session file
+	 * named in `origin`, sha-verified unless `warning` says otherwise).
 	 */
-	source: "ledger" | "unverified" | "live";
+	source: "ledger" | "unverified" | "live" | "parent";
+	/** The parent session file, for a parent code. */
+	origin?: string;
 	warning?: string;
 	/** A bash full-output file owned by the bash tool, if the result was truncated. */
 	fullOutputPath?: string;
@@ -48,27 +51,26 @@ function realDir(path: string): string {
 }
 
 /**
- * The path, if it names a file the bash tool itself writes: `pi-bash-<16 hex>.log` directly in
- * the temp dir, a regular file (not a link), of bounded size. Any other path is ignored.
+ * Reads the bash tool's own full-output file: `pi-bash-<16 hex>.log` directly in the temp dir. The
+ * file is opened once without following links, and the opened descriptor must be a regular file
+ * with a single link, owned by this user, of bounded size; the text is read from that descriptor,
+ * so nothing swapped in after the check is read. Any other path, or a file gone, gives undefined.
  */
-export function toolOwnedOutputFile(path: unknown): string | undefined {
+export function readToolOutputFile(path: unknown): string | undefined {
 	if (typeof path !== "string" || path.length > 4096 || !BASH_LOG.test(basename(path))) return undefined;
 	if (realDir(dirname(resolve(path))) !== realDir(tmpdir())) return undefined;
+	let fd: number | undefined;
 	try {
-		const stat = lstatSync(path);
-		if (!stat.isFile() || stat.size > MAX_FULL_OUTPUT_BYTES) return undefined;
+		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+		const stat = fstatSync(fd);
+		const owner = process.getuid?.();
+		if (!stat.isFile() || stat.nlink !== 1 || stat.size > MAX_FULL_OUTPUT_BYTES) return undefined;
+		if (owner !== undefined && stat.uid !== owner) return undefined;
+		return readFileSync(fd, "utf8");
 	} catch {
 		return undefined;
-	}
-	return path;
-}
-
-/** Reads a tool-owned full-output file, or undefined if it is gone or unreadable. */
-export function readOutputFile(path: string): string | undefined {
-	try {
-		return readFileSync(path, "utf8");
-	} catch {
-		return undefined;
+	} finally {
+		if (fd !== undefined) closeSync(fd);
 	}
 }
 

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { FoldOp } from "../../core/apply.ts";
 import type { ArgsCache, Block, MessageLike } from "../../core/block.ts";
+import type { FoldCommand } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
@@ -50,6 +51,8 @@ export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
 	turnBase = 0;
+	/** Set when the latest pass found usage past the budget with nothing worth folding. */
+	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
 	private savings = new Map<string, number>();
 	private argsCache: ArgsCache = new Map();
 	private lastBlocks: readonly Block[] = [];
@@ -86,6 +89,7 @@ export class FoldEngine {
 		this.argsCache = new Map();
 		this.lastBlocks = [];
 		this.lastMessages = [];
+		this.overBudget = undefined;
 		this.responses = 0;
 		this.cacheRead = false;
 		this.warnedStale = new Set();
@@ -107,6 +111,14 @@ export class FoldEngine {
 	liveBlock(id: string): LiveBlock | undefined {
 		const block = this.lastBlocks.find((b) => b.durable && b.id === id);
 		return block ? { block, message: this.lastMessages[block.msg] } : undefined;
+	}
+
+	/**
+	 * False when the latest request did not carry `id` (a compaction removed it from live history);
+	 * true before this process has seen any request, when nothing is known either way.
+	 */
+	mayBeLive(id: string): boolean {
+		return this.lastBlocks.length === 0 || this.liveBlock(id) !== undefined;
 	}
 
 	/**
@@ -154,6 +166,7 @@ export class FoldEngine {
 		}
 		this.lastBlocks = plan.blocks;
 		this.lastMessages = raw;
+		this.overBudget = plan.commands.find((c) => c.type === "compact");
 		return changed;
 	}
 

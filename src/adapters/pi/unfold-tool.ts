@@ -6,11 +6,12 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { parseCode } from "../../core/digest.ts";
+import { parseCode, quoteTags } from "../../core/digest.ts";
 import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../core/recall.ts";
 import { clip, lineCount } from "../../core/tokens.ts";
 import type { Ledger } from "./ledger.ts";
-import { type Resolved, readOutputFile, resolveCode, toolOwnedOutputFile } from "./recall.ts";
+import type { ParentSession } from "./parent-session.ts";
+import { type Resolved, readToolOutputFile, resolveCode } from "./recall.ts";
 import { errorText, type FoldEngine } from "./store.ts";
 
 /** Codes one call may name. */
@@ -58,6 +59,11 @@ function text(body: string, details: Record<string, unknown> = {}) {
 	return { content: [{ type: "text" as const, text: body }], details };
 }
 
+/** The one output cap of a recall_folded call: every code, grep, line range and search together. */
+const CAP = RECALL_LIMITS.totalChars;
+/** Least room worth serving one more code or a search in; below it the rest is named, not served. */
+const MIN_PIECE = 400;
+
 function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
 	if (input === undefined) return { codes: [], bad: [] };
 	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
@@ -79,18 +85,46 @@ function notCodes(bad: readonly string[]): string {
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
 }
 
-function header(r: Resolved): string {
+/**
+ * Resolves a code of this branch or, failing that, of the parent session this one was started from
+ * (read-only from the parent's file, sha-verified).
+ */
+function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, parent: ParentSession | undefined) {
+	const own = resolveCode(code, engine, ledger);
+	if (own.ok || !parent || engine.registry.idOf(code) !== undefined) return own;
+	const hit = parent.resolve(code);
+	if (!hit.ok) return { ok: false as const, error: hit.error };
+	const resolved: Resolved = {
+		ok: true,
+		id: hit.record.id,
+		record: hit.record,
+		text: hit.text,
+		source: "parent",
+		origin: hit.file,
+		toolName: hit.toolName,
+		...(hit.verified ? {} : { warning: "this fold predates fold-time hashes; served unverified" }),
+	};
+	return resolved;
+}
+
+/** The recall header; `file` is the bash tool's full output when it is served, which no sha256 covers. */
+function header(r: Resolved, file?: string): string {
 	const what =
 		r.record.kind === "toolArgs"
 			? `arguments of ${r.toolName ?? "a tool call"}`
 			: (r.toolName ?? r.record.kind ?? "block");
 	const how =
-		r.source === "ledger"
-			? "sha256 verified"
-			: r.source === "live"
-				? "from live history"
-				: "unverified: legacy record without a fold-time sha256";
-	return `Recalled #${r.record.code}: ${what}, ${lineCount(r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+		file !== undefined
+			? "from the bash tool's full output file, which the fold-time sha256 does not cover"
+			: r.source === "parent"
+				? `from the parent session ${r.origin}, ${r.warning ? "unverified" : "sha256 verified"}`
+				: r.source === "ledger"
+					? "sha256 verified"
+					: r.source === "live"
+						? "from live history"
+						: "unverified: legacy record without a fold-time sha256";
+	const head = `Recalled #${r.record.code}: ${what}, ${lineCount(file ?? r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	return quoteTags(head);
 }
 
 /** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
@@ -100,18 +134,10 @@ function serve(
 	range: ReturnType<typeof parseLineRange>,
 	budget: number,
 ): string {
-	let source = r.text;
-	let note = "";
-	if ((grep !== undefined || range) && r.fullOutputPath) {
-		const owned = toolOwnedOutputFile(r.fullOutputPath);
-		const full = owned ? readOutputFile(owned) : undefined;
-		if (full !== undefined) {
-			source = full;
-			note = " (from the bash tool's full output file)";
-		}
-	}
-	const head = header(r) + note;
-	const room = Math.max(200, budget - head.length - 1);
+	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
+	const source = full ?? r.text;
+	const head = header(r, full);
+	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
 		const g = grepText(source, grep, room);
 		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
@@ -123,19 +149,23 @@ function serve(
 	if (range) {
 		const s = sliceLines(source, range, room);
 		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${s.total} lines)`;
-		const more = s.cut ? "\n… cut at the recall size cap; ask for a narrower range" : "";
-		return `${head}\n${s.text}${more}`;
+		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, Math.min(range.end, s.total))}` : ""}`;
 	}
 	if (source.length <= room) return `${head}\n${source}`;
 	const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room);
-	return `${head}\n${s.text}\n… cut at the recall size cap (${s.total} lines in all); use lines="a-b" or grep for the rest`;
+	return `${head}\n${s.text}\n${rest(r.record.code, s.next ?? s.total, s.total)}`;
+}
+
+/** What a cut slice says: where the output stopped and the exact call that reads on. */
+function rest(code: string, next: number, end: number): string {
+	return `… cut at the output cap (${CAP} characters per call); lines ${next}-${end} not shown: recall_folded codes=["${code}"] lines="${next}-${end}" reads on`;
 }
 
 /**
  * Searches every recorded block (folded, or removed by a compaction). Blocks holding the pattern in
  * its exact case come first, so an exact identifier finds its own blocks before case variants.
  */
-function sweep(pattern: string, engine: FoldEngine, ledger: Ledger): string {
+function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number): string {
 	const needle = pattern.toLowerCase();
 	const exact: Resolved[] = [];
 	const loose: Resolved[] = [];
@@ -154,20 +184,23 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger): string {
 		return `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
 	}
 	const out: string[] = [];
-	let budget = RECALL_LIMITS.totalChars;
+	let budget = room - 200;
 	for (const r of hits) {
-		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 300) break;
-		const g = grepText(r.text, pattern, Math.min(2000, budget), 8, 1);
+		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
+		const g = grepText(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
 		const entry = `${header(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
 		out.push(entry);
 		budget -= entry.length + 2;
 	}
-	const more = hits.length > out.length ? `\n… ${hits.length - out.length} more blocks match; narrow the search` : "";
+	const more =
+		hits.length > out.length
+			? `\n… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); narrow the search, or recall a code with grep`
+			: "";
 	return `${hits.length} block${hits.length === 1 ? "" : "s"} contain "${pattern}":\n\n${out.join("\n\n")}${more}`;
 }
 
 /** The recall_folded tool's work, as plain text (never throws). */
-export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger): string {
+export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): string {
 	try {
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return `recall_folded: ${parsed}`;
@@ -196,24 +229,43 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger):
 			parts.push(
 				`${JSON.stringify(bad)} is not a fold code (8 letters/digits, or 6 from context-fold 0.5.1; e.g. k3x9a0b2)`,
 			);
-		let budget = RECALL_LIMITS.totalChars;
+		// Room is kept for the closing notices, so the cap holds with them.
+		const reserve = 160 + 12 * parsed.codes.length + (search === undefined ? 0 : 120);
+		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
+		const unserved: string[] = [];
 		for (const code of parsed.codes) {
-			const r = resolveCode(code, engine, ledger);
-			const body = r.ok
-				? serve(r, args?.grep as string | undefined, range, Math.max(400, budget))
-				: `error: ${r.error}`;
+			if (budget < MIN_PIECE) {
+				unserved.push(`#${code}`);
+				continue;
+			}
+			const r = resolveAny(code, engine, ledger, parent);
+			const body = r.ok ? serve(r, args?.grep as string | undefined, range, budget) : `error: ${r.error}`;
 			parts.push(body);
-			budget -= body.length;
+			budget -= body.length + 2;
 		}
-		if (search !== undefined) parts.push(sweep(search, engine, ledger));
-		return parts.join("\n\n");
+		if (unserved.length > 0) {
+			parts.push(
+				`… output cap (${CAP} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
+			);
+		}
+		if (search !== undefined) {
+			parts.push(
+				budget < MIN_PIECE
+					? `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`
+					: sweep(search, engine, ledger, budget),
+			);
+		}
+		const out = parts.join("\n\n");
+		return out.length <= CAP
+			? out
+			: `${out.slice(0, CAP - 80)}\n… cut at the output cap (${CAP} characters per call)`;
 	} catch (error) {
 		return `recall_folded failed: ${errorText(error)}`;
 	}
 }
 
 /** The unfold tool's work, as plain text (never throws). */
-export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string {
+export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): string {
 	try {
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return `unfold: ${parsed}`;
@@ -222,9 +274,13 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string
 		const ids: string[] = [];
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
-			if (!id) lines.push(`#${code} is not a fold code of this session branch`);
+			if (!id && parent?.has(code)) {
+				lines.push(
+					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
+				);
+			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
 			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
-			else if (!engine.registry.frozenOp(id)) {
+			else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else ids.push(id);
 		}
@@ -240,18 +296,24 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine): string
 }
 
 /** Registers recall_folded and unfold. */
-export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: Ledger): void {
+export function registerFoldTools(
+	pi: ExtensionAPI,
+	engine: FoldEngine,
+	ledger: Ledger,
+	parent: () => ParentSession | undefined = () => undefined,
+): void {
 	pi.registerTool({
 		name: "recall_folded",
 		label: "Recall folded",
 		description:
 			`${TAG_HELP} Call recall_folded with the code to read the original back without changing the context: ` +
 			"whole, or only matching lines (`grep`), or a line range (`lines`). Use `search` to look through every folded " +
-			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. Output is capped.",
+			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. " +
+			`One call returns at most ${RECALL_LIMITS.totalChars} characters (~8k tokens) in all; what is cut is named, with the call that reads on.`,
 		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {
-			return text(runRecall(params as RecallArgs, engine, ledger));
+			return text(runRecall(params as RecallArgs, engine, ledger, parent()));
 		},
 	});
 	pi.registerTool({
@@ -264,7 +326,7 @@ export function registerFoldTools(pi: ExtensionAPI, engine: FoldEngine, ledger: 
 		promptSnippet: "Restore {#<code> FOLDED} blocks into the context for the rest of the session",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
-			return text(runUnfold(params as { codes?: unknown }, engine));
+			return text(runUnfold(params as { codes?: unknown }, engine, parent()));
 		},
 	});
 }

@@ -1,0 +1,137 @@
+/**
+ * Read-only recall from a parent session. A session started from a `/fold-handoff` seed (or any
+ * session whose header names a `parentSession`) carries the parent's fold codes as provenance
+ * pointers; this module serves them from the parent's own session file, the one Pi wrote into this
+ * session's header, with the same sha256 check as local recall. Nothing else is ever opened, and
+ * the parent file is only read.
+ */
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import type { FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
+import { Ledger } from "./ledger.ts";
+import { rebuildRegistry } from "./persistence.ts";
+import { sha256 } from "./store.ts";
+
+/** Largest parent session file read (bytes). */
+const MAX_PARENT_BYTES = 512 * 1024 * 1024;
+
+/** A parent code served from the parent's session file. */
+export interface ParentHit {
+	ok: true;
+	record: FoldRecord;
+	text: string;
+	toolName?: string;
+	/** The parent session file it came from. */
+	file: string;
+	/** False for a legacy record without a fold-time sha256 (served unverified). */
+	verified: boolean;
+}
+
+/** Why a parent code could not be served. */
+export interface ParentMiss {
+	ok: false;
+	error: string;
+}
+
+interface Loaded {
+	registry: FoldRegistry;
+	ledger: Ledger;
+}
+
+/** Reads a whole regular file once, without following a final symlink; undefined if that fails. */
+function readRegularFile(path: string): string | undefined {
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+		const stat = fstatSync(fd);
+		if (!stat.isFile() || stat.size > MAX_PARENT_BYTES) return undefined;
+		return readFileSync(fd, "utf8");
+	} catch {
+		return undefined;
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
+/** The entries on the branch ending at the file's last entry (every entry for a file without ids). */
+function lastBranch(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+	if (!entries.some((e) => typeof e.id === "string")) return [...entries];
+	const byId = new Map(entries.map((e) => [e.id, e] as const));
+	const branch: Record<string, unknown>[] = [];
+	const seen = new Set<unknown>();
+	for (let e = entries.at(-1); e && !seen.has(e.id); e = byId.get(e.parentId)) {
+		seen.add(e.id);
+		branch.push(e);
+	}
+	return branch.reverse();
+}
+
+/** The parent session of the current one, loaded on first use. */
+export class ParentSession {
+	private loaded: Loaded | string | undefined;
+	private readonly file: string;
+
+	constructor(file: string) {
+		this.file = file;
+	}
+
+	/** The parent session file, as this session's header names it. */
+	get path(): string {
+		return this.file;
+	}
+
+	private load(): Loaded | string {
+		if (this.loaded !== undefined) return this.loaded;
+		const text = this.file.endsWith(".jsonl") ? readRegularFile(this.file) : undefined;
+		if (text === undefined) {
+			this.loaded = `the parent session file ${this.file} cannot be read`;
+			return this.loaded;
+		}
+		const entries: Record<string, unknown>[] = [];
+		for (const line of text.split("\n")) {
+			if (!line.trim()) continue;
+			try {
+				const entry = JSON.parse(line) as unknown;
+				if (entry && typeof entry === "object" && (entry as { type?: unknown }).type !== "session") {
+					entries.push(entry as Record<string, unknown>);
+				}
+			} catch {
+				// A torn last line of a live parent is skipped, as Pi itself does.
+			}
+		}
+		const branch = lastBranch(entries);
+		this.loaded = {
+			registry: rebuildRegistry(branch).registry,
+			ledger: new Ledger(() => ({ getEntries: () => entries })),
+		};
+		return this.loaded;
+	}
+
+	/** True when the parent's branch recorded `code`. */
+	has(code: string): boolean {
+		const loaded = this.load();
+		return typeof loaded !== "string" && loaded.registry.idOf(code) !== undefined;
+	}
+
+	/** Serves a parent code, sha-verified against the parent's fold record. */
+	resolve(code: string): ParentHit | ParentMiss {
+		const loaded = this.load();
+		if (typeof loaded === "string") return { ok: false, error: `#${code}: ${loaded}` };
+		const id = loaded.registry.idOf(code);
+		const record = id ? loaded.registry.record(id) : undefined;
+		if (!id || !record) {
+			return { ok: false, error: `#${code} is not a fold code of this session or of its parent ${this.file}` };
+		}
+		for (const hit of loaded.ledger.lookup(id)) {
+			const base = {
+				ok: true as const,
+				record,
+				text: hit.block.text,
+				toolName: hit.block.toolName,
+				file: this.file,
+			};
+			if (!record.sha256) return { ...base, verified: false };
+			if (sha256(hit.block.text) === record.sha256) return { ...base, verified: true };
+		}
+		return { ok: false, error: `#${code}: the parent session file has no copy matching the fold-time sha256` };
+	}
+}

@@ -1,0 +1,61 @@
+/**
+ * The recall output cap bounds the whole call: every code, grep, line range and search together
+ * stay within RECALL_LIMITS.totalChars, and what was cut is named with the call that reads on.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { RECALL_LIMITS } from "../../src/core/recall.ts";
+import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
+
+const CAP = RECALL_LIMITS.totalChars;
+
+async function foldedCodes(turns: number, lines: number) {
+	const stub = loadStub({ window: 40_000 });
+	bashSession(stub, turns, lines);
+	await stub.emit("session_start", { reason: "startup" });
+	const sent = await stub.request();
+	const codes = resultTexts(sent).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? []);
+	return { stub, codes };
+}
+
+describe("recall_folded output cap", () => {
+	it("twenty whole codes plus a search stay within the cap and name what was not shown", async () => {
+		const { stub, codes } = await foldedCodes(30, 400);
+		assert.ok(codes.length >= 20, `folded ${codes.length}`);
+		const out = await stub.call("recall_folded", { codes: codes.slice(0, 20), search: "output ok" });
+		assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
+		assert.match(out, /not shown: #[0-9a-z]{8}/);
+		assert.match(out, /Call recall_folded again with those codes/);
+		assert.match(out, /reached before the search; call recall_folded with search alone/);
+	});
+
+	it("a search alone stays within the cap and says how many blocks it left out", async () => {
+		const { stub } = await foldedCodes(60, 400);
+		const out = await stub.call("recall_folded", { search: "output ok" });
+		assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
+		assert.match(out, /more blocks match, not shown/);
+	});
+
+	it("greps over many codes stay within the cap", async () => {
+		const { stub, codes } = await foldedCodes(30, 400);
+		const out = await stub.call("recall_folded", { codes: codes.slice(0, 20), grep: "output ok" });
+		assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
+	});
+
+	it("a whole block cut at the cap names the next line range, and that call reads on", async () => {
+		const { stub, codes } = await foldedCodes(6, 3000);
+		const first = await stub.call("recall_folded", { codes: [codes[0]] });
+		assert.ok(first.length <= CAP);
+		const next = /lines="(\d+)-(\d+)" reads on/.exec(first);
+		assert.ok(next, first.slice(-300));
+		assert.equal(Number(next[2]), 3000);
+		const lastShown = first
+			.split("\n")
+			.map((l) => /^(\d+): /.exec(l)?.[1])
+			.filter(Boolean)
+			.at(-1);
+		assert.equal(Number(next[1]), Number(lastShown) + 1);
+		const more = await stub.call("recall_folded", { codes: [codes[0]], lines: `${next[1]}-${next[2]}` });
+		assert.match(more, new RegExp(`^${next[1]}: line ${Number(next[1]) - 1} of check 0 output ok$`, "m"));
+	});
+});

@@ -1,0 +1,59 @@
+/**
+ * Past the fold budget with nothing worth folding (a huge user message never folds), context-fold
+ * compacts at once with its deterministic summary through real `pi`: a fromHook compaction entry,
+ * no summarization request at the model server, and one notice for the streak.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { isSummarizationRequest, type ModelServer, startModelServer } from "./harness/model-server.ts";
+import { createPiSandbox, type PiRpc, type PiSandbox, readSessionFile } from "./harness/pi-runner.ts";
+
+const WINDOW = 16_000;
+const OUR_HEADER = "[context-fold deterministic compaction summary]";
+
+describe("over budget with nothing worth folding", () => {
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+	let rpc: PiRpc;
+
+	before(async () => {
+		server = await startModelServer((req) =>
+			isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
+		);
+		sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: WINDOW,
+			settings: { compaction: { keepRecentTokens: 1_000 }, "context-fold": { budgetFraction: 0.5 } },
+		});
+		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 60_000 });
+	});
+	after(async () => {
+		await rpc?.close();
+		await server?.close();
+		await sandbox?.cleanup();
+	});
+
+	it("compacts deterministically at once, calls no model for it, and says so once", async () => {
+		await rpc.prompt("Start: note the plan.");
+		const huge = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(800)}`;
+		await rpc.prompt(huge);
+		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
+		let compactions: Record<string, unknown>[] = [];
+		for (let i = 0; i < 100 && compactions.length === 0; i++) {
+			compactions = (await readSessionFile(state.sessionFile)).filter((e) => e.type === "compaction");
+			if (compactions.length === 0) await new Promise((r) => setTimeout(r, 100));
+		}
+		assert.equal(compactions.length, 1, rpc.stderr());
+		assert.equal(compactions[0].fromHook, true);
+		assert.ok(String(compactions[0].summary).startsWith(OUR_HEADER));
+		assert.deepEqual(
+			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
+			[],
+			"no summarization request",
+		);
+		await rpc.prompt("And now?");
+		const notices = rpc.stderr().match(/past the fold budget/g) ?? [];
+		assert.equal(notices.length, 1, rpc.stderr());
+		assert.match(rpc.stderr(), /compacting now with the deterministic summary \(no model call\)/);
+	});
+});
