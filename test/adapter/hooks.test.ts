@@ -254,3 +254,38 @@ describe("config", () => {
 		}
 	});
 });
+
+describe("restore of malformed fold entries", () => {
+	it("counts the records and ops it skips and warns once per restore, naming the counts", async () => {
+		const stub = await started();
+		await stub.request();
+		const records = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
+		const layer = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "layer");
+		const data = records?.data as { records: Record<string, unknown>[] };
+		const ops = (layer?.data as { ops: Record<string, unknown>[] }).ops;
+		assert.ok(data.records.length >= 3 && ops.length >= 3);
+		data.records[0].chars = "12";
+		data.records[1].id = 7;
+		ops[0].code = null;
+		stub.stderr.length = 0;
+		await stub.emit("session_start", { reason: "resume" });
+		await stub.request();
+		await stub.call("recall_folded", { codes: [String(data.records[2].code)] });
+		const warnings = stub.stderr
+			.join("")
+			.split("\n")
+			.filter((l) => l.includes("skipped"));
+		assert.deepEqual(warnings, [
+			"context-fold: restoring fold state skipped 2 malformed fold records (their codes will not resolve), 1 malformed frozen op (that block is sent raw)",
+		]);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(
+			stub.stderr
+				.join("")
+				.split("\n")
+				.filter((l) => l.includes("skipped")).length,
+			2,
+			"once per restore",
+		);
+	});
+});

@@ -3,6 +3,9 @@
  * `contextfold.fold` custom entry in Pi's session; the registry is rebuilt from the current
  * branch's entries (context-fold 0.5.1's included) on session start and tree navigation.
  */
+
+import { Type } from "typebox";
+import { Value } from "typebox/value";
 import type { FoldOp } from "../../core/apply.ts";
 import { type FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
 import { isLegacyEntry, legacyState, readLegacyEntry, replayLegacy } from "./legacy-entries.ts";
@@ -25,16 +28,53 @@ interface EntryLike {
 	data?: unknown;
 }
 
-function isRecord(value: unknown): value is FoldRecord {
-	const r = value as FoldRecord;
-	return !!r && typeof r.id === "string" && typeof r.code === "string" && typeof r.chars === "number";
+/** The shape of a persisted fold record (unknown fields are tolerated, as a newer writer may add some). */
+const RecordSchema = Type.Object({
+	id: Type.String(),
+	code: Type.String(),
+	chars: Type.Number(),
+	seq: Type.Optional(Type.Number()),
+	sha256: Type.Optional(Type.String()),
+	kind: Type.Optional(Type.String()),
+	tool: Type.Optional(Type.String()),
+	turn: Type.Optional(Type.Number()),
+	key: Type.Optional(Type.String()),
+});
+
+/** The shape of a persisted fold op: replacement text, or replacement arguments. */
+const OpSchema = Type.Union([
+	Type.Object({ id: Type.String(), code: Type.String(), text: Type.String() }),
+	Type.Object({ id: Type.String(), code: Type.String(), args: Type.Record(Type.String(), Type.Unknown()) }),
+]);
+
+const isRecord = (value: unknown): value is FoldRecord => Value.Check(RecordSchema, value);
+const isOp = (value: unknown): value is FoldOp => Value.Check(OpSchema, value);
+
+/** What a restore could not read: whole entries, and single records or ops inside readable entries. */
+export interface Skipped {
+	entries: number;
+	records: number;
+	ops: number;
 }
 
-function isOp(value: unknown): value is FoldOp {
-	const op = value as FoldOp;
-	return (
-		!!op && typeof op.id === "string" && typeof op.code === "string" && (typeof op.text === "string" || !!op.args)
+/** One line naming what a restore skipped, or undefined when it skipped nothing. */
+export function skippedText(skipped: Skipped): string | undefined {
+	const parts: string[] = [];
+	const count = (n: number, one: string, many: string) => {
+		if (n > 0) parts.push(`${n} ${n === 1 ? one : many}`);
+	};
+	count(skipped.entries, "unreadable fold entry", "unreadable fold entries");
+	count(
+		skipped.records,
+		"malformed fold record (its code will not resolve)",
+		"malformed fold records (their codes will not resolve)",
 	);
+	count(
+		skipped.ops,
+		"malformed frozen op (that block is sent raw)",
+		"malformed frozen ops (those blocks are sent raw)",
+	);
+	return parts.length > 0 ? `context-fold: restoring fold state skipped ${parts.join(", ")}` : undefined;
 }
 
 /**
@@ -42,36 +82,41 @@ function isOp(value: unknown): value is FoldOp {
  * Entries context-fold 0.5.1 wrote (see legacy-entries.ts) are replayed first, as they predate
  * this version's own entries in any session that switched over.
  */
-export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRegistry; skipped: number } {
+export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRegistry; skipped: Skipped } {
 	const registry = new FoldRegistry();
 	const legacy = legacyState();
 	const own: Record<string, unknown>[] = [];
-	let skipped = 0;
+	const skipped: Skipped = { entries: 0, records: 0, ops: 0 };
 	for (const raw of entries) {
 		const entry = raw as EntryLike;
 		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
 		const data = entry.data as Record<string, unknown> | undefined;
-		if (!data || typeof data !== "object") skipped++;
+		if (!data || typeof data !== "object") skipped.entries++;
 		else if (!isLegacyEntry(data)) own.push(data);
-		else if (!readLegacyEntry(data, legacy)) skipped++;
+		else if (!readLegacyEntry(data, legacy)) skipped.entries++;
 	}
 	replayLegacy(legacy, registry);
 	const recorded = new Set<number>();
 	for (const data of own) {
 		const kind = data.kind;
 		if (kind === "records" && Array.isArray(data.records) && typeof data.seq === "number") {
-			for (const record of data.records) if (isRecord(record)) registry.addRecord(record);
+			for (const record of data.records) {
+				if (isRecord(record)) registry.addRecord({ ...record, seq: record.seq ?? data.seq });
+				else skipped.records++;
+			}
 			recorded.add(data.seq);
 		} else if (kind === "layer" && Array.isArray(data.ops) && typeof data.seq === "number") {
 			if (!recorded.has(data.seq)) {
-				skipped++;
+				skipped.entries++;
 				continue;
 			}
-			registry.commitLayer(data.seq, data.ops.filter(isOp));
+			const ops = data.ops.filter(isOp);
+			skipped.ops += data.ops.length - ops.length;
+			registry.commitLayer(data.seq, ops);
 		} else if (kind === "unfold" && Array.isArray(data.ids)) {
 			for (const id of data.ids) if (typeof id === "string") registry.unfold(id);
 		} else {
-			skipped++;
+			skipped.entries++;
 		}
 	}
 	return { registry, skipped };

@@ -10,7 +10,7 @@ import type { FoldCommand } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
-import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, turnBaseOf } from "./persistence.ts";
+import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
 import type { FoldConfig } from "./settings-schema.ts";
 
 /** sha256 of a block text, hex. */
@@ -73,8 +73,8 @@ export class FoldEngine {
 		const { registry, skipped } = rebuildRegistry(entries);
 		this.registry = registry;
 		this.turnBase = turnBaseOf(entries);
-		if (skipped > 0)
-			this.deps.warn(`context-fold: skipped ${skipped} unreadable fold entr${skipped === 1 ? "y" : "ies"}`);
+		const skippedNote = skippedText(skipped);
+		if (skippedNote) this.deps.warn(skippedNote);
 		for (const raw of entries) {
 			const entry = raw as { type?: string; message?: { role?: string; usage?: { cacheRead?: number } } };
 			if (entry?.type === "message" && entry.message?.role === "assistant") this.observeUsage(entry.message.usage);
