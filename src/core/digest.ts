@@ -3,7 +3,7 @@
  * folded block. Nothing here depends on anything but its arguments: the same block and code always
  * give the same bytes.
  */
-import { riskLines } from "./policy/ledger.ts";
+import { riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount } from "./tokens.ts";
 
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */

@@ -200,9 +200,16 @@ describe("failure posture", () => {
 	it("a failing restore renders prior folds raw for the session and says so", async () => {
 		const stub = await started();
 		await stub.request();
+		const code = FOLDED.exec(resultTexts(await stub.request()).find((t) => FOLDED.test(t)) ?? "")?.[1];
+		assert.ok(code, "folded before the restore");
 		stub.failBranch = true;
 		await stub.emit("session_start", { reason: "resume" });
 		assert.match(stub.stderr.join(""), /could not restore fold state/);
+		stub.failBranch = false;
+		stub.usage = { tokens: 100, contextWindow: stub.window };
+		const after = resultTexts(await stub.request());
+		assert.ok(!after.some((t) => FOLDED.test(t)), "a prior fold still rendered after the failed restore");
+		assert.match(await stub.call("recall_folded", { codes: [code] }), /not a fold code of this session/);
 	});
 
 	it("a block the ledger cannot verify is served from live history while live, and errors once gone", async () => {
@@ -239,7 +246,28 @@ describe("config", () => {
 		}
 	});
 
-	it("environment beats saved settings; a bad value is reported once and the default used", async () => {
+	it("environment beats saved settings", async () => {
+		const folds = async (saved: number, env: number | undefined) => {
+			// The stub's session never read from the cache, so the cold threshold is the one in force.
+			if (env === undefined) delete process.env.CONTEXTFOLD_COLD_FOLD_AT;
+			else process.env.CONTEXTFOLD_COLD_FOLD_AT = String(env);
+			try {
+				const stub = loadStub({ window: 100_000 });
+				stub.settings = { "context-fold": { coldFoldAt: saved, tail: 1000, step: 0.01 } };
+				bashSession(stub, 6);
+				stub.usage = { tokens: 30_000, contextWindow: 100_000 };
+				await stub.emit("session_start", { reason: "startup" });
+				return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
+			} finally {
+				delete process.env.CONTEXTFOLD_COLD_FOLD_AT;
+			}
+		};
+		assert.equal(await folds(0.9, undefined), false, "saved 0.9: no fold at 30 %");
+		assert.equal(await folds(0.9, 0.2), true, "the environment's 0.2 wins over the saved 0.9");
+		assert.equal(await folds(0.2, 0.9), false, "the environment's 0.9 wins over the saved 0.2");
+	});
+
+	it("a bad value is reported once and the previous value used", async () => {
 		process.env.CONTEXTFOLD_FOLD_AT = "banana";
 		try {
 			const stub = loadStub();
@@ -252,6 +280,24 @@ describe("config", () => {
 		} finally {
 			delete process.env.CONTEXTFOLD_FOLD_AT;
 		}
+	});
+
+	it("the cold threshold follows the cache telemetry: two responses without a cache read lower it", async () => {
+		const run = async (cacheRead: number) => {
+			const stub = loadStub({ window: 100_000 });
+			stub.settings = { "context-fold": { tail: 1000, step: 0.01 } };
+			bashSession(stub, 6);
+			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
+			await stub.emit("session_start", { reason: "startup" });
+			for (let i = 0; i < 2; i++) {
+				await stub.emit("message_end", {
+					message: { role: "assistant", usage: { input: 10, output: 5, cacheRead, cacheWrite: 0 } },
+				});
+			}
+			return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
+		};
+		assert.equal(await run(0), true, "never a cache read: 30 % is past the 25 % cold threshold");
+		assert.equal(await run(500), false, "a warm cache: 30 % is below the 45 % threshold");
 	});
 });
 

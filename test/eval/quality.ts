@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { sessionsDir } from "../../bench/sessions.ts";
 import { type MessageLike, renderContent } from "../../src/core/block.ts";
 import { identifiersIn } from "../../src/core/index/seed-index.ts";
-import { riskLines } from "../../src/core/policy/ledger.ts";
+import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
 import { firstLine } from "../../src/core/tokens.ts";
 import { loadStub, type StubPi } from "../adapter/stub-pi.ts";
 

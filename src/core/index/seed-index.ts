@@ -17,7 +17,7 @@
 import { type Block, linearize, type MessageLike } from "../block.ts";
 import { foldCode } from "../digest.ts";
 import type { FoldRecord } from "../fold-registry.ts";
-import { riskLines } from "../policy/ledger.ts";
+import { riskLines } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import { isLegacyIndexKind, readLegacyLine } from "./legacy-seed-index.ts";
 

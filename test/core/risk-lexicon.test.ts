@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isErrorLine, isFrameLine, riskLines } from "../../src/core/policy/ledger.ts";
+import { isErrorLine, isFrameLine, riskLines } from "../../src/core/policy/risk-lexicon.ts";
 
 describe("isErrorLine", () => {
 	it("flags the broad error lexicon, in any case", () => {

@@ -1,0 +1,65 @@
+/**
+ * The session-ledger read route's cache: it re-reads Pi's entries only when their count changed,
+ * extends its index with entries appended since the last lookup, and starts over when the source
+ * shrank (another session) or was reset.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Ledger } from "../../src/adapters/pi/ledger.ts";
+
+function result(id: string, text: string) {
+	return {
+		type: "message",
+		message: { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }] },
+	};
+}
+
+function source(entries: unknown[]) {
+	const calls = { getEntries: 0 };
+	return {
+		calls,
+		entries,
+		getEntries: () => {
+			calls.getEntries++;
+			return entries;
+		},
+		getEntryCount: () => entries.length,
+	};
+}
+
+describe("Ledger cache", () => {
+	it("does not re-read while the entry count is unchanged", () => {
+		const s = source([result("a", "alpha")]);
+		const ledger = new Ledger(() => s);
+		assert.equal(ledger.lookup("r:a")[0]?.block.text, "alpha");
+		ledger.lookup("r:a");
+		ledger.lookup("r:zz");
+		assert.equal(s.calls.getEntries, 1);
+	});
+
+	it("extends the index with entries appended after a lookup", () => {
+		const s = source([result("a", "alpha")]);
+		const ledger = new Ledger(() => s);
+		assert.deepEqual(ledger.lookup("r:b"), []);
+		s.entries.push(result("b", "beta"), result("a", "alpha again"));
+		assert.equal(ledger.lookup("r:b")[0]?.block.text, "beta");
+		assert.deepEqual(
+			ledger.lookup("r:a").map((h) => h.block.text),
+			["alpha", "alpha again"],
+		);
+		assert.equal(s.calls.getEntries, 2);
+	});
+
+	it("starts over when the source shrinks or is replaced, and after reset()", () => {
+		let current = source([result("a", "alpha"), result("b", "beta")]);
+		const ledger = new Ledger(() => current);
+		assert.equal(ledger.lookup("r:b").length, 1);
+		current = source([result("c", "gamma")]);
+		assert.deepEqual(ledger.lookup("r:b"), [], "a shorter session's lookup still saw the old one");
+		assert.equal(ledger.lookup("r:c")[0]?.block.text, "gamma");
+		current = source([result("d", "delta"), result("e", "eps")]);
+		ledger.reset();
+		assert.deepEqual(ledger.lookup("r:c"), []);
+		assert.equal(ledger.lookup("r:d").length, 1);
+	});
+});
