@@ -4,7 +4,7 @@
  * command and identifier is copied from the session.
  */
 import { foldTag, quoteTags } from "./digest.ts";
-import type { SeedSummary } from "./index/seed-index.ts";
+import type { SeedSummary } from "./index/merge.ts";
 import { clip } from "./tokens.ts";
 
 /** The first line of every summary this module writes; lets a later compaction recognize it. */

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { foldCode } from "../../src/core/digest.ts";
-import { parseSeedIndex } from "../../src/core/index/seed-index.ts";
+import { parseSeedIndex } from "../../src/core/index/reader.ts";
 import { SUMMARY_HEADER } from "../../src/core/summary.ts";
 import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 

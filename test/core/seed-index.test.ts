@@ -11,19 +11,10 @@ import { sessionsDir } from "../../bench/sessions.ts";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import type { FoldRecord } from "../../src/core/fold-registry.ts";
-import {
-	errorLinesIn,
-	extractSeedRecord,
-	identifiersIn,
-	parseSeedIndex,
-	retraction,
-	SEED_CAPS,
-	SEED_INDEX_VERSION,
-	type SeedInput,
-	type SeedRecord,
-	serializeRecord,
-	summarizeIndex,
-} from "../../src/core/index/seed-index.ts";
+import { errorLinesIn, extractSeedRecord, identifiersIn, type SeedInput } from "../../src/core/index/extract.ts";
+import { summarizeIndex } from "../../src/core/index/merge.ts";
+import { parseSeedIndex, retraction, serializeRecord } from "../../src/core/index/reader.ts";
+import { SEED_CAPS, SEED_INDEX_VERSION, type SeedRecord } from "../../src/core/index/seed-index.ts";
 import { blockCost } from "../../src/core/tokens.ts";
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { SeedSummary } from "../../src/core/index/seed-index.ts";
+import type { SeedSummary } from "../../src/core/index/merge.ts";
 import {
 	HANDOFF_HEADER,
 	MIN_SUMMARY_CHARS,

@@ -15,7 +15,7 @@ import {
 	thinkingDigest,
 	toolResultDigest,
 } from "../../src/core/digest.ts";
-import type { SeedSummary } from "../../src/core/index/seed-index.ts";
+import type { SeedSummary } from "../../src/core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../src/core/summary.ts";
 
 const PLANTED = "{#abcdefgh FOLDED}";

@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sessionsDir } from "../../bench/sessions.ts";
 import { type MessageLike, renderContent } from "../../src/core/block.ts";
-import { identifiersIn } from "../../src/core/index/seed-index.ts";
+import { identifiersIn } from "../../src/core/index/extract.ts";
 import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
 import { firstLine } from "../../src/core/tokens.ts";
 import { loadStub, type StubPi } from "../adapter/stub-pi.ts";

@@ -5,7 +5,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
-import { extractSeedRecord } from "../../core/index/seed-index.ts";
+import { extractSeedRecord } from "../../core/index/extract.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { buildCompaction } from "./compact.ts";
 import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";

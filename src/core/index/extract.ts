@@ -1,0 +1,329 @@
+/**
+ * Extraction of seed-index records: the files, commands, verbatim error lines, exact identifiers,
+ * user intents and spans of one fold event or compaction, deterministic and capped.
+ */
+import { type Block, linearize, type MessageLike } from "../block.ts";
+import { foldCode } from "../digest.ts";
+import type { FoldRecord } from "../fold-registry.ts";
+import { riskLines } from "../policy/risk-lexicon.ts";
+import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
+import {
+	droppedOf,
+	keepEnds,
+	type ListName,
+	makeSpan,
+	SEED_CAPS,
+	SEED_INDEX_VERSION,
+	type SeedCaps,
+	type SeedCommand,
+	type SeedError,
+	type SeedFile,
+	type SeedIntent,
+	type SeedRecord,
+	type SeedSpan,
+	setIf,
+} from "./seed-index.ts";
+
+/** Tools whose `path` / `file_path` argument names a file or directory. */
+const FILE_TOOLS = new Set(["read", "write", "edit", "ls", "grep", "find"]);
+
+/**
+ * Tools whose successful output is file content or a listing: lines there that mention "error" are
+ * the file's text, not failure signals, so only their error results contribute error lines.
+ */
+const CONTENT_TOOLS = new Set(["read", "grep", "find", "ls"]);
+
+/** What extractSeedRecord reads. */
+export interface SeedInput {
+	kind: "fold" | "compaction";
+	seq: number;
+	/**
+	 * The messages in scope: for a fold event the whole array the pass saw, for a compaction the
+	 * messages being compacted (`messagesToSummarize` followed by `turnPrefixMessages`). Files and
+	 * intents come from all of them.
+	 */
+	messages: readonly MessageLike[];
+	/** Fold records of the spans this event covers (their codes win over computed ones). */
+	spans: readonly FoldRecord[];
+	/**
+	 * Block ids (as linearize gives them) whose content is mined for commands, error lines and
+	 * identifiers. Absent means every block, which is what a compaction wants; a fold event passes
+	 * the ids it folds. A bash command is in scope when its call or its result is.
+	 */
+	scope?: ReadonlySet<string>;
+	/** Overrides of SEED_CAPS (tests use small ones). */
+	caps?: Partial<SeedCaps>;
+	/** User messages before `messages` (removed by compaction), so turns are session-absolute. */
+	turnBase?: number;
+}
+
+/** Clips a long command, saying how much was cut. */
+function clipCommand(command: string, max: number): string {
+	if (command.length <= max) return command;
+	const head = safeSlice(command, max);
+	return `${head}… [clipped, ${command.length - head.length} more chars]`;
+}
+
+function callPart(messages: readonly MessageLike[], block: Block): Record<string, unknown> | undefined {
+	const content = messages[block.msg]?.content;
+	if (!Array.isArray(content)) return undefined;
+	const part = content[block.part];
+	return part && typeof part === "object" ? (part as Record<string, unknown>) : undefined;
+}
+
+function callArgs(messages: readonly MessageLike[], block: Block): Record<string, unknown> | undefined {
+	const args = callPart(messages, block)?.arguments;
+	return args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+}
+
+function nonEmpty(value: unknown): string | undefined {
+	return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/** Every string leaf of a value, depth first, in key order. */
+function stringLeaves(value: unknown, out: string[]): string[] {
+	if (typeof value === "string") out.push(value);
+	else if (Array.isArray(value)) for (const inner of value) stringLeaves(inner, out);
+	else if (value && typeof value === "object") for (const inner of Object.values(value)) stringLeaves(inner, out);
+	return out;
+}
+
+/**
+ * Candidate identifiers, one alternative per class, tried left to right at each position:
+ * UUIDs, versions, hex hashes (7-64 lowercase hex chars holding a digit and a letter), long
+ * numbers (6+ digits), dotted module paths (3+ segments), then plain words that are classified as
+ * code symbols afterwards.
+ */
+const IDENTIFIER_PATTERN = new RegExp(
+	[
+		"(?<uuid>(?<![\\w$-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w$-]))",
+		"(?<version>(?<![\\w.$])v?\\d+\\.\\d+\\.\\d+(?:-[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?:\\+[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?![\\w$]|\\.\\d))",
+		"(?<hex>(?<![\\w$\\\\])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\\d)[0-9a-f]{7,64}(?![\\w$]))",
+		"(?<number>(?<![\\w.$])\\d{6,}(?![\\w$]|\\.\\d))",
+		"(?<dotted>(?<![\\w$.\\\\-])[A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){2,}(?![\\w$]|\\.[A-Za-z_$]))",
+		"(?<word>(?<![\\w$\\\\])[A-Za-z_$][\\w$]*)",
+	].join("|"),
+	"g",
+);
+
+/** camelCase / PascalCase with an inner capital (a lowercase letter, maybe digits, then a capital). */
+const INNER_CAPITAL = /[a-z][0-9]*[A-Z]/;
+/** snake_case: an underscore between two letters or digits. */
+const INNER_UNDERSCORE = /[A-Za-z0-9]_+[A-Za-z0-9]/;
+
+/** An identifier found in a text; `exact` marks hashes, UUIDs, versions and long numbers. */
+interface Found {
+	text: string;
+	exact: boolean;
+}
+
+function scanIdentifiers(text: string, maxChars: number, out: Found[]): void {
+	for (const match of text.matchAll(IDENTIFIER_PATTERN)) {
+		const groups = match.groups ?? {};
+		const value = match[0];
+		if (value.length > maxChars) continue;
+		if (groups.uuid || groups.version || groups.hex || groups.number) out.push({ text: value, exact: true });
+		else if (groups.dotted) out.push({ text: value, exact: false });
+		else if (value.length >= 3 && (INNER_CAPITAL.test(value) || INNER_UNDERSCORE.test(value))) {
+			out.push({ text: value, exact: false });
+		}
+	}
+}
+
+/**
+ * The exact identifiers of `text` in first-occurrence order, deduplicated: git-style hex hashes,
+ * UUIDs, versions (`1.2.3`, `v1.2.3-beta.1`), numbers of 6+ digits, and code symbols (camelCase or
+ * PascalCase with an inner capital, snake_case, dotted paths of 3+ segments).
+ */
+export function identifiersIn(text: string, maxChars: number = SEED_CAPS.identifierChars): string[] {
+	const found: Found[] = [];
+	scanIdentifiers(text, maxChars, found);
+	return [...new Set(found.map((f) => f.text))];
+}
+
+/**
+ * Picks at most `cap` identifiers: exact ones (hashes, UUIDs, versions, numbers) before code
+ * symbols, each class in first-occurrence order; the result is in first-occurrence order.
+ */
+function selectIdentifiers(found: readonly Found[], cap: number): { kept: string[]; dropped: number } {
+	const first = new Map<string, { index: number; exact: boolean }>();
+	for (const f of found) {
+		if (!first.has(f.text)) first.set(f.text, { index: first.size, exact: f.exact });
+	}
+	const all = [...first.entries()];
+	if (all.length <= cap) return { kept: all.map(([text]) => text), dropped: 0 };
+	const ranked = all.filter(([, f]) => f.exact).concat(all.filter(([, f]) => !f.exact));
+	const chosen = ranked.slice(0, Math.max(0, cap)).sort((a, b) => a[1].index - b[1].index);
+	return { kept: chosen.map(([text]) => text), dropped: all.length - chosen.length };
+}
+
+/** The text of a block that identifiers are mined from (string arguments, not their JSON). */
+function minedText(messages: readonly MessageLike[], block: Block): string[] {
+	if (block.kind === "toolArgs") return stringLeaves(callArgs(messages, block), []);
+	return [block.text];
+}
+
+/** The verbatim error lines (not stack frames) of `text`, in text order. */
+export function errorLinesIn(text: string): string[] {
+	return riskLines(text)
+		.filter((risk) => !risk.frame)
+		.map((risk) => risk.text);
+}
+
+/**
+ * Extracts the seed-index record of one fold event or compaction. Pure and deterministic: the same
+ * input gives a deep-equal record and the same JSON bytes. Block ids and turns are those of
+ * `linearize`, codes those of `foldCode` (or the span's recorded code). Every list is capped (see
+ * SEED_CAPS); `dropped` counts what each cap left out.
+ */
+export function extractSeedRecord(input: SeedInput): SeedRecord {
+	const caps: SeedCaps = { ...SEED_CAPS, ...input.caps };
+	const messages = input.messages;
+	const blocks = linearize(messages, input.turnBase);
+	const inScope = (id: string): boolean => input.scope === undefined || input.scope.has(id);
+	const spanCodes = new Map<string, string>();
+	for (const span of input.spans) if (!spanCodes.has(span.id)) spanCodes.set(span.id, span.code);
+	const codeOf = (block: Block): string | undefined =>
+		spanCodes.get(block.id) ?? (block.durable && block.foldable ? foldCode(block.id) : undefined);
+
+	const results = new Map<string, Block>();
+	for (const block of blocks) {
+		if (block.kind === "toolResult" && block.toolCallId && !results.has(block.toolCallId)) {
+			results.set(block.toolCallId, block);
+		}
+	}
+
+	const files = new Map<string, { turn: number; tools: Set<string> }>();
+	const commands: SeedCommand[] = [];
+	const errors: SeedError[] = [];
+	const seenErrors = new Set<string>();
+	const found: Found[] = [];
+	const intents: SeedIntent[] = [];
+	const dropped: Record<ListName, number> = {
+		files: 0,
+		commands: 0,
+		errors: 0,
+		identifiers: 0,
+		intents: 0,
+		spans: 0,
+	};
+
+	const addErrors = (text: string, turn: number, code: string | undefined, tool: string | undefined): void => {
+		let taken = 0;
+		const over = new Set<string>();
+		for (const raw of errorLinesIn(text)) {
+			const line = clip(raw, caps.errorChars);
+			if (seenErrors.has(line) || over.has(line)) continue;
+			if (taken >= caps.errorsPerBlock) {
+				over.add(line);
+				dropped.errors++;
+				continue;
+			}
+			seenErrors.add(line);
+			taken++;
+			const entry: SeedError = { line, turn };
+			setIf(entry, "code", code);
+			setIf(entry, "tool", tool);
+			errors.push(entry);
+		}
+	};
+
+	for (const block of blocks) {
+		const message = messages[block.msg];
+		if (block.kind === "user") {
+			const text = firstLine(block.text);
+			if (text) intents.push({ turn: block.turn, text: clip(text, caps.intentChars) });
+		}
+		if (block.kind === "toolArgs") {
+			const name = block.toolName ?? "";
+			const args = callArgs(messages, block);
+			const path = nonEmpty(args?.path) ?? nonEmpty(args?.file_path);
+			if (FILE_TOOLS.has(name) && path !== undefined) {
+				const file = files.get(path);
+				if (file) file.tools.add(name);
+				else files.set(path, { turn: block.turn, tools: new Set([name]) });
+			}
+			const command = name === "bash" ? nonEmpty(args?.command) : undefined;
+			const result = block.toolCallId ? results.get(block.toolCallId) : undefined;
+			if (command !== undefined && (inScope(block.id) || (result !== undefined && inScope(result.id)))) {
+				const entry: SeedCommand = { command: clipCommand(command, caps.commandChars), turn: block.turn };
+				if (result) {
+					setIf(entry, "code", codeOf(result));
+					entry.error = result.isError === true;
+				}
+				commands.push(entry);
+			}
+		}
+		if (!inScope(block.id)) continue;
+		if (block.kind === "bashExecution" && message) {
+			const command = nonEmpty(message.command);
+			const exit = message.exitCode;
+			if (command !== undefined) {
+				const entry: SeedCommand = { command: clipCommand(command, caps.commandChars), turn: block.turn };
+				setIf(entry, "code", codeOf(block));
+				entry.error = typeof exit === "number" && exit !== 0;
+				commands.push(entry);
+			}
+			addErrors(typeof message.output === "string" ? message.output : "", block.turn, codeOf(block), undefined);
+		}
+		if (block.kind === "toolResult") {
+			const tool = block.toolName ?? "tool";
+			if (block.isError === true || !CONTENT_TOOLS.has(tool)) addErrors(block.text, block.turn, codeOf(block), tool);
+		}
+		for (const text of minedText(messages, block)) scanIdentifiers(text, caps.identifierChars, found);
+	}
+
+	const byId = new Map(blocks.map((b) => [b.id, b] as const));
+	const spans: SeedSpan[] = [];
+	const seenSpans = new Set<string>();
+	for (const record of input.spans) {
+		if (seenSpans.has(record.id)) continue;
+		seenSpans.add(record.id);
+		const block = byId.get(record.id);
+		const chars = record.chars >= 0 ? record.chars : (block?.text.length ?? record.bytes ?? 0);
+		spans.push(
+			makeSpan({
+				id: record.id,
+				code: record.code,
+				kind: record.kind ?? block?.kind ?? "other",
+				tool: record.tool ?? block?.toolName,
+				turn: record.turn ?? block?.turn ?? 0,
+				chars,
+				tokens: block && block.text.length === chars ? block.tokens : blockCost(chars),
+				sha256: record.sha256,
+			}),
+		);
+	}
+
+	const fileList: SeedFile[] = [...files.entries()].map(([path, f]) => ({
+		path,
+		tools: [...f.tools].sort(),
+		turn: f.turn,
+	}));
+	const cappedFiles = keepEnds(fileList, caps.files);
+	const cappedCommands = keepEnds(commands, caps.commands);
+	const cappedErrors = keepEnds(errors, caps.errors);
+	const cappedIdentifiers = selectIdentifiers(found, caps.identifiers);
+	const cappedIntents = keepEnds(intents, caps.intents);
+	const cappedSpans = keepEnds(spans, caps.spans);
+	dropped.files += cappedFiles.dropped;
+	dropped.commands += cappedCommands.dropped;
+	dropped.errors += cappedErrors.dropped;
+	dropped.identifiers += cappedIdentifiers.dropped;
+	dropped.intents += cappedIntents.dropped;
+	dropped.spans += cappedSpans.dropped;
+
+	const record: SeedRecord = {
+		v: SEED_INDEX_VERSION,
+		kind: input.kind,
+		seq: input.seq,
+		files: cappedFiles.kept,
+		commands: cappedCommands.kept,
+		errors: cappedErrors.kept,
+		identifiers: cappedIdentifiers.kept,
+		intents: cappedIntents.kept,
+		spans: cappedSpans.kept,
+	};
+	setIf(record, "dropped", droppedOf(dropped));
+	return record;
+}

@@ -1,0 +1,89 @@
+/**
+ * Merging seed-index records into one summary: every list unioned, deduplicated in order of first
+ * appearance, and capped again, deterministically.
+ */
+import {
+	droppedOf,
+	keepEnds,
+	LISTS,
+	SEED_CAPS,
+	type SeedCaps,
+	type SeedCommand,
+	type SeedError,
+	type SeedFile,
+	type SeedIntent,
+	type SeedRecord,
+	type SeedSpan,
+	setIf,
+} from "./seed-index.ts";
+
+/** Several records merged: every list unioned, deduplicated, in order of first appearance. */
+export interface SeedSummary {
+	/** The records merged, in the order given. */
+	sources: { kind: SeedRecord["kind"]; seq: number }[];
+	files: SeedFile[];
+	commands: SeedCommand[];
+	errors: SeedError[];
+	identifiers: string[];
+	intents: SeedIntent[];
+	spans: SeedSpan[];
+	/** Left out by the records' own caps plus the merge's caps; absent when nothing was. */
+	dropped?: Record<string, number>;
+}
+
+/**
+ * Unions several records (in the order given, e.g. the index as read) into one summary: files by
+ * path (first turn kept, tools merged), commands by command, turn and code, error lines by text,
+ * identifiers by value, intents by turn and text, spans by id; each list in order of first
+ * appearance and capped again like a record. Deterministic.
+ */
+export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<SeedCaps> = {}): SeedSummary {
+	const limits: SeedCaps = { ...SEED_CAPS, ...caps };
+	const files = new Map<string, { turn: number; tools: Set<string> }>();
+	const commands = new Map<string, SeedCommand>();
+	const errors = new Map<string, SeedError>();
+	const identifiers = new Set<string>();
+	const intents = new Map<string, SeedIntent>();
+	const spans = new Map<string, SeedSpan>();
+	const dropped: Record<string, number> = {};
+	for (const record of records) {
+		for (const file of record.files) {
+			const known = files.get(file.path);
+			if (known) for (const tool of file.tools) known.tools.add(tool);
+			else files.set(file.path, { turn: file.turn, tools: new Set(file.tools) });
+		}
+		for (const command of record.commands) {
+			const key = `${command.command}\u0000${command.turn}\u0000${command.code ?? ""}`;
+			if (!commands.has(key)) commands.set(key, command);
+		}
+		for (const error of record.errors) if (!errors.has(error.line)) errors.set(error.line, error);
+		for (const identifier of record.identifiers) identifiers.add(identifier);
+		for (const intent of record.intents) {
+			const key = `${intent.turn}\u0000${intent.text}`;
+			if (!intents.has(key)) intents.set(key, intent);
+		}
+		for (const span of record.spans) if (!spans.has(span.id)) spans.set(span.id, span);
+		for (const name of LISTS) dropped[name] = (dropped[name] ?? 0) + (record.dropped?.[name] ?? 0);
+	}
+	const fileList = [...files.entries()].map(([path, f]) => ({ path, tools: [...f.tools].sort(), turn: f.turn }));
+	const capped = {
+		files: keepEnds(fileList, limits.files),
+		commands: keepEnds([...commands.values()], limits.commands),
+		errors: keepEnds([...errors.values()], limits.errors),
+		identifiers: keepEnds([...identifiers], limits.identifiers),
+		intents: keepEnds([...intents.values()], limits.intents),
+		spans: keepEnds([...spans.values()], limits.spans),
+	};
+	for (const name of LISTS) dropped[name] += capped[name].dropped;
+	const summary: SeedSummary = {
+		sources: records.map((r) => ({ kind: r.kind, seq: r.seq })),
+		files: capped.files.kept,
+		commands: capped.commands.kept,
+		errors: capped.errors.kept,
+		identifiers: capped.identifiers.kept,
+		intents: capped.intents.kept,
+		spans: capped.spans.kept,
+	};
+	setIf(summary, "dropped", droppedOf(dropped));
+	return summary;
+}
