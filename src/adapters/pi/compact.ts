@@ -8,6 +8,7 @@ import type { MessageLike } from "../../core/block.ts";
 import { linearize } from "../../core/block.ts";
 import { foldCode } from "../../core/digest.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
+import { type BranchView, recordsOnBranch } from "../../core/index/branch.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { summarizeIndex } from "../../core/index/merge.ts";
 import type { SeedRecord } from "../../core/index/seed-index.ts";
@@ -76,13 +77,14 @@ export function recordLeavers(
 	return fresh;
 }
 
-/**
- * The index records of the current branch: the index file is per session and also holds records
- * written on branches the user navigated away from; a record belongs here when one of its spans
- * has a fold record on this branch (or it has no spans at all).
- */
-export function branchRecords(index: IndexStore, engine: FoldEngine): SeedRecord[] {
-	return index.all().filter((r) => r.spans.length === 0 || r.spans.some((span) => engine.registry.record(span.id)));
+/** The current branch as the record filter sees it: its entry ids and its fold records' codes. */
+export function branchView(branchIds: ReadonlySet<string>, engine: FoldEngine): BranchView {
+	return { hasEntry: (id) => branchIds.has(id), codeOf: (id) => engine.registry.record(id)?.code };
+}
+
+/** The index records of the current branch (see recordsOnBranch). */
+export function branchRecords(index: IndexStore, branch: BranchView): SeedRecord[] {
+	return recordsOnBranch(index.all(), branch);
 }
 
 /** Builds the compaction: records leavers, appends the seed-index record, renders the summary. */
@@ -92,6 +94,7 @@ export function buildCompaction(
 	index: IndexStore,
 	append: (entry: FoldEntry) => void,
 	warn: (message: string) => void,
+	branch: { leaf?: string; ids: ReadonlySet<string> },
 	window?: number,
 ): BuiltCompaction {
 	const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages] as MessageLike[];
@@ -106,8 +109,9 @@ export function buildCompaction(
 		spans,
 		turnBase: engine.turnBase,
 	});
+	if (branch.leaf !== undefined) record.leaf = branch.leaf;
 	index.append(record);
-	const records = branchRecords(index, engine);
+	const records = branchRecords(index, branchView(branch.ids, engine));
 	const priorCompactions = records.filter((r) => r.kind === "compaction" && r.seq !== seq).length;
 	const previous = input.previousSummary;
 	const carryPrevious = !!previous && (!previous.startsWith(SUMMARY_HEADER) || priorCompactions === 0);

@@ -11,7 +11,7 @@ import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { summarizeIndex } from "../../core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../core/summary.ts";
-import { branchRecords } from "./compact.ts";
+import { branchRecords, branchView } from "./compact.ts";
 import type { IndexStore } from "./index-store.ts";
 import { errorText, type FoldEngine } from "./store.ts";
 
@@ -26,11 +26,14 @@ export function writeHandoff(
 	index: IndexStore,
 	now: Date,
 ): { path: string; text: string } {
-	const branch = ctx.sessionManager.getBranch() as { type?: string; message?: MessageLike }[];
+	const branch = ctx.sessionManager.getBranch() as { id?: string; type?: string; message?: MessageLike }[];
 	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
 	const live = extractSeedRecord({ kind: "compaction", seq: 0, messages, spans: engine.registry.allRecords() });
 	const summary = renderSummary({
-		summary: summarizeIndex([...branchRecords(index, engine), live]),
+		summary: summarizeIndex([
+			...branchRecords(index, branchView(new Set(branch.map((e) => e.id ?? "")), engine)),
+			live,
+		]),
 		scope: `The parent session holds ${messages.length} messages on this branch.`,
 	});
 	const parent = ctx.sessionManager.getSessionFile() ?? "(in-memory session, not saved)";

@@ -60,9 +60,17 @@ export default function contextFold(pi: ExtensionAPI): void {
 		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
 		beforeCommit: (seq, records, messages) => {
 			const scope = new Set(records.map((r) => r.id));
-			index.append(
-				extractSeedRecord({ kind: "fold", seq, messages, spans: records, scope, turnBase: engine.turnBase }),
-			);
+			const record = extractSeedRecord({
+				kind: "fold",
+				seq,
+				messages,
+				spans: records,
+				scope,
+				turnBase: engine.turnBase,
+			});
+			const leaf = leafOf();
+			if (leaf !== undefined) record.leaf = leaf;
+			index.append(record);
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
 		warn,
@@ -72,6 +80,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	});
 	const ledger = new Ledger(() => session);
 	let parent: ParentSession | undefined;
+	let leafOf: () => string | undefined = () => undefined;
 	let pendingCompaction: number | undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
@@ -79,6 +88,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		try {
 			loadConfig();
 			session = ctx.sessionManager;
+			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
 			const parentFile = ctx.sessionManager.getHeader?.()?.parentSession;
 			parent = parentFile ? new ParentSession(parentFile) : undefined;
@@ -146,7 +156,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 		try {
 			const prep = event.preparation;
 			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
-			const built = buildCompaction(prep, engine, index, append, warn, ctx.model?.contextWindow);
+			const entries = event.branchEntries ?? ctx.sessionManager.getBranch();
+			const branch = { leaf: ctx.sessionManager.getLeafId?.() ?? undefined, ids: new Set(entries.map((e) => e.id)) };
+			const built = buildCompaction(prep, engine, index, append, warn, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
 			return {
 				compaction: {

@@ -214,6 +214,7 @@ export function parseSeedIndex(input: string): ParsedSeedIndex {
 				spans: readSpans(value.spans),
 			};
 			setIf(record, "dropped", readDropped(value.dropped));
+			setIf(record, "leaf", asString(value.leaf));
 			records.push(record);
 		} else {
 			skipped++;

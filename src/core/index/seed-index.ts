@@ -7,7 +7,7 @@
  * `reader.ts` reads and writes the lines, and `branch.ts` picks the ones of a session branch.
  *
  * Schema (version 1), one JSON object per line:
- * - `{ v, kind: "fold" | "compaction", seq, files, commands, errors, identifiers, intents, spans, dropped? }`
+ * - `{ v, kind: "fold" | "compaction", seq, files, commands, errors, identifiers, intents, spans, dropped?, leaf? }`
  *   (see SeedRecord for each field);
  * - `{ v, kind: "retraction", seq, reason, target? }`: cancels the record of kind `target` (default
  *   "compaction") and the same `seq`
@@ -84,6 +84,11 @@ export interface SeedRecord {
 	spans: SeedSpan[];
 	/** How many entries each capped list left out, by list name; absent when nothing was left out. */
 	dropped?: Record<string, number>;
+	/**
+	 * The session entry that was the leaf when the record was written: the record's facts come from
+	 * the path to it, so it belongs to every branch through that entry. Absent in older records.
+	 */
+	leaf?: string;
 }
 
 /**
