@@ -37,7 +37,11 @@ const FILLS = [0.65, 0.8, 1] as const;
 function resumeFigures(session: Session): { window: number; tokens: number; expected: number } {
 	const messages: MessageLike[] = [
 		...session.context,
-		{ role: "user", content: [{ type: "text", text: PROMPT }], timestamp: Date.now() },
+		{
+			role: "user",
+			content: [{ type: "text", text: PROMPT }],
+			timestamp: (session.context.at(-1)?.timestamp ?? 0) + 1,
+		},
 	];
 	let tokens = 0;
 	for (const block of linearize(messages)) tokens += block.tokens;
