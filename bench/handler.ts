@@ -1,5 +1,6 @@
 /**
- * Handler bench: replays the shared sessions through context-fold's whole `context` handler (the
+ * Handler bench: replays every recorded session of every available corpus (the whole conversation
+ * of its active branch, as bench/replay.ts does) through context-fold's whole `context` handler (the
  * real extension entry, over a stub Pi host with an in-memory session) and times each request
  * beside one `structuredClone` of the same messages in the same run, as Pi makes before calling
  * handlers. Then measures the handler at 1x, 4x and 16x a session's length (the session
@@ -10,7 +11,8 @@
  */
 import type { MessageLike } from "../src/core/block.ts";
 import { loadStub, type StubPi } from "../test/adapter/stub-pi.ts";
-import { loadSessions, requestCuts } from "./sessions.ts";
+import { corporaLine, loadSessions } from "../test/corpus/corpora.ts";
+import { requestCuts } from "../test/corpus/session.ts";
 
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 200_000) || 200_000;
 
@@ -101,9 +103,10 @@ async function atLength(messages: readonly MessageLike[], samples = 21) {
 
 const fmt = (n: number, w = 9) => n.toFixed(2).padStart(w);
 
+console.log(corporaLine());
 console.log(`context handler bench (window ${WINDOW}); times in ms\n`);
 console.log(
-	`${"session".padEnd(24)}${"turns".padStart(7)}${"hdl p50".padStart(9)}${"hdl p99".padStart(9)}${"clone p50".padStart(10)}${"clone p99".padStart(10)}${"p50 ratio".padStart(10)}`,
+	`${"session".padEnd(32)}${"turns".padStart(7)}${"hdl p50".padStart(9)}${"hdl p99".padStart(9)}${"clone p50".padStart(10)}${"clone p99".padStart(10)}${"p50 ratio".padStart(10)}`,
 );
 for (const session of loadSessions()) {
 	const cuts = requestCuts(session.messages);
@@ -112,13 +115,13 @@ for (const session of loadSessions()) {
 	const h50 = quantile(handler, 0.5);
 	const c50 = quantile(clone, 0.5);
 	console.log(
-		`${session.name.padEnd(24)}${String(cuts.length).padStart(7)}${fmt(h50)}${fmt(quantile(handler, 0.99))}${fmt(c50, 10)}${fmt(quantile(clone, 0.99), 10)}${fmt(h50 / c50, 10)}`,
+		`${session.name.padEnd(32)}${String(cuts.length).padStart(7)}${fmt(h50)}${fmt(quantile(handler, 0.99))}${fmt(c50, 10)}${fmt(quantile(clone, 0.99), 10)}${fmt(h50 / c50, 10)}`,
 	);
 }
 
 console.log(`\nscaling: handler p50 at the full length of the session concatenated k times\n`);
 console.log(
-	`${"session".padEnd(24)}${"k".padStart(4)}${"messages".padStart(10)}${"hdl p50".padStart(9)}${"hdl min".padStart(9)}${"µs/msg".padStart(8)}${"clone".padStart(9)}${"ratio".padStart(8)}${"vs 1x".padStart(8)}`,
+	`${"session".padEnd(32)}${"k".padStart(4)}${"messages".padStart(10)}${"hdl p50".padStart(9)}${"hdl min".padStart(9)}${"µs/msg".padStart(8)}${"clone".padStart(9)}${"ratio".padStart(8)}${"vs 1x".padStart(8)}`,
 );
 for (const session of loadSessions()) {
 	let base = 0;
@@ -128,7 +131,7 @@ for (const session of loadSessions()) {
 		if (k === 1) base = handler;
 		const perMessage = (handler * 1000) / messages.length;
 		console.log(
-			`${session.name.padEnd(24)}${String(k).padStart(4)}${String(messages.length).padStart(10)}${fmt(handler)}${fmt(best)}${fmt(perMessage, 8)}${fmt(clone)}${fmt(handler / clone, 8)}${fmt(handler / base, 8)}`,
+			`${session.name.padEnd(32)}${String(k).padStart(4)}${String(messages.length).padStart(10)}${fmt(handler)}${fmt(best)}${fmt(perMessage, 8)}${fmt(clone)}${fmt(handler / clone, 8)}${fmt(handler / base, 8)}`,
 		);
 	}
 }

@@ -1,8 +1,10 @@
 /**
- * Replay bench: drives both shared sessions turn by turn through the fold pass (planTurn, commit,
- * renderTurn: linearize + policy + applyPlan) exactly as the engine would, and times each turn
- * beside one `structuredClone` of the same message array, measured in the same run. Also reports,
- * per session, the fold events, the tokens they saved and the peak context with and without folding.
+ * Replay bench: drives every recorded session of every available corpus turn by turn through the
+ * fold pass (planTurn, commit, renderTurn: linearize + policy + applyPlan) exactly as the engine
+ * would, and times each turn beside one `structuredClone` of the same message array, measured in the
+ * same run. Also reports, per session, the fold events, the tokens they saved and the peak context
+ * with and without folding. A session is replayed as the whole conversation of its active branch
+ * (a compaction in the file is ignored): what folding does over the full history, uncompacted.
  *
  * Run with `npm run bench`. Knobs: BENCH_REPS (timed replays per session, default 7),
  * BENCH_WINDOWS (comma-separated context windows, default "200000,128000").
@@ -12,7 +14,8 @@ import { DEFAULT_LADDER } from "../src/core/contract.ts";
 import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
 import { conduct } from "../src/core/policy/fold-ladder.ts";
-import { loadSessions, requestCuts, type Session } from "./sessions.ts";
+import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
+import { requestCuts } from "../test/corpus/session.ts";
 
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 7) || 7);
 const WINDOWS = (process.env.BENCH_WINDOWS ?? "200000,128000")
@@ -142,22 +145,23 @@ function benchSession(session: Session, window: number): string[] {
 	const ratios = cuts.map((_, t) => pass[t] / Math.max(clone[t], 1e-6));
 	const figures = foldFigures(messages, cuts, window);
 	return [
-		`${pad(session.name, 24)} ${int(window)} ${int(cuts.length)} ${ms(quantile(pass, 0.5))} ${ms(quantile(pass, 0.99))} ${ms(quantile(clone, 0.5))} ${ms(quantile(clone, 0.99))} ${(quantile(pass, 0.5) / quantile(clone, 0.5)).toFixed(2).padStart(8)} ${median(ratios).toFixed(2).padStart(8)}`,
-		`${" ".repeat(25)}fold events ${figures.events.length}, blocks folded ${figures.folded}, tokens saved by events ${figures.saved}`,
-		`${" ".repeat(25)}peak context: raw ${figures.peakRaw}, folded ${figures.peakFolded} (${((1 - figures.peakFolded / figures.peakRaw) * 100).toFixed(1)}% less); final: raw ${figures.lastRaw}, folded ${figures.lastFolded}`,
-		...figures.events.map((e) => `${" ".repeat(27)}${e}`),
+		`${pad(session.name, 32)} ${int(window)} ${int(cuts.length)} ${ms(quantile(pass, 0.5))} ${ms(quantile(pass, 0.99))} ${ms(quantile(clone, 0.5))} ${ms(quantile(clone, 0.99))} ${(quantile(pass, 0.5) / quantile(clone, 0.5)).toFixed(2).padStart(8)} ${median(ratios).toFixed(2).padStart(8)}`,
+		`${" ".repeat(33)}fold events ${figures.events.length}, blocks folded ${figures.folded}, tokens saved by events ${figures.saved}`,
+		`${" ".repeat(33)}peak context: raw ${figures.peakRaw}, folded ${figures.peakFolded} (${((1 - figures.peakFolded / figures.peakRaw) * 100).toFixed(1)}% less); final: raw ${figures.lastRaw}, folded ${figures.lastFolded}`,
+		...figures.events.map((e) => `${" ".repeat(35)}${e}`),
 	];
 }
 
 function main(): void {
 	const sessions = loadSessions();
+	console.log(corporaLine());
 	console.log(`context-fold replay bench — node ${process.version}, ${REPS} timed replays per row after 1 warm-up`);
 	console.log(
 		"per turn: pass = planTurn + commitEvent + renderTurn; clone = one structuredClone of the same messages (ms)",
 	);
 	console.log("ratio = p50(pass) / p50(clone); turn ratio = median over turns of pass/clone\n");
 	console.log(
-		`${pad("session", 24)} ${"window".padStart(8)} ${"turns".padStart(8)} ${"pass p50".padStart(8)} ${"pass p99".padStart(8)} ${"clon p50".padStart(8)} ${"clon p99".padStart(8)} ${"ratio".padStart(8)} ${"turn rat".padStart(8)}`,
+		`${pad("session", 32)} ${"window".padStart(8)} ${"turns".padStart(8)} ${"pass p50".padStart(8)} ${"pass p99".padStart(8)} ${"clon p50".padStart(8)} ${"clon p99".padStart(8)} ${"ratio".padStart(8)} ${"turn rat".padStart(8)}`,
 	);
 	for (const window of WINDOWS) {
 		for (const session of sessions) {

@@ -1,25 +1,27 @@
 /**
- * Summary-quality report: replays both shared sessions with planted facts, forces compactions at
- * 25, 50, 75 and 100 % (see test/eval/quality.ts), and prints, per session and fact category, how
- * many facts left live history and which share of them is in the last summary verbatim, or in the
- * summary or returned by `recall_folded search=`, plus the worst compaction, each compaction's cut,
- * examples of missed facts and timings. Run with `node bench/summary-quality.ts`.
+ * Summary-quality report: replays every recorded session of every available corpus with planted
+ * facts, forces compactions at 25, 50, 75 and 100 % (see test/eval/quality.ts), and prints, per
+ * session and fact category, how many facts left live history and which share of them is in the
+ * last summary verbatim, or in the summary or returned by `recall_folded search=`, plus the worst
+ * compaction, each compaction's cut, examples of missed facts and timings. Run with
+ * `npm run bench:quality`.
  */
+import { corporaLine, loadSessions } from "../test/corpus/corpora.ts";
 import {
 	evaluateSession,
 	formatCompactions,
 	formatMissed,
 	formatTable,
 	REPLAY_DEFAULTS,
-	SESSION_FILES,
 	type SessionResult,
 } from "../test/eval/quality.ts";
 
+console.log(corporaLine());
 const results: SessionResult[] = [];
-for (const file of SESSION_FILES) results.push(await evaluateSession(file));
+for (const session of loadSessions()) results.push(await evaluateSession(session));
 
 console.log(
-	`Summary quality: compactions at 25/50/75/100 %, window ${REPLAY_DEFAULTS.window}, fold pass every ${REPLAY_DEFAULTS.foldEvery} assistant messages\n`,
+	`Summary quality: compactions at 25/50/75/100 %, window a quarter of the session (at most ${REPLAY_DEFAULTS.window}), fold pass every ${REPLAY_DEFAULTS.foldEvery} assistant messages\n`,
 );
 console.log(formatTable(results));
 console.log("");
@@ -30,6 +32,6 @@ console.log(missed ? `Missed facts:\n${missed}` : "Missed facts: none");
 console.log("");
 for (const result of results) {
 	console.log(
-		`${result.session}: ${result.messages} messages (${result.planted} planted facts, ${result.natural} natural), ${result.foldEvents} fold events, ${result.searches} recall_folded searches, ${Math.round(result.ms)} ms`,
+		`${result.session}: ${result.messages} messages, window ${result.window} (${result.planted} planted facts, ${result.natural} natural), ${result.foldEvents} fold events, ${result.searches} recall_folded searches, ${Math.round(result.ms)} ms`,
 	);
 }

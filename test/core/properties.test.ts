@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { requestCuts } from "../../bench/sessions.ts";
 import { type ApplyResult, applyPlan, type FoldOp } from "../../src/core/apply.ts";
 import { type Block, isDurableId, linearize, type MessageLike } from "../../src/core/block.ts";
 import {
@@ -24,6 +23,7 @@ import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn, type TurnPlan } from "../../src/core/pass.ts";
 import { conduct } from "../../src/core/policy/fold-ladder.ts";
+import { requestCuts } from "../corpus/session.ts";
 
 /** Runs per property: 300, or more when CONTEXTFOLD_FC_RUNS asks for a longer soak. */
 const RUNS = Math.max(300, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);

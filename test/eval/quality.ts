@@ -2,22 +2,18 @@
  * Summary-quality evaluation: replays a recorded Pi session through the adapter (stub host), forces
  * several compactions the way Pi prepares them, and measures how many facts that left live history
  * can still be found, either verbatim in the latest compaction summary or through
- * `recall_folded search=`. Facts are planted deterministically (in memory; the shared files are never
- * touched) and harvested from the session itself. Everything here is deterministic: the same
- * session gives the same figures.
+ * `recall_folded search=`. Facts are planted deterministically (in memory; the session files are
+ * never touched) and harvested from the session itself. The replay feeds the whole conversation of
+ * the session's active branch (a compaction recorded in the file is ignored: the evaluation makes
+ * its own). Everything here is deterministic: the same session gives the same figures.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { sessionsDir } from "../../bench/sessions.ts";
-import { type MessageLike, renderContent } from "../../src/core/block.ts";
+import { linearize, type MessageLike, renderContent } from "../../src/core/block.ts";
 import { identifiersIn } from "../../src/core/index/extract.ts";
 import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
 import { firstLine } from "../../src/core/tokens.ts";
 import { loadStub, type StubPi } from "../adapter/stub-pi.ts";
-
-/** File names of the shared sessions, in report order. */
-export const SESSION_FILES = ["large-session.jsonl", "accordion-sample.jsonl"] as const;
+import type { Session } from "../corpus/corpora.ts";
 
 /** Where the session is compacted: each value is the share of the session fed before that compaction. */
 export const CHECKPOINTS = [0.25, 0.5, 0.75, 1] as const;
@@ -77,19 +73,6 @@ const CONTENT_TOOLS = new Set(["read", "grep", "find", "ls"]);
 
 /** Tools whose path argument is a file fact. */
 const FILE_TOOLS = new Set(["read", "write", "edit"]);
-
-/** The messages of a session file's `message` entries in file order, system-role messages left out. */
-export function loadMessages(file: string): MessageLike[] {
-	const path = join(sessionsDir(), file);
-	if (!existsSync(path)) throw new Error(`shared session not found: ${path}`);
-	const messages: MessageLike[] = [];
-	for (const line of readFileSync(path, "utf8").split("\n")) {
-		if (!line.trim()) continue;
-		const entry = JSON.parse(line) as { type?: string; message?: MessageLike };
-		if (entry.type === "message" && entry.message && entry.message.role !== "system") messages.push(entry.message);
-	}
-	return messages;
-}
 
 function keyOf(text: string): string {
 	return text.length <= KEY_CHARS ? text : text.slice(0, KEY_CHARS);
@@ -392,6 +375,8 @@ export interface Check {
 /** Result of replaying one session. */
 export interface SessionResult {
 	session: string;
+	/** Context window of the replay. */
+	window: number;
 	messages: number;
 	planted: number;
 	natural: number;
@@ -408,15 +393,26 @@ export interface SessionResult {
 }
 
 /**
- * The replay's defaults: a window small enough (32k) that the fold engine commits fold events
- * between compactions on both sessions, so fold records and fold seed-index records feed the
- * summary too; a fold pass before every fourth assistant message.
+ * The replay's defaults: a window of at most 32k, small enough that the fold engine commits fold
+ * events between compactions, so fold records and fold seed-index records feed the summary too; a
+ * fold pass before every fourth assistant message.
  */
 export const REPLAY_DEFAULTS = { window: 32_000, foldEvery: 4 } as const;
 
+/**
+ * The window a session is replayed in: a quarter of its whole conversation (each compaction
+ * checkpoint feeds about one window, so the fold passes fire between compactions), in whole
+ * thousands, at most REPLAY_DEFAULTS.window (every long session: both shared ones) and at least 4k.
+ */
+export function windowFor(messages: readonly MessageLike[]): number {
+	let tokens = 0;
+	for (const block of linearize(messages)) tokens += block.tokens;
+	return Math.min(REPLAY_DEFAULTS.window, Math.max(4_000, Math.floor(tokens / 4 / 1000) * 1000));
+}
+
 /** Knobs of a replay. */
 export interface ReplayOptions {
-	/** Context window reported to the fold pass. */
+	/** Context window reported to the fold pass; default: windowFor the planted session. */
 	window?: number;
 	/** A fold pass (the `context` hook on the live view) runs before every this-many-th assistant message; 0: none. */
 	foldEvery?: number;
@@ -505,7 +501,8 @@ export async function replaySession(
 	const started = performance.now();
 	const messages = session.messages;
 	const facts = [...session.planted, ...natural].sort((a, b) => a.at - b.at);
-	const stub = loadStub({ window: options.window ?? REPLAY_DEFAULTS.window });
+	const window = options.window ?? windowFor(messages);
+	const stub = loadStub({ window });
 	await stub.emit("session_start", { reason: "startup" });
 	const foldEvery = options.foldEvery ?? REPLAY_DEFAULTS.foldEvery;
 	const compactions: Compaction[] = [];
@@ -609,6 +606,7 @@ export async function replaySession(
 	).size;
 	return {
 		session: name,
+		window,
 		messages: messages.length,
 		planted: session.planted.length,
 		natural: natural.length,
@@ -621,10 +619,10 @@ export async function replaySession(
 	};
 }
 
-/** Loads, plants, harvests and replays one shared session. */
-export async function evaluateSession(file: string, options: ReplayOptions = {}): Promise<SessionResult> {
-	const session = plantFacts(loadMessages(file));
-	return replaySession(file, session, harvestFacts(session.messages), options);
+/** Plants, harvests and replays one recorded session (the whole conversation of its active branch). */
+export async function evaluateSession(session: Session, options: ReplayOptions = {}): Promise<SessionResult> {
+	const planted = plantFacts(session.messages);
+	return replaySession(session.name, planted, harvestFacts(planted.messages), options);
 }
 
 /** Figures of one report row. */

@@ -1,0 +1,136 @@
+/**
+ * The corpora of recorded Pi sessions that the session-replaying tests and benches run on, and the
+ * one line that says which were found:
+ *
+ * - `project`: every `test/fixtures/sessions/*.jsonl` of this repository (sessions recorded for and
+ *   shipped with the project; none yet is not an error);
+ * - `shared`: every `*.jsonl` in `CONTEXTFOLD_SESSIONS` if set, else in `../shared/sessions` beside
+ *   the repository, only when that folder exists (a fresh clone has none).
+ *
+ * A session is loaded once per process (see session.ts for the branch and the message sequences).
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { MessageLike } from "../../src/core/block.ts";
+import { activeBranch, branchMessages, contextMessages, type Entry, readSessionFile } from "./session.ts";
+
+/** The repository root. */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The project corpus folder. */
+export const PROJECT_SESSIONS = join(REPO_ROOT, "test", "fixtures", "sessions");
+
+/** Where the shared corpus is looked for when CONTEXTFOLD_SESSIONS is not set. */
+export const DEFAULT_SHARED_SESSIONS = resolve(REPO_ROOT, "..", "shared", "sessions");
+
+/** One session file of a corpus. */
+export interface SessionRef {
+	corpus: string;
+	/** File name, e.g. `large-session.jsonl`. */
+	file: string;
+	path: string;
+}
+
+/** A corpus: its name, folder, whether that folder exists, and its session files (by name). */
+export interface Corpus {
+	name: string;
+	dir: string;
+	present: boolean;
+	/** Why the corpus is absent, for the corpora line. */
+	absence?: string;
+	sessions: SessionRef[];
+}
+
+function isDir(path: string): boolean {
+	return existsSync(path) && statSync(path).isDirectory();
+}
+
+function corpusAt(name: string, dir: string, absence: string): Corpus {
+	if (!isDir(dir)) return { name, dir, present: false, absence, sessions: [] };
+	const files = readdirSync(dir)
+		.filter((f) => f.endsWith(".jsonl"))
+		.sort();
+	return { name, dir, present: true, sessions: files.map((file) => ({ corpus: name, file, path: join(dir, file) })) };
+}
+
+/** The shared corpus folder and how it was chosen. */
+function sharedDir(): { dir: string; absence: string } {
+	const fromEnv = process.env.CONTEXTFOLD_SESSIONS;
+	if (fromEnv) {
+		const dir = resolve(fromEnv);
+		return { dir, absence: `CONTEXTFOLD_SESSIONS=${fromEnv} is not a folder` };
+	}
+	return {
+		dir: DEFAULT_SHARED_SESSIONS,
+		absence: "set CONTEXTFOLD_SESSIONS or place ../shared/sessions",
+	};
+}
+
+/** Both corpora, `project` first, as they are on disk now. */
+export function listCorpora(): Corpus[] {
+	const shared = sharedDir();
+	return [
+		corpusAt("project", PROJECT_SESSIONS, "no test/fixtures/sessions folder"),
+		corpusAt("shared", shared.dir, shared.absence),
+	];
+}
+
+/** Every session of every present corpus, `project` first, by file name within a corpus. */
+export function listSessions(): SessionRef[] {
+	return listCorpora().flatMap((c) => c.sessions);
+}
+
+/**
+ * The corpora line, e.g. `corpora: project (2 sessions: a.jsonl, b.jsonl); shared: absent (set
+ * CONTEXTFOLD_SESSIONS or place ../shared/sessions)`.
+ */
+export function corporaLine(corpora: readonly Corpus[] = listCorpora()): string {
+	const parts = corpora.map((c) => {
+		if (!c.present) return `${c.name}: absent (${c.absence})`;
+		const n = c.sessions.length;
+		const count = `${n} session${n === 1 ? "" : "s"}`;
+		const where = c.name === "project" ? "" : `, ${c.dir}`;
+		const names = n > 0 ? `: ${c.sessions.map((s) => s.file).join(", ")}` : "";
+		return `${c.name} (${count}${where}${names})`;
+	});
+	return `corpora: ${parts.join("; ")}`;
+}
+
+/** A loaded session: where it is, its active branch and the message sequences a replay feeds. */
+export interface Session extends SessionRef {
+	/** `corpus/file`, unique across corpora: the name tests and reports use. */
+	name: string;
+	header: Entry | undefined;
+	branch: Entry[];
+	/** The whole conversation of the active branch, compactions ignored (see session.ts). */
+	messages: MessageLike[];
+	/** What Pi sends at the leaf: compaction-aware (see session.ts). */
+	context: MessageLike[];
+}
+
+const cache = new Map<string, Session>();
+
+/** Loads one session (cached per path). */
+export function loadSession(ref: SessionRef): Session {
+	let session = cache.get(ref.path);
+	if (!session) {
+		const parsed = readSessionFile(ref.path);
+		const branch = activeBranch(parsed, ref.path);
+		session = {
+			...ref,
+			name: `${ref.corpus}/${ref.file}`,
+			header: parsed.header,
+			branch,
+			messages: branchMessages(branch),
+			context: contextMessages(branch),
+		};
+		cache.set(ref.path, session);
+	}
+	return session;
+}
+
+/** Every session of every present corpus, loaded. */
+export function loadSessions(): Session[] {
+	return listSessions().map(loadSession);
+}
