@@ -24,15 +24,27 @@ export function artifactDir(session: SessionPlace | undefined): string | undefin
 	return join(dir, "context-fold", id.replace(/[^A-Za-z0-9._-]/g, "_"));
 }
 
-/** Seed-index records of one session: read once from disk, appended durably, kept in memory. */
+/**
+ * Seed-index records of one session: read once from disk, appended durably, kept in memory. When
+ * the file cannot be written (a full disk, a directory in its place), the store says so once and
+ * keeps the rest of the session's records in memory only: the index is a reader's aid, and folding
+ * and compaction go on without it.
+ */
 export class IndexStore {
 	private records: SeedRecord[] = [];
 	private dir: string | undefined;
+	private unwritable = false;
+	private readonly warn: (message: string) => void;
+
+	constructor(warn: (message: string) => void = () => {}) {
+		this.warn = warn;
+	}
 
 	/** Loads the index of `session` (tolerant reader); a missing file is an empty index. */
 	open(session: SessionPlace | undefined): { skipped: number } {
 		this.dir = artifactDir(session);
 		this.records = [];
+		this.unwritable = false;
 		if (!this.dir) return { skipped: 0 };
 		let text = "";
 		try {
@@ -60,7 +72,7 @@ export class IndexStore {
 		return this.records;
 	}
 
-	/** Appends a record durably (throws on failure, leaving memory unchanged). */
+	/** Appends a record: durably while the file can be written, in memory from the first failure on. */
 	append(record: SeedRecord): void {
 		this.write(record);
 		this.records.push(record);
@@ -81,8 +93,16 @@ export class IndexStore {
 
 	private write(record: SeedRecord | SeedRetraction): void {
 		const file = this.file();
-		if (!file || !this.dir) return;
-		mkdirSync(this.dir, { recursive: true });
-		appendFileSync(file, serializeRecord(record), { encoding: "utf8" });
+		if (!file || !this.dir || this.unwritable) return;
+		try {
+			mkdirSync(this.dir, { recursive: true });
+			appendFileSync(file, serializeRecord(record), { encoding: "utf8" });
+		} catch (error) {
+			this.unwritable = true;
+			const why = error instanceof Error ? error.message : String(error);
+			this.warn(
+				`context-fold: the seed index ${file} cannot be written (${why}); this session keeps it in memory only, so later summaries after a restart will lack what it would have held`,
+			);
+		}
 	}
 }

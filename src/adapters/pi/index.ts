@@ -24,7 +24,6 @@ export default function contextFold(pi: ExtensionAPI): void {
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
-	const index = new IndexStore();
 
 	let tui: ExtensionContext["ui"] | undefined;
 	const warn = (message: string, level: "warning" | "info" = "warning"): void => {
@@ -38,6 +37,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 		process.stderr.write(`${message}\n`);
 	};
+	const index = new IndexStore(warn);
 	const loadConfig = (): void => {
 		let saved: unknown;
 		try {
