@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// The package's command (`npx context-fold replay …`). The command is TypeScript source: from a
+// checkout Node strips its types itself; installed under node_modules, where Node refuses to strip
+// types, it is loaded through jiti, the loader Pi itself loads extensions with (a dependency of the
+// @earendil-works/pi-coding-agent peer, resolved from there; no copy of our own).
+import { createRequire } from "node:module";
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 19)) {
+	process.stderr.write(`context-fold: Node >= 22.19 is needed (Pi 1.6 needs it); this is ${process.version}\n`);
+	process.exit(1);
+}
+const entry = new URL("../src/replay/cli.ts", import.meta.url);
+let cli;
+try {
+	cli = await import(entry.href);
+} catch (error) {
+	if (error?.code !== "ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING") throw error;
+	const require = createRequire(import.meta.url);
+	const pi = require.resolve("@earendil-works/pi-coding-agent");
+	const { createJiti } = createRequire(pi)("jiti");
+	cli = await createJiti(import.meta.url).import(entry.href);
+}
+process.exitCode = await cli.main(process.argv.slice(2));

@@ -1,0 +1,109 @@
+/**
+ * The request as a price model sees it: a list of blocks (the system message with its tool
+ * declarations, then one block per content part of every message, as a provider counts content
+ * blocks), each interned to a small id by its exact text, with its token count (ceil(chars/4), the
+ * faux provider's estimate) and the id of the prefix it ends. Equal prefix ids mean byte-identical
+ * prefixes, so cache matching compares integers. Pure (the table is plain in-memory state).
+ */
+import type { MessageLike } from "../core/block.ts";
+import { parts } from "./script.ts";
+
+/** A request reduced to blocks: ids, token counts, prefix ids, and Anthropic-style breakpoints (prefix lengths). */
+export interface RequestShape {
+	ids: number[];
+	tokens: number[];
+	/** keys[i]: the id of the prefix made of blocks 0..i. */
+	keys: number[];
+	/** Prefix lengths (in blocks) where Pi places cache breakpoints: after the system prompt, and the whole request. */
+	breakpoints: number[];
+}
+
+/** Tokens of a text: ceil(chars/4). */
+export function tokensOf(text: string): number {
+	return Math.ceil(text.length / 4);
+}
+
+function stringsOf(value: unknown, out: string[]): void {
+	if (typeof value === "string") out.push(value);
+	else if (typeof value === "number" || typeof value === "boolean") out.push(String(value));
+	else if (Array.isArray(value)) for (const v of value) stringsOf(v, out);
+	else if (value && typeof value === "object") for (const v of Object.values(value)) stringsOf(v, out);
+}
+
+/** One block of a message: its exact text (what is priced) and the text references are looked for in. */
+export interface BlockText {
+	text: string;
+	search: string;
+}
+
+/** The blocks of one message. A tool call's text is its name and JSON arguments; its searchable text is the argument values. */
+export function messageBlockTexts(message: MessageLike): BlockText[] {
+	if (message.role === "system") {
+		const text = JSON.stringify(message);
+		return [{ text, search: text }];
+	}
+	if (message.role === "compactionSummary" || message.role === "branchSummary") {
+		const text = String(message.summary ?? "");
+		return [{ text, search: text }];
+	}
+	const out: BlockText[] = [];
+	for (const part of parts(message)) {
+		if (part.type === "text") out.push({ text: String(part.text ?? ""), search: String(part.text ?? "") });
+		else if (part.type === "thinking")
+			out.push({ text: String(part.thinking ?? ""), search: String(part.thinking ?? "") });
+		else if (part.type === "toolCall") {
+			const values: string[] = [];
+			stringsOf(part.arguments, values);
+			out.push({ text: `${part.name}:${JSON.stringify(part.arguments ?? {})}`, search: values.join("\n") });
+		} else if (part.type === "image") out.push({ text: `[image:${String(part.data ?? "").length}]`, search: "" });
+		else {
+			const text = JSON.stringify(part);
+			out.push({ text, search: text });
+		}
+	}
+	if (out.length === 0) out.push({ text: "", search: "" });
+	return out;
+}
+
+/** Interns block texts and prefixes across the requests of one run. */
+export class BlockTable {
+	private readonly byText = new Map<string, number>();
+	private readonly prefixes = new Map<string, number>();
+	/** Searchable text of each block id. */
+	readonly search: string[] = [];
+	/** Tokens of each block id. */
+	readonly tokens: number[] = [];
+
+	/** The shape of a request made of `messages` (a leading system message, if any, is the first block). */
+	shape(messages: readonly MessageLike[]): RequestShape {
+		const ids: number[] = [];
+		const tokens: number[] = [];
+		const keys: number[] = [];
+		let systemEnd = 0;
+		let prev = -1;
+		for (const message of messages) {
+			for (const block of messageBlockTexts(message)) {
+				let id = this.byText.get(block.text);
+				if (id === undefined) {
+					id = this.search.length;
+					this.byText.set(block.text, id);
+					this.search.push(block.search);
+					this.tokens.push(tokensOf(block.text));
+				}
+				const pair = `${prev},${id}`;
+				let key = this.prefixes.get(pair);
+				if (key === undefined) {
+					key = this.prefixes.size;
+					this.prefixes.set(pair, key);
+				}
+				ids.push(id);
+				tokens.push(this.tokens[id]);
+				keys.push(key);
+				prev = key;
+			}
+			if (message.role === "system") systemEnd = ids.length;
+		}
+		const breakpoints = systemEnd > 0 && systemEnd < ids.length ? [systemEnd, ids.length] : [ids.length];
+		return { ids, tokens, keys, breakpoints };
+	}
+}

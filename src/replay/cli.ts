@@ -1,0 +1,163 @@
+/**
+ * `context-fold replay <session.jsonl…>`: parses the options, replays each session under each
+ * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`).
+ */
+import { basename } from "node:path";
+import { PRICE_MODELS } from "./price.ts";
+import { figuresOf, type PolicyFigures, table, withRatios } from "./report.ts";
+import { type Policy, replayPolicy } from "./run.ts";
+import { replayScript } from "./script.ts";
+import { readSessionFile } from "./session-file.ts";
+
+/** The usage text. */
+export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
+  --policy <name>[,<name>…]  pi, context-fold, compact-only, mask-last-<N>, clear-tool-uses
+                             (default: all five, mask-last-5)
+  --price <model>            anthropic-5m (default), anthropic-1h, openai
+  --window <tokens>          context window of the replayed model (default 200000)
+  --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
+                             for clear-tool-uses (default 100000/3/20000); repeatable
+  --warming idle|off         model Pi's idle cache warming (default idle)
+  --json                     every figure as JSON on stdout`;
+
+/** Parsed options. */
+export interface ReplayOptions {
+	files: string[];
+	policies: Policy[];
+	price: string;
+	window: number;
+	warming: boolean;
+	json: boolean;
+}
+
+/** A command-line mistake, reported with the usage text. */
+export class UsageError extends Error {}
+
+const CLEAR_KEYS = new Set(["trigger", "keep", "clearAtLeast"]);
+
+function value(text: string): unknown {
+	if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+	if (text === "true" || text === "false") return text === "true";
+	return text;
+}
+
+/** Parses the arguments after `replay`. */
+export function parseArgs(args: readonly string[]): ReplayOptions {
+	const files: string[] = [];
+	let names = ["pi", "context-fold", "compact-only", "mask-last-5", "clear-tool-uses"];
+	let price = "anthropic-5m";
+	let window = 200_000;
+	let warming = true;
+	let json = false;
+	const knobs: Record<string, unknown> = {};
+	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
+	for (let i = 0; i < args.length; i++) {
+		const arg = args[i];
+		const next = (): string => {
+			const v = args[++i];
+			if (v === undefined) throw new UsageError(`${arg} needs a value`);
+			return v;
+		};
+		if (arg === "--policy") names = next().split(",");
+		else if (arg === "--price") price = next();
+		else if (arg === "--window") window = Number(next());
+		else if (arg === "--warming") {
+			const w = next();
+			if (w !== "idle" && w !== "off") throw new UsageError(`--warming takes idle or off, not ${w}`);
+			warming = w === "idle";
+		} else if (arg === "--set") {
+			const [key, ...rest] = next().split("=");
+			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
+			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = Number(rest.join("="));
+			else knobs[key] = value(rest.join("="));
+		} else if (arg === "--json") json = true;
+		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
+		else files.push(arg);
+	}
+	if (files.length === 0) throw new UsageError("no session file given");
+	if (!PRICE_MODELS[price]) throw new UsageError(`unknown price model ${price}`);
+	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
+	for (const [k, v] of Object.entries(clear)) {
+		if (!Number.isFinite(v) || v < 0) throw new UsageError(`--set ${k} takes a number ≥ 0`);
+	}
+	const policies = names.map((name): Policy => {
+		if (name === "pi") return { name, kind: "pi" };
+		if (name === "context-fold") return { name, kind: "context-fold", settings: knobs };
+		if (name === "compact-only") return { name, kind: "compact-only" };
+		if (name === "clear-tool-uses") return { name, kind: "clear", settings: { ...clear } };
+		const mask = /^mask-last-(\d+)$/.exec(name);
+		if (mask) return { name, kind: "mask", keep: Number(mask[1]) };
+		throw new UsageError(`unknown policy ${name}`);
+	});
+	return { files, policies, price, window, warming, json };
+}
+
+/** One session's figures. */
+export interface SessionReport {
+	session: string;
+	price: string;
+	warming: boolean;
+	window: number;
+	policies: PolicyFigures[];
+}
+
+/** Replays every file under every policy; progress goes to `progress`. */
+export async function runReplay(options: ReplayOptions, progress: (line: string) => void): Promise<SessionReport[]> {
+	const model = PRICE_MODELS[options.price];
+	const reports: SessionReport[] = [];
+	for (const file of options.files) {
+		progress(`session ${file}\n`);
+		const script = replayScript(readSessionFile(file), file);
+		const figures: PolicyFigures[] = [];
+		for (const policy of options.policies) {
+			const run = await replayPolicy(script, policy, {
+				window: options.window,
+				onProgress: (done, total) => {
+					if (done === total || done % 25 === 0) progress(`  ${policy.name}: ${done}/${total} requests\n`);
+				},
+			});
+			figures.push(figuresOf(script, run, model, options.warming, options.window));
+		}
+		reports.push({
+			session: basename(file),
+			price: model.name,
+			warming: options.warming,
+			window: options.window,
+			policies: withRatios(figures),
+		});
+	}
+	return reports;
+}
+
+/** The command's entry: returns the exit code. */
+export async function main(args: readonly string[]): Promise<number> {
+	const rest = args[0] === "replay" ? args.slice(1) : args;
+	if (rest.includes("--help") || rest.includes("-h") || rest.length === 0) {
+		process.stdout.write(`${USAGE}\n`);
+		return rest.length === 0 ? 2 : 0;
+	}
+	let options: ReplayOptions;
+	try {
+		options = parseArgs(rest);
+	} catch (error) {
+		if (!(error instanceof UsageError)) throw error;
+		process.stderr.write(`context-fold replay: ${error.message}\n${USAGE}\n`);
+		return 2;
+	}
+	let reports: SessionReport[];
+	try {
+		reports = await runReplay(options, (line) => process.stderr.write(line));
+	} catch (error) {
+		process.stderr.write(`context-fold replay: ${error instanceof Error ? error.message : String(error)}\n`);
+		return 1;
+	}
+	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
+	else {
+		for (const r of reports) {
+			process.stdout.write(
+				`\n${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4\n${table(r.policies)}\n`,
+			);
+		}
+	}
+	return 0;
+}

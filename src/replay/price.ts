@@ -1,0 +1,180 @@
+/**
+ * Price models: pure functions over a run's request sequence (block shapes and recorded times).
+ * Costs are in input-token equivalents: an uncached prompt token costs 1, a cache write `write`,
+ * a cache read `read`. No clock: time is each request's recorded `at` (ms).
+ *
+ * - Breakpoint models (Anthropic): a request writes cache entries at its breakpoints (Pi marks the
+ *   system prompt and the last message); a later request reads the longest prefix that an earlier,
+ *   unexpired entry covers, found by looking back at most `lookback` blocks from each of its own
+ *   breakpoints. A read refreshes the entry's TTL.
+ * - Prefix model (OpenAI): every prefix of a request is cached; the longest unexpired one is read.
+ * - Idle warming (Pi 1.6 `cacheWarming: "idle"`): in a gap between requests, the last request is
+ *   re-sent every min(0.9 TTL, TTL - 10 s), for at most 30 minutes; each refresh is priced as a
+ *   request of its own (usually a full read) and counted apart.
+ */
+import type { RequestShape } from "./blocks.ts";
+
+/** A named price model. */
+export interface PriceModel {
+	name: string;
+	/** Multiplier of a cache-write token (1 = no premium). */
+	write: number;
+	/** Multiplier of a cache-read token. */
+	read: number;
+	ttlMs: number;
+	matching: "breakpoints" | "prefix";
+	/** Blocks looked back from a breakpoint for an earlier entry (breakpoint models). */
+	lookback: number;
+}
+
+/** The price models the replay knows, by name. */
+export const PRICE_MODELS: Record<string, PriceModel> = {
+	"anthropic-5m": {
+		name: "anthropic-5m",
+		write: 1.25,
+		read: 0.1,
+		ttlMs: 300_000,
+		matching: "breakpoints",
+		lookback: 20,
+	},
+	"anthropic-1h": {
+		name: "anthropic-1h",
+		write: 2,
+		read: 0.1,
+		ttlMs: 3_600_000,
+		matching: "breakpoints",
+		lookback: 20,
+	},
+	openai: { name: "openai", write: 1, read: 0.1, ttlMs: 300_000, matching: "prefix", lookback: 0 },
+};
+
+/** Pi's idle warming limit. */
+export const WARMING_MAX_IDLE_MS = 30 * 60_000;
+
+/** One request to price. `kind: "summary"` is a compaction's summary request (never warmed). */
+export interface PriceInput {
+	at: number;
+	kind: "turn" | "summary";
+	shape: RequestShape;
+}
+
+/** The price of one request. */
+export interface RequestPrice {
+	prompt: number;
+	read: number;
+	write: number;
+	cost: number;
+	/** Tokens of blocks already sent by the previous turn request that this one changed (0: append-only). */
+	rewriteTokens: number;
+	/** Index of the first changed block when `rewriteTokens` > 0. */
+	firstChanged: number;
+	rewriteCost: number;
+}
+
+/** A run's prices: per request, warming, and totals. */
+export interface RunPrice {
+	requests: RequestPrice[];
+	warmRefreshes: number;
+	warmRead: number;
+	warmWrite: number;
+	warmCost: number;
+	read: number;
+	write: number;
+	/** Every cost: requests and warming. */
+	cost: number;
+}
+
+function sum(tokens: readonly number[], from: number, to: number): number {
+	let total = 0;
+	for (let i = from; i < to; i++) total += tokens[i];
+	return total;
+}
+
+/** The delay between idle refreshes for a TTL (Pi's getCacheWarmingDelayMs). */
+export function warmingDelayMs(ttlMs: number): number | undefined {
+	if (ttlMs <= 10_000) return undefined;
+	return Math.max(1, Math.floor(Math.min(ttlMs * 0.9, ttlMs - 10_000)));
+}
+
+/** Prices a run's requests under `model`, with or without idle warming. */
+export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warming: boolean): RunPrice {
+	const expiry = new Map<number, number>();
+	const live = (key: number, at: number): boolean => (expiry.get(key) ?? Number.NEGATIVE_INFINITY) >= at;
+	const send = (shape: RequestShape, at: number): { read: number; write: number } => {
+		const { keys, tokens, breakpoints } = shape;
+		let hit = 0;
+		if (model.matching === "prefix") {
+			for (let p = keys.length; p > 0 && hit === 0; p--) if (live(keys[p - 1], at)) hit = p;
+		} else {
+			for (const b of breakpoints) {
+				for (let p = b; p > 0 && p >= b - model.lookback; p--) {
+					if (live(keys[p - 1], at)) {
+						hit = Math.max(hit, p);
+						break;
+					}
+				}
+			}
+		}
+		const until = at + model.ttlMs;
+		if (hit > 0) expiry.set(keys[hit - 1], until);
+		if (model.matching === "prefix") for (const key of keys) expiry.set(key, until);
+		else for (const b of breakpoints) if (b > 0) expiry.set(keys[b - 1], until);
+		return { read: sum(tokens, 0, hit), write: sum(tokens, hit, tokens.length) };
+	};
+	const out: RunPrice = {
+		requests: [],
+		warmRefreshes: 0,
+		warmRead: 0,
+		warmWrite: 0,
+		warmCost: 0,
+		read: 0,
+		write: 0,
+		cost: 0,
+	};
+	const delay = warming ? warmingDelayMs(model.ttlMs) : undefined;
+	let lastTurn: PriceInput | undefined;
+	for (const input of inputs) {
+		if (lastTurn && delay !== undefined) {
+			const stop = Math.min(input.at, lastTurn.at + WARMING_MAX_IDLE_MS + 1);
+			for (let t = lastTurn.at + delay; t < stop; t += delay) {
+				const warm = send(lastTurn.shape, t);
+				out.warmRefreshes++;
+				out.warmRead += warm.read;
+				out.warmWrite += warm.write;
+				out.warmCost += warm.read * model.read + warm.write * model.write;
+			}
+		}
+		const { read, write } = send(input.shape, input.at);
+		let rewriteTokens = 0;
+		let firstChanged = -1;
+		if (input.kind === "turn" && lastTurn) {
+			const prev = lastTurn.shape.keys;
+			const cur = input.shape.keys;
+			const common = Math.min(prev.length, cur.length);
+			let f = 0;
+			while (f < common && prev[f] === cur[f]) f++;
+			if (f < common) {
+				firstChanged = f;
+				rewriteTokens = sum(input.shape.tokens, f, common);
+			}
+		}
+		const cost = read * model.read + write * model.write;
+		out.requests.push({
+			prompt: read + write,
+			read,
+			write,
+			cost,
+			rewriteTokens,
+			firstChanged,
+			rewriteCost: rewriteTokens * model.write,
+		});
+		out.read += read;
+		out.write += write;
+		out.cost += cost;
+		if (input.kind === "turn") lastTurn = input;
+	}
+	out.read += out.warmRead;
+	out.write += out.warmWrite;
+	out.cost += out.warmCost;
+	return out;
+}

@@ -1,0 +1,179 @@
+/**
+ * The figures of a replay, per session and policy: request counts and sizes, compactions, cache
+ * reads and writes with their cost (also as a ratio to `pi`), rewrite events and their cost, hook
+ * time against one structuredClone, and reference visibility with the cost of the recalls it implies.
+ * Pure over captured runs, plus the terminal table.
+ */
+import { BlockTable } from "./blocks.ts";
+import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
+import type { PolicyRun } from "./run.ts";
+import type { ReplayScript } from "./script.ts";
+import { measureVisibility, type Produced } from "./visibility.ts";
+
+/** Every figure of one policy on one session. */
+export interface PolicyFigures {
+	policy: string;
+	requests: number;
+	summaryRequests: number;
+	promptTokens: number;
+	peakPrompt: number;
+	overflowRejections: number;
+	compactions: number;
+	cacheRead: number;
+	cacheWrite: number;
+	warmRefreshes: number;
+	warmCost: number;
+	cost: number;
+	costRatio: number | null;
+	rewriteEvents: { request: number; firstChangedBlock: number; tokens: number; cost: number; compaction: boolean }[];
+	foldEvents: number;
+	rewriteCost: number;
+	hookMsP50: number | null;
+	hookMsP99: number | null;
+	cloneMsP50: number | null;
+	references: number;
+	visibility: number;
+	recallsNeeded: number;
+	recallCost: number;
+	costWithRecalls: number;
+	divergences: Record<string, number>;
+	/** Prompt tokens, cache read and write per request, for charts. */
+	series: {
+		prompt: number;
+		read: number;
+		write: number;
+		kind: "turn" | "summary";
+		rewrite: boolean;
+		compaction: boolean;
+	}[];
+}
+
+function percentile(values: number[], p: number): number | null {
+	if (values.length === 0) return null;
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** The figures of one run under one price model. */
+export function figuresOf(
+	script: ReplayScript,
+	run: PolicyRun,
+	model: PriceModel,
+	warming: boolean,
+	window: number,
+): PolicyFigures {
+	const table = new BlockTable();
+	const inputs: PriceInput[] = run.requests.map((r) => ({ at: r.at, kind: r.kind, shape: table.shape(r.messages) }));
+	const price = priceRun(inputs, model, warming);
+	const produced: Produced[] = [];
+	run.requests.forEach((r, i) => {
+		if (r.kind === "turn" && r.produced !== undefined)
+			produced.push({ message: r.produced, request: i, shape: inputs[i].shape });
+	});
+	const vis = measureVisibility(script.messages, produced, table);
+	const recallCost = vis.recallPoints.reduce((c, p) => c + p.prompt * model.read + p.blockTokens * model.write, 0);
+	const rewriteEvents = price.requests.flatMap((p, i) =>
+		p.rewriteTokens > 0
+			? [
+					{
+						request: i,
+						firstChangedBlock: p.firstChanged,
+						tokens: p.rewriteTokens,
+						cost: p.rewriteCost,
+						compaction: run.requests[i].afterCompaction,
+					},
+				]
+			: [],
+	);
+	const hooks = run.requests.flatMap((r) => (r.hookMs === undefined ? [] : [r.hookMs]));
+	const clones = run.requests.flatMap((r) => (r.cloneMs === undefined ? [] : [r.cloneMs]));
+	return {
+		policy: run.policy,
+		requests: run.requests.length,
+		summaryRequests: run.requests.filter((r) => r.kind === "summary").length,
+		promptTokens: price.requests.reduce((n, p) => n + p.prompt, 0),
+		peakPrompt: price.requests.reduce((n, p) => Math.max(n, p.prompt), 0),
+		overflowRejections: price.requests.filter((p) => p.prompt > window).length,
+		compactions: run.compactions,
+		cacheRead: price.read,
+		cacheWrite: price.write,
+		warmRefreshes: price.warmRefreshes,
+		warmCost: price.warmCost,
+		cost: price.cost,
+		costRatio: null,
+		rewriteEvents,
+		foldEvents: rewriteEvents.filter((e) => !e.compaction).length,
+		rewriteCost: rewriteEvents.reduce((c, e) => c + e.cost, 0),
+		hookMsP50: percentile(hooks, 50),
+		hookMsP99: percentile(hooks, 99),
+		cloneMsP50: percentile(clones, 50),
+		references: vis.references,
+		visibility: vis.visibility,
+		recallsNeeded: vis.recalls,
+		recallCost,
+		costWithRecalls: price.cost + recallCost,
+		divergences: run.divergences,
+		series: price.requests.map((p, i) => ({
+			prompt: p.prompt,
+			read: p.read,
+			write: p.write,
+			kind: run.requests[i].kind,
+			rewrite: p.rewriteTokens > 0 && !run.requests[i].afterCompaction,
+			compaction: run.requests[i].afterCompaction,
+		})),
+	};
+}
+
+/** Fills each policy's cost ratio against the `pi` run of the same session (null without one). */
+export function withRatios(figures: PolicyFigures[]): PolicyFigures[] {
+	const base = figures.find((f) => f.policy === "pi")?.cost;
+	return figures.map((f) => ({ ...f, costRatio: base ? f.cost / base : null }));
+}
+
+const k = (n: number): string => `${(n / 1000).toFixed(1)}k`;
+const ms = (n: number | null): string => (n === null ? "-" : n.toFixed(2));
+
+/** The terminal table of one session's figures. */
+export function table(figures: readonly PolicyFigures[]): string {
+	const head = [
+		"policy",
+		"requests",
+		"Σ prompt",
+		"peak",
+		"overflow",
+		"compactions",
+		"cache read",
+		"cache write",
+		"cost",
+		"× pi",
+		"fold events",
+		"rewrite cost",
+		"hook p50/p99 ms",
+		"clone p50 ms",
+		"visibility",
+		"recalls",
+		"cost+recalls",
+	];
+	const rows = figures.map((f) => [
+		f.policy,
+		f.summaryRequests > 0 ? `${f.requests} (${f.summaryRequests} summary)` : String(f.requests),
+		k(f.promptTokens),
+		k(f.peakPrompt),
+		String(f.overflowRejections),
+		String(f.compactions),
+		k(f.cacheRead),
+		k(f.cacheWrite),
+		k(f.cost),
+		f.costRatio === null ? "-" : f.costRatio.toFixed(3),
+		String(f.foldEvents),
+		k(f.rewriteCost),
+		`${ms(f.hookMsP50)}/${ms(f.hookMsP99)}`,
+		ms(f.cloneMsP50),
+		`${(f.visibility * 100).toFixed(1)}%`,
+		String(f.recallsNeeded),
+		k(f.costWithRecalls),
+	]);
+	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+	const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+	return [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}

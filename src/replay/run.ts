@@ -1,0 +1,306 @@
+/**
+ * The in-process replay of one recorded session under one policy, through the real Pi SDK: an
+ * in-memory `AgentSession` whose model is pi-ai's faux provider (each step returns the next recorded
+ * assistant message, or filler for a compaction's summary request), whose tools keep the built-in
+ * definitions but return the recorded results (no filesystem), and whose extensions are the policy's
+ * (`context-fold`'s own factory, or a peer's context transform). Each request is captured as sent:
+ * the faux provider receives the messages after every `context` hook. Nothing touches the network
+ * or the disk.
+ */
+import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
+import {
+	createAgentSession,
+	createBashToolDefinition,
+	createEditToolDefinition,
+	createFindToolDefinition,
+	createGrepToolDefinition,
+	createLsToolDefinition,
+	createReadToolDefinition,
+	createWriteToolDefinition,
+	DefaultResourceLoader,
+	type ExtensionAPI,
+	type ExtensionFactory,
+	ModelRuntime,
+	SessionManager,
+	SettingsManager,
+	type ToolDefinition,
+} from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import contextFold from "../adapters/pi/index.ts";
+import type { MessageLike } from "../core/block.ts";
+import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
+import { parts, type ReplayScript } from "./script.ts";
+
+/** A policy to replay under. */
+export type Policy =
+	| { name: string; kind: "pi" }
+	| { name: string; kind: "context-fold"; settings: Record<string, unknown> }
+	| { name: string; kind: "compact-only" }
+	| { name: string; kind: "mask"; keep: number }
+	| { name: string; kind: "clear"; settings: ClearSettings };
+
+/** One request as sent. */
+export interface CapturedRequest {
+	kind: "turn" | "summary";
+	/** Recorded time of the request (ms): the timestamp of the recorded assistant message it produced. */
+	at: number;
+	messages: MessageLike[];
+	/** Index in `script.messages` of the recorded assistant message returned (turn requests). */
+	produced?: number;
+	/** Milliseconds in the policy's `context` hook, and in one structuredClone of its input. */
+	hookMs?: number;
+	cloneMs?: number;
+	/** A compaction ran since the previous request. */
+	afterCompaction: boolean;
+}
+
+/** One policy's replay. */
+export interface PolicyRun {
+	policy: string;
+	requests: CapturedRequest[];
+	compactions: number;
+	/** Where the replay could not follow the recording, counted by kind. */
+	divergences: Record<string, number>;
+}
+
+/** Options of a replay. */
+export interface RunOptions {
+	window: number;
+	onProgress?: (done: number, total: number) => void;
+}
+
+/** Settings that make context-fold never fold: only its deterministic compaction remains. */
+const COMPACT_ONLY = { foldAt: 1, coldFoldAt: 1, step: 1, floor: 1, budgetFraction: 1, budgetCap: 0 };
+
+const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
+	read: (cwd) => createReadToolDefinition(cwd) as unknown as ToolDefinition,
+	bash: (cwd) => createBashToolDefinition(cwd) as unknown as ToolDefinition,
+	edit: (cwd) => createEditToolDefinition(cwd) as unknown as ToolDefinition,
+	write: (cwd) => createWriteToolDefinition(cwd) as unknown as ToolDefinition,
+	grep: (cwd) => createGrepToolDefinition(cwd) as unknown as ToolDefinition,
+	find: (cwd) => createFindToolDefinition(cwd) as unknown as ToolDefinition,
+	ls: (cwd) => createLsToolDefinition(cwd) as unknown as ToolDefinition,
+};
+
+/** Wraps a factory so its `context` handlers are timed, beside one structuredClone of their input. */
+function timed(factory: ExtensionFactory, onTime: (hookMs: number, cloneMs: number) => void): ExtensionFactory {
+	return (pi: ExtensionAPI) => {
+		const on = pi.on.bind(pi);
+		const wrapped = Object.create(pi) as ExtensionAPI;
+		// biome-ignore lint/suspicious/noExplicitAny: the wrapper forwards every event type unchanged
+		(wrapped as any).on = (event: string, handler: (e: any, ctx: any) => unknown) => {
+			if (event !== "context") return on(event as never, handler as never);
+			return on("context", async (e, ctx) => {
+				const c0 = performance.now();
+				structuredClone(e.messages);
+				const c1 = performance.now();
+				const result = await handler(e, ctx);
+				onTime(performance.now() - c1, c1 - c0);
+				return result as never;
+			});
+		};
+		return factory(wrapped);
+	};
+}
+
+function peerFactory(transform: (messages: MessageLike[]) => void): ExtensionFactory {
+	return (pi) => {
+		pi.on("context", (event) => {
+			transform(event.messages as unknown as MessageLike[]);
+			return { messages: event.messages };
+		});
+	};
+}
+
+function textAndImages(message: MessageLike): {
+	text: string;
+	images: { type: "image"; data: string; mimeType: string }[];
+} {
+	const texts: string[] = [];
+	const images: { type: "image"; data: string; mimeType: string }[] = [];
+	for (const part of parts(message)) {
+		if (part.type === "text") texts.push(String(part.text ?? ""));
+		else if (part.type === "image")
+			images.push({ type: "image", data: String(part.data), mimeType: String(part.mimeType) });
+	}
+	return { text: texts.join("\n"), images };
+}
+
+/** Replays `script` under `policy` and returns every request as sent. */
+export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
+	const cwd = "/replay";
+	const index = new Map<MessageLike, number>();
+	script.messages.forEach((m, i) => {
+		index.set(m, i);
+	});
+	const total = script.turns.reduce((n, t) => n + t.assistants.length, 0);
+	const run: PolicyRun = { policy: policy.name, requests: [], compactions: 0, divergences: {} };
+	const diverge = (kind: string): void => {
+		run.divergences[kind] = (run.divergences[kind] ?? 0) + 1;
+	};
+	let pendingHook: { hookMs: number; cloneMs: number } | undefined;
+	const factories: ExtensionFactory[] = [];
+	const onTime = (hookMs: number, cloneMs: number): void => {
+		pendingHook = { hookMs, cloneMs };
+	};
+	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off" };
+	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
+		factories.push(timed(contextFold, onTime));
+		const knobs = policy.kind === "context-fold" ? policy.settings : COMPACT_ONLY;
+		settings = { ...settings, "context-fold": knobs };
+	} else if (policy.kind === "mask") {
+		const keep = policy.keep;
+		factories.push(
+			timed(
+				peerFactory((m) => maskLastN(m, keep)),
+				onTime,
+			),
+		);
+	} else if (policy.kind === "clear") {
+		const clear = new ClearToolUses(policy.settings);
+		factories.push(
+			timed(
+				peerFactory((m) => clear.apply(m)),
+				onTime,
+			),
+		);
+	}
+
+	const faux = fauxProvider({
+		provider: "replay",
+		api: "replay",
+		models: [{ id: "recorded", contextWindow: options.window, maxTokens: 32_000, reasoning: true }],
+		tokenSize: { min: 1e9, max: 1e9 },
+	});
+	const runtime = await ModelRuntime.create({
+		modelsPath: null,
+		refreshOnCreate: false,
+		credentials: new InMemoryCredentialStore(),
+	});
+	runtime.registerNativeProvider(faux.provider);
+	await runtime.setRuntimeApiKey("replay", "replay");
+
+	let turn = 0;
+	let cursor = 0;
+	let compacting = false;
+	let compactedSinceLast = false;
+	let summaries = 0;
+	let lastAt = 0;
+	let done = 0;
+	const steered = new Set<number>();
+	let steer: (text: string) => void = () => {};
+	const step = (context: { messages: unknown[] }) => {
+		faux.appendResponses([step]);
+		const messages = context.messages as MessageLike[];
+		if (compacting) {
+			const chars = script.summaryChars[Math.min(summaries, script.summaryChars.length - 1)] ?? 8000;
+			summaries++;
+			run.requests.push({ kind: "summary", at: lastAt, messages, afterCompaction: false });
+			return fauxAssistantMessage("x".repeat(chars));
+		}
+		const recorded = script.turns[turn]?.assistants[cursor];
+		if (!recorded) {
+			diverge("request beyond the recorded turn");
+			return fauxAssistantMessage([], { stopReason: "stop" });
+		}
+		cursor++;
+		lastAt = Number(recorded.timestamp ?? lastAt);
+		run.requests.push({
+			kind: "turn",
+			at: lastAt,
+			messages,
+			produced: index.get(recorded),
+			hookMs: pendingHook?.hookMs,
+			cloneMs: pendingHook?.cloneMs,
+			afterCompaction: compactedSinceLast,
+		});
+		pendingHook = undefined;
+		compactedSinceLast = false;
+		done++;
+		options.onProgress?.(done, total);
+		const isLast = cursor === script.turns[turn].assistants.length;
+		const hasCalls = parts(recorded).some((p) => p.type === "toolCall");
+		const next = script.turns[turn + 1];
+		if (isLast && hasCalls && next && recorded.stopReason === "toolUse") {
+			steered.add(turn + 1);
+			steer(textAndImages(next.user).text);
+		}
+		return structuredClone(recorded) as never;
+	};
+	faux.setResponses([step]);
+
+	const tools: ToolDefinition[] = [...new Set([...script.toolNames, "read", "bash", "edit", "write"])].map((name) => {
+		const base = BUILTIN[name]?.(cwd) ?? {
+			name,
+			label: name,
+			description: `${name} (a tool of the recorded session)`,
+			parameters: Type.Object({}, { additionalProperties: true }),
+		};
+		return {
+			...base,
+			execute: async (toolCallId: string) => {
+				const result = script.results.get(toolCallId);
+				if (!result) {
+					diverge("tool call without a recorded result");
+					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };
+				}
+				const content = parts(result);
+				if (result.isError) throw new Error(content.map((p) => String(p.text ?? "")).join("\n"));
+				return { content, details: result.details };
+			},
+		} as unknown as ToolDefinition;
+	});
+
+	const loader = new DefaultResourceLoader({
+		cwd,
+		agentDir: "/replay/agent",
+		noExtensions: true,
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+		extensionFactories: factories.map((factory, i) => ({ name: `replay-policy-${i}`, factory })),
+	});
+	await loader.reload();
+	const { session } = await createAgentSession({
+		cwd,
+		agentDir: "/replay/agent",
+		modelRuntime: runtime,
+		model: faux.getModel(),
+		thinkingLevel: "off",
+		resourceLoader: loader,
+		sessionManager: SessionManager.inMemory(cwd),
+		settingsManager: SettingsManager.inMemory(settings as never),
+		noTools: "builtin",
+		customTools: tools,
+	});
+	await session.bindExtensions({});
+	steer = (text) => {
+		void session.steer(text);
+	};
+	session.subscribe((event) => {
+		if (event.type === "compaction_start") compacting = true;
+		if (event.type === "compaction_end") {
+			compacting = false;
+			compactedSinceLast = true;
+			run.compactions++;
+		}
+	});
+	try {
+		for (turn = 0; turn < script.turns.length; turn++) {
+			cursor = 0;
+			if (!steered.has(turn)) {
+				const { text, images } = textAndImages(script.turns[turn].user);
+				await session.prompt(text, images.length > 0 ? { images } : undefined);
+			}
+			await session.waitForIdle();
+			const left = script.turns[turn].assistants.length - cursor;
+			if (left > 0)
+				run.divergences["recorded replies not requested"] =
+					(run.divergences["recorded replies not requested"] ?? 0) + left;
+		}
+	} finally {
+		session.dispose();
+	}
+	return run;
+}

@@ -1,0 +1,62 @@
+/**
+ * A recorded session turned into a replay script: the active branch's messages in order (recorded
+ * compactions ignored, so every policy starts from the same history), cut into user turns, each with
+ * the recorded assistant messages its run produced, plus the recorded tool results by call id and
+ * the lengths of the recorded compaction summaries. Pure: plain data in, plain data out.
+ */
+import type { MessageLike } from "../core/block.ts";
+import { activeBranch, branchMessages, type Entry, type SessionEntries } from "./session-file.ts";
+
+/** One user turn: the user message and the assistant messages recorded after it, before the next user message. */
+export interface ReplayTurn {
+	user: MessageLike;
+	assistants: MessageLike[];
+}
+
+/** What a replay needs from one recorded session. */
+export interface ReplayScript {
+	/** The branch's messages, compactions ignored: the source of reference visibility. */
+	messages: MessageLike[];
+	turns: ReplayTurn[];
+	/** Recorded tool results by tool-call id. */
+	results: Map<string, MessageLike>;
+	/** Names of every tool the recorded assistant called. */
+	toolNames: string[];
+	/** Characters of each recorded compaction summary on the branch, in order. */
+	summaryChars: number[];
+	/** Messages the replay cannot feed (before the first user message, or of a role it does not drive), by role. */
+	skipped: Record<string, number>;
+}
+
+/** Builds the replay script of a parsed session along its active branch. */
+export function replayScript(session: SessionEntries, where = "session"): ReplayScript {
+	const branch: Entry[] = activeBranch(session, where);
+	const messages = branchMessages(branch);
+	const turns: ReplayTurn[] = [];
+	const results = new Map<string, MessageLike>();
+	const toolNames = new Set<string>();
+	const skipped: Record<string, number> = {};
+	const skip = (role: string): void => {
+		skipped[role] = (skipped[role] ?? 0) + 1;
+	};
+	for (const message of messages) {
+		if (message.role === "user") turns.push({ user: message, assistants: [] });
+		else if (message.role === "assistant" && turns.length > 0) {
+			turns[turns.length - 1].assistants.push(message);
+			for (const part of parts(message)) if (part.type === "toolCall") toolNames.add(String(part.name));
+		} else if (message.role === "toolResult" && typeof message.toolCallId === "string")
+			results.set(message.toolCallId, message);
+		else skip(message.role);
+	}
+	const summaryChars = branch
+		.filter((e) => e.type === "compaction" && typeof e.summary === "string")
+		.map((e) => (e.summary as string).length);
+	return { messages, turns, results, toolNames: [...toolNames].sort(), summaryChars, skipped };
+}
+
+/** The content parts of a message (a string content is one text part). */
+export function parts(message: MessageLike): Record<string, unknown>[] {
+	const content = message.content;
+	if (typeof content === "string") return [{ type: "text", text: content }];
+	return Array.isArray(content) ? (content as Record<string, unknown>[]) : [];
+}

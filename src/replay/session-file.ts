@@ -1,0 +1,237 @@
+/**
+ * One recorded Pi session file, read the way Pi reads it: its entries, the active branch (the last
+ * entry is the leaf; `parentId` leads back to the root; a pre-v2 file without ids is one branch in
+ * file order), and the message sequences the replays feed to context-fold:
+ *
+ * - `branchMessages`: every model-visible message of the active branch, root to leaf, as if it had
+ *   never been compacted (compaction entries are skipped, the messages they summarised stay);
+ * - `contextMessages`: what Pi sends at the leaf (its `buildSessionProjection`): after the latest
+ *   compaction, the compaction summary, the kept messages from `firstKeptEntryId`, then the rest;
+ * - `branchRequests`: the `context` event of every request the session made on the active branch
+ *   (the context at each assistant message's parent), so compactions happen where they happened.
+ *
+ * System messages are left out everywhere, as Pi leaves them out of the `context` event. Abandoned
+ * branches contribute nothing. Projected messages are cached per entry, so an entry keeps one
+ * message object across requests (identity marks the unchanged prefix of consecutive requests).
+ */
+import { readFileSync } from "node:fs";
+import type { MessageLike } from "../core/block.ts";
+
+/** One line of a session file (the header or an entry), as parsed. */
+export interface Entry {
+	type?: string;
+	id?: string;
+	parentId?: string | null;
+	timestamp?: string;
+	[key: string]: unknown;
+}
+
+/** A parsed session file: its header line and its entries (every line but the header), in file order. */
+export interface SessionEntries {
+	header: Entry | undefined;
+	entries: Entry[];
+}
+
+/** A session file that cannot be read as a Pi session: names the file and what is wrong. */
+export class SessionFileError extends Error {
+	constructor(where: string, problem: string) {
+		super(`${where}: ${problem}`);
+		this.name = "SessionFileError";
+	}
+}
+
+/** Parses the text of a session file (`where` names it in errors). Every non-blank line must be JSON. */
+export function parseSessionText(text: string, where = "session"): SessionEntries {
+	let header: Entry | undefined;
+	const entries: Entry[] = [];
+	text.split("\n").forEach((line, i) => {
+		if (!line.trim()) return;
+		let entry: Entry;
+		try {
+			entry = JSON.parse(line) as Entry;
+		} catch {
+			throw new SessionFileError(where, `line ${i + 1} is not JSON`);
+		}
+		if (!entry || typeof entry !== "object") throw new SessionFileError(where, `line ${i + 1} is not an object`);
+		if (entry.type === "session" && header === undefined && entries.length === 0) header = entry;
+		else entries.push(entry);
+	});
+	return { header, entries };
+}
+
+/** Reads and parses one session file. */
+export function readSessionFile(path: string): SessionEntries {
+	return parseSessionText(readFileSync(path, "utf8"), path);
+}
+
+/**
+ * The active branch, root to leaf. With ids (v2/v3) the leaf is the last entry and each step goes to
+ * `parentId` (a branch left with /tree is not on it); without ids (pre-v2) every entry, in file
+ * order, as Pi's migration chains them.
+ */
+export function activeBranch(session: SessionEntries, where = "session"): Entry[] {
+	const { entries } = session;
+	const withId = entries.filter((e) => typeof e.id === "string").length;
+	if (withId === 0) return [...entries];
+	if (withId !== entries.length) throw new SessionFileError(where, "some entries have ids and some do not");
+	const byId = new Map<string, Entry>();
+	for (const entry of entries) byId.set(entry.id as string, entry);
+	const branch: Entry[] = [];
+	for (let entry = entries.at(-1); entry; ) {
+		branch.push(entry);
+		if (branch.length > entries.length) throw new SessionFileError(where, `parentId cycle at ${entry.id}`);
+		const parent = entry.parentId;
+		if (parent === null || parent === undefined) break;
+		entry = byId.get(parent);
+		if (!entry) throw new SessionFileError(where, `parentId ${parent} names no entry`);
+	}
+	return branch.reverse();
+}
+
+function stamp(entry: Entry): number {
+	return new Date(entry.timestamp ?? 0).getTime();
+}
+
+const projected = new WeakMap<Entry, MessageLike[]>();
+
+/** The model-visible messages of one entry, as Pi projects it (system messages left out). Cached per entry. */
+function entryMessages(entry: Entry): MessageLike[] {
+	let out = projected.get(entry);
+	if (out) return out;
+	out = [];
+	if (entry.type === "message") {
+		const message = entry.message as MessageLike | undefined;
+		if (message && message.role !== "system") {
+			// As Pi's loader: a missing content reads as empty; a v2 `hookMessage` is a `custom` message.
+			const empty = message.content == null && ["user", "assistant", "toolResult"].includes(message.role);
+			if (message.role === "hookMessage") out.push({ ...message, role: "custom" });
+			else out.push(empty ? { ...message, content: [] } : message);
+		}
+	} else if (entry.type === "custom_message") {
+		out.push({
+			role: "custom",
+			customType: entry.customType,
+			content: entry.content ?? [],
+			display: entry.display,
+			details: entry.details,
+			timestamp: stamp(entry),
+		});
+	} else if (entry.type === "branch_summary" && entry.summary) {
+		out.push({ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: stamp(entry) });
+	} else if (entry.type === "compaction") {
+		out.push({
+			role: "compactionSummary",
+			summary: entry.summary,
+			tokensBefore: entry.tokensBefore,
+			timestamp: stamp(entry),
+		});
+	}
+	projected.set(entry, out);
+	return out;
+}
+
+const edited = new WeakMap<Entry, WeakMap<MessageLike, MessageLike>>();
+
+/** `message` with the content an edit gives it (Pi's context_edit), one object per edit and message. */
+function withEdit(message: MessageLike, edit: Entry): MessageLike | undefined {
+	const replacement = edit.replacement as { content?: unknown } | null | undefined;
+	if (replacement === null) return undefined;
+	if (!["user", "assistant", "toolResult", "custom"].includes(message.role)) return message;
+	let byMessage = edited.get(edit);
+	if (!byMessage) {
+		byMessage = new WeakMap();
+		edited.set(edit, byMessage);
+	}
+	let out = byMessage.get(message);
+	if (!out) {
+		const content = replacement?.content;
+		const asText = (message.role === "assistant" || message.role === "toolResult") && typeof content === "string";
+		out = { ...message, content: asText ? [{ type: "text", text: content }] : content };
+		byMessage.set(message, out);
+	}
+	return out;
+}
+
+/** The messages of `entries` in order, each entry's latest context edit (among `entries`) applied. */
+function project(entries: readonly Entry[], skipCompactions: boolean): MessageLike[] {
+	const edits = new Map<string, Entry>();
+	for (const entry of entries) {
+		if (entry.type === "context_edit" && typeof entry.targetId === "string") edits.set(entry.targetId, entry);
+	}
+	const out: MessageLike[] = [];
+	entries.forEach((entry, i) => {
+		// As in Pi, only the leading (latest) compaction contributes its summary.
+		if (entry.type === "compaction" && (skipCompactions || i > 0)) return;
+		const edit = entry.id === undefined ? undefined : edits.get(entry.id);
+		for (const message of entryMessages(entry)) {
+			const shown = edit ? withEdit(message, edit) : message;
+			if (shown) out.push(shown);
+		}
+	});
+	return out;
+}
+
+/** Every model-visible message of `branch`, root to leaf, compactions ignored (nothing summarised away). */
+export function branchMessages(branch: readonly Entry[]): MessageLike[] {
+	return project(branch, true);
+}
+
+/**
+ * The messages Pi sends with `branch`'s last entry as the leaf (Pi's `buildContextEntries` and
+ * projection): without a compaction, the whole branch; after one, the latest compaction's summary,
+ * then the non-system entries from its `firstKeptEntryId` up to it, then every entry after it.
+ */
+export function contextMessages(branch: readonly Entry[]): MessageLike[] {
+	let at = -1;
+	for (let i = branch.length - 1; i >= 0 && at < 0; i--) if (branch[i].type === "compaction") at = i;
+	if (at < 0) return project(branch, false);
+	const compaction = branch[at];
+	const kept: Entry[] = [compaction];
+	let keeping = false;
+	for (let i = 0; i < at; i++) {
+		const entry = branch[i];
+		if (entry.id === compaction.firstKeptEntryId) keeping = true;
+		const system = entry.type === "message" && (entry.message as MessageLike | undefined)?.role === "system";
+		if (keeping && !system) kept.push(entry);
+	}
+	return project([...kept, ...branch.slice(at + 1)], false);
+}
+
+function isAssistant(entry: Entry): boolean {
+	return entry.type === "message" && (entry.message as MessageLike | undefined)?.role === "assistant";
+}
+
+/**
+ * The `context` event of every request made on `branch`: before each assistant message, the context
+ * at its parent entry; and the context at the leaf when the branch does not end with an assistant
+ * message (the next request). Requests between compactions extend each other; a compaction on the
+ * branch replaces the summarised prefix from the next request on.
+ */
+export function branchRequests(branch: readonly Entry[]): MessageLike[][] {
+	const requests: MessageLike[][] = [];
+	let lastMessage = -1;
+	for (let i = 0; i < branch.length; i++) {
+		if (entryMessages(branch[i]).length > 0) lastMessage = i;
+		if (isAssistant(branch[i]) && i > 0) {
+			const request = contextMessages(branch.slice(0, i));
+			if (request.length > 0) requests.push(request);
+		}
+	}
+	if (lastMessage >= 0 && !isAssistant(branch[lastMessage])) requests.push(contextMessages(branch));
+	return requests;
+}
+
+/**
+ * The requests a replay of a message sequence issues: one before each assistant message (the
+ * messages so far), and a last one with the whole sequence when it does not end with an assistant
+ * message. Each entry is the request's message count; requests are prefixes of the sequence.
+ */
+export function requestCuts(messages: readonly MessageLike[]): number[] {
+	const cuts: number[] = [];
+	for (let i = 0; i < messages.length; i++) {
+		if (messages[i]?.role === "assistant" && i > 0) cuts.push(i);
+	}
+	const last = messages[messages.length - 1];
+	if (messages.length > 0 && last?.role !== "assistant") cuts.push(messages.length);
+	return cuts;
+}
