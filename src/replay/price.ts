@@ -64,7 +64,7 @@ export interface RequestPrice {
 	read: number;
 	write: number;
 	cost: number;
-	/** Tokens of blocks already sent by the previous turn request that this one changed (0: append-only). */
+	/** Tokens of the suffix from the first block that differs from the previous turn request (0: append-only). */
 	rewriteTokens: number;
 	/** Index of the first changed block when `rewriteTokens` > 0. */
 	firstChanged: number;
@@ -155,7 +155,7 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 			while (f < common && prev[f] === cur[f]) f++;
 			if (f < common) {
 				firstChanged = f;
-				rewriteTokens = sum(input.shape.tokens, f, common);
+				rewriteTokens = sum(input.shape.tokens, f, cur.length);
 			}
 		}
 		const cost = read * model.read + write * model.write;

@@ -1,0 +1,83 @@
+/**
+ * The price models on small synthetic request sequences, with exact figures: an append-only run
+ * reads and writes the same under every model, a fold event's rewrite is the suffix after the first
+ * changed block, and a gap past the TTL forces a full write unless idle warming kept the cache.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { MessageLike } from "../../src/core/block.ts";
+import { BlockTable } from "../../src/replay/blocks.ts";
+import { PRICE_MODELS, type PriceInput, priceRun } from "../../src/replay/price.ts";
+
+const text = (role: string, chars: number, fill = "a"): MessageLike => ({
+	role,
+	content: [{ type: "text", text: fill.repeat(chars) }],
+});
+// tokens: u1 100, a1 50, t1 200, a2 10, t2 20
+const u1 = text("user", 400);
+const a1 = text("assistant", 200, "b");
+const t1 = text("toolResult", 800, "c");
+const a2 = text("assistant", 40, "d");
+const t2 = text("toolResult", 80, "e");
+
+function inputs(requests: MessageLike[][], gapMs = 10_000): PriceInput[] {
+	const table = new BlockTable();
+	return requests.map((messages, i) => ({ at: i * gapMs, kind: "turn", shape: table.shape(messages) }));
+}
+
+test("an append-only run reads and writes the same under every model; costs follow the multipliers", () => {
+	const run = inputs([[u1], [u1, a1, t1], [u1, a1, t1, a2, t2]]);
+	const costs: Record<string, number> = {};
+	for (const model of Object.values(PRICE_MODELS)) {
+		const price = priceRun(run, model, false);
+		assert.deepEqual(
+			price.requests.map((r) => [r.read, r.write, r.rewriteTokens]),
+			[
+				[0, 100, 0],
+				[100, 250, 0],
+				[350, 30, 0],
+			],
+			model.name,
+		);
+		assert.equal(price.read, 450);
+		assert.equal(price.write, 380);
+		costs[model.name] = price.cost;
+	}
+	assert.deepEqual(costs, { "anthropic-5m": 520, "anthropic-1h": 805, openai: 425 });
+});
+
+test("a single fold event's rewrite cost is the suffix after the first changed block", () => {
+	const folded = text("toolResult", 40, "f"); // t1 folded to 10 tokens
+	const run = inputs([[u1], [u1, a1, t1], [u1, a1, folded, a2, t2]]);
+	const openai = priceRun(run, PRICE_MODELS.openai, false).requests[2];
+	assert.equal(openai.firstChanged, 2);
+	assert.equal(openai.rewriteTokens, 10 + 10 + 20);
+	assert.equal(openai.write, openai.rewriteTokens, "longest-prefix caching writes exactly that suffix");
+	assert.equal(openai.read, 150);
+	const anthropic = priceRun(run, PRICE_MODELS["anthropic-5m"], false).requests[2];
+	assert.equal(anthropic.rewriteTokens, 40);
+	assert.equal(anthropic.rewriteCost, 40 * 1.25);
+	// No breakpoint was ever written after a1, so Anthropic reads back only to u1 (written by request 1).
+	assert.equal(anthropic.read, 100);
+	assert.equal(anthropic.write, 90);
+});
+
+test("a gap past the TTL forces a full write; idle warming keeps the cache for its refresh cost", () => {
+	const run = inputs([[u1], [u1, a1, t1]], 301_000);
+	const cold = priceRun(run, PRICE_MODELS["anthropic-5m"], false);
+	assert.deepEqual([cold.requests[1].read, cold.requests[1].write], [0, 350]);
+	const warm = priceRun(run, PRICE_MODELS["anthropic-5m"], true);
+	assert.equal(warm.warmRefreshes, 1, "one refresh at 270 s");
+	assert.equal(warm.warmRead, 100);
+	assert.equal(warm.warmCost, 10);
+	assert.deepEqual([warm.requests[1].read, warm.requests[1].write], [100, 250]);
+	const hour = priceRun(run, PRICE_MODELS["anthropic-1h"], false);
+	assert.deepEqual([hour.requests[1].read, hour.requests[1].write], [100, 250], "within the 1 h TTL");
+});
+
+test("warming stops after 30 idle minutes", () => {
+	const run = inputs([[u1], [u1, a1, t1]], 3_600_000);
+	const warm = priceRun(run, PRICE_MODELS["anthropic-5m"], true);
+	assert.equal(warm.warmRefreshes, 6, "every 270 s up to 1800 s");
+	assert.deepEqual([warm.requests[1].read, warm.requests[1].write], [0, 350]);
+});
