@@ -16,8 +16,7 @@ try {
 	cli = await import(entry.href);
 } catch (error) {
 	if (error?.code !== "ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING") throw error;
-	const require = createRequire(import.meta.url);
-	const pi = require.resolve("@earendil-works/pi-coding-agent");
+	const pi = import.meta.resolve("@earendil-works/pi-coding-agent");
 	const { createJiti } = createRequire(pi)("jiti");
 	cli = await createJiti(import.meta.url).import(entry.href);
 }
