@@ -3,8 +3,9 @@
  * (`npm run record-sessions`, or `node scripts/record-sessions.ts [name...]` under Node >= 22.19).
  *
  * Each session is real Pi output: the pinned `pi` CLI runs in RPC mode (plain Pi: context-fold is
- * not loaded) in a sandbox under `<tmpdir>/pi-corpus/<name>/`, against the scripted model server of
- * the e2e harness on 127.0.0.1. The "model" is a scripted agent (scripts/recording/agent.ts) that
+ * not loaded) in a sandbox under `<tmpdir>/pi-corpus/<name>/` (kept for inspection, replaced by the
+ * next recording), against the scripted model server of the e2e harness on 127.0.0.1. The "model"
+ * is a scripted agent (scripts/recording/agent.ts) that
  * answers each request with the next step of the story (scripts/recording/story-*.ts): thinking,
  * text, tool calls. Tools run for real in a generated project with a git history (bash, read, edit,
  * write, grep, find, ls), so outputs, errors, stack traces and warnings are what the commands really
