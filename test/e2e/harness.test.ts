@@ -1,6 +1,7 @@
 /**
  * Smoke test of the e2e harness: the real `pi` CLI against the scripted model server, for both
- * wire APIs, in print mode and RPC mode, plus resuming a session.
+ * wire APIs, in print mode and RPC mode, plus resuming a session, and the server's thinking,
+ * stalled-stream and cache-expiry replies as Pi records them.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -199,4 +200,57 @@ describe("pi --mode rpc against the scripted server", () => {
 			assert.equal(exit.code, 0, rpc.stderr());
 		}
 	});
+});
+
+describe("scripted server: thinking, stalled streams, cache expiry", () => {
+	for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
+		it(`${api}: Pi stores unsigned thinking, records an abort mid-stream, and sees a cold cache after expiry`, async () => {
+			const replies: Reply[] = [
+				{ thinking: "Plan: answer briefly.", text: "First answer." },
+				{ text: "Second answer." },
+				{ thinking: "Long plan", text: "This answer is cut off", stall: true },
+			];
+			let stalled = () => {};
+			const stalledNow = new Promise<void>((resolve) => {
+				stalled = resolve;
+			});
+			const server = await startModelServer((_req, i) => {
+				if (replies[i]?.stall) stalled();
+				return replies[i] ?? { text: "?" };
+			});
+			const sandbox = await createPiSandbox({ serverUrl: server.url, api, modelExtra: { reasoning: true } });
+			const rpc = await sandbox.startRpc({ timeoutMs: TIMEOUT_MS, args: ["--thinking", "medium"] });
+			try {
+				await rpc.prompt("one");
+				server.expireCache();
+				await rpc.prompt("two");
+				assert.equal(server.usages[1]?.cacheRead, 0, "expired cache reads nothing");
+				await rpc.send({ type: "prompt", message: "three" });
+				await stalledNow;
+				await rpc.waitFor((r) => r.type === "message_update", { from: rpc.records.length });
+				await rpc.call({ type: "abort" });
+				await rpc.waitFor((r) => r.type === "agent_settled");
+				const { entries } = await rpc.call<{
+					entries: {
+						type: string;
+						message?: { role: string; content: Record<string, unknown>[]; stopReason?: string };
+					}[];
+				}>({ type: "get_entries" });
+				const answers = entries.flatMap((e) => (e.message?.role === "assistant" ? [e.message] : []));
+				assert.equal(answers.length, 3);
+				const thinking = answers[0].content.find((b) => b.type === "thinking");
+				assert.equal(thinking?.thinking, "Plan: answer briefly.");
+				assert.ok(
+					!thinking?.thinkingSignature || api === "openai-completions",
+					"Anthropic thinking has no signature",
+				);
+				assert.equal(answers[2].stopReason, "aborted");
+				assert.ok(JSON.stringify(answers[2].content).includes("This answer is cut off"));
+			} finally {
+				await rpc.close();
+				await server.close();
+				await sandbox.cleanup();
+			}
+		});
+	}
 });

@@ -8,9 +8,12 @@
  * - OpenAI chat completions: POST `<url>/v1/chat/completions`, SSE `data:` chunks ending in `[DONE]`.
  *   Use `server.url + "/v1"` as the `baseUrl` (the OpenAI SDK appends `/chat/completions` only).
  *
- * Every request is recorded in `requests`. The reply is produced by a script function. Usage is
- * simulated from the prompt size (chars / 4) with a prefix cache: the longest common prefix with the
- * previous prompt (or any earlier prompt, see `cacheMode`) is reported as cache read.
+ * Every request is recorded in `requests`. The reply is produced by a script function: text, tool
+ * calls, an unsigned thinking block (Anthropic `thinking` without a signature, OpenAI
+ * `reasoning_content`), an HTTP error, or a stream that stalls until the client hangs up (so an
+ * abort can be recorded). Usage is simulated from the prompt size (chars / 4) with a prefix cache:
+ * the longest common prefix with the previous prompt (or any earlier prompt, see `cacheMode`) is
+ * reported as cache read; `expireCache()` forgets every earlier prompt (an idle gap past the TTL).
  *
  * Nothing here opens an outbound connection.
  */
@@ -44,6 +47,8 @@ export interface ScriptedToolCall {
 }
 
 export interface Reply {
+	/** An unsigned thinking block, streamed before the text (no signature is ever sent). */
+	thinking?: string;
 	text?: string;
 	toolCalls?: ScriptedToolCall[];
 	/**
@@ -51,6 +56,11 @@ export interface Reply {
 	 * The body is the provider's usual JSON error envelope.
 	 */
 	error?: { status: number; message: string; type?: string };
+	/**
+	 * Stream the thinking and text, then stop sending without finishing the message, until the
+	 * client disconnects (e.g. the user aborts). Tool calls are not sent.
+	 */
+	stall?: boolean;
 }
 
 export type Script = (req: CapturedRequest, index: number) => Reply | Promise<Reply>;
@@ -81,6 +91,8 @@ export interface ModelServerOptions {
 	cacheMode?: "previous" | "any" | "off";
 	/** Anthropic only: tokens reported as plain `input_tokens` after the cached/created part. Default 3. */
 	anthropicUncachedTailTokens?: number;
+	/** Characters per streamed delta. Default 16. */
+	chunkSize?: number;
 }
 
 export interface ModelServer {
@@ -94,6 +106,8 @@ export interface ModelServer {
 	usages: (ReportedUsage | undefined)[];
 	/** Errors thrown by the script or by request handling (the client got a 500). */
 	errors: Error[];
+	/** Forgets every earlier prompt: the next request reads nothing from the simulated cache. */
+	expireCache(): void;
 	close(): Promise<void>;
 }
 
@@ -142,7 +156,7 @@ function sse(res: ServerResponse, data: unknown, event?: string): void {
 }
 
 /** Splits a string into n-ish chunks so deltas are really streamed in pieces. */
-function chunks(s: string, size = 16): string[] {
+function splitChunks(s: string, size: number): string[] {
 	if (s.length === 0) return [];
 	const out: string[] = [];
 	for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
@@ -152,6 +166,7 @@ function chunks(s: string, size = 16): string[] {
 export async function startModelServer(script: Script, options: ModelServerOptions = {}): Promise<ModelServer> {
 	const cacheMode = options.cacheMode ?? "previous";
 	const tail = options.anthropicUncachedTailTokens ?? 3;
+	const chunks = (text: string) => splitChunks(text, options.chunkSize ?? 16);
 	const requests: CapturedRequest[] = [];
 	const usages: (ReportedUsage | undefined)[] = [];
 	const errors: Error[] = [];
@@ -163,7 +178,10 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 		if (cacheMode === "previous" && prompts.length > 0) {
 			lcp = commonPrefixLength(prompt, prompts[prompts.length - 1]);
 		} else if (cacheMode === "any") {
-			for (const p of prompts) lcp = Math.max(lcp, commonPrefixLength(prompt, p));
+			// Newest first; a prompt no longer than the best prefix so far cannot beat it.
+			for (let i = prompts.length - 1; i >= 0; i--) {
+				if (prompts[i].length > lcp) lcp = Math.max(lcp, commonPrefixLength(prompt, prompts[i]));
+			}
 		}
 		prompts.push(prompt);
 		const promptTokens = Math.max(1, estimateTokens(prompt.length));
@@ -184,6 +202,7 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 	};
 
 	const outputChars = (reply: Reply): number =>
+		(reply.thinking ?? "").length +
 		(reply.text ?? "").length +
 		(reply.toolCalls ?? []).reduce((n, c) => n + c.name.length + JSON.stringify(c.args).length, 0);
 
@@ -213,6 +232,22 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 			"message_start",
 		);
 		let index = 0;
+		if (reply.thinking) {
+			sse(
+				res,
+				{ type: "content_block_start", index, content_block: { type: "thinking", thinking: "" } },
+				"content_block_start",
+			);
+			for (const piece of chunks(reply.thinking)) {
+				sse(
+					res,
+					{ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } },
+					"content_block_delta",
+				);
+			}
+			sse(res, { type: "content_block_stop", index }, "content_block_stop");
+			index++;
+		}
 		if (reply.text !== undefined && reply.text.length > 0) {
 			sse(
 				res,
@@ -226,9 +261,11 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 					"content_block_delta",
 				);
 			}
+			if (reply.stall) return;
 			sse(res, { type: "content_block_stop", index }, "content_block_stop");
 			index++;
 		}
+		if (reply.stall) return;
 		for (const call of reply.toolCalls ?? []) {
 			const id = call.id ?? `toolu_e2e_${++toolIdCounter}`;
 			sse(
@@ -274,9 +311,13 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 		});
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
 		sse(res, chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]));
+		for (const piece of chunks(reply.thinking ?? "")) {
+			sse(res, chunk([{ index: 0, delta: { reasoning_content: piece }, finish_reason: null }]));
+		}
 		for (const piece of chunks(reply.text ?? "")) {
 			sse(res, chunk([{ index: 0, delta: { content: piece }, finish_reason: null }]));
 		}
+		if (reply.stall) return;
 		(reply.toolCalls ?? []).forEach((call, i) => {
 			const callId = call.id ?? `call_e2e_${++toolIdCounter}`;
 			sse(
@@ -412,6 +453,9 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 		requests,
 		usages,
 		errors,
+		expireCache: () => {
+			prompts.length = 0;
+		},
 		close: () =>
 			new Promise<void>((resolve, reject) => {
 				server.close((err) => (err ? reject(err) : resolve()));

@@ -2,10 +2,10 @@
  * Runs the pinned `pi` CLI (node_modules/@earendil-works/pi-coding-agent) in an isolated temp dir
  * against a scripted model server (see model-server.ts).
  *
- * Layout of a sandbox (all under one mkdtemp dir, removed by `cleanup()`):
+ * Layout of a sandbox (all under one mkdtemp dir, or the given `root`, removed by `cleanup()`):
  *   agent/      PI_CODING_AGENT_DIR: models.json, settings.json
  *   sessions/   PI_CODING_AGENT_SESSION_DIR: session .jsonl files (flat)
- *   work/       cwd of pi, so the bash tool runs here
+ *   work/       cwd of pi (or the given `workDir` name), so the bash tool runs here
  *   tmp/        TMPDIR (bash full-output logs land here)
  *   home/       HOME
  *
@@ -48,6 +48,10 @@ export interface SandboxOptions {
 	settings?: Record<string, unknown>;
 	/** Extra fields merged into the model entry of models.json (e.g. `compat`). */
 	modelExtra?: Record<string, unknown>;
+	/** Use this directory as the sandbox root (created if missing) instead of a fresh temp dir. */
+	root?: string;
+	/** Name of pi's working directory under the root. Default "work". */
+	workDir?: string;
 }
 
 export interface RunOptions {
@@ -226,10 +230,10 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 	const provider = options.provider ?? "fake";
 	const modelId = options.modelId ?? "fake-model";
 	const contextWindow = options.contextWindow ?? 16000;
-	const root = await mkdtemp(join(tmpdir(), "cf-e2e-"));
+	const root = options.root ?? (await mkdtemp(join(tmpdir(), "cf-e2e-")));
 	const agentDir = join(root, "agent");
 	const sessionDir = join(root, "sessions");
-	const cwd = join(root, "work");
+	const cwd = join(root, options.workDir ?? "work");
 	const tmpDir = join(root, "tmp");
 	const homeDir = join(root, "home");
 	await Promise.all([agentDir, sessionDir, cwd, tmpDir, homeDir].map((d) => mkdir(d, { recursive: true })));
