@@ -1,10 +1,13 @@
 /**
  * `context-fold replay <session.jsonl…>`: parses the options, replays each session under each
- * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`).
+ * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`), and
+ * with `--html` writes the self-contained report page.
  */
+import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
+import { renderHtml } from "./html.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { figuresOf, type PolicyFigures, table, withRatios } from "./report.ts";
+import { figuresOf, type PolicyFigures, type SessionReport, table, withRatios } from "./report.ts";
 import { type Policy, replayPolicy } from "./run.ts";
 import { replayScript } from "./script.ts";
 import { readSessionFile } from "./session-file.ts";
@@ -18,7 +21,8 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's idle cache warming (default idle)
-  --json                     every figure as JSON on stdout`;
+  --json                     every figure as JSON on stdout
+  --html <file>              also write a self-contained HTML report (charts, scatter, table)`;
 
 /** Parsed options. */
 export interface ReplayOptions {
@@ -28,6 +32,8 @@ export interface ReplayOptions {
 	window: number;
 	warming: boolean;
 	json: boolean;
+	/** Where to write the HTML report, if asked. */
+	html?: string;
 }
 
 /** A command-line mistake, reported with the usage text. */
@@ -49,6 +55,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let window = 200_000;
 	let warming = true;
 	let json = false;
+	let html: string | undefined;
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
 	for (let i = 0; i < args.length; i++) {
@@ -71,6 +78,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = Number(rest.join("="));
 			else knobs[key] = value(rest.join("="));
 		} else if (arg === "--json") json = true;
+		else if (arg === "--html") html = next();
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}
@@ -89,16 +97,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		if (mask) return { name, kind: "mask", keep: Number(mask[1]) };
 		throw new UsageError(`unknown policy ${name}`);
 	});
-	return { files, policies, price, window, warming, json };
-}
-
-/** One session's figures. */
-export interface SessionReport {
-	session: string;
-	price: string;
-	warming: boolean;
-	window: number;
-	policies: PolicyFigures[];
+	return { files, policies, price, window, warming, json, ...(html === undefined ? {} : { html }) };
 }
 
 /** Replays every file under every policy; progress goes to `progress`. */
@@ -150,6 +149,17 @@ export async function main(args: readonly string[]): Promise<number> {
 	} catch (error) {
 		process.stderr.write(`context-fold replay: ${error instanceof Error ? error.message : String(error)}\n`);
 		return 1;
+	}
+	if (options.html !== undefined) {
+		try {
+			writeFileSync(options.html, renderHtml(reports));
+		} catch (error) {
+			process.stderr.write(
+				`context-fold replay: cannot write ${options.html}: ${error instanceof Error ? error.message : String(error)}\n`,
+			);
+			return 1;
+		}
+		process.stderr.write(`HTML report written to ${options.html}\n`);
 	}
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
 	else {
