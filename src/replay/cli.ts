@@ -6,11 +6,10 @@
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { renderHtml } from "./html.ts";
+import { defaultJobs, type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { figuresOf, type PolicyFigures, type SessionReport, table, withRatios } from "./report.ts";
-import { type Policy, replayPolicy } from "./run.ts";
-import { replayScript } from "./script.ts";
-import { readSessionFile } from "./session-file.ts";
+import { type SessionReport, table, withRatios } from "./report.ts";
+import type { Policy } from "./run.ts";
 
 /** The usage text. */
 export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
@@ -22,6 +21,7 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's idle cache warming (default idle)
   --json                     every figure as JSON on stdout
+  --jobs <n>                 replays run at once, in worker threads (default: available CPUs)
   --html <file>              also write a self-contained HTML report (charts, scatter, table)`;
 
 /** Parsed options. */
@@ -32,6 +32,8 @@ export interface ReplayOptions {
 	window: number;
 	warming: boolean;
 	json: boolean;
+	/** Replays run at once (1: all in this thread). */
+	jobs: number;
 	/** Where to write the HTML report, if asked. */
 	html?: string;
 }
@@ -56,6 +58,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let warming = true;
 	let json = false;
 	let html: string | undefined;
+	let jobs = defaultJobs();
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
 	for (let i = 0; i < args.length; i++) {
@@ -79,12 +82,14 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			else knobs[key] = value(rest.join("="));
 		} else if (arg === "--json") json = true;
 		else if (arg === "--html") html = next();
+		else if (arg === "--jobs") jobs = Number(next());
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}
 	if (files.length === 0) throw new UsageError("no session file given");
 	if (!PRICE_MODELS[price]) throw new UsageError(`unknown price model ${price}`);
 	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
+	if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs takes a whole number ≥ 1");
 	for (const [k, v] of Object.entries(clear)) {
 		if (!Number.isFinite(v) || v < 0) throw new UsageError(`--set ${k} takes a number ≥ 0`);
 	}
@@ -97,35 +102,33 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		if (mask) return { name, kind: "mask", keep: Number(mask[1]) };
 		throw new UsageError(`unknown policy ${name}`);
 	});
-	return { files, policies, price, window, warming, json, ...(html === undefined ? {} : { html }) };
+	return { files, policies, price, window, warming, json, jobs, ...(html === undefined ? {} : { html }) };
 }
 
-/** Replays every file under every policy; progress goes to `progress`. */
+/** Replays every file under every policy (in parallel jobs); progress goes to `progress`. */
 export async function runReplay(options: ReplayOptions, progress: (line: string) => void): Promise<SessionReport[]> {
 	const model = PRICE_MODELS[options.price];
-	const reports: SessionReport[] = [];
-	for (const file of options.files) {
-		progress(`session ${file}\n`);
-		const script = replayScript(readSessionFile(file), file);
-		const figures: PolicyFigures[] = [];
-		for (const policy of options.policies) {
-			const run = await replayPolicy(script, policy, {
-				window: options.window,
-				onProgress: (done, total) => {
-					if (done === total || done % 25 === 0) progress(`  ${policy.name}: ${done}/${total} requests\n`);
-				},
-			});
-			figures.push(figuresOf(script, run, model, options.warming, options.window));
-		}
-		reports.push({
-			session: basename(file),
-			price: model.name,
-			warming: options.warming,
+	const jobs: ReplayJob[] = options.files.flatMap((file) =>
+		options.policies.map((policy) => ({
+			file,
+			policy,
+			price: options.price,
 			window: options.window,
-			policies: withRatios(figures),
-		});
-	}
-	return reports;
+			warming: options.warming,
+		})),
+	);
+	for (const file of options.files) progress(`session ${file}\n`);
+	const figures = await runJobs(jobs, options.jobs, (i, done, total) => {
+		if (done === total || done % 25 === 0)
+			progress(`  ${basename(jobs[i].file)} ${jobs[i].policy.name}: ${done}/${total} requests\n`);
+	});
+	return options.files.map((file, f) => ({
+		session: basename(file),
+		price: model.name,
+		warming: options.warming,
+		window: options.window,
+		policies: withRatios(figures.slice(f * options.policies.length, (f + 1) * options.policies.length)),
+	}));
 }
 
 /** The command's entry: returns the exit code. */
