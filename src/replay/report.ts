@@ -4,7 +4,6 @@
  * time against one structuredClone, and reference visibility with the cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
-import { BlockTable } from "./blocks.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
@@ -62,8 +61,8 @@ export function figuresOf(
 	warming: boolean,
 	window: number,
 ): PolicyFigures {
-	const table = new BlockTable();
-	const inputs: PriceInput[] = run.requests.map((r) => ({ at: r.at, kind: r.kind, shape: table.shape(r.messages) }));
+	const table = run.table;
+	const inputs: PriceInput[] = run.requests.map((r) => ({ at: r.at, kind: r.kind, shape: r.shape }));
 	const price = priceRun(inputs, model, warming);
 	const produced: Produced[] = [];
 	run.requests.forEach((r, i) => {
