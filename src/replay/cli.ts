@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { renderHtml } from "./html.ts";
-import { defaultJobs, type ReplayJob, runJobs } from "./jobs.ts";
+import { type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { type SessionReport, table, withRatios } from "./report.ts";
 import type { Policy } from "./run.ts";
@@ -21,7 +21,7 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's idle cache warming (default idle)
   --json                     every figure as JSON on stdout
-  --jobs <n>                 replays run at once, in worker threads (default: available CPUs)
+  --jobs <n>                 replays run at once, in worker threads (default 1: in process)
   --html <file>              also write a self-contained HTML report (charts, scatter, table)`;
 
 /** Parsed options. */
@@ -58,7 +58,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let warming = true;
 	let json = false;
 	let html: string | undefined;
-	let jobs = defaultJobs();
+	let jobs = 1;
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
 	for (let i = 0; i < args.length; i++) {

@@ -2,10 +2,10 @@
  * Replay jobs, one per (session, policy), run in parallel worker threads. Each job reads its session,
  * replays one policy and returns that policy's figures (plain data), so the figures do not depend on
  * where or in which order the jobs ran. A pool of `jobs` workers takes them in order; with one job at
- * a time, or when the source runs from under node_modules (where Node does not strip types, so a
+ * a time (the default: each worker loads Pi afresh, which cost more than it saved on a loaded
+ * 2-core machine), or when the source runs from under node_modules (where Node does not strip types, so a
  * worker cannot load it), they run in this thread instead.
  */
-import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { PRICE_MODELS } from "./price.ts";
 import { figuresOf, type PolicyFigures } from "./report.ts";
@@ -42,11 +42,6 @@ export async function runJob(
 	}
 	const run = await replayPolicy(script, job.policy, { window: job.window, onProgress });
 	return figuresOf(script, run, PRICE_MODELS[job.price], job.warming, job.window);
-}
-
-/** The default number of parallel jobs: the machine's available parallelism. */
-export function defaultJobs(): number {
-	return availableParallelism();
 }
 
 const WORKER = new URL("./worker.ts", import.meta.url);
