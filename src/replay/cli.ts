@@ -1,13 +1,15 @@
 /**
  * `context-fold replay <session.jsonl…>`: parses the options, replays each session under each
- * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`).
+ * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`), and
+ * with `--html` writes the self-contained report page.
  */
+import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
+import { renderHtml } from "./html.ts";
+import { type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { figuresOf, type PolicyFigures, table, withRatios } from "./report.ts";
-import { type Policy, replayPolicy } from "./run.ts";
-import { replayScript } from "./script.ts";
-import { readSessionFile } from "./session-file.ts";
+import { type SessionReport, table, withRatios } from "./report.ts";
+import type { Policy } from "./run.ts";
 
 /** The usage text. */
 export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
@@ -18,7 +20,9 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's idle cache warming (default idle)
-  --json                     every figure as JSON on stdout`;
+  --json                     every figure as JSON on stdout
+  --jobs <n>                 replays run at once, in worker threads (default 1: in process)
+  --html <file>              also write a self-contained HTML report (charts, scatter, table)`;
 
 /** Parsed options. */
 export interface ReplayOptions {
@@ -28,6 +32,10 @@ export interface ReplayOptions {
 	window: number;
 	warming: boolean;
 	json: boolean;
+	/** Replays run at once (1: all in this thread). */
+	jobs: number;
+	/** Where to write the HTML report, if asked. */
+	html?: string;
 }
 
 /** A command-line mistake, reported with the usage text. */
@@ -49,6 +57,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let window = 200_000;
 	let warming = true;
 	let json = false;
+	let html: string | undefined;
+	let jobs = 1;
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
 	for (let i = 0; i < args.length; i++) {
@@ -71,12 +81,15 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = Number(rest.join("="));
 			else knobs[key] = value(rest.join("="));
 		} else if (arg === "--json") json = true;
+		else if (arg === "--html") html = next();
+		else if (arg === "--jobs") jobs = Number(next());
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}
 	if (files.length === 0) throw new UsageError("no session file given");
 	if (!PRICE_MODELS[price]) throw new UsageError(`unknown price model ${price}`);
 	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
+	if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs takes a whole number ≥ 1");
 	for (const [k, v] of Object.entries(clear)) {
 		if (!Number.isFinite(v) || v < 0) throw new UsageError(`--set ${k} takes a number ≥ 0`);
 	}
@@ -89,44 +102,33 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		if (mask) return { name, kind: "mask", keep: Number(mask[1]) };
 		throw new UsageError(`unknown policy ${name}`);
 	});
-	return { files, policies, price, window, warming, json };
+	return { files, policies, price, window, warming, json, jobs, ...(html === undefined ? {} : { html }) };
 }
 
-/** One session's figures. */
-export interface SessionReport {
-	session: string;
-	price: string;
-	warming: boolean;
-	window: number;
-	policies: PolicyFigures[];
-}
-
-/** Replays every file under every policy; progress goes to `progress`. */
+/** Replays every file under every policy (in parallel jobs); progress goes to `progress`. */
 export async function runReplay(options: ReplayOptions, progress: (line: string) => void): Promise<SessionReport[]> {
 	const model = PRICE_MODELS[options.price];
-	const reports: SessionReport[] = [];
-	for (const file of options.files) {
-		progress(`session ${file}\n`);
-		const script = replayScript(readSessionFile(file), file);
-		const figures: PolicyFigures[] = [];
-		for (const policy of options.policies) {
-			const run = await replayPolicy(script, policy, {
-				window: options.window,
-				onProgress: (done, total) => {
-					if (done === total || done % 25 === 0) progress(`  ${policy.name}: ${done}/${total} requests\n`);
-				},
-			});
-			figures.push(figuresOf(script, run, model, options.warming, options.window));
-		}
-		reports.push({
-			session: basename(file),
-			price: model.name,
-			warming: options.warming,
+	const jobs: ReplayJob[] = options.files.flatMap((file) =>
+		options.policies.map((policy) => ({
+			file,
+			policy,
+			price: options.price,
 			window: options.window,
-			policies: withRatios(figures),
-		});
-	}
-	return reports;
+			warming: options.warming,
+		})),
+	);
+	for (const file of options.files) progress(`session ${file}\n`);
+	const figures = await runJobs(jobs, options.jobs, (i, done, total) => {
+		if (done === total || done % 25 === 0)
+			progress(`  ${basename(jobs[i].file)} ${jobs[i].policy.name}: ${done}/${total} requests\n`);
+	});
+	return options.files.map((file, f) => ({
+		session: basename(file),
+		price: model.name,
+		warming: options.warming,
+		window: options.window,
+		policies: withRatios(figures.slice(f * options.policies.length, (f + 1) * options.policies.length)),
+	}));
 }
 
 /** The command's entry: returns the exit code. */
@@ -150,6 +152,17 @@ export async function main(args: readonly string[]): Promise<number> {
 	} catch (error) {
 		process.stderr.write(`context-fold replay: ${error instanceof Error ? error.message : String(error)}\n`);
 		return 1;
+	}
+	if (options.html !== undefined) {
+		try {
+			writeFileSync(options.html, renderHtml(reports));
+		} catch (error) {
+			process.stderr.write(
+				`context-fold replay: cannot write ${options.html}: ${error instanceof Error ? error.message : String(error)}\n`,
+			);
+			return 1;
+		}
+		process.stderr.write(`HTML report written to ${options.html}\n`);
 	}
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
 	else {

@@ -4,7 +4,6 @@
  * time against one structuredClone, and reference visibility with the cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
-import { BlockTable } from "./blocks.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
@@ -62,8 +61,8 @@ export function figuresOf(
 	warming: boolean,
 	window: number,
 ): PolicyFigures {
-	const table = new BlockTable();
-	const inputs: PriceInput[] = run.requests.map((r) => ({ at: r.at, kind: r.kind, shape: table.shape(r.messages) }));
+	const table = run.table;
+	const inputs: PriceInput[] = run.requests.map((r) => ({ at: r.at, kind: r.kind, shape: r.shape }));
 	const price = priceRun(inputs, model, warming);
 	const produced: Produced[] = [];
 	run.requests.forEach((r, i) => {
@@ -124,6 +123,15 @@ export function figuresOf(
 	};
 }
 
+/** One session's figures. */
+export interface SessionReport {
+	session: string;
+	price: string;
+	warming: boolean;
+	window: number;
+	policies: PolicyFigures[];
+}
+
 /** Fills each policy's cost ratio against the `pi` run of the same session (null without one). */
 export function withRatios(figures: PolicyFigures[]): PolicyFigures[] {
 	const base = figures.find((f) => f.policy === "pi")?.cost;
@@ -133,8 +141,8 @@ export function withRatios(figures: PolicyFigures[]): PolicyFigures[] {
 const k = (n: number): string => `${(n / 1000).toFixed(1)}k`;
 const ms = (n: number | null): string => (n === null ? "-" : n.toFixed(2));
 
-/** The terminal table of one session's figures. */
-export function table(figures: readonly PolicyFigures[]): string {
+/** The table's header and one row of formatted cells per policy (the terminal and HTML tables). */
+export function tableCells(figures: readonly PolicyFigures[]): { head: string[]; rows: string[][] } {
 	const head = [
 		"policy",
 		"requests",
@@ -173,6 +181,12 @@ export function table(figures: readonly PolicyFigures[]): string {
 		String(f.recallsNeeded),
 		k(f.costWithRecalls),
 	]);
+	return { head, rows };
+}
+
+/** The terminal table of one session's figures. */
+export function table(figures: readonly PolicyFigures[]): string {
+	const { head, rows } = tableCells(figures);
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
 	const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
 	return [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");

@@ -4,8 +4,9 @@
  * assistant message, or filler for a compaction's summary request), whose tools keep the built-in
  * definitions but return the recorded results (no filesystem), and whose extensions are the policy's
  * (`context-fold`'s own factory, or a peer's context transform). Each request is captured as sent:
- * the faux provider receives the messages after every `context` hook. Nothing touches the network
- * or the disk.
+ * the faux provider receives the messages after every `context` hook, and reduced to its block shape
+ * there, so a long replay does not hold every request's messages. Nothing touches the network or
+ * the disk.
  */
 import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
@@ -28,6 +29,7 @@ import {
 import { Type } from "typebox";
 import contextFold from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
+import { BlockTable, type RequestShape } from "./blocks.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
 import { parts, type ReplayScript } from "./script.ts";
 
@@ -44,7 +46,10 @@ export interface CapturedRequest {
 	kind: "turn" | "summary";
 	/** Recorded time of the request (ms): the timestamp of the recorded assistant message it produced. */
 	at: number;
-	messages: MessageLike[];
+	/** The request as blocks, interned in the run's `table` when it was sent. */
+	shape: RequestShape;
+	/** The messages as sent, kept only with `keepMessages` (they dominate a long replay's memory). */
+	messages?: MessageLike[];
 	/** Index in `script.messages` of the recorded assistant message returned (turn requests). */
 	produced?: number;
 	/** Milliseconds in the policy's `context` hook, and in one structuredClone of its input. */
@@ -58,6 +63,8 @@ export interface CapturedRequest {
 export interface PolicyRun {
 	policy: string;
 	requests: CapturedRequest[];
+	/** The block table every request's shape is interned in. */
+	table: BlockTable;
 	compactions: number;
 	/** Where the replay could not follow the recording, counted by kind. */
 	divergences: Record<string, number>;
@@ -67,6 +74,8 @@ export interface PolicyRun {
 export interface RunOptions {
 	window: number;
 	onProgress?: (done: number, total: number) => void;
+	/** Keep each request's messages (tests); by default only their shape is kept. */
+	keepMessages?: boolean;
 }
 
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
@@ -134,7 +143,17 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		index.set(m, i);
 	});
 	const total = script.turns.reduce((n, t) => n + t.assistants.length, 0);
-	const run: PolicyRun = { policy: policy.name, requests: [], compactions: 0, divergences: {} };
+	const run: PolicyRun = {
+		policy: policy.name,
+		requests: [],
+		table: new BlockTable(),
+		compactions: 0,
+		divergences: {},
+	};
+	const captured = (messages: MessageLike[]): { shape: RequestShape; messages?: MessageLike[] } => ({
+		shape: run.table.shape(messages),
+		...(options.keepMessages ? { messages } : {}),
+	});
 	const diverge = (kind: string): void => {
 		run.divergences[kind] = (run.divergences[kind] ?? 0) + 1;
 	};
@@ -195,7 +214,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		if (compacting) {
 			const chars = script.summaryChars[Math.min(summaries, script.summaryChars.length - 1)] ?? 8000;
 			summaries++;
-			run.requests.push({ kind: "summary", at: lastAt, messages, afterCompaction: false });
+			run.requests.push({ kind: "summary", at: lastAt, ...captured(messages), afterCompaction: false });
 			return fauxAssistantMessage("x".repeat(chars));
 		}
 		const recorded = script.turns[turn]?.assistants[cursor];
@@ -208,7 +227,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		run.requests.push({
 			kind: "turn",
 			at: lastAt,
-			messages,
+			...captured(messages),
 			produced: index.get(recorded),
 			hookMs: pendingHook?.hookMs,
 			cloneMs: pendingHook?.cloneMs,

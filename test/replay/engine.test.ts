@@ -64,7 +64,7 @@ for (const policy of [
 	{ name: "context-fold", kind: "context-fold", settings: {} },
 ] as Policy[]) {
 	test(`${policy.name}: one request per recorded reply, the recorded tool result in the next`, async () => {
-		const run = await replayPolicy(script, policy, { window: 200_000 });
+		const run = await replayPolicy(script, policy, { window: 200_000, keepMessages: true });
 		assert.deepEqual(run.divergences, {});
 		assert.deepEqual(
 			run.requests.map((r) => [r.kind, r.at, r.produced]),
@@ -73,7 +73,7 @@ for (const policy of [
 				["turn", 4000, 3],
 			],
 		);
-		const last = run.requests[1].messages;
+		const last = run.requests[1].messages ?? [];
 		const result = last.find((m) => m.role === "toolResult");
 		assert.deepEqual(result?.content, [{ type: "text", text: "recorded body 424242" }]);
 		assert.equal(last[0].role, "system");

@@ -1,0 +1,93 @@
+/**
+ * Replay jobs, one per (session, policy), run in parallel worker threads. Each job reads its session,
+ * replays one policy and returns that policy's figures (plain data), so the figures do not depend on
+ * where or in which order the jobs ran. A pool of `jobs` workers takes them in order; with one job at
+ * a time (the default: each worker loads Pi afresh, which cost more than it saved on a loaded
+ * 2-core machine), or when the source runs from under node_modules (where Node does not strip types, so a
+ * worker cannot load it), they run in this thread instead.
+ */
+import { Worker } from "node:worker_threads";
+import { PRICE_MODELS } from "./price.ts";
+import { figuresOf, type PolicyFigures } from "./report.ts";
+import { type Policy, replayPolicy } from "./run.ts";
+import { type ReplayScript, replayScript } from "./script.ts";
+import { readSessionFile } from "./session-file.ts";
+
+/** One policy's replay of one session file. */
+export interface ReplayJob {
+	file: string;
+	policy: Policy;
+	price: string;
+	window: number;
+	warming: boolean;
+}
+
+/** A message from a worker: progress, the figures, or the failure. */
+export type JobMessage =
+	| { type: "progress"; done: number; total: number }
+	| { type: "figures"; figures: PolicyFigures }
+	| { type: "error"; message: string };
+
+const scripts = new Map<string, ReplayScript>();
+
+/** Runs one job in this thread (the session's script is read once per thread). */
+export async function runJob(
+	job: ReplayJob,
+	onProgress: (done: number, total: number) => void,
+): Promise<PolicyFigures> {
+	let script = scripts.get(job.file);
+	if (!script) {
+		script = replayScript(readSessionFile(job.file), job.file);
+		scripts.set(job.file, script);
+	}
+	const run = await replayPolicy(script, job.policy, { window: job.window, onProgress });
+	return figuresOf(script, run, PRICE_MODELS[job.price], job.warming, job.window);
+}
+
+const WORKER = new URL("./worker.ts", import.meta.url);
+
+function inWorker(job: ReplayJob, onProgress: (done: number, total: number) => void): Promise<PolicyFigures> {
+	return new Promise((resolve, reject) => {
+		const worker = new Worker(WORKER, { workerData: job });
+		let settled = false;
+		worker.on("message", (message: JobMessage) => {
+			if (message.type === "progress") onProgress(message.done, message.total);
+			else {
+				settled = true;
+				void worker.terminate();
+				if (message.type === "figures") resolve(message.figures);
+				else reject(new Error(message.message));
+			}
+		});
+		worker.on("error", (error) => {
+			settled = true;
+			reject(error);
+		});
+		worker.on("exit", (code) => {
+			if (!settled) reject(new Error(`replay worker exited with code ${code}`));
+		});
+	});
+}
+
+/**
+ * Runs every job, at most `parallel` at a time, and returns their figures in job order. `onProgress`
+ * gets the job's index with each progress report.
+ */
+export async function runJobs(
+	jobs: readonly ReplayJob[],
+	parallel: number,
+	onProgress: (job: number, done: number, total: number) => void,
+): Promise<PolicyFigures[]> {
+	const threaded = parallel > 1 && jobs.length > 1 && !import.meta.url.includes("/node_modules/");
+	const results: PolicyFigures[] = new Array(jobs.length);
+	let next = 0;
+	const lane = async (): Promise<void> => {
+		while (next < jobs.length) {
+			const i = next++;
+			const progress = (done: number, total: number): void => onProgress(i, done, total);
+			results[i] = await (threaded ? inWorker(jobs[i], progress) : runJob(jobs[i], progress));
+		}
+	};
+	await Promise.all(Array.from({ length: threaded ? Math.min(parallel, jobs.length) : 1 }, lane));
+	return results;
+}

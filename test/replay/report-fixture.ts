@@ -1,0 +1,96 @@
+/**
+ * A small fixed replay report for the HTML renderer's tests: one session (its name full of HTML
+ * metacharacters), three policies, fold events and one compaction, no replay needed.
+ */
+import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
+
+type Step = PolicyFigures["series"][number];
+
+function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>): PolicyFigures {
+	const cost = series.reduce((c, s) => c + s.read * 0.1 + s.write * 1.25 + (s.prompt - s.read - s.write), 0);
+	return {
+		policy,
+		requests: series.length,
+		summaryRequests: series.filter((s) => s.kind === "summary").length,
+		promptTokens: series.reduce((n, s) => n + s.prompt, 0),
+		peakPrompt: Math.max(...series.map((s) => s.prompt)),
+		overflowRejections: 0,
+		compactions: series.filter((s) => s.compaction).length,
+		cacheRead: series.reduce((n, s) => n + s.read, 0),
+		cacheWrite: series.reduce((n, s) => n + s.write, 0),
+		warmRefreshes: 0,
+		warmCost: 0,
+		cost,
+		costRatio: null,
+		rewriteEvents: [],
+		foldEvents: series.filter((s) => s.rewrite).length,
+		rewriteCost: 0,
+		hookMsP50: null,
+		hookMsP99: null,
+		cloneMsP50: null,
+		references: 10,
+		visibility: 1,
+		recallsNeeded: 0,
+		recallCost: 0,
+		costWithRecalls: cost,
+		divergences: {},
+		series,
+		...extra,
+	};
+}
+
+const step = (prompt: number, read: number, flags: Partial<Step> = {}): Step => ({
+	prompt,
+	read,
+	write: prompt - read,
+	kind: "turn",
+	rewrite: false,
+	compaction: false,
+	...flags,
+});
+
+/** The fixed report: `pi` compacts once, `context-fold` folds twice, `mask-last-2` folds three times. */
+export const FIXED_REPORT: SessionReport[] = [
+	{
+		session: `<script>alert("x")</script> & 'co'.jsonl`,
+		price: "anthropic-5m",
+		warming: true,
+		window: 20_000,
+		policies: [
+			figures(
+				"pi",
+				[
+					step(4000, 0),
+					step(9000, 4000),
+					step(15000, 9000),
+					step(15500, 15000, { kind: "summary" }),
+					step(5000, 0, { compaction: true }),
+					step(8000, 5000),
+				],
+				{},
+			),
+			figures(
+				"context-fold",
+				[
+					step(4000, 0),
+					step(9000, 4000),
+					step(7000, 2000, { rewrite: true }),
+					step(9000, 7000),
+					step(6000, 3000, { rewrite: true }),
+				],
+				{ visibility: 0.9, recallsNeeded: 1, costWithRecalls: 20_000 },
+			),
+			figures(
+				"mask-last-2",
+				[
+					step(4000, 0),
+					step(6000, 2000, { rewrite: true }),
+					step(7000, 3000, { rewrite: true }),
+					step(8000, 3000, { rewrite: true }),
+					step(9000, 4000),
+				],
+				{ visibility: 0.8 },
+			),
+		],
+	},
+];
