@@ -10,6 +10,21 @@ if (major < 22 || (major === 22 && minor < 19)) {
 	process.stderr.write(`context-fold: Node >= 22.19 is needed (Pi 1.6 needs it); this is ${process.version}\n`);
 	process.exit(1);
 }
+let piVersion;
+try {
+	const pi = import.meta.resolve("@earendil-works/pi-coding-agent");
+	const { readFileSync } = await import("node:fs");
+	const manifest = new URL("../package.json", new URL(pi).href.replace(/\/dist\/.*$/, "/dist/"));
+	piVersion = JSON.parse(readFileSync(manifest, "utf8")).version;
+} catch {
+	piVersion = undefined;
+}
+if (!piVersion || Number(piVersion.split(".")[0]) < 1 || (Number(piVersion.split(".")[0]) === 1 && Number(piVersion.split(".")[1]) < 6)) {
+	process.stderr.write(
+		`context-fold: the replay runs Pi's SDK and needs @earendil-works/pi-coding-agent >= 1.6 installed beside it (found ${piVersion ?? "none"})\n`,
+	);
+	process.exit(1);
+}
 const entry = new URL("../src/replay/cli.ts", import.meta.url);
 let cli;
 try {
