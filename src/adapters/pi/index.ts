@@ -16,7 +16,8 @@ import { ParentSession } from "./parent-session.ts";
 import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "./persistence.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { errorText, FoldEngine } from "./store.ts";
-import { registerFoldTools } from "./unfold-tool.ts";
+import { registerRecallFolded } from "./tools/recall-folded.ts";
+import { registerUnfold } from "./tools/unfold.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
 export default function contextFold(pi: ExtensionAPI): void {
@@ -192,6 +193,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 	});
 
-	registerFoldTools(pi, engine, ledger, () => parent);
+	registerRecallFolded(pi, engine, ledger, () => parent);
+	registerUnfold(pi, engine, () => parent);
 	registerHandoff(pi, engine, index);
 }

@@ -1,25 +1,19 @@
 /**
- * The agent's tools: `recall_folded` reads folded blocks back (whole, grep, line slices, or a
- * search over every folded block) without changing the context; `unfold` puts blocks back into
- * the context raw from the next request on. Both are registered at load so the tool list, part
- * of the cached prefix, never changes mid-session.
+ * `recall_folded`: reads folded blocks back (whole, grep, line slices, or a search over every folded
+ * block, and a parent session's codes in a seeded session) without changing the context. One
+ * output cap bounds the whole call. Registered at load so the tool list, part of the cached prefix,
+ * never changes mid-session.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { parseCode, quoteTags } from "../../core/digest.ts";
-import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../core/recall.ts";
-import { clip, lineCount } from "../../core/tokens.ts";
-import type { Ledger } from "./ledger.ts";
-import type { ParentSession } from "./parent-session.ts";
-import { type Resolved, readToolOutputFile, resolveCode } from "./recall.ts";
-import { errorText, type FoldEngine } from "./store.ts";
-
-/** Codes one call may name. */
-export const MAX_CODES = 20;
-
-const TAG_HELP =
-	"A tool result, thinking block or tool-call argument shown as `{#<code> FOLDED} …` was folded by context-fold: " +
-	"its digest keeps the tool, size, first line and every error line, and the original is kept intact in the session file.";
+import { quoteTags } from "../../../core/digest.ts";
+import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../../core/recall.ts";
+import { lineCount } from "../../../core/tokens.ts";
+import type { Ledger } from "../ledger.ts";
+import type { ParentSession } from "../parent-session.ts";
+import { type Resolved, readToolOutputFile, resolveCode } from "../recall.ts";
+import { errorText, type FoldEngine } from "../store.ts";
+import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
 
 /** Parameters of recall_folded. */
 export const recallParameters = Type.Object({
@@ -43,11 +37,6 @@ export const recallParameters = Type.Object({
 	),
 });
 
-/** Parameters of unfold. */
-export const unfoldParameters = Type.Object({
-	codes: Type.Array(Type.String(), { description: 'Fold codes to restore into the context, e.g. ["k3x9a0b2"].' }),
-});
-
 interface RecallArgs {
 	codes?: unknown;
 	grep?: unknown;
@@ -55,35 +44,10 @@ interface RecallArgs {
 	search?: unknown;
 }
 
-function text(body: string, details: Record<string, unknown> = {}) {
-	return { content: [{ type: "text" as const, text: body }], details };
-}
-
 /** The one output cap of a recall_folded call: every code, grep, line range and search together. */
 const CAP = RECALL_LIMITS.totalChars;
 /** Least room worth serving one more code or a search in; below it the rest is named, not served. */
 const MIN_PIECE = 400;
-
-function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
-	if (input === undefined) return { codes: [], bad: [] };
-	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
-	if (!list) return "`codes` must be a list of fold codes";
-	if (list.length > MAX_CODES) return `at most ${MAX_CODES} codes per call (got ${list.length})`;
-	const codes: string[] = [];
-	const bad: string[] = [];
-	for (const item of list) {
-		const code = parseCode(item);
-		if (code) {
-			if (!codes.includes(code)) codes.push(code);
-		} else bad.push(clip(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)), 40));
-	}
-	return { codes, bad };
-}
-
-function notCodes(bad: readonly string[]): string {
-	const list = bad.map((b) => JSON.stringify(b)).join(", ");
-	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
-}
 
 /**
  * Resolves a code of this branch or, failing that, of the parent session this one was started from
@@ -264,39 +228,8 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 	}
 }
 
-/** The unfold tool's work, as plain text (never throws). */
-export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): string {
-	try {
-		const parsed = codeList(args?.codes);
-		if (typeof parsed === "string") return `unfold: ${parsed}`;
-		if (parsed.codes.length === 0) return "unfold: name at least one fold code in `codes`";
-		const lines: string[] = parsed.bad.length > 0 ? [notCodes(parsed.bad)] : [];
-		const ids: string[] = [];
-		for (const code of parsed.codes) {
-			const id = engine.registry.idOf(code);
-			if (!id && parent?.has(code)) {
-				lines.push(
-					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
-				);
-			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
-			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
-			else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
-				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
-			} else ids.push(id);
-		}
-		if (ids.length > 0) {
-			engine.unfold(ids);
-			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
-			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
-		}
-		return lines.join("\n");
-	} catch (error) {
-		return `unfold failed, nothing was unfolded: ${errorText(error)}`;
-	}
-}
-
-/** Registers recall_folded and unfold. */
-export function registerFoldTools(
+/** Registers recall_folded. */
+export function registerRecallFolded(
 	pi: ExtensionAPI,
 	engine: FoldEngine,
 	ledger: Ledger,
@@ -313,20 +246,7 @@ export function registerFoldTools(
 		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {
-			return text(runRecall(params as RecallArgs, engine, ledger, parent()));
-		},
-	});
-	pi.registerTool({
-		name: "unfold",
-		label: "Unfold",
-		description:
-			`${TAG_HELP} Call unfold with codes only when you need a folded block back in the context for the rest of the ` +
-			"session (for example, to keep working from a whole file you read earlier); it costs its full size on every " +
-			"later request. To just look at it once, use recall_folded instead.",
-		promptSnippet: "Restore {#<code> FOLDED} blocks into the context for the rest of the session",
-		parameters: unfoldParameters,
-		async execute(_id, params) {
-			return text(runUnfold(params as { codes?: unknown }, engine, parent()));
+			return toolText(runRecall(params as RecallArgs, engine, ledger, parent()));
 		},
 	});
 }

@@ -1,0 +1,43 @@
+/**
+ * What both fold tools share: reading the `codes` argument (bare, `#`, or whole-tag codes, 8 or 6
+ * characters), the message for input that is not a code, the tag explanation their descriptions
+ * open with, and the tool-result shape.
+ */
+import { parseCode } from "../../../core/digest.ts";
+import { clip } from "../../../core/tokens.ts";
+
+/** Codes one call may name. */
+export const MAX_CODES = 20;
+
+/** How a folded block reads, for the tool descriptions. */
+export const TAG_HELP =
+	"A tool result, thinking block or tool-call argument shown as `{#<code> FOLDED} …` was folded by context-fold: " +
+	"its digest keeps the tool, size, first line and every error line, and the original is kept intact in the session file.";
+
+/** A tool result holding one text. */
+export function toolText(body: string, details: Record<string, unknown> = {}) {
+	return { content: [{ type: "text" as const, text: body }], details };
+}
+
+/** The codes named by a tool's `codes` argument, deduplicated, and the items that are not codes; or a usage error. */
+export function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
+	if (input === undefined) return { codes: [], bad: [] };
+	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
+	if (!list) return "`codes` must be a list of fold codes";
+	if (list.length > MAX_CODES) return `at most ${MAX_CODES} codes per call (got ${list.length})`;
+	const codes: string[] = [];
+	const bad: string[] = [];
+	for (const item of list) {
+		const code = parseCode(item);
+		if (code) {
+			if (!codes.includes(code)) codes.push(code);
+		} else bad.push(clip(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)), 40));
+	}
+	return { codes, bad };
+}
+
+/** The message for items that are not fold codes. */
+export function notCodes(bad: readonly string[]): string {
+	const list = bad.map((b) => JSON.stringify(b)).join(", ");
+	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
+}

@@ -1,0 +1,67 @@
+/**
+ * `unfold`: puts folded blocks back into the context, raw, from the next request on, for the rest of
+ * the session (persisted). A block a compaction removed, or a parent session's code, cannot come
+ * back; the tool says so and persists nothing. Registered at load, like recall_folded.
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { ParentSession } from "../parent-session.ts";
+import { errorText, type FoldEngine } from "../store.ts";
+import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
+
+/** Parameters of unfold. */
+export const unfoldParameters = Type.Object({
+	codes: Type.Array(Type.String(), { description: 'Fold codes to restore into the context, e.g. ["k3x9a0b2"].' }),
+});
+
+/** The unfold tool's work, as plain text (never throws). */
+export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): string {
+	try {
+		const parsed = codeList(args?.codes);
+		if (typeof parsed === "string") return `unfold: ${parsed}`;
+		if (parsed.codes.length === 0) return "unfold: name at least one fold code in `codes`";
+		const lines: string[] = parsed.bad.length > 0 ? [notCodes(parsed.bad)] : [];
+		const ids: string[] = [];
+		for (const code of parsed.codes) {
+			const id = engine.registry.idOf(code);
+			if (!id && parent?.has(code)) {
+				lines.push(
+					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
+				);
+			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
+			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
+			else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
+				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
+			} else ids.push(id);
+		}
+		if (ids.length > 0) {
+			engine.unfold(ids);
+			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
+			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
+		}
+		return lines.join("\n");
+	} catch (error) {
+		return `unfold failed, nothing was unfolded: ${errorText(error)}`;
+	}
+}
+
+/** Registers unfold. */
+export function registerUnfold(
+	pi: ExtensionAPI,
+	engine: FoldEngine,
+	parent: () => ParentSession | undefined = () => undefined,
+): void {
+	pi.registerTool({
+		name: "unfold",
+		label: "Unfold",
+		description:
+			`${TAG_HELP} Call unfold with codes only when you need a folded block back in the context for the rest of the ` +
+			"session (for example, to keep working from a whole file you read earlier); it costs its full size on every " +
+			"later request. To just look at it once, use recall_folded instead.",
+		promptSnippet: "Restore {#<code> FOLDED} blocks into the context for the rest of the session",
+		parameters: unfoldParameters,
+		async execute(_id, params) {
+			return toolText(runUnfold(params as { codes?: unknown }, engine, parent()));
+		},
+	});
+}
