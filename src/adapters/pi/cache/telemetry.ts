@@ -18,8 +18,8 @@ export interface UsageLike {
 
 /** One response's cache figures. */
 export interface ResponseFigures {
-	/** When the response ended (epoch ms). */
-	at: number;
+	/** When the response ended (epoch ms); undefined when Pi recorded no time. */
+	at: number | undefined;
 	/** Uncached prompt tokens. */
 	input: number;
 	cacheRead: number;
@@ -85,7 +85,7 @@ export class CacheTelemetry {
 	}
 
 	/** Feeds one assistant response's usage, ended at `at`. */
-	observeResponse(usage: UsageLike | undefined, at: number): void {
+	observeResponse(usage: UsageLike | undefined, at: number | undefined): void {
 		if (!usage) return;
 		const input = count(usage.input);
 		const cacheRead = count(usage.cacheRead);
@@ -104,7 +104,7 @@ export class CacheTelemetry {
 		s.last = figures;
 		if (cacheRead > 0) {
 			s.hits++;
-			s.lastHitAt = at;
+			if (at !== undefined) s.lastHitAt = at;
 		}
 		for (const event of s.events) {
 			if (event.rewrite === undefined) event.rewrite = input + cacheWrite;
@@ -132,11 +132,12 @@ export class CacheTelemetry {
 
 	/**
 	 * The facts the policy reads at `now`: the cache is cold once the latest response and the latest
-	 * idle refresh are both older than `ttlMs`; unknown before the first response.
+	 * idle refresh are both older than `ttlMs`; unknown before the first response, or when the
+	 * latest response has no recorded time.
 	 */
 	facts(now: number, ttlMs: number): CacheFacts {
 		const s = this.state;
-		if (!s.last) return { warm: undefined };
+		if (s.last?.at === undefined) return { warm: undefined };
 		const touched = Math.max(s.last.at, s.lastWarmAt ?? Number.NEGATIVE_INFINITY);
 		const idleMs = Math.max(0, now - touched);
 		return { warm: idleMs <= ttlMs, idleMs, ttlMs };
@@ -163,7 +164,7 @@ export class CacheTelemetry {
 			this.select(entry.provider, entry.modelId);
 		} else if (entry.type === "message" && entry.message?.role === "assistant") {
 			this.select(entry.message.provider, entry.message.model);
-			this.observeResponse(entry.message.usage, timeOf(entry.timestamp) ?? timeOf(entry.message.timestamp) ?? 0);
+			this.observeResponse(entry.message.usage, timeOf(entry.timestamp) ?? timeOf(entry.message.timestamp));
 		} else if (entry.type === "usage" && entry.kind === CACHE_WARM) {
 			const current = this.state.provider;
 			if (current !== undefined && entry.provider !== undefined && entry.provider !== current) return;
