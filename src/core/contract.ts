@@ -49,6 +49,22 @@ export const DEFAULT_LADDER: Readonly<LadderConfig> = Object.freeze({
 	tail: 20_000,
 });
 
+/**
+ * What the provider's prompt cache is doing, as plain facts the adapter computes with its clock
+ * from cache telemetry (the core reads no clock).
+ */
+export interface CacheFacts {
+	/**
+	 * False once the cache is cold anyway: the latest response and the latest idle refresh are both
+	 * older than the cache lifetime. Undefined before the first response (nothing is known).
+	 */
+	warm: boolean | undefined;
+	/** Milliseconds since the latest response or idle refresh. */
+	idleMs?: number;
+	/** The cache lifetime assumed, in milliseconds. */
+	ttlMs?: number;
+}
+
 /** Everything a policy may read. */
 export interface PolicyView {
 	blocks: readonly ViewBlock[];
@@ -58,6 +74,8 @@ export interface PolicyView {
 	window: number;
 	/** True when telemetry shows the session has never had a cache read. */
 	neverCacheRead: boolean;
+	/** Cache facts; absent when the host reports none (treated as warm-or-unknown). */
+	cache?: CacheFacts;
 	config: LadderConfig;
 }
 

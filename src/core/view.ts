@@ -4,7 +4,7 @@
  */
 import type { FoldOp } from "./apply.ts";
 import type { Block, MessageLike } from "./block.ts";
-import type { LadderConfig, PolicyView, ViewBlock } from "./contract.ts";
+import type { CacheFacts, LadderConfig, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 
@@ -57,6 +57,7 @@ export interface ViewInput {
 	/** Context tokens as Pi reports them; null or undefined means use the local estimate. */
 	usage?: number | null;
 	neverCacheRead: boolean;
+	cache?: CacheFacts;
 	config: LadderConfig;
 	savings?: Map<string, number>;
 }
@@ -134,6 +135,7 @@ export function buildView(input: ViewInput): PolicyView {
 		usage: typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : local,
 		window: input.window,
 		neverCacheRead: input.neverCacheRead,
+		...(input.cache ? { cache: input.cache } : {}),
 		config: input.config,
 	};
 }

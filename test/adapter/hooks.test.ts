@@ -301,6 +301,55 @@ describe("config", () => {
 	});
 });
 
+describe("cache facts from telemetry", () => {
+	const atHalf = async (warmNow: boolean) => {
+		const stub = loadStub({ window: 100_000 });
+		stub.settings = { "context-fold": { tail: 1000 } };
+		bashSession(stub, 6); // responses recorded in 2023: long cold by now
+		stub.usage = { tokens: 50_000, contextWindow: 100_000 };
+		await stub.emit("session_start", { reason: "startup" });
+		if (warmNow) {
+			await stub.emit("message_end", {
+				message: { role: "assistant", usage: { input: 10, output: 5, cacheRead: 900, cacheWrite: 0 } },
+			});
+		}
+		return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
+	};
+
+	it("folds below one step when the cache is cold anyway (the latest response is older than cacheTtlSeconds)", async () => {
+		assert.equal(await atHalf(false), true, "cold: 50 % is past the threshold and anything maskable is worth it");
+		assert.equal(await atHalf(true), false, "a response just now: warm, and less than one step is maskable");
+	});
+
+	it("cache_warming_decision: stop when the policy would fold on the next request, else leave Pi's decision", async () => {
+		const decide = async (prompt: number, action: "warm" | "stop" = "warm") => {
+			const stub = loadStub({ window: 100_000 });
+			stub.settings = { "context-fold": { tail: 1000, step: 0.01 } };
+			bashSession(stub, 6);
+			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.emit("message_end", {
+				message: { role: "assistant", usage: { input: 10, output: 5, cacheRead: 900, cacheWrite: 0 } },
+			});
+			const sent = resultTexts(await stub.request());
+			assert.ok(!sent.some((t) => FOLDED.test(t)), "30 % is below the threshold: no event yet");
+			await stub.emit("message_end", {
+				message: { role: "assistant", usage: { input: 100, output: 5, cacheRead: prompt - 200, cacheWrite: 100 } },
+			});
+			const results = await stub.emit("cache_warming_decision", {
+				warmCost: 0.01,
+				missCost: 0.5,
+				continuationProbability: 0.15,
+				action,
+			});
+			return results.find((r) => r !== undefined);
+		};
+		assert.deepEqual(await decide(50_000), { action: "stop" }, "50 % with a step maskable: the next request folds");
+		assert.equal(await decide(35_000), undefined, "35 % is below the threshold: warming is worth it");
+		assert.equal(await decide(50_000, "stop"), undefined, "Pi already stops: nothing to override");
+	});
+});
+
 describe("restore of malformed fold entries", () => {
 	it("counts the records and ops it skips and warns once per restore, naming the counts", async () => {
 		const stub = await started();

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
 	budgetOf,
+	type CacheFacts,
 	DEFAULT_LADDER,
 	type FoldCommand,
 	type LadderConfig,
@@ -22,13 +23,14 @@ const NEWEST = blk("u:newest", 25_000, 0, { kind: "user", eligible: false });
 function mkView(
 	blocks: ViewBlock[],
 	usage: number,
-	opts: { window?: number; neverCacheRead?: boolean; config?: Partial<LadderConfig> } = {},
+	opts: { window?: number; neverCacheRead?: boolean; cache?: CacheFacts; config?: Partial<LadderConfig> } = {},
 ): PolicyView {
 	return {
 		blocks,
 		usage,
 		window: opts.window ?? 100_000,
 		neverCacheRead: opts.neverCacheRead ?? false,
+		...(opts.cache ? { cache: opts.cache } : {}),
 		config: { ...DEFAULT_LADDER, ...opts.config },
 	};
 }
@@ -130,6 +132,18 @@ describe("conduct: ordinary events", () => {
 		// target = 25% - 12% = 13k: three folds of 4k bring 25k down to 13k
 		assert.deepEqual(folds(cold), ["r:c1", "r:c2", "r:c3"]);
 		assert.deepEqual(conduct(mkView(fourCandidates(), 24_999, { neverCacheRead: true })), []);
+	});
+
+	it("folds when the cache is cold anyway: at the threshold, below one step, down to the same target", () => {
+		const small = [blk("r:c1", 5000, 4000), blk("r:c2", 5000, 1000), NEWEST];
+		const cold: CacheFacts = { warm: false, idleMs: 600_000, ttlMs: 300_000 };
+		assert.deepEqual(conduct(mkView(small, 50_000)), [], "warm (no facts): 5% maskable is below one step");
+		assert.deepEqual(conduct(mkView(small, 50_000, { cache: { warm: true, idleMs: 1000, ttlMs: 300_000 } })), []);
+		assert.deepEqual(conduct(mkView(small, 50_000, { cache: { warm: undefined } })), [], "unknown is not cold");
+		assert.deepEqual(folds(conduct(mkView(small, 50_000, { cache: cold }))), ["r:c1", "r:c2"]);
+		assert.deepEqual(conduct(mkView(small, 44_999, { cache: cold })), [], "still not below the threshold");
+		const nothing = [blk("r:c1", 5000, 0), NEWEST];
+		assert.deepEqual(conduct(mkView(nothing, 50_000, { cache: cold })), [], "nothing maskable: no empty event");
 	});
 
 	it("stops once usage is one step below the threshold", () => {

@@ -902,7 +902,14 @@ function checkLadder(view: PolicyView, commands: readonly FoldCommand[]): void {
 			"urgent flag does not match usage > budget",
 		);
 		if (urgent) assert.ok(saved >= floor, `urgent event saves ${saved} < floor ${floor}`);
-		else assert.ok(maskable >= config.step * window, "ordinary event with less than a step maskable");
+		else
+			assert.ok(
+				maskable >= config.step * window || view.cache?.warm === false,
+				"ordinary event with less than a step maskable while the cache may be warm",
+			);
+	}
+	if (view.cache?.warm === false && usage >= threshold && !urgent && maskable > 0) {
+		assert.ok(folds.length > 0, `cold cache past the threshold with ${maskable} maskable did not fold`);
 	}
 	if (urgent && maskable < floor && maskable < config.step * window) {
 		assert.equal(folds.length, 0, `urgent event for only ${maskable} maskable (floor ${floor})`);
@@ -957,9 +964,10 @@ const viewArb: fc.Arbitrary<PolicyView> = fc
 		fill: fc.integer({ min: 5, max: 200 }).map((n) => n / 100),
 		reported: fc.option(fc.integer({ min: 80, max: 120 }).map((n) => n / 100)),
 		neverCacheRead: fc.boolean(),
+		warm: fc.constantFrom(undefined, true, false, "absent" as const),
 		config: fc.oneof(fc.constant({ ...DEFAULT_LADDER }), ladderConfigArb),
 	})
-	.map(({ blocks, fill, reported, neverCacheRead, config }) => {
+	.map(({ blocks, fill, reported, neverCacheRead, warm, config }) => {
 		const viewBlocks = blocks.map(({ savingFraction, ...b }, i) => ({
 			...b,
 			id: `r:call_${i}`,
@@ -967,7 +975,15 @@ const viewArb: fc.Arbitrary<PolicyView> = fc
 		}));
 		const sum = viewBlocks.reduce((a, b) => a + b.tokens, 0);
 		const usage = Math.round(sum * (reported ?? 1));
-		return { blocks: viewBlocks, usage, window: Math.max(1000, Math.round(usage / fill)), neverCacheRead, config };
+		const cache = warm === "absent" ? {} : { cache: { warm } };
+		return {
+			blocks: viewBlocks,
+			usage,
+			window: Math.max(1000, Math.round(usage / fill)),
+			neverCacheRead,
+			...cache,
+			config,
+		};
 	});
 
 describe("the fold ladder", () => {

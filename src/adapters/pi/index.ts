@@ -7,6 +7,8 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
+import { clockFrom } from "./cache/clock.ts";
+import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { buildCompaction } from "./compact.ts";
 import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
 import { registerHandoff } from "./handoff.ts";
@@ -55,6 +57,29 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 	};
 
+	const telemetry = new CacheTelemetry();
+	const now = clockFrom(process.env);
+	// Pi's idle refreshes reach no extension event: they are read from the session's entry growth.
+	let seenEntries = 0;
+	const catchUpWarms = (ctx: ExtensionContext): void => {
+		const manager = ctx.sessionManager as LedgerSource;
+		const count = manager.getEntryCount?.();
+		if (count !== undefined && count <= seenEntries) {
+			seenEntries = count;
+			return;
+		}
+		const entries = manager.getEntries();
+		for (let i = seenEntries; i < entries.length; i++) {
+			const entry = entries[i] as { type?: string; kind?: string };
+			if (entry.type === "usage" && entry.kind === CACHE_WARM) telemetry.observeEntry(entry);
+		}
+		seenEntries = entries.length;
+	};
+	const cacheFacts = (ctx: ExtensionContext) => {
+		catchUpWarms(ctx);
+		return telemetry.facts(now(), config.cacheTtlSeconds * 1000);
+	};
+
 	const engine = new FoldEngine({
 		config: () => config,
 		policy: conduct,
@@ -74,6 +99,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 			index.append(record);
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
+		committed: (seq, masked) => telemetry.observeFold(seq, masked, now()),
 		warn,
 		debug: (message) => {
 			if (config.debug) warn(message, "info");
@@ -96,9 +122,14 @@ export default function contextFold(pi: ExtensionAPI): void {
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warn(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
-			engine.rebuild(ctx.sessionManager.getBranch());
+			const branch = ctx.sessionManager.getBranch();
+			engine.rebuild(branch);
+			telemetry.restore(branch);
+			telemetry.select(ctx.model?.provider, ctx.model?.id);
+			seenEntries = session.getEntryCount?.() ?? session.getEntries().length;
 		} catch (error) {
 			engine.reset();
+			telemetry.reset();
 			warn(`context-fold: could not restore fold state, prior folds render raw this session: ${errorText(error)}`);
 		}
 	};
@@ -108,10 +139,40 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	pi.on("message_end", (event) => {
 		try {
-			const message = event.message as { role?: string; usage?: { cacheRead?: number } };
-			if (message.role === "assistant") engine.observeUsage(message.usage);
+			const message = event.message as { role?: string; provider?: string; model?: string; usage?: UsageLike };
+			if (message.role !== "assistant") return;
+			telemetry.select(message.provider, message.model);
+			telemetry.observeResponse(message.usage, now());
 		} catch (error) {
 			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
+		}
+	});
+	pi.on("model_select", (event) => {
+		try {
+			telemetry.select(event.model?.provider, event.model?.id);
+		} catch (error) {
+			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
+		}
+	});
+
+	// Pi 1.6 asks before each idle refresh of the prompt cache. When a fold event is due, the next
+	// request rewrites the cached suffix anyway, so keeping it warm buys nothing: stop.
+	pi.on("cache_warming_decision", (event, ctx) => {
+		try {
+			if (event.action !== "warm") return undefined;
+			catchUpWarms(ctx);
+			const last = telemetry.snapshot().last;
+			const prompt = last ? last.input + last.cacheRead + last.cacheWrite : 0;
+			if (!engine.foldDue(prompt)) return undefined;
+			if (config.debug)
+				warn(
+					"context-fold: cache warming stopped: a fold event is due, the next request rewrites the cache anyway",
+					"info",
+				);
+			return { action: "stop" as const };
+		} catch (error) {
+			warn(`context-fold: cache warming decision left to Pi: ${errorText(error)}`);
+			return undefined;
 		}
 	});
 
@@ -121,6 +182,8 @@ export default function contextFold(pi: ExtensionAPI): void {
 			engine.run(event.messages as unknown as MessageLike[], {
 				window: ctx.model?.contextWindow ?? usage?.contextWindow,
 				usage: usage?.tokens,
+				neverCacheRead: telemetry.neverCacheRead,
+				cache: cacheFacts(ctx),
 			});
 		} catch (error) {
 			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);

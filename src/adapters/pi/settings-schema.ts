@@ -13,6 +13,8 @@ export interface FoldConfig extends LadderConfig {
 	debug: boolean;
 	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
 	compact: "fold" | "native";
+	/** The provider's prompt-cache lifetime, in seconds: past it without a refresh the cache is cold. */
+	cacheTtlSeconds: number;
 }
 
 /** The settings.json key holding context-fold's section. */
@@ -77,6 +79,14 @@ export const KNOB_SCHEMAS = {
 			"CONTEXTFOLD_TAIL",
 			DEFAULT_LADDER.tail,
 			`Protected tail in tokens, at least ${MIN_TAIL}: the newest tokens never fold (clamped to half the budget).`,
+		),
+	}),
+	cacheTtlSeconds: Type.Integer({
+		minimum: 1,
+		...annotations(
+			"CONTEXTFOLD_CACHE_TTL_SECONDS",
+			300,
+			"Prompt-cache lifetime in seconds (Anthropic-style default: 5 minutes). After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event may fire below one step.",
 		),
 	}),
 	debug: Type.Boolean(

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { FoldOp } from "../../core/apply.ts";
 import type { ArgsCache, Block, MessageLike } from "../../core/block.ts";
-import type { FoldCommand } from "../../core/contract.ts";
+import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
@@ -32,12 +32,18 @@ export interface EngineDeps {
 	warn: (message: string) => void;
 	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
 	debug: (message: string) => void;
+	/** Called once a fold event is committed, with the tokens it kept out of the request (cache telemetry). */
+	committed?: (seq: number, masked: number) => void;
 }
 
 /** Per-request facts the hook reads from Pi. */
 export interface TurnFacts {
 	window: number | undefined;
 	usage: number | null | undefined;
+	/** From cache telemetry: two responses came back and none read from the cache. */
+	neverCacheRead: boolean;
+	/** From cache telemetry: whether the cache is cold anyway. */
+	cache?: CacheFacts;
 }
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
@@ -57,8 +63,7 @@ export class FoldEngine {
 	private argsCache: ArgsCache = new Map();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
-	private responses = 0;
-	private cacheRead = false;
+	private lastView: PolicyView | undefined;
 	private warnedStale = new Set<string>();
 
 	private readonly deps: EngineDeps;
@@ -75,10 +80,6 @@ export class FoldEngine {
 		this.turnBase = turnBaseOf(entries);
 		const skippedNote = skippedText(skipped);
 		if (skippedNote) this.deps.warn(skippedNote);
-		for (const raw of entries) {
-			const entry = raw as { type?: string; message?: { role?: string; usage?: { cacheRead?: number } } };
-			if (entry?.type === "message" && entry.message?.role === "assistant") this.observeUsage(entry.message.usage);
-		}
 	}
 
 	/** Forgets all state (before a rebuild, or when a rebuild fails: prior folds then render raw). */
@@ -90,21 +91,24 @@ export class FoldEngine {
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.overBudget = undefined;
-		this.responses = 0;
-		this.cacheRead = false;
+		this.lastView = undefined;
 		this.warnedStale = new Set();
 	}
 
-	/** Feeds an assistant response's usage (for the never-had-a-cache-read signal). */
-	observeUsage(usage: { cacheRead?: number } | undefined): void {
-		if (!usage) return;
-		this.responses++;
-		if ((usage.cacheRead ?? 0) > 0) this.cacheRead = true;
-	}
-
-	/** True once two responses reported usage and none of them read from the cache. */
-	get neverCacheRead(): boolean {
-		return this.responses >= 2 && !this.cacheRead;
+	/**
+	 * Whether the policy, run on the latest request's view with `usage` tokens (the next request's
+	 * size, at least) and the cache still warm, would start a fold event: then the next request
+	 * rewrites the cached suffix anyway. False before any request.
+	 */
+	foldDue(usage: number): boolean {
+		const view = this.lastView;
+		if (!view) return false;
+		const next: PolicyView = {
+			...view,
+			usage: Math.max(view.usage, usage),
+			cache: view.cache?.warm === false ? { ...view.cache, warm: true } : view.cache,
+		};
+		return this.deps.policy(next).some((c) => c.type === "fold");
 	}
 
 	/** The raw block with `id` as the latest request carried it, if it is still live. */
@@ -135,7 +139,8 @@ export class FoldEngine {
 			policy: this.deps.policy,
 			window,
 			usage: facts.usage,
-			neverCacheRead: this.neverCacheRead,
+			neverCacheRead: facts.neverCacheRead,
+			...(facts.cache ? { cache: facts.cache } : {}),
 			config,
 			savings: this.savings,
 			turnBase: this.turnBase,
@@ -166,6 +171,8 @@ export class FoldEngine {
 		}
 		this.lastBlocks = plan.blocks;
 		this.lastMessages = raw;
+		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
+		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.overBudget = plan.commands.find((c) => c.type === "compact");
 		return changed;
 	}
@@ -182,6 +189,11 @@ export class FoldEngine {
 			commitEvent(this.registry, plan, records, seq);
 			const ids = new Set(plan.event.map((op) => op.id));
 			const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
+			try {
+				this.deps.committed?.(seq, saved);
+			} catch (error) {
+				this.deps.warn(`context-fold: cache telemetry missed fold event ${seq}: ${errorText(error)}`);
+			}
 			const count = plan.event.length;
 			this.deps.debug(
 				`context-fold: fold event ${seq}: ${count} block${count === 1 ? "" : "s"}, ~${saved} tokens saved`,

@@ -2,8 +2,11 @@
  * The shipped fold policy. Folding breaks the provider's cached prefix from the first changed block
  * on, so it happens in rare, discrete events that each save a lot: an event fires once usage passes
  * the first-fold threshold and at least one ladder step is maskable, or, urgently, once usage is
- * past the budget and at least the floor is maskable. An event folds the oldest candidates until
- * usage is one step below the threshold (or candidates run out).
+ * past the budget and at least the floor is maskable. When the cache is cold anyway (an idle gap past
+ * its lifetime, with no idle refresh since) and usage is within the budget, the threshold alone
+ * suffices: rewriting a cold prefix costs nothing a warm one would not, so any saving is worth
+ * taking. An event folds the oldest candidates until usage is one step below the threshold (or
+ * candidates run out).
  */
 import { budgetOf, type FoldCommand, type PolicyView, tailOf, type ViewBlock } from "../contract.ts";
 
@@ -42,6 +45,11 @@ export function ladderMarks(view: PolicyView): LadderMarks {
 	return { tail, candidates, maskable };
 }
 
+/** True when the cache is known to be cold anyway, so the next request rewrites the whole prefix. */
+export function coldAnyway(view: PolicyView): boolean {
+	return view.cache?.warm === false;
+}
+
 /** Decides whether a fold event fires now and, if so, which blocks it folds. */
 export function conduct(view: PolicyView): FoldCommand[] {
 	const { config, window, usage } = view;
@@ -51,7 +59,9 @@ export function conduct(view: PolicyView): FoldCommand[] {
 	const urgent = usage > budget;
 	if (usage < threshold && !urgent) return [];
 	const { candidates, maskable } = ladderMarks(view);
-	const ordinary = usage >= threshold && maskable >= config.step * window;
+	// Cold anyway: any saving is worth an event, below the budget; past it the floor and compaction rule.
+	const cold = !urgent && coldAnyway(view) && maskable > 0;
+	const ordinary = usage >= threshold && (maskable >= config.step * window || cold);
 	const pressing = urgent && maskable >= config.floor * window;
 	if (!ordinary && !pressing) {
 		return urgent ? [{ type: "compact", usage, budget, maskable }] : [];
