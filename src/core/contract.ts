@@ -49,6 +49,29 @@ export const DEFAULT_LADDER: Readonly<LadderConfig> = Object.freeze({
 	tail: 20_000,
 });
 
+/** Knobs of the cache-economic profile (src/core/policy/cache-economic.ts); the ladder ignores them. */
+export interface EconomicConfig {
+	/** Tail of tool results (what the model re-reads), in tokens: none of the newest this many fold. */
+	hotTail: number;
+	/** Tail of everything else (thinking, arguments), in tokens. */
+	coldTail: number;
+	/** Requests an event's saving is counted over (the expected gap to the next event). */
+	horizon: number;
+	/** Least usage at which an ordinary event may fire (fraction of the window). */
+	foldFrom: number;
+	/** Usage that folding alone must bring below, else compact (fraction of the window). */
+	backstopAt: number;
+}
+
+/** The economic profile's defaults. */
+export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
+	hotTail: 5000,
+	coldTail: 1000,
+	horizon: 20,
+	foldFrom: 0.15,
+	backstopAt: 0.3,
+});
+
 /** Everything a policy may read. */
 export interface PolicyView {
 	blocks: readonly ViewBlock[];
@@ -58,7 +81,8 @@ export interface PolicyView {
 	window: number;
 	/** True when telemetry shows the session has never had a cache read. */
 	neverCacheRead: boolean;
-	config: LadderConfig;
+	/** The ladder's knobs, and the economic profile's where the caller supplies them (defaults otherwise). */
+	config: LadderConfig & Partial<EconomicConfig>;
 }
 
 /**

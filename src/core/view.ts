@@ -4,7 +4,7 @@
  */
 import type { FoldOp } from "./apply.ts";
 import type { Block, MessageLike } from "./block.ts";
-import type { LadderConfig, PolicyView, ViewBlock } from "./contract.ts";
+import type { PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 
@@ -57,7 +57,7 @@ export interface ViewInput {
 	/** Context tokens as Pi reports them; null or undefined means use the local estimate. */
 	usage?: number | null;
 	neverCacheRead: boolean;
-	config: LadderConfig;
+	config: PolicyView["config"];
 	savings?: Map<string, number>;
 }
 

@@ -6,6 +6,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
+import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { buildCompaction } from "./compact.ts";
 import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
@@ -56,7 +57,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	const engine = new FoldEngine({
 		config: () => config,
-		policy: conduct,
+		policy: (view) => (config.policy === "economic" ? economize(view) : conduct(view)),
 		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
 		beforeCommit: (seq, records, messages) => {
 			const scope = new Set(records.map((r) => r.id));
