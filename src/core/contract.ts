@@ -61,6 +61,8 @@ export interface EconomicConfig {
 	foldFrom: number;
 	/** Usage that folding alone must bring below, else compact (fraction of the window). */
 	backstopAt: number;
+	/** Least saving of an ordinary event (fraction of the window): fewer, larger events. */
+	minEvent: number;
 }
 
 /** The economic profile's defaults. */
@@ -70,6 +72,7 @@ export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
 	horizon: 20,
 	foldFrom: 0.15,
 	backstopAt: 0.3,
+	minEvent: 0.06,
 });
 
 /** Everything a policy may read. */

@@ -34,6 +34,7 @@ const knobsArb = fc.oneof(
 		horizon: fc.integer({ min: 1, max: 60 }),
 		foldFrom: fc.double({ min: 0.01, max: 0.6, noNaN: true }),
 		backstopAt: fc.double({ min: 0.1, max: 1, noNaN: true }),
+		minEvent: fc.double({ min: 0.001, max: 0.2, noNaN: true }),
 	}),
 );
 

@@ -30,7 +30,7 @@ function mkView(blocks: ViewBlock[], opts: { window?: number; config?: Partial<E
 		usage,
 		window: opts.window ?? 100_000,
 		neverCacheRead: false,
-		config: { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC, ...opts.config },
+		config: { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC, minEvent: 0.01, ...opts.config },
 	};
 }
 
@@ -77,6 +77,12 @@ describe("the break-even rule", () => {
 			text("t:new", 6000),
 		];
 		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000 }))), ["r:big1", "r:big2"]);
+	});
+
+	it("does not fire a paying event that masks less than minEvent of the window", () => {
+		const blocks = [blk("r:a", 10_000, 9000), text("t:b", 5000), text("t:new", 6000)];
+		assert.deepEqual(folds(economize(mkView(blocks))), ["r:a"]);
+		assert.deepEqual(economize(mkView(blocks, { config: { minEvent: 0.1 } })), []);
 	});
 
 	it("does nothing below foldFrom", () => {

@@ -86,7 +86,7 @@ export const KNOB_SCHEMAS = {
 		annotations(
 			"CONTEXTFOLD_POLICY",
 			"ladder",
-			"ladder: fold at foldAt down one step, keeping tail; economic: fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom and backstopAt.",
+			"ladder: fold at foldAt down one step, keeping tail; economic: fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt.",
 		),
 	),
 	hotTail: Type.Integer({
@@ -122,6 +122,11 @@ export const KNOB_SCHEMAS = {
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
 		"economic policy: when folding everything would still leave more than this share of the window, compact (deterministic summary) instead.",
+	),
+	minEvent: fraction(
+		"CONTEXTFOLD_MIN_EVENT",
+		DEFAULT_ECONOMIC.minEvent,
+		"economic policy: least saving of an ordinary fold event, as a share of the context window.",
 	),
 	debug: Type.Boolean(
 		annotations("CONTEXTFOLD_DEBUG", false, "Report each fold event (stderr, or a notification in the terminal UI)."),

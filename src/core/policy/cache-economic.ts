@@ -2,8 +2,8 @@
  * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
- * saving over `horizon` requests pays for that rewrite, and it folds everything outside the tails from
- * the start that pays best. Tool results (what the model re-reads) keep a `hotTail`, everything else a
+ * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` of the window (few,
+ * large events), and it folds everything outside the tails from the start that pays best. Tool results (what the model re-reads) keep a `hotTail`, everything else a
  * shorter `coldTail`. When folding everything still leaves the prompt above `backstopAt` of the window,
  * the policy asks for the deterministic compaction instead. Past the budget an event is urgent and
  * folds whatever it can, paying or not.
@@ -33,6 +33,7 @@ export function economicKnobs(view: PolicyView): EconomicConfig {
 		horizon: c.horizon ?? DEFAULT_ECONOMIC.horizon,
 		foldFrom: c.foldFrom ?? DEFAULT_ECONOMIC.foldFrom,
 		backstopAt: c.backstopAt ?? DEFAULT_ECONOMIC.backstopAt,
+		minEvent: c.minEvent ?? DEFAULT_ECONOMIC.minEvent,
 	};
 }
 
@@ -134,7 +135,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
 		const net = projectedSaving(event, knobs.horizon) - (view.neverCacheRead ? 0 : rewriteCost(event));
-		if (net > bestNet) {
+		if (net > bestNet && event.saved >= knobs.minEvent * window) {
 			best = event;
 			bestNet = net;
 		}
