@@ -128,8 +128,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
-	// Past the budget with nothing worth folding: compact now with the deterministic summary (no model
-	// call), once per streak of such turns; with native compaction, say so once and leave it to the user.
+	// Past the budget with nothing worth folding, or (economic policy) above its backstop even once all is
+	// folded: compact now with the deterministic summary (no model call), once per streak of such turns;
+	// with native compaction, say so once and leave it to the user.
 	let overBudgetStreak = false;
 	pi.on("turn_end", (_event, ctx) => {
 		try {
@@ -140,7 +141,10 @@ export default function contextFold(pi: ExtensionAPI): void {
 			}
 			if (overBudgetStreak) return;
 			overBudgetStreak = true;
-			const where = `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`;
+			const where =
+				over.usage > over.budget
+					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
+					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config.backstopAt})`;
 			if (config.compact === "native") {
 				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
 				return;
