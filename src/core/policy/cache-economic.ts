@@ -119,6 +119,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 	const knobs = economicKnobs(view);
 	const budget = budgetOf(view.config, window);
 	const urgent = usage > budget;
+	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt) * window) return [];
 	const candidates = economicCandidates(view, knobs);
 	let maskable = 0;
 	for (const c of candidates) maskable += c.block.saving;
