@@ -65,6 +65,32 @@ export interface CacheFacts {
 	ttlMs?: number;
 }
 
+/** Knobs of the cache-economic profile (src/core/policy/cache-economic.ts); the ladder ignores them. */
+export interface EconomicConfig {
+	/** Tail of tool results (what the model re-reads), in tokens: none of the newest this many fold. */
+	hotTail: number;
+	/** Tail of everything else (thinking, arguments), in tokens. */
+	coldTail: number;
+	/** Requests an event's saving is counted over (the expected gap to the next event). */
+	horizon: number;
+	/** Least usage at which an ordinary event may fire (fraction of the window). */
+	foldFrom: number;
+	/** Usage that folding alone must bring below, else compact (fraction of the window). */
+	backstopAt: number;
+	/** Least saving of an ordinary event (fraction of the window): fewer, larger events. */
+	minEvent: number;
+}
+
+/** The economic profile's defaults. */
+export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
+	hotTail: 5000,
+	coldTail: 1000,
+	horizon: 20,
+	foldFrom: 0.15,
+	backstopAt: 0.3,
+	minEvent: 0.06,
+});
+
 /** Everything a policy may read. */
 export interface PolicyView {
 	blocks: readonly ViewBlock[];
@@ -76,7 +102,8 @@ export interface PolicyView {
 	neverCacheRead: boolean;
 	/** Cache facts; absent when the host reports none (treated as warm-or-unknown). */
 	cache?: CacheFacts;
-	config: LadderConfig;
+	/** The ladder's knobs, and the economic profile's where the caller supplies them (defaults otherwise). */
+	config: LadderConfig & Partial<EconomicConfig>;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
 import { type ArgsCache, type Block, linearize, type MessageLike } from "./block.ts";
-import type { CacheFacts, FoldCommand, LadderConfig, PolicyView } from "./contract.ts";
+import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
 import { buildView, frozenFor } from "./view.ts";
@@ -22,7 +22,7 @@ export interface PassInput {
 	usage?: number | null;
 	neverCacheRead: boolean;
 	cache?: CacheFacts;
-	config: LadderConfig;
+	config: PolicyView["config"];
 	savings?: Map<string, number>;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
 	turnBase?: number;

@@ -4,7 +4,7 @@
  */
 import type { FoldOp } from "./apply.ts";
 import type { Block, MessageLike } from "./block.ts";
-import type { CacheFacts, LadderConfig, PolicyView, ViewBlock } from "./contract.ts";
+import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 
@@ -58,7 +58,7 @@ export interface ViewInput {
 	usage?: number | null;
 	neverCacheRead: boolean;
 	cache?: CacheFacts;
-	config: LadderConfig;
+	config: PolicyView["config"];
 	savings?: Map<string, number>;
 }
 

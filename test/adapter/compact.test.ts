@@ -304,6 +304,26 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 2, "a new streak compacts again");
 	});
 
+	it("under policy=economic, compacts below the budget once folding cannot hold the backstop; the ladder does not", async () => {
+		for (const policy of ["economic", "ladder"]) {
+			process.env.CONTEXTFOLD_POLICY = policy;
+			try {
+				// ~11k tokens in a 20k window: past backstopAt (30%), under the budget (75%).
+				const stub = loadStub({ window: 20_000 });
+				bigPrompt(stub);
+				await stub.emit("session_start", { reason: "startup" });
+				await stub.request();
+				await stub.emit("turn_end");
+				if (policy === "economic") {
+					assert.equal(stub.compactions.length, 1, "the backstop compacts");
+					assert.match(stub.stderr.join(""), /below the economic policy's backstop .* compacting now/);
+				} else assert.equal(stub.compactions.length, 0, "the ladder waits for the budget");
+			} finally {
+				delete process.env.CONTEXTFOLD_POLICY;
+			}
+		}
+	});
+
 	it("with compact=native it tells the user once per streak and does not compact", async () => {
 		process.env.CONTEXTFOLD_COMPACT = "native";
 		try {

@@ -6,6 +6,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
+import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { clockFrom } from "./cache/clock.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
@@ -82,7 +83,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	const engine = new FoldEngine({
 		config: () => config,
-		policy: conduct,
+		policy: (view) => (config.policy === "economic" ? economize(view) : conduct(view)),
 		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
 		beforeCommit: (seq, records, messages) => {
 			const scope = new Set(records.map((r) => r.id));
@@ -191,8 +192,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
-	// Past the budget with nothing worth folding: compact now with the deterministic summary (no model
-	// call), once per streak of such turns; with native compaction, say so once and leave it to the user.
+	// Past the budget with nothing worth folding, or (economic policy) above its backstop even once all is
+	// folded: compact now with the deterministic summary (no model call), once per streak of such turns;
+	// with native compaction, say so once and leave it to the user.
 	let overBudgetStreak = false;
 	pi.on("turn_end", (_event, ctx) => {
 		try {
@@ -203,7 +205,10 @@ export default function contextFold(pi: ExtensionAPI): void {
 			}
 			if (overBudgetStreak) return;
 			overBudgetStreak = true;
-			const where = `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`;
+			const where =
+				over.usage > over.budget
+					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
+					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config.backstopAt})`;
 			if (config.compact === "native") {
 				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
 				return;

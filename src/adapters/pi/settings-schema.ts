@@ -6,10 +6,12 @@
  * settings.json schema built from it to `docs/settings.schema.json` for editors.
  */
 import { type TSchema, Type } from "typebox";
-import { DEFAULT_LADDER, type LadderConfig } from "../../core/contract.ts";
+import { DEFAULT_ECONOMIC, DEFAULT_LADDER, type EconomicConfig, type LadderConfig } from "../../core/contract.ts";
 
 /** Every knob's effective value. */
-export interface FoldConfig extends LadderConfig {
+export interface FoldConfig extends LadderConfig, EconomicConfig {
+	/** The fold policy: `ladder` (the seed's static ladder) or `economic` (cache-economic, see core/policy). */
+	policy: "ladder" | "economic";
 	debug: boolean;
 	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
 	compact: "fold" | "native";
@@ -89,6 +91,53 @@ export const KNOB_SCHEMAS = {
 			"Prompt-cache lifetime in seconds (Anthropic-style default: 5 minutes). After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event may fire below one step.",
 		),
 	}),
+	policy: Type.Union(
+		[Type.Literal("ladder"), Type.Literal("economic")],
+		annotations(
+			"CONTEXTFOLD_POLICY",
+			"ladder",
+			"ladder: fold at foldAt down one step, keeping tail; economic: fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt.",
+		),
+	),
+	hotTail: Type.Integer({
+		minimum: MIN_TAIL,
+		...annotations(
+			"CONTEXTFOLD_HOT_TAIL",
+			DEFAULT_ECONOMIC.hotTail,
+			`economic policy: tool results within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
+		),
+	}),
+	coldTail: Type.Integer({
+		minimum: MIN_TAIL,
+		...annotations(
+			"CONTEXTFOLD_COLD_TAIL",
+			DEFAULT_ECONOMIC.coldTail,
+			`economic policy: thinking and arguments within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
+		),
+	}),
+	horizon: Type.Integer({
+		minimum: 1,
+		...annotations(
+			"CONTEXTFOLD_HORIZON",
+			DEFAULT_ECONOMIC.horizon,
+			"economic policy: requests over which a fold event's saving must repay its cache rewrite.",
+		),
+	}),
+	foldFrom: fraction(
+		"CONTEXTFOLD_FOLD_FROM",
+		DEFAULT_ECONOMIC.foldFrom,
+		"economic policy: least usage, as a share of the context window, at which an ordinary fold event may fire.",
+	),
+	backstopAt: fraction(
+		"CONTEXTFOLD_BACKSTOP_AT",
+		DEFAULT_ECONOMIC.backstopAt,
+		"economic policy: when folding everything would still leave more than this share of the window, compact (deterministic summary) instead.",
+	),
+	minEvent: fraction(
+		"CONTEXTFOLD_MIN_EVENT",
+		DEFAULT_ECONOMIC.minEvent,
+		"economic policy: least saving of an ordinary fold event, as a share of the context window.",
+	),
 	debug: Type.Boolean(
 		annotations("CONTEXTFOLD_DEBUG", false, "Report each fold event (stderr, or a notification in the terminal UI)."),
 	),

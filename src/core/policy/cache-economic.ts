@@ -1,0 +1,146 @@
+/**
+ * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
+ * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
+ * masks are saved at the read price on every later request. So an ordinary event fires only when its
+ * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` of the window (few,
+ * large events), and it folds everything outside the tails from the start that pays best. Tool results (what the model re-reads) keep a `hotTail`, everything else a
+ * shorter `coldTail`. When folding everything still leaves the prompt above `backstopAt` of the window,
+ * the policy asks for the deterministic compaction instead. Past the budget an event is urgent and
+ * folds whatever it can, paying or not.
+ */
+import {
+	budgetOf,
+	DEFAULT_ECONOMIC,
+	type EconomicConfig,
+	type FoldCommand,
+	type PolicyView,
+	type ViewBlock,
+} from "../contract.ts";
+
+/**
+ * Price of a cache write over a cache read, in reads: a rewritten token costs the write (1.25×) instead
+ * of the read (0.1×) it would have cost, so (1.25 − 0.1) / 0.1 saved reads. Anthropic's 5-minute prices,
+ * the dearest common case; a provider with cheaper writes only makes events pay sooner.
+ */
+export const REWRITE_IN_READS = 11.5;
+
+/** The profile's knobs: those the view carries, the defaults for the rest. */
+export function economicKnobs(view: PolicyView): EconomicConfig {
+	const c = view.config;
+	return {
+		hotTail: c.hotTail ?? DEFAULT_ECONOMIC.hotTail,
+		coldTail: c.coldTail ?? DEFAULT_ECONOMIC.coldTail,
+		horizon: c.horizon ?? DEFAULT_ECONOMIC.horizon,
+		foldFrom: c.foldFrom ?? DEFAULT_ECONOMIC.foldFrom,
+		backstopAt: c.backstopAt ?? DEFAULT_ECONOMIC.backstopAt,
+		minEvent: c.minEvent ?? DEFAULT_ECONOMIC.minEvent,
+	};
+}
+
+/**
+ * The two tails: the newest block, every tool result that begins within the last `hotTail` tokens,
+ * and every other block that begins within the last `coldTail` tokens.
+ */
+export function economicTails(blocks: readonly ViewBlock[], hotTail: number, coldTail: number): Set<string> {
+	const tail = new Set<string>();
+	let after = 0;
+	for (let i = blocks.length - 1; i >= 0; i--) {
+		const block = blocks[i];
+		if (i < blocks.length - 1 && after >= Math.max(hotTail, coldTail)) break;
+		if (i === blocks.length - 1 || after < (block.kind === "toolResult" ? hotTail : coldTail)) tail.add(block.id);
+		after += block.tokens;
+	}
+	return tail;
+}
+
+/** One possible event: fold every candidate from `first` on. */
+export interface EconomicEvent {
+	/** Position, among the candidates, of the oldest one folded. */
+	first: number;
+	/** Tokens the event masks. */
+	saved: number;
+	/** Tokens written again after the event: the suffix from its first folded block, once folded. */
+	rewrite: number;
+}
+
+/** Saving of an event over the horizon, in cache reads. */
+export function projectedSaving(event: EconomicEvent, horizon: number): number {
+	return event.saved * horizon;
+}
+
+/** One-time cost of an event's rewrite, in cache reads. */
+export function rewriteCost(event: EconomicEvent): number {
+	return event.rewrite * REWRITE_IN_READS;
+}
+
+/** Candidates outside the tails (eligible, not frozen, not held, saving > 0), with their positions. */
+export function economicCandidates(view: PolicyView, knobs: EconomicConfig): { block: ViewBlock; index: number }[] {
+	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail);
+	const out: { block: ViewBlock; index: number }[] = [];
+	view.blocks.forEach((block, index) => {
+		if (!block.eligible || block.frozen || block.held || block.saving <= 0 || tail.has(block.id)) return;
+		out.push({ block, index });
+	});
+	return out;
+}
+
+/**
+ * Every event the candidates allow, one per starting candidate (fold it and every later candidate),
+ * oldest start first. Costs are from the blocks as they will be sent.
+ */
+export function possibleEvents(
+	view: PolicyView,
+	candidates: readonly { block: ViewBlock; index: number }[],
+): EconomicEvent[] {
+	const events: EconomicEvent[] = [];
+	let total = 0;
+	for (const block of view.blocks) total += block.tokens;
+	let saved = 0;
+	for (const c of candidates) saved += c.block.saving;
+	let prefix = 0;
+	let at = 0;
+	for (let k = 0; k < candidates.length; k++) {
+		const { index } = candidates[k];
+		for (; at < index; at++) prefix += view.blocks[at].tokens;
+		events.push({
+			first: k,
+			saved,
+			rewrite: Math.max(0, total - prefix - saved),
+		});
+		saved -= candidates[k].block.saving;
+	}
+	return events;
+}
+
+/** Decides whether an event fires now, what it folds, or whether to compact instead. */
+export function economize(view: PolicyView): FoldCommand[] {
+	const { window, usage } = view;
+	if (!(window > 0) || !(usage >= 0)) return [];
+	const knobs = economicKnobs(view);
+	const budget = budgetOf(view.config, window);
+	const urgent = usage > budget;
+	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt) * window) return [];
+	const candidates = economicCandidates(view, knobs);
+	let maskable = 0;
+	for (const c of candidates) maskable += c.block.saving;
+	const backstop = knobs.backstopAt * window;
+	if (usage >= backstop && usage - maskable >= backstop) return [{ type: "compact", usage, budget, maskable }];
+	if (urgent) {
+		if (candidates.length === 0 || maskable < view.config.floor * window) {
+			return [{ type: "compact", usage, budget, maskable }];
+		}
+		return candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true }));
+	}
+	if (usage < knobs.foldFrom * window || candidates.length === 0) return [];
+	let best: EconomicEvent | undefined;
+	let bestNet = 0;
+	for (const event of possibleEvents(view, candidates)) {
+		const net = projectedSaving(event, knobs.horizon) - (view.neverCacheRead ? 0 : rewriteCost(event));
+		if (net > bestNet && event.saved >= knobs.minEvent * window) {
+			best = event;
+			bestNet = net;
+		}
+	}
+	if (!best) return [];
+	return candidates.slice(best.first).map((c) => ({ type: "fold", id: c.block.id, urgent: false }));
+}

@@ -1,0 +1,127 @@
+/**
+ * Property tests of the cache-economic fold policy on arbitrary views: it never folds inside either
+ * tail, never folds a held (or frozen, or ineligible) block, and a non-urgent event's projected saving
+ * over the horizon is never below its rewrite cost once the session has read from the cache.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import {
+	budgetOf,
+	DEFAULT_ECONOMIC,
+	DEFAULT_LADDER,
+	type PolicyView,
+	type ViewBlock,
+} from "../../src/core/contract.ts";
+import { economicKnobs, economize, REWRITE_IN_READS } from "../../src/core/policy/cache-economic.ts";
+
+const RUNS = Math.max(300, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
+
+const blockArb = fc.record({
+	kind: fc.constantFrom("toolResult", "toolArgs", "thinking", "text", "user") as fc.Arbitrary<ViewBlock["kind"]>,
+	tokens: fc.oneof(fc.nat({ max: 400 }), fc.nat({ max: 20_000 })),
+	eligible: fc.integer({ min: 0, max: 9 }).map((n) => n < 8),
+	frozen: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
+	held: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
+	savingShare: fc.integer({ min: 0, max: 100 }).map((n) => n / 100),
+});
+
+const knobsArb = fc.oneof(
+	fc.constant({ ...DEFAULT_ECONOMIC }),
+	fc.record({
+		hotTail: fc.nat({ max: 30_000 }),
+		coldTail: fc.nat({ max: 30_000 }),
+		horizon: fc.integer({ min: 1, max: 60 }),
+		foldFrom: fc.double({ min: 0.01, max: 0.6, noNaN: true }),
+		backstopAt: fc.double({ min: 0.1, max: 1, noNaN: true }),
+		minEvent: fc.double({ min: 0.001, max: 0.2, noNaN: true }),
+	}),
+);
+
+/** Views whose usage is the blocks' sum, in a window that puts it from well below foldFrom to past the budget. */
+const viewArb: fc.Arbitrary<PolicyView> = fc
+	.record({
+		blocks: fc.array(blockArb, { maxLength: 60, size: "large" }),
+		fill: fc.integer({ min: 5, max: 120 }).map((n) => n / 100),
+		neverCacheRead: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+		knobs: knobsArb,
+	})
+	.map(({ blocks, fill, neverCacheRead, knobs }) => {
+		const viewBlocks = blocks.map(({ savingShare, ...b }, i) => ({
+			...b,
+			id: `r:call_${i}`,
+			saving: b.eligible && !b.frozen ? Math.floor(b.tokens * savingShare) : 0,
+		}));
+		const usage = viewBlocks.reduce((n, b) => n + b.tokens, 0);
+		const window = Math.max(1000, Math.round(usage / fill));
+		return { blocks: viewBlocks, usage, window, neverCacheRead, config: { ...DEFAULT_LADDER, ...knobs } };
+	});
+
+/** Tail membership by its definition: the newest block, or a block beginning within its kind's tail. */
+function inTail(view: PolicyView, index: number): boolean {
+	const { hotTail, coldTail } = economicKnobs(view);
+	if (index === view.blocks.length - 1) return true;
+	let after = 0;
+	for (let i = index + 1; i < view.blocks.length; i++) after += view.blocks[i].tokens;
+	return after < (view.blocks[index].kind === "toolResult" ? hotTail : coldTail);
+}
+
+describe("the cache-economic policy", () => {
+	test("never folds in a tail or a held, frozen or ineligible block; ordinary events pay for their rewrite", (t) => {
+		let ordinary = 0;
+		let urgent = 0;
+		let compacts = 0;
+		fc.assert(
+			fc.property(viewArb, (view) => {
+				const commands = economize(view);
+				const index = new Map(view.blocks.map((b, i) => [b.id, i] as const));
+				const folds = commands.filter((c) => c.type === "fold");
+				if (commands.some((c) => c.type === "compact")) {
+					compacts++;
+					assert.equal(folds.length, 0, "compaction and folds in one turn");
+				}
+				if (folds.length === 0) return;
+				const seen = new Set<string>();
+				let saved = 0;
+				let first = view.blocks.length;
+				for (const command of folds) {
+					const i = index.get(command.id);
+					assert.ok(i !== undefined, `unknown id ${command.id}`);
+					assert.ok(!seen.has(command.id), `folded ${command.id} twice`);
+					seen.add(command.id);
+					const block = view.blocks[i];
+					assert.ok(!block.held, `folded held ${command.id}`);
+					assert.ok(block.eligible && !block.frozen && block.saving > 0, `folded unfoldable ${command.id}`);
+					assert.ok(!inTail(view, i), `folded ${command.id} inside a tail`);
+					saved += block.saving;
+					first = Math.min(first, i);
+				}
+				const isUrgent = view.usage > budgetOf(view.config, view.window);
+				assert.ok(
+					folds.every((c) => c.urgent === isUrgent),
+					"urgent flag does not match usage > budget",
+				);
+				if (isUrgent) {
+					urgent++;
+					return;
+				}
+				ordinary++;
+				if (view.neverCacheRead) return;
+				let prefix = 0;
+				for (let i = 0; i < first; i++) prefix += view.blocks[i].tokens;
+				const rewrite = view.usage - prefix - saved;
+				const { horizon } = economicKnobs(view);
+				assert.ok(
+					saved * horizon >= rewrite * REWRITE_IN_READS,
+					`event saving ${saved} × ${horizon} below rewrite ${rewrite} × ${REWRITE_IN_READS}`,
+				);
+			}),
+			{ numRuns: RUNS * 3 },
+		);
+		t.diagnostic(`ordinary events ${ordinary}, urgent ${urgent}, compactions ${compacts}`);
+		assert.ok(
+			ordinary > 20 && urgent > 5 && compacts > 20,
+			`ordinary ${ordinary}, urgent ${urgent}, compact ${compacts}`,
+		);
+	});
+});

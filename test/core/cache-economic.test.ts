@@ -1,0 +1,124 @@
+/**
+ * Unit tests of the cache-economic fold policy: its two tails, the break-even rule, the choice of
+ * the event's first block, the compaction backstop, urgency, and knobs read from the view.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	DEFAULT_ECONOMIC,
+	DEFAULT_LADDER,
+	type EconomicConfig,
+	type FoldCommand,
+	type PolicyView,
+	type ViewBlock,
+} from "../../src/core/contract.ts";
+import { economicTails, economize, REWRITE_IN_READS } from "../../src/core/policy/cache-economic.ts";
+
+function blk(id: string, tokens: number, saving: number, flags: Partial<ViewBlock> = {}): ViewBlock {
+	return { id, kind: "toolResult", tokens, eligible: true, frozen: false, held: false, saving, ...flags };
+}
+
+/** Never-foldable text of `tokens`. */
+function text(id: string, tokens: number): ViewBlock {
+	return blk(id, tokens, 0, { kind: "text", eligible: false });
+}
+
+function mkView(blocks: ViewBlock[], opts: { window?: number; config?: Partial<EconomicConfig> } = {}): PolicyView {
+	const usage = blocks.reduce((n, b) => n + b.tokens, 0);
+	return {
+		blocks,
+		usage,
+		window: opts.window ?? 100_000,
+		neverCacheRead: false,
+		config: { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC, minEvent: 0.01, ...opts.config },
+	};
+}
+
+function folds(commands: FoldCommand[]): string[] {
+	return commands.map((c) => {
+		assert.equal(c.type, "fold");
+		return c.id;
+	});
+}
+
+describe("economic tails", () => {
+	it("keeps results within hotTail and everything else within coldTail, and always the newest block", () => {
+		const blocks = [
+			blk("r:old", 1000, 900),
+			blk("a:think", 1000, 900, { kind: "thinking" }),
+			blk("r:mid", 1000, 900),
+			text("a:newest", 500),
+		];
+		const tail = economicTails(blocks, 2000, 1000);
+		assert.deepEqual([...tail].sort(), ["a:newest", "r:mid"]);
+		assert.ok(economicTails(blocks, 1000, 3000).has("a:think"));
+		assert.deepEqual([...economicTails(blocks, 0, 0)], ["a:newest"]);
+	});
+});
+
+describe("the break-even rule", () => {
+	it("folds when the saving over the horizon repays the rewrite, not when it does not", () => {
+		// 20k of old results saving 18k, then 20k of text the event would rewrite, then a 6k tail.
+		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
+		const rewrite = 2000 + 20_000 + 6000;
+		assert.ok(18_000 * DEFAULT_ECONOMIC.horizon > rewrite * REWRITE_IN_READS);
+		assert.deepEqual(folds(economize(mkView(paying, { window: 200_000 }))), ["r:a", "r:b"]);
+		// Over 10 requests the same saving is below 11.5 × the rewritten suffix.
+		assert.ok(18_000 * 10 < rewrite * REWRITE_IN_READS);
+		assert.deepEqual(economize(mkView(paying, { window: 200_000, config: { horizon: 10 } })), []);
+	});
+
+	it("starts the event where it pays best, skipping an old small candidate before a long raw stretch", () => {
+		const blocks = [
+			blk("r:small", 600, 500),
+			text("t:long", 40_000),
+			blk("r:big1", 12_000, 11_000),
+			blk("r:big2", 12_000, 11_000),
+			text("t:new", 6000),
+		];
+		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000 }))), ["r:big1", "r:big2"]);
+	});
+
+	it("does not fire a paying event that masks less than minEvent of the window", () => {
+		const blocks = [blk("r:a", 10_000, 9000), text("t:b", 5000), text("t:new", 6000)];
+		assert.deepEqual(folds(economize(mkView(blocks))), ["r:a"]);
+		assert.deepEqual(economize(mkView(blocks, { config: { minEvent: 0.1 } })), []);
+	});
+
+	it("does nothing below foldFrom", () => {
+		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:new", 6000)];
+		assert.ok(folds(economize(mkView(blocks))).length > 0);
+		assert.deepEqual(economize(mkView(blocks, { config: { foldFrom: 0.3 } })), []);
+	});
+
+	it("never folds held, frozen or ineligible blocks", () => {
+		const blocks = [
+			blk("r:held", 10_000, 9000, { held: true }),
+			blk("r:frozen", 10_000, 0, { frozen: true }),
+			blk("r:inel", 10_000, 0, { eligible: false }),
+			blk("r:ok", 10_000, 9000),
+			text("t:new", 6000),
+		];
+		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000 }))), ["r:ok"]);
+	});
+});
+
+describe("backstop and urgency", () => {
+	it("compacts when folding everything would still leave usage at or above backstopAt", () => {
+		const blocks = [text("t:old", 30_000), blk("r:a", 5000, 4000), text("t:new", 5000)];
+		const [command] = economize(mkView(blocks));
+		assert.equal(command?.type, "compact");
+		assert.equal(folds(economize(mkView(blocks, { config: { backstopAt: 0.5 } }))).length, 1);
+	});
+
+	it("past the budget folds every candidate even when the event does not pay", () => {
+		const blocks = [blk("r:a", 4000, 3000), text("t:old", 74_000), text("t:new", 6000)];
+		const config = { backstopAt: 1, horizon: 1 };
+		assert.deepEqual(
+			economize(mkView(blocks, { config })).map((c) => c.type === "fold" && c.urgent),
+			[true],
+		);
+		const nothing = [text("t:old", 78_000), text("t:new", 6000)];
+		assert.equal(economize(mkView(nothing, { config }))[0]?.type, "compact");
+	});
+});
