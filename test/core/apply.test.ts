@@ -1,3 +1,7 @@
+/**
+ * applyPlan, the only rewrite: refusals (positional ids, unknown ids, duplicates, bad ops), re-
+ * tagging with the op's own code, and length and pairing kept.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyPlan, type FoldOp, retag } from "../../src/core/apply.ts";

@@ -1,3 +1,7 @@
+/**
+ * The block model: linearize and messageBlocks, durable and positional ids, images, the kind gate,
+ * and token costs per block.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

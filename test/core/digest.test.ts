@@ -1,3 +1,7 @@
+/**
+ * Fold codes (FNV-1a 64 vectors, base36, the parser's accepted forms), the tag helpers, and the
+ * per-kind digests.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

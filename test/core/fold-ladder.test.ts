@@ -1,3 +1,7 @@
+/**
+ * The ladder policy: thresholds, the cold threshold, urgent events and the floor, the compact
+ * command, the tail clamp, oldest-first selection, and folding when the cache is cold anyway.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

@@ -1,3 +1,7 @@
+/**
+ * The fold registry: records, code owners and collisions, frozen bytes that never change, unfold
+ * and raw holds.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { FoldOp } from "../../src/core/apply.ts";

@@ -1,3 +1,6 @@
+/**
+ * Lowering fold commands to ops: code and digest bytes, duplicate pointers, refusals.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Block, linearize, type MessageLike } from "../../src/core/block.ts";

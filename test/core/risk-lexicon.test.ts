@@ -1,3 +1,7 @@
+/**
+ * The risk lexicon: error lines in any case, stack frames, and the ordered, bounded risk lines a
+ * digest keeps.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isErrorLine, isFrameLine, riskLines } from "../../src/core/policy/risk-lexicon.ts";

@@ -1,3 +1,7 @@
+/**
+ * The token oracle (ceil(chars/4) + block overhead, flat image cost) and the text helpers: clip,
+ * firstLine, lineCount, safeSlice.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

@@ -1,3 +1,7 @@
+/**
+ * buildView: frozen costs, eligibility, first-delivery holds for unseen results and parallel
+ * batches, and lazily computed savings.
+ */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
