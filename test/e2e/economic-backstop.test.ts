@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { isSummarizationRequest, type ModelServer, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox, readSessionFile } from "./harness/pi-runner.ts";
+import { createPiSandbox, type PiRpc, type PiSandbox, waitForEntries } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
@@ -43,11 +43,7 @@ describe("economic policy: the backstop", () => {
 		const big = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
 		await rpc.prompt(big);
 		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
-		let compactions: Record<string, unknown>[] = [];
-		for (let i = 0; i < 100 && compactions.length === 0; i++) {
-			compactions = (await readSessionFile(state.sessionFile)).filter((e) => e.type === "compaction");
-			if (compactions.length === 0) await new Promise((r) => setTimeout(r, 100));
-		}
+		const compactions = await waitForEntries(state.sessionFile, "compaction");
 		const usage = server.usages.at(-1)?.promptTokens ?? 0;
 		assert.ok(usage > 0.3 * WINDOW && usage < 0.95 * WINDOW, `above the backstop, under the budget: ${usage}`);
 		assert.equal(compactions.length, 1, rpc.stderr());

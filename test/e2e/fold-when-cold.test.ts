@@ -7,18 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { batchScript } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
-import { lastUserText, type ModelServer, serializePrompt, startModelServer } from "./harness/model-server.ts";
+import { type ModelServer, serializePrompt, startModelServer } from "./harness/model-server.ts";
 import { createPiSandbox, type PiSandbox } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const BATCHES = 8;
 const RUN_TIMEOUT_MS = 90_000;
-
-/** Bash printing 100 short ok lines for batch `k`. */
-function batchCommand(k: number): string {
-	return `for i in $(seq 1 100); do echo "batch ${k} line $i ok"; done`;
-}
 
 describe("fold when the cache is cold anyway", () => {
 	let server: ModelServer;
@@ -26,13 +22,9 @@ describe("fold when the cache is cold anyway", () => {
 	let splits: number[] = [];
 
 	before(async () => {
-		server = await startModelServer((req) => {
-			if (lastUserText(req) !== "Run the batches.") return { text: "Still here." };
-			const done = (serializePrompt(req).match(/batch \d+ line 100 ok/g) ?? []).length;
-			return done < BATCHES
-				? { toolCalls: [{ name: "bash", args: { command: batchCommand(done + 1) } }] }
-				: { text: "All batches ran." };
-		});
+		server = await startModelServer(
+			batchScript({ trigger: "Run the batches.", count: BATCHES, done: "All batches ran.", other: "Still here." }),
+		);
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: WINDOW,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { isSummarizationRequest, type ModelServer, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox, readSessionFile } from "./harness/pi-runner.ts";
+import { createPiSandbox, type PiRpc, type PiSandbox, waitForEntries } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
@@ -38,11 +38,7 @@ describe("over budget with nothing worth folding", () => {
 		const huge = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(800)}`;
 		await rpc.prompt(huge);
 		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
-		let compactions: Record<string, unknown>[] = [];
-		for (let i = 0; i < 100 && compactions.length === 0; i++) {
-			compactions = (await readSessionFile(state.sessionFile)).filter((e) => e.type === "compaction");
-			if (compactions.length === 0) await new Promise((r) => setTimeout(r, 100));
-		}
+		const compactions = await waitForEntries(state.sessionFile, "compaction");
 		assert.equal(compactions.length, 1, rpc.stderr());
 		assert.equal(compactions[0].fromHook, true);
 		assert.ok(String(compactions[0].summary).startsWith(OUR_HEADER));

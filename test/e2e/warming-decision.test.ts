@@ -14,25 +14,15 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { batchScript } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
-import {
-	type CapturedRequest,
-	lastUserText,
-	type ModelServer,
-	serializePrompt,
-	startModelServer,
-} from "./harness/model-server.ts";
+import { type CapturedRequest, type ModelServer, serializePrompt, startModelServer } from "./harness/model-server.ts";
 import { createPiSandbox, type PiRpc, type PiSandbox } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const BUDGET = WINDOW / 2;
 const BATCHES = 4;
 const STOPPED = "context-fold: cache warming stopped: a fold event is due";
-
-/** Bash printing 100 short ok lines for batch `k`. */
-function batchCommand(k: number): string {
-	return `for i in $(seq 1 100); do echo "batch ${k} line $i ok"; done`;
-}
 
 const isRefresh = (req: CapturedRequest) => req.body.max_tokens === 1;
 
@@ -47,13 +37,9 @@ describe("cache warming decision", () => {
 	};
 
 	before(async () => {
-		server = await startModelServer((req) => {
-			if (lastUserText(req) !== "Run the batches.") return { text: "Noted." };
-			const done = (serializePrompt(req).match(/batch \d+ line 100 ok/g) ?? []).length;
-			return done < BATCHES
-				? { toolCalls: [{ name: "bash", args: { command: batchCommand(done + 1) } }] }
-				: { text: "All batches ran." };
-		});
+		server = await startModelServer(
+			batchScript({ trigger: "Run the batches.", count: BATCHES, done: "All batches ran.", other: "Noted." }),
+		);
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: WINDOW,

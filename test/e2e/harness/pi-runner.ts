@@ -165,6 +165,16 @@ export interface PiSandbox {
 	cleanup(): Promise<void>;
 }
 
+/** Polls a session file until it holds at least `count` entries of `type` (or time runs out); returns them. */
+export async function waitForEntries(file: string, type: string, count = 1, timeoutMs = 10_000): Promise<JsonRecord[]> {
+	const until = Date.now() + timeoutMs;
+	for (;;) {
+		const found = (await readSessionFile(file)).filter((e) => e.type === type);
+		if (found.length >= count || Date.now() > until) return found;
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
 /** Harness defaults for settings.json: deterministic and quiet. */
 export const DEFAULT_SETTINGS: Record<string, unknown> = {
 	defaultThinkingLevel: "off",
