@@ -4,7 +4,7 @@
  * alone writes the `{#code FOLDED}` tag.
  */
 import { type Block, isDurableId, linearize, type MessageLike } from "./block.ts";
-import { foldTag, LARGE_ARG_CHARS } from "./digest.ts";
+import { foldableArg, foldTag } from "./digest.ts";
 
 /** One fold: the block id, its code, and the replacement (text for results and thinking, args for tool calls). */
 export interface FoldOp {
@@ -13,8 +13,8 @@ export interface FoldOp {
 	text?: string;
 	args?: Record<string, unknown>;
 	/**
-	 * Replayed from a context-fold 0.5.1 layer. 0.5.1 also folded assistant text parts, so such an
-	 * op may stand for one; the engine never plans a fold of assistant text itself.
+	 * Replayed from a context-fold 0.5.1 layer. 0.5.1 folded assistant text parts of any size, so
+	 * such an op may stand for one this version would not fold.
 	 */
 	legacy?: true;
 }
@@ -45,18 +45,14 @@ export function retag(code: string, text: string): string {
 	return `${head}${text.replace(LEADING_TAGS, "")}`;
 }
 
-function isLarge(value: unknown): value is string {
-	return typeof value === "string" && value.length >= LARGE_ARG_CHARS;
-}
-
-/** Tags every large string of the original arguments that the op replaced; small values stay as they are. */
-function retagArgs(code: string, value: unknown, original: unknown): unknown {
-	if (typeof value === "string") return isLarge(original) && value !== original ? retag(code, value) : value;
-	if (Array.isArray(value)) return value.map((inner, i) => retagArgs(code, inner, (original as unknown[])[i]));
+/** Tags every foldable string of the original arguments that the op replaced; other values stay as they are. */
+function retagArgs(code: string, value: unknown, original: unknown, key?: string): unknown {
+	if (typeof value === "string") return foldableArg(key, original) && value !== original ? retag(code, value) : value;
+	if (Array.isArray(value)) return value.map((inner, i) => retagArgs(code, inner, (original as unknown[])[i], key));
 	if (value && typeof value === "object") {
 		const out: Record<string, unknown> = {};
-		for (const [key, inner] of Object.entries(value)) {
-			out[key] = retagArgs(code, inner, (original as Record<string, unknown>)[key]);
+		for (const [inner, innerValue] of Object.entries(value)) {
+			out[inner] = retagArgs(code, innerValue, (original as Record<string, unknown>)[inner], inner);
 		}
 		return out;
 	}
@@ -65,14 +61,18 @@ function retagArgs(code: string, value: unknown, original: unknown): unknown {
 
 /**
  * True when `value` keeps the structure of a call's original arguments: the same keys at every
- * depth, the same array lengths, equal non-string leaves and equal small strings. Only large
- * strings (the ones a fold replaces) may differ, so a folded call stays well-formed.
+ * depth, the same array lengths, equal non-string leaves and equal unfoldable strings. Only
+ * foldable strings (see foldableArg) may differ, so a folded call stays well-formed.
  */
-function keepsCall(original: unknown, value: unknown): boolean {
-	if (typeof original === "string") return typeof value === "string" && (isLarge(original) || value === original);
+function keepsCall(original: unknown, value: unknown, key?: string): boolean {
+	if (typeof original === "string") {
+		return typeof value === "string" && (foldableArg(key, original) || value === original);
+	}
 	if (Array.isArray(original)) {
 		return (
-			Array.isArray(value) && value.length === original.length && original.every((v, i) => keepsCall(v, value[i]))
+			Array.isArray(value) &&
+			value.length === original.length &&
+			original.every((v, i) => keepsCall(v, value[i], key))
 		);
 	}
 	if (original && typeof original === "object") {
@@ -80,9 +80,9 @@ function keepsCall(original: unknown, value: unknown): boolean {
 		const keys = Object.keys(original);
 		if (keys.length !== Object.keys(value).length) return false;
 		return keys.every(
-			(key) =>
-				Object.hasOwn(value, key) &&
-				keepsCall((original as Record<string, unknown>)[key], (value as Record<string, unknown>)[key]),
+			(inner) =>
+				Object.hasOwn(value, inner) &&
+				keepsCall((original as Record<string, unknown>)[inner], (value as Record<string, unknown>)[inner], inner),
 		);
 	}
 	return Object.is(original, value);

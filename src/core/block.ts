@@ -4,7 +4,7 @@
  * a message timestamp); anything without such an anchor gets a positional id, which is never
  * foldable because it re-points as soon as history stops being append-only.
  */
-import { LARGE_ARG_CHARS } from "./digest.ts";
+import { foldArgs, TEXT_FOLD_CHARS } from "./digest.ts";
 import { blockCost } from "./tokens.ts";
 
 /** A message as Pi hands it to the `context` hook; only the fields the core reads are typed. */
@@ -15,7 +15,7 @@ export interface MessageLike {
 	[key: string]: unknown;
 }
 
-/** What a block holds. Only `toolResult`, `toolArgs` and unsigned `thinking` can ever fold. */
+/** What a block holds. Only `toolResult`, `toolArgs`, assistant `text` and unsigned `thinking` can ever fold. */
 export type BlockKind =
 	| "user"
 	| "text"
@@ -90,6 +90,7 @@ interface Part {
 	text?: unknown;
 	thinking?: unknown;
 	thinkingSignature?: unknown;
+	textSignature?: unknown;
 	redacted?: unknown;
 	id?: unknown;
 	name?: unknown;
@@ -119,11 +120,9 @@ export function renderContent(content: unknown): { text: string; images: number 
 	return { text, images };
 }
 
-function hasLargeString(value: unknown): boolean {
-	if (typeof value === "string") return value.length >= LARGE_ARG_CHARS;
-	if (Array.isArray(value)) return value.some(hasLargeString);
-	if (value && typeof value === "object") return Object.values(value).some(hasLargeString);
-	return false;
+/** True when folding would change the arguments (see foldArgs); the code only labels, so any will do. */
+function hasFoldableArg(args: unknown): boolean {
+	return foldArgs("00000000", args) !== null;
 }
 
 /**
@@ -132,7 +131,7 @@ function hasLargeString(value: unknown): boolean {
  * arguments have the same shape fingerprint (keys, values of short strings and other leaves, and
  * length plus both ends of long strings), which keeps a reused call id from being served stale text.
  */
-export type ArgsCache = Map<string, { print: string; text: string; large: boolean }>;
+export type ArgsCache = Map<string, { print: string; text: string; foldable: boolean }>;
 
 function fingerprint(value: unknown, out: string[]): void {
 	if (typeof value === "string") {
@@ -153,14 +152,14 @@ function argsText(
 	callId: string | undefined,
 	args: unknown,
 	cache: ArgsCache | undefined,
-): { text: string; large: boolean } {
-	if (!cache || !callId) return { text: JSON.stringify(args) ?? "", large: hasLargeString(args) };
+): { text: string; foldable: boolean } {
+	if (!cache || !callId) return { text: JSON.stringify(args) ?? "", foldable: hasFoldableArg(args) };
 	const parts: string[] = [];
 	fingerprint(args, parts);
 	const print = parts.join("\u0000");
 	const known = cache.get(callId);
 	if (known && known.print === print) return known;
-	const entry = { print, text: JSON.stringify(args) ?? "", large: hasLargeString(args) };
+	const entry = { print, text: JSON.stringify(args) ?? "", foldable: hasFoldableArg(args) };
 	cache.set(callId, entry);
 	return entry;
 }
@@ -247,7 +246,7 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 				if (part?.type === "toolCall") {
 					const callId = str(part.id);
 					const name = str(part.name) ?? "tool";
-					const { text, large } = argsText(callId, part.arguments ?? {}, cache);
+					const { text, foldable } = argsText(callId, part.arguments ?? {}, cache);
 					const block = make(
 						callId ? argsId(callId) : undefined,
 						msg,
@@ -261,7 +260,7 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 						},
 						name.length,
 					);
-					block.foldable = large;
+					block.foldable = foldable;
 					blocks.push(block);
 				} else if (part?.type === "thinking") {
 					const text = typeof part.thinking === "string" ? part.thinking : "";
@@ -269,7 +268,10 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 					block.foldable = !str(part.thinkingSignature) && part.redacted !== true && text.length > 0;
 					blocks.push(block);
 				} else if (part?.type === "text") {
-					blocks.push(make(partId, msg, j, "text", typeof part.text === "string" ? part.text : "", turn));
+					const text = typeof part.text === "string" ? part.text : "";
+					const block = make(partId, msg, j, "text", text, turn);
+					block.foldable = !str(part.textSignature) && text.length >= TEXT_FOLD_CHARS;
+					blocks.push(block);
 				} else {
 					blocks.push(make(undefined, msg, j, "other", JSON.stringify(part) ?? "", turn));
 				}

@@ -18,6 +18,8 @@ export interface ViewBlock {
 	held: boolean;
 	/** Tokens a fold would save now; 0 when the digest is not smaller than the block. */
 	saving: number;
+	/** A file read that a later call made stale: a later version of the file is in the context (see supersede.ts). */
+	superseded?: boolean;
 }
 
 /** Knobs of the fold ladder, as fractions of the context window unless named in tokens. */

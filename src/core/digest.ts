@@ -77,7 +77,8 @@ export const DIGEST_LIMITS = {
 	riskLines: 12,
 	riskLineChars: 400,
 	riskChars: 2400,
-	argFirstLineChars: 80,
+	argFirstLineChars: 60,
+	textFirstLineChars: 60,
 } as const;
 
 /** What a tool-result digest is made from. */
@@ -138,36 +139,74 @@ export function thinkingDigest(code: string, text: string): string {
 	return `${foldTag(code)} thinking: ${lineCount(text)} lines, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
 }
 
-/** Digest string standing in for one large string argument of a tool call. */
+/** One-line digest of an assistant text part. */
+export function textDigest(code: string, text: string): string {
+	const head = clip(firstLine(text), DIGEST_LIMITS.textFirstLineChars);
+	return `${foldTag(code)} text: ${lineCount(text)} lines, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
+}
+
+/** An assistant text part of at least this many characters may fold; shorter ones cost less raw than folded. */
+export const TEXT_FOLD_CHARS = 120;
+
+/** A string argument of at least this many characters may fold (see foldableArg). */
+export const ARG_FOLD_CHARS = 64;
+
+/**
+ * Argument keys whose strings name what a call touched or looked for (a file, a directory, a search
+ * pattern, an address). They never fold: a folded call must still say what it was about.
+ */
+export const KEPT_ARG_KEYS: ReadonlySet<string> = new Set([
+	"path",
+	"file_path",
+	"filePath",
+	"paths",
+	"cwd",
+	"dir",
+	"directory",
+	"pattern",
+	"glob",
+	"url",
+]);
+
+/** True when a string argument under `key` (the nearest object key; undefined at the top) may fold. */
+export function foldableArg(key: string | undefined, value: unknown): value is string {
+	return typeof value === "string" && value.length >= ARG_FOLD_CHARS && !(key !== undefined && KEPT_ARG_KEYS.has(key));
+}
+
+/**
+ * Digest string standing in for one string argument: tag, size, and the head of its first line,
+ * at most a quarter of the value and `argFirstLineChars` (foldArgs keeps a value its digest would not shorten).
+ */
 export function argDigest(code: string, value: string): string {
-	const head = clip(firstLine(value), DIGEST_LIMITS.argFirstLineChars);
+	const room = Math.min(DIGEST_LIMITS.argFirstLineChars, Math.floor(value.length / 4));
+	const head = room > 1 ? clip(firstLine(value), room) : "";
 	return `${foldTag(code)} ${value.length} chars, ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}`;
 }
 
-/** A string argument at least this long is "large" and may be folded. */
-export const LARGE_ARG_CHARS = 512;
-
 /**
- * Copy of a tool call's arguments with every large string leaf (at any depth) replaced by its
- * digest; keys, small values and structure are untouched. Returns null if nothing is large.
+ * Copy of a tool call's arguments with every foldable string leaf (at any depth, see foldableArg)
+ * replaced by its digest where the digest is shorter; keys, kept and short values, and structure are
+ * untouched. Returns null if nothing changes.
  */
 export function foldArgs(code: string, args: unknown): Record<string, unknown> | null {
 	let changed = false;
-	const walk = (value: unknown): unknown => {
+	const walk = (value: unknown, key: string | undefined): unknown => {
 		if (typeof value === "string") {
-			if (value.length < LARGE_ARG_CHARS) return value;
+			if (!foldableArg(key, value)) return value;
+			const digest = argDigest(code, value);
+			if (digest.length >= value.length) return value;
 			changed = true;
-			return argDigest(code, value);
+			return digest;
 		}
-		if (Array.isArray(value)) return value.map(walk);
+		if (Array.isArray(value)) return value.map((inner) => walk(inner, key));
 		if (value && typeof value === "object") {
 			const out: Record<string, unknown> = {};
-			for (const [key, inner] of Object.entries(value)) out[key] = walk(inner);
+			for (const [inner, innerValue] of Object.entries(value)) out[inner] = walk(innerValue, inner);
 			return out;
 		}
 		return value;
 	};
 	if (!args || typeof args !== "object" || Array.isArray(args)) return null;
-	const folded = walk(args) as Record<string, unknown>;
+	const folded = walk(args, undefined) as Record<string, unknown>;
 	return changed ? folded : null;
 }

@@ -12,6 +12,7 @@ import {
 	foldTag,
 	quoteTags,
 	stripTags,
+	textDigest,
 	thinkingDigest,
 	toolResultDigest,
 } from "./digest.ts";
@@ -37,7 +38,8 @@ function toolCallPart(message: MessageLike | undefined, block: Block): { argumen
 /**
  * The fold op for `block` under its own code; `duplicateOf` names the code of an already-folded
  * block with the same bytes (tool results only). Null if the block cannot be folded (its kind or
- * shape forbids it: signed or redacted thinking, a result with an image, small arguments).
+ * shape forbids it: signed or redacted thinking, signed or short text, a result with an image,
+ * arguments with nothing to fold).
  */
 export function renderFold(block: Block, message: MessageLike | undefined, duplicateOf?: string): FoldOp | null {
 	if (!block.foldable) return null;
@@ -53,6 +55,8 @@ export function renderFold(block: Block, message: MessageLike | undefined, dupli
 		}
 		case "thinking":
 			return { id: block.id, code, text: thinkingDigest(code, block.text) };
+		case "text":
+			return { id: block.id, code, text: textDigest(code, block.text) };
 		case "toolArgs": {
 			const args = foldArgs(code, toolCallPart(message, block)?.arguments);
 			return args ? { id: block.id, code, args } : null;

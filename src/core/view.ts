@@ -7,6 +7,7 @@ import type { Block, MessageLike } from "./block.ts";
 import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
+import { supersededReads } from "./supersede.ts";
 
 /**
  * Ids the model has not seen yet: tool results after the latest assistant message (a parallel
@@ -70,6 +71,7 @@ class LazyViewBlock implements ViewBlock {
 	eligible: boolean;
 	frozen: boolean;
 	held: boolean;
+	superseded: boolean;
 	private readonly block: Block;
 	private readonly message: MessageLike | undefined;
 	private readonly memo: Map<string, number>;
@@ -81,6 +83,7 @@ class LazyViewBlock implements ViewBlock {
 		eligible: boolean,
 		frozen: boolean,
 		held: boolean,
+		superseded: boolean,
 		memo: Map<string, number>,
 	) {
 		this.id = block.id;
@@ -89,6 +92,7 @@ class LazyViewBlock implements ViewBlock {
 		this.eligible = eligible;
 		this.frozen = frozen;
 		this.held = held;
+		this.superseded = superseded;
 		this.block = block;
 		this.message = message;
 		this.memo = memo;
@@ -108,6 +112,7 @@ class LazyViewBlock implements ViewBlock {
 /** The policy view of one request. Savings are computed only when a policy reads them. */
 export function buildView(input: ViewInput): PolicyView {
 	const held = heldIds(input.messages, input.blocks);
+	const superseded = supersededReads(input.messages, input.blocks);
 	const frozenById = input.frozen.length > 0 ? new Map(input.frozen.map((op) => [op.id, op] as const)) : undefined;
 	const memo = input.savings ?? new Map<string, number>();
 	const blocks: ViewBlock[] = [];
@@ -125,6 +130,7 @@ export function buildView(input: ViewInput): PolicyView {
 				eligible,
 				op !== undefined,
 				held.has(block.id),
+				superseded.has(block.id),
 				memo,
 			),
 		);

@@ -16,7 +16,7 @@ import {
 	renderContent,
 	resultId,
 } from "../../src/core/block.ts";
-import { LARGE_ARG_CHARS } from "../../src/core/digest.ts";
+import { ARG_FOLD_CHARS, TEXT_FOLD_CHARS } from "../../src/core/digest.ts";
 import { blockCost, IMAGE_TOKENS } from "../../src/core/tokens.ts";
 
 const IMAGE = { type: "image", data: "aGVsbG8=", mimeType: "image/png" };
@@ -192,7 +192,7 @@ describe("linearize over every role", () => {
 		);
 	});
 
-	it("lets only tool results, large tool-call args and unsigned thinking be foldable", () => {
+	it("lets only tool results, tool-call args with a long string, long unsigned text and unsigned thinking be foldable", () => {
 		assert.deepEqual(
 			blocks.filter((b) => b.foldable).map((b) => b.id),
 			["a:resp_A:0", "r:call_1"],
@@ -219,8 +219,8 @@ describe("foldability by shape", () => {
 		assert.equal(block.tokens, Math.ceil(8 / 4) + IMAGE_TOKENS + 4);
 	});
 
-	it("makes tool-call args foldable when any string leaf is large", () => {
-		const big = "x".repeat(LARGE_ARG_CHARS);
+	it("makes tool-call args foldable when any string leaf outside a kept key is long enough", () => {
+		const big = "x".repeat(ARG_FOLD_CHARS);
 		const call = (args: unknown, id: string) => ({ type: "toolCall", id, name: "edit", arguments: args });
 		const blocks = linearize([
 			{
@@ -243,11 +243,10 @@ describe("foldability by shape", () => {
 		);
 	});
 
-	it("never makes user, text, custom, bash, summary or unknown blocks foldable, however large", () => {
+	it("never makes user, custom, bash, summary or unknown blocks foldable, however large", () => {
 		const big = "y".repeat(50_000);
 		const blocks = linearize([
 			{ role: "user", content: big, timestamp: 1 },
-			{ role: "assistant", responseId: "r", content: [{ type: "text", text: big }] },
 			{ role: "custom", content: big, timestamp: 2 },
 			{ role: "bashExecution", command: "x", output: big, timestamp: 3 },
 			{ role: "compactionSummary", summary: big, timestamp: 4 },
@@ -255,6 +254,45 @@ describe("foldability by shape", () => {
 			{ role: "weird", content: big },
 		]);
 		for (const block of blocks) assert.equal(block.foldable, false, block.id);
+	});
+
+	it("makes assistant text foldable from TEXT_FOLD_CHARS on, unless it is signed", () => {
+		const long = "t".repeat(TEXT_FOLD_CHARS);
+		const blocks = linearize([
+			{
+				role: "assistant",
+				responseId: "r",
+				content: [
+					{ type: "text", text: long },
+					{ type: "text", text: long.slice(1) },
+					{ type: "text", text: long, textSignature: "sig" },
+				],
+			},
+		]);
+		assert.deepEqual(
+			blocks.map((b) => [b.id, b.foldable]),
+			[
+				["a:r:0", true],
+				["a:r:1", false],
+				["a:r:2", false],
+			],
+		);
+	});
+
+	it("never folds a string under a kept key such as path, however long", () => {
+		const long = `src/${"deep/".repeat(40)}file.ts`;
+		const [kept, folded] = linearize([
+			{
+				role: "assistant",
+				responseId: "r",
+				content: [
+					{ type: "toolCall", id: "k", name: "read", arguments: { path: long } },
+					{ type: "toolCall", id: "f", name: "bash", arguments: { command: long } },
+				],
+			},
+		]);
+		assert.equal(kept.foldable, false);
+		assert.equal(folded.foldable, true);
 	});
 
 	it("does not fold empty unsigned thinking", () => {
@@ -303,7 +341,7 @@ describe("durable ids", () => {
 	});
 
 	it("gives a tool call without an id a positional id", () => {
-		const big = "z".repeat(LARGE_ARG_CHARS);
+		const big = "z".repeat(ARG_FOLD_CHARS);
 		const [block] = linearize([
 			{ role: "assistant", responseId: "r", content: [{ type: "toolCall", name: "write", arguments: { c: big } }] },
 		]);
@@ -405,7 +443,7 @@ describe("ArgsCache", () => {
 
 	it("gives the same blocks as an uncached linearize, turn after turn", () => {
 		const cache: ArgsCache = new Map();
-		const messages = [call("c1", { path: "a", content: "x".repeat(LARGE_ARG_CHARS) }), call("c2", { path: "b" })];
+		const messages = [call("c1", { path: "a", content: "x".repeat(ARG_FOLD_CHARS) }), call("c2", { path: "b" })];
 		const plain = linearize(messages);
 		assert.deepEqual(linearize(structuredClone(messages), 0, cache), plain);
 		assert.deepEqual(linearize(structuredClone(messages), 0, cache), plain, "served from the cache");
@@ -414,8 +452,8 @@ describe("ArgsCache", () => {
 
 	it("never serves stale text when a call id is reused with other arguments", () => {
 		const cache: ArgsCache = new Map();
-		linearize([call("c1", { path: "a", content: "x".repeat(LARGE_ARG_CHARS) })], 0, cache);
-		const sameShape = [call("c1", { path: "a", content: `y${"x".repeat(LARGE_ARG_CHARS - 1)}` })];
+		linearize([call("c1", { path: "a", content: "x".repeat(ARG_FOLD_CHARS) })], 0, cache);
+		const sameShape = [call("c1", { path: "a", content: `y${"x".repeat(ARG_FOLD_CHARS - 1)}` })];
 		assert.deepEqual(linearize(sameShape, 0, cache), linearize(sameShape));
 		const small = [call("c1", { path: "a", content: "short" })];
 		const [block] = linearize(small, 0, cache);

@@ -23,6 +23,7 @@ const blockArb = fc.record({
 	eligible: fc.integer({ min: 0, max: 9 }).map((n) => n < 8),
 	frozen: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
 	held: fc.integer({ min: 0, max: 9 }).map((n) => n < 1),
+	superseded: fc.integer({ min: 0, max: 9 }).map((n) => n < 2),
 	savingShare: fc.integer({ min: 0, max: 100 }).map((n) => n / 100),
 });
 
@@ -57,13 +58,17 @@ const viewArb: fc.Arbitrary<PolicyView> = fc
 		return { blocks: viewBlocks, usage, window, neverCacheRead, config: { ...DEFAULT_LADDER, ...knobs } };
 	});
 
-/** Tail membership by its definition: the newest block, or a block beginning within its kind's tail. */
+/**
+ * Tail membership by its definition: the newest block, or a block beginning within its class's tail
+ * (a tool result no later call superseded: the hot tail; anything else: the cold tail).
+ */
 function inTail(view: PolicyView, index: number): boolean {
 	const { hotTail, coldTail } = economicKnobs(view);
 	if (index === view.blocks.length - 1) return true;
 	let after = 0;
 	for (let i = index + 1; i < view.blocks.length; i++) after += view.blocks[i].tokens;
-	return after < (view.blocks[index].kind === "toolResult" ? hotTail : coldTail);
+	const block = view.blocks[index];
+	return after < (block.kind === "toolResult" && !block.superseded ? hotTail : coldTail);
 }
 
 describe("the cache-economic policy", () => {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+	ARG_FOLD_CHARS,
 	argDigest,
 	CODE_LENGTH,
 	codesIn,
@@ -14,7 +15,6 @@ import {
 	foldArgs,
 	foldCode,
 	foldTag,
-	LARGE_ARG_CHARS,
 	parseCode,
 	stripTags,
 	thinkingDigest,
@@ -279,17 +279,22 @@ describe("thinkingDigest", () => {
 });
 
 describe("argDigest and foldArgs", () => {
-	it("argDigest gives tag, size and a clipped first line", () => {
-		assert.equal(argDigest("abc12345", "line one\nline two\n"), "{#abc12345 FOLDED} 18 chars, 2 lines: line one");
-		const out = argDigest("abc12345", `${"z".repeat(200)}\nmore`);
+	it("argDigest gives tag, size and a first line clipped to a quarter of the value", () => {
+		assert.equal(argDigest("abc12345", "line one\nline two\n"), "{#abc12345 FOLDED} 18 chars, 2 lines: lin…");
+		assert.equal(
+			argDigest("abc12345", `line one\n${"x".repeat(60)}`),
+			"{#abc12345 FOLDED} 69 chars, 2 lines: line one",
+		);
+		const out = argDigest("abc12345", `${"z".repeat(300)}\nmore`);
 		assert.ok(out.endsWith("…"));
 		assert.equal(out.split(": ")[1].length, DIGEST_LIMITS.argFirstLineChars);
 	});
 
-	it("replaces only large strings, at any depth, keeping keys and small values", () => {
-		const big = `import x;\n${"a".repeat(LARGE_ARG_CHARS)}`;
+	it("replaces only long strings outside kept keys, at any depth, keeping keys and other values", () => {
+		const big = `import x;\n${"a".repeat(ARG_FOLD_CHARS)}`;
 		const args = {
 			path: "src/x.ts",
+			pattern: "p".repeat(200),
 			count: 3,
 			flag: true,
 			none: null,
@@ -297,8 +302,9 @@ describe("argDigest and foldArgs", () => {
 		};
 		const out = foldArgs("abc12345", args);
 		assert.ok(out);
-		assert.deepEqual(Object.keys(out), ["path", "count", "flag", "none", "edits"]);
+		assert.deepEqual(Object.keys(out), ["path", "pattern", "count", "flag", "none", "edits"]);
 		assert.equal(out.path, "src/x.ts");
+		assert.equal(out.pattern, args.pattern);
 		assert.equal(out.count, 3);
 		assert.equal(out.flag, true);
 		assert.equal(out.none, null);
@@ -309,9 +315,17 @@ describe("argDigest and foldArgs", () => {
 		assert.equal(edits[2], 7);
 	});
 
-	it("treats exactly LARGE_ARG_CHARS as large and one less as small", () => {
-		assert.equal(foldArgs("abc12345", { s: "q".repeat(LARGE_ARG_CHARS - 1) }), null);
-		assert.ok(foldArgs("abc12345", { s: "q".repeat(LARGE_ARG_CHARS) }));
+	it("treats exactly ARG_FOLD_CHARS as foldable and one less as not", () => {
+		assert.equal(foldArgs("abc12345", { s: "q".repeat(ARG_FOLD_CHARS - 1) }), null);
+		assert.ok(foldArgs("abc12345", { s: "q".repeat(ARG_FOLD_CHARS) }));
+	});
+
+	it("keeps a foldable string whose digest would not be shorter", () => {
+		for (let n = ARG_FOLD_CHARS; n < 400; n++) {
+			const value = "word ".repeat(Math.ceil(n / 5)).slice(0, n);
+			const out = foldArgs("abc12345", { s: value });
+			if (out) assert.ok((out.s as string).length < value.length, `length ${n}`);
+		}
 	});
 
 	it("does not mutate its input", () => {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Block, linearize, type MessageLike } from "../../src/core/block.ts";
 import type { FoldCommand } from "../../src/core/contract.ts";
-import { foldCode, foldTag, thinkingDigest, toolResultDigest } from "../../src/core/digest.ts";
+import { foldCode, foldTag, textDigest, thinkingDigest, toolResultDigest } from "../../src/core/digest.ts";
 import { contentKey, foldedCost, lower, renderFold, savingOf } from "../../src/core/lower.ts";
 import { blockCost } from "../../src/core/tokens.ts";
 
@@ -31,7 +31,14 @@ function session(): MessageLike[] {
 		{ role: "toolResult", toolCallId: "c3", toolName: "write", content: "ok", timestamp: 13 },
 		{ role: "toolResult", toolCallId: "c4", toolName: "bash", content: "", timestamp: 14 },
 		{ role: "custom", content: BIG },
-		{ role: "assistant", responseId: "R2", content: [{ type: "text", text: "done" }] },
+		{
+			role: "assistant",
+			responseId: "R2",
+			content: [
+				{ type: "text", text: "done" },
+				{ type: "text", text: `Both files hold the same rows.\n${BIG.slice(0, 400)}` },
+			],
+		},
 	];
 }
 
@@ -97,6 +104,18 @@ describe("renderFold", () => {
 			text: thinkingDigest(foldCode("a:R1:0"), unsigned.text),
 		});
 		assert.equal(renderFold(block("a:R1:1"), messages[1]), null);
+	});
+
+	it("folds long assistant text to its one-line digest, and never short text", () => {
+		const long = block("a:R2:1");
+		const op = renderFold(long, messages[7]);
+		assert.deepEqual(op, { id: "a:R2:1", code: foldCode("a:R2:1"), text: textDigest(foldCode("a:R2:1"), long.text) });
+		assert.equal(
+			op?.text,
+			`${foldTag(foldCode("a:R2:1"))} text: 24 lines, ~108 tokens. Both files hold the same rows.`,
+		);
+		assert.ok(savingOf(long, messages[7]) > 0);
+		assert.equal(renderFold(block("a:R2:0"), messages[7]), null);
 	});
 
 	it("folds large tool-call args, and returns null for small ones", () => {

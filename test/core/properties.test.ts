@@ -18,7 +18,7 @@ import {
 	tailOf,
 	type ViewBlock,
 } from "../../src/core/contract.ts";
-import { foldCode, LARGE_ARG_CHARS } from "../../src/core/digest.ts";
+import { foldableArg, foldCode, TEXT_FOLD_CHARS } from "../../src/core/digest.ts";
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn, type TurnPlan } from "../../src/core/pass.ts";
@@ -340,26 +340,25 @@ function totalTokens(messages: readonly MessageLike[]): number {
 
 /**
  * Asserts that folded arguments keep the original's structure: the same keys at every depth, the
- * same array lengths, equal non-string leaves and equal small strings; a large string may only be
- * replaced by a string that carries a fold tag.
+ * same array lengths, equal non-string leaves and equal unfoldable strings (short, or under a kept
+ * key); a foldable string may only be replaced by a string that carries a fold tag.
  */
-function assertArgsKept(before: unknown, after: unknown, where: string): void {
+function assertArgsKept(before: unknown, after: unknown, where: string, key?: string): void {
 	if (typeof before === "string") {
 		assert.equal(typeof after, "string", `${where}: string became ${typeof after}`);
-		if (before.length < LARGE_ARG_CHARS || after === before)
-			assert.equal(after, before, `${where}: small value changed`);
+		if (!foldableArg(key, before) || after === before) assert.equal(after, before, `${where}: small value changed`);
 		else
 			assert.match(after as string, /^\{#(?:[0-9a-z]{8}|[0-9a-z]{6}) FOLDED\} /, `${where}: replaced without a tag`);
 	} else if (Array.isArray(before)) {
 		assert.ok(Array.isArray(after), `${where}: array became ${typeof after}`);
 		assert.equal(after.length, before.length, `${where}: array length`);
-		for (let i = 0; i < before.length; i++) assertArgsKept(before[i], after[i], `${where}[${i}]`);
+		for (let i = 0; i < before.length; i++) assertArgsKept(before[i], after[i], `${where}[${i}]`, key);
 	} else if (before && typeof before === "object") {
 		assert.ok(after && typeof after === "object" && !Array.isArray(after), `${where}: object replaced`);
 		const a = before as Record<string, unknown>;
 		const b = after as Record<string, unknown>;
 		assert.deepEqual(Object.keys(b).sort(), Object.keys(a).sort(), `${where}: keys`);
-		for (const key of Object.keys(a)) assertArgsKept(a[key], b[key], `${where}.${key}`);
+		for (const inner of Object.keys(a)) assertArgsKept(a[inner], b[inner], `${where}.${inner}`, inner);
 	} else {
 		assert.equal(after, before, `${where}: leaf changed`);
 	}
@@ -372,6 +371,8 @@ interface PartLike {
 	arguments?: unknown;
 	thinking?: string;
 	thinkingSignature?: string;
+	text?: string;
+	textSignature?: string;
 	redacted?: boolean;
 }
 
@@ -402,6 +403,8 @@ function assertShapeKept(before: readonly MessageLike[], after: readonly Message
 					assertArgsKept(pa[j].arguments, pb[j].arguments, `arguments of part ${i}:${j}`);
 				} else if (pa[j].type === "thinking" && !pa[j].thinkingSignature && !pa[j].redacted) {
 					if (pb[j] !== pa[j]) assert.match(pb[j].thinking ?? "", /^\{#[0-9a-z]{6,8} FOLDED\} /, "untagged fold");
+				} else if (pa[j].type === "text" && !pa[j].textSignature && (pa[j].text ?? "").length >= TEXT_FOLD_CHARS) {
+					if (pb[j] !== pa[j]) assert.match(pb[j].text ?? "", /^\{#[0-9a-z]{6,8} FOLDED\} /, "untagged fold");
 				} else {
 					assert.equal(pb[j], pa[j], `part ${i}:${j} must be untouched`);
 				}
@@ -696,7 +699,9 @@ describe("applyPlan over generated sessions and arbitrary ops", () => {
 					const text =
 						block.kind === "toolResult"
 							? (message.content as { text: string }[])[0].text
-							: (message.content as { thinking: string }[])[block.part].thinking;
+							: block.kind === "text"
+								? (message.content as { text: string }[])[block.part].text
+								: (message.content as { thinking: string }[])[block.part].thinking;
 					const tag = `{#${op.code} FOLDED} `;
 					assert.ok(text.startsWith(tag), `${id} lacks its tag`);
 					assert.doesNotMatch(text.slice(tag.length), /^\s*\{#[0-9a-z]{6,8} FOLDED\}/i, `${id} tagged twice`);

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type Block, isDurableId, linearize, type MessageLike } from "../../src/core/block.ts";
 import { DEFAULT_LADDER, tailOf } from "../../src/core/contract.ts";
-import { LARGE_ARG_CHARS } from "../../src/core/digest.ts";
+import { foldableArg } from "../../src/core/digest.ts";
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../../src/core/pass.ts";
 import { conduct } from "../../src/core/policy/fold-ladder.ts";
@@ -52,19 +52,19 @@ interface Part {
 	arguments?: unknown;
 }
 
-/** Folded arguments keep every key, array length, non-string leaf and small string of the original. */
-function assertArgsKept(before: unknown, after: unknown, where: string): void {
+/** Folded arguments keep every key, array length, non-string leaf and unfoldable string of the original. */
+function assertArgsKept(before: unknown, after: unknown, where: string, key?: string): void {
 	if (typeof before === "string") {
-		if (before.length < LARGE_ARG_CHARS) assert.equal(after, before, `${where}: small value changed`);
+		if (!foldableArg(key, before)) assert.equal(after, before, `${where}: small value changed`);
 		else assert.equal(typeof after, "string", `${where}: large value is no longer a string`);
 	} else if (Array.isArray(before)) {
 		assert.ok(Array.isArray(after) && after.length === before.length, `${where}: array changed`);
-		for (let i = 0; i < before.length; i++) assertArgsKept(before[i], after[i], `${where}[${i}]`);
+		for (let i = 0; i < before.length; i++) assertArgsKept(before[i], after[i], `${where}[${i}]`, key);
 	} else if (before && typeof before === "object") {
 		const a = before as Record<string, unknown>;
 		const b = after as Record<string, unknown>;
 		assert.deepEqual(Object.keys(b ?? {}).sort(), Object.keys(a).sort(), `${where}: keys changed`);
-		for (const key of Object.keys(a)) assertArgsKept(a[key], b[key], `${where}.${key}`);
+		for (const inner of Object.keys(a)) assertArgsKept(a[inner], b[inner], `${where}.${inner}`, inner);
 	} else {
 		assert.equal(after, before, `${where}: leaf changed`);
 	}

@@ -37,9 +37,15 @@ export function economicKnobs(view: PolicyView): EconomicConfig {
 	};
 }
 
+/** True for what the model re-reads: a tool result whose file version no later call superseded. */
+export function isHot(block: ViewBlock): boolean {
+	return block.kind === "toolResult" && block.superseded !== true;
+}
+
 /**
- * The two tails: the newest block, every tool result that begins within the last `hotTail` tokens,
- * and every other block that begins within the last `coldTail` tokens.
+ * The two tails: the newest block, every hot block (a tool result that no later call superseded:
+ * what the model re-reads) that begins within the last `hotTail` tokens, and every other block
+ * (thinking, text, arguments, superseded reads) that begins within the last `coldTail` tokens.
  */
 export function economicTails(blocks: readonly ViewBlock[], hotTail: number, coldTail: number): Set<string> {
 	const tail = new Set<string>();
@@ -47,7 +53,7 @@ export function economicTails(blocks: readonly ViewBlock[], hotTail: number, col
 	for (let i = blocks.length - 1; i >= 0; i--) {
 		const block = blocks[i];
 		if (i < blocks.length - 1 && after >= Math.max(hotTail, coldTail)) break;
-		if (i === blocks.length - 1 || after < (block.kind === "toolResult" ? hotTail : coldTail)) tail.add(block.id);
+		if (i === blocks.length - 1 || after < (isHot(block) ? hotTail : coldTail)) tail.add(block.id);
 		after += block.tokens;
 	}
 	return tail;

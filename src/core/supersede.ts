@@ -1,0 +1,59 @@
+/**
+ * Superseded file versions: the result of a `read` that a later call made stale. A read of a file
+ * is superseded once a later successful `write` or `edit` changed that file, or a later successful
+ * `read` showed the same lines again (the same offset and limit, or the whole file). Paths compare
+ * as written, less a leading `./`. Pure: the facts come from the messages alone.
+ */
+import { type Block, type MessageLike, resultId } from "./block.ts";
+
+interface CallFacts {
+	path: string;
+	/** `offset:limit` as given, `:` for a whole-file read. */
+	range: string;
+}
+
+function callFacts(message: MessageLike | undefined, block: Block): CallFacts | undefined {
+	const content = message?.content;
+	const args = Array.isArray(content) ? (content[block.part] as { arguments?: unknown })?.arguments : undefined;
+	if (!args || typeof args !== "object") return undefined;
+	const { path, offset, limit } = args as { path?: unknown; offset?: unknown; limit?: unknown };
+	if (typeof path !== "string" || path.length === 0) return undefined;
+	const bound = (value: unknown): string =>
+		typeof value === "number" || typeof value === "string" ? String(value) : "";
+	return { path: path.startsWith("./") ? path.slice(2) : path, range: `${bound(offset)}:${bound(limit)}` };
+}
+
+const WHOLE_FILE = ":";
+
+/** Result ids of `read` calls that a later call superseded (see the file comment). */
+export function supersededReads(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
+	const failed = new Set<string>();
+	for (const block of blocks) {
+		if (block.kind === "toolResult" && block.isError && block.toolCallId) failed.add(block.toolCallId);
+	}
+	/** Per path, what later calls did: changed the file, or read it (whole, or these ranges). */
+	const later = new Map<string, { changed: boolean; ranges: Set<string> }>();
+	const out = new Set<string>();
+	for (let i = blocks.length - 1; i >= 0; i--) {
+		const block = blocks[i];
+		if (block.kind !== "toolArgs" || !block.toolCallId || failed.has(block.toolCallId)) continue;
+		const name = block.toolName;
+		if (name !== "read" && name !== "write" && name !== "edit") continue;
+		const facts = callFacts(messages[block.msg], block);
+		if (!facts) continue;
+		let seen = later.get(facts.path);
+		if (!seen) {
+			seen = { changed: false, ranges: new Set() };
+			later.set(facts.path, seen);
+		}
+		if (name !== "read") {
+			seen.changed = true;
+			continue;
+		}
+		if (seen.changed || seen.ranges.has(WHOLE_FILE) || seen.ranges.has(facts.range)) {
+			out.add(resultId(block.toolCallId));
+		}
+		seen.ranges.add(facts.range);
+	}
+	return out;
+}
