@@ -69,9 +69,9 @@ export interface CacheFacts {
 
 /** Knobs of the cache-economic profile (src/core/policy/cache-economic.ts); the ladder ignores them. */
 export interface EconomicConfig {
-	/** Tail of tool results (what the model re-reads), in tokens: none of the newest this many fold. */
+	/** Tail of tool results no later call superseded (what the model re-reads), in tokens: none of the newest this many fold. */
 	hotTail: number;
-	/** Tail of everything else (thinking, arguments), in tokens. */
+	/** Tail of everything else (thinking, assistant text, arguments, superseded reads), in tokens. */
 	coldTail: number;
 	/** Requests an event's saving is counted over (the expected gap to the next event). */
 	horizon: number;
@@ -83,14 +83,17 @@ export interface EconomicConfig {
 	minEvent: number;
 }
 
-/** The economic profile's defaults. */
+/**
+ * The economic profile's defaults, chosen with `context-fold replay` (anthropic-5m, idle warming,
+ * 140k window) over the project's and the shared sessions; README "Defaults and why" gives the figures.
+ */
 export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
-	hotTail: 5000,
+	hotTail: 8000,
 	coldTail: 1000,
 	horizon: 20,
 	foldFrom: 0.15,
-	backstopAt: 0.3,
-	minEvent: 0.06,
+	backstopAt: 0.18,
+	minEvent: 0.08,
 });
 
 /** Everything a policy may read. */

@@ -253,7 +253,7 @@ describe("config", () => {
 			else process.env.CONTEXTFOLD_COLD_FOLD_AT = String(env);
 			try {
 				const stub = loadStub({ window: 100_000 });
-				stub.settings = { "context-fold": { coldFoldAt: saved, tail: 1000, step: 0.01 } };
+				stub.settings = { "context-fold": { policy: "ladder", coldFoldAt: saved, tail: 1000, step: 0.01 } };
 				bashSession(stub, 6);
 				stub.usage = { tokens: 30_000, contextWindow: 100_000 };
 				await stub.emit("session_start", { reason: "startup" });
@@ -271,7 +271,7 @@ describe("config", () => {
 		process.env.CONTEXTFOLD_FOLD_AT = "banana";
 		try {
 			const stub = loadStub();
-			stub.settings = { "context-fold": { tail: 5000 } };
+			stub.settings = { "context-fold": { policy: "ladder", tail: 5000 } };
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.emit("session_start", { reason: "reload" });
@@ -285,7 +285,7 @@ describe("config", () => {
 	it("the cold threshold follows the cache telemetry: two responses without a cache read lower it", async () => {
 		const run = async (cacheRead: number) => {
 			const stub = loadStub({ window: 100_000 });
-			stub.settings = { "context-fold": { tail: 1000, step: 0.01 } };
+			stub.settings = { "context-fold": { policy: "ladder", tail: 1000, step: 0.01 } };
 			bashSession(stub, 6);
 			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
 			await stub.emit("session_start", { reason: "startup" });
@@ -304,7 +304,7 @@ describe("config", () => {
 describe("cache facts from telemetry", () => {
 	const atHalf = async (warmNow: boolean) => {
 		const stub = loadStub({ window: 100_000 });
-		stub.settings = { "context-fold": { tail: 1000 } };
+		stub.settings = { "context-fold": { policy: "ladder", tail: 1000 } };
 		bashSession(stub, 6); // responses recorded in 2023: long cold by now
 		stub.usage = { tokens: 50_000, contextWindow: 100_000 };
 		await stub.emit("session_start", { reason: "startup" });
@@ -324,7 +324,7 @@ describe("cache facts from telemetry", () => {
 	it("cache_warming_decision: stop when the policy would fold on the next request, else leave Pi's decision", async () => {
 		const decide = async (prompt: number, action: "warm" | "stop" = "warm") => {
 			const stub = loadStub({ window: 100_000 });
-			stub.settings = { "context-fold": { tail: 1000, step: 0.01 } };
+			stub.settings = { "context-fold": { policy: "ladder", tail: 1000, step: 0.01 } };
 			bashSession(stub, 6);
 			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
 			await stub.emit("session_start", { reason: "startup" });

@@ -53,7 +53,9 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		commands: new Map(),
 		entries: [],
 		compactions: [],
-		settings: {},
+		// Hook tests drive the fold mechanism through the ladder, whose thresholds are simple to reach;
+		// a test of the default policy sets its own settings.
+		settings: { "context-fold": { policy: "ladder" } },
 		failAppend: false,
 		failBranch: false,
 		usage: undefined,

@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-	DEFAULT_ECONOMIC,
 	DEFAULT_LADDER,
 	type EconomicConfig,
 	type FoldCommand,
@@ -23,6 +22,16 @@ function text(id: string, tokens: number): ViewBlock {
 	return blk(id, tokens, 0, { kind: "text", eligible: false });
 }
 
+/** Knobs these tests are written against, fixed so that tuning the shipped defaults cannot change them. */
+const KNOBS: EconomicConfig = {
+	hotTail: 5000,
+	coldTail: 1000,
+	horizon: 20,
+	foldFrom: 0.15,
+	backstopAt: 0.3,
+	minEvent: 0.01,
+};
+
 function mkView(blocks: ViewBlock[], opts: { window?: number; config?: Partial<EconomicConfig> } = {}): PolicyView {
 	const usage = blocks.reduce((n, b) => n + b.tokens, 0);
 	return {
@@ -30,7 +39,7 @@ function mkView(blocks: ViewBlock[], opts: { window?: number; config?: Partial<E
 		usage,
 		window: opts.window ?? 100_000,
 		neverCacheRead: false,
-		config: { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC, minEvent: 0.01, ...opts.config },
+		config: { ...DEFAULT_LADDER, ...KNOBS, ...opts.config },
 	};
 }
 
@@ -61,7 +70,7 @@ describe("the break-even rule", () => {
 		// 20k of old results saving 18k, then 20k of text the event would rewrite, then a 6k tail.
 		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
 		const rewrite = 2000 + 20_000 + 6000;
-		assert.ok(18_000 * DEFAULT_ECONOMIC.horizon > rewrite * REWRITE_IN_READS);
+		assert.ok(18_000 * KNOBS.horizon > rewrite * REWRITE_IN_READS);
 		assert.deepEqual(folds(economize(mkView(paying, { window: 200_000 }))), ["r:a", "r:b"]);
 		// Over 10 requests the same saving is below 11.5 × the rewritten suffix.
 		assert.ok(18_000 * 10 < rewrite * REWRITE_IN_READS);
@@ -77,6 +86,19 @@ describe("the break-even rule", () => {
 			text("t:new", 6000),
 		];
 		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000 }))), ["r:big1", "r:big2"]);
+	});
+
+	it("when the cache is cold anyway, folds without charging the rewrite and without a least size", () => {
+		// Does not pay over 10 requests against a warm cache, and masks less than minEvent.
+		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 9000)];
+		const knobs = { horizon: 10, minEvent: 0.2 };
+		assert.deepEqual(economize(mkView(blocks, { window: 200_000, config: knobs })), []);
+		const warm = { ...mkView(blocks, { window: 200_000, config: knobs }), cache: { warm: true } };
+		assert.deepEqual(economize(warm), []);
+		const cold = { ...mkView(blocks, { window: 200_000, config: knobs }), cache: { warm: false } };
+		assert.deepEqual(folds(economize(cold)), ["r:a", "r:b"]);
+		const unknown = { ...mkView(blocks, { window: 200_000, config: knobs }), cache: { warm: undefined } };
+		assert.deepEqual(economize(unknown), []);
 	});
 
 	it("does not fire a paying event that masks less than minEvent of the window", () => {

@@ -10,7 +10,7 @@ import { DEFAULT_ECONOMIC, DEFAULT_LADDER, type EconomicConfig, type LadderConfi
 
 /** Every knob's effective value. */
 export interface FoldConfig extends LadderConfig, EconomicConfig {
-	/** The fold policy: `ladder` (the seed's static ladder) or `economic` (cache-economic, see core/policy). */
+	/** The fold policy: `economic` (cache-economic, the default) or `ladder` (the seed's static ladder); see core/policy. */
 	policy: "ladder" | "economic";
 	debug: boolean;
 	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
@@ -95,8 +95,8 @@ export const KNOB_SCHEMAS = {
 		[Type.Literal("ladder"), Type.Literal("economic")],
 		annotations(
 			"CONTEXTFOLD_POLICY",
-			"ladder",
-			"ladder: fold at foldAt down one step, keeping tail; economic: fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt.",
+			"economic",
+			"economic (default): fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt; ladder: the seed's static ladder, fold at foldAt down one step, keeping tail.",
 		),
 	),
 	hotTail: Type.Integer({
@@ -104,7 +104,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
 			DEFAULT_ECONOMIC.hotTail,
-			`economic policy: tool results within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
+			`economic policy: tool results within the newest this many tokens never fold, unless a later call superseded them (at least ${MIN_TAIL}).`,
 		),
 	}),
 	coldTail: Type.Integer({
@@ -112,7 +112,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_COLD_TAIL",
 			DEFAULT_ECONOMIC.coldTail,
-			`economic policy: thinking and arguments within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
+			`economic policy: thinking, assistant text, arguments and superseded reads within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
 		),
 	}),
 	horizon: Type.Integer({

@@ -3,10 +3,12 @@
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
  * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` of the window (few,
- * large events), and it folds everything outside the tails from the start that pays best. Tool results (what the model re-reads) keep a `hotTail`, everything else a
+ * large events), and it folds everything outside the tails from the start that pays best. Tool results
+ * the model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything still leaves the prompt above `backstopAt` of the window,
  * the policy asks for the deterministic compaction instead. Past the budget an event is urgent and
- * folds whatever it can, paying or not.
+ * folds whatever it can, paying or not. When the cache is cold anyway (idle past its lifetime) the
+ * rewrite is free, so an event needs no least size.
  */
 import {
 	budgetOf,
@@ -138,11 +140,16 @@ export function economize(view: PolicyView): FoldCommand[] {
 		return candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true }));
 	}
 	if (usage < knobs.foldFrom * window || candidates.length === 0) return [];
+	// A cold cache (idle past its lifetime, or never read) is rewritten by the next request whatever
+	// folds: the rewrite is free and any saving is worth an event.
+	const coldAnyway = view.cache?.warm === false;
+	const rewriteFree = coldAnyway || view.neverCacheRead;
+	const least = coldAnyway ? 0 : knobs.minEvent * window;
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
-		const net = projectedSaving(event, knobs.horizon) - (view.neverCacheRead ? 0 : rewriteCost(event));
-		if (net > bestNet && event.saved >= knobs.minEvent * window) {
+		const net = projectedSaving(event, knobs.horizon) - (rewriteFree ? 0 : rewriteCost(event));
+		if (net > bestNet && event.saved >= least) {
 			best = event;
 			bestNet = net;
 		}

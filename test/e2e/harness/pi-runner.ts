@@ -175,8 +175,13 @@ export async function waitForEntries(file: string, type: string, count = 1, time
 	}
 }
 
-/** Harness defaults for settings.json: deterministic and quiet. */
+/**
+ * Harness defaults for settings.json: deterministic and quiet. Tests of the fold mechanism drive it
+ * through the ladder profile, whose thresholds a scripted session reaches simply; a test of the
+ * default (economic) policy sets `"context-fold": { policy: "economic" }` itself.
+ */
 export const DEFAULT_SETTINGS: Record<string, unknown> = {
+	"context-fold": { policy: "ladder" },
 	defaultThinkingLevel: "off",
 	cacheWarming: "off",
 	retry: { enabled: false },

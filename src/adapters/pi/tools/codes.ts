@@ -1,7 +1,7 @@
 /**
  * What both fold tools share: reading the `codes` argument (bare, `#`, or whole-tag codes, 8 or 6
- * characters), the message for input that is not a code, the tag explanation their descriptions
- * open with, and the tool-result shape.
+ * characters), the message for input that is not a code, the tag explanation recall_folded's
+ * description opens with, and the tool-result shape.
  */
 import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
@@ -11,8 +11,8 @@ export const MAX_CODES = 20;
 
 /** How a folded block reads, for the tool descriptions. */
 export const TAG_HELP =
-	"A tool result, thinking block or tool-call argument shown as `{#<code> FOLDED} …` was folded by context-fold: " +
-	"its digest keeps the tool, size, first line and every error line, and the original is kept intact in the session file.";
+	"Content shown as `{#<code> FOLDED} …` (a tool result, tool-call argument, thinking or assistant text) was folded " +
+	"by context-fold: the digest keeps its size, first line and error lines; the original is intact in the session file.";
 
 /** A tool result holding one text. */
 export function toolText(body: string, details: Record<string, unknown> = {}) {

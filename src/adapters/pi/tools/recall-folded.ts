@@ -239,10 +239,9 @@ export function registerRecallFolded(
 		name: "recall_folded",
 		label: "Recall folded",
 		description:
-			`${TAG_HELP} Call recall_folded with the code to read the original back without changing the context: ` +
-			"whole, or only matching lines (`grep`), or a line range (`lines`). Use `search` to look through every folded " +
-			"block (and everything a compaction removed) at once when you do not know the code. Prefer grep or lines for large blocks. " +
-			`One call returns at most ${RECALL_LIMITS.totalChars} characters (~8k tokens) in all; what is cut is named, with the call that reads on.`,
+			`${TAG_HELP} recall_folded reads it back by code without changing the context: whole, matching lines ` +
+			"(`grep`) or a line range (`lines`); `search` looks through every folded or compacted block when you lack the code. " +
+			`At most ${RECALL_LIMITS.totalChars} characters per call; what is cut is named.`,
 		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
 		parameters: recallParameters,
 		async execute(_id, params) {

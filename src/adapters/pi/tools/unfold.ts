@@ -7,7 +7,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { ParentSession } from "../parent-session.ts";
 import { errorText, type FoldEngine } from "../store.ts";
-import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
+import { codeList, notCodes, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */
 export const unfoldParameters = Type.Object({
@@ -55,9 +55,9 @@ export function registerUnfold(
 		name: "unfold",
 		label: "Unfold",
 		description:
-			`${TAG_HELP} Call unfold with codes only when you need a folded block back in the context for the rest of the ` +
-			"session (for example, to keep working from a whole file you read earlier); it costs its full size on every " +
-			"later request. To just look at it once, use recall_folded instead.",
+			"Puts `{#<code> FOLDED}` blocks back into the context for the rest of the session, where each costs its full " +
+			"size on every later request: only to keep working from one (say, a whole file read earlier). To look once, " +
+			"use recall_folded.",
 		promptSnippet: "Restore {#<code> FOLDED} blocks into the context for the rest of the session",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
