@@ -1,8 +1,8 @@
 /**
  * The `--html` renderer on a fixed report: one line and one scatter point per policy, one mark per
  * fold event and per request after a compaction, cache read and write areas per policy, the figures
- * table with the warming columns last; the same input gives the same bytes; session and policy names are HTML-escaped; and the page
- * is self-contained (no script, no external reference).
+ * table with the warming columns last; the same input gives the same bytes; session and policy names
+ * are HTML-escaped; and the page is self-contained (no script, no external reference).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
