@@ -235,6 +235,7 @@ export function renderHtml(reports: readonly SessionReport[]): string {
 			`<p class="note">Up is better (the model could still see more of what it referred to); left is cheaper. Cost includes one priced request per recall needed.</p>`,
 			scatter(r, `scatter-${s}`),
 			`<h3>Figures</h3>`,
+			`<p class="note">Warm stopped: idle refreshes not sent because the policy's extension answered Pi's warming question with stop (in brackets, what they would have cost). Stop saving: the cost had Pi sent them, less the cost.</p>`,
 			figuresTable(r),
 			`</section>`,
 		].join("\n");

@@ -10,7 +10,10 @@
  * - Prefix model (OpenAI): every prefix of a request is cached; the longest unexpired one is read.
  * - Idle warming (Pi 1.6 `cacheWarming: "idle"`): in a gap between requests, the last request is
  *   re-sent every min(0.9 TTL, TTL - 10 s), for at most 30 minutes; each refresh is priced as a
- *   request of its own (usually a full read) and counted apart.
+ *   request of its own (usually a full read) and counted apart. Before each refresh Pi asks the
+ *   extensions (`cache_warming_decision`); a request marked `warmingStopped` had the answer `stop` in
+ *   the gap before it, so that gap sends no refresh (Pi stops at the first one) and its refreshes are
+ *   counted as stopped instead.
  */
 import type { RequestShape } from "./blocks.ts";
 
@@ -56,6 +59,8 @@ export interface PriceInput {
 	at: number;
 	kind: "turn" | "summary";
 	shape: RequestShape;
+	/** The extensions answered `stop` when asked whether to warm, in the gap before this request. */
+	warmingStopped?: boolean;
 }
 
 /** The price of one request. */
@@ -69,12 +74,17 @@ export interface RequestPrice {
 	/** Index of the first changed block when `rewriteTokens` > 0. */
 	firstChanged: number;
 	rewriteCost: number;
+	/** Idle refreshes sent in the gap before this request, and their cost. */
+	warmRefreshes: number;
+	warmCost: number;
 }
 
 /** A run's prices: per request, warming, and totals. */
 export interface RunPrice {
 	requests: RequestPrice[];
 	warmRefreshes: number;
+	/** Refreshes not sent because the extensions answered `stop`. */
+	warmStopped: number;
 	warmRead: number;
 	warmWrite: number;
 	warmCost: number;
@@ -124,6 +134,7 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 	const out: RunPrice = {
 		requests: [],
 		warmRefreshes: 0,
+		warmStopped: 0,
 		warmRead: 0,
 		warmWrite: 0,
 		warmCost: 0,
@@ -134,14 +145,23 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 	const delay = warming ? warmingDelayMs(model.ttlMs) : undefined;
 	let lastTurn: PriceInput | undefined;
 	for (const input of inputs) {
+		let gapRefreshes = 0;
+		let gapCost = 0;
 		if (lastTurn && delay !== undefined) {
 			const stop = Math.min(input.at, lastTurn.at + WARMING_MAX_IDLE_MS + 1);
 			for (let t = lastTurn.at + delay; t < stop; t += delay) {
+				if (input.warmingStopped) {
+					out.warmStopped++;
+					continue;
+				}
 				const warm = send(lastTurn.shape, t);
+				const cost = warm.read * model.read + warm.write * model.write;
+				gapRefreshes++;
+				gapCost += cost;
 				out.warmRefreshes++;
 				out.warmRead += warm.read;
 				out.warmWrite += warm.write;
-				out.warmCost += warm.read * model.read + warm.write * model.write;
+				out.warmCost += cost;
 			}
 		}
 		const { read, write } = send(input.shape, input.at);
@@ -167,6 +187,8 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 			rewriteTokens,
 			firstChanged,
 			rewriteCost: rewriteTokens * model.write,
+			warmRefreshes: gapRefreshes,
+			warmCost: gapCost,
 		});
 		out.read += read;
 		out.write += write;

@@ -1,7 +1,9 @@
 /**
  * The figures of a replay, per session and policy: request counts and sizes, compactions, cache
- * reads and writes with their cost (also as a ratio to `pi`), rewrite events and their cost, hook
- * time against one structuredClone, and reference visibility with the cost of the recalls it implies.
+ * reads and writes with their cost (also as a ratio to `pi`), idle warming and the refreshes the
+ * policy's extension stopped (with what they would have cost and what stopping them saved), rewrite
+ * events and their cost, hook time against one structuredClone, and reference visibility with the
+ * cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
@@ -22,6 +24,12 @@ export interface PolicyFigures {
 	cacheWrite: number;
 	warmRefreshes: number;
 	warmCost: number;
+	/** Refreshes the extension's `cache_warming_decision` answer stopped. */
+	warmStopped: number;
+	/** What the stopped refreshes would have cost, priced in the run where Pi sends them all. */
+	warmStoppedCost: number;
+	/** That run's cost minus `cost`: the refreshes saved, less the cache reads lost to expiry after them. */
+	warmStopSaving: number;
 	cost: number;
 	costRatio: number | null;
 	rewriteEvents: { request: number; firstChangedBlock: number; tokens: number; cost: number; compaction: boolean }[];
@@ -62,8 +70,22 @@ export function figuresOf(
 	window: number,
 ): PolicyFigures {
 	const table = run.table;
-	const inputs: PriceInput[] = run.requests.map((r) => ({ at: r.at, kind: r.kind, shape: r.shape }));
+	const inputs: PriceInput[] = run.requests.map((r) => ({
+		at: r.at,
+		kind: r.kind,
+		shape: r.shape,
+		...(r.warmingStopped ? { warmingStopped: true } : {}),
+	}));
 	const price = priceRun(inputs, model, warming);
+	const warmedAll =
+		price.warmStopped > 0
+			? priceRun(
+					inputs.map((input) => ({ ...input, warmingStopped: false })),
+					model,
+					warming,
+				)
+			: price;
+	const warmStoppedCost = warmedAll.requests.reduce((c, p, i) => (inputs[i].warmingStopped ? c + p.warmCost : c), 0);
 	const produced: Produced[] = [];
 	run.requests.forEach((r, i) => {
 		if (r.kind === "turn" && r.produced !== undefined)
@@ -98,6 +120,9 @@ export function figuresOf(
 		cacheWrite: price.write,
 		warmRefreshes: price.warmRefreshes,
 		warmCost: price.warmCost,
+		warmStopped: price.warmStopped,
+		warmStoppedCost,
+		warmStopSaving: warmedAll.cost - price.cost,
 		cost: price.cost,
 		costRatio: null,
 		rewriteEvents,
@@ -161,6 +186,8 @@ export function tableCells(figures: readonly PolicyFigures[]): { head: string[];
 		"visibility",
 		"recalls",
 		"cost+recalls",
+		"warm stopped",
+		"stop saving",
 	];
 	const rows = figures.map((f) => [
 		f.policy,
@@ -180,6 +207,8 @@ export function tableCells(figures: readonly PolicyFigures[]): { head: string[];
 		`${(f.visibility * 100).toFixed(1)}%`,
 		String(f.recallsNeeded),
 		k(f.costWithRecalls),
+		f.warmStopped > 0 ? `${f.warmStopped} (${k(f.warmStoppedCost)})` : "0",
+		k(f.warmStopSaving),
 	]);
 	return { head, rows };
 }

@@ -5,11 +5,14 @@
  * definitions but return the recorded results (no filesystem), and whose extensions are the policy's
  * (`context-fold`'s own factory, or a peer's context transform). Each request is captured as sent:
  * the faux provider receives the messages after every `context` hook, and reduced to its block shape
- * there, so a long replay does not hold every request's messages. Nothing touches the network or
- * the disk.
+ * there, so a long replay does not hold every request's messages. Where a recorded gap is long
+ * enough for idle cache warming to refresh, the replay asks the extensions Pi's own question for
+ * that gap (`cache_warming_decision`, through the session's extension runner) and records a `stop`
+ * on the request after it. Nothing touches the network or the disk.
  */
 import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
+	type CacheWarmingDecisionEvent,
 	createAgentSession,
 	createBashToolDefinition,
 	createEditToolDefinition,
@@ -31,6 +34,7 @@ import contextFold from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
+import { PRICE_MODELS, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
 
 /** A policy to replay under. */
@@ -57,6 +61,8 @@ export interface CapturedRequest {
 	cloneMs?: number;
 	/** A compaction ran since the previous request. */
 	afterCompaction: boolean;
+	/** Asked whether to warm the previous turn request in the gap before this one, the extensions said stop. */
+	warmingStopped?: boolean;
 }
 
 /** One policy's replay. */
@@ -80,6 +86,36 @@ export interface RunOptions {
 
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
 const COMPACT_ONLY = { foldAt: 1, coldFoldAt: 1, step: 1, floor: 1, budgetFraction: 1, budgetCap: 0 };
+
+/** The shortest gap in which any price model sends an idle refresh: a shorter one asks nothing. */
+const FIRST_REFRESH_MS = Math.min(
+	...Object.values(PRICE_MODELS).map((m) => warmingDelayMs(m.ttlMs) ?? Number.POSITIVE_INFINITY),
+);
+
+/**
+ * The question Pi's cache warmer asks before a refresh. The replay's model has no prices, so the
+ * economics are zero and the action is Pi's `warm`: the price models assume Pi warms every gap.
+ */
+const WARM_QUESTION: CacheWarmingDecisionEvent = {
+	type: "cache_warming_decision",
+	warmCost: 0,
+	missCost: 0,
+	continuationProbability: 1,
+	action: "warm",
+};
+
+/**
+ * An extension loaded ahead of the policy's: its `context` hook runs `ask` before the policy sees the
+ * request, while every extension still holds the state of the gap before it.
+ */
+function warmingProbe(ask: () => Promise<void>): ExtensionFactory {
+	return (pi) => {
+		pi.on("context", async () => {
+			await ask();
+			return undefined;
+		});
+	};
+}
 
 const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
 	read: (cwd) => createReadToolDefinition(cwd) as unknown as ToolDefinition,
@@ -208,6 +244,19 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let done = 0;
 	const steered = new Set<number>();
 	let steer: (text: string) => void = () => {};
+	// Asked before the request after a gap long enough to warm, with the state the extensions hold in it.
+	let pendingStop = false;
+	let sentTurn = false;
+	let decide: (event: CacheWarmingDecisionEvent) => Promise<"warm" | "stop"> = async (event) => event.action;
+	factories.unshift(
+		warmingProbe(async () => {
+			pendingStop = false;
+			const next = script.turns[turn]?.assistants[cursor];
+			if (compacting || !sentTurn || !next) return;
+			if (Number(next.timestamp ?? lastAt) - lastAt < FIRST_REFRESH_MS) return;
+			pendingStop = (await decide(WARM_QUESTION)) === "stop";
+		}),
+	);
 	const step = (context: { messages: unknown[] }) => {
 		faux.appendResponses([step]);
 		const messages = context.messages as MessageLike[];
@@ -232,8 +281,11 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			hookMs: pendingHook?.hookMs,
 			cloneMs: pendingHook?.cloneMs,
 			afterCompaction: compactedSinceLast,
+			...(pendingStop ? { warmingStopped: true } : {}),
 		});
 		pendingHook = undefined;
+		pendingStop = false;
+		sentTurn = true;
 		compactedSinceLast = false;
 		done++;
 		options.onProgress?.(done, total);
@@ -294,6 +346,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		customTools: tools,
 	});
 	await session.bindExtensions({});
+	decide = (event) => session.extensionRunner.emitCacheWarmingDecision(event);
 	steer = (text) => {
 		void session.steer(text);
 	};

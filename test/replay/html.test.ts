@@ -1,8 +1,8 @@
 /**
  * The `--html` renderer on a fixed report: one line and one scatter point per policy, one mark per
  * fold event and per request after a compaction, cache read and write areas per policy, the figures
- * table; the same input gives the same bytes; session and policy names are HTML-escaped; and the page
- * is self-contained (no script, no external reference).
+ * table with the warming columns last; the same input gives the same bytes; session and policy names
+ * are HTML-escaped; and the page is self-contained (no script, no external reference).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -46,6 +46,14 @@ test("the scatter places cost with recalls as a ratio to pi, and visibility", ()
 	const cy = (p: string): number =>
 		Number(new RegExp(`<circle class="point" data-policy="${p}" cx="[^"]+" cy="([^"]+)"`).exec(html)?.[1]);
 	assert.ok(cy("pi") < cy("context-fold") && cy("context-fold") < cy("mask-last-2"), "higher visibility is higher up");
+});
+
+test("the figures table ends with the stopped refreshes, their cost and what stopping saved", () => {
+	const html = renderHtml(FIXED_REPORT);
+	const head = /<thead><tr>(.*?)<\/tr><\/thead>/.exec(html)?.[1] ?? "";
+	assert.match(head, /<th>cost\+recalls<\/th><th>warm stopped<\/th><th>stop saving<\/th>$/);
+	assert.match(html, /<tr data-policy="context-fold">.*<td>2 \(1\.5k\)<\/td><td>1\.2k<\/td><\/tr>/);
+	assert.match(html, /<tr data-policy="pi">.*<td>0<\/td><td>0\.0k<\/td><\/tr>/);
 });
 
 test("the same report renders to the same bytes", () => {

@@ -1,7 +1,9 @@
 /**
  * The price models on small synthetic request sequences, with exact figures: an append-only run
  * reads and writes the same under every model, a fold event's rewrite is the suffix after the first
- * changed block, and a gap past the TTL forces a full write unless idle warming kept the cache.
+ * changed block, a gap past the TTL forces a full write unless idle warming kept the cache, and a
+ * gap whose warming the extension stopped sends no refresh: before a fold event that saves the
+ * refresh under Anthropic's breakpoints, but loses the unchanged prefix's read under OpenAI's.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -80,4 +82,50 @@ test("warming stops after 30 idle minutes", () => {
 	const warm = priceRun(run, PRICE_MODELS["anthropic-5m"], true);
 	assert.equal(warm.warmRefreshes, 6, "every 270 s up to 1800 s");
 	assert.deepEqual([warm.requests[1].read, warm.requests[1].write], [0, 350]);
+});
+
+test("a stopped gap sends no refresh: the refresh saved against the prefix read lost", () => {
+	const folded = text("toolResult", 40, "f");
+	const run = inputs(
+		[
+			[u1, a1, t1],
+			[u1, a1, folded, a2, t2],
+		],
+		301_000,
+	);
+	const stopped = run.map((input, i) => (i === 1 ? { ...input, warmingStopped: true } : input));
+	const anthropic = PRICE_MODELS["anthropic-5m"];
+	const warm = priceRun(run, anthropic, true);
+	const stop = priceRun(stopped, anthropic, true);
+	assert.deepEqual([warm.warmRefreshes, warm.warmStopped, warm.warmCost], [1, 0, 35], "one full read of 350 at 270 s");
+	assert.deepEqual(
+		[warm.requests[1].warmRefreshes, warm.requests[1].warmCost],
+		[1, 35],
+		"booked on the request after the gap",
+	);
+	assert.deepEqual([stop.warmRefreshes, stop.warmStopped, stop.warmCost, stop.warmRead], [0, 1, 0, 0]);
+	// The fold rewrites from block 2 and no breakpoint entry lies before it: the request reads nothing either way.
+	assert.deepEqual([warm.requests[1].read, warm.requests[1].write], [0, 190]);
+	assert.deepEqual([stop.requests[1].read, stop.requests[1].write], [0, 190]);
+	assert.deepEqual([warm.cost, stop.cost], [437.5 + 35 + 237.5, 437.5 + 237.5]);
+	const openai = PRICE_MODELS.openai;
+	const warmO = priceRun(run, openai, true);
+	const stopO = priceRun(stopped, openai, true);
+	assert.equal(stopO.warmStopped, 1);
+	// Every prefix is cached: the refresh kept u1 a1 (150) readable; stopped, it expired at 300 s.
+	assert.deepEqual([warmO.requests[1].read, warmO.requests[1].write], [150, 40]);
+	assert.deepEqual([stopO.requests[1].read, stopO.requests[1].write], [0, 190]);
+	assert.deepEqual([warmO.cost, stopO.cost], [350 + 35 + 55, 350 + 190]);
+});
+
+test("a stop stops every refresh of its gap, and only that gap's", () => {
+	const run = inputs([[u1], [u1, a1, t1], [u1, a1, t1, a2, t2]], 900_000);
+	const stopped = run.map((input, i) => (i === 1 ? { ...input, warmingStopped: true } : input));
+	const price = priceRun(stopped, PRICE_MODELS["anthropic-5m"], true);
+	assert.equal(price.warmStopped, 3, "270, 540 and 810 s into the first gap");
+	assert.deepEqual(
+		price.requests.map((r) => r.warmRefreshes),
+		[0, 0, 3],
+	);
+	assert.equal(priceRun(stopped, PRICE_MODELS["anthropic-5m"], false).warmStopped, 0, "no warming, nothing to stop");
 });

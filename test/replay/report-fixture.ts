@@ -1,6 +1,7 @@
 /**
  * A small fixed replay report for the HTML renderer's tests: one session (its name full of HTML
- * metacharacters), three policies, fold events and one compaction, no replay needed.
+ * metacharacters), three policies, fold events, one compaction and two stopped warming refreshes, no
+ * replay needed.
  */
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
 
@@ -20,6 +21,9 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		cacheWrite: series.reduce((n, s) => n + s.write, 0),
 		warmRefreshes: 0,
 		warmCost: 0,
+		warmStopped: 0,
+		warmStoppedCost: 0,
+		warmStopSaving: 0,
 		cost,
 		costRatio: null,
 		rewriteEvents: [],
@@ -78,7 +82,14 @@ export const FIXED_REPORT: SessionReport[] = [
 					step(9000, 7000),
 					step(6000, 3000, { rewrite: true }),
 				],
-				{ visibility: 0.9, recallsNeeded: 1, costWithRecalls: 20_000 },
+				{
+					visibility: 0.9,
+					recallsNeeded: 1,
+					costWithRecalls: 20_000,
+					warmStopped: 2,
+					warmStoppedCost: 1500,
+					warmStopSaving: 1200,
+				},
 			),
 			figures(
 				"mask-last-2",

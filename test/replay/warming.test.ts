@@ -1,0 +1,97 @@
+/**
+ * The warming answer in the replay, through the real Pi SDK: after a recorded idle gap long enough for
+ * a refresh, the replay asks the extensions Pi's `cache_warming_decision` question, and context-fold
+ * answers stop when a fold event is due on the next request, which then rewrites the cache anyway.
+ *
+ * The synthetic session reads a large file (10k tokens, the fold candidate), then a result made of
+ * 8,000 one-character blocks: Pi's estimate counts their characters, the provider (here the faux one)
+ * also pays the join between blocks, so the response reports about 2,000 tokens more than the usage
+ * the request was planned with. The first-fold threshold (15k of a 100k window) lies between the two:
+ * the request goes out unfolded, and in the 10-minute gap after it a fold event is due. With the
+ * threshold above both, nothing is due and Pi warms; `pi` has no answer and always warms.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { PRICE_MODELS } from "../../src/replay/price.ts";
+import { figuresOf } from "../../src/replay/report.ts";
+import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { replayScript } from "../../src/replay/script.ts";
+import { parseSessionText } from "../../src/replay/session-file.ts";
+
+const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+const WINDOW = 100_000;
+const lines: unknown[] = [
+	{ type: "session", version: 3, id: "s", timestamp: new Date(T0).toISOString(), cwd: "/nowhere" },
+];
+function add(second: number, message: Record<string, unknown>): void {
+	const n = lines.length;
+	lines.push({
+		type: "message",
+		id: `e${n}`,
+		parentId: n === 1 ? null : `e${n - 1}`,
+		timestamp: new Date(T0 + second * 1000).toISOString(),
+		message: { ...message, timestamp: T0 + second * 1000 },
+	});
+}
+function read(second: number, id: string, content: { type: "text"; text: string }[]): void {
+	add(second, {
+		role: "assistant",
+		content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
+		stopReason: "toolUse",
+	});
+	add(second, { role: "toolResult", toolCallId: id, toolName: "read", content, isError: false });
+}
+add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
+read(2, "c1", [{ type: "text", text: "x".repeat(40_000) }]);
+read(
+	3,
+	"c2",
+	Array.from({ length: 8000 }, () => ({ type: "text" as const, text: "a" })),
+);
+add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+add(605, { role: "user", content: [{ type: "text", text: "again" }] });
+add(606, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+const script = replayScript(parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n")));
+
+const fold = (foldAt: number): Policy => ({
+	name: "context-fold",
+	kind: "context-fold",
+	settings: { foldAt, coldFoldAt: foldAt, step: 0.05, tail: 2000 },
+});
+
+test("a fold event due at the idle gap: context-fold stops the warming, the next request rewrites", async () => {
+	const run = await replayPolicy(script, fold(0.15), { window: WINDOW });
+	assert.deepEqual(run.divergences, {});
+	assert.deepEqual(
+		run.requests.map((r) => [r.at - T0, r.warmingStopped === true]),
+		[
+			[2000, false],
+			[3000, false],
+			[4000, false],
+			[606_000, true],
+		],
+	);
+	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	assert.deepEqual(
+		figures.rewriteEvents.map((e) => e.request),
+		[3],
+		"the fold event is the request after the gap",
+	);
+	assert.equal(figures.warmRefreshes, 0);
+	assert.equal(figures.warmStopped, 2, "refreshes due at 274 s and 544 s");
+	const lastPrompt = run.requests[2].shape.tokens.reduce((a, b) => a + b, 0);
+	assert.equal(figures.warmStoppedCost, 2 * lastPrompt * 0.1, "each a full read of the last request");
+	assert.ok(figures.warmStopSaving > 0, "under Anthropic's breakpoints the fold loses no read the refresh kept");
+});
+
+test("no fold event due at the gap, or no answer: Pi warms", async () => {
+	for (const policy of [fold(0.2), { name: "pi", kind: "pi" } as Policy]) {
+		const run = await replayPolicy(script, policy, { window: WINDOW });
+		assert.ok(
+			run.requests.every((r) => r.warmingStopped === undefined),
+			policy.name,
+		);
+		const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+		assert.deepEqual([figures.warmRefreshes, figures.warmStopped, figures.warmStopSaving], [2, 0, 0], policy.name);
+	}
+});
