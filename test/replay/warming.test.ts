@@ -56,7 +56,7 @@ const script = replayScript(parseSessionText(lines.map((l) => JSON.stringify(l))
 const fold = (foldAt: number): Policy => ({
 	name: "context-fold",
 	kind: "context-fold",
-	settings: { foldAt, coldFoldAt: foldAt, step: 0.05, tail: 2000 },
+	settings: { policy: "ladder", foldAt, coldFoldAt: foldAt, step: 0.05, tail: 2000 },
 });
 
 test("a fold event due at the idle gap: context-fold stops the warming, the next request rewrites", async () => {
