@@ -5,6 +5,7 @@
  * foldable because it re-points as soon as history stops being append-only.
  */
 import { LARGE_ARG_CHARS } from "./digest.ts";
+import { MessageMemo } from "./message-memo.ts";
 import { blockCost } from "./tokens.ts";
 
 /** A message as Pi hands it to the `context` hook; only the fields the core reads are typed. */
@@ -283,31 +284,97 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 	}
 }
 
+/** What linearize keeps of its previous output, to reuse the part of it that did not change. */
+interface LinearizeState {
+	/** Messages in the previous call. */
+	count: number;
+	/** Its output, copied. */
+	blocks: Block[];
+	/** Index in `blocks` of each message's first block, plus the total at the end. */
+	starts: number[];
+	/** Each durable id of the output → the message it first appeared in. */
+	first: Map<string, number>;
+	/** The keys of `first`, in order of first appearance. */
+	order: string[];
+}
+
+/**
+ * What linearize remembers between calls over one conversation: each message's blocks (served
+ * while the message is unchanged at its position, see MessageMemo) and its previous output, whose
+ * leading messages are reused whole when they are unchanged too. Owned by one caller.
+ */
+export class BlockMemo {
+	readonly messages = new MessageMemo<Block[]>();
+	private last: LinearizeState | undefined;
+
+	/** The previous call's output, taken: a call that throws leaves none behind. */
+	take(): LinearizeState | undefined {
+		const last = this.last;
+		this.last = undefined;
+		return last;
+	}
+
+	/** Keeps a finished call's output for the next call. */
+	keep(state: LinearizeState): void {
+		this.last = state;
+	}
+}
+
 /**
  * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
  * later occurrence falls back to its positional (never foldable) id. `turnBase` is the number of
  * user messages before the array (those a compaction removed), so turns stay session-absolute.
- * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns.
+ * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns; `memo`
+ * (optional) reuses the blocks of messages unchanged at their position since the previous call.
+ * Blocks served from the memo are shared across calls: callers must treat blocks as read-only.
  */
-export function linearize(messages: readonly MessageLike[], turnBase = 0, cache?: ArgsCache): Block[] {
-	const blocks: Block[] = [];
-	const seen = new Set<string>();
+export function linearize(
+	messages: readonly MessageLike[],
+	turnBase = 0,
+	cache?: ArgsCache,
+	memo?: BlockMemo,
+): Block[] {
+	const prev = memo?.take();
+	const own: Block[][] = [];
 	let turn = turnBase;
+	let kept = 0;
 	for (let i = 0; i < messages.length; i++) {
 		const message = messages[i];
 		if (!message || typeof message !== "object") {
-			blocks.push(make(undefined, i, -1, "other", "", turn));
+			memo?.messages.forget(i);
+			own.push([make(undefined, i, -1, "other", "", turn)]);
 			continue;
 		}
 		if (message.role === "user") turn++;
-		for (const block of messageBlocks(message, i, turn, cache)) {
-			if (block.durable && seen.has(block.id)) {
-				block.id = positionalId(block.msg, block.part);
-				block.durable = false;
+		let blocks = memo?.messages.get(i, message, turn);
+		if (!blocks) {
+			blocks = messageBlocks(message, i, turn, cache);
+			memo?.messages.set(i, message, turn, blocks);
+		} else if (kept === i && prev && i < prev.count) kept++;
+		own.push(blocks);
+	}
+	const first = prev?.first ?? new Map<string, number>();
+	const order = prev?.order ?? [];
+	while (order.length > 0 && (first.get(order[order.length - 1]) ?? 0) >= kept) first.delete(order.pop() as string);
+	const blocks = prev ? prev.blocks.slice(0, prev.starts[kept]) : [];
+	const starts = prev ? prev.starts.slice(0, kept) : [];
+	for (let i = kept; i < own.length; i++) {
+		starts.push(blocks.length);
+		for (const block of own[i]) {
+			if (!block.durable) blocks.push(block);
+			else if (first.has(block.id))
+				blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
+			else {
+				first.set(block.id, i);
+				order.push(block.id);
+				blocks.push(block);
 			}
-			if (block.durable) seen.add(block.id);
-			blocks.push(block);
 		}
+	}
+	starts.push(blocks.length);
+	if (memo) {
+		memo.messages.truncate(messages.length);
+		memo.keep({ count: messages.length, blocks: blocks.slice(), starts, first, order });
 	}
 	return blocks;
 }
