@@ -5,7 +5,7 @@
  * foldable because it re-points as soon as history stops being append-only.
  */
 import { LARGE_ARG_CHARS } from "./digest.ts";
-import { MessageMemo } from "./message-memo.ts";
+import { MessageMemo, matchesSnapshot, type Snapshot, snapshotOf } from "./message-memo.ts";
 import { blockCost } from "./tokens.ts";
 
 /** A message as Pi hands it to the `context` hook; only the fields the core reads are typed. */
@@ -130,40 +130,24 @@ function hasLargeString(value: unknown): boolean {
 /**
  * Remembers the JSON text of tool-call arguments across turns, keyed by call id. Pi hands every
  * request a fresh deep copy, so identity cannot be used; an entry is reused only when the
- * arguments have the same shape fingerprint (keys, values of short strings and other leaves, and
- * length plus both ends of long strings), which keeps a reused call id from being served stale text.
+ * arguments are structurally equal to a snapshot of those it was made from (see snapshotOf), so a
+ * reused call id or an edited argument is never served stale text.
  */
-export type ArgsCache = Map<string, { print: string; text: string; large: boolean }>;
-
-function fingerprint(value: unknown, out: string[]): void {
-	if (typeof value === "string") {
-		out.push(value.length <= 64 ? `s${value}` : `S${value.length}:${value.slice(0, 24)}:${value.slice(-24)}`);
-	} else if (Array.isArray(value)) {
-		out.push(`[${value.length}`);
-		for (const inner of value) fingerprint(inner, out);
-	} else if (value && typeof value === "object") {
-		out.push("{");
-		for (const [key, inner] of Object.entries(value)) {
-			out.push(`k${key}`);
-			fingerprint(inner, out);
-		}
-	} else out.push(`v${String(value)}`);
-}
+export type ArgsCache = Map<string, { snapshot: Snapshot; text: string; large: boolean }>;
 
 function argsText(
 	callId: string | undefined,
 	args: unknown,
 	cache: ArgsCache | undefined,
 ): { text: string; large: boolean } {
-	if (!cache || !callId) return { text: JSON.stringify(args) ?? "", large: hasLargeString(args) };
-	const parts: string[] = [];
-	fingerprint(args, parts);
-	const print = parts.join("\u0000");
-	const known = cache.get(callId);
-	if (known && known.print === print) return known;
-	const entry = { print, text: JSON.stringify(args) ?? "", large: hasLargeString(args) };
-	cache.set(callId, entry);
-	return entry;
+	const known = callId ? cache?.get(callId) : undefined;
+	if (known && matchesSnapshot(args, known.snapshot)) return known;
+	const text = JSON.stringify(args) ?? "";
+	const large = hasLargeString(args);
+	const snapshot = cache && callId ? snapshotOf(args) : undefined;
+	if (snapshot && callId) cache?.set(callId, { snapshot, text, large });
+	else if (callId) cache?.delete(callId);
+	return { text, large };
 }
 
 function str(value: unknown): string | undefined {

@@ -89,21 +89,35 @@ function match(value: unknown, tape: Tape, pos: number): number {
 	return Object.is(value, mark) ? pos + 1 : -1;
 }
 
+/** A private, exact record of a plain value (see the file comment); opaque outside this file. */
+export type Snapshot = readonly unknown[];
+
+/** A snapshot of `value`, or undefined when it holds something a snapshot cannot record exactly. */
+export function snapshotOf(value: unknown): Snapshot | undefined {
+	const tape: Tape = [];
+	return record(value, tape) ? tape : undefined;
+}
+
+/** True when `value` is structurally equal to the value `snapshot` was taken of. */
+export function matchesSnapshot(value: unknown, snapshot: Snapshot): boolean {
+	return cleanPrototype() && match(value, snapshot as Tape, 0) === snapshot.length;
+}
+
 /** Values derived from the message at each position, served while that message stays unchanged. */
 export class MessageMemo<T> {
-	private entries: ({ tape: Tape; key: number; value: T } | undefined)[] = [];
+	private entries: ({ snapshot: Snapshot; key: number; value: T } | undefined)[] = [];
 
 	/** The value stored for position `index` with `key`, if the message there is unchanged since. */
 	get(index: number, message: unknown, key: number): T | undefined {
 		const entry = this.entries[index];
-		if (!entry || entry.key !== key || !cleanPrototype()) return undefined;
-		return match(message, entry.tape, 0) === entry.tape.length ? entry.value : undefined;
+		if (!entry || entry.key !== key) return undefined;
+		return matchesSnapshot(message, entry.snapshot) ? entry.value : undefined;
 	}
 
 	/** Stores `value` for position `index`; a message the memo cannot snapshot clears the position. */
 	set(index: number, message: unknown, key: number, value: T): void {
-		const tape: Tape = [];
-		this.entries[index] = record(message, tape) ? { tape, key, value } : undefined;
+		const snapshot = snapshotOf(message);
+		this.entries[index] = snapshot ? { snapshot, key, value } : undefined;
 	}
 
 	/** Forgets position `index` (its message could not be memoized). */
