@@ -5,6 +5,7 @@
  * foldable because it re-points as soon as history stops being append-only.
  */
 import { foldArgs, TEXT_FOLD_CHARS } from "./digest.ts";
+import { MessageMemo, matchesSnapshot, type Snapshot, snapshotOf } from "./message-memo.ts";
 import { blockCost } from "./tokens.ts";
 
 /** A message as Pi hands it to the `context` hook; only the fields the core reads are typed. */
@@ -128,40 +129,24 @@ function hasFoldableArg(args: unknown): boolean {
 /**
  * Remembers the JSON text of tool-call arguments across turns, keyed by call id. Pi hands every
  * request a fresh deep copy, so identity cannot be used; an entry is reused only when the
- * arguments have the same shape fingerprint (keys, values of short strings and other leaves, and
- * length plus both ends of long strings), which keeps a reused call id from being served stale text.
+ * arguments are structurally equal to a snapshot of those it was made from (see snapshotOf), so a
+ * reused call id or an edited argument is never served stale text.
  */
-export type ArgsCache = Map<string, { print: string; text: string; foldable: boolean }>;
-
-function fingerprint(value: unknown, out: string[]): void {
-	if (typeof value === "string") {
-		out.push(value.length <= 64 ? `s${value}` : `S${value.length}:${value.slice(0, 24)}:${value.slice(-24)}`);
-	} else if (Array.isArray(value)) {
-		out.push(`[${value.length}`);
-		for (const inner of value) fingerprint(inner, out);
-	} else if (value && typeof value === "object") {
-		out.push("{");
-		for (const [key, inner] of Object.entries(value)) {
-			out.push(`k${key}`);
-			fingerprint(inner, out);
-		}
-	} else out.push(`v${String(value)}`);
-}
+export type ArgsCache = Map<string, { snapshot: Snapshot; text: string; foldable: boolean }>;
 
 function argsText(
 	callId: string | undefined,
 	args: unknown,
 	cache: ArgsCache | undefined,
 ): { text: string; foldable: boolean } {
-	if (!cache || !callId) return { text: JSON.stringify(args) ?? "", foldable: hasFoldableArg(args) };
-	const parts: string[] = [];
-	fingerprint(args, parts);
-	const print = parts.join("\u0000");
-	const known = cache.get(callId);
-	if (known && known.print === print) return known;
-	const entry = { print, text: JSON.stringify(args) ?? "", foldable: hasFoldableArg(args) };
-	cache.set(callId, entry);
-	return entry;
+	const known = callId ? cache?.get(callId) : undefined;
+	if (known && matchesSnapshot(args, known.snapshot)) return known;
+	const text = JSON.stringify(args) ?? "";
+	const foldable = hasFoldableArg(args);
+	const snapshot = cache && callId ? snapshotOf(args) : undefined;
+	if (snapshot && callId) cache?.set(callId, { snapshot, text, foldable });
+	else if (callId) cache?.delete(callId);
+	return { text, foldable };
 }
 
 function str(value: unknown): string | undefined {
@@ -285,31 +270,97 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 	}
 }
 
+/** What linearize keeps of its previous output, to reuse the part of it that did not change. */
+interface LinearizeState {
+	/** Messages in the previous call. */
+	count: number;
+	/** Its output, copied. */
+	blocks: Block[];
+	/** Index in `blocks` of each message's first block, plus the total at the end. */
+	starts: number[];
+	/** Each durable id of the output → the message it first appeared in. */
+	first: Map<string, number>;
+	/** The keys of `first`, in order of first appearance. */
+	order: string[];
+}
+
+/**
+ * What linearize remembers between calls over one conversation: each message's blocks (served
+ * while the message is unchanged at its position, see MessageMemo) and its previous output, whose
+ * leading messages are reused whole when they are unchanged too. Owned by one caller.
+ */
+export class BlockMemo {
+	readonly messages = new MessageMemo<Block[]>();
+	private last: LinearizeState | undefined;
+
+	/** The previous call's output, taken: a call that throws leaves none behind. */
+	take(): LinearizeState | undefined {
+		const last = this.last;
+		this.last = undefined;
+		return last;
+	}
+
+	/** Keeps a finished call's output for the next call. */
+	keep(state: LinearizeState): void {
+		this.last = state;
+	}
+}
+
 /**
  * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
  * later occurrence falls back to its positional (never foldable) id. `turnBase` is the number of
  * user messages before the array (those a compaction removed), so turns stay session-absolute.
- * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns.
+ * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns; `memo`
+ * (optional) reuses the blocks of messages unchanged at their position since the previous call.
+ * Blocks served from the memo are shared across calls: callers must treat blocks as read-only.
  */
-export function linearize(messages: readonly MessageLike[], turnBase = 0, cache?: ArgsCache): Block[] {
-	const blocks: Block[] = [];
-	const seen = new Set<string>();
+export function linearize(
+	messages: readonly MessageLike[],
+	turnBase = 0,
+	cache?: ArgsCache,
+	memo?: BlockMemo,
+): Block[] {
+	const prev = memo?.take();
+	const own: Block[][] = [];
 	let turn = turnBase;
+	let kept = 0;
 	for (let i = 0; i < messages.length; i++) {
 		const message = messages[i];
 		if (!message || typeof message !== "object") {
-			blocks.push(make(undefined, i, -1, "other", "", turn));
+			memo?.messages.forget(i);
+			own.push([make(undefined, i, -1, "other", "", turn)]);
 			continue;
 		}
 		if (message.role === "user") turn++;
-		for (const block of messageBlocks(message, i, turn, cache)) {
-			if (block.durable && seen.has(block.id)) {
-				block.id = positionalId(block.msg, block.part);
-				block.durable = false;
+		let blocks = memo?.messages.get(i, message, turn);
+		if (!blocks) {
+			blocks = messageBlocks(message, i, turn, cache);
+			memo?.messages.set(i, message, turn, blocks);
+		} else if (kept === i && prev && i < prev.count) kept++;
+		own.push(blocks);
+	}
+	const first = prev?.first ?? new Map<string, number>();
+	const order = prev?.order ?? [];
+	while (order.length > 0 && (first.get(order[order.length - 1]) ?? 0) >= kept) first.delete(order.pop() as string);
+	const blocks = prev ? prev.blocks.slice(0, prev.starts[kept]) : [];
+	const starts = prev ? prev.starts.slice(0, kept) : [];
+	for (let i = kept; i < own.length; i++) {
+		starts.push(blocks.length);
+		for (const block of own[i]) {
+			if (!block.durable) blocks.push(block);
+			else if (first.has(block.id))
+				blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
+			else {
+				first.set(block.id, i);
+				order.push(block.id);
+				blocks.push(block);
 			}
-			if (block.durable) seen.add(block.id);
-			blocks.push(block);
 		}
+	}
+	starts.push(blocks.length);
+	if (memo) {
+		memo.messages.truncate(messages.length);
+		memo.keep({ count: messages.length, blocks: blocks.slice(), starts, first, order });
 	}
 	return blocks;
 }

@@ -4,7 +4,7 @@
  * (persisting its records first) and then renders with `renderTurn`.
  */
 import { type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
-import { type ArgsCache, type Block, linearize, type MessageLike } from "./block.ts";
+import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike } from "./block.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
@@ -28,6 +28,8 @@ export interface PassInput {
 	turnBase?: number;
 	/** Tool-call argument texts from earlier turns (see ArgsCache). */
 	argsCache?: ArgsCache;
+	/** Blocks of messages from earlier turns, reused while a message is unchanged (see BlockMemo). */
+	blockMemo?: BlockMemo;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -45,7 +47,7 @@ export interface TurnPlan {
 
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
-	const blocks = linearize(input.messages, input.turnBase, input.argsCache);
+	const blocks = linearize(input.messages, input.turnBase, input.argsCache, input.blockMemo);
 	const { ops: frozen, stale } = frozenFor(blocks, input.registry);
 	const view = buildView({ ...input, blocks, frozen });
 	const commands = input.policy(view);

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FoldOp } from "../../core/apply.ts";
-import type { ArgsCache, Block, MessageLike } from "../../core/block.ts";
+import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../core/block.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
@@ -61,6 +61,7 @@ export class FoldEngine {
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
 	private savings = new Map<string, number>();
 	private argsCache: ArgsCache = new Map();
+	private blockMemo = new BlockMemo();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
 	private lastView: PolicyView | undefined;
@@ -88,6 +89,7 @@ export class FoldEngine {
 		this.turnBase = 0;
 		this.savings = new Map();
 		this.argsCache = new Map();
+		this.blockMemo = new BlockMemo();
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.overBudget = undefined;
@@ -145,6 +147,7 @@ export class FoldEngine {
 			savings: this.savings,
 			turnBase: this.turnBase,
 			argsCache: this.argsCache,
+			blockMemo: this.blockMemo,
 		});
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;

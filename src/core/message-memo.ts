@@ -1,0 +1,132 @@
+/**
+ * A per-position memo of values derived from Pi messages. Pi hands every request a fresh deep copy
+ * of the conversation, so identity cannot tell an unchanged message; instead the memo keeps a
+ * private snapshot of each message it stored (a flat "tape" of its plain data, sharing the
+ * immutable strings) and serves the stored value only when the new message is structurally equal to
+ * that snapshot: the same plain objects with the same own keys in the same order, the same dense
+ * arrays, and the same primitives (strings compared in full). A message holding anything else (a
+ * class instance, a function, an array with holes, `undefined` elements or extra keys) is never
+ * memoized, so a hit is exactly as good as recomputing from the message.
+ */
+
+/** Marks an object on a tape: followed by its key count, then each key and its value's tape. */
+const OBJECT = Object.freeze({ tape: "object" });
+/** Marks an array on a tape: followed by its length, then each element's tape. */
+const ARRAY = Object.freeze({ tape: "array" });
+
+type Tape = unknown[];
+
+function isPlainObject(value: object): boolean {
+	const proto = Object.getPrototypeOf(value);
+	return proto === Object.prototype || proto === null;
+}
+
+/** True when `value` is an Array with no enumerable key other than its indexes and no hole. */
+function isPlainArray(value: unknown[]): boolean {
+	return Object.getPrototypeOf(value) === Array.prototype && Object.keys(value).length === value.length;
+}
+
+/** Appends the tape of `value`; false when it holds something the memo does not snapshot. */
+function record(value: unknown, tape: Tape): boolean {
+	if (value === null || (typeof value !== "object" && typeof value !== "function")) {
+		tape.push(value);
+		return true;
+	}
+	if (typeof value === "function") return false;
+	if (Array.isArray(value)) {
+		if (!isPlainArray(value) || value.includes(undefined)) return false;
+		tape.push(ARRAY, value.length);
+		for (const inner of value) if (!record(inner, tape)) return false;
+		return true;
+	}
+	if (!isPlainObject(value)) return false;
+	const keys = Object.keys(value);
+	tape.push(OBJECT, keys.length);
+	for (const key of keys) {
+		tape.push(key);
+		if (!record((value as Record<string, unknown>)[key], tape)) return false;
+	}
+	return true;
+}
+
+/**
+ * True while Object.prototype has no enumerable key, so that `for...in` over a plain object lists
+ * exactly its own enumerable keys, in the order Object.keys gives them.
+ */
+function cleanPrototype(): boolean {
+	for (const _ in Object.prototype) return false;
+	return true;
+}
+
+/** Compares `value` with the tape from `pos`; returns the position after it, or -1 on any difference. */
+function match(value: unknown, tape: Tape, pos: number): number {
+	const mark = tape[pos];
+	if (mark === OBJECT) {
+		if (value === null || typeof value !== "object" || Array.isArray(value) || !isPlainObject(value)) return -1;
+		const count = tape[pos + 1] as number;
+		let at = pos + 2;
+		let seen = 0;
+		for (const key in value) {
+			if (seen++ === count || key !== tape[at]) return -1;
+			const inner = (value as Record<string, unknown>)[key];
+			if (inner !== null && typeof inner === "object") at = match(inner, tape, at + 1);
+			else at = Object.is(inner, tape[at + 1]) ? at + 2 : -1;
+			if (at < 0) return -1;
+		}
+		return seen === count ? at : -1;
+	}
+	if (mark === ARRAY) {
+		if (!Array.isArray(value) || value.length !== tape[pos + 1] || !isPlainArray(value)) return -1;
+		let at = pos + 2;
+		for (let i = 0; i < value.length; i++) {
+			const inner = value[i];
+			if (inner !== null && typeof inner === "object") at = match(inner, tape, at);
+			else at = Object.is(inner, tape[at]) ? at + 1 : -1;
+			if (at < 0) return -1;
+		}
+		return at;
+	}
+	return Object.is(value, mark) ? pos + 1 : -1;
+}
+
+/** A private, exact record of a plain value (see the file comment); opaque outside this file. */
+export type Snapshot = readonly unknown[];
+
+/** A snapshot of `value`, or undefined when it holds something a snapshot cannot record exactly. */
+export function snapshotOf(value: unknown): Snapshot | undefined {
+	const tape: Tape = [];
+	return record(value, tape) ? tape : undefined;
+}
+
+/** True when `value` is structurally equal to the value `snapshot` was taken of. */
+export function matchesSnapshot(value: unknown, snapshot: Snapshot): boolean {
+	return cleanPrototype() && match(value, snapshot as Tape, 0) === snapshot.length;
+}
+
+/** Values derived from the message at each position, served while that message stays unchanged. */
+export class MessageMemo<T> {
+	private entries: ({ snapshot: Snapshot; key: number; value: T } | undefined)[] = [];
+
+	/** The value stored for position `index` with `key`, if the message there is unchanged since. */
+	get(index: number, message: unknown, key: number): T | undefined {
+		const entry = this.entries[index];
+		if (!entry || entry.key !== key) return undefined;
+		return matchesSnapshot(message, entry.snapshot) ? entry.value : undefined;
+	}
+
+	/** Stores `value` for position `index`; a message the memo cannot snapshot clears the position. */
+	set(index: number, message: unknown, key: number, value: T): void {
+		const snapshot = snapshotOf(message);
+		this.entries[index] = snapshot ? { snapshot, key, value } : undefined;
+	}
+
+	/** Forgets position `index` (its message could not be memoized). */
+	forget(index: number): void {
+		this.entries[index] = undefined;
+	}
+
+	/** Drops positions from `length` on (the conversation got shorter). */
+	truncate(length: number): void {
+		if (this.entries.length > length) this.entries.length = length;
+	}
+}

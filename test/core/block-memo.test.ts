@@ -1,0 +1,260 @@
+/**
+ * The linearize memo (BlockMemo over MessageMemo): over randomized conversations that grow, are
+ * edited in place (same-length edits in the middle of a text or an argument, reordered keys, reused
+ * ids and anchors, a role or timestamp changed, odd values such as holes, `undefined` or extra array
+ * keys), shrink from the front as a compaction would, and come back, linearize with the memo gives
+ * exactly the blocks (ids, kinds, texts, costs, gates, turns) and the render of a fresh linearize of
+ * the same request, request after request.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { applyPlan, type FoldOp } from "../../src/core/apply.ts";
+import { type ArgsCache, BlockMemo, linearize, type MessageLike } from "../../src/core/block.ts";
+import { ARG_FOLD_CHARS } from "../../src/core/digest.ts";
+import { renderFold } from "../../src/core/lower.ts";
+import { MessageMemo } from "../../src/core/message-memo.ts";
+
+const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
+
+/** Few distinct anchors and texts, so that ids repeat and same-length variants are common. */
+const word = fc.constantFrom("a", "b", "ab", "ba", "x".repeat(ARG_FOLD_CHARS), `y${"x".repeat(ARG_FOLD_CHARS)}`);
+const text = fc.array(word, { maxLength: 3 }).map((words) => words.join("\n"));
+const anchor = fc.constantFrom("c1", "c2", "c3");
+const stamp = fc.option(fc.constantFrom(1, 2, 3), { nil: undefined });
+
+const part = fc.oneof(
+	text.map((t) => ({ type: "text", text: t })),
+	fc.record({ t: text, signed: fc.boolean() }).map(({ t, signed }) => ({
+		type: "thinking",
+		thinking: t,
+		...(signed ? { thinkingSignature: "sig" } : {}),
+	})),
+	fc.record({ id: anchor, big: text, path: word }).map(({ id, big, path }) => ({
+		type: "toolCall",
+		id,
+		name: "write",
+		arguments: { path, content: big, list: [path, big] },
+	})),
+	fc.constant({ type: "image", data: "aGVsbG8=", mimeType: "image/png" }),
+);
+
+const message: fc.Arbitrary<MessageLike> = fc.oneof(
+	fc.record({
+		role: fc.constant("user"),
+		content: fc.oneof(text, fc.array(part, { maxLength: 2 })),
+		timestamp: stamp,
+	}),
+	fc.record({
+		role: fc.constant("assistant"),
+		content: fc.array(part, { maxLength: 3 }),
+		responseId: fc.option(anchor, { nil: undefined }),
+		timestamp: stamp,
+		usage: fc.record({ input: fc.nat(9), output: fc.nat(9) }),
+	}),
+	fc.record({
+		role: fc.constant("toolResult"),
+		toolCallId: anchor,
+		toolName: fc.constantFrom("read", "bash"),
+		content: fc.array(part, { maxLength: 2 }),
+		isError: fc.boolean(),
+		timestamp: stamp,
+	}),
+	fc.record({ role: fc.constant("bashExecution"), command: word, output: text, timestamp: stamp }),
+	fc.record({ role: fc.constant("compactionSummary"), summary: text, timestamp: stamp }),
+);
+
+/** Same length, different middle: the edit a length-and-ends signature could not see. */
+function editMiddle(value: string): string {
+	if (value.length < 3) return `${value}!`;
+	const mid = value.length >> 1;
+	return `${value.slice(0, mid)}${value[mid] === "z" ? "w" : "z"}${value.slice(mid + 1)}`;
+}
+
+type Edit = (messages: MessageLike[], at: number, extra: MessageLike) => MessageLike[] | undefined;
+
+function partsOf(m: MessageLike | undefined): Record<string, unknown>[] {
+	const content: unknown[] = Array.isArray(m?.content) ? m.content : [];
+	return content.filter((p): p is Record<string, unknown> => typeof p === "object" && p !== null);
+}
+
+/** Edits applied to an earlier message (or the array) between two requests. */
+const EDITS: Record<string, Edit> = {
+	append: (ms, _at, extra) => [...ms, extra],
+	replace: (ms, at, extra) => ms.map((m, i) => (i === at ? extra : m)),
+	textMiddle: (ms, at) => {
+		const m = ms[at];
+		if (typeof m?.content === "string") m.content = editMiddle(m.content);
+		for (const p of partsOf(m)) {
+			if (typeof p.text === "string") p.text = editMiddle(p.text);
+			if (typeof p.thinking === "string") p.thinking = editMiddle(p.thinking);
+		}
+		if (typeof m?.output === "string") m.output = editMiddle(m.output);
+		if (typeof m?.summary === "string") m.summary = editMiddle(m.summary);
+		return ms;
+	},
+	argsMiddle: (ms, at) => {
+		for (const p of partsOf(ms[at])) {
+			const args = p.arguments as { content?: string; list?: unknown[] } | undefined;
+			if (typeof args?.content === "string") args.content = editMiddle(args.content);
+			if (Array.isArray(args?.list) && typeof args.list[1] === "string") args.list[1] = editMiddle(args.list[1]);
+		}
+		return ms;
+	},
+	reorderArgs: (ms, at) => {
+		for (const p of partsOf(ms[at])) {
+			const args = p.arguments as Record<string, unknown> | undefined;
+			if (args) p.arguments = Object.fromEntries(Object.entries(args).reverse());
+		}
+		return ms;
+	},
+	reuseId: (ms, at) => {
+		for (const p of partsOf(ms[at])) if (p.type === "toolCall") p.id = "c1";
+		const m = ms[at];
+		if (m && typeof m.toolCallId === "string") m.toolCallId = "c1";
+		if (m?.role === "assistant") m.responseId = "c1";
+		return ms;
+	},
+	role: (ms, at) => {
+		const m = ms[at];
+		if (m) m.role = m.role === "user" ? "custom" : "user";
+		return ms;
+	},
+	timestamp: (ms, at) => {
+		const m = ms[at];
+		if (m) m.timestamp = typeof m.timestamp === "number" ? m.timestamp + 1 : 7;
+		return ms;
+	},
+	usage: (ms, at) => {
+		const m = ms[at];
+		if (m) m.usage = { input: 1, output: 2, note: "only a field linearize never reads" };
+		return ms;
+	},
+	hole: (ms, at) => {
+		const m = ms[at];
+		if (m && Array.isArray(m.content)) {
+			const content = [...(m.content as unknown[])];
+			content.length += 1;
+			m.content = content;
+		}
+		return ms;
+	},
+	undefinedPart: (ms, at) => {
+		const m = ms[at];
+		if (m && Array.isArray(m.content)) m.content = [...(m.content as unknown[]), undefined];
+		return ms;
+	},
+	undefinedKey: (ms, at) => {
+		const m = ms[at];
+		if (m) m.isError = undefined;
+		return ms;
+	},
+	extraArrayKey: (ms, at) => {
+		for (const p of partsOf(ms[at])) {
+			const list = (p.arguments as { list?: unknown[] } | undefined)?.list;
+			if (list) Object.assign(list, { extra: "x".repeat(ARG_FOLD_CHARS) });
+		}
+		return ms;
+	},
+	notAnObject: (ms, at) => ms.map((m, i) => (i === at ? (null as unknown as MessageLike) : m)),
+	compact: (ms, at) => ms.slice(Math.min(at, ms.length - 1)),
+	same: (ms) => ms,
+};
+
+const step = fc.record({
+	edit: fc.constantFrom(...Object.keys(EDITS)),
+	at: fc.nat(12),
+	extra: message,
+	turnBase: fc.constantFrom(0, 0, 0, 2),
+});
+
+/** Fold ops for every block a fold could take, so the render covers rewritten messages too. */
+function opsFor(messages: readonly MessageLike[], blocks: ReturnType<typeof linearize>): FoldOp[] {
+	const ops: FoldOp[] = [];
+	for (const block of blocks) {
+		if (!block.durable) continue;
+		const op = renderFold(block, messages[block.msg]);
+		if (op) ops.push(op);
+	}
+	return ops;
+}
+
+describe("linearize with a BlockMemo", () => {
+	it("gives the blocks and the render of a fresh linearize, request after request", () => {
+		fc.assert(
+			fc.property(fc.array(message, { maxLength: 10 }), fc.array(step, { maxLength: 8 }), (start, steps) => {
+				const memo = new BlockMemo();
+				const cache: ArgsCache = new Map();
+				let history = structuredClone(start);
+				const check = (turnBase: number): void => {
+					const request = structuredClone(history);
+					const fresh = linearize(structuredClone(history), turnBase);
+					const memoized = linearize(request, turnBase, cache, memo);
+					assert.deepEqual(memoized, fresh);
+					const ops = opsFor(request, fresh);
+					assert.deepEqual(applyPlan(request, ops, memoized), applyPlan(structuredClone(history), ops));
+				};
+				check(0);
+				for (const { edit, at, extra, turnBase } of steps) {
+					history = EDITS[edit](history, Math.min(at, Math.max(0, history.length - 1)), extra) ?? history;
+					check(turnBase);
+					check(turnBase);
+				}
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+
+	it("starts over cleanly after a call that threw", () => {
+		const memo = new BlockMemo();
+		const good: MessageLike[] = [
+			{ role: "user", content: "hi", timestamp: 1 },
+			{ role: "assistant", responseId: "r1", content: [{ type: "text", text: "hello" }] },
+		];
+		linearize(structuredClone(good), 0, undefined, memo);
+		const bad = [...structuredClone(good), { role: "assistant", content: [{ type: "mystery", n: 1n }] }];
+		assert.throws(() => linearize(bad as MessageLike[], 0, undefined, memo));
+		const edited = structuredClone(good);
+		(edited[1].content as { text: string }[])[0].text = "hellp";
+		assert.deepEqual(linearize(structuredClone(edited), 0, undefined, memo), linearize(edited));
+	});
+});
+
+describe("MessageMemo", () => {
+	it("serves a value only for a structurally equal message with the same key", () => {
+		const memo = new MessageMemo<string>();
+		const message = { role: "user", content: [{ type: "text", text: "abc" }], n: 0 };
+		memo.set(0, message, 1, "stored");
+		assert.equal(memo.get(0, structuredClone(message), 1), "stored");
+		assert.equal(memo.get(0, structuredClone(message), 2), undefined, "another key");
+		assert.equal(memo.get(1, structuredClone(message), 1), undefined, "another position");
+		assert.equal(memo.get(0, { ...message, content: [{ type: "text", text: "abd" }] }, 1), undefined);
+		assert.equal(memo.get(0, { content: message.content, role: "user", n: 0 }, 1), undefined, "key order");
+		assert.equal(memo.get(0, { ...message, n: -0 }, 1), undefined, "-0 is not 0");
+		assert.equal(memo.get(0, { ...message, extra: undefined }, 1), undefined, "an extra key");
+	});
+
+	it("does not keep a snapshot the caller can change afterwards", () => {
+		const memo = new MessageMemo<string>();
+		const message = { role: "user", content: [{ type: "text", text: "abc" }] };
+		memo.set(0, message, 0, "stored");
+		message.content[0].text = "xyz";
+		assert.equal(memo.get(0, message, 0), undefined);
+		assert.equal(memo.get(0, { role: "user", content: [{ type: "text", text: "abc" }] }, 0), "stored");
+	});
+
+	it("never memoizes what it cannot snapshot exactly", () => {
+		const memo = new MessageMemo<string>();
+		const odd: unknown[] = [
+			{ role: "user", at: new Date(0) },
+			{ role: "user", content: Object.assign(new Array(3), { 0: 1, 2: 2 }) },
+			{ role: "user", content: [undefined] },
+			{ role: "user", content: Object.assign(["a"], { extra: 1 }) },
+			{ role: "user", f: () => 1 },
+		];
+		odd.forEach((message, i) => {
+			memo.set(i, message, 0, "stored");
+			assert.equal(memo.get(i, message, 0), undefined, `case ${i}`);
+		});
+	});
+});
