@@ -307,6 +307,37 @@ export class BlockMemo {
 }
 
 /**
+ * The message fields messageBlocks reads (directly or through `stamp`). The memo compares only
+ * these, so usage figures and provider metadata, about half of an assistant message, are never
+ * walked; `test/core/block-memo.test.ts` checks that messageBlocks reads nothing else.
+ */
+export const BLOCK_FIELDS = [
+	"role",
+	"timestamp",
+	"content",
+	"responseId",
+	"toolCallId",
+	"toolName",
+	"isError",
+	"command",
+	"output",
+	"summary",
+] as const;
+
+/**
+ * The part of `message` that messageBlocks reads, as a fresh plain object; undefined fields are left
+ * out, as messageBlocks treats them as absent.
+ */
+function blockFields(message: MessageLike): Record<string, unknown> {
+	const out: Record<string, unknown> = {};
+	for (const key of BLOCK_FIELDS) {
+		const value = message[key];
+		if (value !== undefined) out[key] = value;
+	}
+	return out;
+}
+
+/**
  * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
  * later occurrence falls back to its positional (never foldable) id. `turnBase` is the number of
  * user messages before the array (those a compaction removed), so turns stay session-absolute.
@@ -332,10 +363,11 @@ export function linearize(
 			continue;
 		}
 		if (message.role === "user") turn++;
-		let blocks = memo?.messages.get(i, message, turn);
+		const fields = memo ? blockFields(message) : undefined;
+		let blocks = memo?.messages.get(i, fields, turn);
 		if (!blocks) {
 			blocks = messageBlocks(message, i, turn, cache);
-			memo?.messages.set(i, message, turn, blocks);
+			memo?.messages.set(i, fields, turn, blocks);
 		} else if (kept === i && prev && i < prev.count) kept++;
 		own.push(blocks);
 	}

@@ -10,7 +10,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { applyPlan, type FoldOp } from "../../src/core/apply.ts";
-import { type ArgsCache, BlockMemo, linearize, type MessageLike } from "../../src/core/block.ts";
+import {
+	type ArgsCache,
+	BLOCK_FIELDS,
+	BlockMemo,
+	linearize,
+	type MessageLike,
+	messageBlocks,
+} from "../../src/core/block.ts";
 import { ARG_FOLD_CHARS } from "../../src/core/digest.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { MessageMemo } from "../../src/core/message-memo.ts";
@@ -217,6 +224,36 @@ describe("linearize with a BlockMemo", () => {
 		const edited = structuredClone(good);
 		(edited[1].content as { text: string }[])[0].text = "hellp";
 		assert.deepEqual(linearize(structuredClone(edited), 0, undefined, memo), linearize(edited));
+	});
+});
+
+describe("BLOCK_FIELDS", () => {
+	it("lists every message field messageBlocks reads, so the memo may compare only those", () => {
+		const known = new Set<PropertyKey>(BLOCK_FIELDS);
+		const roles = [
+			"user",
+			"assistant",
+			"toolResult",
+			"custom",
+			"bashExecution",
+			"compactionSummary",
+			"branchSummary",
+			"x",
+		];
+		fc.assert(
+			fc.property(message, fc.constantFrom(...roles), (base, role) => {
+				const read = new Set<PropertyKey>();
+				const watched = new Proxy({ ...base, role, command: "ls", output: "a", summary: "s" } as MessageLike, {
+					get(target, key, receiver) {
+						read.add(key);
+						return Reflect.get(target, key, receiver);
+					},
+				});
+				messageBlocks(watched, 0, 1, new Map());
+				for (const key of read) assert.ok(known.has(key), `messageBlocks read ${String(key)}`);
+			}),
+			{ numRuns: RUNS },
+		);
 	});
 });
 
