@@ -85,7 +85,15 @@ export interface RunOptions {
 }
 
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
-const COMPACT_ONLY = { foldAt: 1, coldFoldAt: 1, step: 1, floor: 1, budgetFraction: 1, budgetCap: 0 };
+const COMPACT_ONLY = {
+	policy: "ladder",
+	foldAt: 1,
+	coldFoldAt: 1,
+	step: 1,
+	floor: 1,
+	budgetFraction: 1,
+	budgetCap: 0,
+};
 
 /** The shortest gap in which any price model sends an idle refresh: a shorter one asks nothing. */
 const FIRST_REFRESH_MS = Math.min(

@@ -1,0 +1,31 @@
+/**
+ * The `compact-only` peer really never folds, whatever the default fold policy: on the project's
+ * refactor-long session (140k window) it makes no fold event and still compacts, while the default
+ * `context-fold` run of the same session folds.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { PRICE_MODELS } from "../../src/replay/price.ts";
+import { figuresOf } from "../../src/replay/report.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
+import { replayScript } from "../../src/replay/script.ts";
+import { parseSessionText } from "../../src/replay/session-file.ts";
+
+const WINDOW = 140_000;
+const script = replayScript(
+	parseSessionText(readFileSync(new URL("../fixtures/sessions/refactor-long.jsonl", import.meta.url), "utf8")),
+);
+
+test("compact-only makes no fold event and compacts; the default context-fold run folds", async () => {
+	const only = await replayPolicy(script, { name: "compact-only", kind: "compact-only" }, { window: WINDOW });
+	const onlyFigures = figuresOf(script, only, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	assert.equal(onlyFigures.foldEvents, 0);
+	assert.ok(onlyFigures.compactions > 0, "the window forces a compaction");
+	const fold = await replayPolicy(
+		script,
+		{ name: "context-fold", kind: "context-fold", settings: {} },
+		{ window: WINDOW },
+	);
+	assert.ok(figuresOf(script, fold, PRICE_MODELS["anthropic-5m"], true, WINDOW).foldEvents > 0);
+});
