@@ -91,7 +91,7 @@ export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
 	hotTail: 8000,
 	coldTail: 1000,
 	horizon: 20,
-	foldFrom: 0.15,
+	foldFrom: 0.1,
 	backstopAt: 0.18,
 	minEvent: 0.08,
 });

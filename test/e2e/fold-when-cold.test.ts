@@ -1,7 +1,8 @@
 /**
- * Fold-when-cold through real `pi`: with a step no ordinary event can reach, a session past the
- * threshold never folds while its cache is warm, and folds on the first request after an idle gap
- * past the cache lifetime. The gap is simulated: the scripted server forgets its cache
+ * Fold-when-cold through real `pi`, under both profiles: with a least event size no ordinary event can
+ * reach (the ladder's `step`, the economic policy's `minEvent`), a session past the threshold never
+ * folds while its cache is warm, and folds on the first request after an idle gap past the cache
+ * lifetime. The gap is simulated: the scripted server forgets its cache
  * (`expireCache()`) and the resumed `pi` runs with its clock shifted ten minutes ahead
  * (CONTEXTFOLD_TEST_CLOCK_OFFSET_MS), so the branch's recorded response times read as long past.
  */
@@ -16,61 +17,80 @@ const WINDOW = 16_000;
 const BATCHES = 8;
 const RUN_TIMEOUT_MS = 90_000;
 
-describe("fold when the cache is cold anyway", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let splits: number[] = [];
+const PROFILES: Record<string, Record<string, unknown>> = {
+	ladder: { policy: "ladder", foldAt: 0.3, step: 0.9, budgetFraction: 0.95, tail: 1000 },
+	economic: {
+		policy: "economic",
+		foldFrom: 0.3,
+		minEvent: 0.9,
+		hotTail: 1000,
+		coldTail: 1000,
+		budgetFraction: 0.95,
+		backstopAt: 1,
+	},
+};
 
-	before(async () => {
-		server = await startModelServer(
-			batchScript({ trigger: "Run the batches.", count: BATCHES, done: "All batches ran.", other: "Still here." }),
-		);
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: WINDOW,
-			settings: {
-				compaction: { enabled: false },
-				"context-fold": { foldAt: 0.3, step: 0.9, budgetFraction: 0.95, tail: 1000 },
-			},
-		});
-		const run = async (prompt: string, env: Record<string, string> = {}, resume = true) => {
-			const result = await sandbox.runPrint({
-				prompt,
-				extensions: ["."],
-				continueSession: resume,
-				env,
-				timeoutMs: RUN_TIMEOUT_MS,
+for (const [profile, knobs] of Object.entries(PROFILES))
+	describe(`fold when the cache is cold anyway (${profile})`, () => {
+		let server: ModelServer;
+		let sandbox: PiSandbox;
+		let splits: number[] = [];
+
+		before(async () => {
+			server = await startModelServer(
+				batchScript({
+					trigger: "Run the batches.",
+					count: BATCHES,
+					done: "All batches ran.",
+					other: "Still here.",
+				}),
+			);
+			sandbox = await createPiSandbox({
+				serverUrl: server.url,
+				contextWindow: WINDOW,
+				settings: {
+					compaction: { enabled: false },
+					"context-fold": knobs,
+				},
 			});
-			assert.equal(result.code, 0, result.stderr);
-			splits.push(server.requests.length);
-		};
-		splits = [0];
-		await run("Run the batches.", {}, false);
-		await run("Anything else?");
-		server.expireCache();
-		await run("Back after lunch.", { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(10 * 60_000) });
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+			const run = async (prompt: string, env: Record<string, string> = {}, resume = true) => {
+				const result = await sandbox.runPrint({
+					prompt,
+					extensions: ["."],
+					continueSession: resume,
+					env,
+					timeoutMs: RUN_TIMEOUT_MS,
+				});
+				assert.equal(result.code, 0, result.stderr);
+				splits.push(server.requests.length);
+			};
+			splits = [0];
+			await run("Run the batches.", {}, false);
+			await run("Anything else?");
+			server.expireCache();
+			await run("Back after lunch.", { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(10 * 60_000) });
+		});
+		after(async () => {
+			await server?.close();
+			await sandbox?.cleanup();
+		});
 
-	const folded = (from: number, to: number) =>
-		server.requests.slice(from, to).map((req) => ANY_TAG.test(serializePrompt(req)));
+		const folded = (from: number, to: number) =>
+			server.requests.slice(from, to).map((req) => ANY_TAG.test(serializePrompt(req)));
 
-	it("past the threshold with a warm cache and less than a step maskable: no fold event", () => {
-		const last = server.usages[splits[1] - 1]?.promptTokens ?? 0;
-		assert.ok(last > 0.3 * WINDOW, `the session reached the threshold: ${last}`);
-		assert.ok(
-			server.usages.slice(1, splits[2]).some((u) => (u?.cacheRead ?? 0) > 0),
-			"the warm runs read from the cache",
-		);
-		assert.deepEqual(folded(0, splits[2]), new Array(splits[2]).fill(false));
-	});
+		it("past the threshold with a warm cache and less than a step maskable: no fold event", () => {
+			const last = server.usages[splits[1] - 1]?.promptTokens ?? 0;
+			assert.ok(last > 0.3 * WINDOW, `the session reached the threshold: ${last}`);
+			assert.ok(
+				server.usages.slice(1, splits[2]).some((u) => (u?.cacheRead ?? 0) > 0),
+				"the warm runs read from the cache",
+			);
+			assert.deepEqual(folded(0, splits[2]), new Array(splits[2]).fill(false));
+		});
 
-	it("after an idle gap past the cache lifetime: the first request folds", () => {
-		const cold = folded(splits[2], splits[3]);
-		assert.equal(cold[0], true, "the first request after the gap carries folded blocks");
-		assert.equal(server.usages[splits[2]]?.cacheRead, 0, "and the cache was indeed cold");
+		it("after an idle gap past the cache lifetime: the first request folds", () => {
+			const cold = folded(splits[2], splits[3]);
+			assert.equal(cold[0], true, "the first request after the gap carries folded blocks");
+			assert.equal(server.usages[splits[2]]?.cacheRead, 0, "and the cache was indeed cold");
+		});
 	});
-});

@@ -45,17 +45,17 @@ export const KNOB_SCHEMAS = {
 	foldAt: fraction(
 		"CONTEXTFOLD_FOLD_AT",
 		DEFAULT_LADDER.foldAt,
-		"First-fold threshold, as a share of the context window.",
+		"ladder policy: first-fold threshold, as a share of the context window.",
 	),
 	coldFoldAt: fraction(
 		"CONTEXTFOLD_COLD_FOLD_AT",
 		DEFAULT_LADDER.coldFoldAt,
-		"First-fold threshold once two responses came back and none read from the prompt cache.",
+		"ladder policy: first-fold threshold once two responses came back and none read from the prompt cache.",
 	),
 	step: fraction(
 		"CONTEXTFOLD_FOLD_STEP",
 		DEFAULT_LADDER.step,
-		"Least foldable mass worth an ordinary fold event, as a share of the context window.",
+		"ladder policy: least foldable mass worth an ordinary fold event, as a share of the context window.",
 	),
 	budgetFraction: fraction(
 		"CONTEXTFOLD_BUDGET_FRACTION",
@@ -80,7 +80,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_TAIL",
 			DEFAULT_LADDER.tail,
-			`Protected tail in tokens, at least ${MIN_TAIL}: the newest tokens never fold (clamped to half the budget).`,
+			`ladder policy: protected tail in tokens, at least ${MIN_TAIL}: the newest tokens never fold (clamped to half the budget).`,
 		),
 	}),
 	cacheTtlSeconds: Type.Integer({
@@ -88,7 +88,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_CACHE_TTL_SECONDS",
 			300,
-			"Prompt-cache lifetime in seconds (Anthropic-style default: 5 minutes). After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event may fire below one step.",
+			"Prompt-cache lifetime in seconds (Anthropic-style default: 5 minutes). After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event needs no least size (economic: minEvent; ladder: step).",
 		),
 	}),
 	policy: Type.Union(
