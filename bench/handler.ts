@@ -29,6 +29,7 @@ function quantile(values: readonly number[], q: number): number {
 /** A fresh extension instance over a stub host, started like a new session. */
 async function freshHandler(): Promise<{ stub: StubPi; handle: (messages: MessageLike[]) => Promise<void> }> {
 	const stub = loadStub({ window: WINDOW });
+	stub.settings = {}; // the shipped defaults (the stub host pins the ladder for hook tests)
 	await stub.emit("session_start", { reason: "startup" });
 	const [handler] = stub.handlers.get("context") ?? [];
 	const ctx = {

@@ -1,7 +1,7 @@
 /**
  * Replay bench: drives every recorded session of every available corpus turn by turn through the
- * fold pass (planTurn, commit, renderTurn: linearize + policy + applyPlan) exactly as the engine
- * would, and times each turn beside one `structuredClone` of the same message array, measured in the
+ * fold pass (planTurn, commit, renderTurn: linearize + the default policy + applyPlan, with the
+ * engine's block memo and argument cache) exactly as the engine would, and times each turn beside one `structuredClone` of the same message array, measured in the
  * same run. Also reports, per session, the fold events, the tokens they saved and the peak context
  * with and without folding. A session is replayed as the whole conversation of its active branch
  * (a compaction in the file is ignored): what folding does over the full history, uncompacted.
@@ -9,15 +9,17 @@
  * Run with `npm run bench`. Knobs: BENCH_REPS (timed replays per session, default 7),
  * BENCH_WINDOWS (comma-separated context windows, default "200000,128000").
  */
-import { type Block, linearize, type MessageLike } from "../src/core/block.ts";
-import { DEFAULT_LADDER } from "../src/core/contract.ts";
+import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../src/core/block.ts";
+import { DEFAULT_ECONOMIC, DEFAULT_LADDER } from "../src/core/contract.ts";
 import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
-import { conduct } from "../src/core/policy/fold-ladder.ts";
+import { economize } from "../src/core/policy/cache-economic.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
 
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 7) || 7);
+/** The shipped defaults: the economic policy's knobs over the budget knobs they share with the ladder. */
+const CONFIG = { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC };
 const WINDOWS = (process.env.BENCH_WINDOWS ?? "200000,128000")
 	.split(",")
 	.map((w) => Number(w.trim()))
@@ -45,6 +47,8 @@ function median(values: readonly number[]): number {
 function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
 	const savings = new Map<string, number>();
+	const blockMemo = new BlockMemo();
+	const argsCache: ArgsCache = new Map();
 	const pass: number[] = [];
 	const clone: number[] = [];
 	let seq = 0;
@@ -55,11 +59,13 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 		const plan = planTurn({
 			messages: slice,
 			registry,
-			policy: conduct,
+			policy: economize,
 			window,
 			neverCacheRead: false,
-			config: DEFAULT_LADDER,
+			config: CONFIG,
 			savings,
+			blockMemo,
+			argsCache,
 		});
 		if (plan.event.length > 0) {
 			seq++;
@@ -81,6 +87,8 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
 	const savings = new Map<string, number>();
+	const blockMemo = new BlockMemo();
+	const argsCache: ArgsCache = new Map();
 	let seq = 0;
 	let saved = 0;
 	let folded = 0;
@@ -94,11 +102,13 @@ function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], 
 		const plan = planTurn({
 			messages: slice,
 			registry,
-			policy: conduct,
+			policy: economize,
 			window,
 			neverCacheRead: false,
-			config: DEFAULT_LADDER,
+			config: CONFIG,
 			savings,
+			blockMemo,
+			argsCache,
 		});
 		const before = renderTurn(slice, plan.blocks, plan.frozen, []);
 		const beforeTokens = tokensOf(linearize(before.messages));
