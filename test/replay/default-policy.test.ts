@@ -1,0 +1,42 @@
+/**
+ * Issue 10's acceptance, replayed in CI: every corpus session (the project's always, the shared ones
+ * when present) through `context-fold replay`'s own path (`parseArgs` + `runReplay`), anthropic-5m
+ * with idle warming, a 140k window, all five policies. For the default policy: no overflow
+ * rejection, no summary request (Pi's LLM compaction never runs), visibility at least plain Pi's
+ * minus 5 points, and no peer both cheaper and more visible. Cost with recalls is at most 0.5x plain
+ * Pi on every session whose context plain Pi lets grow past a third of the window; a shorter session
+ * (the project's debug-branchy peaks at 15 %) has too little to fold for that, and is held to
+ * costing less than plain Pi (README "Defaults and why").
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parseArgs, runReplay } from "../../src/replay/cli.ts";
+import { listSessions } from "../corpus/corpora.ts";
+
+const WINDOW = 140_000;
+
+test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
+	const sessions = listSessions();
+	const options = parseArgs([...sessions.map((s) => s.path), "--window", String(WINDOW)]);
+	const reports = await runReplay(options, () => {});
+	assert.equal(reports.length, sessions.length);
+	for (const report of reports) {
+		await t.test(report.session, () => {
+			const pi = report.policies.find((p) => p.policy === "pi");
+			const fold = report.policies.find((p) => p.policy === "context-fold");
+			assert.ok(pi && fold);
+			const ratio = fold.costWithRecalls / pi.costWithRecalls;
+			const long = pi.peakPrompt > WINDOW / 3;
+			t.diagnostic(`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%`);
+			assert.ok(ratio <= (long ? 0.5 : 1), `cost ${ratio.toFixed(3)}x plain Pi`);
+			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);
+			assert.equal(fold.overflowRejections, 0);
+			assert.equal(fold.summaryRequests, 0, "no LLM compaction");
+			for (const peer of report.policies) {
+				if (peer === fold) continue;
+				const dominates = peer.costWithRecalls < fold.costWithRecalls && peer.visibility > fold.visibility;
+				assert.ok(!dominates, `${peer.policy} is both cheaper and more visible`);
+			}
+		});
+	}
+});
