@@ -196,7 +196,10 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		registerCommand(name: string, command: StubPi["commands"] extends Map<string, infer C> ? C : never) {
 			stub.commands.set(name, command);
 		},
-		registerEntryRenderer(customType: string, renderer: (entry: unknown, options: unknown, theme: unknown) => unknown) {
+		registerEntryRenderer(
+			customType: string,
+			renderer: (entry: unknown, options: unknown, theme: unknown) => unknown,
+		) {
 			stub.entryRenderers.set(customType, renderer);
 		},
 		registerToolRenderer(resolver: (toolName: string, next: () => unknown) => unknown) {
@@ -206,7 +209,8 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			stub.labels.set(entryId, label);
 		},
 		getActiveTools: () => [...stub.tools.keys()],
-		getAllTools: () => [...stub.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: {} })),
+		getAllTools: () =>
+			[...stub.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: {} })),
 		appendEntry(customType: string, data: unknown) {
 			if (stub.failAppend) throw new Error("disk full");
 			stub.entries.push({ type: "custom", id: `e${++counter}`, customType, data: structuredClone(data) });
