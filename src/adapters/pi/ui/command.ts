@@ -140,7 +140,11 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; applies from the next request`,
 		};
 	} catch (error) {
-		return { ok: false, text: `context-fold: ${key} not changed: ${errorText(error)}` };
+		// resolveConfig's words name the settings path and the fallback; here only the reason matters.
+		const why = errorText(error)
+			.replace(`settings ${SETTINGS_SECTION}.${key}=`, "")
+			.replace(/; using .*$/, "");
+		return { ok: false, text: `context-fold: ${key} not changed: ${why}` };
 	}
 }
 
@@ -160,10 +164,9 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			if (r.choices) item.values = r.choices;
 			else {
 				item.submenu = (current, close) => {
-					const input = new Input({ prompt: `${r.key}: ` });
-					input.setValue(current);
+					const input = new Input({ prompt: `${r.key} (now ${current}, Esc keeps it): ` });
 					input.focused = true;
-					input.onSubmit = (text) => close(text.trim());
+					input.onSubmit = (text) => close(text.trim() === "" ? undefined : text.trim());
 					input.onEscape = () => close();
 					return input;
 				};
@@ -248,7 +251,12 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 /** Registers `/context-fold`. */
 export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 	const codes = () => deps.engine.registry.allRecords().map((r) => r.code);
-	const status = (ctx: Ctx) => show(ctx, "context-fold status", statusText(statusFacts(deps, pi, ctx)));
+	const status = (ctx: Ctx) => {
+		const [heading, ...body] = statusText(statusFacts(deps, pi, ctx)).split("\n");
+		return inTui(ctx)
+			? show(ctx, heading, body.join("\n").trimStart())
+			: show(ctx, heading, [heading, ...body].join("\n"));
+	};
 	const run = async (args: string, ctx: Ctx): Promise<void> => {
 		const text = args.trim();
 		const space = text.indexOf(" ");

@@ -18,6 +18,7 @@ import {
 	footerText,
 	hitRateSince,
 	keptOut,
+	opSaving,
 	type PassRow,
 	percent,
 	type StatusFacts,
@@ -121,18 +122,20 @@ export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: nu
 		: protectedTail(rows, tailOf(config, window));
 }
 
-/** The largest folded blocks of the latest request, with their codes. */
-export function largestFolded(engine: FoldEngine, rows: readonly PassRow[], limit = 5): FoldedBlock[] {
+/**
+ * The largest folded blocks, with their codes: from the latest request, or, before this process
+ * sent one, from the fold records and frozen ops (estimated).
+ */
+export function largestFolded(engine: FoldEngine, rows: readonly PassRow[] | undefined, limit = 5): FoldedBlock[] {
 	const out: FoldedBlock[] = [];
-	for (const row of rows) {
-		if (!row.folded) continue;
-		const record = engine.registry.record(row.id);
-		if (!record) continue;
-		out.push({
-			code: record.code,
-			what: record.tool ?? record.kind ?? row.kind,
-			tokens: Math.max(0, row.raw - row.tokens),
-		});
+	const add = (id: string, tokens: number, kind: string) => {
+		const record = engine.registry.record(id);
+		if (record) out.push({ code: record.code, what: record.tool ?? record.kind ?? kind, tokens });
+	};
+	if (rows) {
+		for (const row of rows) if (row.folded) add(row.id, Math.max(0, row.raw - row.tokens), row.kind);
+	} else {
+		for (const op of engine.registry.frozenOps()) add(op.id, opSaving(engine.registry.record(op.id), op), "block");
 	}
 	return out.sort((a, b) => b.tokens - a.tokens).slice(0, limit);
 }
@@ -160,7 +163,7 @@ export function statusFacts(
 		keptOut: figures.tokens,
 		events: eventLines(branch, ENTRY_TYPE, (id) => engine.registry.record(id)),
 		cache: cacheByModel(branch),
-		largest: largestFolded(engine, rows),
+		largest: largestFolded(engine, pass?.rows),
 		advisories: sources.advisories?.() ?? [],
 	};
 }
