@@ -8,7 +8,9 @@ import { budgetOf } from "../../src/core/contract.ts";
 
 describe("resolveConfig", () => {
 	it("uses the defaults when nothing is set", () => {
-		assert.deepEqual(resolveConfig(undefined, {}), { config: { ...DEFAULT_CONFIG }, problems: [] });
+		const { config, sources, problems } = resolveConfig(undefined, {});
+		assert.deepEqual({ config, problems }, { config: { ...DEFAULT_CONFIG }, problems: [] });
+		assert.deepEqual(new Set(Object.values(sources)), new Set(["default"]));
 		assert.equal(DEFAULT_CONFIG.foldAt, 0.45);
 		assert.equal(DEFAULT_CONFIG.coldFoldAt, 0.25);
 		assert.equal(DEFAULT_CONFIG.step, 0.12);
@@ -20,11 +22,15 @@ describe("resolveConfig", () => {
 	});
 
 	it("saved settings override defaults and the environment overrides both", () => {
-		const { config, problems } = resolveConfig(
+		const { config, sources, problems } = resolveConfig(
 			{ foldAt: 0.5, tail: 1000, debug: true },
 			{ CONTEXTFOLD_FOLD_AT: "0.6", CONTEXTFOLD_BUDGET_CAP: "90000", CONTEXTFOLD_COMPACT: "NATIVE" },
 		);
 		assert.deepEqual(problems, []);
+		assert.equal(sources.foldAt, "environment");
+		assert.equal(sources.tail, "saved");
+		assert.equal(sources.budgetCap, "environment");
+		assert.equal(sources.step, "default");
 		assert.equal(config.foldAt, 0.6);
 		assert.equal(config.tail, 1000);
 		assert.equal(config.debug, true);

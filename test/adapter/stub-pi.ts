@@ -41,7 +41,29 @@ export interface StubPi {
 	call(name: string, params: unknown): Promise<string>;
 	/** Runs a registered command headless; returns what it printed on stdout and stderr. */
 	command(name: string, args: string): Promise<{ stdout: string; stderr: string }>;
-	commands: Map<string, { handler: (args: string, ctx: unknown) => Promise<void> }>;
+	commands: Map<
+		string,
+		{
+			handler: (args: string, ctx: unknown) => Promise<void>;
+			getArgumentCompletions?: (prefix: string) => unknown;
+		}
+	>;
+	/** The mode the context reports: "print" (no UI, the default), "rpc" or "tui" (both with a UI). */
+	mode: "print" | "rpc" | "tui";
+	/** Footer statuses set through `ctx.ui.setStatus`, by key. */
+	statuses: Map<string, string | undefined>;
+	/** Notifications shown through `ctx.ui.notify`. */
+	notes: { message: string; level?: string }[];
+	/** Answers `ctx.ui.confirm` gives (true unless set). */
+	confirmAnswer: boolean;
+	/** Titles and messages `ctx.ui.confirm` was asked. */
+	confirms: { title: string; message: string }[];
+	/** Labels set through `pi.setLabel`, by entry id. */
+	labels: Map<string, string | undefined>;
+	/** Entry renderers registered, by customType. */
+	entryRenderers: Map<string, (entry: unknown, options: unknown, theme: unknown) => unknown>;
+	/** Tool renderer resolvers registered. */
+	toolRenderers: ((toolName: string, next: () => unknown) => unknown)[];
 }
 
 /** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
@@ -58,6 +80,14 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		settings: { "context-fold": { policy: "ladder" } },
 		failAppend: false,
 		failBranch: false,
+		mode: "print",
+		statuses: new Map(),
+		notes: [],
+		confirmAnswer: true,
+		confirms: [],
+		labels: new Map(),
+		entryRenderers: new Map(),
+		toolRenderers: [],
 		usage: undefined,
 		window: options.window ?? 10_000,
 		stderr: [],
@@ -125,8 +155,14 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 	};
 	const ctx = {
 		sessionManager,
-		hasUI: false,
-		mode: "print",
+		get hasUI() {
+			return stub.mode !== "print";
+		},
+		get mode() {
+			return stub.mode;
+		},
+		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
+		getSystemPrompt: () => "You are a stub.",
 		get model() {
 			return { contextWindow: stub.window };
 		},
@@ -134,7 +170,18 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		compact(options?: { onError?: (error: Error) => void }) {
 			stub.compactions.push(options ?? {});
 		},
-		ui: { notify() {}, setStatus() {} },
+		ui: {
+			notify(message: string, level?: string) {
+				stub.notes.push({ message, level });
+			},
+			setStatus(key: string, text: string | undefined) {
+				stub.statuses.set(key, text);
+			},
+			async confirm(title: string, message: string) {
+				stub.confirms.push({ title, message });
+				return stub.confirmAnswer;
+			},
+		},
 	};
 	const api = {
 		on(name: string, handler: Handler) {
@@ -146,9 +193,24 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		registerTool(tool: StubTool) {
 			stub.tools.set(tool.name, tool);
 		},
-		registerCommand(name: string, command: { handler: (args: string, ctx: unknown) => Promise<void> }) {
+		registerCommand(name: string, command: StubPi["commands"] extends Map<string, infer C> ? C : never) {
 			stub.commands.set(name, command);
 		},
+		registerEntryRenderer(
+			customType: string,
+			renderer: (entry: unknown, options: unknown, theme: unknown) => unknown,
+		) {
+			stub.entryRenderers.set(customType, renderer);
+		},
+		registerToolRenderer(resolver: (toolName: string, next: () => unknown) => unknown) {
+			stub.toolRenderers.push(resolver);
+		},
+		setLabel(entryId: string, label: string | undefined) {
+			stub.labels.set(entryId, label);
+		},
+		getActiveTools: () => [...stub.tools.keys()],
+		getAllTools: () =>
+			[...stub.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: {} })),
 		appendEntry(customType: string, data: unknown) {
 			if (stub.failAppend) throw new Error("disk full");
 			stub.entries.push({ type: "custom", id: `e${++counter}`, customType, data: structuredClone(data) });

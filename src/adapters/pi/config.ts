@@ -97,15 +97,20 @@ function complaint(schema: TSchema): string {
 	return `is not ${words.join(" or ")}`;
 }
 
-/** The outcome of resolving the knobs: values plus one message per rejected input. */
+/** Where a knob's value comes from. */
+export type KnobSource = "default" | "saved" | "environment";
+
+/** The outcome of resolving the knobs: values, where each came from, and one message per rejected input. */
 export interface Resolved {
 	config: FoldConfig;
+	sources: Record<keyof FoldConfig, KnobSource>;
 	problems: string[];
 }
 
 /** Resolves every knob from defaults, a saved settings section, and the environment. */
 export function resolveConfig(saved: unknown, env: Readonly<Record<string, string | undefined>>): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
+	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as Resolved["sources"];
 	const problems: string[] = [];
 	const isSection = typeof saved === "object" && saved !== null && !Array.isArray(saved);
 	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);
@@ -118,9 +123,9 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 	}
 	const bag = config as unknown as Record<string, unknown>;
 	for (const knob of KNOBS) {
-		for (const [source, raw] of [
-			[`settings ${SETTINGS_SECTION}.${knob.key}`, section[knob.key]],
-			[knob.env, env[knob.env]],
+		for (const [source, raw, origin] of [
+			[`settings ${SETTINGS_SECTION}.${knob.key}`, section[knob.key], "saved"],
+			[knob.env, env[knob.env], "environment"],
 		] as const) {
 			if (raw === undefined) continue;
 			const value = normalise(knob.schema, raw);
@@ -131,9 +136,10 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 				continue;
 			}
 			bag[knob.key] = value;
+			sources[knob.key] = origin;
 		}
 	}
-	return { config, problems };
+	return { config, sources, problems };
 }
 
 /** True when `CONTEXTFOLD` disables the extension for this process (`0`, `off`, `false`, `no`). */

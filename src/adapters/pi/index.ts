@@ -21,6 +21,9 @@ import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { errorText, FoldEngine } from "./store.ts";
 import { registerRecallFolded } from "./tools/recall-folded.ts";
 import { registerUnfold } from "./tools/unfold.ts";
+import { registerUserView } from "./ui/register.ts";
+import { FoldRecords, labelEntry } from "./ui/renderers.ts";
+import { SavedSettings } from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
 export default function contextFold(pi: ExtensionAPI): void {
@@ -42,6 +45,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		process.stderr.write(`${message}\n`);
 	};
 	const index = new IndexStore(warn);
+	const savedHere = new SavedSettings();
 	const loadConfig = (): void => {
 		let saved: unknown;
 		try {
@@ -49,6 +53,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		} catch {
 			saved = undefined;
 		}
+		saved = savedHere.section(saved);
 		const resolved = resolveConfig(saved, process.env);
 		config = resolved.config;
 		for (const problem of resolved.problems) {
@@ -84,7 +89,11 @@ export default function contextFold(pi: ExtensionAPI): void {
 	const engine = new FoldEngine({
 		config: () => config,
 		policy: (view) => (config.policy === "economic" ? economize(view) : conduct(view)),
-		append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
+		append: (entry) => {
+			records.note(entry);
+			pi.appendEntry(ENTRY_TYPE, entry);
+			labelEntry(pi, entry, leafOf(), records.record);
+		},
 		beforeCommit: (seq, records, messages) => {
 			const scope = new Set(records.map((r) => r.id));
 			const record = extractSeedRecord({
@@ -106,6 +115,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 			if (config.debug) warn(message, "info");
 		},
 	});
+	const records = new FoldRecords(engine);
 	const ledger = new Ledger(() => session);
 	let parent: ParentSession | undefined;
 	let leafOf: () => string | undefined = () => undefined;
@@ -264,4 +274,17 @@ export default function contextFold(pi: ExtensionAPI): void {
 	registerRecallFolded(pi, engine, ledger, () => parent);
 	registerUnfold(pi, engine, () => parent);
 	registerHandoff(pi, engine, index);
+	registerUserView(
+		pi,
+		{
+			engine,
+			config: () => config,
+			neverCacheRead: () => telemetry.neverCacheRead,
+			ledger,
+			parent: () => parent,
+			settings: savedHere,
+			reload: loadConfig,
+		},
+		records,
+	);
 }

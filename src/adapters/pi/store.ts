@@ -10,6 +10,7 @@ import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
+import { type PassSnapshot, passRows } from "../../core/status.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
 import type { FoldConfig } from "./settings-schema.ts";
 
@@ -65,6 +66,7 @@ export class FoldEngine {
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
 	private lastView: PolicyView | undefined;
+	private lastPass: { view: PolicyView; blocks: readonly Block[]; event: Set<string> } | undefined;
 	private warnedStale = new Set<string>();
 
 	private readonly deps: EngineDeps;
@@ -94,7 +96,16 @@ export class FoldEngine {
 		this.lastMessages = [];
 		this.overBudget = undefined;
 		this.lastView = undefined;
+		this.lastPass = undefined;
 		this.warnedStale = new Set();
+	}
+
+	/** The latest request as it went out (for the user's view); undefined before any request. */
+	pass(): PassSnapshot | undefined {
+		const last = this.lastPass;
+		if (!last) return undefined;
+		const raw = last.blocks.map((b) => b.tokens);
+		return { rows: passRows(last.view.blocks, raw, last.event), usage: last.view.usage, window: last.view.window };
 	}
 
 	/**
@@ -176,6 +187,11 @@ export class FoldEngine {
 		this.lastMessages = raw;
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
+		this.lastPass = {
+			view: plan.view,
+			blocks: plan.blocks,
+			event: new Set(event.map((op) => op.id)),
+		};
 		this.overBudget = plan.commands.find((c) => c.type === "compact");
 		return changed;
 	}

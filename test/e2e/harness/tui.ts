@@ -1,8 +1,9 @@
 /**
- * Pi's interactive terminal UI under tmux, for what only the TUI shows (the startup banner's list of
- * loaded extensions, the `pi config` resource list): pi runs in a detached tmux session on a private
- * server (`-L`, no tmux.conf), the rendered screen is read with `capture-pane` until it shows what the
- * test waits for, then the server is killed. Only the screen text is read, never timings.
+ * Pi's interactive terminal UI under tmux, for what only the TUI shows (the startup banner, `pi config`,
+ * the footer status, slash-command completion, extension views): pi runs in a detached tmux session
+ * on a private server (`-L`, no tmux.conf); a test sends keys and reads the rendered screen with
+ * `capture-pane` until it shows what the test waits for, then the server is killed. Only the screen
+ * text is read, never timings.
  */
 import { spawnSync } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -23,22 +24,30 @@ function shellQuote(word: string): string {
 	return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/**
- * Starts `pi <argv>` in the sandbox (its cwd and environment) on a 160x50 tmux screen and resolves
- * with the first screen for which `ready` holds. Rejects, with the last screen, if pi exits first or
- * `ready` never holds within `timeoutMs`.
- */
-export async function readTuiScreen(
-	sandbox: PiSandbox,
-	argv: string[],
-	ready: (screen: string) => boolean,
-	timeoutMs = 30_000,
-): Promise<string> {
+/** A running `pi` terminal UI under tmux. */
+export interface TuiSession {
+	/** The screen as `capture-pane` reads it now. */
+	screen(): string;
+	/** Sends keys as tmux names them (`Enter`, `Tab`, `Escape`, `Down`, `C-c`) or, with `literal`, text. */
+	send(keys: string, literal?: boolean): void;
+	/** Types `text` literally, then presses Enter. */
+	submit(text: string): void;
+	/**
+	 * Reads the screen until `ready` holds, and resolves with that screen. Rejects, with the last
+	 * screen, if pi exits first or `ready` never holds within `timeoutMs`.
+	 */
+	waitFor(ready: (screen: string) => boolean, timeoutMs?: number, what?: string): Promise<string>;
+	/** Kills the tmux server (and pi with it). */
+	close(): void;
+}
+
+/** Starts `pi <argv>` in the sandbox (its cwd and environment, plus `env`) on a 160x50 tmux screen. */
+export function startTui(sandbox: PiSandbox, argv: string[], env: Record<string, string | undefined> = {}): TuiSession {
 	const server = `cf-e2e-${process.pid}-${++servers}`;
 	const tmux = (...args: string[]) =>
 		spawnSync("tmux", ["-L", server, "-f", "/dev/null", ...args], {
 			cwd: sandbox.cwd,
-			env: sandbox.env({ TMUX: undefined, TMUX_PANE: undefined }),
+			env: sandbox.env({ TMUX: undefined, TMUX_PANE: undefined, ...env }),
 			encoding: "utf8",
 		});
 	const command = [process.execPath, PI_CLI, ...argv].map(shellQuote).join(" ");
@@ -53,18 +62,49 @@ export async function readTuiScreen(
 		`${command}; echo "[pi exited: $?]"; sleep 600`,
 	);
 	if (started.status !== 0) throw new Error(`tmux new-session failed: ${started.stderr}`);
+	const screen = () => tmux("capture-pane", "-p").stdout ?? "";
+	return {
+		screen,
+		send(keys, literal = false) {
+			tmux("send-keys", ...(literal ? ["-l", keys] : [keys]));
+		},
+		submit(text) {
+			tmux("send-keys", "-l", text);
+			tmux("send-keys", "Enter");
+		},
+		async waitFor(ready, timeoutMs = 30_000, what = "the expected screen") {
+			let last = "";
+			const deadline = Date.now() + timeoutMs;
+			while (Date.now() < deadline) {
+				last = screen();
+				if (ready(last)) return last;
+				if (EXITED.test(last)) throw new Error(`pi exited before ${what}:\n${last}`);
+				await sleep(200);
+			}
+			throw new Error(`${what} did not appear within ${timeoutMs} ms; last screen:\n${last}`);
+		},
+		close() {
+			tmux("kill-server");
+		},
+	};
+}
+
+/**
+ * Starts `pi <argv>` in the sandbox (its cwd and environment) on a 160x50 tmux screen and resolves
+ * with the first screen for which `ready` holds. Rejects, with the last screen, if pi exits first or
+ * `ready` never holds within `timeoutMs`.
+ */
+export async function readTuiScreen(
+	sandbox: PiSandbox,
+	argv: string[],
+	ready: (screen: string) => boolean,
+	timeoutMs = 30_000,
+): Promise<string> {
+	const tui = startTui(sandbox, argv);
 	try {
-		let screen = "";
-		const deadline = Date.now() + timeoutMs;
-		while (Date.now() < deadline) {
-			screen = tmux("capture-pane", "-p").stdout ?? "";
-			if (ready(screen)) return screen;
-			if (EXITED.test(screen)) throw new Error(`pi exited before the expected screen:\n${screen}`);
-			await sleep(200);
-		}
-		throw new Error(`the expected screen did not appear within ${timeoutMs} ms; last screen:\n${screen}`);
+		return await tui.waitFor(ready, timeoutMs);
 	} finally {
-		tmux("kill-server");
+		tui.close();
 	}
 }
 

@@ -53,7 +53,7 @@ const MIN_PIECE = 400;
  * Resolves a code of this branch or, failing that, of the parent session this one was started from
  * (read-only from the parent's file, sha-verified).
  */
-function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, parent: ParentSession | undefined) {
+export function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, parent: ParentSession | undefined) {
 	const own = resolveCode(code, engine, ledger);
 	if (own.ok || !parent || engine.registry.idOf(code) !== undefined) return own;
 	const hit = parent.resolve(code);
@@ -72,7 +72,7 @@ function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, parent: Pa
 }
 
 /** The recall header; `file` is the bash tool's full output when it is served, which no sha256 covers. */
-function header(r: Resolved, file?: string): string {
+export function recallHeader(r: Resolved, file?: string): string {
 	const what =
 		r.record.kind === "toolArgs"
 			? `arguments of ${r.toolName ?? "a tool call"}`
@@ -100,7 +100,7 @@ function serve(
 ): string {
 	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
 	const source = full ?? r.text;
-	const head = header(r, full);
+	const head = recallHeader(r, full);
 	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
 		const g = grepText(source, grep, room);
@@ -152,7 +152,7 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number
 	for (const r of hits) {
 		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
 		const g = grepText(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
-		const entry = `${header(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
+		const entry = `${recallHeader(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
 		out.push(entry);
 		budget -= entry.length + 2;
 	}

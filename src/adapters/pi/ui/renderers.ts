@@ -1,0 +1,158 @@
+/**
+ * How context-fold's own rows read in the terminal UI: `contextfold.fold` entries in the transcript
+ * ("folded #a, #b · ~4.4k tokens kept out", "unfolded #c"), the same words as `/tree` labels, and
+ * the results of recall_folded and unfold (what was recalled, its size, its verification).
+ *
+ * Pi 1.6's `/tree` draws every custom entry as `[custom: <customType>]` and takes no renderer
+ * (tree-selector.js `getEntryDisplayText`); it does draw an entry's label before that text, so each
+ * fold event and unfold entry is labelled with its line (`pi.setLabel`, one `label` entry each).
+ */
+import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
+import { Text } from "@earendil-works/pi-tui";
+import type { FoldOp } from "../../../core/apply.ts";
+import type { FoldRecord } from "../../../core/fold-registry.ts";
+import { eventLabel, eventSaving, short } from "../../../core/status.ts";
+import { blockCost, estTokens } from "../../../core/tokens.ts";
+import { ENTRY_TYPE, type FoldEntry } from "../persistence.ts";
+import type { FoldEngine } from "../store.ts";
+
+/**
+ * Fold records by block id for the lines: the registry's, and those of the event being committed,
+ * whose layer entry is appended (and rendered, and labelled) before the registry holds its records.
+ */
+export class FoldRecords {
+	private pending = new Map<string, FoldRecord>();
+	private readonly engine: FoldEngine;
+
+	constructor(engine: FoldEngine) {
+		this.engine = engine;
+	}
+
+	/** Notes the records of a `records` entry about to be appended. */
+	note(entry: FoldEntry): void {
+		if (entry.kind === "records") this.pending = new Map(entry.records.map((r) => [r.id, r]));
+	}
+
+	/** The fold record of `id`, if known. */
+	readonly record = (id: string): FoldRecord | undefined => this.engine.registry.record(id) ?? this.pending.get(id);
+}
+
+/** The line a fold event's layer or an unfold entry reads as; undefined for a records entry or anything else. */
+export function entryLine(data: unknown, record: (id: string) => FoldRecord | undefined): string | undefined {
+	const entry = data as Partial<FoldEntry> | undefined;
+	if (!entry || typeof entry !== "object") return undefined;
+	if (entry.kind === "layer" && Array.isArray(entry.ops)) {
+		const ops = entry.ops as FoldOp[];
+		return eventLabel(
+			"fold",
+			ops.map((op) => op.code),
+			eventSaving(ops, record),
+		);
+	}
+	if (entry.kind === "unfold" && Array.isArray(entry.ids)) {
+		const records = entry.ids.map((id) => record(id));
+		return eventLabel(
+			"unfold",
+			records.map((r, i) => r?.code ?? String(entry.ids?.[i])),
+			records.reduce((n, r) => n + (r && r.chars >= 0 ? blockCost(r.chars) : 0), 0),
+		);
+	}
+	return undefined;
+}
+
+/**
+ * Labels the entry just appended (`leaf`) with its line, so `/tree` names it. Never throws: a label
+ * is a convenience, and a fold event must not fail for it.
+ */
+export function labelEntry(
+	pi: Pick<ExtensionAPI, "setLabel">,
+	entry: FoldEntry,
+	leaf: string | undefined,
+	record: (id: string) => FoldRecord | undefined,
+): void {
+	if (!leaf) return;
+	try {
+		const line = entryLine(entry, record);
+		if (line) pi.setLabel(leaf, line);
+	} catch {
+		// no label: /tree shows the bare custom row
+	}
+}
+
+/** One recalled block, as the result header names it. */
+interface Recalled {
+	code: string;
+	what: string;
+	lines: number;
+	how: string;
+}
+
+const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
+
+/** The summary lines of a recall_folded result: one per recalled block, then any errors or cut notices. */
+export function recallSummary(text: string): string[] {
+	const found: Recalled[] = [];
+	const other: string[] = [];
+	for (const line of text.split("\n")) {
+		const m = HEADER.exec(line);
+		if (m) found.push({ code: m[1], what: m[2], lines: Number(m[3]), how: m[4] });
+		else if (/^(error: |recall_folded|… output cap|no folded block contains|\d+ blocks? contains? ")/.test(line))
+			other.push(line);
+	}
+	const size = `~${short(estTokens(text))} tokens`;
+	const out = found.map((r) => `recalled #${r.code} · ${r.what} · ${r.lines} lines · ${r.how}`);
+	if (out.length === 0 && other.length === 0) out.push(`recall_folded · ${size}`);
+	else out.push(`${size} returned`);
+	return [...out, ...other];
+}
+
+/** The summary lines of an unfold result: the codes put back with their size, then anything refused. */
+export function unfoldSummary(text: string, record: (code: string) => FoldRecord | undefined): string[] {
+	const [first = "", ...rest] = text.split("\n");
+	const m = /^Unfolded (#[0-9a-z]+(?:, #[0-9a-z]+)*):/.exec(first);
+	if (!m) return text.split("\n").filter((l) => l.length > 0);
+	const codes = m[1].split(", ").map((c) => c.slice(1));
+	const tokens = codes.reduce((n, c) => {
+		const r = record(c);
+		return n + (r && r.chars >= 0 ? blockCost(r.chars) : 0);
+	}, 0);
+	return [`${eventLabel("unfold", codes, tokens, 8)} from the next request on`, ...rest.filter((l) => l.length > 0)];
+}
+
+/** The text of a tool result. */
+function resultText(result: { content?: { type: string; text?: string }[] }): string {
+	return (result.content ?? []).map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("\n");
+}
+
+/** Registers the entry renderer and the recall_folded / unfold result renderers. */
+export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records: FoldRecords): void {
+	const record = records.record;
+	const byCode = (code: string) => {
+		const id = engine.registry.idOf(code);
+		return id ? engine.registry.record(id) : undefined;
+	};
+	pi.registerEntryRenderer(ENTRY_TYPE, (entry, options, theme: Theme) => {
+		const line = entryLine(entry.data, record);
+		if (!line) return undefined;
+		let text = theme.fg("dim", `context-fold: ${line}`);
+		const ops = (entry.data as { ops?: FoldOp[] }).ops;
+		if (options.expanded && Array.isArray(ops) && ops.length > 4) {
+			text += `\n${theme.fg("dim", ops.map((op) => `#${op.code}`).join(", "))}`;
+		}
+		return new Text(text, 0, 0);
+	});
+	pi.registerToolRenderer((toolName, next) => {
+		if (toolName !== "recall_folded" && toolName !== "unfold") return next();
+		return {
+			...next(),
+			renderResult: (result, options, theme) => {
+				if (options.isPartial) return new Text(theme.fg("dim", `${toolName}…`), 0, 0);
+				const text = resultText(result as { content?: { type: string; text?: string }[] });
+				const lines = toolName === "unfold" ? unfoldSummary(text, byCode) : recallSummary(text);
+				let shown = theme.fg("muted", lines.join("\n"));
+				if (options.expanded && toolName === "recall_folded") shown += `\n\n${text}`;
+				return new Text(shown, 0, 0);
+			},
+		};
+	});
+}

@@ -1,0 +1,163 @@
+/**
+ * The settings side of `/context-fold`: every knob with its value and where it comes from
+ * (default, saved, environment), and saving a change to the `context-fold` section of the
+ * settings.json Pi reads. Pi offers extensions no settings write API, so the file is edited here the
+ * way Pi edits it: under its lock (a `settings.json.lock` directory, as proper-lockfile takes it),
+ * read fresh, every other key kept, written back whole. Pi's in-memory settings do not see the change
+ * until it reloads, so the values saved by this process are kept as an overlay over `pi.getSettings()`.
+ */
+import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { KNOBS, type KnobSource, type Resolved, resolveConfig } from "../config.ts";
+import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
+
+/** One knob as the settings view lists it. */
+export interface KnobRow {
+	key: keyof FoldConfig;
+	env: string;
+	value: string;
+	source: KnobSource;
+	/** The environment sets it: a saved change would not apply. */
+	locked: boolean;
+	description: string;
+	/** The values to cycle through (booleans and choices); undefined for numbers, typed in. */
+	choices?: string[];
+}
+
+/** The JSON Schema keywords the rows read. */
+interface Shape {
+	type?: string;
+	anyOf?: Shape[];
+	const?: unknown;
+	description?: string;
+}
+
+/** The knob table with values and sources from a resolution. */
+export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRow[] {
+	return KNOBS.map((knob) => {
+		const shape = knob.schema as Shape;
+		const words = (shape.anyOf ?? []).filter((m) => typeof m.const === "string").map((m) => String(m.const));
+		const choices =
+			shape.type === "boolean"
+				? ["true", "false"]
+				: words.length > 0 && !shape.anyOf?.some((m) => m.type === "integer")
+					? words
+					: undefined;
+		const source = resolved.sources[knob.key];
+		return {
+			key: knob.key,
+			env: knob.env,
+			value: String(resolved.config[knob.key]),
+			source,
+			locked: source === "environment",
+			description: shape.description ?? "",
+			choices,
+		};
+	});
+}
+
+/** The plain-text listing of the knobs, for modes without the terminal UI. */
+export function knobText(rows: readonly KnobRow[]): string {
+	const width = Math.max(...rows.map((r) => r.key.length));
+	const lines = rows.map(
+		(r) => `  ${r.key.padEnd(width)}  ${r.value}  (${r.source}${r.locked ? `: ${r.env}, locked` : ""})`,
+	);
+	return [
+		"context-fold settings (default < settings.json < environment)",
+		...lines,
+		`Change one: /context-fold settings <knob> <value>; it is saved to settings.json under "${SETTINGS_SECTION}".`,
+	].join("\n");
+}
+
+/** Where settings.json files live: Pi's global one, and the project's if any. */
+export interface SettingsPaths {
+	global: string;
+	project?: string;
+}
+
+const LOCK_ATTEMPTS = 50;
+const LOCK_WAIT_MS = 20;
+/** proper-lockfile's default: a lock older than this is stale. */
+const LOCK_STALE_MS = 10_000;
+
+function pause(ms: number): void {
+	Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Runs `fn` holding Pi's lock on `file` (the `<file>.lock` directory proper-lockfile uses). */
+function withLock<T>(file: string, fn: () => T): T {
+	const lock = `${file}.lock`;
+	mkdirSync(dirname(file), { recursive: true });
+	for (let attempt = 1; ; attempt++) {
+		try {
+			mkdirSync(lock);
+			break;
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+			let stale = false;
+			try {
+				stale = Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS;
+			} catch {
+				stale = false;
+			}
+			if (stale) rmSync(lock, { recursive: true, force: true });
+			else if (attempt >= LOCK_ATTEMPTS) throw new Error(`${file} is locked by another process`);
+			else pause(LOCK_WAIT_MS);
+		}
+	}
+	try {
+		return fn();
+	} finally {
+		rmdirSync(lock);
+	}
+}
+
+/** The settings object of a file: {} when it is missing; throws when it is not a JSON object. */
+function readObject(file: string): Record<string, unknown> {
+	if (!existsSync(file)) return {};
+	const text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+	if (text.trim() === "") return {};
+	const value = JSON.parse(text) as unknown;
+	if (!value || typeof value !== "object" || Array.isArray(value))
+		throw new Error(`${file} does not hold a JSON object`);
+	return value as Record<string, unknown>;
+}
+
+function sectionOf(settings: Record<string, unknown>): Record<string, unknown> | undefined {
+	const section = settings[SETTINGS_SECTION];
+	return section && typeof section === "object" && !Array.isArray(section)
+		? (section as Record<string, unknown>)
+		: undefined;
+}
+
+/** The values this process saved, kept over Pi's settings until Pi reloads them. */
+export class SavedSettings {
+	private readonly written: Record<string, unknown> = {};
+
+	/** Pi's `context-fold` section with this process's saved values over it. */
+	section(fromPi: unknown): unknown {
+		if (Object.keys(this.written).length === 0) return fromPi;
+		const base = fromPi && typeof fromPi === "object" && !Array.isArray(fromPi) ? fromPi : {};
+		return { ...base, ...this.written };
+	}
+
+	/**
+	 * Validates `text` for `key` and saves the normalised value to the project's settings.json when
+	 * that file already sets this knob, else to the global one. Returns the file written; throws
+	 * with the reason when the value is rejected or the file cannot be written.
+	 */
+	save(key: keyof FoldConfig, text: string, paths: SettingsPaths): { file: string; value: unknown } {
+		const checked = resolveConfig({ [key]: text }, {});
+		if (checked.problems.length > 0) throw new Error(checked.problems.join("; "));
+		const value = checked.config[key];
+		const project = paths.project && existsSync(paths.project) ? paths.project : undefined;
+		const file = project && sectionOf(readObject(project))?.[key] !== undefined ? project : paths.global;
+		withLock(file, () => {
+			const settings = readObject(file);
+			settings[SETTINGS_SECTION] = { ...sectionOf(settings), [key]: value };
+			writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
+		});
+		this.written[key] = value;
+		return { file, value };
+	}
+}

@@ -1,0 +1,169 @@
+/**
+ * The footer status and the facts of `/context-fold status`, gathered from the engine (the latest
+ * request, fold records), the session branch (fold events, responses, cache figures) and Pi (system
+ * prompt, active tools), then turned into text by core/status.ts. The footer is set under the key
+ * `context-fold` after every context pass, response, unfold and session change.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { budgetOf, tailOf } from "../../../core/contract.ts";
+import { economicTails } from "../../../core/policy/cache-economic.ts";
+import { protectedTail } from "../../../core/policy/fold-ladder.ts";
+import {
+	cacheByModel,
+	contextParts,
+	eventLines,
+	eventSaving,
+	type FoldedBlock,
+	type FoldPoint,
+	footerText,
+	hitRateSince,
+	keptOut,
+	opSaving,
+	type PassRow,
+	percent,
+	type StatusFacts,
+} from "../../../core/status.ts";
+import { estTokens } from "../../../core/tokens.ts";
+import { ENTRY_TYPE } from "../persistence.ts";
+import type { FoldConfig } from "../settings-schema.ts";
+import type { FoldEngine } from "../store.ts";
+
+/** The footer's status key. */
+export const STATUS_KEY = "context-fold";
+
+/** What the user's view reads besides Pi. */
+export interface ViewSources {
+	engine: FoldEngine;
+	config: () => FoldConfig;
+	/** True once two responses came back and none read from the cache (the ladder's cold threshold applies). */
+	neverCacheRead: () => boolean;
+	/** Whether an advisory is active (the footer flags it); wired to the advisor, false until then. */
+	advisoryActive?: () => boolean;
+	/** The active advisories, one line each, for the status; none until the advisor is wired. */
+	advisories?: () => readonly string[];
+}
+
+/** Folds in the latest request and the tokens they keep out; from the fold records before any request. */
+export function foldFigures(engine: FoldEngine): { folds: number; tokens: number } {
+	const pass = engine.pass();
+	if (pass) return keptOut(pass.rows);
+	const ops = engine.registry.frozenOps();
+	return { folds: ops.length, tokens: eventSaving(ops, (id) => engine.registry.record(id)) };
+}
+
+/** The footer text for the current branch; undefined before the first fold. */
+export function footerFor(sources: ViewSources, branch: readonly unknown[]): string | undefined {
+	const { folds, tokens } = foldFigures(sources.engine);
+	return footerText({
+		folds,
+		keptOut: tokens,
+		hitRate: folds > 0 ? hitRateSince(branch, ENTRY_TYPE) : undefined,
+		advisory: sources.advisoryActive?.() ?? false,
+	});
+}
+
+/** Sets (or clears) the footer status; a no-op without a UI. Never throws. */
+export function updateFooter(sources: ViewSources, ctx: ExtensionContext): void {
+	if (!ctx.hasUI) return;
+	try {
+		ctx.ui.setStatus(STATUS_KEY, footerFor(sources, ctx.sessionManager.getBranch()));
+	} catch {
+		// The footer is a convenience: a failure here must not disturb the turn.
+	}
+}
+
+/** Estimated tokens of the system prompt and the active tools' declarations (0 for what Pi cannot say). */
+export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTools">, ctx: ExtensionContext): number {
+	let tokens = 0;
+	try {
+		tokens += estTokens(ctx.getSystemPrompt() ?? "");
+	} catch {
+		// no system prompt known
+	}
+	try {
+		const active = new Set(pi.getActiveTools());
+		for (const tool of pi.getAllTools()) {
+			if (!active.has(tool.name)) continue;
+			tokens += estTokens(
+				JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters }),
+			);
+		}
+	} catch {
+		// no tool list known
+	}
+	return tokens;
+}
+
+/** Where the next fold may happen under the policy in force. */
+export function foldPoint(config: FoldConfig, window: number, neverCacheRead: boolean): FoldPoint {
+	const budget = budgetOf(config, window);
+	if (config.policy === "economic") {
+		return {
+			policy: "economic",
+			at: Math.floor(config.foldFrom * window),
+			knob: `foldFrom ${percent(config.foldFrom)}, when the saving repays the rewrite`,
+			budget,
+			backstop: Math.floor(config.backstopAt * window),
+		};
+	}
+	const share = neverCacheRead ? config.coldFoldAt : config.foldAt;
+	return {
+		policy: "ladder",
+		at: Math.floor(share * window),
+		knob: `${neverCacheRead ? "coldFoldAt" : "foldAt"} ${percent(share)}`,
+		budget,
+	};
+}
+
+/** The protected tail of a request's rows under the policy in force. */
+export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: number): Set<string> {
+	return config.policy === "economic"
+		? economicTails(rows, config.hotTail, config.coldTail)
+		: protectedTail(rows, tailOf(config, window));
+}
+
+/**
+ * The largest folded blocks, with their codes: from the latest request, or, before this process
+ * sent one, from the fold records and frozen ops (estimated).
+ */
+export function largestFolded(engine: FoldEngine, rows: readonly PassRow[] | undefined, limit = 5): FoldedBlock[] {
+	const out: FoldedBlock[] = [];
+	const add = (id: string, tokens: number, kind: string) => {
+		const record = engine.registry.record(id);
+		if (record) out.push({ code: record.code, what: record.tool ?? record.kind ?? kind, tokens });
+	};
+	if (rows) {
+		for (const row of rows) if (row.folded) add(row.id, Math.max(0, row.raw - row.tokens), row.kind);
+	} else {
+		for (const op of engine.registry.frozenOps()) add(op.id, opSaving(engine.registry.record(op.id), op), "block");
+	}
+	return out.sort((a, b) => b.tokens - a.tokens).slice(0, limit);
+}
+
+/** Everything the status shows, for the current branch. */
+export function statusFacts(
+	sources: ViewSources,
+	pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTools">,
+	ctx: ExtensionContext,
+): StatusFacts {
+	const { engine } = sources;
+	const config = sources.config();
+	const branch = ctx.sessionManager.getBranch();
+	const pass = engine.pass();
+	const window = pass?.window || ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow || undefined;
+	const figures = foldFigures(engine);
+	const system = systemTokens(pi, ctx);
+	const rows = pass?.rows ?? [];
+	return {
+		usage: pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined,
+		window,
+		point: window ? foldPoint(config, window, sources.neverCacheRead()) : undefined,
+		parts: pass && window ? contextParts(rows, tailIds(rows, config, window), system) : undefined,
+		folds: figures.folds,
+		keptOut: figures.tokens,
+		events: eventLines(branch, ENTRY_TYPE, (id) => engine.registry.record(id)),
+		cache: cacheByModel(branch),
+		largest: largestFolded(engine, pass?.rows),
+		advisories: sources.advisories?.() ?? [],
+	};
+}

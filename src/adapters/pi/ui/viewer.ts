@@ -1,0 +1,114 @@
+/**
+ * A scrollable text view for the terminal UI (`ctx.ui.custom`): the status, a recalled original, or
+ * search results. Lines wrap to the width; ↑/↓, page up/down, Home/End scroll; Esc, q or Enter
+ * close it. Optional actions (e.g. `u` to unfold) close it with their key.
+ */
+import type { Component, KeybindingsManager, TUI } from "@earendil-works/pi-tui";
+import { truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+
+/** A key the view answers with, and what its hint says. */
+export interface ViewAction {
+	key: string;
+	hint: string;
+}
+
+/** Colours the view uses (from Pi's theme). */
+export interface ViewStyle {
+	title: (text: string) => string;
+	hint: (text: string) => string;
+}
+
+/** What a view shows and where it reports. */
+export interface ViewOptions {
+	tui: Pick<TUI, "terminal" | "requestRender">;
+	keys: Pick<KeybindingsManager, "matches">;
+	title: string;
+	text: string;
+	style: ViewStyle;
+	/** Called with an action's key, or undefined when the view is closed. */
+	done: (action: string | undefined) => void;
+	actions?: readonly ViewAction[];
+}
+
+/** The scrollable text view. */
+export class TextView implements Component {
+	private top = 0;
+	private wrapped: { width: number; lines: string[] } | undefined;
+	private readonly tui: ViewOptions["tui"];
+	private readonly keys: ViewOptions["keys"];
+	private readonly title: string;
+	private readonly text: string;
+	private readonly style: ViewStyle;
+	private readonly done: ViewOptions["done"];
+	private readonly actions: readonly ViewAction[];
+
+	constructor(options: ViewOptions) {
+		this.tui = options.tui;
+		this.keys = options.keys;
+		this.title = options.title;
+		this.text = options.text;
+		this.style = options.style;
+		this.done = options.done;
+		this.actions = options.actions ?? [];
+	}
+
+	private height(): number {
+		return Math.max(5, (this.tui.terminal?.rows ?? 24) - 10);
+	}
+
+	private lines(width: number): string[] {
+		if (this.wrapped?.width !== width) {
+			const lines = this.text.split("\n").flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, width)));
+			this.wrapped = { width, lines };
+		}
+		return this.wrapped.lines;
+	}
+
+	invalidate(): void {
+		this.wrapped = undefined;
+	}
+
+	render(width: number): string[] {
+		const inner = Math.max(10, width - 2);
+		const lines = this.lines(inner);
+		const height = this.height();
+		this.top = Math.max(0, Math.min(this.top, lines.length - height));
+		const shown = lines.slice(this.top, this.top + height);
+		const end = Math.min(lines.length, this.top + height);
+		const position = lines.length > height ? ` (lines ${this.top + 1}-${end} of ${lines.length})` : "";
+		const hints = ["↑↓ scroll", "pgup/pgdn", ...this.actions.map((a) => `${a.key} ${a.hint}`), "esc close"];
+		return [
+			truncateToWidth(this.style.title(`${this.title}${position}`), width),
+			"",
+			...shown.map((line) => truncateToWidth(` ${line}`, width)),
+			"",
+			truncateToWidth(this.style.hint(hints.join(" · ")), width),
+		];
+	}
+
+	handleInput(data: string): void {
+		const height = this.height();
+		const action = this.actions.find((a) => a.key === data);
+		if (action) {
+			this.done(action.key);
+			return;
+		}
+		if (
+			this.keys.matches(data, "tui.select.cancel") ||
+			this.keys.matches(data, "tui.select.confirm") ||
+			data === "q"
+		) {
+			this.done(undefined);
+			return;
+		}
+		if (this.keys.matches(data, "tui.select.up")) this.top--;
+		else if (this.keys.matches(data, "tui.select.down")) this.top++;
+		else if (this.keys.matches(data, "tui.select.pageUp")) this.top -= height;
+		else if (this.keys.matches(data, "tui.select.pageDown")) this.top += height;
+		else if (data === "g" || data === "\x1b[H") this.top = 0;
+		else if (data === "G" || data === "\x1b[F") this.top = Number.MAX_SAFE_INTEGER;
+		else return;
+		this.top = Math.max(0, this.top);
+		this.tui.requestRender();
+	}
+}

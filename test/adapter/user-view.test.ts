@@ -1,0 +1,216 @@
+/**
+ * The user's view over the stub host: the footer status before and after a fold event and a
+ * response, `/context-fold` (completion, status text headless, settings saved to settings.json and
+ * applied from the next request, locked by the environment, recall, unfold after a confirmation that
+ * states the cache cost), the fold-entry renderer and `/tree` labels, and the recall/unfold result
+ * summaries.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
+import { bashSession, loadStub, resultTexts, type StubPi } from "./stub-pi.ts";
+
+const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
+const plain = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
+
+async function started(
+	options: { window?: number; n?: number; settings?: Record<string, unknown> } = {},
+): Promise<StubPi> {
+	const stub = loadStub({ window: options.window ?? 10_000 });
+	if (options.settings) stub.settings = { "context-fold": options.settings };
+	bashSession(stub, options.n ?? 6);
+	await stub.emit("session_start", { reason: "startup" });
+	return stub;
+}
+
+function foldedCodes(sent: Record<string, unknown>[]): string[] {
+	return resultTexts(sent).flatMap((t) => FOLDED.exec(t)?.[1] ?? []);
+}
+
+describe("footer status", () => {
+	it("claims nothing before the first fold, then reads folds, tokens kept out and the cache since the event", async () => {
+		const stub = await started();
+		stub.mode = "tui";
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(stub.statuses.get("context-fold"), undefined);
+		const sent = await stub.request();
+		const codes = foldedCodes(sent);
+		assert.ok(codes.length > 0, "the request folded");
+		const footer = stub.statuses.get("context-fold");
+		assert.match(String(footer), new RegExp(`^fold ${codes.length} · −\\d+(\\.\\d)?k · cache –$`));
+		stub.addMessage({
+			role: "assistant",
+			provider: "p",
+			model: "m",
+			content: [{ type: "text", text: "done" }],
+			usage: { input: 60, output: 2, cacheRead: 940, cacheWrite: 0 },
+			stopReason: "stop",
+			timestamp: 2_000_000_000_000,
+		});
+		await stub.emit("message_end", { message: { role: "assistant", usage: {} } });
+		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache –", "cache 94%"));
+	});
+
+	it("sets no status without a UI", async () => {
+		const stub = await started();
+		await stub.request();
+		assert.equal(stub.statuses.size, 0);
+	});
+});
+
+describe("/context-fold", () => {
+	const dir = mkdtempSync(join(tmpdir(), "cf-ui-"));
+	const settingsFile = join(dir, "settings.json");
+	let saved: string | undefined;
+	before(() => {
+		saved = process.env.PI_CODING_AGENT_DIR;
+		process.env.PI_CODING_AGENT_DIR = dir;
+	});
+	after(() => {
+		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+		else process.env.PI_CODING_AGENT_DIR = saved;
+	});
+
+	it("completes its subcommands, knob names and fold codes", async () => {
+		const stub = await started();
+		await stub.request();
+		const complete = stub.commands.get("context-fold")?.getArgumentCompletions;
+		assert.ok(complete);
+		const values = (prefix: string) => ((complete(prefix) as { value: string }[] | null) ?? []).map((i) => i.value);
+		assert.deepEqual(values(""), ["status", "settings", "recall", "search", "unfold", "discard-images"]);
+		assert.deepEqual(values("s"), ["status", "settings", "search"]);
+		assert.deepEqual(values("settings fo"), ["settings foldAt", "settings foldFrom"]);
+		const code = foldedCodes(await stub.request())[0];
+		assert.ok(values(`recall ${code.slice(0, 3)}`).includes(`recall ${code}`));
+		assert.equal(complete("zzz"), null);
+	});
+
+	it("prints the status headless, naming the fold event, its codes and the largest folds", async () => {
+		const stub = await started();
+		const codes = foldedCodes(await stub.request());
+		const { stdout } = await stub.command("context-fold", "status");
+		assert.match(stdout, /^context-fold status\n/);
+		assert.match(stdout, new RegExp(`Folds +${codes.length} in context`));
+		assert.match(stdout, new RegExp(`#1 fold +${codes.length} blocks`));
+		for (const code of codes) assert.ok(stdout.includes(`#${code}  bash`), `${code} missing:\n${stdout}`);
+		assert.match(stdout, /Next fold .* \(ladder coldFoldAt 25%\)/);
+		assert.equal(
+			(await stub.command("context-fold", "")).stdout,
+			stdout,
+			"the bare command prints the status headless",
+		);
+	});
+
+	it("saves a knob to settings.json, keeping the file's other keys, and applies it from the next request", async () => {
+		writeFileSync(settingsFile, JSON.stringify({ theme: "dark", "context-fold": { policy: "ladder" } }));
+		const stub = await started({ window: 40_000, settings: { policy: "ladder", tail: 1000, step: 0.02 } });
+		assert.deepEqual(foldedCodes(await stub.request()), [], "below the threshold nothing folds");
+		const { stdout } = await stub.command("context-fold", "settings coldFoldAt 10%");
+		assert.match(stdout, /coldFoldAt = 0\.1, saved to .*settings\.json; applies from the next request/);
+		const file = JSON.parse(readFileSync(settingsFile, "utf8"));
+		assert.deepEqual(file, { theme: "dark", "context-fold": { policy: "ladder", coldFoldAt: 0.1 } });
+		assert.ok(foldedCodes(await stub.request()).length > 0, "the next request folds at the new threshold");
+		const listing = (await stub.command("context-fold", "settings")).stdout;
+		assert.match(listing, /coldFoldAt +0\.1 +\(saved\)/);
+		assert.match(listing, /foldAt +0\.45 +\(default\)/);
+	});
+
+	it("refuses a bad value and a knob the environment sets, and lists that knob as locked", async () => {
+		writeFileSync(settingsFile, "{}");
+		const stub = await started();
+		process.env.CONTEXTFOLD_TAIL = "5000";
+		try {
+			const bad = (await stub.command("context-fold", "settings foldAt lots")).stdout;
+			assert.match(bad, /foldAt not changed: .*is not a valid fraction/);
+			const locked = (await stub.command("context-fold", "settings tail 3000")).stdout;
+			assert.match(locked, /tail is set by CONTEXTFOLD_TAIL in the environment \(5000\)/);
+			assert.match(
+				(await stub.command("context-fold", "settings")).stdout,
+				/tail +5000 +\(environment: CONTEXTFOLD_TAIL, locked\)/,
+			);
+		} finally {
+			delete process.env.CONTEXTFOLD_TAIL;
+		}
+		assert.equal(readFileSync(settingsFile, "utf8"), "{}", "nothing was written");
+	});
+
+	it("recalls an original for the user without touching the context", async () => {
+		const stub = await started();
+		const code = foldedCodes(await stub.request())[0];
+		const before = stub.entries.length;
+		const { stdout } = await stub.command("context-fold", `recall #${code}`);
+		assert.match(stdout, new RegExp(`^Recalled #${code}: bash, 200 lines \\(sha256 verified\\)`));
+		assert.match(stdout, /line 199 of check \d output ok/);
+		assert.equal(stub.entries.length, before, "no entry appended");
+		assert.match((await stub.command("context-fold", "recall zzzzzzzz")).stdout, /not a fold code/);
+	});
+
+	it("unfolds only after a confirmation that states the cache cost; headless it only states it", async () => {
+		const stub = await started();
+		const code = foldedCodes(await stub.request())[0];
+		const headless = (await stub.command("context-fold", `unfold ${code}`)).stdout;
+		assert.match(headless, /tokens back into every later request/);
+		assert.match(headless, /Not unfolded/);
+		assert.deepEqual(foldedCodes(await stub.request()).includes(code), true);
+
+		stub.mode = "rpc";
+		stub.confirmAnswer = false;
+		await stub.command("context-fold", `unfold ${code}`);
+		assert.equal(stub.confirms.length, 1);
+		assert.match(stub.confirms[0].message, /writes ~\d+(\.\d)?k? tokens to the prompt cache again/);
+		assert.ok(foldedCodes(await stub.request()).includes(code), "declined: still folded");
+
+		stub.confirmAnswer = true;
+		await stub.command("context-fold", `unfold ${code}`);
+		assert.ok(!foldedCodes(await stub.request()).includes(code), "confirmed: unfolded");
+		assert.match(stub.notes.at(-1)?.message ?? "", new RegExp(`^Unfolded #${code}`));
+	});
+
+	it("answers discard-images and an unknown subcommand", async () => {
+		const stub = await started();
+		assert.match((await stub.command("context-fold", "discard-images")).stdout, /nothing to discard/);
+		assert.match((await stub.command("context-fold", "frobnicate")).stdout, /unknown subcommand "frobnicate"/);
+	});
+});
+
+describe("renderers and /tree labels", () => {
+	it("renders a fold event's layer entry with its codes and saving, and labels it for /tree", async () => {
+		const stub = await started();
+		const codes = foldedCodes(await stub.request());
+		const render = stub.entryRenderers.get("contextfold.fold");
+		assert.ok(render);
+		const entries = stub.entries.filter((e) => e.customType === "contextfold.fold");
+		const lines = entries.map((e) => {
+			const c = render(e, { expanded: false }, plain) as { render(w: number): string[] } | undefined;
+			return c?.render(200).join("").trim();
+		});
+		assert.equal(lines[0], undefined, "a records entry renders nothing");
+		const want = `folded ${codes
+			.slice(0, 4)
+			.map((c) => `#${c}`)
+			.join(", ")}`;
+		assert.ok(lines[1]?.startsWith(`context-fold: ${want}`), lines[1]);
+		assert.match(String(lines[1]), /· ~\d+(\.\d)?k tokens kept out$/);
+		const layer = entries[1].id as string;
+		assert.equal(stub.labels.get(layer), lines[1]?.replace("context-fold: ", ""));
+	});
+
+	it("summarises recall_folded and unfold results", () => {
+		const recall = recallSummary(
+			"Recalled #k3x9a0b2: bash, 401 lines (sha256 verified)\nline 1\nline 2\n\nerror: #zzzzzzzz is not a fold code of this session branch",
+		);
+		assert.equal(recall[0], "recalled #k3x9a0b2 · bash · 401 lines · sha256 verified");
+		assert.match(recall[1], /^~\d+ tokens returned$/);
+		assert.equal(recall[2], "error: #zzzzzzzz is not a fold code of this session branch");
+		const unfold = unfoldSummary("Unfolded #k3x9a0b2: the original content is back.\n#q is already unfolded", (c) =>
+			c === "k3x9a0b2" ? { id: "r:x", code: c, chars: 4000, seq: 1 } : undefined,
+		);
+		assert.deepEqual(unfold, [
+			"unfolded #k3x9a0b2 · ~1k tokens back in context from the next request on",
+			"#q is already unfolded",
+		]);
+	});
+});

@@ -1,0 +1,223 @@
+/**
+ * The user's view, pure parts: the footer line, the context picture and its bar, the figures read
+ * from session entries (hit rate since the latest fold event, cache per model, fold events with
+ * their rewrite), an unfold's cost, and the status text.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	bar,
+	cacheByModel,
+	contextParts,
+	eventLabel,
+	eventLines,
+	footerText,
+	hitRateSince,
+	keptOut,
+	type PassRow,
+	passRows,
+	short,
+	statusText,
+	unfoldCost,
+} from "../../src/core/status.ts";
+
+const T = "contextfold.fold";
+
+function row(id: string, tokens: number, raw: number, over: Partial<PassRow> = {}): PassRow {
+	return {
+		id,
+		kind: "toolResult",
+		tokens,
+		raw,
+		folded: tokens < raw,
+		frozen: tokens < raw,
+		eligible: true,
+		held: false,
+		saving: 0,
+		...over,
+	};
+}
+
+const assistant = (usage: Record<string, number>, provider = "p", model = "m") => ({
+	type: "message",
+	message: { role: "assistant", provider, model, usage },
+});
+const layer = (seq: number, ops: { id: string; code: string; text: string }[]) => ({
+	type: "custom",
+	customType: T,
+	data: { v: 1, kind: "layer", seq, ops },
+});
+
+describe("footer", () => {
+	it("claims nothing before the first fold", () => {
+		assert.equal(footerText({ folds: 0, keptOut: 0, hitRate: 0.9, advisory: true }), undefined);
+	});
+
+	it("reads folds, tokens kept out, cache since the latest event, and an advisory flag", () => {
+		assert.equal(
+			footerText({ folds: 12, keptOut: 53_400, hitRate: 0.94, advisory: false }),
+			"fold 12 · −53k · cache 94%",
+		);
+		assert.equal(
+			footerText({ folds: 1, keptOut: 4_400, hitRate: undefined, advisory: true }),
+			"fold 1 · −4.4k · cache – · ⚠",
+		);
+	});
+
+	it("counts the folds of a pass, this request's event included", () => {
+		const view = [
+			{ id: "a", kind: "toolResult" as const, tokens: 10, eligible: true, frozen: true, held: false, saving: 0 },
+			{ id: "b", kind: "toolResult" as const, tokens: 500, eligible: true, frozen: false, held: false, saving: 450 },
+			{ id: "c", kind: "toolResult" as const, tokens: 300, eligible: true, frozen: false, held: false, saving: 200 },
+		];
+		const rows = passRows(view, [400, 500, 300], new Set(["b"]));
+		assert.deepEqual(keptOut(rows), { folds: 2, tokens: 390 + 450 });
+		assert.equal(rows[1].tokens, 50);
+		assert.equal(rows[2].folded, false);
+	});
+});
+
+describe("context picture", () => {
+	it("splits the request by part", () => {
+		const rows = [
+			row("s", 100, 100, { kind: "summary", eligible: false, folded: false }),
+			row("u", 20, 20, { kind: "user", eligible: false }),
+			row("f", 30, 900),
+			row("r", 400, 400),
+			row("t", 700, 700),
+		];
+		const parts = contextParts(rows, new Set(["t"]), 250);
+		assert.deepEqual(parts, { system: 250, summary: 100, digests: 30, fixed: 20, raw: 400, tail: 700 });
+	});
+
+	it("draws a bar of the given width with every non-empty part present, larger parts longer", () => {
+		const parts = { system: 1000, summary: 0, digests: 10, fixed: 0, raw: 5000, tail: 3000 };
+		const drawn = bar(parts, 40);
+		assert.equal(drawn.length, 40);
+		assert.deepEqual([...new Set(drawn)], ["S", "#", "~", "T"]);
+		const n = (c: string) => drawn.split(c).length - 1;
+		assert.ok(n("~") > n("T") && n("T") > n("S") && n("#") >= 1, drawn);
+	});
+});
+
+describe("figures from session entries", () => {
+	it("hit rate counts only the responses after the latest fold event or unfold", () => {
+		const branch = [
+			assistant({ input: 1000, cacheRead: 0, cacheWrite: 0 }),
+			layer(1, [{ id: "r:a", code: "aaaaaaaa", text: "x" }]),
+			assistant({ input: 100, cacheRead: 0, cacheWrite: 900 }),
+			assistant({ input: 0, cacheRead: 900, cacheWrite: 100 }),
+		];
+		assert.equal(hitRateSince(branch, T), 900 / 2000);
+		assert.equal(
+			hitRateSince([...branch, { type: "custom", customType: T, data: { kind: "unfold", ids: [] } }], T),
+			undefined,
+		);
+		assert.equal(hitRateSince(branch, "other.type"), 900 / 3000);
+	});
+
+	it("groups cache figures per provider and model, with idle refreshes", () => {
+		const lines = cacheByModel([
+			assistant({ input: 10, cacheRead: 90, cacheWrite: 0 }, "anthropic", "a"),
+			assistant({ input: 10, cacheRead: 0, cacheWrite: 90 }, "openai", "o"),
+			{ type: "usage", kind: "cache_warm", provider: "anthropic", model: "a" },
+			assistant({ input: 5, cacheRead: 95, cacheWrite: 0 }, "anthropic", "a"),
+		]);
+		assert.deepEqual(
+			lines.map((l) => [l.provider, l.model, l.responses, l.hits, l.cacheRead, l.warms]),
+			[
+				["anthropic", "a", 2, 2, 185, 1],
+				["openai", "o", 1, 0, 0, 0],
+			],
+		);
+	});
+
+	it("lists fold events and unfolds with the rewrite of the first response after each", () => {
+		const records = new Map([
+			["r:a", { id: "r:a", code: "aaaaaaaa", chars: 4000, seq: 1 }],
+			["r:b", { id: "r:b", code: "bbbbbbbb", chars: 2000, seq: 1 }],
+		]);
+		const lines = eventLines(
+			[
+				layer(1, [
+					{ id: "r:a", code: "aaaaaaaa", text: "d".repeat(40) },
+					{ id: "r:b", code: "bbbbbbbb", text: "d".repeat(40) },
+				]),
+				assistant({ input: 300, cacheRead: 500, cacheWrite: 200 }),
+				assistant({ input: 0, cacheRead: 1000, cacheWrite: 0 }),
+				{ type: "custom", customType: T, data: { v: 1, kind: "unfold", ids: ["r:b"] } },
+			],
+			T,
+			(id) => records.get(id),
+		);
+		assert.equal(lines.length, 2);
+		assert.deepEqual(lines[0].codes, ["aaaaaaaa", "bbbbbbbb"]);
+		assert.equal(lines[0].tokens, 1004 - 14 + (504 - 14));
+		assert.equal(lines[0].rewrite, 500);
+		assert.equal(lines[0].hitRate, 0.5);
+		assert.equal(lines[1].kind, "unfold");
+		assert.deepEqual(lines[1].codes, ["bbbbbbbb"]);
+		assert.equal(lines[1].rewrite, undefined);
+	});
+});
+
+describe("labels, costs and the status text", () => {
+	it("names a fold event's codes and saving, clipping long lists", () => {
+		assert.equal(eventLabel("fold", ["a1", "b2"], 4400), "folded #a1, #b2 · ~4.4k tokens kept out");
+		assert.equal(
+			eventLabel("fold", ["1", "2", "3", "4", "5", "6"], 900),
+			"folded #1, #2, #3, #4 +2 · ~900 tokens kept out",
+		);
+		assert.equal(eventLabel("unfold", ["c3"], 0), "unfolded #c3");
+		assert.equal(short(999), "999");
+		assert.equal(short(1_250_000), "1.3M");
+	});
+
+	it("prices an unfold: the block back on every request, and the rewrite from it to the end", () => {
+		const rows = [row("a", 50, 50), row("f", 20, 1020), row("b", 300, 300), row("c", 200, 200)];
+		assert.deepEqual(unfoldCost(rows, "f"), { back: 1000, rewrite: 1020 + 500 });
+		assert.equal(unfoldCost(rows, "a"), undefined);
+		assert.equal(unfoldCost(rows, "missing"), undefined);
+	});
+
+	it("writes every section, and says so when nothing is known yet", () => {
+		const empty = statusText({
+			usage: undefined,
+			window: undefined,
+			point: undefined,
+			parts: undefined,
+			folds: 0,
+			keptOut: 0,
+			events: [],
+			cache: [],
+			largest: [],
+			advisories: [],
+		});
+		assert.match(empty, /No request has gone out/);
+		const full = statusText({
+			usage: 12_000,
+			window: 20_000,
+			point: { policy: "ladder", at: 9_000, knob: "foldAt 45%", budget: 15_000 },
+			parts: { system: 2000, summary: 0, digests: 500, fixed: 500, raw: 4000, tail: 5000 },
+			folds: 3,
+			keptOut: 8_800,
+			events: [{ seq: 1, kind: "fold", codes: ["x", "y", "z"], tokens: 8_800, rewrite: 6_000, hitRate: 0.4 }],
+			cache: [
+				{ provider: "p", model: "m", responses: 4, hits: 3, input: 100, cacheRead: 700, cacheWrite: 200, warms: 0 },
+			],
+			largest: [{ code: "k3x9a0b2", what: "bash", tokens: 4_400 }],
+			advisories: ["cold input"],
+		});
+		for (const want of [
+			"Context   12k of 20k window (60%)",
+			"Next fold 9k (ladder foldAt 45%), reached · budget 15k",
+			"# folded digests 500",
+			"Folds     3 in context, ~8.8k tokens kept out of this request",
+			"#1 fold   3 blocks, ~8.8k kept out; rewrite 6k, cache 40% on the next response",
+			"p/m: 4 responses, 3 read the cache, hit 70%",
+			"#k3x9a0b2  bash  ~4.4k kept out",
+			"⚠ cold input",
+		])
+			assert.ok(full.includes(want), `missing "${want}" in:\n${full}`);
+	});
+});

@@ -1,0 +1,224 @@
+/**
+ * The user's view through real pi (issue 11), against the scripted model server:
+ * - the terminal UI under tmux: no footer status before the first fold; `/cont` + Tab completes to
+ *   `/context-fold`; a knob changed in `/context-fold settings` (Pi's SettingsList) is saved to
+ *   settings.json and the very next request folds at the new threshold; the footer then reads
+ *   `fold N · −Xk · cache …` and the transcript names the event; `/context-fold status` opens
+ *   without any model request; `/tree` (labelled-only filter) names the fold event;
+ * - `/context-fold status` as text in print mode (on stderr, where Pi puts an extension's output)
+ *   and over RPC (a notification), neither calling the model.
+ * The sandbox pins the ladder with a high threshold (nothing folds until the setting changes), a
+ * small tail and step. Screens are polled generously and never timed.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { FoldTracker } from "./harness/fold-wire.ts";
+import { type CapturedRequest, lastUserText, type ModelServer, startModelServer } from "./harness/model-server.ts";
+import { createPiSandbox, type JsonRecord, type PiSandbox } from "./harness/pi-runner.ts";
+import { startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
+
+const WINDOW = 20_000;
+const WAIT = 90_000;
+const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (the footer and views exist only in the TUI)";
+const FOOTER = /^fold (\d+) · −[\d.]+k · cache (–|\d+%)$/m;
+const batchId = (k: number) => `toolu_view_batch_${k}`;
+
+/** The scripted model: "run" runs three bash batches of 400 lines, then answers; anything else is answered. */
+function script(tracker: FoldTracker) {
+	return (req: CapturedRequest) => {
+		const folds = tracker.observe(req);
+		if (req.index > 20) return { text: "guard: too many requests" };
+		if (lastUserText(req) !== "run") return { text: `noted ${req.index}` };
+		for (let k = 1; k <= 3; k++) {
+			if (!folds.results.some((r) => r.id === batchId(k))) {
+				const command = `for i in $(seq 1 400); do echo "batch ${k} line $i ok"; done`;
+				return { toolCalls: [{ id: batchId(k), name: "bash", args: { command } }] };
+			}
+		}
+		return { text: "three batches done" };
+	};
+}
+
+/** The editor's text: what stands between the last two horizontal rules of the screen. */
+function editorText(screen: string): string | undefined {
+	const lines = screen.split("\n");
+	const rules = lines.flatMap((line, i) => (/^─{20,}$/.test(line.trim()) ? [i] : []));
+	if (rules.length < 2) return undefined;
+	const [from, to] = rules.slice(-2);
+	return lines
+		.slice(from + 1, to)
+		.join("\n")
+		.trim();
+}
+
+/** Types a slash command and presses Enter until the editor lets it go (the first Enter may take a completion). */
+async function runCommand(tui: TuiSession, text: string): Promise<void> {
+	tui.send(text, true);
+	await tui.waitFor((s) => editorText(s) === text, WAIT, `"${text}" in the editor`);
+	for (let i = 0; i < 5; i++) {
+		tui.send("Enter");
+		await sleep(500);
+		if (editorText(tui.screen()) !== text) return;
+	}
+	throw new Error(`"${text}" was never submitted:\n${tui.screen()}`);
+}
+
+describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
+	const tracker = new FoldTracker();
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+	let tui: TuiSession;
+	let sessionFile: string | undefined;
+
+	before(async () => {
+		server = await startModelServer(script(tracker));
+		sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: WINDOW,
+			settings: { "context-fold": { policy: "ladder", foldAt: 0.9, tail: 1000, step: 0.02 } },
+		});
+		tui = startTui(sandbox, sandbox.args({ mode: "tui", extensions: ["."] }));
+		await tui.waitFor((s) => s.includes(sandbox.modelId), WAIT, "pi's footer");
+	});
+
+	after(async () => {
+		tui?.close();
+		await server?.close();
+		// pi, killed with its tmux server, may still be writing its compile cache for a moment.
+		for (let attempt = 1; ; attempt++) {
+			try {
+				await sandbox?.cleanup();
+				return;
+			} catch (error) {
+				if (attempt >= 20) throw error;
+				await sleep(500);
+			}
+		}
+	});
+
+	it("shows no fold status before the first fold", async () => {
+		tui.submit("run");
+		const screen = await tui.waitFor((s) => s.includes("three batches done"), WAIT, "the batches' answer");
+		assert.equal(server.requests.length, 4);
+		assert.ok(!server.requests.some((r) => tracker.observe(r).folded.size > 0), "something folded early");
+		assert.doesNotMatch(screen, FOOTER);
+	});
+
+	it("completes /cont to /context-fold with Tab", async () => {
+		tui.send("/cont", true);
+		await tui.waitFor((s) => editorText(s) === "/cont", WAIT, "/cont typed");
+		tui.send("Tab");
+		const screen = await tui.waitFor(
+			(s) => editorText(s)?.startsWith("/context-fold") ?? false,
+			WAIT,
+			"the completion",
+		);
+		assert.match(editorText(screen) ?? "", /^\/context-fold\s*$/);
+		tui.send("C-u");
+		await tui.waitFor((s) => editorText(s) === "", WAIT, "a cleared editor");
+	});
+
+	it("saves a knob changed in the settings list to settings.json, and the next request folds by it", async () => {
+		await runCommand(tui, "/context-fold settings");
+		await tui.waitFor((s) => /foldAt · saved +0\.9/.test(s), WAIT, "the settings list");
+		const listed = tui.screen();
+		assert.match(listed, /coldFoldAt · default +0\.25/);
+		assert.match(listed, /compact · default +fold/);
+		tui.send("foldAt", true);
+		await tui.waitFor((s) => /→ foldAt · saved/.test(s), WAIT, "foldAt selected");
+		tui.send("Enter");
+		await tui.waitFor((s) => s.includes("foldAt (now 0.9"), WAIT, "the value input");
+		tui.send("0.2", true);
+		tui.send("Enter");
+		await tui.waitFor((s) => /foldAt · saved +0\.2/.test(s), WAIT, "the new value listed");
+		const settings = JSON.parse(await readFile(join(sandbox.agentDir, "settings.json"), "utf8"));
+		assert.equal(settings["context-fold"].foldAt, 0.2);
+		assert.equal(settings["context-fold"].tail, 1000, "the section's other knobs are kept");
+		assert.equal(settings.defaultModel, sandbox.modelId, "Pi's own keys are kept");
+		tui.send("Escape");
+		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
+
+		const from = server.requests.length;
+		tui.submit("go on");
+		const screen = await tui.waitFor(
+			(s) => s.includes(`noted ${from}`) && FOOTER.test(s),
+			WAIT,
+			"the answer and footer",
+		);
+		const folded = tracker.observe(server.requests[from]).folded;
+		assert.ok(folded.has(batchId(1)), "the request after the change carries batch 1 folded");
+		const footer = FOOTER.exec(screen);
+		assert.equal(Number(footer?.[1]), folded.size, `footer: ${footer?.[0]}`);
+		const codes = [...folded.values()].map((f) => `#${f.code}`);
+		assert.ok(screen.includes(`context-fold: folded ${codes.join(", ")} · ~`), `transcript line missing:\n${screen}`);
+	});
+
+	it("opens /context-fold status without any model request", async () => {
+		const from = server.requests.length;
+		await runCommand(tui, "/context-fold status");
+		const screen = await tui.waitFor((s) => s.includes("Largest folded blocks"), WAIT, "the status view");
+		assert.match(screen, /Next fold 4k \(ladder foldAt 20%\)/);
+		assert.match(screen, /#1 fold +\d+ blocks?, ~[\d.]+k kept out; rewrite/);
+		assert.match(screen, /fake\/fake-model: \d+ responses/);
+		tui.send("Escape");
+		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
+		assert.equal(server.requests.length, from, "the status reached the model");
+		sessionFile = await sandbox.latestSessionFile();
+	});
+
+	it("names the fold event in /tree", async () => {
+		await runCommand(tui, "/tree");
+		await tui.waitFor((s) => s.includes("Session Tree"), WAIT, "the tree");
+		tui.send("C-l");
+		const screen = await tui.waitFor((s) => s.includes("[labeled]"), WAIT, "the labelled-only filter");
+		assert.match(
+			screen,
+			/\[folded #[0-9a-z]{8}(, #[0-9a-z]{8})* · ~[\d.]+k tokens kept out\] \[custom: contextfold\.fold\]/,
+		);
+		tui.send("Escape");
+	});
+
+	describe("/context-fold status outside the terminal UI", () => {
+		it("prints the status in print mode, calling no model", async () => {
+			assert.ok(sessionFile, "the TUI tests did not run");
+			const from = server.requests.length;
+			const run = await sandbox.runPrint({
+				prompt: "/context-fold status",
+				session: sessionFile,
+				extensions: ["."],
+				timeoutMs: WAIT,
+			});
+			assert.equal(run.code, 0, run.stderr);
+			assert.equal(server.requests.length, from, "print mode reached the model");
+			const text = run.stderr + run.stdout;
+			assert.match(text, /context-fold status\n/);
+			assert.match(text, /Folds +\d+ in context/);
+			assert.match(text, /#1 fold +\d+ blocks?/);
+		});
+
+		it("answers over RPC with a notification holding the status, calling no model", async () => {
+			assert.ok(sessionFile, "the TUI tests did not run");
+			const from = server.requests.length;
+			const rpc = await sandbox.startRpc({ session: sessionFile, extensions: ["."], timeoutMs: WAIT });
+			try {
+				const start = rpc.records.length;
+				await rpc.send({ type: "prompt", message: "/context-fold status" });
+				const note = (await rpc.waitFor(
+					(r) =>
+						r.type === "extension_ui_request" &&
+						r.method === "notify" &&
+						String(r.message).includes("context-fold status"),
+					{ from: start, timeoutMs: WAIT },
+				)) as JsonRecord;
+				assert.match(String(note.message), /#1 fold +\d+ blocks?/);
+				assert.match(String(note.message), /Largest folded blocks\n +#[0-9a-z]{8} +bash/);
+			} finally {
+				await rpc.close();
+			}
+			assert.equal(server.requests.length, from, "RPC reached the model");
+		});
+	});
+});
