@@ -51,11 +51,12 @@ export function isColdInput(f: PromptFigures, rewriteExpected: boolean): boolean
  * the wire changes the prompt at its first folded block, so that response reads at most
  * `prefoldPrompt - masked` tokens from the cache; one overridden by another extension reads the
  * whole pre-fold prompt. The line is drawn halfway, at `prefoldPrompt - masked / 2`, which absorbs
- * the gap between estimated and provider tokens and the cache's granularity. False when there was
- * no prompt before the fold or the fold saved nothing.
+ * the gap between estimated and provider tokens and the cache's granularity. False when nothing was
+ * read, the fold saved nothing, or the figures disagree (a saving not smaller than the pre-fold
+ * prompt: that prompt is not the one the fold was cut from).
  */
 export function foldMissedWire(prefoldPrompt: number, masked: number, cacheRead: number): boolean {
-	if (prefoldPrompt <= 0 || masked <= 0) return false;
+	if (cacheRead <= 0 || masked <= 0 || masked >= prefoldPrompt) return false;
 	return cacheRead >= prefoldPrompt - masked / 2;
 }
 

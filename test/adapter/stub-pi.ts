@@ -13,6 +13,15 @@ export interface StubTool {
 	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[] }>;
 }
 
+/** The fake dialog UI: records what the extension showed, answers selects from `answers`. */
+export interface StubUi {
+	notices: { message: string; level: string | undefined }[];
+	selects: { title: string; options: string[] }[];
+	/** Answers for the next selects, in order; an Error is thrown instead. Empty: undefined (dismissed). */
+	answers: (string | Error | undefined)[];
+	editorText: string;
+}
+
 /** The stub host. */
 export interface StubPi {
 	handlers: Map<string, Handler[]>;
@@ -26,6 +35,13 @@ export interface StubPi {
 	/** Context usage reported to the hook; null tokens means "unknown". */
 	usage: { tokens: number | null; contextWindow: number } | undefined;
 	window: number;
+	/** The model's provider, id and prices (undefined: a model with a window only). */
+	model: { provider: string; id: string; cost?: Record<string, number> } | undefined;
+	/** The run mode and dialog UI the context reports (default: print, no UI). */
+	mode: "tui" | "rpc" | "json" | "print";
+	hasUI: boolean;
+	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
+	ui: StubUi;
 	stderr: string[];
 	/** Adds a message entry to the session (as Pi persists it). */
 	addMessage(message: Record<string, unknown>): void;
@@ -60,6 +76,10 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		failBranch: false,
 		usage: undefined,
 		window: options.window ?? 10_000,
+		model: undefined,
+		mode: "print",
+		hasUI: false,
+		ui: { notices: [], selects: [], answers: [], editorText: "" },
 		stderr: [],
 		addMessage(message) {
 			stub.entries.push({ type: "message", id: `e${++counter}`, message });
@@ -125,16 +145,35 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 	};
 	const ctx = {
 		sessionManager,
-		hasUI: false,
-		mode: "print",
+		get hasUI() {
+			return stub.hasUI;
+		},
+		get mode() {
+			return stub.mode;
+		},
 		get model() {
-			return { contextWindow: stub.window };
+			return { contextWindow: stub.window, ...stub.model };
 		},
 		getContextUsage: () => stub.usage,
 		compact(options?: { onError?: (error: Error) => void }) {
 			stub.compactions.push(options ?? {});
 		},
-		ui: { notify() {}, setStatus() {} },
+		ui: {
+			notify(message: string, level?: string) {
+				stub.ui.notices.push({ message, level });
+			},
+			setStatus() {},
+			async select(title: string, options: string[]) {
+				stub.ui.selects.push({ title, options });
+				const answer = stub.ui.answers.shift();
+				if (answer instanceof Error) throw answer;
+				return answer;
+			},
+			setEditorText(text: string) {
+				stub.ui.editorText = text;
+			},
+			getEditorText: () => stub.ui.editorText,
+		},
 	};
 	const api = {
 		on(name: string, handler: Handler) {
