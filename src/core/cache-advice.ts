@@ -276,6 +276,8 @@ export const ADVICE = {
 		`context-fold: the prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}, lifetime ${duration(ttlMs)}): the next prompt re-sends ~${kTokens(carried)} tokens uncached`,
 	confirmTitle: (provider: string, p: IdlePrediction, carried: number) =>
 		`The prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}): this prompt re-sends ~${kTokens(carried)} tokens uncached.`,
+	keptDraft: (images: number) =>
+		`context-fold: draft kept, nothing sent; Enter sends it (and asks again while the cache is likely cold)${images > 0 ? `; ${images} image${images === 1 ? "" : "s"} kept for the next prompt (/context-fold discard-images drops ${images === 1 ? "it" : "them"})` : ""}`,
 	debugCache: (f: PromptFigures) => {
 		const prompt = promptOf(f);
 		const hit = prompt > 0 ? Math.round((100 * f.cacheRead) / prompt) : 0;

@@ -257,6 +257,11 @@ describe("idle cache-risk warning", () => {
 			/^The prompt cache of fake\/fake-model is likely cold \(idle 10m 0\ds\): this prompt re-sends ~30k tokens uncached\.$/,
 		);
 		assert.equal(keptImages(), 1);
+		assert.equal(notices(stub).at(-1), ADVICE.keptDraft(1));
+		assert.match(
+			ADVICE.keptDraft(1),
+			/^context-fold: draft kept, nothing sent; Enter sends it \(and asks again while the cache is likely cold\); 1 image kept for the next prompt \(\/context-fold discard-images drops it\)$/,
+		);
 		stub.ui.answers.push(SEND_ANYWAY);
 		assert.deepEqual(await input(stub, { text: "next step, edited" }), [
 			{ action: "transform", text: "next step, edited", images: [IMAGE] },

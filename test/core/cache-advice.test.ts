@@ -49,7 +49,11 @@ describe("wire watchdog", () => {
 		assert.equal(foldMissedWire(0, 10_000, 60_000), false);
 		assert.equal(foldMissedWire(50_000, 0, 60_000), false);
 		assert.equal(foldMissedWire(50_000, 10_000, 0), false, "nothing read is a cold cache, not a missed fold");
-		assert.equal(foldMissedWire(15, 4_000, 10), false, "a saving past the pre-fold prompt: figures of another prompt");
+		assert.equal(
+			foldMissedWire(15, 4_000, 10),
+			false,
+			"a saving past the pre-fold prompt: figures of another prompt",
+		);
 	});
 });
 

@@ -180,6 +180,8 @@ export class CacheWarning {
 		} catch {
 			// The draft text is lost only if the editor refuses it; the input stays consumed.
 		}
+		// Also redraws the editor, which setEditorText alone leaves to the next render.
+		this.deps.notify(ADVICE.keptDraft(kept.length), "info");
 		return { action: "handled" };
 	}
 
