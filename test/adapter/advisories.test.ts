@@ -11,6 +11,7 @@ import { Advisor } from "../../src/adapters/pi/cache/advisor.ts";
 import { discardImages, keptImages } from "../../src/adapters/pi/cache/cache-warning.ts";
 import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
 import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
+import { withoutAdvisories } from "../e2e/harness/advisories.ts";
 import { bashSession, loadStub, type StubPi } from "./stub-pi.ts";
 
 const COLD = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
@@ -228,6 +229,27 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(stub.ui.selects, []);
 	});
 
+	it("notices, once, when the interval runs out while Pi is idle, and not after a new request starts", async () => {
+		const stub = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(notices(stub), [], "within its lifetime at first");
+		await stub.emit("agent_settled", { aborted: false });
+		const until = Date.now() + 30_000;
+		while (notices(stub).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+		assert.equal(notices(stub).length, 1, "the timer noticed the expiry");
+		assert.match(
+			notices(stub)[0],
+			/^context-fold: the prompt cache of fake\/fake-model is likely cold \(idle \ds, lifetime 1s\)/,
+		);
+		const busy = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
+		await busy.emit("session_start", { reason: "resume" });
+		await busy.emit("agent_start", {});
+		await new Promise((r) => setTimeout(r, 2_500));
+		assert.deepEqual(notices(busy), [], "a request in flight disarms the timer");
+		await stub.emit("session_shutdown", {});
+		await busy.emit("session_shutdown", {});
+	});
+
 	it("uses the provider's saved interval over cacheTtlSeconds", async () => {
 		const stub = await idleSession({ cacheTtlByProvider: "fake=3600" }, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });
@@ -306,5 +328,23 @@ describe("idle cache-risk warning", () => {
 		await stub.emit("session_start", { reason: "resume" });
 		assert.deepEqual(await input(stub, {}), [undefined]);
 		assert.deepEqual(stub.ui.selects, []);
+	});
+});
+
+describe("the e2e filter of advisory lines", () => {
+	it("drops every advisory text and keeps warnings", () => {
+		const prediction = { risky: true, idleMs: 600_000, leftMs: -300_000, since: 0 };
+		const advisories = [
+			ADVICE.coldInput(COLD),
+			ADVICE.watchdog(9_000, 8_990, 2),
+			ADVICE.reset({ kind: "compactions", count: 2 }),
+			ADVICE.reset({ kind: "unfoldable", tokens: 90_000, window: 100_000 }),
+			ADVICE.churn("k3x9a0b2", 3, true, "tail"),
+			ADVICE.idle("fake/fake-model", prediction, 300_000, 30_000),
+			ADVICE.keptDraft(0),
+			ADVICE.debugCache(WARM),
+		];
+		const warning = "context-fold: fold pass failed, this turn goes out raw: boom";
+		assert.equal(withoutAdvisories([...advisories, warning].join("\n")), warning);
 	});
 });
