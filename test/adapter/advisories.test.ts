@@ -54,6 +54,18 @@ describe("cold input", () => {
 		assert.equal(stub.stderr.join(""), `${ADVICE.coldInput(COLD)}\n`);
 	});
 
+	it("is held back on the first response after a compaction or a model change", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: true });
+		await respond(stub, COLD);
+		await stub.emit("model_select", { model: { provider: "fake", id: "other-model" } });
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), []);
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)]);
+	});
+
 	it("is held back on the response right after a fold event", async () => {
 		const stub = await tui();
 		bashSession(stub, 6);

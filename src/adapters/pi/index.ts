@@ -197,6 +197,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	pi.on("model_select", (event) => {
 		try {
 			telemetry.select(event.model?.provider, event.model?.id);
+			advisor.observeModelChange();
 		} catch (error) {
 			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
 		}

@@ -108,10 +108,16 @@ export class Advisor {
 		this.forcing = true;
 	}
 
-	/** A compaction completed; `forced` when Pi started it at its threshold or on overflow. */
+	/** A compaction completed (its new prompt is written to the cache by design); `forced` when Pi started it at its threshold or on overflow. */
 	observeCompaction(forced: boolean): void {
 		if (forced || this.forcing) this.forced++;
 		this.forcing = false;
+		this.rewriteExpected = true;
+	}
+
+	/** The model changed: its first response finds no cache of its own, by design. */
+	observeModelChange(): void {
+		this.rewriteExpected = true;
 	}
 
 	/**
