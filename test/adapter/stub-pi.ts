@@ -13,6 +13,15 @@ export interface StubTool {
 	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[] }>;
 }
 
+/** The fake dialog UI: records what the extension showed, answers selects from `answers`. */
+export interface StubUi {
+	notices: { message: string; level: string | undefined }[];
+	selects: { title: string; options: string[] }[];
+	/** Answers for the next selects, in order; an Error is thrown instead. Empty: undefined (dismissed). */
+	answers: (string | Error | undefined)[];
+	editorText: string;
+}
+
 /** The stub host. */
 export interface StubPi {
 	handlers: Map<string, Handler[]>;
@@ -26,6 +35,14 @@ export interface StubPi {
 	/** Context usage reported to the hook; null tokens means "unknown". */
 	usage: { tokens: number | null; contextWindow: number } | undefined;
 	window: number;
+	/** The model's provider, id and prices (undefined: a model with a window only). */
+	model: { provider: string; id: string; cost?: Record<string, number> } | undefined;
+	/** The run mode the context reports (default: print). */
+	mode: "tui" | "rpc" | "json" | "print";
+	/** Whether the context reports a dialog UI; undefined: any mode but print has one. */
+	hasUI: boolean | undefined;
+	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
+	ui: StubUi;
 	stderr: string[];
 	/** Adds a message entry to the session (as Pi persists it). */
 	addMessage(message: Record<string, unknown>): void;
@@ -48,8 +65,6 @@ export interface StubPi {
 			getArgumentCompletions?: (prefix: string) => unknown;
 		}
 	>;
-	/** The mode the context reports: "print" (no UI, the default), "rpc" or "tui" (both with a UI). */
-	mode: "print" | "rpc" | "tui";
 	/** Footer statuses set through `ctx.ui.setStatus`, by key. */
 	statuses: Map<string, string | undefined>;
 	/** Notifications shown through `ctx.ui.notify`. */
@@ -80,7 +95,6 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		settings: { "context-fold": { policy: "ladder" } },
 		failAppend: false,
 		failBranch: false,
-		mode: "print",
 		statuses: new Map(),
 		notes: [],
 		confirmAnswer: true,
@@ -90,6 +104,10 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		toolRenderers: [],
 		usage: undefined,
 		window: options.window ?? 10_000,
+		model: undefined,
+		mode: "print",
+		hasUI: undefined,
+		ui: { notices: [], selects: [], answers: [], editorText: "" },
 		stderr: [],
 		addMessage(message) {
 			stub.entries.push({ type: "message", id: `e${++counter}`, message });
@@ -156,7 +174,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 	const ctx = {
 		sessionManager,
 		get hasUI() {
-			return stub.mode !== "print";
+			return stub.hasUI ?? stub.mode !== "print";
 		},
 		get mode() {
 			return stub.mode;
@@ -164,7 +182,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
 		getSystemPrompt: () => "You are a stub.",
 		get model() {
-			return { contextWindow: stub.window };
+			return { contextWindow: stub.window, ...stub.model };
 		},
 		getContextUsage: () => stub.usage,
 		compact(options?: { onError?: (error: Error) => void }) {
@@ -173,6 +191,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		ui: {
 			notify(message: string, level?: string) {
 				stub.notes.push({ message, level });
+				stub.ui.notices.push({ message, level });
 			},
 			setStatus(key: string, text: string | undefined) {
 				stub.statuses.set(key, text);
@@ -181,6 +200,16 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 				stub.confirms.push({ title, message });
 				return stub.confirmAnswer;
 			},
+			async select(title: string, options: string[]) {
+				stub.ui.selects.push({ title, options });
+				const answer = stub.ui.answers.shift();
+				if (answer instanceof Error) throw answer;
+				return answer;
+			},
+			setEditorText(text: string) {
+				stub.ui.editorText = text;
+			},
+			getEditorText: () => stub.ui.editorText,
 		},
 	};
 	const api = {

@@ -54,6 +54,28 @@ describe("footer status", () => {
 		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache –", "cache 94%"));
 	});
 
+	it("flags an active advisory in the footer and lists it in the status, from the cache advisor", async () => {
+		const stub = await started();
+		stub.mode = "tui";
+		await stub.request();
+		const footer = String(stub.statuses.get("context-fold"));
+		assert.doesNotMatch(footer, /⚠/);
+		const cold = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
+		for (let i = 0; i < 2; i++) {
+			await stub.emit("message_end", { message: { role: "assistant", provider: "p", model: "m", usage: cold } });
+		}
+		assert.match(String(stub.statuses.get("context-fold")), / · ⚠$/);
+		stub.mode = "print";
+		const { stdout, stderr } = await stub.command("context-fold", "status");
+		assert.match(`${stdout}${stderr}`, /Advisories\n\s+⚠ context-fold: cold input: the last response read nothing/);
+	});
+
+	it("discard-images says what it dropped, or that there was nothing", async () => {
+		const stub = await started();
+		const { stdout, stderr } = await stub.command("context-fold", "discard-images");
+		assert.match(`${stdout}${stderr}`, /context-fold: nothing to discard/);
+	});
+
 	it("sets no status without a UI", async () => {
 		const stub = await started();
 		await stub.request();

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { withoutAdvisories } from "./harness/advisories.ts";
 import {
 	isSummarizationRequest,
 	lastUserText,
@@ -107,6 +108,6 @@ describe("compaction on two branches of one session", () => {
 				assert.ok(codes.has(code), `${name}'s pointer #${code} is not a fold record of branch ${name}`);
 			}
 		}
-		assert.doesNotMatch(rpc.stderr(), /context-fold/, rpc.stderr());
+		assert.doesNotMatch(withoutAdvisories(rpc.stderr()), /context-fold/, rpc.stderr());
 	});
 });

@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { withoutAdvisories } from "./harness/advisories.ts";
 import {
 	type CapturedRequest,
 	isSummarizationRequest,
@@ -254,7 +255,7 @@ describe("deterministic compaction through pi -p: threshold, restart, second com
 		assert.equal(run.code, 0, run.stderr);
 		assert.equal(run.stdout.trim(), "Batches done.", run.stderr);
 		assert.deepEqual(server.errors, []);
-		assert.doesNotMatch(run.stderr, /context-fold: /, run.stderr);
+		assert.doesNotMatch(withoutAdvisories(run.stderr), /context-fold: /, run.stderr);
 		assertNoSummarization(server.requests);
 
 		const files = await sessionFilesIn(sandbox.sessionDir);
@@ -368,7 +369,7 @@ describe("deterministic compaction through pi -p: threshold, restart, second com
 		assert.equal(run.code, 0, run.stderr);
 		assert.equal(run.stdout.trim(), "Second round done.", run.stderr);
 		assert.deepEqual(server.errors, []);
-		assert.doesNotMatch(run.stderr, /context-fold: /, run.stderr);
+		assert.doesNotMatch(withoutAdvisories(run.stderr), /context-fold: /, run.stderr);
 		const requests = server.requests.slice(from);
 		assertNoSummarization(requests);
 
@@ -469,7 +470,7 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.equal(compactions[0].fromHook, true);
 		assert.equal(compactions[0].summary, compacted.summary);
 		assertOurSummary(compactions[0].summary, [1, 2]);
-		assert.doesNotMatch(rpc.stderr(), /context-fold: /, rpc.stderr());
+		assert.doesNotMatch(withoutAdvisories(rpc.stderr()), /context-fold: /, rpc.stderr());
 	});
 
 	it("/fold-handoff declined: the seed is written beside the session, the session stays", async () => {
@@ -622,7 +623,7 @@ describe("an in-memory session (--no-session)", () => {
 			assertRecalled(resultOf(requests, "toolu_mem_recall_summary").text, code3, ["201: batch 3 line 200 ok"]);
 			assertNoSummarization(server.requests);
 			assert.deepEqual(server.errors, []);
-			assert.doesNotMatch(rpc.stderr(), /context-fold: /, rpc.stderr());
+			assert.doesNotMatch(withoutAdvisories(rpc.stderr()), /context-fold: /, rpc.stderr());
 		} finally {
 			const exit = await rpc.close();
 			assert.equal(exit.code, 0, rpc.stderr());

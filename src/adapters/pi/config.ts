@@ -90,6 +90,7 @@ function complaint(schema: TSchema): string {
 		return `is not a valid token count (a whole number${least})`;
 	}
 	if (shape.type === "boolean") return "is not true or false (also yes/no, on/off, 1/0)";
+	if (shape.type === "string") return 'is not a list of provider=seconds pairs (e.g. "anthropic=300, openai=3600")';
 	const words = (shape.anyOf ?? []).filter((member) => member.const !== undefined).map((member) => member.const);
 	if (shape.anyOf?.some((member) => member.type === "integer")) {
 		return `is not a valid token count (a whole number, or ${words.map((word) => JSON.stringify(word)).join(" or ")})`;

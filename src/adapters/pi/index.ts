@@ -5,9 +5,12 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
+import { ratiosOf, ttlMsFor } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
+import { Advisor } from "./cache/advisor.ts";
+import { CacheWarning, discardImages } from "./cache/cache-warning.ts";
 import { clockFrom } from "./cache/clock.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { buildCompaction } from "./compact.ts";
@@ -83,8 +86,10 @@ export default function contextFold(pi: ExtensionAPI): void {
 	};
 	const cacheFacts = (ctx: ExtensionContext) => {
 		catchUpWarms(ctx);
-		return telemetry.facts(now(), config.cacheTtlSeconds * 1000);
+		return telemetry.facts(now(), ttlMsFor(ctx.model?.provider, config.cacheTtlByProvider, config.cacheTtlSeconds));
 	};
+	const advisor = new Advisor({ notify: warn, config: () => config });
+	const warning = new CacheWarning({ notify: warn, config: () => config, now });
 
 	const engine = new FoldEngine({
 		config: () => config,
@@ -109,7 +114,11 @@ export default function contextFold(pi: ExtensionAPI): void {
 			index.append(record);
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
-		committed: (seq, masked) => telemetry.observeFold(seq, masked, now()),
+		committed: (seq, masked) => {
+			telemetry.observeFold(seq, masked, now());
+			advisor.observeFold(seq, masked);
+		},
+		unfolded: (codes) => advisor.observeUnfold(codes),
 		warn,
 		debug: (message) => {
 			if (config.debug) warn(message, "info");
@@ -137,10 +146,15 @@ export default function contextFold(pi: ExtensionAPI): void {
 			engine.rebuild(branch);
 			telemetry.restore(branch);
 			telemetry.select(ctx.model?.provider, ctx.model?.id);
+			advisor.restore(branch);
 			seenEntries = session.getEntryCount?.() ?? session.getEntries().length;
+			warning.reset();
+			warning.idle(ctx);
 		} catch (error) {
 			engine.reset();
 			telemetry.reset();
+			advisor.reset();
+			warning.reset();
 			warn(`context-fold: could not restore fold state, prior folds render raw this session: ${errorText(error)}`);
 		}
 	};
@@ -148,19 +162,52 @@ export default function contextFold(pi: ExtensionAPI): void {
 	pi.on("session_start", (_event, ctx) => restore(ctx));
 	pi.on("session_tree", (_event, ctx) => restore(ctx));
 
-	pi.on("message_end", (event) => {
+	pi.on("session_shutdown", () => warning.reset());
+
+	pi.on("message_end", (event, ctx) => {
 		try {
 			const message = event.message as { role?: string; provider?: string; model?: string; usage?: UsageLike };
 			if (message.role !== "assistant") return;
 			telemetry.select(message.provider, message.model);
 			telemetry.observeResponse(message.usage, now());
+			advisor.observeResponse(message.usage, {
+				window: ctx.model?.contextWindow,
+				unfoldable: engine.unfoldable,
+				ratios: ratiosOf(ctx.model?.cost),
+			});
 		} catch (error) {
 			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
+		}
+	});
+	pi.on("tool_result", (event) => {
+		try {
+			advisor.observeToolResult(event.toolName, event.input, engine.registry);
+		} catch (error) {
+			warn(`context-fold: recall churn check skipped: ${errorText(error)}`);
+		}
+		return undefined;
+	});
+
+	// The idle cache-risk warning: a timer while idle, and the opt-in confirmation before a cold send.
+	pi.on("agent_start", () => warning.busy());
+	pi.on("agent_settled", (_event, ctx) => {
+		try {
+			warning.idle(ctx);
+		} catch (error) {
+			warn(`context-fold: idle cache check skipped: ${errorText(error)}`);
+		}
+	});
+	pi.on("input", async (event, ctx) => {
+		try {
+			return await warning.onInput(event, ctx);
+		} catch {
+			return undefined;
 		}
 	});
 	pi.on("model_select", (event) => {
 		try {
 			telemetry.select(event.model?.provider, event.model?.id);
+			advisor.observeModelChange();
 		} catch (error) {
 			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
 		}
@@ -224,6 +271,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 				return;
 			}
 			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
+			advisor.willForceCompaction();
 			ctx.compact({ onError: (error) => warn(`context-fold: the over-budget compaction failed: ${error.message}`) });
 		} catch (error) {
 			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
@@ -252,8 +300,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 			return undefined;
 		}
 	});
-	pi.on("session_compact", (_event, ctx) => {
+	pi.on("session_compact", (event, ctx) => {
 		pendingCompaction = undefined;
+		advisor.observeCompaction(event.reason !== "manual");
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
 		} catch (error) {
@@ -284,6 +333,14 @@ export default function contextFold(pi: ExtensionAPI): void {
 			parent: () => parent,
 			settings: savedHere,
 			reload: loadConfig,
+			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
+			advisories: () => advisor.active().map((a) => a.text),
+			discardImages: () => {
+				const n = discardImages();
+				return n > 0
+					? `context-fold: dropped ${n} image${n === 1 ? "" : "s"} kept from a cancelled prompt`
+					: "context-fold: nothing to discard";
+			},
 		},
 		records,
 	);

@@ -6,6 +6,7 @@
  * settings.json schema built from it to `docs/settings.schema.json` for editors.
  */
 import { type TSchema, Type } from "typebox";
+import { PROVIDER_TTL_PATTERN } from "../../core/cache-advice.ts";
 import { DEFAULT_ECONOMIC, DEFAULT_LADDER, type EconomicConfig, type LadderConfig } from "../../core/contract.ts";
 
 /** Every knob's effective value. */
@@ -17,6 +18,10 @@ export interface FoldConfig extends LadderConfig, EconomicConfig {
 	compact: "fold" | "native";
 	/** The provider's prompt-cache lifetime, in seconds: past it without a refresh the cache is cold. */
 	cacheTtlSeconds: number;
+	/** Per-provider lifetimes overriding cacheTtlSeconds: `provider=seconds`, comma separated ("" for none). */
+	cacheTtlByProvider: string;
+	/** Ask "Keep draft / Send anyway" before an interactive prompt that likely finds the cache cold. */
+	confirmColdSend: boolean;
 }
 
 /** The settings.json key holding context-fold's section. */
@@ -91,6 +96,21 @@ export const KNOB_SCHEMAS = {
 			"Prompt-cache lifetime in seconds (Anthropic-style default: 5 minutes). After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event needs no least size (economic: minEvent; ladder: step).",
 		),
 	}),
+	cacheTtlByProvider: Type.String({
+		pattern: PROVIDER_TTL_PATTERN,
+		...annotations(
+			"CONTEXTFOLD_CACHE_TTL_BY_PROVIDER",
+			"",
+			'Prompt-cache lifetimes per provider, overriding cacheTtlSeconds for that provider: "provider=seconds", comma separated, e.g. "anthropic=300, openai=3600"; empty: cacheTtlSeconds for all. These saved intervals drive the idle cache-risk warning and the cold-anyway facts; they do not change what the provider retains.',
+		),
+	}),
+	confirmColdSend: Type.Boolean(
+		annotations(
+			"CONTEXTFOLD_CONFIRM_COLD_SEND",
+			false,
+			'Terminal UI: before sending a prompt that likely finds the prompt cache cold (idle past its lifetime, 20k+ tokens carried), ask "Keep draft / Send anyway". Keep draft puts the text back in the editor and keeps its images for the next prompt.',
+		),
+	),
 	policy: Type.Union(
 		[Type.Literal("ladder"), Type.Literal("economic")],
 		annotations(
@@ -139,7 +159,11 @@ export const KNOB_SCHEMAS = {
 		"economic policy: least saving of an ordinary fold event, as a share of the context window.",
 	),
 	debug: Type.Boolean(
-		annotations("CONTEXTFOLD_DEBUG", false, "Report each fold event (stderr, or a notification in the terminal UI)."),
+		annotations(
+			"CONTEXTFOLD_DEBUG",
+			false,
+			"Report each fold event and each response's cache figures (read, write, hit rate) (stderr, or a notification in the terminal UI).",
+		),
 	),
 	compact: Type.Union(
 		[Type.Literal("fold"), Type.Literal("native")],

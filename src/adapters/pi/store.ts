@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { FoldOp } from "../../core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../core/block.ts";
+import { unfoldable } from "../../core/cache-advice.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
@@ -35,6 +36,8 @@ export interface EngineDeps {
 	debug: (message: string) => void;
 	/** Called once a fold event is committed, with the tokens it kept out of the request (cache telemetry). */
 	committed?: (seq: number, masked: number) => void;
+	/** Called once the agent's unfold of these codes is recorded (the advisor expects the rewrite). */
+	unfolded?: (codes: readonly string[]) => void;
 }
 
 /** Per-request facts the hook reads from Pi. */
@@ -60,6 +63,8 @@ export class FoldEngine {
 	turnBase = 0;
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
+	/** Tokens of the latest request no fold could take out (core `unfoldable`); undefined before any request. */
+	unfoldable: number | undefined;
 	private savings = new Map<string, number>();
 	private argsCache: ArgsCache = new Map();
 	private blockMemo = new BlockMemo();
@@ -95,6 +100,7 @@ export class FoldEngine {
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.overBudget = undefined;
+		this.unfoldable = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
 		this.warnedStale = new Set();
@@ -193,6 +199,8 @@ export class FoldEngine {
 			event: new Set(event.map((op) => op.id)),
 		};
 		this.overBudget = plan.commands.find((c) => c.type === "compact");
+		// Computed before the event's blocks turn frozen: their saving counts as foldable, their digest does not.
+		this.unfoldable = unfoldable(plan.view.usage, plan.view.blocks);
 		return changed;
 	}
 
@@ -236,6 +244,11 @@ export class FoldEngine {
 		if (ids.length === 0) return;
 		this.deps.append({ v: ENTRY_VERSION, kind: "unfold", ids: [...ids] });
 		for (const id of ids) this.registry.unfold(id);
+		try {
+			this.deps.unfolded?.(ids.map((id) => this.registry.record(id)?.code ?? id));
+		} catch (error) {
+			this.deps.warn(`context-fold: the cache advisor missed an unfold: ${errorText(error)}`);
+		}
 	}
 }
 

@@ -61,6 +61,12 @@ export interface Reply {
 	 * client disconnects (e.g. the user aborts). Tool calls are not sent.
 	 */
 	stall?: boolean;
+	/**
+	 * Report these usage figures instead of the simulated ones (the rest stay simulated): e.g.
+	 * `{ input: 30000, cacheRead: 0, cacheWrite: 0 }` for a large uncached prompt. The simulated
+	 * cache still remembers the prompt. For OpenAI, prompt_tokens is input + cacheRead + cacheWrite.
+	 */
+	usage?: Partial<Pick<ReportedUsage, "input" | "cacheRead" | "cacheWrite" | "output">>;
 }
 
 export type Script = (req: CapturedRequest, index: number) => Reply | Promise<Reply>;
@@ -148,6 +154,12 @@ function commonPrefixLength(a: string, b: string): number {
 	let i = 0;
 	while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
 	return i;
+}
+
+/** Simulated usage with a reply's scripted figures laid over it; promptTokens follows them. */
+function scripted(simulated: ReportedUsage, over: NonNullable<Reply["usage"]>): ReportedUsage {
+	const merged = { ...simulated, ...over };
+	return { ...merged, promptTokens: merged.input + merged.cacheRead + merged.cacheWrite };
 }
 
 function sse(res: ServerResponse, data: unknown, event?: string): void {
@@ -416,7 +428,8 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 						);
 						return;
 					}
-					const usage = computeUsage(api, serializePrompt(captured), outputChars(reply));
+					const simulated = computeUsage(api, serializePrompt(captured), outputChars(reply));
+					const usage = reply.usage ? scripted(simulated, reply.usage) : simulated;
 					usages[captured.index] = usage;
 					if (api === "anthropic") writeAnthropic(res, captured, reply, usage);
 					else writeOpenAI(res, captured, reply, usage);

@@ -558,6 +558,7 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 		sessionFiles,
 		latestSessionFile: async () => (await sessionFiles()).at(-1),
 		writeSettings,
-		cleanup: () => rm(root, { recursive: true, force: true }),
+		// A pi just killed under tmux may still be writing its compile cache: retry while the tree empties.
+		cleanup: () => rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),
 	};
 }

@@ -193,7 +193,7 @@ interface EntryLike {
 }
 
 /** Epoch ms from a number or an ISO date string; undefined when neither. */
-function timeOf(value: unknown): number | undefined {
+export function timeOf(value: unknown): number | undefined {
 	if (typeof value === "number" && Number.isFinite(value)) return value;
 	if (typeof value === "string") {
 		const ms = Date.parse(value);

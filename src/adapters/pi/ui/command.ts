@@ -43,7 +43,7 @@ export interface CommandDeps extends ViewSources {
 	settings: SavedSettings;
 	/** Re-reads the knobs (defaults < settings < environment); a saved change applies from the next request. */
 	reload: () => void;
-	/** `/context-fold discard-images`; answers "nothing to discard" until the advisor provides it. */
+	/** `/context-fold discard-images`: drops the images a kept draft holds, and says what it dropped. */
 	discardImages?: () => string;
 }
 

@@ -37,9 +37,9 @@ export interface ViewSources {
 	config: () => FoldConfig;
 	/** True once two responses came back and none read from the cache (the ladder's cold threshold applies). */
 	neverCacheRead: () => boolean;
-	/** Whether an advisory is active (the footer flags it); wired to the advisor, false until then. */
+	/** Whether an advisory is active (the footer flags it); the cache advisor's, false when absent. */
 	advisoryActive?: () => boolean;
-	/** The active advisories, one line each, for the status; none until the advisor is wired. */
+	/** The active advisories, one line each, for the status (the cache advisor's). */
 	advisories?: () => readonly string[];
 }
 

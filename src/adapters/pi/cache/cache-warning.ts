@@ -1,0 +1,230 @@
+/**
+ * The idle cache-risk warning. It predicts, from the active branch's assistant completion times and
+ * Pi's own idle refreshes (`usage` entries of kind `cache_warm`) for the current provider and model,
+ * whether the next prompt finds the prompt cache cold, with each provider's saved interval
+ * (`cacheTtlByProvider`, else `cacheTtlSeconds`). It notices this once per idle streak: when the
+ * interval runs out while Pi is idle (a timer), on resuming a session, or at the next prompt. With
+ * `confirmColdSend` on, the `input` hook asks before a likely-cold interactive prompt is sent: "Keep
+ * draft" puts the text back in the editor and keeps its images for the next prompt (until
+ * `discardImages()`), "Send anyway" sends it. Automation, RPC and queued input pass untouched, and
+ * if the estimate or the dialog throws, the input proceeds. The timer, the notice bookkeeping and
+ * the kept images live only here; session start, navigation and shutdown reset them.
+ */
+import type { ExtensionContext, InputEvent, InputEventResult } from "@earendil-works/pi-coding-agent";
+import {
+	ADVICE,
+	COLD_INPUT_MIN_TOKENS,
+	type IdlePrediction,
+	KEEP_DRAFT,
+	predictIdle,
+	promptOf,
+	SEND_ANYWAY,
+	ttlMsFor,
+} from "../../../core/cache-advice.ts";
+import type { FoldConfig } from "../settings-schema.ts";
+import { figuresOf } from "./advisor.ts";
+import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
+
+type Image = NonNullable<InputEvent["images"]>[number];
+
+/** Images of prompts the user kept as drafts, re-attached to the next interactive prompt. One Pi session runs per process. */
+const kept: Image[] = [];
+
+/** Clears the images kept from cancelled prompts (`/context-fold discard-images`); returns how many there were. */
+export function discardImages(): number {
+	const n = kept.length;
+	kept.length = 0;
+	return n;
+}
+
+/** How many images are kept from cancelled prompts. */
+export function keptImages(): number {
+	return kept.length;
+}
+
+/** What the warning needs from its host. */
+export interface WarningDeps {
+	notify: (message: string, level: "warning" | "info") => void;
+	config: () => FoldConfig;
+	/** The adapter's clock (epoch ms). */
+	now: () => number;
+}
+
+/** What the prediction reads from Pi's context. */
+type Place = Pick<ExtensionContext, "sessionManager" | "model">;
+
+/** The prediction for the current provider and model, with what it was computed from. */
+export interface Risk {
+	provider: string;
+	prediction: IdlePrediction;
+	ttlMs: number;
+	carried: number;
+}
+
+/** The idle cache-risk warning of one session. */
+export class CacheWarning {
+	private readonly deps: WarningDeps;
+	private timer: ReturnType<typeof setTimeout> | undefined;
+	private noticed: number | undefined;
+	private place: Place | undefined;
+
+	constructor(deps: WarningDeps) {
+		this.deps = deps;
+	}
+
+	/** Forgets the timer, the notices and the kept images (session start, navigation, shutdown). */
+	reset(): void {
+		this.disarm();
+		this.noticed = undefined;
+		this.place = undefined;
+		discardImages();
+	}
+
+	/** The prediction for `place`'s provider and model; undefined without a completed response of it. */
+	risk(place: Place): Risk | undefined {
+		const provider = place.model?.provider;
+		const model = place.model?.id;
+		if (provider === undefined) return undefined;
+		let completedAt: number | undefined;
+		let warmedAt: number | undefined;
+		let carried = 0;
+		const branch = place.sessionManager.getBranch() as EntryLike[];
+		for (let i = branch.length - 1; i >= 0 && completedAt === undefined; i--) {
+			const entry = branch[i];
+			// Pi records a refresh under the response's model name, which may be an alias: the provider decides.
+			if (entry.type === "usage" && entry.kind === CACHE_WARM && entry.provider === provider) {
+				const at = timeOf(entry.timestamp);
+				if (at !== undefined && (warmedAt === undefined || at > warmedAt)) warmedAt = at;
+			}
+			const m = entry.type === "message" ? entry.message : undefined;
+			if (m?.role !== "assistant" || m.provider !== provider || (model !== undefined && m.model !== model)) continue;
+			const prompt = promptOf(figuresOf(m.usage));
+			if (prompt === 0 || m.stopReason === "error" || m.stopReason === "aborted") continue;
+			completedAt = timeOf(m.timestamp) ?? timeOf(entry.timestamp);
+			carried = prompt;
+		}
+		const config = this.deps.config();
+		const ttlMs = ttlMsFor(provider, config.cacheTtlByProvider, config.cacheTtlSeconds);
+		const prediction = predictIdle({
+			now: this.deps.now(),
+			completedAt,
+			warmedAt,
+			ttlMs,
+			carried,
+		});
+		return prediction
+			? { provider: model ? `${provider}/${model}` : provider, prediction, ttlMs, carried }
+			: undefined;
+	}
+
+	/**
+	 * The agent went idle (or a session was opened): notices a cold cache now, else arms a timer for
+	 * when the interval runs out. The timer re-checks then, so a refresh by Pi's cache warming
+	 * postpones the notice.
+	 */
+	idle(place: Place): void {
+		this.disarm();
+		this.place = place;
+		const risk = this.risk(place);
+		if (!risk) return;
+		if (risk.prediction.risky) {
+			this.noticeOnce(risk);
+			return;
+		}
+		if (risk.carried < COLD_INPUT_MIN_TOKENS || this.noticed === risk.prediction.since) return;
+		this.timer = setTimeout(() => this.recheck(), Math.max(0, risk.prediction.leftMs) + 1_000);
+		this.timer.unref?.();
+	}
+
+	/** A request is starting: the idle timer stops. */
+	busy(): void {
+		this.disarm();
+	}
+
+	/**
+	 * The `input` hook. Interactive prompts typed while idle are checked; images kept from a cancelled
+	 * prompt are attached to the next one that is sent.
+	 */
+	async onInput(event: InputEvent, ctx: ExtensionContext): Promise<InputEventResult | undefined> {
+		if (event.source !== "interactive" || event.streamingBehavior !== undefined) return undefined;
+		const images = kept.length > 0 ? [...(event.images ?? []), ...kept] : event.images;
+		const send: InputEventResult =
+			images === event.images ? { action: "continue" } : { action: "transform", text: event.text, images };
+		let risk: Risk | undefined;
+		try {
+			risk = this.risk(ctx);
+		} catch {
+			return this.sent(send);
+		}
+		if (!risk?.prediction.risky) return this.sent(send);
+		if (!this.deps.config().confirmColdSend || ctx.mode !== "tui" || !ctx.hasUI) {
+			this.noticeOnce(risk);
+			return this.sent(send);
+		}
+		let choice: string | undefined;
+		try {
+			choice = await ctx.ui.select(ADVICE.confirmTitle(risk.provider, risk.prediction, risk.carried), [
+				KEEP_DRAFT,
+				SEND_ANYWAY,
+			]);
+		} catch {
+			return this.sent(send);
+		}
+		this.noticed = risk.prediction.since;
+		if (choice === SEND_ANYWAY) return this.sent(send);
+		// Keep draft, or the dialog dismissed: an explicit cancellation consumes the input.
+		kept.length = 0;
+		kept.push(...(images ?? []));
+		try {
+			ctx.ui.setEditorText(event.text);
+		} catch {
+			// The draft text is lost only if the editor refuses it; the input stays consumed.
+		}
+		// Also redraws the editor, which setEditorText alone leaves to the next render.
+		this.deps.notify(ADVICE.keptDraft(kept.length), "info");
+		return { action: "handled" };
+	}
+
+	private sent(result: InputEventResult): InputEventResult | undefined {
+		if (result.action === "transform") kept.length = 0;
+		return result.action === "continue" ? undefined : result;
+	}
+
+	private recheck(): void {
+		this.timer = undefined;
+		const place = this.place;
+		if (!place) return;
+		try {
+			this.idle(place);
+		} catch {
+			// The session went away under the timer: nothing to warn about.
+		}
+	}
+
+	private noticeOnce(risk: Risk): void {
+		if (this.noticed === risk.prediction.since) return;
+		this.noticed = risk.prediction.since;
+		this.deps.notify(ADVICE.idle(risk.provider, risk.prediction, risk.ttlMs, risk.carried), "warning");
+	}
+
+	private disarm(): void {
+		if (this.timer !== undefined) clearTimeout(this.timer);
+		this.timer = undefined;
+	}
+}
+
+/** The fields of a branch entry the prediction reads. */
+interface EntryLike {
+	type?: string;
+	timestamp?: unknown;
+	kind?: string;
+	provider?: string;
+	message?: {
+		role?: string;
+		provider?: string;
+		model?: string;
+		usage?: UsageLike;
+		stopReason?: string;
+		timestamp?: unknown;
+	};
+}

@@ -1,0 +1,290 @@
+/**
+ * The cache advisories' decisions and texts, as plain functions over plain figures: a cold input,
+ * a fold that never reached the wire, a reset flag (handoff pay-back, forced compactions, a context
+ * that cannot fold), recall churn, and the idle cache-risk prediction. Times are passed in (epoch
+ * milliseconds); nothing here reads a clock. The adapter (src/adapters/pi/cache/) feeds them from
+ * Pi's usage reports and shows what they decide, once per streak (`Streaks`).
+ */
+import { SUMMARY_LIMITS } from "./summary.ts";
+import { estTokens } from "./tokens.ts";
+
+/** A cold input is flagged only when at least this many prompt tokens are carried. */
+export const COLD_INPUT_MIN_TOKENS = 20_000;
+
+/** Recalls or unfolds of one fold code that make churn. */
+export const CHURN_CALLS = 3;
+
+/** The reset flag's horizon: a handoff must pay for itself within this many warm turns. */
+export const HANDOFF_PAYBACK_TURNS = 2;
+
+/** Forced compactions (not asked for by the user) that raise the reset flag. */
+export const FORCED_COMPACTIONS = 2;
+
+/**
+ * Upper bound of a handoff seed in tokens: its summary is capped at SUMMARY_LIMITS.total characters,
+ * and its fixed text (header, goal, parent path, provenance note) stays under 1,200 more.
+ */
+export const HANDOFF_SEED_MAX_TOKENS = estTokens(SUMMARY_LIMITS.total + 1_200);
+
+/** One response's prompt figures, in tokens. */
+export interface PromptFigures {
+	input: number;
+	cacheRead: number;
+	cacheWrite: number;
+}
+
+/** Prompt tokens of a response: input + cacheRead + cacheWrite. */
+export function promptOf(f: PromptFigures): number {
+	return f.input + f.cacheRead + f.cacheWrite;
+}
+
+/**
+ * A cold input: the response read nothing from the cache while at least COLD_INPUT_MIN_TOKENS were
+ * carried, and no rewrite was expected (the response right after a fold event or an unfold).
+ */
+export function isColdInput(f: PromptFigures, rewriteExpected: boolean): boolean {
+	return !rewriteExpected && f.cacheRead === 0 && promptOf(f) >= COLD_INPUT_MIN_TOKENS;
+}
+
+/**
+ * Whether a fold event missed the wire, judged on the first response after it. A fold that reached
+ * the wire changes the prompt at its first folded block, so that response reads at most
+ * `prefoldPrompt - masked` tokens from the cache; one overridden by another extension reads the
+ * whole pre-fold prompt. The line is drawn halfway, at `prefoldPrompt - masked / 2`, which absorbs
+ * the gap between estimated and provider tokens and the cache's granularity. False when nothing was
+ * read, the fold saved nothing, or the figures disagree (a saving not smaller than the pre-fold
+ * prompt: that prompt is not the one the fold was cut from).
+ */
+export function foldMissedWire(prefoldPrompt: number, masked: number, cacheRead: number): boolean {
+	if (cacheRead <= 0 || masked <= 0 || masked >= prefoldPrompt) return false;
+	return cacheRead >= prefoldPrompt - masked / 2;
+}
+
+/** Prices relative to an uncached input token (input = 1). */
+export interface PriceRatios {
+	/** A cache read. */
+	read: number;
+	/** A cache write. */
+	write: number;
+}
+
+/** Anthropic's ratios (read 0.1, write 1.25), used when the model's prices do not tell. */
+export const DEFAULT_RATIOS: Readonly<PriceRatios> = Object.freeze({ read: 0.1, write: 1.25 });
+
+/**
+ * Price ratios from per-token prices (any unit): read = cacheRead / input; write = cacheWrite / input,
+ * or 1 when the provider bills no separate write (a write costs plain input). DEFAULT_RATIOS when
+ * input or cacheRead is not a positive price.
+ */
+export function ratiosOf(cost: { input?: number; cacheRead?: number; cacheWrite?: number } | undefined): PriceRatios {
+	const input = cost?.input ?? 0;
+	const read = cost?.cacheRead ?? 0;
+	if (!(input > 0) || !(read > 0)) return { ...DEFAULT_RATIOS };
+	const write = cost?.cacheWrite ?? 0;
+	return { read: read / input, write: write > 0 ? write / input : 1 };
+}
+
+/** The handoff arithmetic's figures, in input-token units. */
+export interface HandoffPayback {
+	/** Tokens carried per request now. */
+	carried: number;
+	/** Tokens a fresh session seeded by /fold-handoff would carry: its base plus HANDOFF_SEED_MAX_TOKENS. */
+	seeded: number;
+	/** Cost of continuing over the horizon: turns × carried × read. */
+	stay: number;
+	/** Cost of the handoff over the horizon: seeded × write (its first request), then (turns - 1) × seeded × read. */
+	move: number;
+	/** True when move <= stay. */
+	pays: boolean;
+}
+
+/**
+ * Whether a `/fold-handoff` pays for itself within `turns` warm turns. `base` is the prompt of a
+ * fresh session before any work (system prompt, tools, first message: the branch's smallest
+ * prompt); the seed adds at most HANDOFF_SEED_MAX_TOKENS. Continuing costs `turns × carried ×
+ * read`; the handoff writes its prompt once and reads it on the remaining turns.
+ */
+export function handoffPayback(
+	carried: number,
+	base: number,
+	ratios: PriceRatios,
+	turns = HANDOFF_PAYBACK_TURNS,
+): HandoffPayback {
+	const seeded = base + HANDOFF_SEED_MAX_TOKENS;
+	const stay = turns * carried * ratios.read;
+	const move = seeded * ratios.write + (turns - 1) * seeded * ratios.read;
+	return { carried, seeded, stay, move, pays: carried > seeded && move <= stay };
+}
+
+/**
+ * The tokens of a request that no fold can take out: its usage minus what folding every eligible,
+ * not yet folded block would save.
+ */
+export function unfoldable(
+	usage: number,
+	blocks: readonly { eligible: boolean; frozen: boolean; saving: number }[],
+): number {
+	const foldable = blocks.reduce((n, b) => n + (b.eligible && !b.frozen ? b.saving : 0), 0);
+	return Math.max(0, usage - foldable);
+}
+
+/** What raises the reset flag, checked in this order. */
+export type ResetReason =
+	| { kind: "handoff"; payback: HandoffPayback }
+	| { kind: "compactions"; count: number }
+	| { kind: "unfoldable"; tokens: number; window: number };
+
+/** The reset flag's inputs. */
+export interface ResetInputs {
+	payback: HandoffPayback | undefined;
+	forcedCompactions: number;
+	unfoldable: number | undefined;
+	window: number | undefined;
+}
+
+/**
+ * The reset flag: a handoff pays for itself within HANDOFF_PAYBACK_TURNS warm turns, or
+ * FORCED_COMPACTIONS forced compactions happened, or what cannot fold is more than half the window.
+ */
+export function resetReason(inputs: ResetInputs): ResetReason | undefined {
+	if (inputs.payback?.pays) return { kind: "handoff", payback: inputs.payback };
+	if (inputs.forcedCompactions >= FORCED_COMPACTIONS) return { kind: "compactions", count: inputs.forcedCompactions };
+	const { unfoldable: tokens, window } = inputs;
+	if (tokens !== undefined && window !== undefined && window > 0 && tokens > window / 2)
+		return { kind: "unfoldable", tokens, window };
+	return undefined;
+}
+
+/** The idle cache-risk prediction's inputs, for one provider and model. */
+export interface IdleInputs {
+	/** Now (epoch ms). */
+	now: number;
+	/** When the branch's latest response of this provider and model completed. */
+	completedAt: number | undefined;
+	/** When Pi last refreshed this cache (a `cache_warm` usage entry). */
+	warmedAt: number | undefined;
+	/** The cache lifetime assumed for the provider, in ms. */
+	ttlMs: number;
+	/** Prompt tokens of that latest response: what the next prompt re-sends. */
+	carried: number;
+}
+
+/** The prediction. */
+export interface IdlePrediction {
+	/** True when the cache is likely cold and at least COLD_INPUT_MIN_TOKENS are carried. */
+	risky: boolean;
+	/** Ms since the latest response or refresh. */
+	idleMs: number;
+	/** Ms until the lifetime runs out (negative once past it). */
+	leftMs: number;
+	/** The latest response or refresh this prediction counts from (epoch ms). */
+	since: number;
+}
+
+/** Predicts whether the next prompt finds the cache cold; undefined without a completed response. */
+export function predictIdle(inputs: IdleInputs): IdlePrediction | undefined {
+	if (inputs.completedAt === undefined) return undefined;
+	const since = Math.max(inputs.completedAt, inputs.warmedAt ?? Number.NEGATIVE_INFINITY);
+	const idleMs = Math.max(0, inputs.now - since);
+	const leftMs = inputs.ttlMs - idleMs;
+	return { risky: leftMs < 0 && inputs.carried >= COLD_INPUT_MIN_TOKENS, idleMs, leftMs, since };
+}
+
+/** The grammar of a per-provider lifetime table: `provider=seconds`, comma separated; may be empty. */
+export const PROVIDER_TTL_PATTERN =
+	"^\\s*([A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]*\\s*(,\\s*[A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]*\\s*)*)?$";
+
+/** Parses a per-provider lifetime table (`anthropic=300, openai=3600`) into seconds by provider. */
+export function parseProviderTtls(text: string): Map<string, number> {
+	const table = new Map<string, number>();
+	for (const part of text.split(",")) {
+		const [name, seconds] = part.split("=").map((s) => s.trim());
+		if (name && seconds && /^[1-9]\d*$/.test(seconds)) table.set(name, Number(seconds));
+	}
+	return table;
+}
+
+/** The cache lifetime of `provider` in ms: its entry in the table, else `fallbackSeconds`. */
+export function ttlMsFor(provider: string | undefined, table: string, fallbackSeconds: number): number {
+	const seconds = provider === undefined ? undefined : parseProviderTtls(table).get(provider);
+	return (seconds ?? fallbackSeconds) * 1000;
+}
+
+/**
+ * Once-per-streak bookkeeping: a key is raised when its condition starts to hold and not again until
+ * it has stopped holding. Keys are the advisories' ids.
+ */
+export class Streaks {
+	private readonly holding = new Set<string>();
+
+	/** Updates `key`; true when its condition now holds and did not before (time to notify). */
+	update(key: string, holds: boolean): boolean {
+		if (!holds) {
+			this.holding.delete(key);
+			return false;
+		}
+		if (this.holding.has(key)) return false;
+		this.holding.add(key);
+		return true;
+	}
+
+	/** True while `key`'s condition holds. */
+	has(key: string): boolean {
+		return this.holding.has(key);
+	}
+
+	/** Forgets every streak. */
+	clear(): void {
+		this.holding.clear();
+	}
+}
+
+/** "12.3k" for 12,345; plain below 1,000. */
+export function kTokens(n: number): string {
+	return n < 1000 ? String(Math.round(n)) : `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+}
+
+/** "2m 05s" / "45s" for a duration in ms. */
+export function duration(ms: number): string {
+	const s = Math.max(0, Math.round(ms / 1000));
+	if (s < 60) return `${s}s`;
+	const m = Math.floor(s / 60);
+	if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** The advisories' texts. */
+export const ADVICE = {
+	coldInput: (f: PromptFigures) =>
+		`context-fold: cold input: the last response read nothing from the prompt cache while carrying ~${kTokens(promptOf(f))} tokens; the whole prompt was paid uncached (cache expired, evicted, or the prompt changed before its end)`,
+	watchdog: (prefold: number, cacheRead: number, seq: number) =>
+		`context-fold: fold event ${seq} did not reach the wire: the next response still read ~${kTokens(cacheRead)} tokens from the cache, the whole pre-fold prompt (~${kTokens(prefold)}); another extension's context handler likely restored the raw messages after context-fold's`,
+	reset: (reason: ResetReason) => {
+		if (reason.kind === "handoff") {
+			const p = reason.payback;
+			return `context-fold: reset flag: /fold-handoff would pay for itself within ${HANDOFF_PAYBACK_TURNS} warm turns: this session carries ~${kTokens(p.carried)} tokens per request, a fresh session seeded by /fold-handoff at most ~${kTokens(p.seeded)}`;
+		}
+		if (reason.kind === "compactions")
+			return `context-fold: reset flag: ${reason.count} forced compactions this session; consider /fold-handoff to start fresh from a deterministic seed`;
+		return `context-fold: reset flag: ~${kTokens(reason.tokens)} tokens of the context cannot fold, more than half the window (${kTokens(reason.window)}); consider /fold-handoff`;
+	},
+	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string) =>
+		unfolded
+			? `context-fold: recall churn: #${code} was asked for ${calls} times; it is already unfolded, so the protected tail (${tailKnob}) may be too narrow for this work`
+			: `context-fold: recall churn: #${code} was recalled ${calls} times; unfold it to keep it in the context, or widen the protected tail (${tailKnob})`,
+	idle: (provider: string, p: IdlePrediction, ttlMs: number, carried: number) =>
+		`context-fold: the prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}, lifetime ${duration(ttlMs)}): the next prompt re-sends ~${kTokens(carried)} tokens uncached`,
+	confirmTitle: (provider: string, p: IdlePrediction, carried: number) =>
+		`The prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}): this prompt re-sends ~${kTokens(carried)} tokens uncached.`,
+	keptDraft: (images: number) =>
+		`context-fold: draft kept, nothing sent; Enter sends it (and asks again while the cache is likely cold)${images > 0 ? `; ${images} image${images === 1 ? "" : "s"} kept for the next prompt (/context-fold discard-images drops ${images === 1 ? "it" : "them"})` : ""}`,
+	debugCache: (f: PromptFigures) => {
+		const prompt = promptOf(f);
+		const hit = prompt > 0 ? Math.round((100 * f.cacheRead) / prompt) : 0;
+		return `context-fold: cache read ${f.cacheRead} · write ${f.cacheWrite} · input ${f.input} · hit ${hit}%`;
+	},
+} as const;
+
+/** The confirmation's two answers. */
+export const KEEP_DRAFT = "Keep draft";
+export const SEND_ANYWAY = "Send anyway";

@@ -1,0 +1,362 @@
+/**
+ * The cache advisories through the hooks of a stub Pi (src/adapters/pi/cache/advisor.ts and
+ * cache-warning.ts): each advisory's exact text in the terminal UI's notifications (stderr
+ * elsewhere), once per streak; the cold input held back right after a fold event; the watchdog
+ * and its flag; recall churn; the reset flag; the debug cache line; and the idle warning's opt-in
+ * confirmation: Keep draft, Send anyway, untouched automation/RPC/queued input, and fail-open.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Advisor } from "../../src/adapters/pi/cache/advisor.ts";
+import { discardImages, keptImages } from "../../src/adapters/pi/cache/cache-warning.ts";
+import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
+import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
+import { withoutAdvisories } from "../e2e/harness/advisories.ts";
+import { bashSession, loadStub, type StubPi } from "./stub-pi.ts";
+
+const COLD = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
+const WARM = { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 };
+
+async function tui(settings: Record<string, unknown> = {}): Promise<StubPi> {
+	const stub = loadStub();
+	stub.settings = { "context-fold": { policy: "ladder", ...settings } };
+	stub.mode = "tui";
+	stub.hasUI = true;
+	stub.model = { provider: "fake", id: "fake-model" };
+	return stub;
+}
+
+function respond(stub: StubPi, usage: Record<string, number>) {
+	return stub.emit("message_end", { message: { role: "assistant", provider: "fake", model: "fake-model", usage } });
+}
+
+const notices = (stub: StubPi) => stub.ui.notices.map((n) => n.message);
+
+describe("cold input", () => {
+	it("is noticed once per streak, in the terminal UI, with its exact text", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		await respond(stub, COLD);
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)]);
+		assert.match(notices(stub)[0], /^context-fold: cold input: the last response read nothing .* ~30k tokens/);
+		await respond(stub, WARM);
+		await respond(stub, COLD);
+		assert.equal(notices(stub).length, 2, "a new streak after a warm response");
+	});
+
+	it("goes to stderr without the terminal UI, and not below 20k carried", async () => {
+		const stub = loadStub();
+		await stub.emit("session_start", { reason: "startup" });
+		await respond(stub, { input: 19_999, cacheRead: 0 });
+		assert.equal(stub.stderr.join(""), "");
+		await respond(stub, COLD);
+		assert.equal(stub.stderr.join(""), `${ADVICE.coldInput(COLD)}\n`);
+	});
+
+	it("is held back on the first response after a compaction or a model change", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: true });
+		await respond(stub, COLD);
+		await stub.emit("model_select", { model: { provider: "fake", id: "other-model" } });
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), []);
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)]);
+	});
+
+	it("is held back on the response right after a fold event", async () => {
+		const stub = await tui();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		assert.ok(
+			stub.entries.some((e) => e.customType === "contextfold.fold"),
+			"a fold event committed",
+		);
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), []);
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)], "the next cold response is noticed");
+	});
+});
+
+describe("wire watchdog", () => {
+	async function folded() {
+		const stub = await tui();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		const prefold = { input: 10, cacheRead: 8_000, cacheWrite: 100 };
+		await respond(stub, prefold);
+		await stub.request();
+		return stub;
+	}
+
+	it("warns once when the response after a fold event still reads the whole pre-fold prompt, and flags it", async () => {
+		const stub = await folded();
+		await respond(stub, { input: 10, cacheRead: 8_109, cacheWrite: 300 });
+		const watch = notices(stub).filter((m) => m.includes("did not reach the wire"));
+		assert.deepEqual(watch, [ADVICE.watchdog(8_110, 8_109, 1)]);
+	});
+
+	it("stays quiet when the fold reached the wire (the read stops before the folded blocks)", async () => {
+		const stub = await folded();
+		await respond(stub, { input: 10, cacheRead: 1_000, cacheWrite: 4_000 });
+		assert.deepEqual(
+			notices(stub).filter((m) => m.includes("did not reach the wire")),
+			[],
+		);
+	});
+});
+
+describe("the footer's view of the advisor", () => {
+	const config = () => ({ ...DEFAULT_CONFIG });
+	const facts = { window: 200_000, unfoldable: 0, ratios: DEFAULT_RATIOS };
+
+	it("lists the active advisories and the watchdog flag until their streak ends", () => {
+		const shown: string[] = [];
+		const advisor = new Advisor({ notify: (m) => shown.push(m), config });
+		advisor.observeResponse({ input: 10, cacheRead: 40_000 }, facts);
+		advisor.observeFold(1, 12_000);
+		advisor.observeResponse({ input: 10, cacheRead: 40_005, cacheWrite: 500 }, facts);
+		assert.equal(advisor.watchdogTripped(), true);
+		assert.deepEqual(
+			advisor.active().map((a) => a.id),
+			["watchdog"],
+		);
+		advisor.observeResponse({ input: 41_000, cacheRead: 0 }, facts);
+		assert.deepEqual(
+			advisor.active().map((a) => a.id),
+			["watchdog", "cold-input"],
+		);
+		assert.deepEqual(
+			advisor.active().map((a) => a.text),
+			shown,
+		);
+		advisor.observeResponse({ input: 10, cacheRead: 41_000 }, facts);
+		advisor.observeFold(2, 12_000);
+		advisor.observeResponse({ input: 10, cacheRead: 20_000, cacheWrite: 9_000 }, facts);
+		assert.equal(advisor.watchdogTripped(), false, "the next fold reached the wire");
+		assert.deepEqual(advisor.active(), []);
+	});
+});
+
+describe("recall churn", () => {
+	it("suggests unfolding a block recalled three times, once", async () => {
+		const stub = await tui();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
+		const code = (record?.data as { records: { code: string }[] }).records[0].code;
+		for (let i = 0; i < 4; i++) {
+			await stub.emit("tool_result", {
+				toolName: "recall_folded",
+				input: { codes: [code] },
+				content: [],
+				isError: false,
+			});
+		}
+		await stub.emit("tool_result", { toolName: "recall_folded", input: { codes: ["zzzzzzzz"] }, content: [] });
+		await stub.emit("tool_result", { toolName: "bash", input: { codes: [code] }, content: [] });
+		assert.deepEqual(notices(stub), [ADVICE.churn(code, 3, false, "tail")]);
+		assert.match(
+			notices(stub)[0],
+			/recalled 3 times; unfold it to keep it in the context, or widen the protected tail \(tail\)/,
+		);
+	});
+});
+
+describe("reset flag", () => {
+	it("is raised after the second forced compaction, not after a manual one", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.emit("session_compact", { reason: "threshold", compactionEntry: {}, fromExtension: true });
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: true });
+		await respond(stub, WARM);
+		assert.deepEqual(notices(stub), []);
+		await stub.emit("session_compact", { reason: "overflow", compactionEntry: {}, fromExtension: true });
+		await respond(stub, WARM);
+		assert.deepEqual(notices(stub), [ADVICE.reset({ kind: "compactions", count: 2 })]);
+	});
+
+	it("is raised when a handoff would pay for itself within two warm turns", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
+		await respond(stub, { input: 10, cacheRead: 50_000, cacheWrite: 0 });
+		assert.deepEqual(notices(stub), [], "50k carried does not yet repay a ~8.3k seeded session (line: 6.75 × 8.3k)");
+		await respond(stub, { input: 10, cacheRead: 120_000, cacheWrite: 0 });
+		assert.equal(notices(stub).length, 1);
+		assert.match(
+			notices(stub)[0],
+			/^context-fold: reset flag: \/fold-handoff would pay for itself within 2 warm turns: this session carries ~120k tokens per request/,
+		);
+	});
+});
+
+describe("debug", () => {
+	it("adds a per-turn cache line", async () => {
+		const stub = await tui({ debug: true });
+		await stub.emit("session_start", { reason: "startup" });
+		await respond(stub, WARM);
+		assert.deepEqual(notices(stub), ["context-fold: cache read 29990 · write 0 · input 10 · hit 100%"]);
+	});
+});
+
+describe("idle cache-risk warning", () => {
+	const IMAGE = { type: "image", data: "aGVsbG8=", mimeType: "image/png" };
+
+	/** A session whose last response of fake/fake-model carried 30k tokens and ended `ageMs` ago. */
+	async function idleSession(settings: Record<string, unknown>, ageMs: number) {
+		const stub = await tui(settings);
+		const at = Date.now() - ageMs;
+		stub.addMessage({ role: "user", content: "hi", timestamp: at - 10 });
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "hello" }],
+			provider: "fake",
+			model: "fake-model",
+			usage: { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 },
+			stopReason: "stop",
+			timestamp: at,
+		});
+		discardImages();
+		return stub;
+	}
+	const input = (stub: StubPi, event: Record<string, unknown>) =>
+		stub.emit("input", { text: "next step", source: "interactive", ...event });
+
+	it("notices a resumed session whose cache likely expired, once", async () => {
+		const stub = await idleSession({}, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(notices(stub).length, 1);
+		assert.match(
+			notices(stub)[0],
+			/^context-fold: the prompt cache of fake\/fake-model is likely cold \(idle 10m 0\ds, lifetime 5m 00s\): the next prompt re-sends ~30k tokens uncached$/,
+		);
+		assert.deepEqual(await input(stub, {}), [undefined], "without confirmColdSend the input goes on");
+		assert.equal(notices(stub).length, 1, "the same idle streak is not noticed twice");
+		assert.deepEqual(stub.ui.selects, []);
+	});
+
+	it("notices, once, when the interval runs out while Pi is idle, and not after a new request starts", async () => {
+		const stub = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(notices(stub), [], "within its lifetime at first");
+		await stub.emit("agent_settled", { aborted: false });
+		const until = Date.now() + 30_000;
+		while (notices(stub).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+		assert.equal(notices(stub).length, 1, "the timer noticed the expiry");
+		assert.match(
+			notices(stub)[0],
+			/^context-fold: the prompt cache of fake\/fake-model is likely cold \(idle \ds, lifetime 1s\)/,
+		);
+		const busy = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
+		await busy.emit("session_start", { reason: "resume" });
+		await busy.emit("agent_start", {});
+		await new Promise((r) => setTimeout(r, 2_500));
+		assert.deepEqual(notices(busy), [], "a request in flight disarms the timer");
+		await stub.emit("session_shutdown", {});
+		await busy.emit("session_shutdown", {});
+	});
+
+	it("uses the provider's saved interval over cacheTtlSeconds", async () => {
+		const stub = await idleSession({ cacheTtlByProvider: "fake=3600" }, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(notices(stub), []);
+		const other = await idleSession({ cacheTtlByProvider: "other=3600", cacheTtlSeconds: 60 }, 2 * 60_000);
+		await other.emit("session_start", { reason: "resume" });
+		assert.equal(notices(other).length, 1);
+	});
+
+	it("is quiet while the cache is within its lifetime", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 1_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(await input(stub, {}), [undefined]);
+		assert.deepEqual(notices(stub), []);
+		assert.deepEqual(stub.ui.selects, []);
+	});
+
+	it("Keep draft puts the text back and keeps the images; Send anyway sends them with the next prompt", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		stub.ui.answers.push(KEEP_DRAFT);
+		assert.deepEqual(await input(stub, { images: [IMAGE] }), [{ action: "handled" }]);
+		assert.equal(stub.ui.editorText, "next step");
+		assert.deepEqual(stub.ui.selects[0].options, [KEEP_DRAFT, SEND_ANYWAY]);
+		assert.match(
+			stub.ui.selects[0].title,
+			/^The prompt cache of fake\/fake-model is likely cold \(idle 10m 0\ds\): this prompt re-sends ~30k tokens uncached\.$/,
+		);
+		assert.equal(keptImages(), 1);
+		assert.equal(notices(stub).at(-1), ADVICE.keptDraft(1));
+		assert.match(
+			ADVICE.keptDraft(1),
+			/^context-fold: draft kept, nothing sent; Enter sends it \(and asks again while the cache is likely cold\); 1 image kept for the next prompt \(\/context-fold discard-images drops it\)$/,
+		);
+		stub.ui.answers.push(SEND_ANYWAY);
+		assert.deepEqual(await input(stub, { text: "next step, edited" }), [
+			{ action: "transform", text: "next step, edited", images: [IMAGE] },
+		]);
+		assert.equal(keptImages(), 0, "sent images are no longer kept");
+	});
+
+	it("a dismissed dialog consumes the input like Keep draft; discardImages clears the kept images", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(await input(stub, { images: [IMAGE, IMAGE] }), [{ action: "handled" }]);
+		assert.equal(keptImages(), 2);
+		assert.equal(discardImages(), 2);
+		stub.ui.answers.push(SEND_ANYWAY);
+		assert.deepEqual(await input(stub, {}), [undefined], "nothing left to attach");
+	});
+
+	it("passes automation, RPC and queued input untouched, and proceeds when the dialog throws", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(await input(stub, { source: "extension" }), [undefined]);
+		assert.deepEqual(await input(stub, { source: "rpc" }), [undefined]);
+		assert.deepEqual(await input(stub, { streamingBehavior: "followUp" }), [undefined]);
+		assert.deepEqual(stub.ui.selects, []);
+		stub.ui.answers.push(new Error("dialog broke"));
+		assert.deepEqual(await input(stub, {}), [undefined]);
+		assert.equal(stub.ui.selects.length, 1);
+		assert.equal(stub.ui.editorText, "", "the input was sent, not put back");
+	});
+
+	it("proceeds when the estimate throws", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		stub.failBranch = true;
+		assert.deepEqual(await input(stub, {}), [undefined]);
+		assert.deepEqual(stub.ui.selects, []);
+	});
+
+	it("asks only in the terminal UI", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		stub.mode = "rpc";
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(await input(stub, {}), [undefined]);
+		assert.deepEqual(stub.ui.selects, []);
+	});
+});
+
+describe("the e2e filter of advisory lines", () => {
+	it("drops every advisory text and keeps warnings", () => {
+		const prediction = { risky: true, idleMs: 600_000, leftMs: -300_000, since: 0 };
+		const advisories = [
+			ADVICE.coldInput(COLD),
+			ADVICE.watchdog(9_000, 8_990, 2),
+			ADVICE.reset({ kind: "compactions", count: 2 }),
+			ADVICE.reset({ kind: "unfoldable", tokens: 90_000, window: 100_000 }),
+			ADVICE.churn("k3x9a0b2", 3, true, "tail"),
+			ADVICE.idle("fake/fake-model", prediction, 300_000, 30_000),
+			ADVICE.keptDraft(0),
+			ADVICE.debugCache(WARM),
+		];
+		const warning = "context-fold: fold pass failed, this turn goes out raw: boom";
+		assert.equal(withoutAdvisories([...advisories, warning].join("\n")), warning);
+	});
+});

@@ -1,0 +1,193 @@
+/**
+ * The cache advisories' pure decisions (src/core/cache-advice.ts): cold input, the wire watchdog's
+ * line, the handoff pay-back arithmetic, the reset flag, the idle prediction, the per-provider
+ * lifetime table and once-per-streak bookkeeping, each checked on exact figures at its boundary.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+	ADVICE,
+	COLD_INPUT_MIN_TOKENS,
+	DEFAULT_RATIOS,
+	duration,
+	FORCED_COMPACTIONS,
+	foldMissedWire,
+	HANDOFF_SEED_MAX_TOKENS,
+	handoffPayback,
+	isColdInput,
+	kTokens,
+	PROVIDER_TTL_PATTERN,
+	parseProviderTtls,
+	predictIdle,
+	ratiosOf,
+	resetReason,
+	Streaks,
+	ttlMsFor,
+	unfoldable,
+} from "../../src/core/cache-advice.ts";
+
+describe("cold input", () => {
+	it("flags a response with no cache read at the 20k carried line, not one token below", () => {
+		assert.equal(isColdInput({ input: COLD_INPUT_MIN_TOKENS, cacheRead: 0, cacheWrite: 0 }, false), true);
+		assert.equal(isColdInput({ input: 5_000, cacheRead: 0, cacheWrite: 15_000 }, false), true);
+		assert.equal(isColdInput({ input: COLD_INPUT_MIN_TOKENS - 1, cacheRead: 0, cacheWrite: 0 }, false), false);
+	});
+	it("never flags a response that read anything, or one right after a fold event or an unfold", () => {
+		assert.equal(isColdInput({ input: 30_000, cacheRead: 1, cacheWrite: 0 }, false), false);
+		assert.equal(isColdInput({ input: 30_000, cacheRead: 0, cacheWrite: 0 }, true), false);
+	});
+});
+
+describe("wire watchdog", () => {
+	it("trips when the read reaches the pre-fold prompt less half the fold's saving", () => {
+		assert.equal(foldMissedWire(50_000, 10_000, 45_000), true, "exactly at the line");
+		assert.equal(foldMissedWire(50_000, 10_000, 49_999), true, "the whole pre-fold prompt but a token");
+		assert.equal(foldMissedWire(50_000, 10_000, 44_999), false);
+		assert.equal(foldMissedWire(50_000, 10_000, 30_000), false, "a fold that landed breaks the prefix earlier");
+	});
+	it("never trips without a pre-fold prompt or a saving", () => {
+		assert.equal(foldMissedWire(0, 10_000, 60_000), false);
+		assert.equal(foldMissedWire(50_000, 0, 60_000), false);
+		assert.equal(foldMissedWire(50_000, 10_000, 0), false, "nothing read is a cold cache, not a missed fold");
+		assert.equal(
+			foldMissedWire(15, 4_000, 10),
+			false,
+			"a saving past the pre-fold prompt: figures of another prompt",
+		);
+	});
+});
+
+describe("handoff pay-back", () => {
+	it("weighs turns × carried × read against seeded × write + (turns - 1) × seeded × read", () => {
+		const base = 3_700;
+		const seeded = base + HANDOFF_SEED_MAX_TOKENS;
+		const p = handoffPayback(100_000, base, DEFAULT_RATIOS, 2);
+		assert.equal(p.seeded, seeded);
+		assert.ok(Math.abs(p.stay - 2 * 100_000 * 0.1) < 1e-6);
+		assert.ok(Math.abs(p.move - (seeded * 1.25 + seeded * 0.1)) < 1e-6);
+		assert.equal(p.pays, p.move <= p.stay);
+	});
+	it("pays exactly from carried = seeded × (write + (turns - 1) × read) / (turns × read)", () => {
+		const base = 3_700;
+		const seeded = base + HANDOFF_SEED_MAX_TOKENS;
+		const ratios = { read: 0.25, write: 1 };
+		const line = (seeded * (1 + 0.25)) / (2 * 0.25);
+		assert.equal(Number.isInteger(line), true, "the test's figures keep the line whole");
+		assert.equal(handoffPayback(line, base, ratios, 2).pays, true);
+		assert.equal(handoffPayback(line - 1, base, ratios, 2).pays, false);
+	});
+	it("reads ratios from the model's prices, and defaults when they do not tell", () => {
+		assert.deepEqual(ratiosOf({ input: 4, cacheRead: 0.4, cacheWrite: 5 }), { read: 0.1, write: 1.25 });
+		assert.deepEqual(ratiosOf({ input: 2, cacheRead: 0.5, cacheWrite: 0 }), { read: 0.25, write: 1 });
+		assert.deepEqual(ratiosOf({ input: 0, cacheRead: 0, cacheWrite: 0 }), DEFAULT_RATIOS);
+		assert.deepEqual(ratiosOf(undefined), DEFAULT_RATIOS);
+	});
+});
+
+describe("reset flag", () => {
+	const none = { payback: undefined, forcedCompactions: 0, unfoldable: undefined, window: undefined };
+	it("is raised by the second forced compaction, not the first", () => {
+		assert.equal(resetReason({ ...none, forcedCompactions: FORCED_COMPACTIONS - 1 }), undefined);
+		assert.deepEqual(resetReason({ ...none, forcedCompactions: FORCED_COMPACTIONS }), {
+			kind: "compactions",
+			count: 2,
+		});
+	});
+	it("is raised when what cannot fold is more than half the window", () => {
+		assert.equal(resetReason({ ...none, unfoldable: 50_000, window: 100_000 }), undefined);
+		assert.deepEqual(resetReason({ ...none, unfoldable: 50_001, window: 100_000 }), {
+			kind: "unfoldable",
+			tokens: 50_001,
+			window: 100_000,
+		});
+	});
+	it("is raised by a handoff that pays, first of the reasons", () => {
+		const payback = handoffPayback(200_000, 2_000, DEFAULT_RATIOS);
+		assert.equal(payback.pays, true);
+		assert.equal(
+			resetReason({ payback, forcedCompactions: 5, unfoldable: 90_000, window: 100_000 })?.kind,
+			"handoff",
+		);
+	});
+	it("counts as unfoldable what eligible unfrozen blocks cannot save", () => {
+		const blocks = [
+			{ eligible: true, frozen: false, saving: 4_000 },
+			{ eligible: true, frozen: true, saving: 9_000 },
+			{ eligible: false, frozen: false, saving: 7_000 },
+		];
+		assert.equal(unfoldable(30_000, blocks), 26_000);
+		assert.equal(unfoldable(1_000, blocks), 0);
+	});
+});
+
+describe("idle prediction", () => {
+	const at = 1_700_000_000_000;
+	const ttlMs = 300_000;
+	it("is risky once the latest response and refresh are older than the lifetime, with 20k carried", () => {
+		const p = predictIdle({ now: at + ttlMs + 1, completedAt: at, warmedAt: undefined, ttlMs, carried: 30_000 });
+		assert.deepEqual(p, { risky: true, idleMs: ttlMs + 1, leftMs: -1, since: at });
+		const edge = predictIdle({ now: at + ttlMs, completedAt: at, warmedAt: undefined, ttlMs, carried: 30_000 });
+		assert.equal(edge?.risky, false, "exactly at the lifetime the cache still holds");
+	});
+	it("counts from Pi's latest refresh when it is newer than the response", () => {
+		const p = predictIdle({ now: at + ttlMs + 1, completedAt: at, warmedAt: at + 200_000, ttlMs, carried: 30_000 });
+		assert.equal(p?.risky, false);
+		assert.equal(p?.since, at + 200_000);
+		assert.equal(p?.leftMs, 199_999);
+	});
+	it("is never risky with little carried, and unknown without a completed response", () => {
+		const p = predictIdle({ now: at + 10 * ttlMs, completedAt: at, warmedAt: undefined, ttlMs, carried: 19_999 });
+		assert.equal(p?.risky, false);
+		assert.equal(predictIdle({ now: at, completedAt: undefined, warmedAt: at, ttlMs, carried: 50_000 }), undefined);
+	});
+});
+
+describe("per-provider lifetimes", () => {
+	it("parses provider=seconds pairs and falls back to the global lifetime", () => {
+		assert.deepEqual(
+			[...parseProviderTtls(" anthropic=300, openai = 3600 ")],
+			[
+				["anthropic", 300],
+				["openai", 3600],
+			],
+		);
+		assert.equal(ttlMsFor("openai", "anthropic=300,openai=3600", 120), 3_600_000);
+		assert.equal(ttlMsFor("google", "anthropic=300,openai=3600", 120), 120_000);
+		assert.equal(ttlMsFor(undefined, "anthropic=300", 120), 120_000);
+	});
+	it("accepts the table's grammar and nothing else", () => {
+		const re = new RegExp(PROVIDER_TTL_PATTERN);
+		for (const ok of ["", "anthropic=300", "a=1, b.c-d_e = 60"]) assert.equal(re.test(ok), true, ok);
+		for (const bad of ["anthropic", "anthropic=0", "anthropic=5m", "a=1,", "=300"])
+			assert.equal(re.test(bad), false, bad);
+	});
+});
+
+describe("once per streak", () => {
+	it("raises when a condition starts to hold, and again only after it stopped", () => {
+		const s = new Streaks();
+		assert.deepEqual(
+			[true, true, false, true, true].map((holds) => s.update("k", holds)),
+			[true, false, false, true, false],
+		);
+		assert.equal(s.has("k"), true);
+		assert.equal(s.update("other", true), true, "keys are independent");
+	});
+});
+
+describe("texts", () => {
+	it("rounds token counts and durations for reading", () => {
+		assert.equal(kTokens(999), "999");
+		assert.equal(kTokens(12_345), "12.3k");
+		assert.equal(kTokens(30_000), "30k");
+		assert.equal(duration(45_000), "45s");
+		assert.equal(duration(125_000), "2m 05s");
+		assert.equal(duration(3_725_000), "1h 02m");
+	});
+	it("gives the debug line's read, write and hit rate", () => {
+		assert.equal(
+			ADVICE.debugCache({ input: 10, cacheRead: 900, cacheWrite: 90 }),
+			"context-fold: cache read 900 · write 90 · input 10 · hit 90%",
+		);
+	});
+});

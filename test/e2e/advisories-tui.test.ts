@@ -1,0 +1,178 @@
+/**
+ * The cache advisories in Pi's real terminal UI (tmux, read with capture-pane) against the scripted
+ * model server:
+ * - the cold-input notice, for a response whose scripted usage read nothing from the cache while
+ *   carrying 30k tokens;
+ * - the wire watchdog, with a fixture extension loaded after context-fold that sends the raw
+ *   messages instead of the folded ones (the simulated cache then reads the whole pre-fold prompt),
+ *   and quiet in the same session without that fixture;
+ * - the opt-in send confirmation after an idle gap (the clock shifted an hour ahead with
+ *   CONTEXTFOLD_TEST_CLOCK_OFFSET_MS): Keep draft puts the text back in the editor and sends
+ *   nothing; Send anyway sends it.
+ * Skips without tmux. Waits are generous and poll the screen; nothing is timed.
+ */
+import assert from "node:assert/strict";
+import { after, afterEach, describe, it } from "node:test";
+import { ADVICE, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
+import { batchCommand } from "./harness/batches.ts";
+import { ANY_TAG } from "./harness/fold-wire.ts";
+import {
+	lastUserText,
+	type ModelServer,
+	type Script,
+	serializePrompt,
+	startModelServer,
+	toolResultsOf,
+} from "./harness/model-server.ts";
+import { createPiSandbox, type PiSandbox } from "./harness/pi-runner.ts";
+import { tmuxAvailable } from "./harness/tui.ts";
+import { flat, startTui, type TuiSession } from "./harness/tui-driver.ts";
+
+const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (these advisories are read off the terminal UI)";
+const WAIT_MS = 120_000;
+const COLD = { input: 30_000, cacheRead: 0, cacheWrite: 0 };
+
+/** The editor's text: the lines between the last two horizontal rules on the screen. */
+function editorText(screen: string): string {
+	const lines = screen.split("\n");
+	const rules = lines.flatMap((line, i) => (/^─{20,}$/.test(line.trim()) ? [i] : []));
+	if (rules.length < 2) return "";
+	return lines
+		.slice(rules.at(-2)! + 1, rules.at(-1))
+		.map((line) => line.trim())
+		.join("\n")
+		.trim();
+}
+
+const ready = (s: string) => s.includes("fake-model");
+
+describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
+	const open: { server: ModelServer; sandbox: PiSandbox; tui?: TuiSession }[] = [];
+	const start = async (script: Script, settings: Record<string, unknown>, contextWindow: number) => {
+		const server = await startModelServer(script);
+		const sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow, settings });
+		const run = { server, sandbox } as (typeof open)[number];
+		open.push(run);
+		return run;
+	};
+	afterEach(async () => {
+		for (const run of open.splice(0)) {
+			run.tui?.close();
+			await run.server.close();
+			await run.sandbox.cleanup();
+		}
+	});
+	after(() => {
+		for (const run of open) run.tui?.close();
+	});
+
+	it("notices a cold input: no cache read while 30k tokens are carried", async () => {
+		const run = await start(() => ({ text: "Done here.", usage: COLD }), {}, 200_000);
+		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions: ["."] }));
+		run.tui = tui;
+		await tui.waitFor(ready, "the startup screen", WAIT_MS);
+		tui.type("hello there");
+		tui.press("Enter");
+		const screen = await tui.waitFor(
+			(s) => flat(s).includes(flat(ADVICE.coldInput(COLD))),
+			"the cold-input notice",
+			WAIT_MS,
+		);
+		assert.equal(flat(screen).split("context-fold: cold input").length - 1, 1, "noticed once");
+		assert.equal(run.server.requests.length, 1);
+	});
+
+	// Progress is counted in tool results, which folding never removes (their text may fold).
+	const batches: Script = (req) => {
+		const ran = toolResultsOf(req).length;
+		return ran < 8
+			? { toolCalls: [{ name: "bash", args: { command: batchCommand(ran + 1) } }] }
+			: { text: "All batches ran." };
+	};
+	const foldEarly = { compaction: { enabled: false }, "context-fold": { foldAt: 0.3, tail: 1000 } };
+	/** Runs the batches in the terminal UI; resolves with every screen seen on the way, the last one showing the end. */
+	const runBatches = async (extensions: string[]) => {
+		const run = await start(batches, foldEarly, 16_000);
+		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions }));
+		run.tui = tui;
+		await tui.waitFor(ready, "the startup screen", WAIT_MS);
+		tui.type("Run the batches.");
+		tui.press("Enter");
+		// A notice may scroll off the screen before the end: every screen on the way is kept.
+		const seen = new Set<string>();
+		await tui.waitFor(
+			(s) => {
+				seen.add(flat(s));
+				return s.includes("All batches ran.");
+			},
+			"the end of the batches",
+			WAIT_MS,
+		);
+		return { run, seen: [...seen] };
+	};
+	const WATCHDOG =
+		/context-fold: fold event (\d+) did not reach the wire: the next response still read ~[\d.]+k tokens from the cache, the whole pre-fold prompt \(~[\d.]+k\); another extension's context handler likely restored the raw messages after context-fold's/g;
+
+	it("watchdog: warns once when another extension sends the raw messages instead of the folded ones", async () => {
+		const { run, seen } = await runBatches([".", "test/e2e/fixtures/raw-context.ts"]);
+		const events = new Set(seen.flatMap((screen) => [...screen.matchAll(WATCHDOG)].map((m) => m[1])));
+		assert.deepEqual([...events], ["1"], "one warning, for fold event 1");
+		assert.equal(
+			run.server.requests.some((req) => ANY_TAG.test(serializePrompt(req))),
+			false,
+			"no fold reached the wire",
+		);
+	});
+
+	it("watchdog: quiet when the fold reaches the wire", async () => {
+		const { run, seen } = await runBatches(["."]);
+		assert.equal(
+			run.server.requests.some((req) => ANY_TAG.test(serializePrompt(req))),
+			true,
+			"a fold reached the wire",
+		);
+		assert.deepEqual(
+			seen.filter((screen) => screen.includes("did not reach the wire")),
+			[],
+		);
+	});
+
+	it("opt-in confirmation after an idle gap: Keep draft keeps the text and sends nothing; Send anyway sends", async () => {
+		const script: Script = (req) => ({ text: `Answered: ${lastUserText(req)}`, usage: COLD });
+		const run = await start(script, { "context-fold": { confirmColdSend: true } }, 200_000);
+		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions: ["."] }), {
+			CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(60 * 60_000),
+		});
+		run.tui = tui;
+		await tui.waitFor(ready, "the startup screen", WAIT_MS);
+		tui.type("first prompt");
+		tui.press("Enter");
+		await tui.waitFor((s) => flat(s).includes("is likely cold (idle 1h"), "the idle notice", WAIT_MS);
+		assert.equal(run.server.requests.length, 1);
+
+		tui.type("second prompt");
+		tui.press("Enter");
+		const dialog = await tui.waitFor((s) => s.includes(SEND_ANYWAY), "the confirmation", WAIT_MS);
+		assert.match(
+			flat(dialog),
+			/The prompt cache of fake\/fake-model is likely cold \(idle 1h 00m\): this prompt re-sends ~30k tokens uncached\./,
+		);
+		assert.match(dialog, new RegExp(`→ ${KEEP_DRAFT}`), "Keep draft is the first, selected answer");
+		tui.press("Enter");
+		const kept = await tui.waitFor(
+			(s) => flat(s).includes("draft kept, nothing sent") && editorText(s) === "second prompt",
+			"the draft back in the editor",
+			WAIT_MS,
+		);
+		assert.equal(kept.includes(SEND_ANYWAY), false, "the dialog closed");
+		assert.equal(run.server.requests.length, 1, "Keep draft sent nothing");
+
+		tui.press("Enter");
+		await tui.waitFor((s) => s.includes(SEND_ANYWAY), "the confirmation, asked again", WAIT_MS);
+		tui.press("Down");
+		tui.press("Enter");
+		await tui.waitFor((s) => s.includes("Answered: second prompt"), "the answer to the sent draft", WAIT_MS);
+		assert.equal(run.server.requests.length, 2);
+		assert.equal(lastUserText(run.server.requests[1]), "second prompt");
+	});
+});
