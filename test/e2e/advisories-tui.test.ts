@@ -25,8 +25,7 @@ import {
 	toolResultsOf,
 } from "./harness/model-server.ts";
 import { createPiSandbox, type PiSandbox } from "./harness/pi-runner.ts";
-import { tmuxAvailable } from "./harness/tui.ts";
-import { flat, startTui, type TuiSession } from "./harness/tui-driver.ts";
+import { flat, startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (these advisories are read off the terminal UI)";
 const WAIT_MS = 120_000;
@@ -70,13 +69,13 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 		const run = await start(() => ({ text: "Done here.", usage: COLD }), {}, 200_000);
 		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions: ["."] }));
 		run.tui = tui;
-		await tui.waitFor(ready, "the startup screen", WAIT_MS);
-		tui.type("hello there");
-		tui.press("Enter");
+		await tui.waitFor(ready, WAIT_MS, "the startup screen");
+		tui.send("hello there", true);
+		tui.send("Enter");
 		const screen = await tui.waitFor(
 			(s) => flat(s).includes(flat(ADVICE.coldInput(COLD))),
-			"the cold-input notice",
 			WAIT_MS,
+			"the cold-input notice",
 		);
 		assert.equal(flat(screen).split("context-fold: cold input").length - 1, 1, "noticed once");
 		assert.equal(run.server.requests.length, 1);
@@ -95,9 +94,9 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 		const run = await start(batches, foldEarly, 16_000);
 		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions }));
 		run.tui = tui;
-		await tui.waitFor(ready, "the startup screen", WAIT_MS);
-		tui.type("Run the batches.");
-		tui.press("Enter");
+		await tui.waitFor(ready, WAIT_MS, "the startup screen");
+		tui.send("Run the batches.", true);
+		tui.send("Enter");
 		// A notice may scroll off the screen before the end: every screen on the way is kept.
 		const seen = new Set<string>();
 		await tui.waitFor(
@@ -105,8 +104,8 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 				seen.add(flat(s));
 				return s.includes("All batches ran.");
 			},
-			"the end of the batches",
 			WAIT_MS,
+			"the end of the batches",
 		);
 		return { run, seen: [...seen] };
 	};
@@ -144,34 +143,34 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 			CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(60 * 60_000),
 		});
 		run.tui = tui;
-		await tui.waitFor(ready, "the startup screen", WAIT_MS);
-		tui.type("first prompt");
-		tui.press("Enter");
-		await tui.waitFor((s) => flat(s).includes("is likely cold (idle 1h"), "the idle notice", WAIT_MS);
+		await tui.waitFor(ready, WAIT_MS, "the startup screen");
+		tui.send("first prompt", true);
+		tui.send("Enter");
+		await tui.waitFor((s) => flat(s).includes("is likely cold (idle 1h"), WAIT_MS, "the idle notice");
 		assert.equal(run.server.requests.length, 1);
 
-		tui.type("second prompt");
-		tui.press("Enter");
-		const dialog = await tui.waitFor((s) => s.includes(SEND_ANYWAY), "the confirmation", WAIT_MS);
+		tui.send("second prompt", true);
+		tui.send("Enter");
+		const dialog = await tui.waitFor((s) => s.includes(SEND_ANYWAY), WAIT_MS, "the confirmation");
 		assert.match(
 			flat(dialog),
 			/The prompt cache of fake\/fake-model is likely cold \(idle 1h 00m\): this prompt re-sends ~30k tokens uncached\./,
 		);
 		assert.match(dialog, new RegExp(`→ ${KEEP_DRAFT}`), "Keep draft is the first, selected answer");
-		tui.press("Enter");
+		tui.send("Enter");
 		const kept = await tui.waitFor(
 			(s) => flat(s).includes("draft kept, nothing sent") && editorText(s) === "second prompt",
-			"the draft back in the editor",
 			WAIT_MS,
+			"the draft back in the editor",
 		);
 		assert.equal(kept.includes(SEND_ANYWAY), false, "the dialog closed");
 		assert.equal(run.server.requests.length, 1, "Keep draft sent nothing");
 
-		tui.press("Enter");
-		await tui.waitFor((s) => s.includes(SEND_ANYWAY), "the confirmation, asked again", WAIT_MS);
-		tui.press("Down");
-		tui.press("Enter");
-		await tui.waitFor((s) => s.includes("Answered: second prompt"), "the answer to the sent draft", WAIT_MS);
+		tui.send("Enter");
+		await tui.waitFor((s) => s.includes(SEND_ANYWAY), WAIT_MS, "the confirmation, asked again");
+		tui.send("Down");
+		tui.send("Enter");
+		await tui.waitFor((s) => s.includes("Answered: second prompt"), WAIT_MS, "the answer to the sent draft");
 		assert.equal(run.server.requests.length, 2);
 		assert.equal(lastUserText(run.server.requests[1]), "second prompt");
 	});

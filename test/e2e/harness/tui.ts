@@ -89,6 +89,11 @@ export function startTui(sandbox: PiSandbox, argv: string[], env: Record<string,
 	};
 }
 
+/** The screen's text with every run of whitespace (line breaks included) made one space, so a wrapped notice reads as one line. */
+export function flat(screen: string): string {
+	return screen.replace(/\s+/g, " ");
+}
+
 /**
  * Starts `pi <argv>` in the sandbox (its cwd and environment) on a 160x50 tmux screen and resolves
  * with the first screen for which `ready` holds. Rejects, with the last screen, if pi exits first or
