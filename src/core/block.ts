@@ -285,28 +285,6 @@ interface LinearizeState {
 }
 
 /**
- * What linearize remembers between calls over one conversation: each message's blocks (served
- * while the message is unchanged at its position, see MessageMemo) and its previous output, whose
- * leading messages are reused whole when they are unchanged too. Owned by one caller.
- */
-export class BlockMemo {
-	readonly messages = new MessageMemo<Block[]>();
-	private last: LinearizeState | undefined;
-
-	/** The previous call's output, taken: a call that throws leaves none behind. */
-	take(): LinearizeState | undefined {
-		const last = this.last;
-		this.last = undefined;
-		return last;
-	}
-
-	/** Keeps a finished call's output for the next call. */
-	keep(state: LinearizeState): void {
-		this.last = state;
-	}
-}
-
-/**
  * The message fields messageBlocks reads (directly or through `stamp`). The memo compares only
  * these, so usage figures and provider metadata, about half of an assistant message, are never
  * walked; `test/core/block-memo.test.ts` checks that messageBlocks reads nothing else.
@@ -325,16 +303,25 @@ export const BLOCK_FIELDS = [
 ] as const;
 
 /**
- * The part of `message` that messageBlocks reads, as a fresh plain object; undefined fields are left
- * out, as messageBlocks treats them as absent.
+ * What linearize remembers between calls over one conversation: each message's blocks (served
+ * while the message is unchanged at its position, see MessageMemo) and its previous output, whose
+ * leading messages are reused whole when they are unchanged too. Owned by one caller.
  */
-function blockFields(message: MessageLike): Record<string, unknown> {
-	const out: Record<string, unknown> = {};
-	for (const key of BLOCK_FIELDS) {
-		const value = message[key];
-		if (value !== undefined) out[key] = value;
+export class BlockMemo {
+	readonly messages = new MessageMemo<Block[]>(BLOCK_FIELDS);
+	private last: LinearizeState | undefined;
+
+	/** The previous call's output, taken: a call that throws leaves none behind. */
+	take(): LinearizeState | undefined {
+		const last = this.last;
+		this.last = undefined;
+		return last;
 	}
-	return out;
+
+	/** Keeps a finished call's output for the next call. */
+	keep(state: LinearizeState): void {
+		this.last = state;
+	}
 }
 
 /**
@@ -363,11 +350,10 @@ export function linearize(
 			continue;
 		}
 		if (message.role === "user") turn++;
-		const fields = memo ? blockFields(message) : undefined;
-		let blocks = memo?.messages.get(i, fields, turn);
+		let blocks = memo?.messages.get(i, message, turn);
 		if (!blocks) {
 			blocks = messageBlocks(message, i, turn, cache);
-			memo?.messages.set(i, fields, turn, blocks);
+			memo?.messages.set(i, message, turn, blocks);
 		} else if (kept === i && prev && i < prev.count) kept++;
 		own.push(blocks);
 	}

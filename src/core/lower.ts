@@ -66,9 +66,22 @@ export function renderFold(block: Block, message: MessageLike | undefined, dupli
 	}
 }
 
+/**
+ * JSON length of each args op's arguments: a frozen op is costed on every request, and its
+ * arguments never change once the op exists (ops are plain data, never mutated).
+ */
+const argsLength = new WeakMap<FoldOp, number>();
+
 /** Token cost of a block once `op` replaces its content. */
 export function foldedCost(block: Block, op: FoldOp): number {
-	if (op.args) return blockCost((JSON.stringify(op.args) ?? "").length + (block.toolName?.length ?? 0));
+	if (op.args) {
+		let length = argsLength.get(op);
+		if (length === undefined) {
+			length = (JSON.stringify(op.args) ?? "").length;
+			argsLength.set(op, length);
+		}
+		return blockCost(length + (block.toolName?.length ?? 0));
+	}
 	return blockCost(op.text?.length ?? 0);
 }
 

@@ -16,6 +16,10 @@ const ARRAY = Object.freeze({ tape: "array" });
 
 type Tape = unknown[];
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 function isPlainObject(value: object): boolean {
 	const proto = Object.getPrototypeOf(value);
 	return proto === Object.prototype || proto === null;
@@ -103,20 +107,69 @@ export function matchesSnapshot(value: unknown, snapshot: Snapshot): boolean {
 	return cleanPrototype() && match(value, snapshot as Tape, 0) === snapshot.length;
 }
 
-/** Values derived from the message at each position, served while that message stays unchanged. */
+/**
+ * A snapshot of only the listed fields of `message`, in the list's order; a field whose value is
+ * undefined is left out. Undefined when a field's value cannot be recorded exactly.
+ */
+export function fieldsSnapshotOf(message: Record<string, unknown>, fields: readonly string[]): Snapshot | undefined {
+	const tape: Tape = [];
+	for (const field of fields) {
+		const value = message[field];
+		if (value === undefined) continue;
+		tape.push(field);
+		if (!record(value, tape)) return undefined;
+	}
+	return tape;
+}
+
+/** True when the listed fields of `message` equal those `snapshot` recorded (see fieldsSnapshotOf). */
+export function matchesFields(
+	message: Record<string, unknown>,
+	fields: readonly string[],
+	snapshot: Snapshot,
+): boolean {
+	if (!cleanPrototype()) return false;
+	const tape = snapshot as Tape;
+	let at = 0;
+	for (const field of fields) {
+		const value = message[field];
+		if (value === undefined) continue;
+		if (tape[at] !== field) return false;
+		at = match(value, tape, at + 1);
+		if (at < 0) return false;
+	}
+	return at === tape.length;
+}
+
+/**
+ * Values derived from the message at each position, served while that message stays unchanged:
+ * the whole message, or only `fields` of it when the memo is made with a field list.
+ */
 export class MessageMemo<T> {
 	private entries: ({ snapshot: Snapshot; key: number; value: T } | undefined)[] = [];
+	private readonly fields: readonly string[] | undefined;
+
+	constructor(fields?: readonly string[]) {
+		this.fields = fields;
+	}
 
 	/** The value stored for position `index` with `key`, if the message there is unchanged since. */
 	get(index: number, message: unknown, key: number): T | undefined {
 		const entry = this.entries[index];
 		if (!entry || entry.key !== key) return undefined;
-		return matchesSnapshot(message, entry.snapshot) ? entry.value : undefined;
+		const same = this.fields
+			? isRecord(message) && matchesFields(message, this.fields, entry.snapshot)
+			: matchesSnapshot(message, entry.snapshot);
+		return same ? entry.value : undefined;
 	}
 
 	/** Stores `value` for position `index`; a message the memo cannot snapshot clears the position. */
 	set(index: number, message: unknown, key: number, value: T): void {
-		const snapshot = snapshotOf(message);
+		const snapshot = this.fields
+			? isRecord(message)
+				? fieldsSnapshotOf(message, this.fields)
+				: undefined
+			: snapshotOf(message);
 		this.entries[index] = snapshot ? { snapshot, key, value } : undefined;
 	}
 
