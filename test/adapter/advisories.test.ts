@@ -196,6 +196,30 @@ describe("reset flag", () => {
 	});
 });
 
+describe("reset flag: what cannot fold", () => {
+	it("is raised when more than half the window cannot fold, from the latest request", async () => {
+		const stub = await tui();
+		stub.addMessage({ role: "user", content: "u".repeat(24_000), timestamp: 1 });
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		await respond(stub, WARM);
+		assert.equal(notices(stub).length, 1);
+		assert.match(
+			notices(stub)[0],
+			/^context-fold: reset flag: ~6k tokens of the context cannot fold, more than half the window/,
+		);
+	});
+
+	it("stays quiet while the request is at most half the window", async () => {
+		const stub = await tui();
+		stub.addMessage({ role: "user", content: "u".repeat(19_000), timestamp: 1 });
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		await respond(stub, WARM);
+		assert.deepEqual(notices(stub), []);
+	});
+});
+
 describe("debug", () => {
 	it("adds a per-turn cache line", async () => {
 		const stub = await tui({ debug: true });

@@ -170,9 +170,11 @@ export default function contextFold(pi: ExtensionAPI): void {
 			if (message.role !== "assistant") return;
 			telemetry.select(message.provider, message.model);
 			telemetry.observeResponse(message.usage, now());
+			const window = ctx.model?.contextWindow;
 			advisor.observeResponse(message.usage, {
-				window: ctx.model?.contextWindow,
-				unfoldable: engine.unfoldable,
+				window,
+				// The reset flag asks only whether more than half the window cannot fold.
+				unfoldable: window ? engine.unfoldableOver(window / 2) : undefined,
 				ratios: ratiosOf(ctx.model?.cost),
 			});
 		} catch (error) {

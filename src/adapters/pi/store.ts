@@ -63,15 +63,15 @@ export class FoldEngine {
 	turnBase = 0;
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
-	/** Tokens of the latest request no fold could take out (core `unfoldable`); undefined before any request. */
-	unfoldable: number | undefined;
 	private savings = new Map<string, number>();
 	private argsCache: ArgsCache = new Map();
 	private blockMemo = new BlockMemo();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
 	private lastView: PolicyView | undefined;
-	private lastPass: { view: PolicyView; blocks: readonly Block[]; event: Set<string> } | undefined;
+	private lastPass:
+		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number }
+		| undefined;
 	private warnedStale = new Set<string>();
 
 	private readonly deps: EngineDeps;
@@ -100,7 +100,6 @@ export class FoldEngine {
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.overBudget = undefined;
-		this.unfoldable = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
 		this.warnedStale = new Set();
@@ -112,6 +111,20 @@ export class FoldEngine {
 		if (!last) return undefined;
 		const raw = last.blocks.map((b) => b.tokens);
 		return { rows: passRows(last.view.blocks, raw, last.event), usage: last.view.usage, window: last.view.window };
+	}
+
+	/**
+	 * Tokens of the latest request that no fold could take out (core `unfoldable`), when they may
+	 * exceed `limit`; undefined before any request or when the request's usage is at most `limit`
+	 * (no more than that can be unfoldable). Computed on demand, once per request: it reads every
+	 * eligible block's saving, which the hook itself computes only when the policy asks. The view
+	 * was built before the event's blocks turned frozen, so their saving counts as foldable.
+	 */
+	unfoldableOver(limit: number): number | undefined {
+		const last = this.lastPass;
+		if (!last || last.view.usage <= limit) return undefined;
+		last.unfoldable ??= unfoldable(last.view.usage, last.view.blocks);
+		return last.unfoldable;
 	}
 
 	/**
@@ -199,8 +212,6 @@ export class FoldEngine {
 			event: new Set(event.map((op) => op.id)),
 		};
 		this.overBudget = plan.commands.find((c) => c.type === "compact");
-		// Computed before the event's blocks turn frozen: their saving counts as foldable, their digest does not.
-		this.unfoldable = unfoldable(plan.view.usage, plan.view.blocks);
 		return changed;
 	}
 
