@@ -70,7 +70,7 @@ export class FoldEngine {
 	private lastMessages: readonly MessageLike[] = [];
 	private lastView: PolicyView | undefined;
 	private lastPass:
-		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number }
+		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number; snapshot?: PassSnapshot }
 		| undefined;
 	private warnedStale = new Set<string>();
 
@@ -105,12 +105,24 @@ export class FoldEngine {
 		this.warnedStale = new Set();
 	}
 
-	/** The latest request as it went out (for the user's view); undefined before any request. */
+	/**
+	 * The latest request as it went out (for the user's view); undefined before any request. Built
+	 * once per request (the footer reads it after the pass and again after the response) and shared:
+	 * callers only read it.
+	 */
 	pass(): PassSnapshot | undefined {
 		const last = this.lastPass;
 		if (!last) return undefined;
-		const raw = last.blocks.map((b) => b.tokens);
-		return { rows: passRows(last.view.blocks, raw, last.event), usage: last.view.usage, window: last.view.window };
+		last.snapshot ??= {
+			rows: passRows(
+				last.view.blocks,
+				last.blocks.map((b) => b.tokens),
+				last.event,
+			),
+			usage: last.view.usage,
+			window: last.view.window,
+		};
+		return last.snapshot;
 	}
 
 	/**
