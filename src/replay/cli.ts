@@ -170,6 +170,11 @@ export async function main(args: readonly string[]): Promise<number> {
 			process.stdout.write(
 				`\n${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4\n${table(r.policies)}\n`,
 			);
+			const floor = r.policies.find((f) => f.foresight !== null)?.foresight;
+			if (floor != null)
+				process.stdout.write(
+					`foresight: ${floor.toFixed(3)}× pi at full visibility (each block folded right after its last use, rewrites free)\n`,
+				);
 		}
 	}
 	return 0;

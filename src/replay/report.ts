@@ -6,6 +6,7 @@
  * cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
+import { foresightFloor } from "./foresight.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
@@ -43,6 +44,12 @@ export interface PolicyFigures {
 	recallsNeeded: number;
 	recallCost: number;
 	costWithRecalls: number;
+	/**
+	 * On the `pi` run only (null elsewhere): the foresight floor's cost over the same formula's cost
+	 * of the run as sent (foresight.ts), the least share of its cost any fold policy could reach
+	 * while keeping every reference visible.
+	 */
+	foresight: number | null;
 	divergences: Record<string, number>;
 	/** Prompt tokens, cache read and write per request, for charts. */
 	series: {
@@ -136,6 +143,7 @@ export function figuresOf(
 		recallsNeeded: vis.recalls,
 		recallCost,
 		costWithRecalls: price.cost + recallCost,
+		foresight: run.policy === "pi" ? foresightFloor(produced, vis.lastNeeded, model).ratio : null,
 		divergences: run.divergences,
 		series: price.requests.map((p, i) => ({
 			prompt: p.prompt,

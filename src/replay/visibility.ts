@@ -40,6 +40,11 @@ export interface Visibility {
 	recalls: number;
 	/** For each recall: the request it is needed at, the prompt tokens of that request, and the tokens of the recalled block. */
 	recallPoints: { request: number; prompt: number; blockTokens: number }[];
+	/**
+	 * Block id → the last request at which it served a visible reference (the smallest block of the
+	 * request holding the token): what a policy with foresight would keep raw until then.
+	 */
+	lastNeeded: Map<number, number>;
 }
 
 /** Measures visibility over the recorded `messages` for the requests that produced them. */
@@ -65,7 +70,14 @@ export function measureVisibility(
 	/** token → where it first appeared: a tool block ("i:j" and its tokens) or elsewhere (undefined). */
 	const first = new Map<string, { block: string; tokens: number } | undefined>();
 	const recalled = new Set<string>();
-	const out: Visibility = { references: 0, visible: 0, visibility: 1, recalls: 0, recallPoints: [] };
+	const out: Visibility = {
+		references: 0,
+		visible: 0,
+		visibility: 1,
+		recalls: 0,
+		recallPoints: [],
+		lastNeeded: new Map(),
+	};
 	messages.forEach((message, i) => {
 		const blocks = messageBlockTexts(message);
 		if (message.role === "assistant") {
@@ -86,8 +98,12 @@ export function measureVisibility(
 						for (const id of ids) index(id);
 					}
 					const inRequest = ids;
-					if (where.get(ref)?.some((id) => inRequest.has(id))) out.visible++;
-					else if (!recalled.has(source.block)) {
+					const holders = where.get(ref)?.filter((id) => inRequest.has(id)) ?? [];
+					if (holders.length > 0) {
+						out.visible++;
+						const smallest = holders.reduce((a, b) => (table.tokens[b] < table.tokens[a] ? b : a));
+						out.lastNeeded.set(smallest, p.request);
+					} else if (!recalled.has(source.block)) {
 						recalled.add(source.block);
 						const prompt = p.shape.tokens.reduce((a, b) => a + b, 0);
 						out.recallPoints.push({ request: p.request, prompt, blockTokens: source.tokens });

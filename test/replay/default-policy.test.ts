@@ -4,9 +4,10 @@
  * with idle warming, a 140k window, all five policies. For the default policy: no overflow
  * rejection, no summary request (Pi's LLM compaction never runs), visibility at least plain Pi's
  * minus 5 points, and no peer both cheaper and more visible. Cost with recalls is at most 0.5x plain
- * Pi on every session whose context plain Pi lets grow past a third of the window; a shorter session
- * (the project's debug-branchy peaks at 15 %) has too little to fold for that, and is held to
- * costing less than plain Pi (README "Defaults and why").
+ * Pi on every session where that is reachable at all: a session whose foresight figure (what a
+ * policy that knew every later reference would cost, rewrites free, nothing lost; foresight.ts) is
+ * above 0.5x has too little the model never needs again (the project's debug-branchy: its context
+ * peaks at 15 % of the window), and is held to costing less than plain Pi (README "Defaults and why").
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -26,9 +27,12 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			const fold = report.policies.find((p) => p.policy === "context-fold");
 			assert.ok(pi && fold);
 			const ratio = fold.costWithRecalls / pi.costWithRecalls;
-			const long = pi.peakPrompt > WINDOW / 3;
-			t.diagnostic(`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%`);
-			assert.ok(ratio <= (long ? 0.5 : 1), `cost ${ratio.toFixed(3)}x plain Pi`);
+			assert.ok(pi.foresight !== null);
+			const reachable = pi.foresight <= 0.5;
+			t.diagnostic(
+				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%, foresight ${pi.foresight.toFixed(3)}x`,
+			);
+			assert.ok(ratio <= (reachable ? 0.5 : 1), `cost ${ratio.toFixed(3)}x plain Pi`);
 			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);
 			assert.equal(fold.overflowRejections, 0);
 			assert.equal(fold.summaryRequests, 0, "no LLM compaction");

@@ -37,6 +37,7 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		recallsNeeded: 0,
 		recallCost: 0,
 		costWithRecalls: cost,
+		foresight: policy === "pi" ? 0.5 : null,
 		divergences: {},
 		series,
 		...extra,
