@@ -1,11 +1,11 @@
 /**
  * A scripted model that runs numbered bash batches: on the prompt `trigger` it calls bash once per
  * request, each batch printing 100 short "batch <k> line <i> ok" lines, until `count` batches have
- * run, then answers `done`; any other prompt gets `other`. Progress is read from the request itself,
- * so the script does not care how folding reshaped the history (each batch's line 100 stays raw in
- * its result or is found in the tail).
+ * run, then answers `done`; any other prompt gets `other`. Progress is the number of bash calls
+ * after the trigger in the request itself: folding rewrites results and long arguments but never
+ * removes a call, so the count holds however the history was folded.
  */
-import { lastUserText, type Reply, type Script, serializePrompt } from "./model-server.ts";
+import { messagesOf, type Reply, type Script } from "./model-server.ts";
 
 /** Bash printing 100 short ok lines for batch `k`. */
 export function batchCommand(k: number): string {
@@ -15,8 +15,13 @@ export function batchCommand(k: number): string {
 /** The batch script (see the file header). */
 export function batchScript(options: { trigger: string; count: number; done: string; other: string }): Script {
 	return (req): Reply => {
-		if (lastUserText(req) !== options.trigger) return { text: options.other };
-		const ran = (serializePrompt(req).match(/batch \d+ line 100 ok/g) ?? []).length;
+		const messages = messagesOf(req);
+		const users = messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+		const last = users[users.length - 1];
+		if (last === undefined || messages[last].text !== options.trigger) return { text: options.other };
+		const ran = messages
+			.slice(last)
+			.reduce((n, m) => n + (m.toolCalls ?? []).filter((call) => call.name === "bash").length, 0);
 		return ran < options.count
 			? { toolCalls: [{ name: "bash", args: { command: batchCommand(ran + 1) } }] }
 			: { text: options.done };
