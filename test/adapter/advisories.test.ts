@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Advisor } from "../../src/adapters/pi/cache/advisor.ts";
-import { discardImages, keptImages } from "../../src/adapters/pi/cache/cache-warning.ts";
 import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
 import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
 import { withoutAdvisories } from "../e2e/harness/advisories.ts";
@@ -246,9 +245,13 @@ describe("idle cache-risk warning", () => {
 			stopReason: "stop",
 			timestamp: at,
 		});
-		discardImages();
 		return stub;
 	}
+	/** What `/context-fold discard-images` says (in the terminal UI: its notice). */
+	const discard = async (stub: StubPi): Promise<string> => {
+		await stub.command("context-fold", "discard-images");
+		return notices(stub).at(-1) ?? "";
+	};
 	const input = (stub: StubPi, event: Record<string, unknown>) =>
 		stub.emit("input", { text: "next step", source: "interactive", ...event });
 
@@ -314,7 +317,6 @@ describe("idle cache-risk warning", () => {
 			stub.ui.selects[0].title,
 			/^The prompt cache of fake\/fake-model is likely cold \(idle 10m 0\ds\): this prompt re-sends ~30k tokens uncached\.$/,
 		);
-		assert.equal(keptImages(), 1);
 		assert.equal(notices(stub).at(-1), ADVICE.keptDraft(1));
 		assert.match(
 			ADVICE.keptDraft(1),
@@ -324,15 +326,21 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(await input(stub, { text: "next step, edited" }), [
 			{ action: "transform", text: "next step, edited", images: [IMAGE] },
 		]);
-		assert.equal(keptImages(), 0, "sent images are no longer kept");
+		assert.equal(await discard(stub), "context-fold: nothing to discard", "sent images are no longer kept");
 	});
 
-	it("a dismissed dialog consumes the input like Keep draft; discardImages clears the kept images", async () => {
+	it("a dismissed dialog consumes the input like Keep draft; discard-images drops the kept images", async () => {
 		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });
 		assert.deepEqual(await input(stub, { images: [IMAGE, IMAGE] }), [{ action: "handled" }]);
-		assert.equal(keptImages(), 2);
-		assert.equal(discardImages(), 2);
+		assert.equal(notices(stub).at(-1), ADVICE.keptDraft(2));
+		const other = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		assert.equal(
+			await discard(other),
+			"context-fold: nothing to discard",
+			"another session keeps no images of this one",
+		);
+		assert.equal(await discard(stub), "context-fold: dropped 2 images kept from a cancelled prompt");
 		stub.ui.answers.push(SEND_ANYWAY);
 		assert.deepEqual(await input(stub, {}), [undefined], "nothing left to attach");
 	});

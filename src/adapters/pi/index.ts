@@ -10,7 +10,7 @@ import { extractSeedRecord } from "../../core/index/extract.ts";
 import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { Advisor } from "./cache/advisor.ts";
-import { CacheWarning, discardImages } from "./cache/cache-warning.ts";
+import { CacheWarning } from "./cache/cache-warning.ts";
 import { clockFrom } from "./cache/clock.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { buildCompaction } from "./compact.ts";
@@ -338,7 +338,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
 			advisories: () => advisor.active().map((a) => a.text),
 			discardImages: () => {
-				const n = discardImages();
+				const n = warning.discardImages();
 				return n > 0
 					? `context-fold: dropped ${n} image${n === 1 ? "" : "s"} kept from a cancelled prompt`
 					: "context-fold: nothing to discard";

@@ -27,21 +27,6 @@ import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
 
 type Image = NonNullable<InputEvent["images"]>[number];
 
-/** Images of prompts the user kept as drafts, re-attached to the next interactive prompt. One Pi session runs per process. */
-const kept: Image[] = [];
-
-/** Clears the images kept from cancelled prompts (`/context-fold discard-images`); returns how many there were. */
-export function discardImages(): number {
-	const n = kept.length;
-	kept.length = 0;
-	return n;
-}
-
-/** How many images are kept from cancelled prompts. */
-export function keptImages(): number {
-	return kept.length;
-}
-
 /** What the warning needs from its host. */
 export interface WarningDeps {
 	notify: (message: string, level: "warning" | "info") => void;
@@ -67,9 +52,23 @@ export class CacheWarning {
 	private timer: ReturnType<typeof setTimeout> | undefined;
 	private noticed: number | undefined;
 	private place: Place | undefined;
+	/** Images of prompts the user kept as drafts, re-attached to the next interactive prompt. */
+	private readonly kept: Image[] = [];
 
 	constructor(deps: WarningDeps) {
 		this.deps = deps;
+	}
+
+	/** Clears the images kept from cancelled prompts (`/context-fold discard-images`); returns how many there were. */
+	discardImages(): number {
+		const n = this.kept.length;
+		this.kept.length = 0;
+		return n;
+	}
+
+	/** How many images are kept from cancelled prompts. */
+	keptImages(): number {
+		return this.kept.length;
 	}
 
 	/** Forgets the timer, the notices and the kept images (session start, navigation, shutdown). */
@@ -77,7 +76,7 @@ export class CacheWarning {
 		this.disarm();
 		this.noticed = undefined;
 		this.place = undefined;
-		discardImages();
+		this.discardImages();
 	}
 
 	/** The prediction for `place`'s provider and model; undefined without a completed response of it. */
@@ -147,7 +146,7 @@ export class CacheWarning {
 	 */
 	async onInput(event: InputEvent, ctx: ExtensionContext): Promise<InputEventResult | undefined> {
 		if (event.source !== "interactive" || event.streamingBehavior !== undefined) return undefined;
-		const images = kept.length > 0 ? [...(event.images ?? []), ...kept] : event.images;
+		const images = this.kept.length > 0 ? [...(event.images ?? []), ...this.kept] : event.images;
 		const send: InputEventResult =
 			images === event.images ? { action: "continue" } : { action: "transform", text: event.text, images };
 		let risk: Risk | undefined;
@@ -173,20 +172,20 @@ export class CacheWarning {
 		this.noticed = risk.prediction.since;
 		if (choice === SEND_ANYWAY) return this.sent(send);
 		// Keep draft, or the dialog dismissed: an explicit cancellation consumes the input.
-		kept.length = 0;
-		kept.push(...(images ?? []));
+		this.kept.length = 0;
+		this.kept.push(...(images ?? []));
 		try {
 			ctx.ui.setEditorText(event.text);
 		} catch {
 			// The draft text is lost only if the editor refuses it; the input stays consumed.
 		}
 		// Also redraws the editor, which setEditorText alone leaves to the next render.
-		this.deps.notify(ADVICE.keptDraft(kept.length), "info");
+		this.deps.notify(ADVICE.keptDraft(this.kept.length), "info");
 		return { action: "handled" };
 	}
 
 	private sent(result: InputEventResult): InputEventResult | undefined {
-		if (result.action === "transform") kept.length = 0;
+		if (result.action === "transform") this.kept.length = 0;
 		return result.action === "continue" ? undefined : result;
 	}
 
