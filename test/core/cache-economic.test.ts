@@ -101,6 +101,16 @@ describe("the break-even rule", () => {
 		assert.deepEqual(economize(unknown), []);
 	});
 
+	it("when the session never read from the cache, folds without charging the rewrite and without a least size", () => {
+		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 9000)];
+		const knobs = { horizon: 10, minEvent: 0.2 };
+		assert.deepEqual(economize(mkView(blocks, { window: 200_000, config: knobs })), []);
+		const never = { ...mkView(blocks, { window: 200_000, config: knobs }), neverCacheRead: true };
+		assert.deepEqual(folds(economize(never)), ["r:a", "r:b"]);
+		const below = { ...never, config: { ...never.config, foldFrom: 0.5 } };
+		assert.deepEqual(economize(below), [], "foldFrom still applies");
+	});
+
 	it("does not fire a paying event that masks less than minEvent of the window", () => {
 		const blocks = [blk("r:a", 10_000, 9000), text("t:b", 5000), text("t:new", 6000)];
 		assert.deepEqual(folds(economize(mkView(blocks))), ["r:a"]);

@@ -7,8 +7,8 @@
  * the model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything still leaves the prompt above `backstopAt` of the window,
  * the policy asks for the deterministic compaction instead. Past the budget an event is urgent and
- * folds whatever it can, paying or not. When the cache is cold anyway (idle past its lifetime) the
- * rewrite is free, so an event needs no least size.
+ * folds whatever it can, paying or not. When the cache is cold anyway (idle past its lifetime), or the
+ * session never read from it, the rewrite is free, so an event needs no least size.
  */
 import {
 	budgetOf,
@@ -140,11 +140,10 @@ export function economize(view: PolicyView): FoldCommand[] {
 		return candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true }));
 	}
 	if (usage < knobs.foldFrom * window || candidates.length === 0) return [];
-	// A cold cache (idle past its lifetime, or never read) is rewritten by the next request whatever
-	// folds: the rewrite is free and any saving is worth an event.
-	const coldAnyway = view.cache?.warm === false;
-	const rewriteFree = coldAnyway || view.neverCacheRead;
-	const least = coldAnyway ? 0 : knobs.minEvent * window;
+	// A cache that is cold anyway (idle past its lifetime) or that this session never read from is
+	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
+	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
+	const least = rewriteFree ? 0 : knobs.minEvent * window;
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
