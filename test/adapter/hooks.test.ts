@@ -282,43 +282,40 @@ describe("config", () => {
 		}
 	});
 
+	/** Whether the next request folds after two responses that read `cacheRead` from the cache, at 30 % usage. */
+	const foldsAfterTwoResponses = async (settings: Record<string, unknown>, cacheRead: number) => {
+		const stub = loadStub({ window: 100_000 });
+		stub.settings = { "context-fold": settings };
+		bashSession(stub, 6);
+		stub.usage = { tokens: 30_000, contextWindow: 100_000 };
+		await stub.emit("session_start", { reason: "startup" });
+		for (let i = 0; i < 2; i++) {
+			await stub.emit("message_end", {
+				message: { role: "assistant", usage: { input: 10, output: 5, cacheRead, cacheWrite: 0 } },
+			});
+		}
+		return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
+	};
+
 	it("the cold threshold follows the cache telemetry: two responses without a cache read lower it", async () => {
-		const run = async (cacheRead: number) => {
-			const stub = loadStub({ window: 100_000 });
-			stub.settings = { "context-fold": { policy: "ladder", tail: 1000, step: 0.01 } };
-			bashSession(stub, 6);
-			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
-			await stub.emit("session_start", { reason: "startup" });
-			for (let i = 0; i < 2; i++) {
-				await stub.emit("message_end", {
-					message: { role: "assistant", usage: { input: 10, output: 5, cacheRead, cacheWrite: 0 } },
-				});
-			}
-			return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
-		};
-		assert.equal(await run(0), true, "never a cache read: 30 % is past the 25 % cold threshold");
-		assert.equal(await run(500), false, "a warm cache: 30 % is below the 45 % threshold");
+		const ladder = { policy: "ladder", tail: 1000, step: 0.01 };
+		assert.equal(
+			await foldsAfterTwoResponses(ladder, 0),
+			true,
+			"never a cache read: 30 % is past the 25 % cold threshold",
+		);
+		assert.equal(await foldsAfterTwoResponses(ladder, 500), false, "a warm cache: 30 % is below the 45 % threshold");
 	});
 
 	it("under the economic policy, two responses without a cache read make any saving worth an event", async () => {
-		const run = async (cacheRead: number) => {
-			const stub = loadStub({ window: 100_000 });
-			// minEvent at half the window: no event could reach it while the rewrite is paid for.
-			stub.settings = {
-				"context-fold": { policy: "economic", hotTail: 1000, coldTail: 1000, minEvent: 0.5, backstopAt: 0.9 },
-			};
-			bashSession(stub, 6);
-			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
-			await stub.emit("session_start", { reason: "startup" });
-			for (let i = 0; i < 2; i++) {
-				await stub.emit("message_end", {
-					message: { role: "assistant", usage: { input: 10, output: 5, cacheRead, cacheWrite: 0 } },
-				});
-			}
-			return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
-		};
-		assert.equal(await run(0), true, "never a cache read: the rewrite is free and minEvent does not apply");
-		assert.equal(await run(500), false, "a warm cache: the event must reach minEvent");
+		// minEvent at half the window: no event could reach it while the rewrite is paid for.
+		const economic = { policy: "economic", hotTail: 1000, coldTail: 1000, minEvent: 0.5, backstopAt: 0.9 };
+		assert.equal(
+			await foldsAfterTwoResponses(economic, 0),
+			true,
+			"never a cache read: the rewrite is free and minEvent does not apply",
+		);
+		assert.equal(await foldsAfterTwoResponses(economic, 500), false, "a warm cache: the event must reach minEvent");
 	});
 });
 
