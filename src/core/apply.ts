@@ -106,35 +106,67 @@ function checkOp(op: FoldOp, block: Block | undefined, message: MessageLike | un
 	return typeof op.text === "string" ? null : "bad-op";
 }
 
-function rewrite(message: MessageLike, block: Block, op: FoldOp): MessageLike {
+/**
+ * What applying one op to one block decided, kept by an ApplyMemo under the op's id: the block and
+ * its position in the blocks array it was found in, the verdict, and the re-tagged text it writes.
+ */
+interface Applied {
+	op: FoldOp;
+	block: Block;
+	index: number;
+	reason: Refusal["reason"] | null;
+	/** The re-tagged text of a result, text or thinking op (arguments are re-tagged on every use). */
+	text?: string;
+}
+
+/**
+ * What applyPlan remembers between requests over one conversation, when it is given the blocks that
+ * linearize (with a BlockMemo) made from the same messages: per op, the block it named, the verdict
+ * and the re-tagged text. An entry is used again only for the same op object and the same block
+ * object at the same position; a BlockMemo serves a block object again only while its message is
+ * unchanged, so the verdict and the bytes are exactly those a fresh check would give. Owned by one caller.
+ */
+export class ApplyMemo {
+	readonly byId = new Map<string, Applied>();
+}
+
+function rewrite(message: MessageLike, block: Block, op: FoldOp, text: string | undefined): MessageLike {
 	if (block.kind === "toolResult") {
-		return { ...message, content: [{ type: "text", text: retag(op.code, op.text ?? "") }] };
+		return { ...message, content: [{ type: "text", text: text ?? retag(op.code, op.text ?? "") }] };
 	}
 	const content = Array.isArray(message.content) ? [...message.content] : [];
 	const part = content[block.part] as Record<string, unknown>;
 	if (block.kind === "toolArgs")
 		content[block.part] = { ...part, arguments: retagArgs(op.code, op.args, part.arguments) };
-	else if (block.kind === "text") content[block.part] = { ...part, text: retag(op.code, op.text ?? "") };
-	else content[block.part] = { ...part, thinking: retag(op.code, op.text ?? "") };
+	else if (block.kind === "text") content[block.part] = { ...part, text: text ?? retag(op.code, op.text ?? "") };
+	else content[block.part] = { ...part, thinking: text ?? retag(op.code, op.text ?? "") };
 	return { ...message, content };
+}
+
+/** Position of each wanted id in `blocks` (the last block with that id, as a lookup by id finds it). */
+function positions(blocks: readonly Block[], ops: readonly FoldOp[]): Map<unknown, number> {
+	const wanted = new Set<unknown>();
+	for (const op of ops) wanted.add(op?.id);
+	const at = new Map<unknown, number>();
+	for (let i = 0; i < blocks.length; i++) if (wanted.has(blocks[i].id)) at.set(blocks[i].id, i);
+	return at;
 }
 
 /**
  * Applies fold ops to `messages` without mutating them. Ops on unknown, non-durable or unfoldable
  * ids, malformed ops and repeated ids are refused; each id is applied at most once. `blocks` may be
- * passed when the caller already linearized the same array.
+ * passed when the caller already linearized the same array; `memo` (with `blocks` only) keeps each
+ * op's verdict and bytes for the next call over the same conversation (see ApplyMemo).
  */
 export function applyPlan(
 	messages: readonly MessageLike[],
 	ops: readonly FoldOp[],
 	blocks?: readonly Block[],
+	memo?: ApplyMemo,
 ): ApplyResult {
-	const byId = new Map<string, Block>();
-	if (ops.length > 0) {
-		const wanted = new Set<unknown>();
-		for (const op of ops) wanted.add(op?.id);
-		for (const block of blocks ?? linearize(messages)) if (wanted.has(block.id)) byId.set(block.id, block);
-	}
+	const all = blocks ?? (ops.length > 0 ? linearize(messages) : []);
+	const kept = blocks ? memo?.byId : undefined;
+	let at: Map<unknown, number> | undefined;
 	const out = messages.slice();
 	const applied: string[] = [];
 	const refused: Refusal[] = [];
@@ -149,14 +181,29 @@ export function applyPlan(
 			continue;
 		}
 		seen.add(op.id);
-		const block = byId.get(op.id);
-		const reason = checkOp(op, block, block && messages[block.msg]);
-		if (reason || !block) {
-			refused.push({ id: op.id, reason: reason ?? "unknown-id" });
+		let entry = kept?.get(op.id);
+		if (!entry || entry.op !== op || all[entry.index] !== entry.block) {
+			at ??= positions(all, ops);
+			const index = at.get(op.id);
+			const block = index === undefined ? undefined : all[index];
+			const reason = checkOp(op, block, block && messages[block.msg]);
+			if (!block || index === undefined) {
+				refused.push({ id: op.id, reason: reason ?? "unknown-id" });
+				continue;
+			}
+			entry = { op, block, index, reason };
+			kept?.set(op.id, entry);
+		}
+		if (entry.reason) {
+			refused.push({ id: op.id, reason: entry.reason });
 			continue;
 		}
-		out[block.msg] = rewrite(out[block.msg], block, op);
+		const { block } = entry;
+		if (kept && block.kind !== "toolArgs") entry.text ??= retag(op.code, op.text ?? "");
+		out[block.msg] = rewrite(out[block.msg], block, op, entry.text);
 		applied.push(op.id);
 	}
+	// Something moved or changed: keep only this call's ids, so blocks that left history are let go.
+	if (kept && at) for (const id of kept.keys()) if (!seen.has(id)) kept.delete(id);
 	return { messages: out, applied, refused };
 }

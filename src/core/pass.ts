@@ -3,7 +3,7 @@
  * policy, lower its commands, screen them for code collisions. The adapter commits the event
  * (persisting its records first) and then renders with `renderTurn`.
  */
-import { type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
+import { type ApplyMemo, type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
 import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike } from "./block.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
@@ -71,15 +71,20 @@ export function planTurn(input: PassInput): TurnPlan {
 	};
 }
 
-/** Renders a turn: frozen bytes first, then the committed event's ops for ids not already frozen. */
+/**
+ * Renders a turn: frozen bytes first, then the committed event's ops for ids not already frozen.
+ * `memo` carries verdicts and bytes over from the previous turn (see ApplyMemo).
+ */
 export function renderTurn(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
 	frozen: readonly FoldOp[],
 	event: readonly FoldOp[],
+	memo?: ApplyMemo,
 ): ApplyResult {
+	if (event.length === 0) return applyPlan(messages, frozen, blocks, memo);
 	const taken = new Set(frozen.map((op) => op.id));
-	return applyPlan(messages, [...frozen, ...event.filter((op) => !taken.has(op.id))], blocks);
+	return applyPlan(messages, [...frozen, ...event.filter((op) => !taken.has(op.id))], blocks, memo);
 }
 
 /**

@@ -4,12 +4,14 @@
  * ids and anchors, a role or timestamp changed, odd values such as holes, `undefined` or extra array
  * keys), shrink from the front as a compaction would, and come back, linearize with the memo gives
  * exactly the blocks (ids, kinds, texts, costs, gates, turns) and the render of a fresh linearize of
- * the same request, request after request.
+ * the same request, request after request. applyPlan with an ApplyMemo over those blocks, given the
+ * same op objects request after request (as frozen ops are), renders exactly what a fresh applyPlan
+ * renders, even when the previous request's output was edited in place downstream.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { applyPlan, type FoldOp } from "../../src/core/apply.ts";
+import { ApplyMemo, applyPlan, type FoldOp } from "../../src/core/apply.ts";
 import {
 	type ArgsCache,
 	BLOCK_FIELDS,
@@ -200,6 +202,42 @@ describe("linearize with a BlockMemo", () => {
 					assert.deepEqual(memoized, fresh);
 					const ops = opsFor(request, fresh);
 					assert.deepEqual(applyPlan(request, ops, memoized), applyPlan(structuredClone(history), ops));
+				};
+				check(0);
+				for (const { edit, at, extra, turnBase } of steps) {
+					history = EDITS[edit](history, Math.min(at, Math.max(0, history.length - 1)), extra) ?? history;
+					check(turnBase);
+					check(turnBase);
+				}
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+
+	it("with an ApplyMemo, renders what a fresh applyPlan renders, request after request", () => {
+		fc.assert(
+			fc.property(fc.array(message, { maxLength: 10 }), fc.array(step, { maxLength: 8 }), (start, steps) => {
+				const memo = new BlockMemo();
+				const applyMemo = new ApplyMemo();
+				/** One op object per id, made when the id is first seen and reused after, as a frozen layer's are. */
+				const frozen = new Map<string, FoldOp>();
+				let history = structuredClone(start);
+				const check = (turnBase: number): void => {
+					const request = structuredClone(history);
+					const blocks = linearize(request, turnBase, undefined, memo);
+					for (const op of opsFor(request, blocks)) if (!frozen.has(op.id)) frozen.set(op.id, op);
+					const ops = [...frozen.values()];
+					const memoized = applyPlan(request, ops, blocks, applyMemo);
+					assert.deepEqual(memoized, applyPlan(structuredClone(history), ops));
+					// A later handler edits what went out in place: nothing of it may come back next request.
+					for (const m of memoized.messages) {
+						for (const p of partsOf(m)) {
+							if (typeof p.text === "string") p.text = editMiddle(p.text);
+							if (typeof p.thinking === "string") p.thinking = editMiddle(p.thinking);
+							const args = p.arguments as Record<string, unknown> | undefined;
+							if (args && typeof args.content === "string") args.content = editMiddle(args.content);
+						}
+					}
 				};
 				check(0);
 				for (const { edit, at, extra, turnBase } of steps) {

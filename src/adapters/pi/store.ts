@@ -4,7 +4,7 @@
  * session before its bytes are frozen and applied; any append failure rejects the whole event.
  */
 import { createHash } from "node:crypto";
-import type { FoldOp } from "../../core/apply.ts";
+import { ApplyMemo, type FoldOp } from "../../core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../core/block.ts";
 import { unfoldable } from "../../core/cache-advice.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts";
@@ -66,6 +66,7 @@ export class FoldEngine {
 	private savings = new Map<string, number>();
 	private argsCache: ArgsCache = new Map();
 	private blockMemo = new BlockMemo();
+	private applyMemo = new ApplyMemo();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
 	private lastView: PolicyView | undefined;
@@ -97,6 +98,7 @@ export class FoldEngine {
 		this.savings = new Map();
 		this.argsCache = new Map();
 		this.blockMemo = new BlockMemo();
+		this.applyMemo = new ApplyMemo();
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.overBudget = undefined;
@@ -204,7 +206,7 @@ export class FoldEngine {
 		}
 		let event: FoldOp[] = plan.event;
 		if (event.length > 0) event = this.commit(plan, messages);
-		const out = renderTurn(messages, plan.blocks, plan.frozen, event);
+		const out = renderTurn(messages, plan.blocks, plan.frozen, event, this.applyMemo);
 		const raw = messages.slice();
 		let changed = false;
 		for (let i = 0; i < messages.length; i++) {
