@@ -8,6 +8,7 @@ import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike
 import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
+import type { CallFactsMemo } from "./supersede.ts";
 import { buildView, frozenFor } from "./view.ts";
 
 /** A policy: reads a view, returns commands. */
@@ -30,6 +31,8 @@ export interface PassInput {
 	argsCache?: ArgsCache;
 	/** Blocks of messages from earlier turns, reused while a message is unchanged (see BlockMemo). */
 	blockMemo?: BlockMemo;
+	/** Call facts of those blocks (see CallFactsMemo); only with `blockMemo`. */
+	calls?: CallFactsMemo;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -48,8 +51,8 @@ export interface TurnPlan {
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
 	const blocks = linearize(input.messages, input.turnBase, input.argsCache, input.blockMemo);
-	const { ops: frozen, stale } = frozenFor(blocks, input.registry);
-	const view = buildView({ ...input, blocks, frozen });
+	const { ops: frozen, byBlock, stale } = frozenFor(blocks, input.registry);
+	const view = buildView({ ...input, blocks, frozen: byBlock });
 	const commands = input.policy(view);
 	const lowered = lower(
 		commands,

@@ -6,11 +6,20 @@
  */
 import { type Block, type MessageLike, resultId } from "./block.ts";
 
-interface CallFacts {
+/** What a read, write or edit call touched: a path, and for a read the lines it asked for. */
+export interface CallFacts {
 	path: string;
 	/** `offset:limit` as given, `:` for a whole-file read. */
 	range: string;
 }
+
+/**
+ * The call facts of blocks seen in earlier requests, by block object (null: the call names no
+ * path). Pass it only with blocks that linearize made, with a BlockMemo, from the same messages: a
+ * BlockMemo serves a block object again only while its message is unchanged, so the facts it keeps
+ * are those the message gives now. Owned by one caller.
+ */
+export type CallFactsMemo = WeakMap<Block, CallFacts | null>;
 
 function callFacts(message: MessageLike | undefined, block: Block): CallFacts | undefined {
 	const content = message?.content;
@@ -25,8 +34,12 @@ function callFacts(message: MessageLike | undefined, block: Block): CallFacts | 
 
 const WHOLE_FILE = ":";
 
-/** Result ids of `read` calls that a later call superseded (see the file comment). */
-export function supersededReads(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
+/** Result ids of `read` calls that a later call superseded (see the file comment); `memo` keeps call facts. */
+export function supersededReads(
+	messages: readonly MessageLike[],
+	blocks: readonly Block[],
+	memo?: CallFactsMemo,
+): Set<string> {
 	const failed = new Set<string>();
 	for (const block of blocks) {
 		if (block.kind === "toolResult" && block.isError && block.toolCallId) failed.add(block.toolCallId);
@@ -39,7 +52,11 @@ export function supersededReads(messages: readonly MessageLike[], blocks: readon
 		if (block.kind !== "toolArgs" || !block.toolCallId || failed.has(block.toolCallId)) continue;
 		const name = block.toolName;
 		if (name !== "read" && name !== "write" && name !== "edit") continue;
-		const facts = callFacts(messages[block.msg], block);
+		let facts = memo?.get(block);
+		if (facts === undefined) {
+			facts = callFacts(messages[block.msg], block) ?? null;
+			memo?.set(block, facts);
+		}
 		if (!facts) continue;
 		let seen = later.get(facts.path);
 		if (!seen) {

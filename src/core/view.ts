@@ -7,20 +7,16 @@ import type { Block, MessageLike } from "./block.ts";
 import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
-import { supersededReads } from "./supersede.ts";
+import { type CallFactsMemo, supersededReads } from "./supersede.ts";
 
-/**
- * Ids the model has not seen yet: tool results after the latest assistant message (a parallel
- * batch is held together), and the arguments of any call whose result is held or missing.
- */
-export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
-	let lastAssistant = -1;
-	for (let i = messages.length - 1; i >= 0; i--) {
-		if (messages[i]?.role === "assistant") {
-			lastAssistant = i;
-			break;
-		}
-	}
+/** Index of the latest assistant message, -1 when there is none. */
+function lastAssistantOf(messages: readonly MessageLike[]): number {
+	for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "assistant") return i;
+	return -1;
+}
+
+/** heldIds once the latest assistant message's index is known. */
+function heldAfter(lastAssistant: number, blocks: readonly Block[]): Set<string> {
 	const delivered = new Set<string>();
 	const held = new Set<string>();
 	for (const block of blocks) {
@@ -34,18 +30,36 @@ export function heldIds(messages: readonly MessageLike[], blocks: readonly Block
 	return held;
 }
 
-/** Frozen ops that still apply: the block is present and has the extent recorded at fold time (see hasExtent). */
-export function frozenFor(blocks: readonly Block[], registry: FoldRegistry): { ops: FoldOp[]; stale: string[] } {
+/**
+ * Ids the model has not seen yet: tool results after the latest assistant message (a parallel
+ * batch is held together), and the arguments of any call whose result is held or missing.
+ */
+export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
+	return heldAfter(lastAssistantOf(messages), blocks);
+}
+
+/**
+ * Frozen ops that still apply: the block is present and has the extent recorded at fold time (see
+ * hasExtent). `ops` lists them in block order; `byBlock[i]` is the one in force on `blocks[i]`.
+ */
+export function frozenFor(
+	blocks: readonly Block[],
+	registry: FoldRegistry,
+): { ops: FoldOp[]; byBlock: (FoldOp | undefined)[]; stale: string[] } {
 	const ops: FoldOp[] = [];
+	const byBlock: (FoldOp | undefined)[] = [];
 	const stale: string[] = [];
-	for (const block of blocks) {
+	for (let i = 0; i < blocks.length; i++) {
+		const block = blocks[i];
 		if (!block.durable) continue;
 		const op = registry.frozenOp(block.id);
 		if (!op) continue;
-		if (registry.hasExtent(block.id, block.text)) ops.push(op);
-		else stale.push(block.id);
+		if (registry.hasExtent(block.id, block.text)) {
+			ops.push(op);
+			byBlock[i] = op;
+		} else stale.push(block.id);
 	}
-	return { ops, stale };
+	return { ops, byBlock, stale };
 }
 
 /** Inputs of buildView. `savings` memoizes per-id savings across turns (ids are content-anchored). */
@@ -53,7 +67,8 @@ export interface ViewInput {
 	messages: readonly MessageLike[];
 	blocks: readonly Block[];
 	registry: FoldRegistry;
-	frozen: readonly FoldOp[];
+	/** The frozen op in force on each block, by position (frozenFor's `byBlock`); none past its end. */
+	frozen: readonly (FoldOp | undefined)[];
 	window: number;
 	/** Context tokens as Pi reports them; null or undefined means use the local estimate. */
 	usage?: number | null;
@@ -61,49 +76,87 @@ export interface ViewInput {
 	cache?: CacheFacts;
 	config: PolicyView["config"];
 	savings?: Map<string, number>;
+	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
+	calls?: CallFactsMemo;
 }
 
-/** A view block whose saving is computed on first read (most turns never read it) and memoized by id. */
-class LazyViewBlock implements ViewBlock {
-	id: string;
-	kind: ViewBlock["kind"];
-	tokens: number;
-	eligible: boolean;
-	frozen: boolean;
-	held: boolean;
-	superseded: boolean;
-	private readonly block: Block;
-	private readonly message: MessageLike | undefined;
-	private readonly memo: Map<string, number>;
+/** What the view blocks of one request share: its messages and blocks, and what is worked out on first read. */
+class ViewShared {
+	/** The request's messages as they were when the view was built (the array may be edited later). */
+	readonly messages: readonly MessageLike[];
+	private readonly blocks: readonly Block[];
+	private readonly lastAssistant: number;
+	private heldSet: Set<string> | undefined;
+	readonly superseded: Set<string>;
+	readonly savings: Map<string, number>;
 
-	constructor(
-		block: Block,
-		message: MessageLike | undefined,
-		tokens: number,
-		eligible: boolean,
-		frozen: boolean,
-		held: boolean,
-		superseded: boolean,
-		memo: Map<string, number>,
-	) {
-		this.id = block.id;
-		this.kind = block.kind;
-		this.tokens = tokens;
-		this.eligible = eligible;
-		this.frozen = frozen;
-		this.held = held;
+	constructor(input: ViewInput, superseded: Set<string>) {
+		this.messages = input.messages.slice();
+		this.blocks = input.blocks;
+		this.lastAssistant = lastAssistantOf(input.messages);
 		this.superseded = superseded;
+		this.savings = input.savings ?? new Map<string, number>();
+	}
+
+	/** heldIds of the request, computed on first use (policies that stop early never ask). */
+	held(id: string): boolean {
+		this.heldSet ??= heldAfter(this.lastAssistant, this.blocks);
+		return this.heldSet.has(id);
+	}
+}
+
+const ELIGIBLE = 1;
+const FROZEN = 2;
+
+/**
+ * A view block: its block, cost and gates, and what it shares with the rest of the view. Held and
+ * saving are computed on first read (most turns never read a saving) and the saving is memoized by
+ * id. One is made per block per request, so its fields are declared only (no field initializers).
+ */
+class LazyViewBlock implements ViewBlock {
+	declare readonly tokens: number;
+	private declare readonly block: Block;
+	private declare readonly flags: number;
+	private declare readonly shared: ViewShared;
+
+	constructor(block: Block, tokens: number, flags: number, shared: ViewShared) {
 		this.block = block;
-		this.message = message;
-		this.memo = memo;
+		this.tokens = tokens;
+		this.flags = flags;
+		this.shared = shared;
+	}
+
+	get id(): string {
+		return this.block.id;
+	}
+
+	get kind(): ViewBlock["kind"] {
+		return this.block.kind;
+	}
+
+	get eligible(): boolean {
+		return (this.flags & ELIGIBLE) !== 0;
+	}
+
+	get frozen(): boolean {
+		return (this.flags & FROZEN) !== 0;
+	}
+
+	get held(): boolean {
+		return this.shared.held(this.block.id);
+	}
+
+	get superseded(): boolean {
+		return this.shared.superseded.has(this.block.id);
 	}
 
 	get saving(): number {
-		if (!this.eligible || this.frozen) return 0;
-		let value = this.memo.get(this.id);
+		if (this.flags !== ELIGIBLE) return 0;
+		const memo = this.shared.savings;
+		let value = memo.get(this.block.id);
 		if (value === undefined) {
-			value = savingOf(this.block, this.message);
-			this.memo.set(this.id, value);
+			value = savingOf(this.block, this.shared.messages[this.block.msg]);
+			memo.set(this.block.id, value);
 		}
 		return value;
 	}
@@ -111,29 +164,16 @@ class LazyViewBlock implements ViewBlock {
 
 /** The policy view of one request. Savings are computed only when a policy reads them. */
 export function buildView(input: ViewInput): PolicyView {
-	const held = heldIds(input.messages, input.blocks);
-	const superseded = supersededReads(input.messages, input.blocks);
-	const frozenById = input.frozen.length > 0 ? new Map(input.frozen.map((op) => [op.id, op] as const)) : undefined;
-	const memo = input.savings ?? new Map<string, number>();
+	const shared = new ViewShared(input, supersededReads(input.messages, input.blocks, input.calls));
 	const blocks: ViewBlock[] = [];
 	let local = 0;
-	for (const block of input.blocks) {
-		const op = frozenById?.get(block.id);
+	for (let i = 0; i < input.blocks.length; i++) {
+		const block = input.blocks[i];
+		const op = input.frozen[i];
 		const tokens = op ? foldedCost(block, op) : block.tokens;
 		local += tokens;
 		const eligible = block.durable && block.foldable && input.registry.plannable(block.id);
-		blocks.push(
-			new LazyViewBlock(
-				block,
-				input.messages[block.msg],
-				tokens,
-				eligible,
-				op !== undefined,
-				held.has(block.id),
-				superseded.has(block.id),
-				memo,
-			),
-		);
+		blocks.push(new LazyViewBlock(block, tokens, (eligible ? ELIGIBLE : 0) | (op ? FROZEN : 0), shared));
 	}
 	const reported = input.usage;
 	return {

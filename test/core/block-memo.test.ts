@@ -6,7 +6,8 @@
  * exactly the blocks (ids, kinds, texts, costs, gates, turns) and the render of a fresh linearize of
  * the same request, request after request. applyPlan with an ApplyMemo over those blocks, given the
  * same op objects request after request (as frozen ops are), renders exactly what a fresh applyPlan
- * renders, even when the previous request's output was edited in place downstream.
+ * renders, even when the previous request's output was edited in place downstream; supersededReads
+ * with a CallFactsMemo finds what a fresh supersededReads finds.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -23,6 +24,7 @@ import {
 import { ARG_FOLD_CHARS } from "../../src/core/digest.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { MessageMemo } from "../../src/core/message-memo.ts";
+import { type CallFactsMemo, supersededReads } from "../../src/core/supersede.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
 
@@ -39,12 +41,14 @@ const part = fc.oneof(
 		thinking: t,
 		...(signed ? { thinkingSignature: "sig" } : {}),
 	})),
-	fc.record({ id: anchor, big: text, path: word }).map(({ id, big, path }) => ({
-		type: "toolCall",
-		id,
-		name: "write",
-		arguments: { path, content: big, list: [path, big] },
-	})),
+	fc
+		.record({ id: anchor, name: fc.constantFrom("read", "write"), big: text, path: word })
+		.map(({ id, name, big, path }) => ({
+			type: "toolCall",
+			id,
+			name,
+			arguments: { path, content: big, list: [path, big] },
+		})),
 	fc.constant({ type: "image", data: "aGVsbG8=", mimeType: "image/png" }),
 );
 
@@ -107,6 +111,13 @@ const EDITS: Record<string, Edit> = {
 			const args = p.arguments as { content?: string; list?: unknown[] } | undefined;
 			if (typeof args?.content === "string") args.content = editMiddle(args.content);
 			if (Array.isArray(args?.list) && typeof args.list[1] === "string") args.list[1] = editMiddle(args.list[1]);
+		}
+		return ms;
+	},
+	argsPath: (ms, at) => {
+		for (const p of partsOf(ms[at])) {
+			const args = p.arguments as { path?: string } | undefined;
+			if (args && typeof args.path === "string") args.path = args.path === "a" ? "b" : "a";
 		}
 		return ms;
 	},
@@ -188,66 +199,83 @@ function opsFor(messages: readonly MessageLike[], blocks: ReturnType<typeof line
 	return ops;
 }
 
+/**
+ * For each random start and edits, makes a fresh `check` (its memos new) and runs it on the
+ * conversation request after request: once at the start, then twice after each edit (the second
+ * time with nothing changed).
+ */
+function eachRequest(fresh: () => (history: MessageLike[], turnBase: number) => void): void {
+	fc.assert(
+		fc.property(fc.array(message, { maxLength: 10 }), fc.array(step, { maxLength: 8 }), (start, steps) => {
+			const check = fresh();
+			let history = structuredClone(start);
+			check(history, 0);
+			for (const { edit, at, extra, turnBase } of steps) {
+				history = EDITS[edit](history, Math.min(at, Math.max(0, history.length - 1)), extra) ?? history;
+				check(history, turnBase);
+				check(history, turnBase);
+			}
+		}),
+		{ numRuns: RUNS },
+	);
+}
+
 describe("linearize with a BlockMemo", () => {
 	it("gives the blocks and the render of a fresh linearize, request after request", () => {
-		fc.assert(
-			fc.property(fc.array(message, { maxLength: 10 }), fc.array(step, { maxLength: 8 }), (start, steps) => {
-				const memo = new BlockMemo();
-				const cache: ArgsCache = new Map();
-				let history = structuredClone(start);
-				const check = (turnBase: number): void => {
-					const request = structuredClone(history);
-					const fresh = linearize(structuredClone(history), turnBase);
-					const memoized = linearize(request, turnBase, cache, memo);
-					assert.deepEqual(memoized, fresh);
-					const ops = opsFor(request, fresh);
-					assert.deepEqual(applyPlan(request, ops, memoized), applyPlan(structuredClone(history), ops));
-				};
-				check(0);
-				for (const { edit, at, extra, turnBase } of steps) {
-					history = EDITS[edit](history, Math.min(at, Math.max(0, history.length - 1)), extra) ?? history;
-					check(turnBase);
-					check(turnBase);
-				}
-			}),
-			{ numRuns: RUNS },
-		);
+		eachRequest(() => {
+			const memo = new BlockMemo();
+			const cache: ArgsCache = new Map();
+			return (history, turnBase) => {
+				const request = structuredClone(history);
+				const fresh = linearize(structuredClone(history), turnBase);
+				const memoized = linearize(request, turnBase, cache, memo);
+				assert.deepEqual(memoized, fresh);
+				const ops = opsFor(request, fresh);
+				assert.deepEqual(applyPlan(request, ops, memoized), applyPlan(structuredClone(history), ops));
+			};
+		});
 	});
 
 	it("with an ApplyMemo, renders what a fresh applyPlan renders, request after request", () => {
-		fc.assert(
-			fc.property(fc.array(message, { maxLength: 10 }), fc.array(step, { maxLength: 8 }), (start, steps) => {
-				const memo = new BlockMemo();
-				const applyMemo = new ApplyMemo();
-				/** One op object per id, made when the id is first seen and reused after, as a frozen layer's are. */
-				const frozen = new Map<string, FoldOp>();
-				let history = structuredClone(start);
-				const check = (turnBase: number): void => {
-					const request = structuredClone(history);
-					const blocks = linearize(request, turnBase, undefined, memo);
-					for (const op of opsFor(request, blocks)) if (!frozen.has(op.id)) frozen.set(op.id, op);
-					const ops = [...frozen.values()];
-					const memoized = applyPlan(request, ops, blocks, applyMemo);
-					assert.deepEqual(memoized, applyPlan(structuredClone(history), ops));
-					// A later handler edits what went out in place: nothing of it may come back next request.
-					for (const m of memoized.messages) {
-						for (const p of partsOf(m)) {
-							if (typeof p.text === "string") p.text = editMiddle(p.text);
-							if (typeof p.thinking === "string") p.thinking = editMiddle(p.thinking);
-							const args = p.arguments as Record<string, unknown> | undefined;
-							if (args && typeof args.content === "string") args.content = editMiddle(args.content);
-						}
+		eachRequest(() => {
+			const memo = new BlockMemo();
+			const applyMemo = new ApplyMemo();
+			/** One op object per id, made when the id is first seen and reused after, as a frozen layer's are. */
+			const frozen = new Map<string, FoldOp>();
+			return (history, turnBase) => {
+				const request = structuredClone(history);
+				const blocks = linearize(request, turnBase, undefined, memo);
+				for (const op of opsFor(request, blocks)) if (!frozen.has(op.id)) frozen.set(op.id, op);
+				const ops = [...frozen.values()];
+				const memoized = applyPlan(request, ops, blocks, applyMemo);
+				assert.deepEqual(memoized, applyPlan(structuredClone(history), ops));
+				// A later handler edits what went out in place: nothing of it may come back next request.
+				for (const m of memoized.messages) {
+					for (const p of partsOf(m)) {
+						if (typeof p.text === "string") p.text = editMiddle(p.text);
+						if (typeof p.thinking === "string") p.thinking = editMiddle(p.thinking);
+						const args = p.arguments as Record<string, unknown> | undefined;
+						if (args && typeof args.content === "string") args.content = editMiddle(args.content);
 					}
-				};
-				check(0);
-				for (const { edit, at, extra, turnBase } of steps) {
-					history = EDITS[edit](history, Math.min(at, Math.max(0, history.length - 1)), extra) ?? history;
-					check(turnBase);
-					check(turnBase);
 				}
-			}),
-			{ numRuns: RUNS },
-		);
+			};
+		});
+	});
+
+	it("with a CallFactsMemo, finds the superseded reads a fresh supersededReads finds, request after request", () => {
+		eachRequest(() => {
+			const memo = new BlockMemo();
+			const calls: CallFactsMemo = new WeakMap();
+			return (history, turnBase) => {
+				const request = structuredClone(history);
+				const blocks = linearize(request, turnBase, undefined, memo);
+				const fresh = structuredClone(history);
+				assert.deepEqual(
+					supersededReads(request, blocks, calls),
+					supersededReads(fresh, linearize(fresh, turnBase)),
+				);
+			};
+		});
 	});
 
 	it("starts over cleanly after a call that threw", () => {

@@ -121,14 +121,14 @@ function view(
 	savings?: Map<string, number>,
 ) {
 	const blocks = linearize(messages);
-	const { ops } = frozenFor(blocks, registry);
+	const { byBlock } = frozenFor(blocks, registry);
 	return {
 		blocks,
 		view: buildView({
 			messages,
 			blocks,
 			registry,
-			frozen: ops,
+			frozen: byBlock,
 			window: 200_000,
 			usage,
 			neverCacheRead: false,

@@ -12,6 +12,7 @@ import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
 import { type PassSnapshot, passRows } from "../../core/status.ts";
+import type { CallFactsMemo } from "../../core/supersede.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
 import type { FoldConfig } from "./settings-schema.ts";
 
@@ -67,6 +68,7 @@ export class FoldEngine {
 	private argsCache: ArgsCache = new Map();
 	private blockMemo = new BlockMemo();
 	private applyMemo = new ApplyMemo();
+	private calls: CallFactsMemo = new WeakMap();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
 	private lastView: PolicyView | undefined;
@@ -99,6 +101,7 @@ export class FoldEngine {
 		this.argsCache = new Map();
 		this.blockMemo = new BlockMemo();
 		this.applyMemo = new ApplyMemo();
+		this.calls = new WeakMap();
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.overBudget = undefined;
@@ -192,6 +195,7 @@ export class FoldEngine {
 			turnBase: this.turnBase,
 			argsCache: this.argsCache,
 			blockMemo: this.blockMemo,
+			calls: this.calls,
 		});
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;
