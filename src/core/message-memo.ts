@@ -6,7 +6,10 @@
  * that snapshot: the same plain objects with the same own keys in the same order, the same dense
  * arrays, and the same primitives (strings compared in full). A message holding anything else (a
  * class instance, a function, an array with holes, `undefined` elements or extra keys) is never
- * memoized, so a hit is exactly as good as recomputing from the message.
+ * memoized, so a hit is exactly as good as recomputing from the message. A new message's arrays are
+ * compared element by element: a named key set beside an array's elements is not looked for (that
+ * would cost a list of its keys per array per request), as no reader of a message sees one: JSON and
+ * every reader of messages here go by index, and a structured clone can hold no function.
  */
 
 /** Marks an object on a tape: followed by its key count, then each key and its value's tape. */
@@ -80,7 +83,9 @@ function match(value: unknown, tape: Tape, pos: number): number {
 		return seen === count ? at : -1;
 	}
 	if (mark === ARRAY) {
-		if (!Array.isArray(value) || value.length !== tape[pos + 1] || !isPlainArray(value)) return -1;
+		if (!Array.isArray(value) || value.length !== tape[pos + 1] || Object.getPrototypeOf(value) !== Array.prototype)
+			return -1;
+		// A hole reads as undefined, which no snapshot holds as an element: it never matches.
 		let at = pos + 2;
 		for (let i = 0; i < value.length; i++) {
 			const inner = value[i];

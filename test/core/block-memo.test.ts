@@ -337,6 +337,19 @@ describe("MessageMemo", () => {
 		assert.equal(memo.get(0, { ...message, extra: undefined }, 1), undefined, "an extra key");
 	});
 
+	it("compares arrays by element: a hole or an undefined element misses, a named key beside them is not looked for", () => {
+		const memo = new MessageMemo<string>();
+		const message = { role: "user", content: [{ type: "text", text: "abc" }, "x"] };
+		memo.set(0, message, 0, "stored");
+		const holed: unknown[] = [{ type: "text", text: "abc" }];
+		holed.length = 2;
+		assert.equal(memo.get(0, { role: "user", content: holed }, 0), undefined, "a hole");
+		assert.equal(memo.get(0, { role: "user", content: [{ type: "text", text: "abc" }, undefined] }, 0), undefined);
+		const named = Object.assign(structuredClone(message.content), { extra: "y" });
+		assert.equal(memo.get(0, { role: "user", content: named }, 0), "stored");
+		assert.equal(JSON.stringify(named), JSON.stringify(message.content), "JSON does not see the named key");
+	});
+
 	it("does not keep a snapshot the caller can change afterwards", () => {
 		const memo = new MessageMemo<string>();
 		const message = { role: "user", content: [{ type: "text", text: "abc" }] };
