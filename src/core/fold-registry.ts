@@ -40,6 +40,11 @@ export class FoldRegistry {
 	private readonly owners = new Map<string, string>();
 	private readonly unfolded = new Set<string>();
 	private readonly raw = new Set<string>();
+	/**
+	 * Every id that is frozen, unfolded or held raw (those only grow): one lookup answers for the
+	 * many ids that are none of these, which every request asks about.
+	 */
+	private readonly marked = new Set<string>();
 	private readonly keys = new Map<string, string>();
 	/** Ids of byte-extent (0.5.1) records → the UTF-16 length of the text that matched their bytes. */
 	private readonly matchedBytes = new Map<string, number>();
@@ -67,6 +72,7 @@ export class FoldRegistry {
 
 	/** The frozen op of `id` while it is folded and not unfolded. */
 	frozenOp(id: string): FoldOp | undefined {
+		if (!this.marked.has(id)) return undefined;
 		return this.unfolded.has(id) ? undefined : this.frozen.get(id);
 	}
 
@@ -77,7 +83,7 @@ export class FoldRegistry {
 
 	/** True when the id may be planned: not folded, not unfolded by the agent, not held raw. */
 	plannable(id: string): boolean {
-		return !this.frozen.has(id) && !this.unfolded.has(id) && !this.raw.has(id);
+		return !this.marked.has(id);
 	}
 
 	/** True when the agent unfolded the id. */
@@ -113,6 +119,7 @@ export class FoldRegistry {
 	/** Marks `id` as held raw for the session after a code collision. */
 	holdRaw(id: string): void {
 		this.raw.add(id);
+		this.marked.add(id);
 	}
 
 	/** Adds a fold record (idempotent per id; a later record for the same id replaces the first). */
@@ -120,6 +127,7 @@ export class FoldRegistry {
 		const holder = this.owners.get(record.code);
 		if (holder !== undefined && holder !== record.id) {
 			this.raw.add(record.id);
+			this.marked.add(record.id);
 			return;
 		}
 		this.records.set(record.id, record);
@@ -154,6 +162,7 @@ export class FoldRegistry {
 		for (const op of ops) {
 			if (this.frozen.has(op.id) || this.raw.has(op.id)) continue;
 			this.frozen.set(op.id, op);
+			this.marked.add(op.id);
 		}
 		if (seq > this.newestSeq) this.newestSeq = seq;
 	}
@@ -161,5 +170,6 @@ export class FoldRegistry {
 	/** Records the agent's unfold of `id`: it renders raw from now on and is never folded again. */
 	unfold(id: string): void {
 		this.unfolded.add(id);
+		this.marked.add(id);
 	}
 }
