@@ -130,17 +130,27 @@ export class ApplyMemo {
 	readonly byId = new Map<string, Applied>();
 }
 
-function rewrite(message: MessageLike, block: Block, op: FoldOp, text: string | undefined): MessageLike {
+/**
+ * `message` with `op` applied to `block`. `owned` says `message` is already a copy this call made
+ * (an earlier op rewrote another part of it): its content array is then rewritten in place.
+ */
+function rewrite(
+	message: MessageLike,
+	block: Block,
+	op: FoldOp,
+	text: string | undefined,
+	owned: boolean,
+): MessageLike {
 	if (block.kind === "toolResult") {
 		return { ...message, content: [{ type: "text", text: text ?? retag(op.code, op.text ?? "") }] };
 	}
-	const content = Array.isArray(message.content) ? [...message.content] : [];
+	const content = owned ? (message.content as unknown[]) : Array.isArray(message.content) ? [...message.content] : [];
 	const part = content[block.part] as Record<string, unknown>;
 	if (block.kind === "toolArgs")
 		content[block.part] = { ...part, arguments: retagArgs(op.code, op.args, part.arguments) };
 	else if (block.kind === "text") content[block.part] = { ...part, text: text ?? retag(op.code, op.text ?? "") };
 	else content[block.part] = { ...part, thinking: text ?? retag(op.code, op.text ?? "") };
-	return { ...message, content };
+	return owned ? message : { ...message, content };
 }
 
 /** Position of each wanted id in `blocks` (the last block with that id, as a lookup by id finds it). */
@@ -200,7 +210,7 @@ export function applyPlan(
 		}
 		const { block } = entry;
 		if (kept && block.kind !== "toolArgs") entry.text ??= retag(op.code, op.text ?? "");
-		out[block.msg] = rewrite(out[block.msg], block, op, entry.text);
+		out[block.msg] = rewrite(out[block.msg], block, op, entry.text, out[block.msg] !== messages[block.msg]);
 		applied.push(op.id);
 	}
 	// Something moved or changed: keep only this call's ids, so blocks that left history are let go.

@@ -214,11 +214,14 @@ export class FoldEngine {
 		const raw = messages.slice();
 		let changed = false;
 		for (let i = 0; i < messages.length; i++) {
-			if (out.messages[i] !== messages[i]) {
-				raw[i] = { ...messages[i] };
-				messages[i].content = out.messages[i].content;
-				changed = true;
-			}
+			const folded = out.messages[i];
+			if (folded === messages[i]) continue;
+			// `folded` is applyPlan's own copy of the message: it becomes the raw copy, the message gets its content.
+			const content = folded.content;
+			folded.content = messages[i].content;
+			raw[i] = folded;
+			messages[i].content = content;
+			changed = true;
 		}
 		this.lastBlocks = plan.blocks;
 		this.lastMessages = raw;
