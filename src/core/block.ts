@@ -284,23 +284,28 @@ interface LinearizeState {
 	order: string[];
 }
 
+const OTHER_FIELDS = ["role", "timestamp", "content"] as const;
+
+/** What messageBlocks reads of a message of each role; any other role is read as OTHER_FIELDS. */
+const FIELDS_BY_ROLE: ReadonlyMap<unknown, readonly string[]> = new Map<unknown, readonly string[]>([
+	["user", OTHER_FIELDS],
+	["custom", OTHER_FIELDS],
+	["bashExecution", ["role", "timestamp", "command", "output"]],
+	["compactionSummary", ["role", "timestamp", "summary"]],
+	["branchSummary", ["role", "timestamp", "summary"]],
+	["toolResult", ["role", "timestamp", "content", "toolCallId", "toolName", "isError"]],
+	["assistant", ["role", "timestamp", "content", "responseId"]],
+]);
+
 /**
- * The message fields messageBlocks reads (directly or through `stamp`). The memo compares only
- * these, so usage figures and provider metadata, about half of an assistant message, are never
- * walked; `test/core/block-memo.test.ts` checks that messageBlocks reads nothing else.
+ * The fields messageBlocks reads of `message` (directly or through `stamp`), which depend on its
+ * role alone. The memo compares only these, so usage figures and provider metadata, about half of
+ * an assistant message, are never walked, and no field another role would read is looked up;
+ * `test/core/block-memo.test.ts` checks that messageBlocks reads nothing else.
  */
-export const BLOCK_FIELDS = [
-	"role",
-	"timestamp",
-	"content",
-	"responseId",
-	"toolCallId",
-	"toolName",
-	"isError",
-	"command",
-	"output",
-	"summary",
-] as const;
+export function blockFields(message: Record<string, unknown>): readonly string[] {
+	return FIELDS_BY_ROLE.get(message.role) ?? OTHER_FIELDS;
+}
 
 /**
  * What linearize remembers between calls over one conversation: each message's blocks (served
@@ -308,7 +313,7 @@ export const BLOCK_FIELDS = [
  * leading messages are reused whole when they are unchanged too. Owned by one caller.
  */
 export class BlockMemo {
-	readonly messages = new MessageMemo<Block[]>(BLOCK_FIELDS);
+	readonly messages = new MessageMemo<Block[]>(blockFields);
 	private last: LinearizeState | undefined;
 
 	/** The previous call's output, taken: a call that throws leaves none behind. */

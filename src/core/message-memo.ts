@@ -148,13 +148,15 @@ export function matchesFields(
 
 /**
  * Values derived from the message at each position, served while that message stays unchanged:
- * the whole message, or only `fields` of it when the memo is made with a field list.
+ * the whole message, or only the fields `fields` lists for it when the memo is made with such a
+ * function. The list may depend only on fields it lists itself (such as a role), so that a message
+ * whose list differs from the stored one's also differs in a compared field.
  */
 export class MessageMemo<T> {
 	private entries: ({ snapshot: Snapshot; key: number; value: T } | undefined)[] = [];
-	private readonly fields: readonly string[] | undefined;
+	private readonly fields: ((message: Record<string, unknown>) => readonly string[]) | undefined;
 
-	constructor(fields?: readonly string[]) {
+	constructor(fields?: (message: Record<string, unknown>) => readonly string[]) {
 		this.fields = fields;
 	}
 
@@ -163,7 +165,7 @@ export class MessageMemo<T> {
 		const entry = this.entries[index];
 		if (!entry || entry.key !== key) return undefined;
 		const same = this.fields
-			? isRecord(message) && matchesFields(message, this.fields, entry.snapshot)
+			? isRecord(message) && matchesFields(message, this.fields(message), entry.snapshot)
 			: matchesSnapshot(message, entry.snapshot);
 		return same ? entry.value : undefined;
 	}
@@ -172,7 +174,7 @@ export class MessageMemo<T> {
 	set(index: number, message: unknown, key: number, value: T): void {
 		const snapshot = this.fields
 			? isRecord(message)
-				? fieldsSnapshotOf(message, this.fields)
+				? fieldsSnapshotOf(message, this.fields(message))
 				: undefined
 			: snapshotOf(message);
 		this.entries[index] = snapshot ? { snapshot, key, value } : undefined;
