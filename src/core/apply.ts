@@ -59,6 +59,26 @@ function retagArgs(code: string, value: unknown, original: unknown, key?: string
 	return value;
 }
 
+/** True when every object in `value` is a plain object or array, as JSON would make them. */
+function plainTree(value: unknown): boolean {
+	if (Array.isArray(value)) return Object.getPrototypeOf(value) === Array.prototype && value.every(plainTree);
+	if (value && typeof value === "object") {
+		return Object.getPrototypeOf(value) === Object.prototype && Object.values(value).every(plainTree);
+	}
+	return true;
+}
+
+/** A fresh copy of a plain tree (see plainTree), so arguments an ApplyMemo keeps are never handed out twice. */
+function copyTree(value: unknown): unknown {
+	if (Array.isArray(value)) return value.map(copyTree);
+	if (value && typeof value === "object") {
+		const out: Record<string, unknown> = {};
+		for (const [key, inner] of Object.entries(value)) out[key] = copyTree(inner);
+		return out;
+	}
+	return value;
+}
+
 /**
  * True when `value` keeps the structure of a call's original arguments: the same keys at every
  * depth, the same array lengths, equal non-string leaves and equal unfoldable strings. Only
@@ -115,8 +135,13 @@ interface Applied {
 	block: Block;
 	index: number;
 	reason: Refusal["reason"] | null;
-	/** The re-tagged text of a result, text or thinking op (arguments are re-tagged on every use). */
+	/** The re-tagged text of a result, text or thinking op, made on first use. */
 	text?: string;
+	/**
+	 * The re-tagged arguments of a tool-call op, handed out as copies; null when they are not a
+	 * plain tree (they are then re-tagged on every use).
+	 */
+	args?: Record<string, unknown> | null;
 }
 
 /**
@@ -130,26 +155,42 @@ export class ApplyMemo {
 	readonly byId = new Map<string, Applied>();
 }
 
+/** The re-tagged arguments `entry` keeps for its op, made on first use; null when they cannot be kept. */
+function keptArgs(entry: Applied, part: Record<string, unknown>): Record<string, unknown> | null {
+	if (entry.args === undefined) {
+		const args = retagArgs(entry.op.code, entry.op.args, part.arguments);
+		entry.args = plainTree(args) ? (args as Record<string, unknown>) : null;
+	}
+	return entry.args;
+}
+
+/** The re-tagged text `entry` keeps for its op, made on first use; made afresh without an entry. */
+function keptText(op: FoldOp, entry: Applied | undefined): string {
+	if (!entry) return retag(op.code, op.text ?? "");
+	entry.text ??= retag(op.code, op.text ?? "");
+	return entry.text;
+}
+
 /**
- * `message` with `op` applied to `block`. `owned` says `message` is already a copy this call made
- * (an earlier op rewrote another part of it): its content array is then rewritten in place.
+ * `message` with `op` applied to `block`, with what `entry` keeps when given. `owned` says
+ * `message` is already a copy this call made (an earlier op rewrote another part of it): its
+ * content array is then rewritten in place.
  */
 function rewrite(
 	message: MessageLike,
 	block: Block,
 	op: FoldOp,
-	text: string | undefined,
+	entry: Applied | undefined,
 	owned: boolean,
 ): MessageLike {
-	if (block.kind === "toolResult") {
-		return { ...message, content: [{ type: "text", text: text ?? retag(op.code, op.text ?? "") }] };
-	}
+	if (block.kind === "toolResult") return { ...message, content: [{ type: "text", text: keptText(op, entry) }] };
 	const content = owned ? (message.content as unknown[]) : Array.isArray(message.content) ? [...message.content] : [];
 	const part = content[block.part] as Record<string, unknown>;
-	if (block.kind === "toolArgs")
-		content[block.part] = { ...part, arguments: retagArgs(op.code, op.args, part.arguments) };
-	else if (block.kind === "text") content[block.part] = { ...part, text: text ?? retag(op.code, op.text ?? "") };
-	else content[block.part] = { ...part, thinking: text ?? retag(op.code, op.text ?? "") };
+	if (block.kind === "toolArgs") {
+		const kept = entry && keptArgs(entry, part);
+		content[block.part] = { ...part, arguments: kept ? copyTree(kept) : retagArgs(op.code, op.args, part.arguments) };
+	} else if (block.kind === "text") content[block.part] = { ...part, text: keptText(op, entry) };
+	else content[block.part] = { ...part, thinking: keptText(op, entry) };
 	return owned ? message : { ...message, content };
 }
 
@@ -209,8 +250,7 @@ export function applyPlan(
 			continue;
 		}
 		const { block } = entry;
-		if (kept && block.kind !== "toolArgs") entry.text ??= retag(op.code, op.text ?? "");
-		out[block.msg] = rewrite(out[block.msg], block, op, entry.text, out[block.msg] !== messages[block.msg]);
+		out[block.msg] = rewrite(out[block.msg], block, op, kept && entry, out[block.msg] !== messages[block.msg]);
 		applied.push(op.id);
 	}
 	// Something moved or changed: keep only this call's ids, so blocks that left history are let go.
