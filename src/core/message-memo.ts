@@ -149,11 +149,15 @@ export function matchesFields(
 /**
  * Values derived from the message at each position, served while that message stays unchanged:
  * the whole message, or only the fields `fields` lists for it when the memo is made with such a
- * function. The list may depend only on fields it lists itself (such as a role), so that a message
- * whose list differs from the stored one's also differs in a compared field.
+ * function. The list may depend only on fields it lists itself (such as a role): a new message is
+ * compared on the stored message's list, and equal on it, it has the same list.
  */
 export class MessageMemo<T> {
-	private entries: ({ snapshot: Snapshot; key: number; value: T } | undefined)[] = [];
+	// Parallel arrays by position, so a position's key is checked without loading an entry object.
+	private keys: (number | undefined)[] = [];
+	private snapshots: (Snapshot | undefined)[] = [];
+	private lists: (readonly string[] | undefined)[] = [];
+	private values: (T | undefined)[] = [];
 	private readonly fields: ((message: Record<string, unknown>) => readonly string[]) | undefined;
 
 	constructor(fields?: (message: Record<string, unknown>) => readonly string[]) {
@@ -162,31 +166,48 @@ export class MessageMemo<T> {
 
 	/** The value stored for position `index` with `key`, if the message there is unchanged since. */
 	get(index: number, message: unknown, key: number): T | undefined {
-		const entry = this.entries[index];
-		if (!entry || entry.key !== key) return undefined;
-		const same = this.fields
-			? isRecord(message) && matchesFields(message, this.fields(message), entry.snapshot)
-			: matchesSnapshot(message, entry.snapshot);
-		return same ? entry.value : undefined;
+		if (this.keys[index] !== key) return undefined;
+		const snapshot = this.snapshots[index] as Snapshot;
+		const list = this.lists[index];
+		const same = list
+			? isRecord(message) && matchesFields(message, list, snapshot)
+			: matchesSnapshot(message, snapshot);
+		return same ? this.values[index] : undefined;
 	}
 
 	/** Stores `value` for position `index`; a message the memo cannot snapshot clears the position. */
 	set(index: number, message: unknown, key: number, value: T): void {
-		const snapshot = this.fields
-			? isRecord(message)
-				? fieldsSnapshotOf(message, this.fields(message))
-				: undefined
-			: snapshotOf(message);
-		this.entries[index] = snapshot ? { snapshot, key, value } : undefined;
+		let list: readonly string[] | undefined;
+		let snapshot: Snapshot | undefined;
+		if (!this.fields) snapshot = snapshotOf(message);
+		else if (isRecord(message)) {
+			list = this.fields(message);
+			snapshot = fieldsSnapshotOf(message, list);
+		}
+		if (!snapshot) {
+			this.forget(index);
+			return;
+		}
+		this.keys[index] = key;
+		this.snapshots[index] = snapshot;
+		this.lists[index] = list;
+		this.values[index] = value;
 	}
 
 	/** Forgets position `index` (its message could not be memoized). */
 	forget(index: number): void {
-		this.entries[index] = undefined;
+		this.keys[index] = undefined;
+		this.snapshots[index] = undefined;
+		this.lists[index] = undefined;
+		this.values[index] = undefined;
 	}
 
 	/** Drops positions from `length` on (the conversation got shorter). */
 	truncate(length: number): void {
-		if (this.entries.length > length) this.entries.length = length;
+		if (this.keys.length <= length) return;
+		this.keys.length = length;
+		this.snapshots.length = length;
+		this.lists.length = length;
+		this.values.length = length;
 	}
 }
