@@ -176,12 +176,9 @@ export function buildView(input: ViewInput): PolicyView {
 		blocks.push(new LazyViewBlock(block, tokens, (eligible ? ELIGIBLE : 0) | (op ? FROZEN : 0), shared));
 	}
 	const reported = input.usage;
-	return {
-		blocks,
-		usage: typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : local,
-		window: input.window,
-		neverCacheRead: input.neverCacheRead,
-		...(input.cache ? { cache: input.cache } : {}),
-		config: input.config,
-	};
+	const usage = typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : local;
+	const { window, neverCacheRead, cache, config } = input;
+	return cache
+		? { blocks, usage, window, neverCacheRead, cache, config }
+		: { blocks, usage, window, neverCacheRead, config };
 }

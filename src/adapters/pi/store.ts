@@ -189,7 +189,7 @@ export class FoldEngine {
 			window,
 			usage: facts.usage,
 			neverCacheRead: facts.neverCacheRead,
-			...(facts.cache ? { cache: facts.cache } : {}),
+			cache: facts.cache,
 			config,
 			savings: this.savings,
 			turnBase: this.turnBase,
