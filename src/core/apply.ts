@@ -172,26 +172,26 @@ function keptText(op: FoldOp, entry: Applied | undefined): string {
 }
 
 /**
- * `message` with `op` applied to `block`, with what `entry` keeps when given. `owned` says
- * `message` is already a copy this call made (an earlier op rewrote another part of it): its
- * content array is then rewritten in place.
+ * The content of `message` with `op` applied to `block`, with what `entry` keeps when given.
+ * `current` is the content array this call already made for the message (an earlier op rewrote
+ * another part of it): it is then rewritten in place.
  */
 function rewrite(
 	message: MessageLike,
 	block: Block,
 	op: FoldOp,
 	entry: Applied | undefined,
-	owned: boolean,
-): MessageLike {
-	if (block.kind === "toolResult") return { ...message, content: [{ type: "text", text: keptText(op, entry) }] };
-	const content = owned ? (message.content as unknown[]) : Array.isArray(message.content) ? [...message.content] : [];
+	current: unknown[] | undefined,
+): unknown[] {
+	if (block.kind === "toolResult") return [{ type: "text", text: keptText(op, entry) }];
+	const content = current ?? (Array.isArray(message.content) ? [...message.content] : []);
 	const part = content[block.part] as Record<string, unknown>;
 	if (block.kind === "toolArgs") {
 		const kept = entry && keptArgs(entry, part);
 		content[block.part] = { ...part, arguments: kept ? copyTree(kept) : retagArgs(op.code, op.args, part.arguments) };
 	} else if (block.kind === "text") content[block.part] = { ...part, text: keptText(op, entry) };
 	else content[block.part] = { ...part, thinking: keptText(op, entry) };
-	return owned ? message : { ...message, content };
+	return content;
 }
 
 /** Position of each wanted id in `blocks` (the last block with that id, as a lookup by id finds it). */
@@ -203,22 +203,29 @@ function positions(blocks: readonly Block[], ops: readonly FoldOp[]): Map<unknow
 	return at;
 }
 
+/** What applyOps did: the new content of each rewritten message, by index, and the applied and refused ids. */
+export interface ContentResult {
+	contents: Map<number, unknown[]>;
+	applied: string[];
+	refused: Refusal[];
+}
+
 /**
- * Applies fold ops to `messages` without mutating them. Ops on unknown, non-durable or unfoldable
- * ids, malformed ops and repeated ids are refused; each id is applied at most once. `blocks` may be
- * passed when the caller already linearized the same array; `memo` (with `blocks` only) keeps each
- * op's verdict and bytes for the next call over the same conversation (see ApplyMemo).
+ * Works out fold ops on `messages` without mutating them: the new content of each message an op
+ * rewrites (see applyPlan for what is refused). `blocks` may be passed when the caller already
+ * linearized the same array; `memo` (with `blocks` only) keeps each op's verdict and bytes for the
+ * next call over the same conversation (see ApplyMemo).
  */
-export function applyPlan(
+export function applyOps(
 	messages: readonly MessageLike[],
 	ops: readonly FoldOp[],
 	blocks?: readonly Block[],
 	memo?: ApplyMemo,
-): ApplyResult {
+): ContentResult {
 	const all = blocks ?? (ops.length > 0 ? linearize(messages) : []);
 	const kept = blocks ? memo?.byId : undefined;
 	let at: Map<unknown, number> | undefined;
-	const out = messages.slice();
+	const contents = new Map<number, unknown[]>();
 	const applied: string[] = [];
 	const refused: Refusal[] = [];
 	const seen = new Set<string>();
@@ -250,10 +257,35 @@ export function applyPlan(
 			continue;
 		}
 		const { block } = entry;
-		out[block.msg] = rewrite(out[block.msg], block, op, kept && entry, out[block.msg] !== messages[block.msg]);
+		contents.set(block.msg, rewrite(messages[block.msg], block, op, kept && entry, contents.get(block.msg)));
 		applied.push(op.id);
 	}
 	// Something moved or changed: keep only this call's ids, so blocks that left history are let go.
 	if (kept && at) for (const id of kept.keys()) if (!seen.has(id)) kept.delete(id);
-	return { messages: out, applied, refused };
+	return { contents, applied, refused };
+}
+
+/** `messages` with each rewritten message replaced by a copy holding its new content; the others keep their identity. */
+export function withContents(
+	messages: readonly MessageLike[],
+	contents: ReadonlyMap<number, unknown[]>,
+): MessageLike[] {
+	const out = messages.slice();
+	for (const [i, content] of contents) out[i] = { ...messages[i], content };
+	return out;
+}
+
+/**
+ * Applies fold ops to `messages` without mutating them. Ops on unknown, non-durable or unfoldable
+ * ids, malformed ops and repeated ids are refused; each id is applied at most once. `blocks` and
+ * `memo` are as for applyOps.
+ */
+export function applyPlan(
+	messages: readonly MessageLike[],
+	ops: readonly FoldOp[],
+	blocks?: readonly Block[],
+	memo?: ApplyMemo,
+): ApplyResult {
+	const { contents, applied, refused } = applyOps(messages, ops, blocks, memo);
+	return { messages: withContents(messages, contents), applied, refused };
 }

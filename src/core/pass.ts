@@ -3,7 +3,7 @@
  * policy, lower its commands, screen them for code collisions. The adapter commits the event
  * (persisting its records first) and then renders with `renderTurn`.
  */
-import { type ApplyMemo, type ApplyResult, applyPlan, type FoldOp } from "./apply.ts";
+import { type ApplyMemo, type ApplyResult, applyOps, type ContentResult, type FoldOp, withContents } from "./apply.ts";
 import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike } from "./block.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
@@ -88,9 +88,23 @@ export function planTurn(input: PassInput): TurnPlan {
 }
 
 /**
- * Renders a turn: frozen bytes first, then the committed event's ops for ids not already frozen.
- * `memo` carries verdicts and bytes over from the previous turn (see ApplyMemo).
+ * A turn's rewrite as new contents by message index: frozen bytes first, then the committed
+ * event's ops for ids not already frozen. `memo` carries verdicts and bytes over from the previous
+ * turn (see ApplyMemo).
  */
+export function renderContents(
+	messages: readonly MessageLike[],
+	blocks: readonly Block[],
+	frozen: readonly FoldOp[],
+	event: readonly FoldOp[],
+	memo?: ApplyMemo,
+): ContentResult {
+	if (event.length === 0) return applyOps(messages, frozen, blocks, memo);
+	const taken = new Set(frozen.map((op) => op.id));
+	return applyOps(messages, [...frozen, ...event.filter((op) => !taken.has(op.id))], blocks, memo);
+}
+
+/** Renders a turn (see renderContents) as the messages to send, without mutating `messages`. */
 export function renderTurn(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
@@ -98,9 +112,8 @@ export function renderTurn(
 	event: readonly FoldOp[],
 	memo?: ApplyMemo,
 ): ApplyResult {
-	if (event.length === 0) return applyPlan(messages, frozen, blocks, memo);
-	const taken = new Set(frozen.map((op) => op.id));
-	return applyPlan(messages, [...frozen, ...event.filter((op) => !taken.has(op.id))], blocks, memo);
+	const { contents, applied, refused } = renderContents(messages, blocks, frozen, event, memo);
+	return { messages: withContents(messages, contents), applied, refused };
 }
 
 /**

@@ -10,7 +10,7 @@ import { unfoldable } from "../../core/cache-advice.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts";
 import type { FoldRecord } from "../../core/fold-registry.ts";
 import { FoldRegistry } from "../../core/fold-registry.ts";
-import { commitEvent, type Policy, planTurn, recordsFor, renderTurn } from "../../core/pass.ts";
+import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "../../core/pass.ts";
 import { type PassSnapshot, passRows } from "../../core/status.ts";
 import type { CallFactsMemo } from "../../core/supersede.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
@@ -71,6 +71,8 @@ export class FoldEngine {
 	private calls: CallFactsMemo = new WeakMap();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
+	/** The content the latest request's folded messages had before the fold, by index. */
+	private rawContents: ReadonlyMap<number, unknown> = new Map();
 	private lastView: PolicyView | undefined;
 	private lastPass:
 		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number; snapshot?: PassSnapshot }
@@ -104,6 +106,7 @@ export class FoldEngine {
 		this.calls = new WeakMap();
 		this.lastBlocks = [];
 		this.lastMessages = [];
+		this.rawContents = new Map();
 		this.overBudget = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
@@ -163,7 +166,10 @@ export class FoldEngine {
 	/** The raw block with `id` as the latest request carried it, if it is still live. */
 	liveBlock(id: string): LiveBlock | undefined {
 		const block = this.lastBlocks.find((b) => b.durable && b.id === id);
-		return block ? { block, message: this.lastMessages[block.msg] } : undefined;
+		if (!block) return undefined;
+		const message = this.lastMessages[block.msg];
+		const raw = this.rawContents.get(block.msg);
+		return { block, message: raw === undefined ? message : { ...message, content: raw } };
 	}
 
 	/**
@@ -210,21 +216,15 @@ export class FoldEngine {
 		}
 		let event: FoldOp[] = plan.event;
 		if (event.length > 0) event = this.commit(plan, messages);
-		const out = renderTurn(messages, plan.blocks, plan.frozen, event, this.applyMemo);
-		const raw = messages.slice();
-		let changed = false;
-		for (let i = 0; i < messages.length; i++) {
-			const folded = out.messages[i];
-			if (folded === messages[i]) continue;
-			// `folded` is applyPlan's own copy of the message: it becomes the raw copy, the message gets its content.
-			const content = folded.content;
-			folded.content = messages[i].content;
-			raw[i] = folded;
+		const { contents } = renderContents(messages, plan.blocks, plan.frozen, event, this.applyMemo);
+		const raw = new Map<number, unknown>();
+		for (const [i, content] of contents) {
+			raw.set(i, messages[i].content);
 			messages[i].content = content;
-			changed = true;
 		}
 		this.lastBlocks = plan.blocks;
-		this.lastMessages = raw;
+		this.lastMessages = messages.slice();
+		this.rawContents = raw;
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.lastPass = {
@@ -233,7 +233,7 @@ export class FoldEngine {
 			event: new Set(event.map((op) => op.id)),
 		};
 		this.overBudget = plan.commands.find((c) => c.type === "compact");
-		return changed;
+		return contents.size > 0;
 	}
 
 	private commit(plan: ReturnType<typeof planTurn>, messages: readonly MessageLike[]): FoldOp[] {
