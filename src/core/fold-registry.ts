@@ -49,6 +49,12 @@ export class FoldRegistry {
 	/** Ids of byte-extent (0.5.1) records → the UTF-16 length of the text that matched their bytes. */
 	private readonly matchedBytes = new Map<string, number>();
 	private newestSeq = 0;
+	private changes = 0;
+
+	/** Counts the changes to what frozenOp, hasExtent and plannable answer: equal, they answer the same. */
+	get version(): number {
+		return this.changes;
+	}
 
 	/** The newest committed layer sequence number (0 before the first event). */
 	get seq(): number {
@@ -120,10 +126,12 @@ export class FoldRegistry {
 	holdRaw(id: string): void {
 		this.raw.add(id);
 		this.marked.add(id);
+		this.changes++;
 	}
 
 	/** Adds a fold record (idempotent per id; a later record for the same id replaces the first). */
 	addRecord(record: FoldRecord): void {
+		this.changes++;
 		const holder = this.owners.get(record.code);
 		if (holder !== undefined && holder !== record.id) {
 			this.raw.add(record.id);
@@ -159,6 +167,7 @@ export class FoldRegistry {
 
 	/** Freezes a committed layer's ops. Ids already frozen keep their first bytes. */
 	commitLayer(seq: number, ops: readonly FoldOp[]): void {
+		this.changes++;
 		for (const op of ops) {
 			if (this.frozen.has(op.id) || this.raw.has(op.id)) continue;
 			this.frozen.set(op.id, op);
@@ -171,5 +180,6 @@ export class FoldRegistry {
 	unfold(id: string): void {
 		this.unfolded.add(id);
 		this.marked.add(id);
+		this.changes++;
 	}
 }

@@ -9,7 +9,7 @@ import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
 import type { CallFactsMemo } from "./supersede.ts";
-import { buildView, frozenFor } from "./view.ts";
+import { buildView, type FrozenMemo, frozenFor } from "./view.ts";
 
 /** A policy: reads a view, returns commands. */
 export type Policy = (view: PolicyView) => FoldCommand[];
@@ -33,6 +33,8 @@ export interface PassInput {
 	blockMemo?: BlockMemo;
 	/** Call facts of those blocks (see CallFactsMemo); only with `blockMemo`. */
 	calls?: CallFactsMemo;
+	/** The registry's say on those blocks (see FrozenMemo); only with `blockMemo`. */
+	frozenMemo?: FrozenMemo;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -51,13 +53,12 @@ export interface TurnPlan {
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
 	const blocks = linearize(input.messages, input.turnBase, input.argsCache, input.blockMemo);
-	const { ops: frozen, byBlock, stale } = frozenFor(blocks, input.registry);
+	const frozen = frozenFor(blocks, input.registry, input.frozenMemo);
 	// Spelled out: spreading `input` into a literal that adds keys costs microseconds in V8.
 	const view = buildView({
 		messages: input.messages,
 		blocks,
-		registry: input.registry,
-		frozen: byBlock,
+		frozen,
 		window: input.window,
 		usage: input.usage,
 		neverCacheRead: input.neverCacheRead,
@@ -77,8 +78,8 @@ export function planTurn(input: PassInput): TurnPlan {
 	const screened = input.registry.screen(lowered.ops);
 	return {
 		blocks,
-		frozen,
-		stale,
+		frozen: frozen.ops,
+		stale: frozen.stale,
 		view,
 		commands,
 		event: screened.ops,

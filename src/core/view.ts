@@ -38,37 +38,90 @@ export function heldIds(messages: readonly MessageLike[], blocks: readonly Block
 	return heldAfter(lastAssistantOf(messages), blocks);
 }
 
+/** What frozenFor finds: the frozen ops in force, and the registry's say on each block by position. */
+export interface Frozen {
+	/** The frozen ops that still apply, in block order. */
+	ops: FoldOp[];
+	/** The op in force on each block (undefined: none). */
+	byBlock: (FoldOp | undefined)[];
+	/** Frozen ids whose block no longer has its recorded extent: they render raw. */
+	stale: string[];
+	/** Each block's cost as it will be sent: its folded cost while an op is in force. */
+	tokens: number[];
+	/** Each block's eligibility: a durable id, a foldable kind, and plannable in the registry. */
+	eligible: boolean[];
+}
+
 /**
- * Frozen ops that still apply: the block is present and has the extent recorded at fold time (see
- * hasExtent). `ops` lists them in block order; `byBlock[i]` is the one in force on `blocks[i]`.
+ * What frozenFor keeps between requests over one conversation, by block position: the block there,
+ * and what the registry (`registry` as of `version`) made of it. A position is reused while it holds
+ * the same block object and the registry is unchanged; a BlockMemo serves a block object again only
+ * while its message is unchanged, so a reused position is what a fresh look would find. Owned by one caller.
  */
-export function frozenFor(
-	blocks: readonly Block[],
-	registry: FoldRegistry,
-): { ops: FoldOp[]; byBlock: (FoldOp | undefined)[]; stale: string[] } {
+export class FrozenMemo {
+	registry: FoldRegistry | undefined;
+	version = -1;
+	blocks: (Block | undefined)[] = [];
+	ops: (FoldOp | undefined)[] = [];
+	stale: boolean[] = [];
+	tokens: number[] = [];
+	eligible: boolean[] = [];
+}
+
+/**
+ * The registry's say on each block: the frozen op in force (present, and with the extent recorded at
+ * fold time, see hasExtent; else it is stale), the cost as sent, and eligibility. `memo` carries the
+ * answers for unchanged blocks over from the previous request (see FrozenMemo).
+ */
+export function frozenFor(blocks: readonly Block[], registry: FoldRegistry, memo?: FrozenMemo): Frozen {
+	const reuse = memo?.registry === registry && memo.version === registry.version;
 	const ops: FoldOp[] = [];
 	const byBlock: (FoldOp | undefined)[] = [];
 	const stale: string[] = [];
+	const tokens: number[] = [];
+	const eligible: boolean[] = [];
 	for (let i = 0; i < blocks.length; i++) {
 		const block = blocks[i];
-		if (!block.durable) continue;
-		const op = registry.frozenOp(block.id);
-		if (!op) continue;
-		if (registry.hasExtent(block.id, block.text)) {
-			ops.push(op);
+		if (reuse && memo.blocks[i] === block) {
+			const op = memo.ops[i];
+			if (op) ops.push(op);
+			else if (memo.stale[i]) stale.push(block.id);
 			byBlock[i] = op;
-		} else stale.push(block.id);
+			tokens[i] = memo.tokens[i];
+			eligible[i] = memo.eligible[i];
+			continue;
+		}
+		let op = block.durable ? registry.frozenOp(block.id) : undefined;
+		const lost = op !== undefined && !registry.hasExtent(block.id, block.text);
+		if (lost) {
+			stale.push(block.id);
+			op = undefined;
+		} else if (op) ops.push(op);
+		byBlock[i] = op;
+		tokens[i] = op ? foldedCost(block, op) : block.tokens;
+		eligible[i] = block.durable && block.foldable && registry.plannable(block.id);
+		if (memo) {
+			memo.blocks[i] = block;
+			memo.ops[i] = op;
+			memo.stale[i] = lost;
+			memo.tokens[i] = tokens[i];
+			memo.eligible[i] = eligible[i];
+		}
 	}
-	return { ops, byBlock, stale };
+	if (memo) {
+		memo.registry = registry;
+		memo.version = registry.version;
+		memo.blocks.length = blocks.length;
+	}
+	return { ops, byBlock, stale, tokens, eligible };
 }
 
 /** Inputs of buildView. `savings` memoizes per-id savings across turns (ids are content-anchored). */
 export interface ViewInput {
 	messages: readonly MessageLike[];
 	blocks: readonly Block[];
-	registry: FoldRegistry;
-	/** The frozen op in force on each block, by position (frozenFor's `byBlock`); none past its end. */
-	frozen: readonly (FoldOp | undefined)[];
+	/** What frozenFor found for `blocks`. */
+	frozen: Frozen;
 	window: number;
 	/** Context tokens as Pi reports them; null or undefined means use the local estimate. */
 	usage?: number | null;
@@ -167,13 +220,11 @@ export function buildView(input: ViewInput): PolicyView {
 	const shared = new ViewShared(input, supersededReads(input.messages, input.blocks, input.calls));
 	const blocks: ViewBlock[] = [];
 	let local = 0;
+	const { byBlock, tokens, eligible } = input.frozen;
 	for (let i = 0; i < input.blocks.length; i++) {
-		const block = input.blocks[i];
-		const op = input.frozen[i];
-		const tokens = op ? foldedCost(block, op) : block.tokens;
-		local += tokens;
-		const eligible = block.durable && block.foldable && input.registry.plannable(block.id);
-		blocks.push(new LazyViewBlock(block, tokens, (eligible ? ELIGIBLE : 0) | (op ? FROZEN : 0), shared));
+		local += tokens[i];
+		const flags = (eligible[i] ? ELIGIBLE : 0) | (byBlock[i] ? FROZEN : 0);
+		blocks.push(new LazyViewBlock(input.blocks[i], tokens[i], flags, shared));
 	}
 	const reported = input.usage;
 	const usage = typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : local;

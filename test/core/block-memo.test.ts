@@ -7,7 +7,8 @@
  * the same request, request after request. applyPlan with an ApplyMemo over those blocks, given the
  * same op objects request after request (as frozen ops are), renders exactly what a fresh applyPlan
  * renders, even when the previous request's output was edited in place downstream; supersededReads
- * with a CallFactsMemo finds what a fresh supersededReads finds.
+ * with a CallFactsMemo and frozenFor with a FrozenMemo (over a registry that changes between
+ * requests) find what fresh calls find.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -22,9 +23,11 @@ import {
 	messageBlocks,
 } from "../../src/core/block.ts";
 import { ARG_FOLD_CHARS } from "../../src/core/digest.ts";
+import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { MessageMemo } from "../../src/core/message-memo.ts";
 import { type CallFactsMemo, supersededReads } from "../../src/core/supersede.ts";
+import { FrozenMemo, frozenFor } from "../../src/core/view.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
 
@@ -274,6 +277,37 @@ describe("linearize with a BlockMemo", () => {
 					supersededReads(request, blocks, calls),
 					supersededReads(fresh, linearize(fresh, turnBase)),
 				);
+			};
+		});
+	});
+
+	it("with a FrozenMemo, frozenFor finds what a fresh frozenFor finds, as the registry changes too", () => {
+		eachRequest(() => {
+			const memo = new BlockMemo();
+			const frozenMemo = new FrozenMemo();
+			const registry = new FoldRegistry();
+			let request = 0;
+			return (history, turnBase) => {
+				const copy = structuredClone(history);
+				const blocks = linearize(copy, turnBase, undefined, memo);
+				const fresh = structuredClone(history);
+				const freshBlocks = linearize(fresh, turnBase);
+				assert.deepEqual(frozenFor(blocks, registry, frozenMemo), frozenFor(freshBlocks, registry));
+				// The registry moves between requests: a layer (one extent recorded wrong), an unfold, a raw hold.
+				request++;
+				const ops = opsFor(copy, blocks).filter((op) => registry.plannable(op.id));
+				const [first, second, third] = ops;
+				if (first && request % 2 === 1) {
+					const block = blocks.find((b) => b.id === first.id);
+					const chars = (block?.text.length ?? 0) + (request % 3 === 0 ? 1 : 0);
+					registry.addRecord({ id: first.id, code: first.code, chars, seq: request });
+					registry.commitLayer(request, [first]);
+				}
+				if (second && request % 4 === 0) registry.holdRaw(second.id);
+				if (third && request % 5 === 0) {
+					registry.commitLayer(request, [third]);
+					registry.unfold(third.id);
+				}
 			};
 		});
 	});

@@ -9,7 +9,7 @@ import { DEFAULT_LADDER, type PolicyView, type ViewBlock } from "../../src/core/
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { economicTails, isHot } from "../../src/core/policy/cache-economic.ts";
 import { supersededReads } from "../../src/core/supersede.ts";
-import { buildView } from "../../src/core/view.ts";
+import { buildView, frozenFor } from "../../src/core/view.ts";
 
 let clock = 1000;
 /** One assistant call and its result. */
@@ -89,8 +89,7 @@ describe("superseded reads in the view and the economic tails", () => {
 		const view: PolicyView = buildView({
 			messages,
 			blocks,
-			registry: new FoldRegistry(),
-			frozen: [],
+			frozen: frozenFor(blocks, new FoldRegistry()),
 			window: 200_000,
 			neverCacheRead: false,
 			config: { ...DEFAULT_LADDER },

@@ -121,14 +121,12 @@ function view(
 	savings?: Map<string, number>,
 ) {
 	const blocks = linearize(messages);
-	const { byBlock } = frozenFor(blocks, registry);
 	return {
 		blocks,
 		view: buildView({
 			messages,
 			blocks,
-			registry,
-			frozen: byBlock,
+			frozen: frozenFor(blocks, registry),
 			window: 200_000,
 			usage,
 			neverCacheRead: false,

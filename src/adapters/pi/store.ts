@@ -13,6 +13,7 @@ import { FoldRegistry } from "../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "../../core/pass.ts";
 import { type PassSnapshot, passRows } from "../../core/status.ts";
 import type { CallFactsMemo } from "../../core/supersede.ts";
+import { FrozenMemo } from "../../core/view.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
 import type { FoldConfig } from "./settings-schema.ts";
 
@@ -69,6 +70,7 @@ export class FoldEngine {
 	private blockMemo = new BlockMemo();
 	private applyMemo = new ApplyMemo();
 	private calls: CallFactsMemo = new WeakMap();
+	private frozenMemo = new FrozenMemo();
 	private lastBlocks: readonly Block[] = [];
 	private lastMessages: readonly MessageLike[] = [];
 	/** The content the latest request's folded messages had before the fold, by index. */
@@ -104,6 +106,7 @@ export class FoldEngine {
 		this.blockMemo = new BlockMemo();
 		this.applyMemo = new ApplyMemo();
 		this.calls = new WeakMap();
+		this.frozenMemo = new FrozenMemo();
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.rawContents = new Map();
@@ -202,6 +205,7 @@ export class FoldEngine {
 			argsCache: this.argsCache,
 			blockMemo: this.blockMemo,
 			calls: this.calls,
+			frozenMemo: this.frozenMemo,
 		});
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;
