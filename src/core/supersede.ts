@@ -11,6 +11,10 @@ export interface CallFacts {
 	path: string;
 	/** `offset:limit` as given, `:` for a whole-file read. */
 	range: string;
+	/** The path and the range as one key (JSON of the pair, so no two pairs share a key). */
+	lines: string;
+	/** The id of the call's result. */
+	result: string;
 }
 
 /**
@@ -21,7 +25,7 @@ export interface CallFacts {
  */
 export type CallFactsMemo = WeakMap<Block, CallFacts | null>;
 
-function callFacts(message: MessageLike | undefined, block: Block): CallFacts | undefined {
+function callFacts(message: MessageLike | undefined, block: Block, callId: string): CallFacts | undefined {
 	const content = message?.content;
 	const args = Array.isArray(content) ? (content[block.part] as { arguments?: unknown })?.arguments : undefined;
 	if (!args || typeof args !== "object") return undefined;
@@ -29,7 +33,9 @@ function callFacts(message: MessageLike | undefined, block: Block): CallFacts | 
 	if (typeof path !== "string" || path.length === 0) return undefined;
 	const bound = (value: unknown): string =>
 		typeof value === "number" || typeof value === "string" ? String(value) : "";
-	return { path: path.startsWith("./") ? path.slice(2) : path, range: `${bound(offset)}:${bound(limit)}` };
+	const file = path.startsWith("./") ? path.slice(2) : path;
+	const range = `${bound(offset)}:${bound(limit)}`;
+	return { path: file, range, lines: JSON.stringify([file, range]), result: resultId(callId) };
 }
 
 const WHOLE_FILE = ":";
@@ -44,33 +50,30 @@ export function supersededReads(
 	for (const block of blocks) {
 		if (block.kind === "toolResult" && block.isError && block.toolCallId) failed.add(block.toolCallId);
 	}
-	/** Per path, what later calls did: changed the file, or read it (whole, or these ranges). */
-	const later = new Map<string, { changed: boolean; ranges: Set<string> }>();
+	// What later calls did: changed a file, read it whole, or read these lines of it.
+	const changed = new Set<string>();
+	const whole = new Set<string>();
+	const read = new Set<string>();
 	const out = new Set<string>();
 	for (let i = blocks.length - 1; i >= 0; i--) {
 		const block = blocks[i];
-		if (block.kind !== "toolArgs" || !block.toolCallId || failed.has(block.toolCallId)) continue;
+		const callId = block.toolCallId;
+		if (block.kind !== "toolArgs" || !callId || failed.has(callId)) continue;
 		const name = block.toolName;
 		if (name !== "read" && name !== "write" && name !== "edit") continue;
 		let facts = memo?.get(block);
 		if (facts === undefined) {
-			facts = callFacts(messages[block.msg], block) ?? null;
+			facts = callFacts(messages[block.msg], block, callId) ?? null;
 			memo?.set(block, facts);
 		}
 		if (!facts) continue;
-		let seen = later.get(facts.path);
-		if (!seen) {
-			seen = { changed: false, ranges: new Set() };
-			later.set(facts.path, seen);
-		}
 		if (name !== "read") {
-			seen.changed = true;
+			changed.add(facts.path);
 			continue;
 		}
-		if (seen.changed || seen.ranges.has(WHOLE_FILE) || seen.ranges.has(facts.range)) {
-			out.add(resultId(block.toolCallId));
-		}
-		seen.ranges.add(facts.range);
+		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines)) out.add(facts.result);
+		if (facts.range === WHOLE_FILE) whole.add(facts.path);
+		read.add(facts.lines);
 	}
 	return out;
 }
