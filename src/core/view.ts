@@ -15,19 +15,34 @@ function lastAssistantOf(messages: readonly MessageLike[]): number {
 	return -1;
 }
 
-/** heldIds once the latest assistant message's index is known. */
-function heldAfter(lastAssistant: number, blocks: readonly Block[]): Set<string> {
-	const delivered = new Set<string>();
-	const held = new Set<string>();
-	for (const block of blocks) {
-		if (block.kind !== "toolResult") continue;
-		if (block.msg > lastAssistant) held.add(block.id);
-		else if (block.toolCallId) delivered.add(block.toolCallId);
+/**
+ * Which blocks the model has not seen yet, given the index of the latest assistant message: tool
+ * results after it (a parallel batch is held together), and the arguments of any call whose result
+ * is held or missing. The delivered calls are gathered on the first question about arguments.
+ */
+class Holds {
+	private readonly lastAssistant: number;
+	private readonly blocks: readonly Block[];
+	private delivered: Set<string> | undefined;
+
+	constructor(lastAssistant: number, blocks: readonly Block[]) {
+		this.lastAssistant = lastAssistant;
+		this.blocks = blocks;
 	}
-	for (const block of blocks) {
-		if (block.kind === "toolArgs" && !(block.toolCallId && delivered.has(block.toolCallId))) held.add(block.id);
+
+	/** True when the model has not seen `block` yet. */
+	held(block: Block): boolean {
+		if (block.kind === "toolResult") return block.msg > this.lastAssistant;
+		if (block.kind !== "toolArgs") return false;
+		if (!this.delivered) {
+			this.delivered = new Set();
+			for (const b of this.blocks) {
+				if (b.kind === "toolResult" && b.msg <= this.lastAssistant && b.toolCallId)
+					this.delivered.add(b.toolCallId);
+			}
+		}
+		return !(block.toolCallId && this.delivered.has(block.toolCallId));
 	}
-	return held;
 }
 
 /**
@@ -35,7 +50,10 @@ function heldAfter(lastAssistant: number, blocks: readonly Block[]): Set<string>
  * batch is held together), and the arguments of any call whose result is held or missing.
  */
 export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
-	return heldAfter(lastAssistantOf(messages), blocks);
+	const holds = new Holds(lastAssistantOf(messages), blocks);
+	const held = new Set<string>();
+	for (const block of blocks) if (holds.held(block)) held.add(block.id);
+	return held;
 }
 
 /** What frozenFor finds: the frozen ops in force, and the registry's say on each block by position. */
@@ -137,24 +155,19 @@ export interface ViewInput {
 class ViewShared {
 	/** The request's messages as they were when the view was built (the array may be edited later). */
 	readonly messages: readonly MessageLike[];
-	private readonly blocks: readonly Block[];
-	private readonly lastAssistant: number;
-	private heldSet: Set<string> | undefined;
+	/**
+	 * What the model has not seen yet. Block ids are unique (as linearize gives them), so a block is
+	 * held exactly when heldIds holds its id.
+	 */
+	readonly holds: Holds;
 	readonly superseded: Set<string>;
 	readonly savings: Map<string, number>;
 
 	constructor(input: ViewInput, superseded: Set<string>) {
 		this.messages = input.messages.slice();
-		this.blocks = input.blocks;
-		this.lastAssistant = lastAssistantOf(input.messages);
+		this.holds = new Holds(lastAssistantOf(input.messages), input.blocks);
 		this.superseded = superseded;
 		this.savings = input.savings ?? new Map<string, number>();
-	}
-
-	/** heldIds of the request, computed on first use (policies that stop early never ask). */
-	held(id: string): boolean {
-		this.heldSet ??= heldAfter(this.lastAssistant, this.blocks);
-		return this.heldSet.has(id);
 	}
 }
 
@@ -196,7 +209,7 @@ class LazyViewBlock implements ViewBlock {
 	}
 
 	get held(): boolean {
-		return this.shared.held(this.block.id);
+		return this.shared.holds.held(this.block);
 	}
 
 	get superseded(): boolean {
