@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isErrorLine, isFrameLine, riskLines } from "../../src/core/policy/risk-lexicon.ts";
+import fc from "fast-check";
+import { isErrorLine, isFrameLine, type RiskLine, riskLines } from "../../src/core/policy/risk-lexicon.ts";
 
 describe("isErrorLine", () => {
 	it("flags the broad error lexicon, in any case", () => {
@@ -130,5 +131,57 @@ describe("riskLines", () => {
 	it("is empty for clean text and for empty text", () => {
 		assert.deepEqual(riskLines("all good\nnothing to see"), []);
 		assert.deepEqual(riskLines(""), []);
+	});
+
+	it("finds exactly the lines isErrorLine and isFrameLine flag one by one", () => {
+		/** riskLines as its contract states it: each line tested on its own. */
+		const byLine = (text: string, allErrors: boolean) => {
+			const errors: RiskLine[] = [];
+			const frames: RiskLine[] = [];
+			const plain: RiskLine[] = [];
+			text.split("\n").forEach((raw, i) => {
+				const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+				if (!line.trim()) return;
+				if (isFrameLine(line)) frames.push({ line: i + 1, text: line, frame: true });
+				else if (isErrorLine(line)) errors.push({ line: i + 1, text: line, frame: false });
+				else if (allErrors) plain.push({ line: i + 1, text: line, frame: false });
+			});
+			return (allErrors && errors.length === 0 ? plain : errors).concat(frames);
+		};
+		const piece = fc.constantFrom(
+			"error",
+			"Err",
+			"err",
+			"or",
+			"ENOENT",
+			"E",
+			"NOENT",
+			"fail",
+			"exit",
+			" ",
+			"code",
+			"1",
+			"_",
+			"x",
+			"\n",
+			"\r",
+			"\r\n",
+			"\t",
+			"at ",
+			"  at f (a.js:1:2)",
+			"timed",
+			"out",
+			"can't",
+			"✖",
+			"é",
+			"\u2028",
+		);
+		fc.assert(
+			fc.property(fc.array(piece, { maxLength: 24 }), fc.boolean(), (pieces, allErrors) => {
+				const text = pieces.join("");
+				assert.deepEqual(riskLines(text, allErrors), byLine(text, allErrors));
+			}),
+			{ numRuns: 2000 },
+		);
 	});
 });
