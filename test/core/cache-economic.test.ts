@@ -154,3 +154,33 @@ describe("backstop and urgency", () => {
 		assert.equal(economize(mkView(nothing, { config }))[0]?.type, "compact");
 	});
 });
+
+describe("savings read only when they can matter", () => {
+	/** `blk` whose saving counts its reads (a real view works each one out, as a digest, on first read). */
+	function counted(id: string, tokens: number, saving: number, reads: { n: number }): ViewBlock {
+		return {
+			...blk(id, tokens, 0),
+			get saving() {
+				reads.n++;
+				return saving;
+			},
+		};
+	}
+
+	it("reads none when the blocks that could fold cost less than the least event, short of backstop and budget", () => {
+		const reads = { n: 0 };
+		// minEvent 0.1 of 100k: an event must save 10k; the foldable blocks outside the tails cost 9k.
+		const config = { minEvent: 0.1, foldFrom: 0.05 };
+		const blocks = [counted("r:a", 4500, 4000, reads), counted("r:b", 4500, 4000, reads), text("t:new", 6000)];
+		assert.deepEqual(economize(mkView(blocks, { config })), []);
+		assert.equal(reads.n, 0);
+	});
+
+	it("reads them once the foldable blocks could make an event, and folds as before", () => {
+		const reads = { n: 0 };
+		const config = { minEvent: 0.1, foldFrom: 0.05 };
+		const blocks = [counted("r:a", 6000, 5500, reads), counted("r:b", 6000, 5500, reads), text("t:new", 6000)];
+		assert.deepEqual(folds(economize(mkView(blocks, { config }))), ["r:a", "r:b"]);
+		assert.ok(reads.n > 0);
+	});
+});

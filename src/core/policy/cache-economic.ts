@@ -81,9 +81,15 @@ export function rewriteCost(event: EconomicEvent): number {
 	return event.rewrite * REWRITE_IN_READS;
 }
 
-/** Candidates outside the tails (eligible, not frozen, not held, saving > 0), with their positions. */
-export function economicCandidates(view: PolicyView, knobs: EconomicConfig): { block: ViewBlock; index: number }[] {
-	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail);
+/**
+ * Candidates outside the tails (eligible, not frozen, not held, saving > 0), with their positions.
+ * `tail` may be passed when the caller already worked out economicTails of the view.
+ */
+export function economicCandidates(
+	view: PolicyView,
+	knobs: EconomicConfig,
+	tail: ReadonlySet<string> = economicTails(view.blocks, knobs.hotTail, knobs.coldTail),
+): { block: ViewBlock; index: number }[] {
 	const out: { block: ViewBlock; index: number }[] = [];
 	view.blocks.forEach((block, index) => {
 		if (!block.eligible || block.frozen || block.held || block.saving <= 0 || tail.has(block.id)) return;
@@ -128,10 +134,25 @@ export function economize(view: PolicyView): FoldCommand[] {
 	const budget = budgetOf(view.config, window);
 	const urgent = usage > budget;
 	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt) * window) return [];
-	const candidates = economicCandidates(view, knobs);
+	const backstop = knobs.backstopAt * window;
+	// A cache that is cold anyway (idle past its lifetime) or that this session never read from is
+	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
+	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
+	const least = rewriteFree ? 0 : knobs.minEvent * window;
+	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail);
+	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
+	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
+	// saving needs working out (each is a digest, made the first time it is read).
+	if (!urgent && usage < backstop && least > 0) {
+		let most = 0;
+		for (const block of view.blocks) {
+			if (block.eligible && !block.frozen && !block.held && !tail.has(block.id)) most += block.tokens;
+		}
+		if (most < least) return [];
+	}
+	const candidates = economicCandidates(view, knobs, tail);
 	let maskable = 0;
 	for (const c of candidates) maskable += c.block.saving;
-	const backstop = knobs.backstopAt * window;
 	if (usage >= backstop && usage - maskable >= backstop) return [{ type: "compact", usage, budget, maskable }];
 	if (urgent) {
 		if (candidates.length === 0 || maskable < view.config.floor * window) {
@@ -140,10 +161,6 @@ export function economize(view: PolicyView): FoldCommand[] {
 		return candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true }));
 	}
 	if (usage < knobs.foldFrom * window || candidates.length === 0) return [];
-	// A cache that is cold anyway (idle past its lifetime) or that this session never read from is
-	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
-	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
-	const least = rewriteFree ? 0 : knobs.minEvent * window;
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
