@@ -1,7 +1,7 @@
 /**
  * Replay bench: drives every recorded session of every available corpus turn by turn through the
  * fold pass (planTurn, commit, renderTurn: linearize + the default policy + applyPlan, with the
- * engine's block memo and argument cache) exactly as the engine would, and times each turn beside one `structuredClone` of the same message array, measured in the
+ * engine's memos: blocks, argument texts, call facts, frozen answers and applied ops) exactly as the engine would, and times each turn beside one `structuredClone` of the same message array, measured in the
  * same run. Also reports, per session, the fold events, the tokens they saved and the peak context
  * with and without folding. A session is replayed as the whole conversation of its active branch
  * (a compaction in the file is ignored): what folding does over the full history, uncompacted.
@@ -9,11 +9,14 @@
  * Run with `npm run bench`. Knobs: BENCH_REPS (timed replays per session, default 7),
  * BENCH_WINDOWS (comma-separated context windows, default "200000,128000").
  */
+import { ApplyMemo } from "../src/core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../src/core/block.ts";
 import { DEFAULT_ECONOMIC, DEFAULT_LADDER } from "../src/core/contract.ts";
 import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
 import { economize } from "../src/core/policy/cache-economic.ts";
+import type { CallFactsMemo } from "../src/core/supersede.ts";
+import { FrozenMemo } from "../src/core/view.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
 
@@ -49,6 +52,9 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 	const savings = new Map<string, number>();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
+	const calls: CallFactsMemo = new WeakMap();
+	const frozenMemo = new FrozenMemo();
+	const applyMemo = new ApplyMemo();
 	const pass: number[] = [];
 	const clone: number[] = [];
 	let seq = 0;
@@ -66,12 +72,14 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 			savings,
 			blockMemo,
 			argsCache,
+			calls,
+			frozenMemo,
 		});
 		if (plan.event.length > 0) {
 			seq++;
 			commitEvent(registry, plan, recordsFor(plan, seq), seq);
 		}
-		const rendered = renderTurn(slice, plan.blocks, plan.frozen, plan.event);
+		const rendered = renderTurn(slice, plan.blocks, plan.frozen, plan.event, applyMemo);
 		const t1 = performance.now();
 		const copy = structuredClone(slice);
 		const t2 = performance.now();
