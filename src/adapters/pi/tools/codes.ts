@@ -9,10 +9,13 @@ import { clip } from "../../../core/tokens.ts";
 /** Codes one call may name. */
 export const MAX_CODES = 20;
 
-/** How a folded block reads, for the tool descriptions. */
+/**
+ * How a folded block reads, for recall_folded's description. Every declaration is sent with every
+ * request, so the tools say what the model needs in as few tokens as they can.
+ */
 export const TAG_HELP =
-	"Content shown as `{#<code> FOLDED} …` (a tool result, tool-call argument, thinking or assistant text) was folded " +
-	"by context-fold: the digest keeps its size, first line and error lines; the original is intact in the session file.";
+	"`{#<code> FOLDED} …` is a digest (size, first line, error lines) of a tool result, argument, thinking or text; " +
+	"the original is kept.";
 
 /** A tool result holding one text. */
 export function toolText(body: string, details: Record<string, unknown> = {}) {

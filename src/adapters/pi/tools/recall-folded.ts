@@ -17,24 +17,10 @@ import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
 
 /** Parameters of recall_folded. */
 export const recallParameters = Type.Object({
-	codes: Type.Optional(
-		Type.Array(Type.String(), {
-			description:
-				'Fold codes to read back, e.g. ["k3x9a0b2"]; `#k3x9a0b2` or the whole `{#<code> FOLDED}` tag also work.',
-		}),
-	),
-	grep: Type.Optional(
-		Type.String({
-			description: "Only lines containing this literal text (case-insensitive), with 2 lines of context.",
-		}),
-	),
-	lines: Type.Optional(Type.String({ description: 'Only this 1-based line range, e.g. "120-180".' })),
-	search: Type.Optional(
-		Type.String({
-			description:
-				"Search every folded block, and every block a compaction removed, for this literal text (case-insensitive).",
-		}),
-	),
+	codes: Type.Optional(Type.Array(Type.String(), { description: 'Fold codes, e.g. ["k3x9a0b2"]' })),
+	grep: Type.Optional(Type.String({ description: "Only lines holding this text (any case), with 2 lines around" })),
+	lines: Type.Optional(Type.String({ description: 'Only this line range, e.g. "120-180"' })),
+	search: Type.Optional(Type.String({ description: "Text to find (any case) in every folded or compacted block" })),
 });
 
 interface RecallArgs {
@@ -239,10 +225,9 @@ export function registerRecallFolded(
 		name: "recall_folded",
 		label: "Recall folded",
 		description:
-			`${TAG_HELP} recall_folded reads it back by code without changing the context: whole, matching lines ` +
-			"(`grep`) or a line range (`lines`); `search` looks through every folded or compacted block when you lack the code. " +
-			`At most ${RECALL_LIMITS.totalChars} characters per call; what is cut is named.`,
-		promptSnippet: "Read back blocks folded as {#<code> FOLDED} (whole, grep, line range, or search all)",
+			`${TAG_HELP} Reads originals back by code (whole, \`grep\` or \`lines\`) without changing the context; ` +
+			`\`search\` works without a code. At most ${RECALL_LIMITS.totalChars} characters per call.`,
+		promptSnippet: "Read back {#<code> FOLDED} blocks",
 		parameters: recallParameters,
 		async execute(_id, params) {
 			return toolText(runRecall(params as RecallArgs, engine, ledger, parent()));
