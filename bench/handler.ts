@@ -1,7 +1,8 @@
 /**
  * Handler bench: replays every recorded session of every available corpus (the whole conversation
- * of its active branch, as bench/replay.ts does) through context-fold's whole `context` handler (the
- * real extension entry, over a stub Pi host with an in-memory session) and times each request
+ * of its active branch, as bench/replay.ts does) through context-fold's `context` handlers (the
+ * real extension entry: the fold pass and the terminal UI's footer refresh, over a stub Pi host
+ * with an in-memory session) and times each request
  * beside one `structuredClone` of the same messages in the same run, as Pi makes before calling
  * handlers. Then measures the handler at 1x, 4x and 16x a session's length (the session
  * concatenated with renamed anchors) to show its cost grows no faster than linearly.
@@ -26,19 +27,39 @@ function quantile(values: readonly number[], q: number): number {
 	return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }
 
-/** A fresh extension instance over a stub host, started like a new session. */
-async function freshHandler(): Promise<{ stub: StubPi; handle: (messages: MessageLike[]) => Promise<void> }> {
+/**
+ * A fresh extension instance over a stub host, started like a new session. `handle` runs every
+ * `context` handler the extension registered (the fold pass, then the footer refresh) with a UI
+ * context whose branch is the request's messages as entries, as in Pi's terminal UI.
+ */
+async function freshHandler(): Promise<{
+	stub: StubPi;
+	handle: (messages: MessageLike[], branch: readonly unknown[]) => Promise<void>;
+}> {
 	const stub = loadStub({ window: WINDOW });
 	stub.settings = {}; // the shipped defaults (the stub host pins the ladder for hook tests)
 	await stub.emit("session_start", { reason: "startup" });
-	const [handler] = stub.handlers.get("context") ?? [];
+	const handlers = (stub.handlers.get("context") ?? []) as Handler[];
+	let branch: readonly unknown[] = [];
 	const ctx = {
-		sessionManager: { getBranch: () => [], getEntries: () => [], getEntryCount: () => 0 },
+		hasUI: true,
+		ui: { setStatus: () => {} },
+		sessionManager: { getBranch: () => branch, getEntries: () => branch, getEntryCount: () => branch.length },
 		model: { contextWindow: WINDOW },
 		getContextUsage: () => undefined,
 	};
-	const raw = handler as Handler;
-	return { stub, handle: async (messages) => void (await raw({ type: "context", messages }, ctx)) };
+	return {
+		stub,
+		handle: async (messages, entries) => {
+			branch = entries;
+			for (const handler of handlers) await handler({ type: "context", messages }, ctx);
+		},
+	};
+}
+
+/** The session entries of a request's messages, as the footer reads them from Pi's branch. */
+function entriesOf(messages: readonly MessageLike[]): unknown[] {
+	return messages.map((message, i) => ({ type: "message", id: `m${i}`, message }));
 }
 
 /** Per-request handler and clone times (ms) over a turn-by-turn replay of `messages`. */
@@ -48,10 +69,11 @@ async function replay(messages: readonly MessageLike[], cuts: readonly number[])
 	const clone: number[] = [];
 	for (const cut of cuts) {
 		const slice = messages.slice(0, cut);
+		const branch = entriesOf(slice);
 		const c0 = performance.now();
 		const copy = structuredClone(slice) as MessageLike[];
 		const c1 = performance.now();
-		await handle(copy);
+		await handle(copy, branch);
 		const c2 = performance.now();
 		clone.push(c1 - c0);
 		handler.push(c2 - c1);
@@ -85,8 +107,11 @@ async function atLength(messages: readonly MessageLike[], samples = 21) {
 	const { handle } = await freshHandler();
 	const cuts = requestCuts(messages);
 	const stride = Math.max(1, Math.floor(cuts.length / 40));
-	for (let i = 0; i < cuts.length; i += stride)
-		await handle(structuredClone(messages.slice(0, cuts[i])) as MessageLike[]);
+	for (let i = 0; i < cuts.length; i += stride) {
+		const slice = messages.slice(0, cuts[i]);
+		await handle(structuredClone(slice) as MessageLike[], entriesOf(slice));
+	}
+	const branch = entriesOf(messages);
 	const handler: number[] = [];
 	const clone: number[] = [];
 	for (let i = 0; i < samples; i++) {
@@ -95,7 +120,7 @@ async function atLength(messages: readonly MessageLike[], samples = 21) {
 		const copy = structuredClone(messages) as MessageLike[];
 		const c1 = performance.now();
 		const c2 = performance.now();
-		await handle(copy);
+		await handle(copy, branch);
 		handler.push(performance.now() - c2);
 		clone.push(c1 - c0);
 	}

@@ -196,12 +196,10 @@ function foldMark(
 export function hitRateSince(branch: readonly unknown[], entryType: string): number | undefined {
 	let read = 0;
 	let prompt = 0;
-	for (const raw of branch) {
-		const entry = raw as EntryLike;
-		if (foldMark(entry, entryType)) {
-			read = 0;
-			prompt = 0;
-		} else if (entry.type === "message" && entry.message?.role === "assistant") {
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i] as EntryLike;
+		if (foldMark(entry, entryType)) break;
+		if (entry.type === "message" && entry.message?.role === "assistant") {
 			const u = entry.message.usage ?? {};
 			read += count(u.cacheRead);
 			prompt += count(u.input) + count(u.cacheRead) + count(u.cacheWrite);

@@ -135,8 +135,33 @@ const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
 	ls: (cwd) => createLsToolDefinition(cwd) as unknown as ToolDefinition,
 };
 
-/** Wraps a factory so its `context` handlers are timed, beside one structuredClone of their input. */
-function timed(factory: ExtensionFactory, onTime: (hookMs: number, cloneMs: number) => void): ExtensionFactory {
+/**
+ * A request's hook time: the sum over every `context` handler a policy's extension registered
+ * (context-fold has two: the fold pass and the footer refresh), beside the clone time measured
+ * before the first of them.
+ */
+export class HookTimer {
+	private pending: { hookMs: number; cloneMs: number } | undefined;
+
+	/** Adds one handler's time. */
+	add(hookMs: number, cloneMs: number): void {
+		this.pending = { hookMs: (this.pending?.hookMs ?? 0) + hookMs, cloneMs: this.pending?.cloneMs ?? cloneMs };
+	}
+
+	/** The request's times so far, and starts the next request's. */
+	take(): { hookMs?: number; cloneMs?: number } {
+		const out = this.pending ?? {};
+		this.pending = undefined;
+		return out;
+	}
+}
+
+/** Wraps a factory so each of its `context` handlers is timed into `timer`, beside one structuredClone of its input. */
+export function timed(
+	factory: ExtensionFactory,
+	timer: HookTimer,
+	now: () => number = () => performance.now(),
+): ExtensionFactory {
 	return (pi: ExtensionAPI) => {
 		const on = pi.on.bind(pi);
 		const wrapped = Object.create(pi) as ExtensionAPI;
@@ -144,11 +169,11 @@ function timed(factory: ExtensionFactory, onTime: (hookMs: number, cloneMs: numb
 		(wrapped as any).on = (event: string, handler: (e: any, ctx: any) => unknown) => {
 			if (event !== "context") return on(event as never, handler as never);
 			return on("context", async (e, ctx) => {
-				const c0 = performance.now();
+				const c0 = now();
 				structuredClone(e.messages);
-				const c1 = performance.now();
+				const c1 = now();
 				const result = await handler(e, ctx);
-				onTime(performance.now() - c1, c1 - c0);
+				timer.add(now() - c1, c1 - c0);
 				return result as never;
 			});
 		};
@@ -201,14 +226,11 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	const diverge = (kind: string): void => {
 		run.divergences[kind] = (run.divergences[kind] ?? 0) + 1;
 	};
-	let pendingHook: { hookMs: number; cloneMs: number } | undefined;
+	const hooks = new HookTimer();
 	const factories: ExtensionFactory[] = [];
-	const onTime = (hookMs: number, cloneMs: number): void => {
-		pendingHook = { hookMs, cloneMs };
-	};
 	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off" };
 	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
-		factories.push(timed(contextFold, onTime));
+		factories.push(timed(contextFold, hooks));
 		const knobs = policy.kind === "context-fold" ? policy.settings : COMPACT_ONLY;
 		settings = { ...settings, "context-fold": knobs };
 	} else if (policy.kind === "mask") {
@@ -216,7 +238,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		factories.push(
 			timed(
 				peerFactory((m) => maskLastN(m, keep)),
-				onTime,
+				hooks,
 			),
 		);
 	} else if (policy.kind === "clear") {
@@ -224,7 +246,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		factories.push(
 			timed(
 				peerFactory((m) => clear.apply(m)),
-				onTime,
+				hooks,
 			),
 		);
 	}
@@ -286,12 +308,10 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			at: lastAt,
 			...captured(messages),
 			produced: index.get(recorded),
-			hookMs: pendingHook?.hookMs,
-			cloneMs: pendingHook?.cloneMs,
+			...hooks.take(),
 			afterCompaction: compactedSinceLast,
 			...(pendingStop ? { warmingStopped: true } : {}),
 		});
-		pendingHook = undefined;
 		pendingStop = false;
 		sentTurn = true;
 		compactedSinceLast = false;

@@ -1,0 +1,53 @@
+/**
+ * The replay's hook time covers every `context` handler a policy's extension registers, summed per
+ * request (context-fold registers two: the fold pass and the footer refresh), with the clone time of
+ * the first; other events pass through unwrapped. Driven by a fake clock the handlers advance.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { HookTimer, timed } from "../../src/replay/run.ts";
+
+type Handler = (event: unknown, ctx: unknown) => unknown;
+
+function host(): { pi: ExtensionAPI; handlers: [string, Handler][] } {
+	const handlers: [string, Handler][] = [];
+	const pi = {
+		on(event: string, handler: Handler) {
+			handlers.push([event, handler]);
+		},
+	};
+	return { pi: pi as unknown as ExtensionAPI, handlers };
+}
+
+test("a request's hook time is the sum of every context handler, its clone time the first one's", async () => {
+	let clock = 0;
+	const onEnd: Handler = () => undefined;
+	const factory: ExtensionFactory = (pi) => {
+		pi.on("context", () => {
+			clock += 5;
+			return undefined;
+		});
+		pi.on("turn_end", onEnd as never);
+		pi.on("context", async () => {
+			clock += 3;
+			return undefined;
+		});
+	};
+	const timer = new HookTimer();
+	const { pi, handlers } = host();
+	await timed(factory, timer, () => clock)(pi);
+
+	assert.deepEqual(
+		handlers.map(([event]) => event),
+		["context", "turn_end", "context"],
+	);
+	assert.equal(handlers[1][1], onEnd, "other events are registered as they are");
+	const event = { type: "context", messages: [{ role: "user", content: "hi", timestamp: 1 }] };
+	for (const [name, handler] of handlers) if (name === "context") await handler(event, {});
+	assert.deepEqual(timer.take(), { hookMs: 8, cloneMs: 0 });
+	assert.deepEqual(timer.take(), {}, "taking starts the next request's");
+
+	await handlers[2][1](event, {});
+	assert.deepEqual(timer.take(), { hookMs: 3, cloneMs: 0 });
+});
