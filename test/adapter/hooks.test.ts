@@ -147,14 +147,14 @@ describe("tools", () => {
 describe("failure posture", () => {
 	it("a throwing fold pass sends that turn raw and says so", async () => {
 		const stub = await started();
-		stub.usage = new Proxy({} as never, {
-			get() {
-				throw new Error("usage exploded");
+		stub.model = new Proxy({} as never, {
+			ownKeys() {
+				throw new Error("model exploded");
 			},
 		});
 		const sent = await stub.request();
 		assert.ok(resultTexts(sent).every((t) => !FOLDED.test(t)));
-		assert.match(stub.stderr.join(""), /fold pass failed, this turn goes out raw: usage exploded/);
+		assert.match(stub.stderr.join(""), /fold pass failed, this turn goes out raw: model exploded/);
 	});
 
 	it("a persistence failure rejects the whole event: the turn goes out raw and nothing is frozen", async () => {

@@ -2,6 +2,7 @@
  * A stub of Pi's ExtensionAPI and context for hook unit tests: records handlers and tools, keeps
  * an in-memory session (message and custom entries), and lets a test inject failures.
  */
+import { estimateTokens } from "@earendil-works/pi-coding-agent";
 import contextFold from "../../src/adapters/pi/index.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
@@ -123,6 +124,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		},
 		async request() {
 			const messages = structuredClone(liveMessages(stub.entries));
+			reportThroughLastResponse(messages, stub.usage?.tokens ?? estimateAll(messages));
 			const event = { type: "context", messages };
 			for (const handler of stub.handlers.get("context") ?? []) {
 				const result = (await handler(event, ctx)) as { messages?: Record<string, unknown>[] } | undefined;
@@ -290,6 +292,30 @@ function liveMessages(entries: readonly Record<string, unknown>[]): Record<strin
 	});
 	const kept = entries.slice(start).filter((e) => e.type === "message");
 	return [...(summary ? [summary] : []), ...kept.map((e) => e.message as Record<string, unknown>)];
+}
+
+/**
+ * Pi works the context size out from the last valid response's usage plus its estimate of every
+ * later message, and so does the hook; the stub reports `usage.tokens` through that response (in
+ * the request's copy) the way a real response of that size would; without one set, the size of the
+ * whole request.
+ */
+function reportThroughLastResponse(messages: Record<string, unknown>[], tokens: number): void {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i] as { role?: unknown; usage?: Record<string, unknown>; stopReason?: unknown };
+		if (m.role !== "assistant" || !m.usage || m.stopReason === "error" || m.stopReason === "aborted") continue;
+		let trailing = 0;
+		for (let j = i + 1; j < messages.length; j++) trailing += estimateTokens(messages[j] as never);
+		m.usage = { ...m.usage, totalTokens: Math.max(1, tokens - trailing) };
+		return;
+	}
+}
+
+/** Pi's estimate of a whole request, what the stub's responses report when the test sets no usage. */
+function estimateAll(messages: Record<string, unknown>[]): number {
+	let tokens = 0;
+	for (const m of messages) tokens += estimateTokens(m as never);
+	return tokens;
 }
 
 /** Builds a session of `n` bash turns each returning `lines` lines (one planted error line each). */

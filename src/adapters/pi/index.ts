@@ -15,6 +15,7 @@ import { clockFrom } from "./cache/clock.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { buildCompaction } from "./compact.ts";
 import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
+import { ContextUsage } from "./context-usage.ts";
 import { registerHandoff } from "./handoff.ts";
 import { IndexStore, type SessionPlace } from "./index-store.ts";
 import { Ledger, type LedgerSource } from "./ledger.ts";
@@ -91,6 +92,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	const advisor = new Advisor({ notify: warn, config: () => config });
 	const warning = new CacheWarning({ notify: warn, config: () => config, now });
 
+	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({
 		config: () => config,
 		policy: (view) => (config.policy === "economic" ? economize(view) : conduct(view)),
@@ -159,8 +161,14 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 	};
 
-	pi.on("session_start", (_event, ctx) => restore(ctx));
-	pi.on("session_tree", (_event, ctx) => restore(ctx));
+	pi.on("session_start", (_event, ctx) => {
+		contextUsage.reset();
+		restore(ctx);
+	});
+	pi.on("session_tree", (_event, ctx) => {
+		contextUsage.reset();
+		restore(ctx);
+	});
 
 	pi.on("session_shutdown", () => warning.reset());
 
@@ -238,10 +246,11 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	pi.on("context", (event, ctx) => {
 		try {
-			const usage = ctx.getContextUsage();
-			engine.run(event.messages as unknown as MessageLike[], {
-				window: ctx.model?.contextWindow ?? usage?.contextWindow,
-				usage: usage?.tokens,
+			const messages = event.messages as unknown as MessageLike[];
+			const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
+			engine.run(messages, {
+				window,
+				usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
 				neverCacheRead: telemetry.neverCacheRead,
 				cache: cacheFacts(ctx),
 			});

@@ -1,0 +1,108 @@
+/**
+ * The context size the hook hands the policy: Pi's rule (the last valid response's usage plus Pi's
+ * estimate of every later message) worked out from the request, with Pi asked only where the request
+ * cannot tell: before any response, and after a compaction until Pi has once reported a size.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
+import { ContextUsage } from "../../src/adapters/pi/context-usage.ts";
+import type { MessageLike } from "../../src/core/block.ts";
+
+const usage = (input: number, cacheRead = 0) => ({
+	input,
+	output: 50,
+	cacheRead,
+	cacheWrite: 0,
+	totalTokens: 0,
+	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+});
+const user = (text: string): MessageLike => ({ role: "user", content: text, timestamp: 1 });
+const reply = (u: ReturnType<typeof usage>, stopReason = "toolUse"): MessageLike => ({
+	role: "assistant",
+	content: [{ type: "toolCall", id: `c${u.input}`, name: "bash", arguments: { command: "ls" } }],
+	usage: u,
+	stopReason,
+	timestamp: 2,
+});
+const result = (id: string, text: string): MessageLike => ({
+	role: "toolResult",
+	toolCallId: id,
+	toolName: "bash",
+	content: [{ type: "text", text }],
+	isError: false,
+	timestamp: 3,
+});
+const summary = (tokensBefore: number): MessageLike => ({
+	role: "compactionSummary",
+	summary: "earlier work",
+	tokensBefore,
+	timestamp: 4,
+});
+const est = (m: MessageLike) => estimateTokens(m as never);
+const never = () => assert.fail("Pi was asked although the request tells");
+
+test("the last valid response's usage plus Pi's estimate of every later message", () => {
+	const tail = [result("c1200", "a".repeat(4000)), user("go on")];
+	const messages = [user("start"), reply(usage(1200, 800)), ...tail];
+	const want = calculateContextTokens(usage(1200, 800)) + est(tail[0]) + est(tail[1]);
+	assert.equal(new ContextUsage().tokens(messages, never), want);
+});
+
+test("aborted, failed and empty responses are skipped, as Pi skips them", () => {
+	const valid = reply(usage(900));
+	const empty = { ...usage(0, 0), output: 0 };
+	const later = [
+		result("c900", "ok"),
+		reply(usage(5000), "error"),
+		reply(usage(4000), "aborted"),
+		reply(empty, "stop"),
+	];
+	const messages = [user("start"), valid, ...later];
+	const want = calculateContextTokens(usage(900)) + later.reduce((n, m) => n + est(m), 0);
+	assert.equal(new ContextUsage().tokens(messages, never), want);
+});
+
+test("before any response Pi is asked (its estimate counts the system prompt the request lacks)", () => {
+	assert.equal(
+		new ContextUsage().tokens([user("hello")], () => 321),
+		321,
+	);
+});
+
+test("after a compaction Pi is asked until it reports a size once, and again after a reset", () => {
+	const usageOf = new ContextUsage();
+	const kept = [summary(90_000), user("kept"), reply(usage(70_000)), result("c70000", "old")];
+	let asked = 0;
+	assert.equal(
+		usageOf.tokens(kept, () => {
+			asked++;
+			return null;
+		}),
+		null,
+		"no response since the compaction: Pi cannot tell",
+	);
+	const fresh = [...kept, reply(usage(12_000)), result("c12000", "new")];
+	assert.equal(
+		usageOf.tokens(fresh, () => {
+			asked++;
+			return 12_345;
+		}),
+		12_345,
+	);
+	assert.equal(asked, 2);
+	const next = [...fresh, reply(usage(13_000)), user("more")];
+	assert.equal(usageOf.tokens(next, never), calculateContextTokens(usage(13_000)) + est(user("more")));
+	const other = [summary(50_000), ...next.slice(1)];
+	assert.equal(
+		usageOf.tokens(other, () => 7),
+		7,
+		"a different compaction is asked about again",
+	);
+	usageOf.reset();
+	assert.equal(
+		usageOf.tokens(other, () => 8),
+		8,
+		"a /tree move or a new session forgets",
+	);
+});
