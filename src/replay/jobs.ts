@@ -40,8 +40,10 @@ export async function runJob(
 		script = replayScript(readSessionFile(job.file), job.file);
 		scripts.set(job.file, script);
 	}
-	const run = await replayPolicy(script, job.policy, { window: job.window, onProgress });
-	return figuresOf(script, run, PRICE_MODELS[job.price], job.warming, job.window);
+	const model = PRICE_MODELS[job.price];
+	const cache = { ttlMs: model.ttlMs, warming: job.warming };
+	const run = await replayPolicy(script, job.policy, { window: job.window, cache, onProgress });
+	return figuresOf(script, run, model, job.warming, job.window);
 }
 
 const WORKER = new URL("./worker.ts", import.meta.url);

@@ -30,11 +30,12 @@ import {
 	type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import contextFold from "../adapters/pi/index.ts";
+import { CACHE_WARM } from "../adapters/pi/cache/telemetry.ts";
+import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
-import { PRICE_MODELS, warmingDelayMs } from "./price.ts";
+import { PRICE_MODELS, WARMING_MAX_IDLE_MS, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
 
 /** A policy to replay under. */
@@ -79,6 +80,11 @@ export interface PolicyRun {
 /** Options of a replay. */
 export interface RunOptions {
 	window: number;
+	/**
+	 * The cache the run is priced under, as context-fold should see it in the idle gaps: its lifetime
+	 * and whether Pi warms it (default: anthropic-5m, warming on, the CLI's defaults).
+	 */
+	cache?: { ttlMs: number; warming: boolean };
 	onProgress?: (done: number, total: number) => void;
 	/** Keep each request's messages (tests); by default only their shape is kept. */
 	keepMessages?: boolean;
@@ -229,10 +235,18 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	const hooks = new HookTimer();
 	const factories: ExtensionFactory[] = [];
 	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off" };
+	const cache = options.cache ?? { ttlMs: PRICE_MODELS["anthropic-5m"].ttlMs, warming: true };
+	// context-fold runs on the recording's clock: at each request the time of the reply it produced.
+	let clock = 0;
 	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
-		factories.push(timed(contextFold, hooks));
+		factories.push(
+			timed(
+				contextFoldOnClock(() => clock),
+				hooks,
+			),
+		);
 		const knobs = policy.kind === "context-fold" ? policy.settings : COMPACT_ONLY;
-		settings = { ...settings, "context-fold": knobs };
+		settings = { ...settings, "context-fold": { cacheTtlSeconds: Math.ceil(cache.ttlMs / 1000), ...knobs } };
 	} else if (policy.kind === "mask") {
 		const keep = policy.keep;
 		factories.push(
@@ -278,13 +292,25 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let pendingStop = false;
 	let sentTurn = false;
 	let decide: (event: CacheWarmingDecisionEvent) => Promise<"warm" | "stop"> = async (event) => event.action;
+	let recordWarm: (at: number) => void = () => {};
+	const warmDelay = cache.warming ? warmingDelayMs(cache.ttlMs) : undefined;
 	factories.unshift(
 		warmingProbe(async () => {
 			pendingStop = false;
 			const next = script.turns[turn]?.assistants[cursor];
-			if (compacting || !sentTurn || !next) return;
-			if (Number(next.timestamp ?? lastAt) - lastAt < FIRST_REFRESH_MS) return;
-			pendingStop = (await decide(WARM_QUESTION)) === "stop";
+			if (compacting || !next) return;
+			const at = Number(next.timestamp ?? lastAt);
+			if (sentTurn && at - lastAt >= FIRST_REFRESH_MS) {
+				clock = lastAt + FIRST_REFRESH_MS;
+				pendingStop = (await decide(WARM_QUESTION)) === "stop";
+			}
+			// Pi's idle refreshes of the gap, as the price model sends them, reach the session as
+			// `cache_warm` usage entries, which context-fold reads to tell a warm cache from a cold one.
+			if (sentTurn && warmDelay !== undefined && !pendingStop) {
+				const stop = Math.min(at, lastAt + WARMING_MAX_IDLE_MS + 1);
+				for (let t = lastAt + warmDelay; t < stop; t += warmDelay) recordWarm(t);
+			}
+			clock = at;
 		}),
 	);
 	const step = (context: { messages: unknown[] }) => {
@@ -375,6 +401,15 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	});
 	await session.bindExtensions({});
 	decide = (event) => session.extensionRunner.emitCacheWarmingDecision(event);
+	recordWarm = (at) => {
+		const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+		const entry = session.sessionManager.appendUsage(CACHE_WARM, "replay", "recorded", {
+			...usage,
+			cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+		});
+		// Pi stamps the entry with wall time; the refresh happened at `at` on the recording's clock.
+		entry.timestamp = new Date(at).toISOString();
+	};
 	steer = (text) => {
 		void session.steer(text);
 	};

@@ -31,6 +31,18 @@ import { SavedSettings } from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
 export default function contextFold(pi: ExtensionAPI): void {
+	register(pi, clockFrom(process.env));
+}
+
+/**
+ * context-fold on a given clock (epoch ms) instead of wall time: the replay runs it on the
+ * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them.
+ */
+export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => void {
+	return (pi) => register(pi, now);
+}
+
+function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
 	const reported = new Set<string>();
@@ -68,7 +80,6 @@ export default function contextFold(pi: ExtensionAPI): void {
 	};
 
 	const telemetry = new CacheTelemetry();
-	const now = clockFrom(process.env);
 	// Pi's idle refreshes reach no extension event: they are read from the session's entry growth.
 	let seenEntries = 0;
 	const catchUpWarms = (ctx: ExtensionContext): void => {

@@ -1,0 +1,84 @@
+/**
+ * The replay runs context-fold on the recording's clock and shows it Pi's idle refreshes, so that it
+ * tells a warm cache from a cold one as it would have in the recorded session: after a gap longer
+ * than Pi warms (30 minutes) or with warming off, the cache is cold and the economic policy folds
+ * with no least event size (the rewrite is free); while Pi's refreshes keep the cache warm, it does
+ * not. Through the real Pi SDK.
+ *
+ * The synthetic session reads a 10k-token file, then a 2k-token one, and answers; after the gap a
+ * new prompt gets one more answer. With `minEvent` at half the window no event is worth it on a warm
+ * cache, and the 2k result keeps the first read outside the 1k hot tail.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { PRICE_MODELS } from "../../src/replay/price.ts";
+import { figuresOf } from "../../src/replay/report.ts";
+import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { replayScript } from "../../src/replay/script.ts";
+import { parseSessionText } from "../../src/replay/session-file.ts";
+
+const T0 = Date.parse("2026-01-01T00:00:00.000Z");
+const WINDOW = 100_000;
+const MODEL = PRICE_MODELS["anthropic-5m"];
+const policy: Policy = {
+	name: "context-fold",
+	kind: "context-fold",
+	settings: { policy: "economic", hotTail: 1000, coldTail: 1000, foldFrom: 0.05, minEvent: 0.5, backstopAt: 0.9 },
+};
+
+function session(gapSeconds: number) {
+	const lines: unknown[] = [
+		{ type: "session", version: 3, id: "s", timestamp: new Date(T0).toISOString(), cwd: "/nowhere" },
+	];
+	const add = (second: number, message: Record<string, unknown>): void => {
+		const n = lines.length;
+		lines.push({
+			type: "message",
+			id: `e${n}`,
+			parentId: n === 1 ? null : `e${n - 1}`,
+			timestamp: new Date(T0 + second * 1000).toISOString(),
+			message: { ...message, timestamp: T0 + second * 1000 },
+		});
+	};
+	const read = (second: number, id: string, chars: number): void => {
+		add(second, {
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
+			stopReason: "toolUse",
+		});
+		add(second, {
+			role: "toolResult",
+			toolCallId: id,
+			toolName: "read",
+			content: [{ type: "text", text: `${id} `.repeat(chars / 3) }],
+			isError: false,
+		});
+	};
+	add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
+	read(2, "c1", 40_000);
+	read(3, "c2", 8_000);
+	add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	add(4 + gapSeconds, { role: "user", content: [{ type: "text", text: "again" }] });
+	add(5 + gapSeconds, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	return replayScript(parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n")));
+}
+
+async function foldRequests(gapSeconds: number, warming: boolean): Promise<number[]> {
+	const script = session(gapSeconds);
+	const run = await replayPolicy(script, policy, { window: WINDOW, cache: { ttlMs: MODEL.ttlMs, warming } });
+	assert.deepEqual(run.divergences, {});
+	assert.equal(run.requests.length, 4);
+	return figuresOf(script, run, MODEL, warming, WINDOW).rewriteEvents.map((e) => e.request);
+}
+
+test("past Pi's 30 minutes of warming the cache is cold: the request after the gap folds", async () => {
+	assert.deepEqual(await foldRequests(2 * 3600, true), [3]);
+});
+
+test("while Pi's refreshes keep the cache warm, nothing folds", async () => {
+	assert.deepEqual(await foldRequests(600, true), []);
+});
+
+test("with warming off the same gap leaves the cache cold: the request after it folds", async () => {
+	assert.deepEqual(await foldRequests(600, false), [3]);
+});
