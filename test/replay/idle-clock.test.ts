@@ -14,8 +14,7 @@ import { test } from "node:test";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf } from "../../src/replay/report.ts";
 import { type Policy, replayPolicy } from "../../src/replay/run.ts";
-import { replayScript } from "../../src/replay/script.ts";
-import { parseSessionText } from "../../src/replay/session-file.ts";
+import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const WINDOW = 100_000;
@@ -27,19 +26,8 @@ const policy: Policy = {
 };
 
 function session(gapSeconds: number) {
-	const lines: unknown[] = [
-		{ type: "session", version: 3, id: "s", timestamp: new Date(T0).toISOString(), cwd: "/nowhere" },
-	];
-	const add = (second: number, message: Record<string, unknown>): void => {
-		const n = lines.length;
-		lines.push({
-			type: "message",
-			id: `e${n}`,
-			parentId: n === 1 ? null : `e${n - 1}`,
-			timestamp: new Date(T0 + second * 1000).toISOString(),
-			message: { ...message, timestamp: T0 + second * 1000 },
-		});
-	};
+	const synthetic = new SyntheticSession(T0);
+	const add = (second: number, message: Record<string, unknown>): void => synthetic.add(second, message);
 	const read = (second: number, id: string, chars: number): void => {
 		add(second, {
 			role: "assistant",
@@ -60,7 +48,7 @@ function session(gapSeconds: number) {
 	add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
 	add(4 + gapSeconds, { role: "user", content: [{ type: "text", text: "again" }] });
 	add(5 + gapSeconds, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
-	return replayScript(parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n")));
+	return synthetic.script();
 }
 
 async function foldRequests(gapSeconds: number, warming: boolean): Promise<number[]> {

@@ -15,24 +15,12 @@ import { test } from "node:test";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf } from "../../src/replay/report.ts";
 import { type Policy, replayPolicy } from "../../src/replay/run.ts";
-import { replayScript } from "../../src/replay/script.ts";
-import { parseSessionText } from "../../src/replay/session-file.ts";
+import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const WINDOW = 100_000;
-const lines: unknown[] = [
-	{ type: "session", version: 3, id: "s", timestamp: new Date(T0).toISOString(), cwd: "/nowhere" },
-];
-function add(second: number, message: Record<string, unknown>): void {
-	const n = lines.length;
-	lines.push({
-		type: "message",
-		id: `e${n}`,
-		parentId: n === 1 ? null : `e${n - 1}`,
-		timestamp: new Date(T0 + second * 1000).toISOString(),
-		message: { ...message, timestamp: T0 + second * 1000 },
-	});
-}
+const session = new SyntheticSession(T0);
+const add = (second: number, message: Record<string, unknown>): void => session.add(second, message);
 function read(second: number, id: string, content: { type: "text"; text: string }[]): void {
 	add(second, {
 		role: "assistant",
@@ -51,7 +39,7 @@ read(
 add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
 add(605, { role: "user", content: [{ type: "text", text: "again" }] });
 add(606, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
-const script = replayScript(parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n")));
+const script = session.script();
 
 const fold = (foldAt: number): Policy => ({
 	name: "context-fold",

@@ -1,0 +1,35 @@
+/**
+ * A recorded Pi session built message by message for replay tests: a session header, then one
+ * message entry per call, each parented on the one before and stamped `second` seconds after `t0`.
+ */
+import { type ReplayScript, replayScript } from "../../src/replay/script.ts";
+import { parseSessionText } from "../../src/replay/session-file.ts";
+
+/** A session file in the making. */
+export class SyntheticSession {
+	private readonly lines: unknown[];
+	private readonly t0: number;
+
+	constructor(t0: number) {
+		this.t0 = t0;
+		this.lines = [{ type: "session", version: 3, id: "s", timestamp: new Date(t0).toISOString(), cwd: "/nowhere" }];
+	}
+
+	/** Appends `message` at `second` seconds after t0. */
+	add(second: number, message: Record<string, unknown>): void {
+		const n = this.lines.length;
+		const at = this.t0 + second * 1000;
+		this.lines.push({
+			type: "message",
+			id: `e${n}`,
+			parentId: n === 1 ? null : `e${n - 1}`,
+			timestamp: new Date(at).toISOString(),
+			message: { ...message, timestamp: at },
+		});
+	}
+
+	/** The replay script of the session so far. */
+	script(): ReplayScript {
+		return replayScript(parseSessionText(this.lines.map((l) => JSON.stringify(l)).join("\n")));
+	}
+}
