@@ -8,7 +8,9 @@
  * there, so a long replay does not hold every request's messages. Where a recorded gap is long
  * enough for idle cache warming to refresh, the replay asks the extensions Pi's own question for
  * that gap (`cache_warming_decision`, through the session's extension runner) and records a `stop`
- * on the request after it. Nothing touches the network or the disk.
+ * on the request after it. context-fold runs on the recording's clock, and the refreshes Pi would
+ * have sent in each gap reach its session as `cache_warm` entries, so it sees the cache warm or
+ * cold as the price model does. Nothing touches the network or the disk.
  */
 import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
@@ -288,7 +290,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let done = 0;
 	const steered = new Set<number>();
 	let steer: (text: string) => void = () => {};
-	// Asked before the request after a gap long enough to warm, with the state the extensions hold in it.
+	// Before each request: the warming question after a gap long enough to warm (asked with the state
+	// the extensions hold in it), the gap's refreshes, then the clock moved to the request's time.
 	let pendingStop = false;
 	let sentTurn = false;
 	let decide: (event: CacheWarmingDecisionEvent) => Promise<"warm" | "stop"> = async (event) => event.action;
