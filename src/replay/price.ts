@@ -106,6 +106,17 @@ export function warmingDelayMs(ttlMs: number): number | undefined {
 	return Math.max(1, Math.floor(Math.min(ttlMs * 0.9, ttlMs - 10_000)));
 }
 
+/**
+ * When Pi's idle warming refreshes the cache between a request at `from` and the next at `to`:
+ * every `delay` ms, for at most WARMING_MAX_IDLE_MS after `from`.
+ */
+export function refreshTimes(from: number, to: number, delay: number): number[] {
+	const times: number[] = [];
+	const stop = Math.min(to, from + WARMING_MAX_IDLE_MS + 1);
+	for (let t = from + delay; t < stop; t += delay) times.push(t);
+	return times;
+}
+
 /** Prices a run's requests under `model`, with or without idle warming. */
 export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warming: boolean): RunPrice {
 	const expiry = new Map<number, number>();
@@ -148,8 +159,7 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 		let gapRefreshes = 0;
 		let gapCost = 0;
 		if (lastTurn && delay !== undefined) {
-			const stop = Math.min(input.at, lastTurn.at + WARMING_MAX_IDLE_MS + 1);
-			for (let t = lastTurn.at + delay; t < stop; t += delay) {
+			for (const t of refreshTimes(lastTurn.at, input.at, delay)) {
 				if (input.warmingStopped) {
 					out.warmStopped++;
 					continue;

@@ -37,7 +37,7 @@ import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
-import { PRICE_MODELS, WARMING_MAX_IDLE_MS, warmingDelayMs } from "./price.ts";
+import { PRICE_MODELS, refreshTimes, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
 
 /** A policy to replay under. */
@@ -310,8 +310,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			// Pi's idle refreshes of the gap, as the price model sends them, reach the session as
 			// `cache_warm` usage entries, which context-fold reads to tell a warm cache from a cold one.
 			if (sentTurn && warmDelay !== undefined && !pendingStop) {
-				const stop = Math.min(at, lastAt + WARMING_MAX_IDLE_MS + 1);
-				for (let t = lastAt + warmDelay; t < stop; t += warmDelay) recordWarm(t);
+				for (const t of refreshTimes(lastAt, at, warmDelay)) recordWarm(t);
 			}
 			clock = at;
 		}),

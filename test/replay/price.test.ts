@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
 import { BlockTable } from "../../src/replay/blocks.ts";
-import { PRICE_MODELS, type PriceInput, priceRun } from "../../src/replay/price.ts";
+import { PRICE_MODELS, type PriceInput, priceRun, refreshTimes, WARMING_MAX_IDLE_MS } from "../../src/replay/price.ts";
 
 const text = (role: string, chars: number, fill = "a"): MessageLike => ({
 	role,
@@ -128,4 +128,12 @@ test("a stop stops every refresh of its gap, and only that gap's", () => {
 		[0, 0, 3],
 	);
 	assert.equal(priceRun(stopped, PRICE_MODELS["anthropic-5m"], false).warmStopped, 0, "no warming, nothing to stop");
+});
+
+test("idle refreshes come every delay after a request, for at most 30 minutes, and not at the next request", () => {
+	assert.deepEqual(refreshTimes(0, 600_000, 270_000), [270_000, 540_000]);
+	assert.deepEqual(refreshTimes(0, 540_000, 270_000), [270_000]);
+	const long = refreshTimes(1_000, 7_200_000, 270_000);
+	assert.equal(long.length, 6);
+	assert.ok(long.every((t) => t <= 1_000 + WARMING_MAX_IDLE_MS));
 });
