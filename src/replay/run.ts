@@ -156,6 +156,11 @@ export class HookTimer {
 		this.pending = { hookMs: (this.pending?.hookMs ?? 0) + hookMs, cloneMs: this.pending?.cloneMs ?? cloneMs };
 	}
 
+	/** True before the first handler of a request: the one whose input is cloned for comparison. */
+	get fresh(): boolean {
+		return this.pending === undefined;
+	}
+
 	/** The request's times so far, and starts the next request's. */
 	take(): { hookMs?: number; cloneMs?: number } {
 		const out = this.pending ?? {};
@@ -164,7 +169,7 @@ export class HookTimer {
 	}
 }
 
-/** Wraps a factory so each of its `context` handlers is timed into `timer`, beside one structuredClone of its input. */
+/** Wraps a factory so each of its `context` handlers is timed into `timer`, beside one structuredClone of a request's input. */
 export function timed(
 	factory: ExtensionFactory,
 	timer: HookTimer,
@@ -177,8 +182,9 @@ export function timed(
 		(wrapped as any).on = (event: string, handler: (e: any, ctx: any) => unknown) => {
 			if (event !== "context") return on(event as never, handler as never);
 			return on("context", async (e, ctx) => {
+				// One clone per request, before its first handler: the price Pi pays once per request.
 				const c0 = now();
-				structuredClone(e.messages);
+				if (timer.fresh) structuredClone(e.messages);
 				const c1 = now();
 				const result = await handler(e, ctx);
 				timer.add(now() - c1, c1 - c0);

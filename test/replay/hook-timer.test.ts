@@ -44,9 +44,13 @@ test("a request's hook time is the sum of every context handler, its clone time 
 	);
 	assert.equal(handlers[1][1], onEnd, "other events are registered as they are");
 	const event = { type: "context", messages: [{ role: "user", content: "hi", timestamp: 1 }] };
-	for (const [name, handler] of handlers) if (name === "context") await handler(event, {});
+	assert.ok(timer.fresh, "the first handler of a request clones its input");
+	await handlers[0][1](event, {});
+	assert.ok(!timer.fresh, "later handlers of the same request do not clone again");
+	await handlers[2][1](event, {});
 	assert.deepEqual(timer.take(), { hookMs: 8, cloneMs: 0 });
 	assert.deepEqual(timer.take(), {}, "taking starts the next request's");
+	assert.ok(timer.fresh);
 
 	await handlers[2][1](event, {});
 	assert.deepEqual(timer.take(), { hookMs: 3, cloneMs: 0 });
