@@ -3,6 +3,7 @@
  * folded block. Nothing here depends on anything but its arguments: the same block and code always
  * give the same bytes.
  */
+import { outlineLine } from "./outline.ts";
 import { riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount } from "./tokens.ts";
 
@@ -124,7 +125,8 @@ function riskSection(code: string, text: string, isError = false): string {
 export function toolResultDigest(input: ToolResultDigestInput): string {
 	const head = clip(firstLine(input.text), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
-	const body = `${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${riskSection(input.code, input.text, input.isError)}`;
+	const names = outlineLine(input.text);
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${names ? ` ${names}` : ""}${riskSection(input.code, input.text, input.isError)}`;
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 

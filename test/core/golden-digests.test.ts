@@ -140,6 +140,9 @@ function folded(id: string): MessageLike {
 	return out.messages[b.msg];
 }
 
+const LONG_READ_DIGEST =
+	"{#emx6lxqv FOLDED} read: 300 lines, ~2182 tokens. First line: // generated constants Names: value1, value2, value3, value4, value5, value6, value7, value8, value9, value10, value11, value12, value13, value14, value15, value16, ….";
+
 describe("golden digests", () => {
 	it("bash output with error lines and a stack trace: errors verbatim first, then frames", () => {
 		const expected =
@@ -154,8 +157,8 @@ describe("golden digests", () => {
 		assert.deepEqual(folded("r:toolu_bash").content, [{ type: "text", text: expected }]);
 	});
 
-	it("a long read result: size and first line only", () => {
-		const expected = "{#emx6lxqv FOLDED} read: 300 lines, ~2182 tokens. First line: // generated constants";
+	it("a long read result: size, first line and the first names it declares", () => {
+		const expected = LONG_READ_DIGEST;
 		assert.equal(digestOf("r:toolu_read"), expected);
 		assert.deepEqual(folded("r:toolu_read").content, [{ type: "text", text: expected }]);
 	});
@@ -212,10 +215,7 @@ describe("golden digests", () => {
 		assert.deepEqual(refused, []);
 		assert.deepEqual(
 			ops.map((op) => op.text),
-			[
-				"{#emx6lxqv FOLDED} read: 300 lines, ~2182 tokens. First line: // generated constants",
-				"{#p90fxbdr FOLDED} read: identical to {#emx6lxqv FOLDED}, ~2182 tokens.",
-			],
+			[LONG_READ_DIGEST, "{#p90fxbdr FOLDED} read: identical to {#emx6lxqv FOLDED}, ~2182 tokens."],
 		);
 	});
 
