@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
-import { ContextUsage } from "../../src/adapters/pi/context-usage.ts";
+import { ContextUsage } from "../../src/adapters/pi/fold/context-usage.ts";
 import type { MessageLike } from "../../src/core/block.ts";
 
 const usage = (input: number, cacheRead = 0) => ({

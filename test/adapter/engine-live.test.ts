@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
-import { FoldEngine } from "../../src/adapters/pi/store.ts";
+import { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
 import type { MessageLike } from "../../src/core/block.ts";
 
 const BIG = Array.from({ length: 400 }, (_, i) => `line ${i} of the file`).join("\n");

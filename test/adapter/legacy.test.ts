@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { rebuildRegistry } from "../../src/adapters/pi/persistence.ts";
+import { rebuildRegistry } from "../../src/adapters/pi/fold/persistence.ts";
 import { fromLegacyId } from "../../src/core/block.ts";
 import {
 	bytesOf,

@@ -10,7 +10,7 @@ import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { readToolOutputFile } from "../../src/adapters/pi/recall.ts";
+import { readToolOutputFile } from "../../src/adapters/pi/fold/recall-sources.ts";
 import { loadStub } from "./stub-pi.ts";
 
 const savedTmp = process.env.TMPDIR;

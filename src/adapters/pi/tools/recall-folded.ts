@@ -9,10 +9,10 @@ import { Type } from "typebox";
 import { quoteTags } from "../../../core/digest.ts";
 import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../../core/recall.ts";
 import { lineCount } from "../../../core/tokens.ts";
-import type { Ledger } from "../ledger.ts";
-import type { ParentSession } from "../parent-session.ts";
-import { type Resolved, readToolOutputFile, resolveCode } from "../recall.ts";
-import { errorText, type FoldEngine } from "../store.ts";
+import { errorText, type FoldEngine } from "../fold/engine.ts";
+import type { ParentSession } from "../fold/parent-session.ts";
+import { type Resolved, readToolOutputFile, resolveCode } from "../fold/recall-sources.ts";
+import type { Ledger } from "../fold/session-ledger.ts";
 import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
 
 /** Parameters of recall_folded. */

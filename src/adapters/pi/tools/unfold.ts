@@ -5,8 +5,8 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { ParentSession } from "../parent-session.ts";
-import { errorText, type FoldEngine } from "../store.ts";
+import { errorText, type FoldEngine } from "../fold/engine.ts";
+import type { ParentSession } from "../fold/parent-session.ts";
 import { codeList, notCodes, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */

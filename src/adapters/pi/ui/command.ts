@@ -13,10 +13,10 @@ import { type AutocompleteItem, Input, type SettingItem, SettingsList } from "@e
 import { short, statusText, unfoldCost } from "../../../core/status.ts";
 import { blockCost } from "../../../core/tokens.ts";
 import { KNOBS, resolveConfig } from "../config.ts";
-import type { Ledger } from "../ledger.ts";
-import type { ParentSession } from "../parent-session.ts";
+import { errorText } from "../fold/engine.ts";
+import type { ParentSession } from "../fold/parent-session.ts";
+import type { Ledger } from "../fold/session-ledger.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
-import { errorText } from "../store.ts";
 import { recallHeader, resolveAny, runRecall } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
 import { type KnobRow, knobRows, knobText, type SavedSettings } from "./settings.ts";

@@ -13,8 +13,8 @@ import type { FoldOp } from "../../../core/apply.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { eventLabel, eventSaving, short } from "../../../core/status.ts";
 import { blockCost, estTokens } from "../../../core/tokens.ts";
-import { ENTRY_TYPE, type FoldEntry } from "../persistence.ts";
-import type { FoldEngine } from "../store.ts";
+import type { FoldEngine } from "../fold/engine.ts";
+import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 
 /**
  * Fold records by block id for the lines: the registry's, and those of the event being committed,

@@ -24,9 +24,9 @@ import {
 	type StatusFacts,
 } from "../../../core/status.ts";
 import { estTokens } from "../../../core/tokens.ts";
-import { ENTRY_TYPE } from "../persistence.ts";
+import type { FoldEngine } from "../fold/engine.ts";
+import { ENTRY_TYPE } from "../fold/persistence.ts";
 import type { FoldConfig } from "../settings-schema.ts";
-import type { FoldEngine } from "../store.ts";
 
 /** The footer's status key. */
 export const STATUS_KEY = "context-fold";

@@ -7,13 +7,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import type { MessageLike } from "../../core/block.ts";
-import { extractSeedRecord } from "../../core/index/extract.ts";
-import { summarizeIndex } from "../../core/index/merge.ts";
-import { renderHandoff, renderSummary } from "../../core/summary.ts";
-import { branchRecords, branchView } from "./compact.ts";
-import type { IndexStore } from "./index-store.ts";
-import { errorText, type FoldEngine } from "./store.ts";
+import type { MessageLike } from "../../../core/block.ts";
+import { extractSeedRecord } from "../../../core/index/extract.ts";
+import { summarizeIndex } from "../../../core/index/merge.ts";
+import { renderHandoff, renderSummary } from "../../../core/summary.ts";
+import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { branchRecords, branchView } from "./compact-hook.ts";
+import type { IndexStore } from "./seed-index-store.ts";
 
 /** customType of the message that seeds a new session. */
 export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";

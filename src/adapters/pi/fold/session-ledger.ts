@@ -4,7 +4,7 @@
  * history, after compaction and after a restart. Linearization is cached and extended only by the
  * entries appended since the last lookup.
  */
-import { type Block, type MessageLike, messageBlocks } from "../../core/block.ts";
+import { type Block, type MessageLike, messageBlocks } from "../../../core/block.ts";
 
 /** One place a durable id occurs in the ledger. */
 export interface LedgerHit {

@@ -4,18 +4,18 @@
  * session before its bytes are frozen and applied; any append failure rejects the whole event.
  */
 import { createHash } from "node:crypto";
-import { ApplyMemo, type FoldOp } from "../../core/apply.ts";
-import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../core/block.ts";
-import { unfoldable } from "../../core/cache-advice.ts";
-import type { CacheFacts, FoldCommand, PolicyView } from "../../core/contract.ts";
-import type { FoldRecord } from "../../core/fold-registry.ts";
-import { FoldRegistry } from "../../core/fold-registry.ts";
-import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "../../core/pass.ts";
-import { type PassSnapshot, passRows } from "../../core/status.ts";
-import type { CallFactsMemo } from "../../core/supersede.ts";
-import { FrozenMemo } from "../../core/view.ts";
+import { ApplyMemo, type FoldOp } from "../../../core/apply.ts";
+import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../../core/block.ts";
+import { unfoldable } from "../../../core/cache-advice.ts";
+import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
+import type { FoldRecord } from "../../../core/fold-registry.ts";
+import { FoldRegistry } from "../../../core/fold-registry.ts";
+import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "../../../core/pass.ts";
+import { type PassSnapshot, passRows } from "../../../core/status.ts";
+import type { CallFactsMemo } from "../../../core/supersede.ts";
+import { FrozenMemo } from "../../../core/view.ts";
+import type { FoldConfig } from "../settings-schema.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
-import type { FoldConfig } from "./settings-schema.ts";
 
 /** sha256 of a block text, hex. */
 export function sha256(text: string): string {

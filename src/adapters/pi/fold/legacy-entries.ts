@@ -7,9 +7,9 @@
  * recomputed. Replay follows 0.5.1's rules: the latest record per block id wins, the latest layer
  * per seq wins, layers apply in ascending seq, unfolds accumulate.
  */
-import type { FoldOp } from "../../core/apply.ts";
-import { fromLegacyId } from "../../core/block.ts";
-import type { FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
+import type { FoldOp } from "../../../core/apply.ts";
+import { fromLegacyId } from "../../../core/block.ts";
+import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 
 /** What the 0.5.1 entries of a branch say, collected before replay. */
 export interface LegacyState {

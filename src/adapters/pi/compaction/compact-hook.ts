@@ -4,19 +4,19 @@
  * compaction record, and Pi receives a summary built only from the index and the compacted
  * messages. No model call on any path; if anything here throws, Pi's own compaction runs.
  */
-import type { MessageLike } from "../../core/block.ts";
-import { linearize } from "../../core/block.ts";
-import { foldCode } from "../../core/digest.ts";
-import type { FoldRecord } from "../../core/fold-registry.ts";
-import { type BranchView, recordsOnBranch } from "../../core/index/branch.ts";
-import { extractSeedRecord } from "../../core/index/extract.ts";
-import { summarizeIndex } from "../../core/index/merge.ts";
-import type { SeedRecord } from "../../core/index/seed-index.ts";
-import { contentKey } from "../../core/lower.ts";
-import { renderSummary, SUMMARY_HEADER, summaryCapFor } from "../../core/summary.ts";
-import type { IndexStore } from "./index-store.ts";
-import { ENTRY_VERSION, type FoldEntry } from "./persistence.ts";
-import { errorText, type FoldEngine, sha256 } from "./store.ts";
+import type { MessageLike } from "../../../core/block.ts";
+import { linearize } from "../../../core/block.ts";
+import { foldCode } from "../../../core/digest.ts";
+import type { FoldRecord } from "../../../core/fold-registry.ts";
+import { type BranchView, recordsOnBranch } from "../../../core/index/branch.ts";
+import { extractSeedRecord } from "../../../core/index/extract.ts";
+import { summarizeIndex } from "../../../core/index/merge.ts";
+import type { SeedRecord } from "../../../core/index/seed-index.ts";
+import { contentKey } from "../../../core/lower.ts";
+import { renderSummary, SUMMARY_HEADER, summaryCapFor } from "../../../core/summary.ts";
+import { errorText, type FoldEngine, sha256 } from "../fold/engine.ts";
+import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
+import type { IndexStore } from "./seed-index-store.ts";
 
 /** What the compaction hook needs from Pi's event. */
 export interface CompactionInput {

@@ -6,10 +6,10 @@
  * the parent file is only read.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import type { FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
-import { Ledger } from "./ledger.ts";
+import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
+import { sha256 } from "./engine.ts";
 import { rebuildRegistry } from "./persistence.ts";
-import { sha256 } from "./store.ts";
+import { Ledger } from "./session-ledger.ts";
 
 /** Largest parent session file read (bytes). */
 const MAX_PARENT_BYTES = 512 * 1024 * 1024;

@@ -12,7 +12,7 @@
  * which a request does not show: there the figure is off by at most the edit.
  */
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
-import type { MessageLike } from "../../core/block.ts";
+import type { MessageLike } from "../../../core/block.ts";
 
 type Usage = Parameters<typeof calculateContextTokens>[0];
 

@@ -6,8 +6,8 @@
 
 import { Type } from "typebox";
 import { Value } from "typebox/value";
-import type { FoldOp } from "../../core/apply.ts";
-import { type FoldRecord, FoldRegistry } from "../../core/fold-registry.ts";
+import type { FoldOp } from "../../../core/apply.ts";
+import { type FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { isLegacyEntry, legacyState, readLegacyEntry, replayLegacy } from "./legacy-entries.ts";
 
 /** customType of every entry this extension appends. */

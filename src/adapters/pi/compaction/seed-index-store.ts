@@ -5,8 +5,8 @@
  */
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseSeedIndex, retraction, serializeRecord } from "../../core/index/reader.ts";
-import type { SeedRecord, SeedRetraction } from "../../core/index/seed-index.ts";
+import { parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
+import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {

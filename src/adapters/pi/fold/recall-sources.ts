@@ -5,11 +5,11 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
-import type { Block, MessageLike } from "../../core/block.ts";
-import type { FoldRecord } from "../../core/fold-registry.ts";
-import { renderArgs } from "../../core/recall.ts";
-import type { Ledger } from "./ledger.ts";
-import { type FoldEngine, sha256 } from "./store.ts";
+import type { Block, MessageLike } from "../../../core/block.ts";
+import type { FoldRecord } from "../../../core/fold-registry.ts";
+import { renderArgs } from "../../../core/recall.ts";
+import { type FoldEngine, sha256 } from "./engine.ts";
+import type { Ledger } from "./session-ledger.ts";
 
 /** A resolved folded block. */
 export interface Resolved {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Ledger } from "../../src/adapters/pi/ledger.ts";
+import { Ledger } from "../../src/adapters/pi/fold/session-ledger.ts";
 
 function result(id: string, text: string) {
 	return {
