@@ -1,7 +1,9 @@
 /**
- * context-fold's Pi extension entry point: wires the engine to Pi's `context` hook, rebuilds
- * fold state on session start and tree navigation, and registers the recall/unfold tools.
- * Every hook is fail-open: a failure is announced and the turn proceeds raw.
+ * context-fold's Pi extension entry point: wires the engine to Pi's `context` hook and the cache
+ * telemetry and advisories to Pi's events, rebuilds fold state on session start and tree
+ * navigation, and registers the recall/unfold tools, the compaction hooks, the cache-warming answer,
+ * the handoff and the user's view. Every hook is fail-open: a failure is announced and the turn
+ * proceeds raw.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
@@ -13,14 +15,15 @@ import { Advisor } from "./cache/advisor.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { clockFrom } from "./cache/clock.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
-import { buildCompaction } from "./compaction/compact-hook.ts";
+import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
+import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
 import { ContextUsage } from "./fold/context-usage.ts";
 import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
-import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "./fold/persistence.ts";
+import { ENTRY_TYPE } from "./fold/persistence.ts";
 import { Ledger, type LedgerSource } from "./fold/session-ledger.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { registerRecallFolded } from "./tools/recall-folded.ts";
@@ -141,7 +144,6 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	const ledger = new Ledger(() => session);
 	let parent: ParentSession | undefined;
 	let leafOf: () => string | undefined = () => undefined;
-	let pendingCompaction: number | undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
 		tui = ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined;
@@ -234,26 +236,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		}
 	});
 
-	// Pi 1.6 asks before each idle refresh of the prompt cache. When a fold event is due, the next
-	// request rewrites the cached suffix anyway, so keeping it warm buys nothing: stop.
-	pi.on("cache_warming_decision", (event, ctx) => {
-		try {
-			if (event.action !== "warm") return undefined;
-			catchUpWarms(ctx);
-			const last = telemetry.snapshot().last;
-			const prompt = last ? last.input + last.cacheRead + last.cacheWrite : 0;
-			if (!engine.foldDue(prompt)) return undefined;
-			if (config.debug)
-				warn(
-					"context-fold: cache warming stopped: a fold event is due, the next request rewrites the cache anyway",
-					"info",
-				);
-			return { action: "stop" as const };
-		} catch (error) {
-			warn(`context-fold: cache warming decision left to Pi: ${errorText(error)}`);
-			return undefined;
-		}
-	});
+	registerWarmingAnswer(pi, { engine, telemetry, catchUpWarms, debug: () => config.debug, warn });
 
 	pi.on("context", (event, ctx) => {
 		try {
@@ -271,77 +254,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		return undefined;
 	});
 
-	// Past the budget with nothing worth folding, or (economic policy) above its backstop even once all is
-	// folded: compact now with the deterministic summary (no model call), once per streak of such turns;
-	// with native compaction, say so once and leave it to the user.
-	let overBudgetStreak = false;
-	pi.on("turn_end", (_event, ctx) => {
-		try {
-			const over = engine.overBudget;
-			if (!over) {
-				overBudgetStreak = false;
-				return;
-			}
-			if (overBudgetStreak) return;
-			overBudgetStreak = true;
-			const where =
-				over.usage > over.budget
-					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
-					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config.backstopAt})`;
-			if (config.compact === "native") {
-				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
-				return;
-			}
-			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
-			advisor.willForceCompaction();
-			ctx.compact({ onError: (error) => warn(`context-fold: the over-budget compaction failed: ${error.message}`) });
-		} catch (error) {
-			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
-		}
-	});
-
-	pi.on("session_before_compact", (event, ctx) => {
-		if (config.compact === "native") return undefined;
-		try {
-			const prep = event.preparation;
-			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
-			const entries = event.branchEntries ?? ctx.sessionManager.getBranch();
-			const branch = { leaf: ctx.sessionManager.getLeafId?.() ?? undefined, ids: new Set(entries.map((e) => e.id)) };
-			const built = buildCompaction(prep, engine, index, append, warn, branch, ctx.model?.contextWindow);
-			pendingCompaction = built.seq;
-			return {
-				compaction: {
-					summary: built.summary,
-					firstKeptEntryId: prep.firstKeptEntryId,
-					tokensBefore: prep.tokensBefore,
-					details: { contextFold: { v: 1, seq: built.seq, codes: built.codes } },
-				},
-			};
-		} catch (error) {
-			warn(`context-fold: deterministic compaction failed, Pi's own compaction runs instead: ${errorText(error)}`);
-			return undefined;
-		}
-	});
-	pi.on("session_compact", (event, ctx) => {
-		pendingCompaction = undefined;
-		advisor.observeCompaction(event.reason !== "manual");
-		try {
-			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
-		} catch (error) {
-			warn(`context-fold: turn numbering after compaction may restart: ${errorText(error)}`);
-		}
-	});
-	pi.on("session_compact_failed", (event) => {
-		const seq = pendingCompaction;
-		pendingCompaction = undefined;
-		if (seq === undefined || !event.fromExtension) return;
-		try {
-			index.retract(seq, event.aborted ? "aborted" : (event.errorMessage ?? "failed"));
-		} catch (error) {
-			warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
-		}
-	});
-
+	registerCompaction(pi, { engine, index, advisor, config: () => config, warn });
 	registerRecallFolded(pi, engine, ledger, () => parent);
 	registerUnfold(pi, engine, () => parent);
 	registerHandoff(pi, engine, index);

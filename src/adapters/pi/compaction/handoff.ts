@@ -12,7 +12,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../../core/summary.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
-import { branchRecords, branchView } from "./compact-hook.ts";
+import { branchRecords, branchView } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
 /** customType of the message that seeds a new session. */

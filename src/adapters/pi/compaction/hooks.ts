@@ -1,0 +1,97 @@
+/**
+ * The compaction hooks: Pi's `session_before_compact` answered with the deterministic compaction
+ * (no model call; Pi's own runs if building it throws), the seed-index record retracted when the
+ * compaction fails, the turn numbering carried past a compaction, and the over-budget trigger that
+ * compacts at a turn's end when folding cannot hold the context (past the budget, or above the
+ * economic policy's backstop), once per streak of such turns.
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { Advisor } from "../cache/advisor.ts";
+import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "../fold/persistence.ts";
+import type { FoldConfig } from "../settings-schema.ts";
+import { buildCompaction } from "./deterministic-compaction.ts";
+import type { IndexStore } from "./seed-index-store.ts";
+
+/** What the compaction hooks work with. */
+export interface CompactionDeps {
+	engine: FoldEngine;
+	index: IndexStore;
+	advisor: Pick<Advisor, "willForceCompaction" | "observeCompaction">;
+	config: () => FoldConfig;
+	warn: (message: string, level?: "warning" | "info") => void;
+}
+
+/** Registers the compaction hooks with Pi. */
+export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void {
+	const { engine, index, advisor, config, warn } = deps;
+	let pendingCompaction: number | undefined;
+
+	let overBudgetStreak = false;
+	pi.on("turn_end", (_event, ctx) => {
+		try {
+			const over = engine.overBudget;
+			if (!over) {
+				overBudgetStreak = false;
+				return;
+			}
+			if (overBudgetStreak) return;
+			overBudgetStreak = true;
+			const where =
+				over.usage > over.budget
+					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
+					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config().backstopAt})`;
+			if (config().compact === "native") {
+				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
+				return;
+			}
+			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
+			advisor.willForceCompaction();
+			ctx.compact({ onError: (error) => warn(`context-fold: the over-budget compaction failed: ${error.message}`) });
+		} catch (error) {
+			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
+		}
+	});
+
+	pi.on("session_before_compact", (event, ctx) => {
+		if (config().compact === "native") return undefined;
+		try {
+			const prep = event.preparation;
+			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
+			const entries = event.branchEntries ?? ctx.sessionManager.getBranch();
+			const branch = { leaf: ctx.sessionManager.getLeafId?.() ?? undefined, ids: new Set(entries.map((e) => e.id)) };
+			const built = buildCompaction(prep, engine, index, append, warn, branch, ctx.model?.contextWindow);
+			pendingCompaction = built.seq;
+			return {
+				compaction: {
+					summary: built.summary,
+					firstKeptEntryId: prep.firstKeptEntryId,
+					tokensBefore: prep.tokensBefore,
+					details: { contextFold: { v: 1, seq: built.seq, codes: built.codes } },
+				},
+			};
+		} catch (error) {
+			warn(`context-fold: deterministic compaction failed, Pi's own compaction runs instead: ${errorText(error)}`);
+			return undefined;
+		}
+	});
+	pi.on("session_compact", (event, ctx) => {
+		pendingCompaction = undefined;
+		advisor.observeCompaction(event.reason !== "manual");
+		try {
+			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
+		} catch (error) {
+			warn(`context-fold: turn numbering after compaction may restart: ${errorText(error)}`);
+		}
+	});
+	pi.on("session_compact_failed", (event) => {
+		const seq = pendingCompaction;
+		pendingCompaction = undefined;
+		if (seq === undefined || !event.fromExtension) return;
+		try {
+			index.retract(seq, event.aborted ? "aborted" : (event.errorMessage ?? "failed"));
+		} catch (error) {
+			warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
+		}
+	});
+}
