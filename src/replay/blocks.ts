@@ -30,10 +30,15 @@ function stringsOf(value: unknown, out: string[]): void {
 	else if (value && typeof value === "object") for (const v of Object.values(value)) stringsOf(v, out);
 }
 
-/** One block of a message: its exact text (what is priced) and the text references are looked for in. */
+/**
+ * One block of a message: its exact text (what is priced), the text references are looked for in,
+ * and whether no fold may ever touch it (user text, summaries, signed or redacted thinking: a
+ * provider verifies the signature, so its text cannot be rewritten).
+ */
 export interface BlockText {
 	text: string;
 	search: string;
+	fixed?: boolean;
 }
 
 /** The blocks of one message. A tool call's text is its name and JSON arguments; its searchable text is the argument values. */
@@ -44,14 +49,20 @@ export function messageBlockTexts(message: MessageLike): BlockText[] {
 	}
 	if (message.role === "compactionSummary" || message.role === "branchSummary") {
 		const text = String(message.summary ?? "");
-		return [{ text, search: text }];
+		return [{ text, search: text, fixed: true }];
 	}
 	const out: BlockText[] = [];
+	const user = message.role === "user";
 	for (const part of parts(message)) {
-		if (part.type === "text") out.push({ text: String(part.text ?? ""), search: String(part.text ?? "") });
-		else if (part.type === "thinking")
-			out.push({ text: String(part.thinking ?? ""), search: String(part.thinking ?? "") });
-		else if (part.type === "toolCall") {
+		if (part.type === "text") {
+			const text = String(part.text ?? "");
+			out.push(user ? { text, search: text, fixed: true } : { text, search: text });
+		} else if (part.type === "thinking") {
+			const text = String(part.thinking ?? "");
+			const signed =
+				(typeof part.thinkingSignature === "string" && part.thinkingSignature.length > 0) || part.redacted === true;
+			out.push(signed ? { text, search: text, fixed: true } : { text, search: text });
+		} else if (part.type === "toolCall") {
 			const values: string[] = [];
 			stringsOf(part.arguments, values);
 			out.push({ text: `${part.name}:${JSON.stringify(part.arguments ?? {})}`, search: values.join("\n") });
@@ -73,6 +84,8 @@ export class BlockTable {
 	readonly search: string[] = [];
 	/** Tokens of each block id. */
 	readonly tokens: number[] = [];
+	/** Whether no fold may touch each block id (see BlockText.fixed), as first interned. */
+	readonly fixed: boolean[] = [];
 
 	/** The shape of a request made of `messages` (a leading system message, if any, is the first block). */
 	shape(messages: readonly MessageLike[]): RequestShape {
@@ -89,6 +102,7 @@ export class BlockTable {
 					this.byText.set(block.text, id);
 					this.search.push(block.search);
 					this.tokens.push(tokensOf(block.text));
+					this.fixed.push(block.fixed === true);
 				}
 				const pair = `${prev},${id}`;
 				let key = this.prefixes.get(pair);

@@ -143,7 +143,7 @@ export function figuresOf(
 		recallsNeeded: vis.recalls,
 		recallCost,
 		costWithRecalls: price.cost + recallCost,
-		foresight: run.policy === "pi" ? foresightFloor(produced, vis.lastNeeded, model).ratio : null,
+		foresight: run.policy === "pi" ? foresightFloor(produced, vis.lastNeeded, model, table.fixed).ratio : null,
 		divergences: run.divergences,
 		series: price.requests.map((p, i) => ({
 			prompt: p.prompt,

@@ -219,6 +219,17 @@ function textAndImages(message: MessageLike): {
 }
 
 /** Replays `script` under `policy` and returns every request as sent. */
+/**
+ * Waits until the session is idle and stays so: an extension may start a compaction from
+ * `agent_settled` (context-fold does, once the run is over), which Pi begins a tick later.
+ */
+async function settled(session: { waitForIdle(): Promise<void>; readonly isIdle: boolean }): Promise<void> {
+	do {
+		await session.waitForIdle();
+		await new Promise((resolve) => setImmediate(resolve));
+	} while (!session.isIdle);
+}
+
 export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
 	const cwd = "/replay";
 	const index = new Map<MessageLike, number>();
@@ -436,7 +447,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 				const { text, images } = textAndImages(script.turns[turn].user);
 				await session.prompt(text, images.length > 0 ? { images } : undefined);
 			}
-			await session.waitForIdle();
+			await settled(session);
 			const left = script.turns[turn].assistants.length - cursor;
 			if (left > 0)
 				run.divergences["recorded replies not requested"] =

@@ -285,7 +285,7 @@ describe("over budget with nothing worth folding", () => {
 		stub.addMessage({ role: "user", content: "go on", timestamp: 3 });
 	}
 
-	it("compacts deterministically once per streak and says so", async () => {
+	it("compacts deterministically once the agent's run is over, once per over-budget state, and says so", async () => {
 		const stub = loadStub({ window: 10_000 });
 		bigPrompt(stub);
 		await stub.emit("session_start", { reason: "startup" });
@@ -293,15 +293,22 @@ describe("over budget with nothing worth folding", () => {
 		await stub.emit("turn_end");
 		await stub.request();
 		await stub.emit("turn_end");
-		assert.equal(stub.compactions.length, 1, "one compaction for the streak");
+		assert.equal(stub.compactions.length, 0, "no compaction while the run goes on: Pi's compact() would abort it");
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 1, "one compaction once the run is over");
 		assert.match(stub.stderr.join(""), /past the fold budget .* compacting now with the deterministic summary/);
+		await stub.request();
+		await stub.emit("turn_end");
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 1, "the same over-budget state is acted on once");
 		stub.usage = { tokens: 1_000, contextWindow: 10_000 };
 		await stub.request();
 		await stub.emit("turn_end");
 		stub.usage = undefined;
 		await stub.request();
 		await stub.emit("turn_end");
-		assert.equal(stub.compactions.length, 2, "a new streak compacts again");
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 2, "a new over-budget state compacts again");
 	});
 
 	it("under policy=economic, compacts below the budget once folding cannot hold the backstop; the ladder does not", async () => {
@@ -314,6 +321,7 @@ describe("over budget with nothing worth folding", () => {
 				await stub.emit("session_start", { reason: "startup" });
 				await stub.request();
 				await stub.emit("turn_end");
+				await stub.emit("agent_settled", { aborted: false });
 				if (policy === "economic") {
 					assert.equal(stub.compactions.length, 1, "the backstop compacts");
 					assert.match(stub.stderr.join(""), /below the economic policy's backstop .* compacting now/);
@@ -324,7 +332,7 @@ describe("over budget with nothing worth folding", () => {
 		}
 	});
 
-	it("with compact=native it tells the user once per streak and does not compact", async () => {
+	it("with compact=native it tells the user once and does not compact", async () => {
 		process.env.CONTEXTFOLD_COMPACT = "native";
 		try {
 			const stub = loadStub({ window: 10_000 });
@@ -333,6 +341,7 @@ describe("over budget with nothing worth folding", () => {
 			for (let i = 0; i < 3; i++) {
 				await stub.request();
 				await stub.emit("turn_end");
+				await stub.emit("agent_settled", { aborted: false });
 			}
 			assert.equal(stub.compactions.length, 0);
 			const told = stub.stderr.join("").match(/past the fold budget/g) ?? [];

@@ -136,11 +136,28 @@ describe("the break-even rule", () => {
 });
 
 describe("backstop and urgency", () => {
-	it("compacts when folding everything would still leave usage at or above backstopAt", () => {
+	it("asks for a compaction when folding everything would still leave usage at or above backstopAt", () => {
 		const blocks = [text("t:old", 30_000), blk("r:a", 5000, 4000), text("t:new", 5000)];
-		const [command] = economize(mkView(blocks));
-		assert.equal(command?.type, "compact");
+		const commands = economize(mkView(blocks));
+		assert.deepEqual(commands.at(-1), { type: "compact", usage: 40_000, budget: 75_000, maskable: 4000 });
+		assert.equal(commands.filter((c) => c.type === "compact").length, 1);
 		assert.equal(folds(economize(mkView(blocks, { config: { backstopAt: 0.5 } }))).length, 1);
+	});
+
+	it("keeps folding what pays while a compaction is asked for: it runs only once the agent's run is over", () => {
+		const blocks = [text("t:old", 30_000), blk("r:a", 10_000, 9000), text("t:new", 6000)];
+		const commands = economize(mkView(blocks));
+		assert.deepEqual(
+			commands.map((c) => c.type),
+			["fold", "compact"],
+		);
+		assert.deepEqual(folds(commands.slice(0, 1)), ["r:a"]);
+		const idle = [text("t:old", 30_000), blk("r:a", 10_000, 100), text("t:new", 6000)];
+		assert.deepEqual(
+			economize(mkView(idle)).map((c) => c.type),
+			["compact"],
+			"nothing pays: the compaction alone",
+		);
 	});
 
 	it("past the budget folds every candidate even when the event does not pay", () => {

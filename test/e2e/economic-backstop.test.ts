@@ -3,12 +3,20 @@
  * context above `backstopAt` of the window (here a big user message, which never folds, holds it
  * there) while it is still under the fold budget, context-fold compacts with its deterministic
  * summary: a fromHook compaction entry, no summarization request at the model server, and a notice
- * naming the backstop.
+ * naming the backstop. The compaction waits until the agent's run is over: Pi's compact() aborts a run
+ * in progress and never resumes it, so every step of the run must still reach the model.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { isSummarizationRequest, type ModelServer, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox, waitForEntries } from "./harness/pi-runner.ts";
+import {
+	isSummarizationRequest,
+	lastUserText,
+	type ModelServer,
+	startModelServer,
+	toolResultsOf,
+} from "./harness/model-server.ts";
+import { createPiSandbox, type PiRpc, type PiSandbox, parseJsonl, waitForEntries } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
@@ -56,5 +64,64 @@ describe("economic policy: the backstop", () => {
 		);
 		assert.match(rpc.stderr(), /below the economic policy's backstop \(backstopAt 0\.3\)/);
 		assert.match(rpc.stderr(), /compacting now with the deterministic summary \(no model call\)/);
+	});
+});
+
+describe("economic policy: the backstop waits for the agent's run to end", () => {
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+	let rpc: PiRpc;
+
+	before(async () => {
+		// After the big prompt, the model runs two commands before it answers: three requests in one run,
+		// each above the backstop. Pi's compact() would abort the run at once and never resume it.
+		server = await startModelServer((req) => {
+			if (isSummarizationRequest(req)) return { text: "MODEL SUMMARY" };
+			const results = toolResultsOf(req).length;
+			if (!lastUserText(req)?.startsWith("Constraints")) return { text: `reply ${req.index}` };
+			if (results === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step-one" } }] };
+			if (results === 1) return { toolCalls: [{ name: "bash", args: { command: "echo step-two" } }] };
+			return { text: "BOTH STEPS DONE" };
+		});
+		sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: WINDOW,
+			settings: {
+				compaction: { keepRecentTokens: 1_000 },
+				"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95 },
+			},
+		});
+		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 60_000 });
+	});
+	after(async () => {
+		await rpc?.close();
+		await server?.close();
+		await sandbox?.cleanup();
+	});
+
+	it("lets the run finish every step, then compacts deterministically", async () => {
+		await rpc.prompt("Start: note the plan.");
+		const big = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
+		await rpc.prompt(big);
+		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
+		const [compaction] = await waitForEntries(state.sessionFile, "compaction");
+		const afterBig = server.requests.filter((r) => lastUserText(r)?.startsWith("Constraints"));
+		assert.equal(afterBig.length, 3, `every step of the run was requested: ${rpc.stderr()}`);
+		assert.ok(
+			afterBig.every((r) => (server.usages[r.index]?.promptTokens ?? 0) > 0.3 * WINDOW),
+			"each step was above the backstop",
+		);
+		const entries = parseJsonl(readFileSync(state.sessionFile, "utf8"));
+		const answered = entries.findIndex(
+			(e) => e.type === "message" && JSON.stringify(e.message).includes("BOTH STEPS DONE"),
+		);
+		const compacted = entries.findIndex((e) => e.id === compaction.id);
+		assert.ok(answered >= 0 && compacted > answered, "the compaction comes after the run's last answer");
+		assert.equal(compaction.fromHook, true);
+		assert.deepEqual(
+			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
+			[],
+			"no summarization request",
+		);
 	});
 });

@@ -5,9 +5,11 @@
  * rejection, no summary request (Pi's LLM compaction never runs), visibility at least plain Pi's
  * minus 5 points, and no peer both cheaper and more visible. Cost with recalls is at most 0.5x plain
  * Pi on every session where that is reachable at all: a session whose foresight figure (what a
- * policy that knew every later reference would cost, rewrites free, nothing lost; foresight.ts) is
- * above 0.5x has too little the model never needs again (the project's debug-branchy: its context
- * peaks at 15 % of the window), and is held to costing less than plain Pi (README "Defaults and why").
+ * policy that knew every later reference would cost, rewrites free, nothing lost, and nothing folded
+ * that no fold may touch; foresight.ts) is above 0.5x has too little the model never needs again
+ * (the project's debug-branchy: its context peaks at 15 % of the window; the shared accordion-sample:
+ * most of its prompt is signed thinking), and is held to costing less than plain Pi (README
+ * "Defaults and why"). Every recorded reply must reach the model as under plain Pi.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -34,6 +36,10 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			);
 			assert.ok(ratio <= (reachable ? 0.5 : 1), `cost ${ratio.toFixed(3)}x plain Pi`);
 			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);
+			// Every recorded reply reaches the model as under plain Pi: a compaction never cuts a run short.
+			assert.equal(fold.requests, pi.requests - pi.summaryRequests, "requests");
+			const dropped = (p: typeof pi) => p.divergences["recorded replies not requested"] ?? 0;
+			assert.equal(dropped(fold), dropped(pi), "recorded replies not requested");
 			assert.equal(fold.overflowRejections, 0);
 			assert.equal(fold.summaryRequests, 0, "no LLM compaction");
 			for (const peer of report.policies) {

@@ -80,3 +80,35 @@ test("with every block used at the last request, the floor equals the baseline",
 	assert.equal(floor.cost, floor.baseline);
 	assert.equal(floor.ratio, 1);
 });
+
+test("signed thinking, user text and summaries are fixed: the floor keeps them raw, as context-fold does", () => {
+	const long = pad("weighing the options", 1200);
+	const withThinking: MessageLike[] = [
+		{ role: "system", content: [{ type: "text", text: "s".repeat(400) }] },
+		{ role: "user", content: [{ type: "text", text: pad("a long request", 800) }] },
+		{ role: "assistant", content: [{ type: "thinking", thinking: long, thinkingSignature: "sig" }] },
+		{ role: "assistant", content: [{ type: "thinking", thinking: `${long} again` }] },
+		{ role: "user", content: [{ type: "text", text: "go on" }] },
+		{ role: "assistant", content: [{ type: "text", text: "done" }] },
+	];
+	const table = new BlockTable();
+	const produced: Produced[] = [];
+	withThinking.forEach((m, i) => {
+		if (m.role === "assistant")
+			produced.push({ message: i, request: produced.length, shape: table.shape(withThinking.slice(0, i)) });
+	});
+	const last = produced[produced.length - 1].shape;
+	const [, user, signed, unsigned] = last.ids;
+	assert.deepEqual(
+		[user, signed, unsigned].map((id) => table.fixed[id]),
+		[true, true, false],
+	);
+	const model = PRICE_MODELS["anthropic-5m"];
+	const kept = foresightFloor(produced, new Map(), model, table.fixed);
+	const loose = foresightFloor(produced, new Map(), model);
+	// The user text (200 tokens) is read raw at the second and third requests, the signed thinking
+	// (300) at the third, where the loose floor reads a digest each time.
+	const extra = (200 - FORESIGHT_DIGEST_TOKENS) * 0.1 * 2 + (300 - FORESIGHT_DIGEST_TOKENS) * 0.1;
+	assert.ok(Math.abs(kept.cost - loose.cost - extra) < 1e-9, `kept ${kept.cost}, loose ${loose.cost}`);
+	assert.equal(kept.baseline, loose.baseline);
+});

@@ -5,8 +5,9 @@
  * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` of the window (few,
  * large events), and it folds everything outside the tails from the start that pays best. Tool results
  * the model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
- * shorter `coldTail`. When folding everything still leaves the prompt above `backstopAt` of the window,
- * the policy asks for the deterministic compaction instead. Past the budget an event is urgent and
+ * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` of the
+ * window, the policy also asks for the deterministic compaction, which runs once the agent's run is
+ * over; it keeps folding meanwhile. Past the budget an event is urgent and
  * folds whatever it can, paying or not. When the cache is cold anyway (idle past its lifetime), or the
  * session never read from it, the rewrite is free, so an event needs no least size.
  */
@@ -153,14 +154,16 @@ export function economize(view: PolicyView): FoldCommand[] {
 	const candidates = economicCandidates(view, knobs, tail);
 	let maskable = 0;
 	for (const c of candidates) maskable += c.block.saving;
-	if (usage >= backstop && usage - maskable >= backstop) return [{ type: "compact", usage, budget, maskable }];
+	const compact: FoldCommand = { type: "compact", usage, budget, maskable };
+	// Above the backstop even once all is folded, a compaction is asked for; it runs when the agent's
+	// run is over, so folding goes on meanwhile.
+	const backstopped = usage >= backstop && usage - maskable >= backstop;
+	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact] : folds);
 	if (urgent) {
-		if (candidates.length === 0 || maskable < view.config.floor * window) {
-			return [{ type: "compact", usage, budget, maskable }];
-		}
-		return candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true }));
+		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact];
+		return withCompact(candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true })));
 	}
-	if (usage < knobs.foldFrom * window || candidates.length === 0) return [];
+	if (usage < knobs.foldFrom * window || candidates.length === 0) return withCompact([]);
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
@@ -170,6 +173,6 @@ export function economize(view: PolicyView): FoldCommand[] {
 			bestNet = net;
 		}
 	}
-	if (!best) return [];
-	return candidates.slice(best.first).map((c) => ({ type: "fold", id: c.block.id, urgent: false }));
+	if (!best) return withCompact([]);
+	return withCompact(candidates.slice(best.first).map((c) => ({ type: "fold", id: c.block.id, urgent: false })));
 }

@@ -27,16 +27,18 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	const { engine, index, advisor, config, warn } = deps;
 	let pendingCompaction: number | undefined;
 
-	let overBudgetStreak = false;
-	pi.on("turn_end", (_event, ctx) => {
+	// Acted on: the over-budget state the latest passes report was already compacted or announced.
+	let actedOn = false;
+	pi.on("turn_end", () => {
+		if (!engine.overBudget) actedOn = false;
+	});
+	// Pi's compact() aborts the agent's run in progress and never resumes it, so the compaction waits
+	// until the run is over (as Pi's own threshold compaction does); the policy keeps folding meanwhile.
+	pi.on("agent_settled", (_event, ctx) => {
 		try {
 			const over = engine.overBudget;
-			if (!over) {
-				overBudgetStreak = false;
-				return;
-			}
-			if (overBudgetStreak) return;
-			overBudgetStreak = true;
+			if (!over || actedOn) return;
+			actedOn = true;
 			const where =
 				over.usage > over.budget
 					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
@@ -77,6 +79,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	});
 	pi.on("session_compact", (event, ctx) => {
 		pendingCompaction = undefined;
+		actedOn = false;
 		advisor.observeCompaction(event.reason !== "manual");
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
