@@ -13,6 +13,7 @@ import {
 	isSummarizationRequest,
 	lastUserText,
 	type ModelServer,
+	type Script,
 	startModelServer,
 	toolResultsOf,
 } from "./harness/model-server.ts";
@@ -20,16 +21,15 @@ import { createPiSandbox, type PiRpc, type PiSandbox, parseJsonl, waitForEntries
 
 const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
+const BIG = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
 
-describe("economic policy: the backstop", () => {
+/** Real `pi` over RPC against `script`, with the economic policy's backstop at 30 % of a 16k window. */
+function backstopPi(script: Script): { server: () => ModelServer; rpc: () => PiRpc } {
 	let server: ModelServer;
 	let sandbox: PiSandbox;
 	let rpc: PiRpc;
-
 	before(async () => {
-		server = await startModelServer((req) =>
-			isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
-		);
+		server = await startModelServer(script);
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: WINDOW,
@@ -45,11 +45,19 @@ describe("economic policy: the backstop", () => {
 		await server?.close();
 		await sandbox?.cleanup();
 	});
+	return { server: () => server, rpc: () => rpc };
+}
+
+describe("economic policy: the backstop", () => {
+	const pi = backstopPi((req) =>
+		isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
+	);
 
 	it("compacts deterministically above the backstop, calls no model for it, and names the backstop", async () => {
+		const rpc = pi.rpc();
+		const server = pi.server();
 		await rpc.prompt("Start: note the plan.");
-		const big = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
-		await rpc.prompt(big);
+		await rpc.prompt(BIG);
 		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
 		const compactions = await waitForEntries(state.sessionFile, "compaction");
 		const usage = server.usages.at(-1)?.promptTokens ?? 0;
@@ -68,41 +76,22 @@ describe("economic policy: the backstop", () => {
 });
 
 describe("economic policy: the backstop waits for the agent's run to end", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let rpc: PiRpc;
-
-	before(async () => {
-		// After the big prompt, the model runs two commands before it answers: three requests in one run,
-		// each above the backstop. Pi's compact() would abort the run at once and never resume it.
-		server = await startModelServer((req) => {
-			if (isSummarizationRequest(req)) return { text: "MODEL SUMMARY" };
-			const results = toolResultsOf(req).length;
-			if (!lastUserText(req)?.startsWith("Constraints")) return { text: `reply ${req.index}` };
-			if (results === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step-one" } }] };
-			if (results === 1) return { toolCalls: [{ name: "bash", args: { command: "echo step-two" } }] };
-			return { text: "BOTH STEPS DONE" };
-		});
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: WINDOW,
-			settings: {
-				compaction: { keepRecentTokens: 1_000 },
-				"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95 },
-			},
-		});
-		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 60_000 });
-	});
-	after(async () => {
-		await rpc?.close();
-		await server?.close();
-		await sandbox?.cleanup();
+	// After the big prompt, the model runs two commands before it answers: three requests in one run,
+	// each above the backstop. Pi's compact() would abort the run at once and never resume it.
+	const pi = backstopPi((req) => {
+		if (isSummarizationRequest(req)) return { text: "MODEL SUMMARY" };
+		const results = toolResultsOf(req).length;
+		if (!lastUserText(req)?.startsWith("Constraints")) return { text: `reply ${req.index}` };
+		if (results === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step-one" } }] };
+		if (results === 1) return { toolCalls: [{ name: "bash", args: { command: "echo step-two" } }] };
+		return { text: "BOTH STEPS DONE" };
 	});
 
 	it("lets the run finish every step, then compacts deterministically", async () => {
+		const rpc = pi.rpc();
+		const server = pi.server();
 		await rpc.prompt("Start: note the plan.");
-		const big = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
-		await rpc.prompt(big);
+		await rpc.prompt(BIG);
 		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
 		const [compaction] = await waitForEntries(state.sessionFile, "compaction");
 		const afterBig = server.requests.filter((r) => lastUserText(r)?.startsWith("Constraints"));
