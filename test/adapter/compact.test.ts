@@ -311,6 +311,26 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 2, "a new over-budget state compacts again");
 	});
 
+	it("after a compaction, compacts again only once the context grew past what the compaction left", async () => {
+		const stub = loadStub({ window: 10_000 });
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		await stub.emit("turn_end");
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 1);
+		await stub.emit("session_compact", { reason: "manual" });
+		await stub.request();
+		await stub.emit("turn_end");
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 1, "the same usage after the compaction: nothing to gain");
+		stub.addMessage({ role: "user", content: `more:\n${"another constraint to keep. ".repeat(200)}`, timestamp: 4 });
+		await stub.request();
+		await stub.emit("turn_end");
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 2, "grown past it: compacts again");
+	});
+
 	it("under policy=economic, compacts below the budget once folding cannot hold the backstop; the ladder does not", async () => {
 		for (const policy of ["economic", "ladder"]) {
 			process.env.CONTEXTFOLD_POLICY = policy;

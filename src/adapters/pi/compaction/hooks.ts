@@ -27,17 +27,26 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	const { engine, index, advisor, config, warn } = deps;
 	let pendingCompaction: number | undefined;
 
-	// Acted on: the over-budget state the latest passes report was already compacted or announced.
+	// The over-budget state the latest passes report was already compacted or announced (`actedOn`).
+	// A compaction starts a new state, but one that leaves the context where it was is not repeated:
+	// `left` is the usage of the first over-budget pass after it, and only growth past that counts.
 	let actedOn = false;
+	let compacted = false;
+	let left: number | undefined;
 	pi.on("turn_end", () => {
-		if (!engine.overBudget) actedOn = false;
+		const over = engine.overBudget;
+		if (!over) {
+			actedOn = false;
+			left = undefined;
+		} else if (compacted) left = over.usage;
+		compacted = false;
 	});
 	// Pi's compact() aborts the agent's run in progress and never resumes it, so the compaction waits
 	// until the run is over (as Pi's own threshold compaction does); the policy keeps folding meanwhile.
 	pi.on("agent_settled", (_event, ctx) => {
 		try {
 			const over = engine.overBudget;
-			if (!over || actedOn) return;
+			if (!over || actedOn || (left !== undefined && over.usage <= left)) return;
 			actedOn = true;
 			const where =
 				over.usage > over.budget
@@ -80,6 +89,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	pi.on("session_compact", (event, ctx) => {
 		pendingCompaction = undefined;
 		actedOn = false;
+		compacted = true;
 		advisor.observeCompaction(event.reason !== "manual");
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
