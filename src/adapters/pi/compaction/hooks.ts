@@ -2,8 +2,8 @@
  * The compaction hooks: Pi's `session_before_compact` answered with the deterministic compaction
  * (no model call; Pi's own runs if building it throws), the seed-index record retracted when the
  * compaction fails, the turn numbering carried past a compaction, and the over-budget trigger that
- * compacts at a turn's end when folding cannot hold the context (past the budget, or above the
- * economic policy's backstop), once per streak of such turns.
+ * compacts once the agent's run is over when folding cannot hold the context (past the budget, or
+ * above the economic policy's backstop), once for each such state.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { Advisor } from "../cache/advisor.ts";
