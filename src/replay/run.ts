@@ -218,7 +218,6 @@ function textAndImages(message: MessageLike): {
 	return { text: texts.join("\n"), images };
 }
 
-/** Replays `script` under `policy` and returns every request as sent. */
 /**
  * Waits until the session is idle and stays so: an extension may start a compaction from
  * `agent_settled` (context-fold does, once the run is over), which Pi begins a tick later.
@@ -230,6 +229,7 @@ async function settled(session: { waitForIdle(): Promise<void>; readonly isIdle:
 	} while (!session.isIdle);
 }
 
+/** Replays `script` under `policy` and returns every request as sent. */
 export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
 	const cwd = "/replay";
 	const index = new Map<MessageLike, number>();
