@@ -23,6 +23,8 @@ export interface PassInput {
 	usage?: number | null;
 	neverCacheRead: boolean;
 	cache?: CacheFacts;
+	/** Tokens a compaction keeps raw (see PolicyView.keepRecent). */
+	keepRecent?: number;
 	config: PolicyView["config"];
 	savings?: Map<string, number>;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
@@ -63,6 +65,7 @@ export function planTurn(input: PassInput): TurnPlan {
 		usage: input.usage,
 		neverCacheRead: input.neverCacheRead,
 		cache: input.cache,
+		keepRecent: input.keepRecent,
 		config: input.config,
 		savings: input.savings,
 		calls: input.calls,

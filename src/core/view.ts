@@ -145,6 +145,8 @@ export interface ViewInput {
 	usage?: number | null;
 	neverCacheRead: boolean;
 	cache?: CacheFacts;
+	/** Tokens a compaction keeps raw (see PolicyView.keepRecent). */
+	keepRecent?: number;
 	config: PolicyView["config"];
 	savings?: Map<string, number>;
 	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
@@ -242,7 +244,9 @@ export function buildView(input: ViewInput): PolicyView {
 	const reported = input.usage;
 	const usage = typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : local;
 	const { window, neverCacheRead, cache, config } = input;
-	return cache
+	const view: PolicyView = cache
 		? { blocks, usage, window, neverCacheRead, cache, config }
 		: { blocks, usage, window, neverCacheRead, config };
+	if (input.keepRecent !== undefined) view.keepRecent = input.keepRecent;
+	return view;
 }

@@ -335,8 +335,10 @@ describe("over budget with nothing worth folding", () => {
 		for (const policy of ["economic", "ladder"]) {
 			process.env.CONTEXTFOLD_POLICY = policy;
 			try {
-				// ~11k tokens in a 20k window: past backstopAt (30%), under the budget (75%).
+				// ~11k tokens in a 20k window: past backstopAt (18 %), under the budget (75 %); Pi keeps
+				// 1k raw at a compaction.
 				const stub = loadStub({ window: 20_000 });
+				stub.settings = { ...stub.settings, compaction: { keepRecentTokens: 1_000 } };
 				bigPrompt(stub);
 				await stub.emit("session_start", { reason: "startup" });
 				await stub.request();
@@ -349,6 +351,24 @@ describe("over budget with nothing worth folding", () => {
 			} finally {
 				delete process.env.CONTEXTFOLD_POLICY;
 			}
+		}
+	});
+
+	it("under policy=economic, does not backstop below what a compaction keeps (Pi's keepRecentTokens)", async () => {
+		process.env.CONTEXTFOLD_POLICY = "economic";
+		try {
+			// The same ~11k tokens, but Pi keeps the newest 20k raw at a compaction (its default): no
+			// compaction could bring the context lower, so the backstop sits at 25k.
+			const stub = loadStub({ window: 20_000 });
+			bigPrompt(stub);
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.request();
+			await stub.emit("turn_end");
+			await stub.emit("agent_settled", { aborted: false });
+			assert.equal(stub.compactions.length, 0);
+			assert.doesNotMatch(stub.stderr.join(""), /backstop/);
+		} finally {
+			delete process.env.CONTEXTFOLD_POLICY;
 		}
 	});
 

@@ -11,7 +11,13 @@ import {
 	type PolicyView,
 	type ViewBlock,
 } from "../../src/core/contract.ts";
-import { economicTails, economize, REWRITE_IN_READS } from "../../src/core/policy/cache-economic.ts";
+import {
+	backstopOf,
+	economicTails,
+	economize,
+	KEPT_OVERHEAD,
+	REWRITE_IN_READS,
+} from "../../src/core/policy/cache-economic.ts";
 
 function blk(id: string, tokens: number, saving: number, flags: Partial<ViewBlock> = {}): ViewBlock {
 	return { id, kind: "toolResult", tokens, eligible: true, frozen: false, held: false, saving, ...flags };
@@ -142,6 +148,23 @@ describe("backstop and urgency", () => {
 		assert.deepEqual(commands.at(-1), { type: "compact", usage: 40_000, budget: 75_000, maskable: 4000 });
 		assert.equal(commands.filter((c) => c.type === "compact").length, 1);
 		assert.equal(folds(economize(mkView(blocks, { config: { backstopAt: 0.5 } }))).length, 1);
+	});
+
+	it("never puts the backstop below what a compaction leaves: KEPT_OVERHEAD × Pi's keepRecentTokens", () => {
+		const knobs = { ...KNOBS, backstopAt: 0.18 };
+		const view = (window: number, keepRecent?: number): PolicyView => ({
+			...mkView([], { window, config: knobs }),
+			...(keepRecent === undefined ? {} : { keepRecent }),
+		});
+		assert.equal(backstopOf(view(100_000), knobs), 18_000);
+		assert.equal(backstopOf(view(100_000, 20_000), knobs), 20_000 * KEPT_OVERHEAD);
+		assert.equal(backstopOf(view(200_000, 20_000), knobs), 36_000, "a large window's share is above it");
+		// 40k of text that never folds in a 100k window: above 30 % (the tests' backstopAt), so a
+		// compaction is asked for, unless the compaction keeps 40k raw anyway.
+		const blocks = [text("t:old", 30_000), blk("r:a", 5000, 4000), text("t:new", 5000)];
+		assert.equal(economize(mkView(blocks)).at(-1)?.type, "compact");
+		const keeps = { ...mkView(blocks), keepRecent: 40_000 };
+		assert.ok(economize(keeps).every((c) => c.type === "fold"));
 	});
 
 	it("keeps folding what pays while a compaction is asked for: it runs only once the agent's run is over", () => {

@@ -5,7 +5,7 @@
  * the handoff and the user's view. Every hook is fail-open: a failure is announced and the turn
  * proceeds raw.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { DEFAULT_COMPACTION_SETTINGS, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { ratiosOf, ttlMsFor } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
@@ -32,6 +32,12 @@ import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
 import { SavedSettings } from "./ui/settings.ts";
 
+/** Pi's `compaction.keepRecentTokens` setting, or its default when unset or not a positive number. */
+function keepRecentOf(compaction: unknown): number {
+	const value = (compaction as { keepRecentTokens?: unknown } | undefined)?.keepRecentTokens;
+	return typeof value === "number" && value > 0 ? value : DEFAULT_COMPACTION_SETTINGS.keepRecentTokens;
+}
+
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
 export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, clockFrom(process.env));
@@ -48,6 +54,7 @@ export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => voi
 function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
+	let keepRecent = DEFAULT_COMPACTION_SETTINGS.keepRecentTokens;
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
@@ -68,7 +75,9 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	const loadConfig = (): void => {
 		let saved: unknown;
 		try {
-			saved = (pi.getSettings() as Record<string, unknown>)[SETTINGS_SECTION];
+			const settings = pi.getSettings() as Record<string, unknown>;
+			saved = settings[SETTINGS_SECTION];
+			keepRecent = keepRecentOf(settings.compaction);
 		} catch {
 			saved = undefined;
 		}
@@ -247,6 +256,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 				usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
 				neverCacheRead: telemetry.neverCacheRead,
 				cache: cacheFacts(ctx),
+				keepRecent,
 			});
 		} catch (error) {
 			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);

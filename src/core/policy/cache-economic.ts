@@ -62,6 +62,20 @@ export function economicTails(blocks: readonly ViewBlock[], hotTail: number, col
 	return tail;
 }
 
+/**
+ * Usage at and above which folding alone no longer suffices, so the policy also asks for a
+ * compaction: `backstopAt` of the window, but never below what a compaction leaves. A compaction keeps
+ * the newest `keepRecent` tokens raw, and the summary and the system prompt come on top (a quarter
+ * more, KEPT_OVERHEAD): below that no compaction can bring the context, and a small window's backstop
+ * would compact after every run for little.
+ */
+export function backstopOf(view: PolicyView, knobs: EconomicConfig): number {
+	return Math.max(knobs.backstopAt * view.window, KEPT_OVERHEAD * (view.keepRecent ?? 0));
+}
+
+/** What a compaction leaves over the raw tail it keeps, as a factor of that tail (summary, system prompt). */
+export const KEPT_OVERHEAD = 1.25;
+
 /** One possible event: fold every candidate from `first` on. */
 export interface EconomicEvent {
 	/** Position, among the candidates, of the oldest one folded. */
@@ -135,7 +149,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 	const budget = budgetOf(view.config, window);
 	const urgent = usage > budget;
 	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt) * window) return [];
-	const backstop = knobs.backstopAt * window;
+	const backstop = backstopOf(view, knobs);
 	// A cache that is cold anyway (idle past its lifetime) or that this session never read from is
 	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;

@@ -50,6 +50,8 @@ export interface TurnFacts {
 	neverCacheRead: boolean;
 	/** From cache telemetry: whether the cache is cold anyway. */
 	cache?: CacheFacts;
+	/** Tokens a compaction keeps raw (Pi's `compaction.keepRecentTokens`). */
+	keepRecent?: number;
 }
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
@@ -199,6 +201,7 @@ export class FoldEngine {
 			usage: facts.usage,
 			neverCacheRead: facts.neverCacheRead,
 			cache: facts.cache,
+			keepRecent: facts.keepRecent,
 			config,
 			savings: this.savings,
 			turnBase: this.turnBase,
