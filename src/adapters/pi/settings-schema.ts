@@ -151,7 +151,7 @@ export const KNOB_SCHEMAS = {
 	backstopAt: fraction(
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
-		"economic policy: when folding everything would still leave more than this share of the window, also compact (deterministic summary) once the agent's run is over.",
+		"economic policy: when folding everything would still leave more than this share of the window (but at least 1.25 × Pi's compaction.keepRecentTokens), also compact (deterministic summary) once the agent's run is over.",
 	),
 	minEvent: fraction(
 		"CONTEXTFOLD_MIN_EVENT",
