@@ -285,29 +285,33 @@ describe("over budget with nothing worth folding", () => {
 		stub.addMessage({ role: "user", content: "go on", timestamp: 3 });
 	}
 
+	/** One request and its turn's end, as Pi runs them inside an agent run. */
+	async function turn(stub: ReturnType<typeof loadStub>) {
+		await stub.request();
+		await stub.emit("turn_end");
+	}
+	/** One request, its turn's end, and the end of the agent's run. */
+	async function run(stub: ReturnType<typeof loadStub>) {
+		await turn(stub);
+		await stub.emit("agent_settled", { aborted: false });
+	}
+
 	it("compacts deterministically once the agent's run is over, once per over-budget state, and says so", async () => {
 		const stub = loadStub({ window: 10_000 });
 		bigPrompt(stub);
 		await stub.emit("session_start", { reason: "startup" });
-		await stub.request();
-		await stub.emit("turn_end");
-		await stub.request();
-		await stub.emit("turn_end");
+		await turn(stub);
+		await turn(stub);
 		assert.equal(stub.compactions.length, 0, "no compaction while the run goes on: Pi's compact() would abort it");
 		await stub.emit("agent_settled", { aborted: false });
 		assert.equal(stub.compactions.length, 1, "one compaction once the run is over");
 		assert.match(stub.stderr.join(""), /past the fold budget .* compacting now with the deterministic summary/);
-		await stub.request();
-		await stub.emit("turn_end");
-		await stub.emit("agent_settled", { aborted: false });
+		await run(stub);
 		assert.equal(stub.compactions.length, 1, "the same over-budget state is acted on once");
 		stub.usage = { tokens: 1_000, contextWindow: 10_000 };
-		await stub.request();
-		await stub.emit("turn_end");
+		await turn(stub);
 		stub.usage = undefined;
-		await stub.request();
-		await stub.emit("turn_end");
-		await stub.emit("agent_settled", { aborted: false });
+		await run(stub);
 		assert.equal(stub.compactions.length, 2, "a new over-budget state compacts again");
 	});
 
@@ -315,19 +319,13 @@ describe("over budget with nothing worth folding", () => {
 		const stub = loadStub({ window: 10_000 });
 		bigPrompt(stub);
 		await stub.emit("session_start", { reason: "startup" });
-		await stub.request();
-		await stub.emit("turn_end");
-		await stub.emit("agent_settled", { aborted: false });
+		await run(stub);
 		assert.equal(stub.compactions.length, 1);
 		await stub.emit("session_compact", { reason: "manual" });
-		await stub.request();
-		await stub.emit("turn_end");
-		await stub.emit("agent_settled", { aborted: false });
+		await run(stub);
 		assert.equal(stub.compactions.length, 1, "the same usage after the compaction: nothing to gain");
 		stub.addMessage({ role: "user", content: `more:\n${"another constraint to keep. ".repeat(200)}`, timestamp: 4 });
-		await stub.request();
-		await stub.emit("turn_end");
-		await stub.emit("agent_settled", { aborted: false });
+		await run(stub);
 		assert.equal(stub.compactions.length, 2, "grown past it: compacts again");
 	});
 
@@ -341,9 +339,7 @@ describe("over budget with nothing worth folding", () => {
 				stub.settings = { ...stub.settings, compaction: { keepRecentTokens: 1_000 } };
 				bigPrompt(stub);
 				await stub.emit("session_start", { reason: "startup" });
-				await stub.request();
-				await stub.emit("turn_end");
-				await stub.emit("agent_settled", { aborted: false });
+				await run(stub);
 				if (policy === "economic") {
 					assert.equal(stub.compactions.length, 1, "the backstop compacts");
 					assert.match(stub.stderr.join(""), /below the economic policy's backstop .* compacting now/);
@@ -362,9 +358,7 @@ describe("over budget with nothing worth folding", () => {
 			const stub = loadStub({ window: 20_000 });
 			bigPrompt(stub);
 			await stub.emit("session_start", { reason: "startup" });
-			await stub.request();
-			await stub.emit("turn_end");
-			await stub.emit("agent_settled", { aborted: false });
+			await run(stub);
 			assert.equal(stub.compactions.length, 0);
 			assert.doesNotMatch(stub.stderr.join(""), /backstop/);
 		} finally {
@@ -379,9 +373,7 @@ describe("over budget with nothing worth folding", () => {
 			bigPrompt(stub);
 			await stub.emit("session_start", { reason: "startup" });
 			for (let i = 0; i < 3; i++) {
-				await stub.request();
-				await stub.emit("turn_end");
-				await stub.emit("agent_settled", { aborted: false });
+				await run(stub);
 			}
 			assert.equal(stub.compactions.length, 0);
 			const told = stub.stderr.join("").match(/past the fold budget/g) ?? [];
