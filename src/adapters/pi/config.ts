@@ -3,7 +3,9 @@
  * `context-fold` section) < `CONTEXTFOLD_*` environment. Input is tolerant: text such as `45%`,
  * `yes` or `NATIVE` is normalised first, then checked against the knob's schema. A bad value yields
  * one problem message and keeps the previous value; an unknown key in the section is named once.
+ * Also read here: Pi's own `compaction.keepRecentTokens`, which the economic backstop respects.
  */
+import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
 import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "./settings-schema.ts";
@@ -147,4 +149,10 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 export function disabledByEnv(env: Readonly<Record<string, string | undefined>>): boolean {
 	const value = env.CONTEXTFOLD?.trim().toLowerCase();
 	return value === "0" || value === "off" || value === "false" || value === "no";
+}
+
+/** Pi's `compaction.keepRecentTokens` setting, or Pi's default when unset or not a positive number. */
+export function keepRecentOf(compaction: unknown): number {
+	const value = (compaction as { keepRecentTokens?: unknown } | undefined)?.keepRecentTokens;
+	return typeof value === "number" && value > 0 ? value : DEFAULT_COMPACTION_SETTINGS.keepRecentTokens;
 }

@@ -5,7 +5,7 @@
  * the handoff and the user's view. Every hook is fail-open: a failure is announced and the turn
  * proceeds raw.
  */
-import { DEFAULT_COMPACTION_SETTINGS, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { ratiosOf, ttlMsFor } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
@@ -19,7 +19,7 @@ import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { DEFAULT_CONFIG, disabledByEnv, resolveConfig } from "./config.ts";
+import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, resolveConfig } from "./config.ts";
 import { ContextUsage } from "./fold/context-usage.ts";
 import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
@@ -31,12 +31,6 @@ import { registerUnfold } from "./tools/unfold.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
 import { SavedSettings } from "./ui/settings.ts";
-
-/** Pi's `compaction.keepRecentTokens` setting, or its default when unset or not a positive number. */
-function keepRecentOf(compaction: unknown): number {
-	const value = (compaction as { keepRecentTokens?: unknown } | undefined)?.keepRecentTokens;
-	return typeof value === "number" && value > 0 ? value : DEFAULT_COMPACTION_SETTINGS.keepRecentTokens;
-}
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
 export default function contextFold(pi: ExtensionAPI): void {
@@ -54,7 +48,7 @@ export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => voi
 function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
-	let keepRecent = DEFAULT_COMPACTION_SETTINGS.keepRecentTokens;
+	let keepRecent = keepRecentOf(undefined);
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
