@@ -107,7 +107,7 @@ export interface PolicyView {
 	neverCacheRead: boolean;
 	/** Cache facts; absent when the host reports none (treated as warm-or-unknown). */
 	cache?: CacheFacts;
-	/** Tokens of the newest messages a compaction keeps raw (Pi's `compaction.keepRecentTokens`); absent when unknown. */
+	/** Tokens of the newest messages Pi's compaction cut keeps raw (its `compaction.keepRecentTokens`); absent when unknown. */
 	keepRecent?: number;
 	/** The ladder's knobs, and the economic profile's where the caller supplies them (defaults otherwise). */
 	config: LadderConfig & Partial<EconomicConfig>;

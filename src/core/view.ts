@@ -145,7 +145,7 @@ export interface ViewInput {
 	usage?: number | null;
 	neverCacheRead: boolean;
 	cache?: CacheFacts;
-	/** Tokens a compaction keeps raw (see PolicyView.keepRecent). */
+	/** Tokens Pi's compaction cut keeps raw (see PolicyView.keepRecent). */
 	keepRecent?: number;
 	config: PolicyView["config"];
 	savings?: Map<string, number>;

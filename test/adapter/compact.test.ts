@@ -329,6 +329,20 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 2, "grown past it: compacts again");
 	});
 
+	it("when Pi refuses the compaction, tries again once the context has grown", async () => {
+		const stub = loadStub({ window: 10_000 });
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await run(stub);
+		assert.equal(stub.compactions.length, 1);
+		(stub.compactions[0] as { onError?: (error: Error) => void }).onError?.(new Error("Nothing to compact"));
+		await run(stub);
+		assert.equal(stub.compactions.length, 1, "the same context: Pi would refuse again");
+		stub.addMessage({ role: "user", content: `more:\n${"another constraint to keep. ".repeat(200)}`, timestamp: 4 });
+		await run(stub);
+		assert.equal(stub.compactions.length, 2, "grown: tries again");
+	});
+
 	it("under policy=economic, compacts below the budget once folding cannot hold the backstop; the ladder does not", async () => {
 		for (const policy of ["economic", "ladder"]) {
 			process.env.CONTEXTFOLD_POLICY = policy;
@@ -364,6 +378,72 @@ describe("over budget with nothing worth folding", () => {
 		} finally {
 			delete process.env.CONTEXTFOLD_POLICY;
 		}
+	});
+
+	it("under policy=economic, its own compaction keeps the hot tail raw; a compaction Pi or the user starts keeps Pi's cut", async () => {
+		// Eight ~3k-token prompts (user text never folds) in a 100k window: past the backstop (1.25 x
+		// Pi's keepRecentTokens, 15k, above backstopAt's 18k). Pi's cut keeps its 15k; ours keeps hotTail, 2k.
+		const session = () => {
+			const stub = loadStub({ window: 100_000 });
+			stub.settings = {
+				"context-fold": { policy: "economic", hotTail: 2_000 },
+				compaction: { keepRecentTokens: 15_000 },
+			};
+			for (let i = 0; i < 8; i++) {
+				stub.addMessage({
+					role: "user",
+					content: `prompt ${i}: ${"keep these words. ".repeat(680)}`,
+					timestamp: 1,
+				});
+				stub.addMessage({
+					role: "assistant",
+					content: [{ type: "text", text: `ok ${i}` }],
+					responseId: `r${i}`,
+					timestamp: 2,
+				});
+			}
+			return stub;
+		};
+		/** Pi's preparation: its cut at the fifth-newest prompt (about 15k tokens kept). */
+		const answer = async (stub: ReturnType<typeof loadStub>) => {
+			const entries = stub.entries.filter((e) => e.type === "message");
+			const piCut = entries.length - 10;
+			const [result] = (await stub.emit("session_before_compact", {
+				preparation: {
+					messagesToSummarize: entries.slice(0, piCut).map((e) => e.message),
+					turnPrefixMessages: [],
+					firstKeptEntryId: entries[piCut].id,
+					tokensBefore: 24_000,
+				},
+				branchEntries: [...stub.entries],
+				reason: "manual",
+			})) as Compaction[];
+			return { result, entries, piCut };
+		};
+
+		const own = session();
+		await own.emit("session_start", { reason: "startup" });
+		await run(own);
+		assert.equal(own.compactions.length, 1, "the backstop compacts");
+		const ours = await answer(own);
+		const lastPrompt = ours.entries.length - 2;
+		assert.equal(
+			ours.result?.compaction?.firstKeptEntryId,
+			ours.entries[lastPrompt].id,
+			"only the newest prompt stays raw",
+		);
+		assert.match(ours.result?.compaction?.summary ?? "", new RegExp(`removed ${lastPrompt} messages`));
+		assert.match(
+			ours.result?.compaction?.summary ?? "",
+			/prompt 6:/,
+			"a prompt between the two cuts is in the summary",
+		);
+
+		const manual = session();
+		await manual.emit("session_start", { reason: "startup" });
+		const pis = await answer(manual);
+		assert.equal(pis.result?.compaction?.firstKeptEntryId, pis.entries[pis.piCut].id, "/compact keeps Pi's cut");
+		assert.match(pis.result?.compaction?.summary ?? "", new RegExp(`removed ${pis.piCut} messages`));
 	});
 
 	it("with compact=native it tells the user once and does not compact", async () => {

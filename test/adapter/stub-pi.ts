@@ -85,6 +85,15 @@ export interface StubPi {
 /** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
 export function loadStub(options: { window?: number; sessionDir?: string; sessionFile?: string } = {}): StubPi {
 	let counter = 0;
+	/**
+	 * An entry's id, its parent (the previous entry: the stub's session has one branch) and a
+	 * timestamp, as Pi writes them: the message's own time, else one in 2023 (long cold by now).
+	 */
+	const entryHead = (at?: unknown) => ({
+		id: `e${++counter}`,
+		parentId: (stub.entries.at(-1)?.id as string | undefined) ?? null,
+		timestamp: new Date(typeof at === "number" ? at : 1_700_000_000_000 + counter * 1000).toISOString(),
+	});
 	const stub: StubPi = {
 		handlers: new Map(),
 		tools: new Map(),
@@ -111,7 +120,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		ui: { notices: [], selects: [], answers: [], editorText: "" },
 		stderr: [],
 		addMessage(message) {
-			stub.entries.push({ type: "message", id: `e${++counter}`, message });
+			stub.entries.push({ type: "message", ...entryHead(message.timestamp), message });
 		},
 		async emit(name, event = {}) {
 			const results: unknown[] = [];
@@ -120,7 +129,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			return results;
 		},
 		compact(firstKeptEntryId, summary = "compacted") {
-			stub.entries.push({ type: "compaction", id: `e${++counter}`, summary, firstKeptEntryId, timestamp: "t" });
+			stub.entries.push({ type: "compaction", ...entryHead(), summary, firstKeptEntryId, tokensBefore: 0 });
 		},
 		async request() {
 			const messages = structuredClone(liveMessages(stub.entries));
@@ -244,7 +253,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			[...stub.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: {} })),
 		appendEntry(customType: string, data: unknown) {
 			if (stub.failAppend) throw new Error("disk full");
-			stub.entries.push({ type: "custom", id: `e${++counter}`, customType, data: structuredClone(data) });
+			stub.entries.push({ type: "custom", ...entryHead(), customType, data: structuredClone(data) });
 		},
 		getSettings: () => stub.settings,
 	};

@@ -4,7 +4,8 @@
  * there) while it is still under the fold budget, context-fold compacts with its deterministic
  * summary: a fromHook compaction entry, no summarization request at the model server, and a notice
  * naming the backstop. The compaction waits until the agent's run is over: Pi's compact() aborts a run
- * in progress and never resumes it, so every step of the run must still reach the model.
+ * in progress and never resumes it, so every step of the run must still reach the model. That
+ * compaction keeps only the policy's hot tail raw, not Pi's keepRecentTokens.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import {
 	isSummarizationRequest,
 	lastUserText,
 	type ModelServer,
+	messagesOf,
 	type Script,
 	startModelServer,
 	toolResultsOf,
@@ -24,7 +26,13 @@ const OUR_HEADER = "[context-fold deterministic compaction summary]";
 const BIG = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
 
 /** Real `pi` over RPC against `script`, with the economic policy's backstop at 30 % of a 16k window. */
-function backstopPi(script: Script): { server: () => ModelServer; rpc: () => PiRpc } {
+function backstopPi(
+	script: Script,
+	settings: Record<string, unknown> = {
+		compaction: { keepRecentTokens: 1_000 },
+		"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95 },
+	},
+): { server: () => ModelServer; rpc: () => PiRpc } {
 	let server: ModelServer;
 	let sandbox: PiSandbox;
 	let rpc: PiRpc;
@@ -33,10 +41,7 @@ function backstopPi(script: Script): { server: () => ModelServer; rpc: () => PiR
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: WINDOW,
-			settings: {
-				compaction: { keepRecentTokens: 1_000 },
-				"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95 },
-			},
+			settings,
 		});
 		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 60_000 });
 	});
@@ -107,6 +112,56 @@ describe("economic policy: the backstop waits for the agent's run to end", () =>
 		const compacted = entries.findIndex((e) => e.id === compaction.id);
 		assert.ok(answered >= 0 && compacted > answered, "the compaction comes after the run's last answer");
 		assert.equal(compaction.fromHook, true);
+		assert.deepEqual(
+			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
+			[],
+			"no summarization request",
+		);
+	});
+});
+
+describe("economic policy: the backstop compaction keeps the hot tail, not Pi's keepRecentTokens", () => {
+	// Prompts of ~1.1k tokens (user text never folds) until the context passes the backstop (30 % of
+	// 16k). Pi would keep its keepRecentTokens (2k: the newest two prompts) raw; the backstop keeps
+	// hotTail (1k): the newest prompt only.
+	const pi = backstopPi((req) => ({ text: `reply ${req.index}` }), {
+		compaction: { keepRecentTokens: 2_000 },
+		"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95, hotTail: 1_000 },
+	});
+	const prompt = (i: number) => `Prompt ${i}: ${"the parser must keep every byte of the input. ".repeat(100)}`;
+
+	it("sends only the summary and the newest prompt raw after the compaction", async () => {
+		const rpc = pi.rpc();
+		const server = pi.server();
+		for (let i = 1; i <= 4; i++) await rpc.prompt(prompt(i));
+		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
+		const [compaction] = await waitForEntries(state.sessionFile, "compaction");
+		assert.equal(compaction?.fromHook, true, rpc.stderr());
+		const entries = parseJsonl(readFileSync(state.sessionFile, "utf8"));
+		const before = entries.slice(
+			0,
+			entries.findIndex((e) => e.id === compaction.id),
+		);
+		const prompts = before.filter((e) => e.type === "message" && (e.message as { role?: string }).role === "user");
+		const newest = prompts.at(-1);
+		assert.ok(prompts.length >= 3 && newest, `three prompts or more before it: ${prompts.length}`);
+		assert.equal(compaction.firstKeptEntryId, newest.id, "the kept tail starts at the newest prompt");
+		const head = (entry: (typeof entries)[number] | undefined) =>
+			(JSON.stringify((entry?.message as { content?: unknown }).content).match(/Prompt \d+:/) ?? [""])[0];
+		const newestText = head(newest);
+		const previousText = head(prompts.at(-2));
+		assert.ok(String(compaction.summary).includes(previousText), "the prompt it took out is in the summary");
+
+		await rpc.prompt("Next: go on.");
+		const next = server.requests.at(-1);
+		assert.ok(next && lastUserText(next) === "Next: go on.");
+		const texts = messagesOf(next)
+			.filter((m) => m.role === "user")
+			.map((m) => m.text);
+		const users = texts.map((t) => (t.startsWith("Prompt") ? (t.match(/Prompt \d+:/) ?? [""])[0] : t.slice(0, 9)));
+		assert.ok(texts[0]?.includes(OUR_HEADER), `the deterministic summary first: ${JSON.stringify(users)}`);
+		assert.equal(users[1], newestText, "then the newest prompt before the compaction");
+		assert.ok(!users.includes(previousText), "the prompt before it is not sent raw (Pi's cut would keep it)");
 		assert.deepEqual(
 			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
 			[],

@@ -4,19 +4,28 @@
  * with idle warming, a 140k window, all five policies. For the default policy: no overflow
  * rejection, no summary request (Pi's LLM compaction never runs), visibility at least plain Pi's
  * minus 5 points, and no peer both cheaper and more visible. Cost with recalls is at most 0.5x plain
- * Pi on every session where that is reachable at all: a session whose foresight figure (what a
- * policy that knew every later reference would cost, rewrites free, nothing lost, and nothing folded
- * that no fold may touch; foresight.ts) is above 0.5x has too little the model never needs again
- * (the project's debug-branchy: its context peaks at 15 % of the window; the shared accordion-sample:
- * most of its prompt is signed thinking), and is held to costing less than plain Pi (README
- * "Defaults and why"). Every recorded reply must reach the model as under plain Pi.
+ * Pi on every session where that is reachable at all. It is not where folding is the only lever and
+ * cannot get there: a session whose context never reaches the backstop (so no compaction can help)
+ * and whose foresight figure (what a fold policy that knew every later reference would cost,
+ * rewrites free, nothing lost, nothing folded that no fold may touch; foresight.ts) is above 0.5x
+ * (the project's debug-branchy: its context peaks at 15 % of the window). Such a session is held to
+ * costing less than plain Pi (README "Defaults and why"). Every recorded reply must reach the model
+ * as under plain Pi.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
+import { DEFAULT_ECONOMIC } from "../../src/core/contract.ts";
+import { KEPT_OVERHEAD } from "../../src/core/policy/cache-economic.ts";
 import { parseArgs, runReplay } from "../../src/replay/cli.ts";
 import { listSessions } from "../corpus/corpora.ts";
 
 const WINDOW = 140_000;
+/** Where the default policy compacts in this window (backstopOf with Pi's default keepRecentTokens). */
+const BACKSTOP = Math.max(
+	DEFAULT_ECONOMIC.backstopAt * WINDOW,
+	KEPT_OVERHEAD * DEFAULT_COMPACTION_SETTINGS.keepRecentTokens,
+);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
 	const sessions = listSessions();
@@ -30,9 +39,10 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			assert.ok(pi && fold);
 			const ratio = fold.costWithRecalls / pi.costWithRecalls;
 			assert.ok(pi.foresight !== null);
-			const reachable = pi.foresight <= 0.5;
+			const foldingOnly = pi.peakPrompt < BACKSTOP;
+			const reachable = !foldingOnly || pi.foresight <= 0.5;
 			t.diagnostic(
-				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%, foresight ${pi.foresight.toFixed(3)}x`,
+				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%, foresight ${pi.foresight.toFixed(3)}x, peak ${pi.peakPrompt}`,
 			);
 			assert.ok(ratio <= (reachable ? 0.5 : 1), `cost ${ratio.toFixed(3)}x plain Pi`);
 			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);

@@ -124,7 +124,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
 			DEFAULT_ECONOMIC.hotTail,
-			`economic policy: tool results within the newest this many tokens never fold, unless a later call superseded them (at least ${MIN_TAIL}).`,
+			`economic policy: tool results within the newest this many tokens never fold, unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
 		),
 	}),
 	coldTail: Type.Integer({
@@ -151,7 +151,7 @@ export const KNOB_SCHEMAS = {
 	backstopAt: fraction(
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
-		"economic policy: when folding everything would still leave more than this share of the window (but at least 1.25 × Pi's compaction.keepRecentTokens), also compact (deterministic summary) once the agent's run is over.",
+		"economic policy: when folding everything would still leave more than this share of the window (but at least 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
 	),
 	minEvent: fraction(
 		"CONTEXTFOLD_MIN_EVENT",

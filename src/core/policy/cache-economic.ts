@@ -7,7 +7,7 @@
  * the model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` of the
  * window, the policy also asks for the deterministic compaction, which runs once the agent's run is
- * over; it keeps folding meanwhile. Past the budget an event is urgent and folds whatever it can,
+ * over and keeps only the hot tail raw; it keeps folding meanwhile. Past the budget an event is urgent and folds whatever it can,
  * paying or not. When the cache is cold anyway (idle past its lifetime), or the session never read
  * from it, the rewrite is free, so an event needs no least size.
  */
@@ -64,16 +64,17 @@ export function economicTails(blocks: readonly ViewBlock[], hotTail: number, col
 
 /**
  * Usage at and above which folding alone no longer suffices, so the policy also asks for a
- * compaction: `backstopAt` of the window, but never below what a compaction leaves. A compaction keeps
- * the newest `keepRecent` tokens raw, and the summary and the system prompt come on top (a quarter
- * more, KEPT_OVERHEAD): below that no compaction can bring the context, and a small window's backstop
- * would compact after every run for little.
+ * compaction: `backstopAt` of the window, but never below where Pi can compact at all. Pi prepares a
+ * compaction only when the context holds more than its `keepRecent` tokens (its cut keeps that much
+ * raw, before context-fold moves the cut on to the hot tail), and the system prompt comes on top (a
+ * quarter more, KEPT_OVERHEAD): below that Pi refuses ("Nothing to compact"), and a small window's
+ * backstop would ask after every run in vain.
  */
 export function backstopOf(view: PolicyView, knobs: EconomicConfig): number {
 	return Math.max(knobs.backstopAt * view.window, KEPT_OVERHEAD * (view.keepRecent ?? 0));
 }
 
-/** What a compaction leaves over the raw tail it keeps, as a factor of that tail (summary, system prompt). */
+/** The context over Pi's kept tail at which Pi can compact, as a factor of that tail (system prompt, margin). */
 export const KEPT_OVERHEAD = 1.25;
 
 /** One possible event: fold every candidate from `first` on. */

@@ -3,7 +3,9 @@
  * (no model call; Pi's own runs if building it throws), the seed-index record retracted when the
  * compaction fails, the turn numbering carried past a compaction, and the over-budget trigger that
  * compacts once the agent's run is over when folding cannot hold the context (past the budget, or
- * above the economic policy's backstop), once for each such state.
+ * above the economic policy's backstop), once for each such state. That compaction, under the economic
+ * policy, keeps only the policy's hot tail raw instead of Pi's `keepRecentTokens` (see kept-tail.ts);
+ * a compaction the user or Pi starts keeps Pi's cut.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { Advisor } from "../cache/advisor.ts";
@@ -11,6 +13,7 @@ import { errorText, type FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "../fold/persistence.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { buildCompaction } from "./deterministic-compaction.ts";
+import { type LaterCut, laterCut } from "./kept-tail.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
 /** What the compaction hooks work with. */
@@ -26,6 +29,8 @@ export interface CompactionDeps {
 export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void {
 	const { engine, index, advisor, config, warn } = deps;
 	let pendingCompaction: number | undefined;
+	// Tokens the compaction context-fold itself starts keeps raw; undefined for any other compaction.
+	let ownKeep: number | undefined;
 
 	// The over-budget state the latest passes report was already compacted or announced (`actedOn`).
 	// A compaction starts a new state, but one that leaves the context where it was is not repeated:
@@ -58,7 +63,16 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			}
 			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
 			advisor.willForceCompaction();
-			ctx.compact({ onError: (error) => warn(`context-fold: the over-budget compaction failed: ${error.message}`) });
+			ownKeep = config().policy === "economic" ? config().hotTail : undefined;
+			ctx.compact({
+				onError: (error) => {
+					// Pi refused (too little to compact, say): try again once the context has grown.
+					ownKeep = undefined;
+					actedOn = false;
+					left = over.usage;
+					warn(`context-fold: the over-budget compaction failed: ${error.message}`);
+				},
+			});
 		} catch (error) {
 			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
 		}
@@ -71,12 +85,31 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
 			const entries = event.branchEntries ?? ctx.sessionManager.getBranch();
 			const branch = { leaf: ctx.sessionManager.getLeafId?.() ?? undefined, ids: new Set(entries.map((e) => e.id)) };
-			const built = buildCompaction(prep, engine, index, append, warn, branch, ctx.model?.contextWindow);
+			const keep = ownKeep;
+			ownKeep = undefined;
+			let later: LaterCut | undefined;
+			try {
+				if (keep !== undefined) later = laterCut(entries, prep.firstKeptEntryId, keep);
+			} catch (error) {
+				warn(`context-fold: this compaction keeps Pi's cut (keepRecentTokens): ${errorText(error)}`);
+			}
+			const input = later
+				? {
+						messagesToSummarize: [
+							...prep.messagesToSummarize,
+							...prep.turnPrefixMessages,
+							...later.moreToSummarize,
+						],
+						turnPrefixMessages: [],
+						previousSummary: prep.previousSummary,
+					}
+				: prep;
+			const built = buildCompaction(input, engine, index, append, warn, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
 			return {
 				compaction: {
 					summary: built.summary,
-					firstKeptEntryId: prep.firstKeptEntryId,
+					firstKeptEntryId: later?.firstKeptEntryId ?? prep.firstKeptEntryId,
 					tokensBefore: prep.tokensBefore,
 					details: { contextFold: { v: 1, seq: built.seq, codes: built.codes } },
 				},

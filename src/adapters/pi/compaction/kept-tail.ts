@@ -1,0 +1,72 @@
+/**
+ * The kept tail of context-fold's own compaction. Pi cuts a compaction where its
+ * `compaction.keepRecentTokens` (20k by default) of the newest messages stay raw; under the economic
+ * policy the backstop compaction keeps only what the policy itself keeps raw, its hot tail. The cut
+ * moves later, never earlier: to the first entry from which the newest `keep` tokens (Pi's estimate)
+ * stay and at which Pi itself could cut (one carrying a user, assistant, bash, custom or summary
+ * message; never a tool result, so no call loses its result). The messages between Pi's cut and this
+ * one join those the summary covers, so every one of them stays recallable.
+ */
+import {
+	buildSessionProjection,
+	estimateTokens,
+	type ProjectedSessionEntry,
+	type SessionEntry,
+} from "@earendil-works/pi-coding-agent";
+
+/** Roles of the messages a kept tail may start at (the roles Pi's own cut accepts). */
+const CUT_ROLES: ReadonlySet<string> = new Set([
+	"user",
+	"assistant",
+	"bashExecution",
+	"custom",
+	"branchSummary",
+	"compactionSummary",
+]);
+
+function cuttable(entry: ProjectedSessionEntry): boolean {
+	return entry.sourceEntry.type !== "compaction" && entry.messages.some((m) => CUT_ROLES.has(m.role));
+}
+
+/** What an entry adds to the compacted span, as Pi's own preparation takes it (no system messages). */
+function compacted(entry: ProjectedSessionEntry): unknown[] {
+	return entry.sourceEntry.type === "compaction" ? [] : entry.messages.filter((m) => m.role !== "system");
+}
+
+/** A cut later than Pi's: the entry the kept tail starts at, and the messages between Pi's cut and it. */
+export interface LaterCut {
+	firstKeptEntryId: string;
+	moreToSummarize: unknown[];
+}
+
+/**
+ * The cut that keeps about `keep` tokens of `entries` (the branch, oldest first) raw, when it lies
+ * after Pi's cut at `piFirstKept`; undefined when Pi's cut keeps no more than that already, when Pi's
+ * cut is not in the branch's context, or when no later entry can start a tail.
+ */
+export function laterCut(entries: SessionEntry[], piFirstKept: string, keep: number): LaterCut | undefined {
+	const projected = buildSessionProjection(entries).entries;
+	const piCut = projected.findIndex((entry) => entry.sourceEntry.id === piFirstKept);
+	if (piCut < 0) return undefined;
+	let kept = 0;
+	let from = -1;
+	for (let i = projected.length - 1; i > piCut && from < 0; i--) {
+		for (const message of projected[i].messages) kept += estimateTokens(message);
+		if (kept >= keep) from = i;
+	}
+	if (from < 0) return undefined;
+	let cut = from;
+	while (cut < projected.length && !cuttable(projected[cut])) cut++;
+	if (cut >= projected.length) return undefined;
+	// State-only entries just before the cut (a model or thinking-level change) stay with the tail.
+	while (
+		cut - 1 > piCut &&
+		projected[cut - 1].messages.length === 0 &&
+		projected[cut - 1].sourceEntry.type !== "compaction"
+	)
+		cut--;
+	return {
+		firstKeptEntryId: projected[cut].sourceEntry.id,
+		moreToSummarize: projected.slice(piCut, cut).flatMap(compacted),
+	};
+}

@@ -1,0 +1,128 @@
+/**
+ * The kept tail of context-fold's own compaction (compaction/kept-tail.ts) over Pi-shaped session
+ * entries, with Pi's own projection and token estimate: the cut only ever moves later than Pi's, lands
+ * where Pi itself could cut (never on a tool result), and hands every message between the two cuts to
+ * the summary.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { estimateTokens, type SessionEntry } from "@earendil-works/pi-coding-agent";
+import { laterCut } from "../../src/adapters/pi/compaction/kept-tail.ts";
+
+type Message = Record<string, unknown>;
+
+/** One branch of entries, oldest first, each the parent of the next. */
+function branch(items: ({ message: Message } | Record<string, unknown>)[]): SessionEntry[] {
+	let parentId: string | null = null;
+	return items.map((item, i) => {
+		const id = `e${i}`;
+		const entry = ("message" in item ? { type: "message", ...item } : item) as Record<string, unknown>;
+		const out = { ...entry, id, parentId, timestamp: new Date(1_700_000_000_000 + i * 1000).toISOString() };
+		parentId = id;
+		return out as unknown as SessionEntry;
+	});
+}
+
+const user = (text: string): { message: Message } => ({ message: { role: "user", content: text, timestamp: 1 } });
+const call = (id: string): { message: Message } => ({
+	message: {
+		role: "assistant",
+		content: [{ type: "toolCall", id, name: "bash", arguments: { command: `run ${id}` } }],
+		stopReason: "toolUse",
+		timestamp: 1,
+	},
+});
+const result = (id: string, chars: number): { message: Message } => ({
+	message: {
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "bash",
+		content: [{ type: "text", text: "x".repeat(chars) }],
+		isError: false,
+		timestamp: 1,
+	},
+});
+
+/** Eight steps of a 4000-character (1000-token) result each after one user prompt: e0 user, then call/result pairs. */
+function steps(n = 8): SessionEntry[] {
+	const items: { message: Message }[] = [user("start")];
+	for (let i = 0; i < n; i++) items.push(call(`c${i}`), result(`c${i}`, 4000));
+	return branch(items);
+}
+
+function tokensFrom(entries: SessionEntry[], id: string): number {
+	const at = entries.findIndex((e) => e.id === id);
+	let tokens = 0;
+	for (const e of entries.slice(at)) if (e.type === "message") tokens += estimateTokens(e.message);
+	return tokens;
+}
+
+describe("laterCut", () => {
+	it("keeps about `keep` tokens from a call, and hands everything from Pi's cut on to the summary", () => {
+		const entries = steps();
+		const cut = laterCut(entries, "e0", 2500);
+		assert.ok(cut);
+		const at = entries.findIndex((e) => e.id === cut.firstKeptEntryId);
+		const kept = entries[at] as { type: string; message?: { role?: string } };
+		assert.equal(kept.message?.role, "assistant", "a tail starts at a call, never at its result");
+		const tail = tokensFrom(entries, cut.firstKeptEntryId);
+		assert.ok(tail <= 2500 + 1100 && tail >= 1000, `about 2500 tokens kept: ${tail}`);
+		assert.deepEqual(
+			cut.moreToSummarize,
+			entries.slice(0, at).map((e) => (e as { message: unknown }).message),
+			"every message between the two cuts, in order",
+		);
+	});
+
+	it("never moves the cut earlier: undefined when Pi's cut keeps no more than `keep`", () => {
+		const entries = steps();
+		assert.equal(laterCut(entries, "e13", 5000), undefined, "Pi keeps ~2000 tokens: less than 5000");
+		assert.equal(laterCut(entries, "e0", 100_000), undefined, "the whole branch is under `keep`");
+		assert.equal(laterCut(entries, "nowhere", 2500), undefined, "Pi's cut is not in the branch");
+	});
+
+	it("moves past results to the next call, and keeps state-only entries with the tail", () => {
+		const items: Record<string, unknown>[] = [user("start"), call("a"), result("a", 4000), call("b")];
+		items.push({ type: "thinking_level_change", thinkingLevel: "high" });
+		items.push(result("b", 40), call("c"), result("c", 400), { type: "model_change", provider: "p", modelId: "m" });
+		items.push(user("next"), call("d"), result("d", 400));
+		const entries = branch(items);
+		// ~2 x 100 tokens in the last step, ~110 before it: a 150-token tail reaches into c's result.
+		const cut = laterCut(entries, "e0", 150);
+		assert.ok(cut);
+		assert.equal(cut.firstKeptEntryId, "e8", "the model change before the user message stays with the tail");
+		const roles = cut.moreToSummarize.map((m) => (m as Message).role);
+		assert.deepEqual(roles, [
+			"user",
+			"assistant",
+			"toolResult",
+			"assistant",
+			"toolResult",
+			"assistant",
+			"toolResult",
+		]);
+	});
+
+	it("after an earlier compaction, cuts within its kept range", () => {
+		const entries = steps();
+		const compaction = {
+			type: "compaction",
+			summary: "earlier work",
+			firstKeptEntryId: "e5",
+			tokensBefore: 9000,
+		};
+		const more = branch([...entries.map((e) => e as unknown as Record<string, unknown>), compaction]);
+		const withAfter = branch([
+			...more.map((e) => e as unknown as Record<string, unknown>),
+			call("z"),
+			result("z", 4000),
+			user("go on"),
+		]);
+		const cut = laterCut(withAfter, "e5", 1500);
+		assert.ok(cut);
+		const roles = cut.moreToSummarize.map((m) => (m as Message).role);
+		assert.ok(!roles.includes("compactionSummary"), "the earlier summary is not summarized again");
+		assert.ok(cut.moreToSummarize.length > 0);
+		assert.ok(tokensFrom(withAfter, cut.firstKeptEntryId) <= 1500 + 1100);
+	});
+});
