@@ -170,19 +170,28 @@ export const KEPT_ARG_KEYS: ReadonlySet<string> = new Set([
 	"url",
 ]);
 
+/**
+ * A `command` argument shorter than this never folds: a command line says what a call did, as a path
+ * does, and its digest (tag, size, head) would save little of it. Longer ones (scripts, heredocs) fold.
+ */
+export const KEPT_COMMAND_CHARS = 200;
+
 /** True when a string argument under `key` (the nearest object key; undefined at the top) may fold. */
 export function foldableArg(key: string | undefined, value: unknown): value is string {
-	return typeof value === "string" && value.length >= ARG_FOLD_CHARS && !(key !== undefined && KEPT_ARG_KEYS.has(key));
+	if (typeof value !== "string" || value.length < ARG_FOLD_CHARS) return false;
+	if (key === "command") return value.length >= KEPT_COMMAND_CHARS;
+	return !(key !== undefined && KEPT_ARG_KEYS.has(key));
 }
 
 /**
- * Digest string standing in for one string argument: tag, size, and the head of its first line,
- * at most a quarter of the value and `argFirstLineChars` (foldArgs keeps a value its digest would not shorten).
+ * Digest string standing in for one string argument: tag, line count, and the head of its first
+ * line, at most a quarter of the value and `argFirstLineChars` (foldArgs keeps a value its digest would
+ * not shorten).
  */
 export function argDigest(code: string, value: string): string {
 	const room = Math.min(DIGEST_LIMITS.argFirstLineChars, Math.floor(value.length / 4));
 	const head = room > 1 ? clip(firstLine(value), room) : "";
-	return `${foldTag(code)} ${value.length} chars, ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}`;
+	return `${foldTag(code)} ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}`;
 }
 
 /**

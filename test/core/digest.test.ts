@@ -15,6 +15,7 @@ import {
 	foldArgs,
 	foldCode,
 	foldTag,
+	KEPT_COMMAND_CHARS,
 	parseCode,
 	stripTags,
 	thinkingDigest,
@@ -279,12 +280,9 @@ describe("thinkingDigest", () => {
 });
 
 describe("argDigest and foldArgs", () => {
-	it("argDigest gives tag, size and a first line clipped to a quarter of the value", () => {
-		assert.equal(argDigest("abc12345", "line one\nline two\n"), "{#abc12345 FOLDED} 18 chars, 2 lines: lin…");
-		assert.equal(
-			argDigest("abc12345", `line one\n${"x".repeat(60)}`),
-			"{#abc12345 FOLDED} 69 chars, 2 lines: line one",
-		);
+	it("argDigest gives tag, line count and a first line clipped to a quarter of the value", () => {
+		assert.equal(argDigest("abc12345", "line one\nline two\n"), "{#abc12345 FOLDED} 2 lines: lin…");
+		assert.equal(argDigest("abc12345", `line one\n${"x".repeat(60)}`), "{#abc12345 FOLDED} 2 lines: line one");
 		const out = argDigest("abc12345", `${"z".repeat(300)}\nmore`);
 		assert.ok(out.endsWith("…"));
 		assert.equal(out.split(": ")[1].length, DIGEST_LIMITS.argFirstLineChars);
@@ -313,6 +311,15 @@ describe("argDigest and foldArgs", () => {
 		assert.deepEqual(edits[0], { oldText: argDigest("abc12345", big), newText: "tiny" });
 		assert.equal(edits[1], "keep");
 		assert.equal(edits[2], 7);
+	});
+
+	it("keeps a command line under KEPT_COMMAND_CHARS whole, and folds a longer one", () => {
+		const short = `node -e '${"x".repeat(KEPT_COMMAND_CHARS - 11)}'`;
+		assert.equal(short.length, KEPT_COMMAND_CHARS - 1);
+		assert.equal(foldArgs("abc12345", { command: short }), null);
+		assert.ok(foldArgs("abc12345", { script: short }), "the same text under another key folds");
+		const long = `cat <<'EOF' > notes.md\n${"a line of the file\n".repeat(20)}EOF`;
+		assert.match(String(foldArgs("abc12345", { command: long })?.command), /^\{#abc12345 FOLDED\} 22 lines: cat <</);
 	});
 
 	it("treats exactly ARG_FOLD_CHARS as foldable and one less as not", () => {

@@ -245,7 +245,7 @@ describe("golden digests", () => {
 			code: "abeo79ra",
 			args: {
 				path: "src/fns.ts",
-				content: "{#abeo79ra FOLDED} 2339 chars, 120 lines: export function f0(x: number): number {",
+				content: "{#abeo79ra FOLDED} 120 lines: export function f0(x: number): number {",
 			},
 		});
 		const content = folded("a:toolu_write:args").content as Record<string, unknown>[];
@@ -262,8 +262,8 @@ describe("golden digests", () => {
 				path: "src/loader.ts",
 				edits: [
 					{
-						oldText: "{#6ydl9h8f FOLDED} 669 chars, 30 lines: const a0 = load(0);",
-						newText: "{#6ydl9h8f FOLDED} 659 chars, 20 lines: const a0 = await loadAsync(0);",
+						oldText: "{#6ydl9h8f FOLDED} 30 lines: const a0 = load(0);",
+						newText: "{#6ydl9h8f FOLDED} 20 lines: const a0 = await loadAsync(0);",
 					},
 					{ oldText: "let x = 1;", newText: "const x = 1;" },
 				],

@@ -8,9 +8,9 @@
  * cannot get there: a session whose context never reaches the backstop (so no compaction can help)
  * and whose foresight figure (what a fold policy that knew every later reference would cost,
  * rewrites free, nothing lost, nothing folded that no fold may touch; foresight.ts) is above 0.5x
- * (the project's debug-branchy: its context peaks at 15 % of the window). Such a session is held to
- * costing less than plain Pi (README "Defaults and why"). Every recorded reply must reach the model
- * as under plain Pi.
+ * (the project's debug-branchy: its context peaks at 15 % of the window). No session may cost more
+ * than 0.9x plain Pi (README "Defaults and why"). Every recorded reply must reach the model as under
+ * plain Pi.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -44,7 +44,7 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			t.diagnostic(
 				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%, foresight ${pi.foresight.toFixed(3)}x, peak ${pi.peakPrompt}`,
 			);
-			assert.ok(ratio <= (reachable ? 0.5 : 1), `cost ${ratio.toFixed(3)}x plain Pi`);
+			assert.ok(ratio <= (reachable ? 0.5 : 0.9), `cost ${ratio.toFixed(4)}x plain Pi`);
 			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);
 			// Every recorded reply reaches the model as under plain Pi: a compaction never cuts a run short.
 			assert.equal(fold.requests, pi.requests - pi.summaryRequests, "requests");

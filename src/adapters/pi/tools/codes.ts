@@ -14,8 +14,7 @@ export const MAX_CODES = 20;
  * request, so the tools say what the model needs in as few tokens as they can.
  */
 export const TAG_HELP =
-	"`{#<code> FOLDED} …` is a digest (size, first line, error lines) of a tool result, argument, thinking or text; " +
-	"the original is kept.";
+	"`{#<code> FOLDED} …` is a digest of a tool result, argument, thinking or text; the original is kept.";
 
 /** A tool result holding one text. */
 export function toolText(body: string, details: Record<string, unknown> = {}) {

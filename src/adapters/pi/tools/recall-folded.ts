@@ -17,10 +17,10 @@ import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
 
 /** Parameters of recall_folded. */
 export const recallParameters = Type.Object({
-	codes: Type.Optional(Type.Array(Type.String(), { description: 'Fold codes, e.g. ["k3x9a0b2"]' })),
-	grep: Type.Optional(Type.String({ description: "Only lines holding this text (any case), with 2 lines around" })),
-	lines: Type.Optional(Type.String({ description: 'Only this line range, e.g. "120-180"' })),
-	search: Type.Optional(Type.String({ description: "Text to find (any case) in every folded or compacted block" })),
+	codes: Type.Optional(Type.Array(Type.String(), { description: 'e.g. ["k3x9a0b2"]' })),
+	grep: Type.Optional(Type.String({ description: "Only lines with this text (any case), ±2 lines" })),
+	lines: Type.Optional(Type.String({ description: 'Line range, e.g. "120-180"' })),
+	search: Type.Optional(Type.String({ description: "Text to find (any case) in all folded or compacted blocks" })),
 });
 
 interface RecallArgs {
@@ -225,8 +225,8 @@ export function registerRecallFolded(
 		name: "recall_folded",
 		label: "Recall folded",
 		description:
-			`${TAG_HELP} Reads originals back by code (whole, \`grep\` or \`lines\`) without changing the context; ` +
-			`\`search\` works without a code. At most ${RECALL_LIMITS.totalChars} characters per call.`,
+			`${TAG_HELP} Reads originals by code, whole or by \`grep\`/\`lines\`; \`search\` needs no code. ` +
+			`Context unchanged; at most ${RECALL_LIMITS.totalChars} characters per call.`,
 		promptSnippet: "Read back {#<code> FOLDED} blocks",
 		parameters: recallParameters,
 		async execute(_id, params) {

@@ -11,7 +11,7 @@ import { codeList, notCodes, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */
 export const unfoldParameters = Type.Object({
-	codes: Type.Array(Type.String(), { description: 'Fold codes, e.g. ["k3x9a0b2"]' }),
+	codes: Type.Array(Type.String(), { description: 'e.g. ["k3x9a0b2"]' }),
 });
 
 /** The unfold tool's work, as plain text (never throws). */
@@ -55,9 +55,8 @@ export function registerUnfold(
 		name: "unfold",
 		label: "Unfold",
 		description:
-			"Puts `{#<code> FOLDED}` blocks back into the context for good, each then costing its full size on every " +
-			"request. To look once, use recall_folded.",
-		promptSnippet: "Restore {#<code> FOLDED} blocks into the context",
+			"Puts `{#<code> FOLDED}` blocks back for good (full size on every request); to look once, use recall_folded.",
+		promptSnippet: "Put {#<code> FOLDED} blocks back for good",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
 			return toolText(runUnfold(params as { codes?: unknown }, engine, parent()));
