@@ -1,8 +1,8 @@
 /**
  * The kept tail of context-fold's own compaction (compaction/kept-tail.ts) over Pi-shaped session
  * entries, with Pi's own projection and token estimate: the cut only ever moves later than Pi's, lands
- * where Pi itself could cut (never on a tool result), and hands every message between the two cuts to
- * the summary.
+ * where Pi itself could cut (never on a tool result: a kept result keeps its call), keeps what ends
+ * within the hot tail, and hands every message between the two cuts to the summary.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -32,6 +32,9 @@ const call = (id: string): { message: Message } => ({
 		timestamp: 1,
 	},
 });
+const done = (): { message: Message } => ({
+	message: { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop", timestamp: 1 },
+});
 const result = (id: string, chars: number): { message: Message } => ({
 	message: {
 		role: "toolResult",
@@ -58,7 +61,7 @@ function tokensFrom(entries: SessionEntry[], id: string): number {
 }
 
 describe("laterCut", () => {
-	it("keeps about `keep` tokens from a call, and hands everything from Pi's cut on to the summary", () => {
+	it("keeps what ends within `keep` tokens from a call, and hands everything before it to the summary", () => {
 		const entries = steps();
 		const cut = laterCut(entries, "e0", 2500);
 		assert.ok(cut);
@@ -66,7 +69,7 @@ describe("laterCut", () => {
 		const kept = entries[at] as { type: string; message?: { role?: string } };
 		assert.equal(kept.message?.role, "assistant", "a tail starts at a call, never at its result");
 		const tail = tokensFrom(entries, cut.firstKeptEntryId);
-		assert.ok(tail <= 2500 + 1100 && tail >= 1000, `about 2500 tokens kept: ${tail}`);
+		assert.ok(tail >= 2500 && tail <= 2500 + 1100, `2500 tokens and the rest of a step kept: ${tail}`);
 		assert.deepEqual(
 			cut.moreToSummarize,
 			entries.slice(0, at).map((e) => (e as { message: unknown }).message),
@@ -81,26 +84,27 @@ describe("laterCut", () => {
 		assert.equal(laterCut(entries, "nowhere", 2500), undefined, "Pi's cut is not in the branch");
 	});
 
-	it("moves past results to the next call, and keeps state-only entries with the tail", () => {
-		const items: Record<string, unknown>[] = [user("start"), call("a"), result("a", 4000), call("b")];
-		items.push({ type: "thinking_level_change", thinkingLevel: "high" });
-		items.push(result("b", 40), call("c"), result("c", 400), { type: "model_change", provider: "p", modelId: "m" });
-		items.push(user("next"), call("d"), result("d", 400));
-		const entries = branch(items);
-		// ~2 x 100 tokens in the last step, ~110 before it: a 150-token tail reaches into c's result.
-		const cut = laterCut(entries, "e0", 150);
+	it("keeps a result that ends within `keep` with its call", () => {
+		const entries = branch([user("start"), call("a"), result("a", 4000), call("b"), result("b", 400), done()]);
+		const cut = laterCut(entries, "e0", 50);
 		assert.ok(cut);
-		assert.equal(cut.firstKeptEntryId, "e8", "the model change before the user message stays with the tail");
+		assert.equal(cut.firstKeptEntryId, "e3", "b's result ends within 50 tokens, so b's call starts the tail");
 		const roles = cut.moreToSummarize.map((m) => (m as Message).role);
-		assert.deepEqual(roles, [
-			"user",
-			"assistant",
-			"toolResult",
-			"assistant",
-			"toolResult",
-			"assistant",
-			"toolResult",
+		assert.deepEqual(roles, ["user", "assistant", "toolResult"]);
+	});
+
+	it("keeps state-only entries just before the cut with the tail", () => {
+		const entries = branch([
+			user("start"),
+			call("a"),
+			result("a", 4000),
+			{ type: "model_change", provider: "p", modelId: "m" },
+			call("b"),
+			result("b", 400),
 		]);
+		const cut = laterCut(entries, "e0", 50);
+		assert.equal(cut?.firstKeptEntryId, "e3", "the model change before b's call stays");
+		assert.equal(cut?.moreToSummarize.length, 3);
 	});
 
 	it("after an earlier compaction, cuts within its kept range", () => {

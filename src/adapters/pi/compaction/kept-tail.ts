@@ -1,11 +1,12 @@
 /**
  * The kept tail of context-fold's own compaction. Pi cuts a compaction where its
  * `compaction.keepRecentTokens` (20k by default) of the newest messages stay raw; under the economic
- * policy the backstop compaction keeps only what the policy itself keeps raw, its hot tail. The cut
- * moves later, never earlier: to the first entry from which the newest `keep` tokens (Pi's estimate)
- * stay and at which Pi itself could cut (one carrying a user, assistant, bash, custom or summary
- * message; never a tool result, so no call loses its result). The messages between Pi's cut and this
- * one join those the summary covers, so every one of them stays recallable.
+ * policy the backstop compaction keeps only what the policy itself keeps raw, its hot tail: every
+ * entry that ends within the newest `keep` tokens (Pi's estimate), as the policy's tail keeps every
+ * block that does. The cut lies at the oldest such entry, or before it at the nearest entry Pi itself
+ * could cut at (one carrying a user, assistant, bash, custom or summary message; never a tool result,
+ * so a kept result keeps its call), and never before Pi's own cut. The messages between Pi's cut and
+ * this one join those the summary covers, so every one of them stays recallable.
  */
 import {
 	buildSessionProjection,
@@ -40,24 +41,23 @@ export interface LaterCut {
 }
 
 /**
- * The cut that keeps about `keep` tokens of `entries` (the branch, oldest first) raw, when it lies
- * after Pi's cut at `piFirstKept`; undefined when Pi's cut keeps no more than that already, when Pi's
- * cut is not in the branch's context, or when no later entry can start a tail.
+ * The cut that keeps the entries of `entries` (the branch, oldest first) ending within the newest
+ * `keep` tokens raw, when it lies after Pi's cut at `piFirstKept`; undefined when Pi's cut keeps no
+ * more than that already, or when Pi's cut is not in the branch's context.
  */
 export function laterCut(entries: SessionEntry[], piFirstKept: string, keep: number): LaterCut | undefined {
 	const projected = buildSessionProjection(entries).entries;
 	const piCut = projected.findIndex((entry) => entry.sourceEntry.id === piFirstKept);
 	if (piCut < 0) return undefined;
-	let kept = 0;
-	let from = -1;
-	for (let i = projected.length - 1; i > piCut && from < 0; i--) {
-		for (const message of projected[i].messages) kept += estimateTokens(message);
-		if (kept >= keep) from = i;
+	let after = 0;
+	let cut = projected.length;
+	for (let i = projected.length - 1; i > piCut && after < keep; i--) {
+		cut = i;
+		for (const message of projected[i].messages) after += estimateTokens(message);
 	}
-	if (from < 0) return undefined;
-	let cut = from;
-	while (cut < projected.length && !cuttable(projected[cut])) cut++;
-	if (cut >= projected.length) return undefined;
+	if (after < keep) return undefined;
+	while (cut > piCut && !cuttable(projected[cut])) cut--;
+	if (cut <= piCut) return undefined;
 	// State-only entries just before the cut (a model or thinking-level change) stay with the tail.
 	while (
 		cut - 1 > piCut &&
