@@ -1,6 +1,6 @@
 /**
  * The user's view over the stub host: the footer status before and after a fold event and a
- * response, `/context-fold` (completion, status text headless, settings saved to settings.json and
+ * response (and left alone by a context pass that changed nothing it shows), `/context-fold` (completion, status text headless, settings saved to settings.json and
  * applied from the next request, locked by the environment, recall, unfold after a confirmation that
  * states the cache cost), the fold-entry renderer and `/tree` labels, and the recall/unfold result
  * summaries.
@@ -52,6 +52,26 @@ describe("footer status", () => {
 		});
 		await stub.emit("message_end", { message: { role: "assistant", usage: {} } });
 		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache –", "cache 94%"));
+	});
+
+	it("a context pass sets the footer again only when the folds in force or the session's blocks changed", async () => {
+		const stub = await started();
+		stub.mode = "tui";
+		const codes = foldedCodes(await stub.request());
+		assert.ok(codes.length > 0, "the first request folded");
+		const footer = String(stub.statuses.get("context-fold"));
+		assert.match(footer, /^fold /);
+		stub.statuses.set("context-fold", "as before");
+		await stub.request();
+		assert.equal(stub.statuses.get("context-fold"), "as before", "nothing changed: the pass leaves the footer");
+		await stub.call("unfold", { codes: [codes[0]] });
+		stub.statuses.set("context-fold", "as before");
+		await stub.request();
+		assert.match(String(stub.statuses.get("context-fold")), new RegExp(`^fold ${codes.length - 1} `), "an unfold");
+		await stub.emit("session_compact", { reason: "manual" });
+		stub.statuses.set("context-fold", "as before");
+		await stub.request();
+		assert.match(String(stub.statuses.get("context-fold")), /^fold /, "the first pass after a compaction");
 	});
 
 	it("flags an active advisory in the footer and lists it in the status, from the cache advisor", async () => {
