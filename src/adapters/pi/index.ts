@@ -268,6 +268,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			engine,
 			config: () => config,
 			neverCacheRead: () => telemetry.neverCacheRead,
+			keepRecent: () => keepRecent,
 			ledger,
 			parent: () => parent,
 			settings: savedHere,

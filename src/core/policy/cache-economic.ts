@@ -71,7 +71,12 @@ export function economicTails(blocks: readonly ViewBlock[], hotTail: number, col
  * backstop would ask after every run in vain.
  */
 export function backstopOf(view: PolicyView, knobs: EconomicConfig): number {
-	return Math.max(knobs.backstopAt * view.window, KEPT_OVERHEAD * (view.keepRecent ?? 0));
+	return backstopFor(knobs.backstopAt, view.window, view.keepRecent);
+}
+
+/** The backstop of `backstopAt` in `window` when Pi keeps `keepRecent` tokens at a compaction (see backstopOf). */
+export function backstopFor(backstopAt: number, window: number, keepRecent = 0): number {
+	return Math.max(backstopAt * window, KEPT_OVERHEAD * keepRecent);
 }
 
 /** The context over Pi's kept tail at which Pi can compact, as a factor of that tail (system prompt, margin). */

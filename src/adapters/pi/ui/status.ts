@@ -6,7 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
-import { economicTails } from "../../../core/policy/cache-economic.ts";
+import { backstopFor, economicTails } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
 import {
 	cacheByModel,
@@ -37,6 +37,8 @@ export interface ViewSources {
 	config: () => FoldConfig;
 	/** True once two responses came back and none read from the cache (the ladder's cold threshold applies). */
 	neverCacheRead: () => boolean;
+	/** Pi's `compaction.keepRecentTokens`, which puts a floor under the economic backstop; none when absent. */
+	keepRecent?: () => number;
 	/** Whether an advisory is active (the footer flags it); the cache advisor's, false when absent. */
 	advisoryActive?: () => boolean;
 	/** The active advisories, one line each, for the status (the cache advisor's). */
@@ -94,8 +96,8 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
 	return tokens;
 }
 
-/** Where the next fold may happen under the policy in force. */
-export function foldPoint(config: FoldConfig, window: number, neverCacheRead: boolean): FoldPoint {
+/** Where the next fold may happen under the policy in force (`keepRecent`: Pi's, for the backstop's floor). */
+export function foldPoint(config: FoldConfig, window: number, neverCacheRead: boolean, keepRecent?: number): FoldPoint {
 	const budget = budgetOf(config, window);
 	if (config.policy === "economic") {
 		return {
@@ -103,7 +105,7 @@ export function foldPoint(config: FoldConfig, window: number, neverCacheRead: bo
 			at: Math.floor(config.foldFrom * window),
 			knob: `foldFrom ${percent(config.foldFrom)}, when the saving repays the rewrite`,
 			budget,
-			backstop: Math.floor(config.backstopAt * window),
+			backstop: Math.floor(backstopFor(config.backstopAt, window, keepRecent)),
 		};
 	}
 	const share = neverCacheRead ? config.coldFoldAt : config.foldAt;
@@ -157,7 +159,7 @@ export function statusFacts(
 	return {
 		usage: pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined,
 		window,
-		point: window ? foldPoint(config, window, sources.neverCacheRead()) : undefined,
+		point: window ? foldPoint(config, window, sources.neverCacheRead(), sources.keepRecent?.()) : undefined,
 		parts: pass && window ? contextParts(rows, tailIds(rows, config, window), system) : undefined,
 		folds: figures.folds,
 		keptOut: figures.tokens,
