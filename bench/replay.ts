@@ -16,7 +16,7 @@ import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
 import { economize } from "../src/core/policy/cache-economic.ts";
 import type { CallFactsMemo } from "../src/core/supersede.ts";
-import { FrozenMemo } from "../src/core/view.ts";
+import { FrozenMemo, type SavingsMemo } from "../src/core/view.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
 
@@ -49,7 +49,7 @@ function median(values: readonly number[]): number {
 /** One timed replay: per-turn pass and clone times (ms), in turn order. */
 function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
-	const savings = new Map<string, number>();
+	const savings: SavingsMemo = new WeakMap();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
 	const calls: CallFactsMemo = new WeakMap();
@@ -94,7 +94,7 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 /** Folding figures of one replay (untimed): events, tokens they saved, peak and final contexts. */
 function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
-	const savings = new Map<string, number>();
+	const savings: SavingsMemo = new WeakMap();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
 	let seq = 0;

@@ -9,7 +9,7 @@ import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
 import type { CallFactsMemo } from "./supersede.ts";
-import { buildView, type FrozenMemo, frozenFor } from "./view.ts";
+import { buildView, type FrozenMemo, frozenFor, type SavingsMemo } from "./view.ts";
 
 /** A policy: reads a view, returns commands. */
 export type Policy = (view: PolicyView) => FoldCommand[];
@@ -26,7 +26,7 @@ export interface PassInput {
 	/** Tokens Pi's compaction cut keeps raw (see PolicyView.keepRecent). */
 	keepRecent?: number;
 	config: PolicyView["config"];
-	savings?: Map<string, number>;
+	savings?: SavingsMemo;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
 	turnBase?: number;
 	/** Tool-call argument texts from earlier turns (see ArgsCache). */

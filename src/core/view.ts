@@ -134,7 +134,14 @@ export function frozenFor(blocks: readonly Block[], registry: FoldRegistry, memo
 	return { ops, byBlock, stale, tokens, eligible };
 }
 
-/** Inputs of buildView. `savings` memoizes per-id savings across turns (ids are content-anchored). */
+/**
+ * Savings of blocks seen in earlier requests, by block object. A BlockMemo serves a block object again
+ * only while its message is unchanged, so a block edited in place (same id, new text) gets a new
+ * object and its saving is worked out again. Owned by one caller.
+ */
+export type SavingsMemo = WeakMap<Block, number>;
+
+/** Inputs of buildView. `savings` memoizes savings across turns (see SavingsMemo). */
 export interface ViewInput {
 	messages: readonly MessageLike[];
 	blocks: readonly Block[];
@@ -148,7 +155,7 @@ export interface ViewInput {
 	/** Tokens Pi's compaction cut keeps raw (see PolicyView.keepRecent). */
 	keepRecent?: number;
 	config: PolicyView["config"];
-	savings?: Map<string, number>;
+	savings?: SavingsMemo;
 	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
 	calls?: CallFactsMemo;
 }
@@ -163,13 +170,13 @@ class ViewShared {
 	 */
 	readonly holds: Holds;
 	readonly superseded: Set<string>;
-	readonly savings: Map<string, number>;
+	readonly savings: SavingsMemo;
 
 	constructor(input: ViewInput, superseded: Set<string>) {
 		this.messages = input.messages.slice();
 		this.holds = new Holds(lastAssistantOf(input.messages), input.blocks);
 		this.superseded = superseded;
-		this.savings = input.savings ?? new Map<string, number>();
+		this.savings = input.savings ?? new WeakMap();
 	}
 }
 
@@ -179,7 +186,8 @@ const FROZEN = 2;
 /**
  * A view block: its block, cost and gates, and what it shares with the rest of the view. Held and
  * saving are computed on first read (most turns never read a saving) and the saving is memoized by
- * id. One is made per block per request, so its fields are declared only (no field initializers).
+ * block object (SavingsMemo). One is made per block per request, so its fields are declared only (no
+ * field initializers).
  */
 class LazyViewBlock implements ViewBlock {
 	declare readonly tokens: number;
@@ -221,10 +229,10 @@ class LazyViewBlock implements ViewBlock {
 	get saving(): number {
 		if (this.flags !== ELIGIBLE) return 0;
 		const memo = this.shared.savings;
-		let value = memo.get(this.block.id);
+		let value = memo.get(this.block);
 		if (value === undefined) {
 			value = savingOf(this.block, this.shared.messages[this.block.msg]);
-			memo.set(this.block.id, value);
+			memo.set(this.block, value);
 		}
 		return value;
 	}

@@ -23,6 +23,7 @@ import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn, type TurnPlan } from "../../src/core/pass.ts";
 import { conduct } from "../../src/core/policy/fold-ladder.ts";
+import type { SavingsMemo } from "../../src/core/view.ts";
 import { requestCuts } from "../corpus/session.ts";
 
 /** Runs per property: 300, or more when CONTEXTFOLD_FC_RUNS asks for a longer soak. */
@@ -497,7 +498,7 @@ interface ReplayTurn {
 /** Replays a session turn by turn through planTurn, commitEvent and renderTurn, as the engine does. */
 function replay(messages: readonly MessageLike[], options: ReplayOptions): ReplayTurn[] {
 	const registry = new FoldRegistry();
-	const savings = new Map<string, number>();
+	const savings: SavingsMemo = new WeakMap();
 	const turns: ReplayTurn[] = [];
 	const cuts = requestCuts(messages);
 	const unfoldAfter = new Set(options.unfolds.map((u) => u % Math.max(1, cuts.length)));

@@ -17,6 +17,7 @@ import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../../src/core/pass.ts";
 import { conduct } from "../../src/core/policy/fold-ladder.ts";
 import { BLOCK_OVERHEAD } from "../../src/core/tokens.ts";
+import type { SavingsMemo } from "../../src/core/view.ts";
 import { loadSessions } from "../corpus/corpora.ts";
 import { branchRequests } from "../corpus/session.ts";
 
@@ -149,7 +150,7 @@ function replayAndCheck(requests: readonly MessageLike[][], window: number): Out
 	const floor = config.floor * window;
 	const tailTokens = tailOf(config, window);
 	const registry = new FoldRegistry();
-	const savings = new Map<string, number>();
+	const savings: SavingsMemo = new WeakMap();
 	const frozenBytes = new Map<string, string>();
 	let prev: string[] | null = null;
 	let prevRaw: readonly MessageLike[] = [];

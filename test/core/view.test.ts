@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { linearize, type MessageLike } from "../../src/core/block.ts";
+import { BlockMemo, linearize, type MessageLike } from "../../src/core/block.ts";
 import { DEFAULT_LADDER, type ViewBlock } from "../../src/core/contract.ts";
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { foldedCost, renderFold, savingOf } from "../../src/core/lower.ts";
-import { buildView, frozenFor, heldIds } from "../../src/core/view.ts";
+import { buildView, frozenFor, heldIds, type SavingsMemo } from "../../src/core/view.ts";
 
 const BIG = Array.from({ length: 300 }, (_, i) => `line ${i} of output`).join("\n");
 const BIG_ARG = "w".repeat(3000);
@@ -118,9 +118,10 @@ function view(
 	messages: MessageLike[],
 	registry = new FoldRegistry(),
 	usage?: number | null,
-	savings?: Map<string, number>,
+	savings?: SavingsMemo,
+	blockMemo?: BlockMemo,
 ) {
-	const blocks = linearize(messages);
+	const blocks = linearize(messages, 0, undefined, blockMemo);
 	return {
 		blocks,
 		view: buildView({
@@ -239,14 +240,30 @@ describe("buildView", () => {
 		assert.equal(small.saving, 0);
 	});
 
-	it("computes savings lazily and memoizes them by id", () => {
+	it("computes savings lazily and memoizes them by block object", () => {
 		const messages = session();
-		const memo = new Map<string, number>();
-		const { view: v } = view(messages, undefined, undefined, memo);
-		assert.equal(memo.size, 0);
+		const memo: SavingsMemo = new WeakMap();
+		const { view: v, blocks } = view(messages, undefined, undefined, memo);
+		const block = blocks.find((b) => b.id === "r:old1");
+		assert.ok(block);
+		assert.equal(memo.has(block), false, "nothing computed before a policy reads a saving");
 		const first = vb(v.blocks, "r:old1").saving;
-		assert.equal(memo.get("r:old1"), first);
-		memo.set("r:old1", 777);
+		assert.equal(memo.get(block), first);
+		memo.set(block, 777);
 		assert.equal(vb(v.blocks, "r:old1").saving, 777);
+	});
+
+	it("works a saving out again when its block was edited in place (same id, new text)", () => {
+		const memo: SavingsMemo = new WeakMap();
+		const blockMemo = new BlockMemo();
+		const messages = session();
+		const before = vb(view(messages, undefined, undefined, memo, blockMemo).view.blocks, "r:old1").saving;
+		const again = structuredClone(messages);
+		assert.equal(vb(view(again, undefined, undefined, memo, blockMemo).view.blocks, "r:old1").saving, before);
+		const edited = structuredClone(messages);
+		const old1 = edited.find((m) => m.role === "toolResult" && m.toolCallId === "old1");
+		assert.ok(old1);
+		old1.content = "short now";
+		assert.equal(vb(view(edited, undefined, undefined, memo, blockMemo).view.blocks, "r:old1").saving, 0);
 	});
 });

@@ -13,7 +13,7 @@ import { FoldRegistry } from "../../../core/fold-registry.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "../../../core/pass.ts";
 import { type PassSnapshot, passRows } from "../../../core/status.ts";
 import type { CallFactsMemo } from "../../../core/supersede.ts";
-import { FrozenMemo } from "../../../core/view.ts";
+import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
 
@@ -67,7 +67,7 @@ export class FoldEngine {
 	turnBase = 0;
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
-	private savings = new Map<string, number>();
+	private savings: SavingsMemo = new WeakMap();
 	private argsCache: ArgsCache = new Map();
 	private blockMemo = new BlockMemo();
 	private applyMemo = new ApplyMemo();
@@ -103,7 +103,7 @@ export class FoldEngine {
 	reset(): void {
 		this.registry = new FoldRegistry();
 		this.turnBase = 0;
-		this.savings = new Map();
+		this.savings = new WeakMap();
 		this.argsCache = new Map();
 		this.blockMemo = new BlockMemo();
 		this.applyMemo = new ApplyMemo();
