@@ -446,6 +446,30 @@ describe("over budget with nothing worth folding", () => {
 		assert.match(pis.result?.compaction?.summary ?? "", new RegExp(`removed ${pis.piCut} messages`));
 	});
 
+	it("under policy=economic, reads keepRecentTokens for the model in use (compaction.modelOverrides)", async () => {
+		process.env.CONTEXTFOLD_POLICY = "economic";
+		try {
+			// ~11k tokens in a 20k window. Pi keeps 1k by default here, 20k for the model in use: no
+			// compaction could go below that for this model, so the backstop sits at 25k.
+			const compactions = async (model: { provider: string; id: string }) => {
+				const stub = loadStub({ window: 20_000 });
+				stub.model = model;
+				stub.settings = {
+					...stub.settings,
+					compaction: { keepRecentTokens: 1_000, modelOverrides: { "p/big-keep": { keepRecentTokens: 20_000 } } },
+				};
+				bigPrompt(stub);
+				await stub.emit("session_start", { reason: "startup" });
+				await run(stub);
+				return stub.compactions.length;
+			};
+			assert.equal(await compactions({ provider: "p", id: "big-keep" }), 0, "the override keeps 20k");
+			assert.equal(await compactions({ provider: "p", id: "other" }), 1, "any other model keeps 1k");
+		} finally {
+			delete process.env.CONTEXTFOLD_POLICY;
+		}
+	});
+
 	it("with compact=native it tells the user once and does not compact", async () => {
 		process.env.CONTEXTFOLD_COMPACT = "native";
 		try {

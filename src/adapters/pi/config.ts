@@ -151,8 +151,19 @@ export function disabledByEnv(env: Readonly<Record<string, string | undefined>>)
 	return value === "0" || value === "off" || value === "false" || value === "no";
 }
 
-/** Pi's `compaction.keepRecentTokens` setting, or Pi's default when unset or not a positive number. */
-export function keepRecentOf(compaction: unknown): number {
-	const value = (compaction as { keepRecentTokens?: unknown } | undefined)?.keepRecentTokens;
-	return typeof value === "number" && value > 0 ? value : DEFAULT_COMPACTION_SETTINGS.keepRecentTokens;
+/**
+ * Pi's `compaction.keepRecentTokens` for `model` (`provider/id`), resolved as Pi resolves it: the
+ * model's entry under `compaction.modelOverrides`, else the setting, else Pi's default. A value Pi
+ * would reject (not a non-negative whole number) counts as unset.
+ */
+export function keepRecentOf(compaction: unknown, model?: string): number {
+	const tokens = (value: unknown): number | undefined =>
+		typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+	const settings = compaction as { keepRecentTokens?: unknown; modelOverrides?: Record<string, unknown> } | undefined;
+	const entry = model === undefined ? undefined : settings?.modelOverrides?.[model];
+	return (
+		tokens((entry as { keepRecentTokens?: unknown } | undefined)?.keepRecentTokens) ??
+		tokens(settings?.keepRecentTokens) ??
+		DEFAULT_COMPACTION_SETTINGS.keepRecentTokens
+	);
 }

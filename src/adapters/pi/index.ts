@@ -48,6 +48,8 @@ export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => voi
 function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
+	// Pi's compaction settings, and the keepRecentTokens they give for the model of the latest request.
+	let compactionSettings: unknown;
 	let keepRecent = keepRecentOf(undefined);
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
@@ -71,7 +73,8 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		try {
 			const settings = pi.getSettings() as Record<string, unknown>;
 			saved = settings[SETTINGS_SECTION];
-			keepRecent = keepRecentOf(settings.compaction);
+			compactionSettings = settings.compaction;
+			keepRecent = keepRecentOf(compactionSettings);
 		} catch {
 			saved = undefined;
 		}
@@ -245,6 +248,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		try {
 			const messages = event.messages as unknown as MessageLike[];
 			const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
+			keepRecent = keepRecentOf(compactionSettings, ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined);
 			engine.run(messages, {
 				window,
 				usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
