@@ -172,7 +172,8 @@ export const KEPT_ARG_KEYS: ReadonlySet<string> = new Set([
 
 /**
  * A `command` argument shorter than this never folds: a command line says what a call did, as a path
- * does, and its digest (tag, size, head) would save little of it. Longer ones (scripts, heredocs) fold.
+ * does, and its digest (tag, line count, head) would save little of it. Longer ones (scripts, heredocs)
+ * fold.
  */
 export const KEPT_COMMAND_CHARS = 200;
 

@@ -7,8 +7,8 @@
  * the model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` of the
  * window, the policy also asks for the deterministic compaction, which runs once the agent's run is
- * over and keeps only the hot tail raw; it keeps folding meanwhile. Past the budget an event is urgent and folds whatever it can,
- * paying or not. When the cache is cold anyway (idle past its lifetime), or the session never read
+ * over and keeps only the hot tail raw; it keeps folding meanwhile. Past the budget an event is urgent
+ * and folds whatever it can, paying or not. When the cache is cold anyway (idle past its lifetime), or the session never read
  * from it, the rewrite is free, so an event needs no least size.
  */
 import {
