@@ -274,7 +274,30 @@ describe("unfold after a compaction", () => {
 	});
 });
 
+/** What `act` writes to stderr. */
+function stderrOf(act: () => void): string {
+	const written: string[] = [];
+	const write = process.stderr.write;
+	process.stderr.write = ((chunk: string | Uint8Array) => {
+		written.push(String(chunk));
+		return true;
+	}) as typeof process.stderr.write;
+	try {
+		act();
+	} finally {
+		process.stderr.write = write;
+	}
+	return written.join("");
+}
+
 describe("over budget with nothing worth folding", () => {
+	/** A stub host whose Pi keeps 1k raw at a compaction, so that ~11k tokens of messages can compact. */
+	function smallKeep(window: number) {
+		const stub = loadStub({ window });
+		stub.settings = { ...stub.settings, compaction: { keepRecentTokens: 1_000 } };
+		return stub;
+	}
+
 	function bigPrompt(stub: ReturnType<typeof loadStub>) {
 		stub.addMessage({
 			role: "user",
@@ -297,7 +320,7 @@ describe("over budget with nothing worth folding", () => {
 	}
 
 	it("compacts deterministically once the agent's run is over, once per over-budget state, and says so", async () => {
-		const stub = loadStub({ window: 10_000 });
+		const stub = smallKeep(10_000);
 		bigPrompt(stub);
 		await stub.emit("session_start", { reason: "startup" });
 		await turn(stub);
@@ -316,7 +339,7 @@ describe("over budget with nothing worth folding", () => {
 	});
 
 	it("after a compaction, compacts again only once the context grew past what the compaction left", async () => {
-		const stub = loadStub({ window: 10_000 });
+		const stub = smallKeep(10_000);
 		bigPrompt(stub);
 		await stub.emit("session_start", { reason: "startup" });
 		await run(stub);
@@ -330,17 +353,48 @@ describe("over budget with nothing worth folding", () => {
 	});
 
 	it("when Pi refuses the compaction, tries again once the context has grown", async () => {
-		const stub = loadStub({ window: 10_000 });
+		const stub = smallKeep(10_000);
 		bigPrompt(stub);
 		await stub.emit("session_start", { reason: "startup" });
 		await run(stub);
 		assert.equal(stub.compactions.length, 1);
-		(stub.compactions[0] as { onError?: (error: Error) => void }).onError?.(new Error("Nothing to compact"));
+		const onError = (n: number) => (stub.compactions[n] as { onError?: (error: Error) => void }).onError;
+		const said = stderrOf(() => onError(0)?.(new Error("Nothing to compact (session too small)")));
+		assert.equal(said, "", "Pi's refusal for want of content is not shown (only with debug)");
 		await run(stub);
 		assert.equal(stub.compactions.length, 1, "the same context: Pi would refuse again");
 		stub.addMessage({ role: "user", content: `more:\n${"another constraint to keep. ".repeat(200)}`, timestamp: 4 });
 		await run(stub);
 		assert.equal(stub.compactions.length, 2, "grown: tries again");
+		assert.match(
+			stderrOf(() => onError(1)?.(new Error("disk full"))),
+			/the over-budget compaction failed: disk full/,
+		);
+	});
+
+	it("under policy=economic, waits while the messages hold no more than keepRecentTokens, though usage is past the backstop", async () => {
+		process.env.CONTEXTFOLD_POLICY = "economic";
+		try {
+			// A large system prompt: usage 30k in a 100k window (past the 25k backstop) with a few
+			// thousand tokens of messages. Pi keeps its default 20k raw, so it would refuse to compact.
+			const stub = loadStub({ window: 100_000 });
+			bashSession(stub, 2);
+			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
+			await stub.emit("session_start", { reason: "startup" });
+			await run(stub);
+			assert.equal(stub.compactions.length, 0);
+			assert.doesNotMatch(stub.stderr.join(""), /compacting now/);
+			stub.addMessage({
+				role: "user",
+				content: `constraints:\n${"keep this exact wording. ".repeat(3600)}`,
+				timestamp: 9,
+			});
+			stub.usage = { tokens: 52_000, contextWindow: 100_000 };
+			await run(stub);
+			assert.equal(stub.compactions.length, 1, "the messages now hold more than 20k: Pi can compact");
+		} finally {
+			delete process.env.CONTEXTFOLD_POLICY;
+		}
 	});
 
 	it("under policy=economic, compacts below the budget once folding cannot hold the backstop; the ladder does not", async () => {
@@ -473,7 +527,7 @@ describe("over budget with nothing worth folding", () => {
 	it("with compact=native it tells the user once and does not compact", async () => {
 		process.env.CONTEXTFOLD_COMPACT = "native";
 		try {
-			const stub = loadStub({ window: 10_000 });
+			const stub = smallKeep(10_000);
 			bigPrompt(stub);
 			await stub.emit("session_start", { reason: "startup" });
 			for (let i = 0; i < 3; i++) {

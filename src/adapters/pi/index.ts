@@ -262,7 +262,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		return undefined;
 	});
 
-	registerCompaction(pi, { engine, index, advisor, config: () => config, warn });
+	registerCompaction(pi, { engine, index, advisor, config: () => config, warn, keepRecent: () => keepRecent });
 	registerRecallFolded(pi, engine, ledger, () => parent);
 	registerUnfold(pi, engine, () => parent);
 	registerHandoff(pi, engine, index);

@@ -23,11 +23,13 @@ export interface CompactionDeps {
 	advisor: Pick<Advisor, "willForceCompaction" | "observeCompaction">;
 	config: () => FoldConfig;
 	warn: (message: string, level?: "warning" | "info") => void;
+	/** Pi's `compaction.keepRecentTokens` for the model in use. */
+	keepRecent: () => number;
 }
 
 /** Registers the compaction hooks with Pi. */
 export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void {
-	const { engine, index, advisor, config, warn } = deps;
+	const { engine, index, advisor, config, warn, keepRecent } = deps;
 	let pendingCompaction: number | undefined;
 	// Tokens the compaction context-fold itself starts keeps raw; undefined for any other compaction.
 	let ownKeep: number | undefined;
@@ -52,6 +54,9 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		try {
 			const over = engine.overBudget;
 			if (!over || actedOn || (left !== undefined && over.usage <= left)) return;
+			// Pi prepares a compaction only when the messages hold more than its keepRecentTokens (a large
+			// system prompt can put usage past the backstop before they do): until then it would refuse.
+			if (engine.rawTokens() <= keepRecent()) return;
 			actedOn = true;
 			const where =
 				over.usage > over.budget
@@ -66,11 +71,13 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			ownKeep = config().policy === "economic" ? config().hotTail : undefined;
 			ctx.compact({
 				onError: (error) => {
-					// Pi refused (too little to compact, say): try again once the context has grown.
+					// Pi refused (too little to compact, say): try again once the context has grown. Its
+					// "Nothing to compact" only means that, and is said only with debug on.
 					ownKeep = undefined;
 					actedOn = false;
 					left = over.usage;
-					warn(`context-fold: the over-budget compaction failed: ${error.message}`);
+					if (!/nothing to compact/i.test(error.message) || config().debug)
+						warn(`context-fold: the over-budget compaction failed: ${error.message}`);
 				},
 			});
 		} catch (error) {

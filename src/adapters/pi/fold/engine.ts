@@ -168,6 +168,13 @@ export class FoldEngine {
 		return this.deps.policy(next).some((c) => c.type === "fold");
 	}
 
+	/** Tokens of the latest request's blocks as Pi stores them, unfolded (chars/4, as Pi estimates them). */
+	rawTokens(): number {
+		let tokens = 0;
+		for (const block of this.lastBlocks) tokens += block.tokens;
+		return tokens;
+	}
+
 	/** The raw block with `id` as the latest request carried it, if it is still live. */
 	liveBlock(id: string): LiveBlock | undefined {
 		const block = this.lastBlocks.find((b) => b.durable && b.id === id);
