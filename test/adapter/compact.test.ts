@@ -308,6 +308,15 @@ describe("over budget with nothing worth folding", () => {
 		stub.addMessage({ role: "user", content: "go on", timestamp: 3 });
 	}
 
+	/** A 10k-window session past the budget after one run (Pi keeps 1k), which asked for one compaction. */
+	async function compactedOnce() {
+		const stub = smallKeep(10_000);
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await run(stub);
+		return stub;
+	}
+
 	/** One request and its turn's end, as Pi runs them inside an agent run. */
 	async function turn(stub: ReturnType<typeof loadStub>) {
 		await stub.request();
@@ -339,10 +348,7 @@ describe("over budget with nothing worth folding", () => {
 	});
 
 	it("after a compaction, compacts again only once the context grew past what the compaction left", async () => {
-		const stub = smallKeep(10_000);
-		bigPrompt(stub);
-		await stub.emit("session_start", { reason: "startup" });
-		await run(stub);
+		const stub = await compactedOnce();
 		assert.equal(stub.compactions.length, 1);
 		await stub.emit("session_compact", { reason: "manual" });
 		await run(stub);
@@ -353,10 +359,7 @@ describe("over budget with nothing worth folding", () => {
 	});
 
 	it("when Pi refuses the compaction, tries again once the context has grown", async () => {
-		const stub = smallKeep(10_000);
-		bigPrompt(stub);
-		await stub.emit("session_start", { reason: "startup" });
-		await run(stub);
+		const stub = await compactedOnce();
 		assert.equal(stub.compactions.length, 1);
 		const onError = (n: number) => (stub.compactions[n] as { onError?: (error: Error) => void }).onError;
 		const said = stderrOf(() => onError(0)?.(new Error("Nothing to compact (session too small)")));

@@ -25,6 +25,22 @@ const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
 const BIG = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
 
+/** Asserts that the model server saw no summarization request (Pi's LLM compaction never ran). */
+function assertNoSummarization(server: ModelServer): void {
+	assert.deepEqual(
+		server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
+		[],
+		"no summarization request",
+	);
+}
+
+/** Sends a short prompt, then BIG, and returns the session's state once both runs are over. */
+async function startThenBig(rpc: PiRpc): Promise<{ sessionFile: string }> {
+	await rpc.prompt("Start: note the plan.");
+	await rpc.prompt(BIG);
+	return rpc.call<{ sessionFile: string }>({ type: "get_state" });
+}
+
 /** Real `pi` over RPC against `script`, with the economic policy's backstop at 30 % of a 16k window. */
 function backstopPi(
 	script: Script,
@@ -61,20 +77,14 @@ describe("economic policy: the backstop", () => {
 	it("compacts deterministically above the backstop, calls no model for it, and names the backstop", async () => {
 		const rpc = pi.rpc();
 		const server = pi.server();
-		await rpc.prompt("Start: note the plan.");
-		await rpc.prompt(BIG);
-		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
+		const state = await startThenBig(rpc);
 		const compactions = await waitForEntries(state.sessionFile, "compaction");
 		const usage = server.usages.at(-1)?.promptTokens ?? 0;
 		assert.ok(usage > 0.3 * WINDOW && usage < 0.95 * WINDOW, `above the backstop, under the budget: ${usage}`);
 		assert.equal(compactions.length, 1, rpc.stderr());
 		assert.equal(compactions[0].fromHook, true);
 		assert.ok(String(compactions[0].summary).startsWith(OUR_HEADER));
-		assert.deepEqual(
-			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
-			[],
-			"no summarization request",
-		);
+		assertNoSummarization(server);
 		assert.match(rpc.stderr(), /below the economic policy's backstop \(backstopAt 0\.3\)/);
 		assert.match(rpc.stderr(), /compacting now with the deterministic summary \(no model call\)/);
 	});
@@ -95,9 +105,7 @@ describe("economic policy: the backstop waits for the agent's run to end", () =>
 	it("lets the run finish every step, then compacts deterministically", async () => {
 		const rpc = pi.rpc();
 		const server = pi.server();
-		await rpc.prompt("Start: note the plan.");
-		await rpc.prompt(BIG);
-		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
+		const state = await startThenBig(rpc);
 		const [compaction] = await waitForEntries(state.sessionFile, "compaction");
 		const afterBig = server.requests.filter((r) => lastUserText(r)?.startsWith("Constraints"));
 		assert.equal(afterBig.length, 3, `every step of the run was requested: ${rpc.stderr()}`);
@@ -112,11 +120,7 @@ describe("economic policy: the backstop waits for the agent's run to end", () =>
 		const compacted = entries.findIndex((e) => e.id === compaction.id);
 		assert.ok(answered >= 0 && compacted > answered, "the compaction comes after the run's last answer");
 		assert.equal(compaction.fromHook, true);
-		assert.deepEqual(
-			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
-			[],
-			"no summarization request",
-		);
+		assertNoSummarization(server);
 	});
 });
 
@@ -162,10 +166,6 @@ describe("economic policy: the backstop compaction keeps the hot tail, not Pi's 
 		assert.ok(texts[0]?.includes(OUR_HEADER), `the deterministic summary first: ${JSON.stringify(users)}`);
 		assert.equal(users[1], newestText, "then the newest prompt before the compaction");
 		assert.ok(!users.includes(previousText), "the prompt before it is not sent raw (Pi's cut would keep it)");
-		assert.deepEqual(
-			server.requests.filter((r) => isSummarizationRequest(r)).map((r) => r.index),
-			[],
-			"no summarization request",
-		);
+		assertNoSummarization(server);
 	});
 });
