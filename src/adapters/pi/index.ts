@@ -48,9 +48,11 @@ export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => voi
 function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
-	// Pi's compaction settings, and the keepRecentTokens they give for the model of the latest request.
+	// Pi's compaction settings, and the keepRecentTokens they give for the model of the latest request
+	// (resolved again only when the settings are reloaded or the model object changes).
 	let compactionSettings: unknown;
 	let keepRecent = keepRecentOf(undefined);
+	let keepRecentModel: unknown;
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
@@ -75,6 +77,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			saved = settings[SETTINGS_SECTION];
 			compactionSettings = settings.compaction;
 			keepRecent = keepRecentOf(compactionSettings);
+			keepRecentModel = undefined;
 		} catch {
 			saved = undefined;
 		}
@@ -248,7 +251,13 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		try {
 			const messages = event.messages as unknown as MessageLike[];
 			const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
-			keepRecent = keepRecentOf(compactionSettings, ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined);
+			if (ctx.model !== keepRecentModel) {
+				keepRecentModel = ctx.model;
+				keepRecent = keepRecentOf(
+					compactionSettings,
+					ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined,
+				);
+			}
 			engine.run(messages, {
 				window,
 				usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
