@@ -75,25 +75,28 @@ export interface EconomicConfig {
 	coldTail: number;
 	/** Requests an event's saving is counted over (the expected gap to the next event). */
 	horizon: number;
-	/** Least usage at which an ordinary event may fire (fraction of the window). */
+	/** Least usage at which an ordinary event may fire, in tokens, whatever the window. */
 	foldFrom: number;
-	/** Usage that folding alone must bring below, else compact (fraction of the window). */
+	/** Usage that folding alone must bring below, else compact, in tokens, whatever the window. */
 	backstopAt: number;
-	/** Least saving of an ordinary event (fraction of the window): fewer, larger events. */
+	/** Least saving of an ordinary event, in tokens, whatever the window: fewer, larger events. */
 	minEvent: number;
 }
 
 /**
  * The economic profile's defaults, chosen with `context-fold replay` (anthropic-5m, idle warming,
  * 140k window) over the project's and the shared sessions; README "Defaults and why" gives the figures.
+ * Every size is in tokens, not a share of the window: what an event saves and what its rewrite costs do
+ * not depend on the window, so a 1M window folds as early as a 140k one (foldFrom, minEvent and
+ * backstopAt are 10, 8 and 18 % of the 140k they were chosen in).
  */
 export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
 	hotTail: 8000,
 	coldTail: 1000,
 	horizon: 20,
-	foldFrom: 0.1,
-	backstopAt: 0.18,
-	minEvent: 0.08,
+	foldFrom: 14_000,
+	backstopAt: 25_200,
+	minEvent: 11_200,
 });
 
 /** Everything a policy may read. */

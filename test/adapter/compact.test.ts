@@ -404,10 +404,14 @@ describe("over budget with nothing worth folding", () => {
 		for (const policy of ["economic", "ladder"]) {
 			process.env.CONTEXTFOLD_POLICY = policy;
 			try {
-				// ~11k tokens in a 20k window: past backstopAt (18 %), under the budget (75 %); Pi keeps
+				// ~11k tokens in a 20k window: past a backstopAt of 3.6k, under the budget (75 %); Pi keeps
 				// 1k raw at a compaction.
 				const stub = loadStub({ window: 20_000 });
-				stub.settings = { ...stub.settings, compaction: { keepRecentTokens: 1_000 } };
+				stub.settings = {
+					...stub.settings,
+					"context-fold": { backstopAt: 3_600 },
+					compaction: { keepRecentTokens: 1_000 },
+				};
 				bigPrompt(stub);
 				await stub.emit("session_start", { reason: "startup" });
 				await run(stub);
@@ -424,9 +428,10 @@ describe("over budget with nothing worth folding", () => {
 	it("under policy=economic, does not backstop below what a compaction keeps (Pi's keepRecentTokens)", async () => {
 		process.env.CONTEXTFOLD_POLICY = "economic";
 		try {
-			// The same ~11k tokens, but Pi keeps the newest 20k raw at a compaction (its default): no
-			// compaction could bring the context lower, so the backstop sits at 25k.
+			// The same ~11k tokens past the same backstopAt, but Pi keeps the newest 20k raw at a
+			// compaction (its default): no compaction could bring the context lower, so the backstop sits at 25k.
 			const stub = loadStub({ window: 20_000 });
+			stub.settings = { ...stub.settings, "context-fold": { backstopAt: 3_600 } };
 			bigPrompt(stub);
 			await stub.emit("session_start", { reason: "startup" });
 			await run(stub);
@@ -438,12 +443,12 @@ describe("over budget with nothing worth folding", () => {
 	});
 
 	it("under policy=economic, its own compaction keeps the hot tail raw; a compaction Pi or the user starts keeps Pi's cut", async () => {
-		// Eight ~3k-token prompts (user text never folds) in a 100k window: past the backstop (1.25 x
-		// Pi's keepRecentTokens, 15k, above backstopAt's 18k). Pi's cut keeps its 15k; ours keeps hotTail, 2k.
+		// Eight ~3k-token prompts (user text never folds): past the backstop (1.25 x Pi's
+		// keepRecentTokens, 15k, above a backstopAt of 18k). Pi's cut keeps its 15k; ours keeps hotTail, 2k.
 		const session = () => {
 			const stub = loadStub({ window: 100_000 });
 			stub.settings = {
-				"context-fold": { policy: "economic", hotTail: 2_000 },
+				"context-fold": { policy: "economic", hotTail: 2_000, backstopAt: 18_000 },
 				compaction: { keepRecentTokens: 15_000 },
 			};
 			for (let i = 0; i < 8; i++) {
@@ -506,13 +511,14 @@ describe("over budget with nothing worth folding", () => {
 	it("under policy=economic, reads keepRecentTokens for the model in use (compaction.modelOverrides)", async () => {
 		process.env.CONTEXTFOLD_POLICY = "economic";
 		try {
-			// ~11k tokens in a 20k window. Pi keeps 1k by default here, 20k for the model in use: no
-			// compaction could go below that for this model, so the backstop sits at 25k.
+			// ~11k tokens in a 20k window, past a backstopAt of 3.6k. Pi keeps 1k by default here, 20k for
+			// the model in use: no compaction could go below that for this model, so the backstop sits at 25k.
 			const compactions = async (model: { provider: string; id: string }) => {
 				const stub = loadStub({ window: 20_000 });
 				stub.model = model;
 				stub.settings = {
 					...stub.settings,
+					"context-fold": { backstopAt: 3_600 },
 					compaction: { keepRecentTokens: 1_000, modelOverrides: { "p/big-keep": { keepRecentTokens: 20_000 } } },
 				};
 				bigPrompt(stub);

@@ -118,6 +118,20 @@ describe("settings footguns", () => {
 		}
 	});
 
+	it("reads the economic policy's sizes as token counts, not shares of the window", () => {
+		const { config, problems } = resolveConfig(
+			{ foldFrom: 0.1, minEvent: "8%" },
+			{ CONTEXTFOLD_BACKSTOP_AT: "30000" },
+		);
+		assert.equal(config.foldFrom, DEFAULT_CONFIG.foldFrom);
+		assert.equal(config.minEvent, DEFAULT_CONFIG.minEvent);
+		assert.equal(config.backstopAt, 30_000);
+		assert.deepEqual(problems, [
+			"settings context-fold.foldFrom=0.1 is not a valid token count (a whole number); using 14000",
+			'settings context-fold.minEvent="8%" is not a valid token count (a whole number); using 11200',
+		]);
+	});
+
 	it("warns once about a section that is not an object and uses the defaults", () => {
 		for (const section of [null, [], ["foldAt"], "foldAt=0.5", 5, true]) {
 			const { config, problems } = resolveConfig(section, {});

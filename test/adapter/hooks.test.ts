@@ -309,7 +309,7 @@ describe("config", () => {
 
 	it("under the economic policy, two responses without a cache read make any saving worth an event", async () => {
 		// minEvent at half the window: no event could reach it while the rewrite is paid for.
-		const economic = { policy: "economic", hotTail: 1000, coldTail: 1000, minEvent: 0.5, backstopAt: 0.9 };
+		const economic = { policy: "economic", hotTail: 1000, coldTail: 1000, minEvent: 50_000, backstopAt: 90_000 };
 		assert.equal(
 			await foldsAfterTwoResponses(economic, 0),
 			true,

@@ -130,20 +130,16 @@ describe("/context-fold", () => {
 		assert.equal(complete("zzz"), null);
 	});
 
-	it("names the backstop in force: backstopAt of the window, but never below 1.25 x Pi's keepRecentTokens", async () => {
+	it("names the backstop in force: backstopAt, but never below 1.25 x Pi's keepRecentTokens", async () => {
 		const backstopIn = async (compaction?: Record<string, unknown>) => {
-			const stub = await started({ window: 100_000, settings: { policy: "economic" } });
+			const stub = await started({ window: 100_000, settings: { policy: "economic", backstopAt: 18_000 } });
 			if (compaction) stub.settings = { ...stub.settings, compaction };
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.request();
 			const { stdout } = await stub.command("context-fold", "status");
 			return stdout.match(/backstop (\S+)/)?.[1];
 		};
-		assert.equal(
-			await backstopIn(),
-			"25k",
-			"18 % of 100k is 18k; Pi's default keepRecentTokens (20k) puts it at 25k",
-		);
+		assert.equal(await backstopIn(), "25k", "backstopAt is 18k; Pi's default keepRecentTokens (20k) puts it at 25k");
 		assert.equal(
 			await backstopIn({ keepRecentTokens: 4_000 }),
 			"18k",

@@ -33,13 +33,13 @@ const knobsArb = fc.oneof(
 		hotTail: fc.nat({ max: 30_000 }),
 		coldTail: fc.nat({ max: 30_000 }),
 		horizon: fc.integer({ min: 1, max: 60 }),
-		foldFrom: fc.double({ min: 0.01, max: 0.6, noNaN: true }),
-		backstopAt: fc.double({ min: 0.1, max: 1, noNaN: true }),
-		minEvent: fc.double({ min: 0.001, max: 0.2, noNaN: true }),
+		foldFrom: fc.nat({ max: 150_000 }),
+		backstopAt: fc.integer({ min: 1_000, max: 300_000 }),
+		minEvent: fc.nat({ max: 40_000 }),
 	}),
 );
 
-/** Views whose usage is the blocks' sum, in a window that puts it from well below foldFrom to past the budget. */
+/** Views whose usage is the blocks' sum, in a window that puts it from well below the budget to past it. */
 const viewArb: fc.Arbitrary<PolicyView> = fc
 	.record({
 		blocks: fc.array(blockArb, { maxLength: 60, size: "large" }),

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+	DEFAULT_ECONOMIC,
 	DEFAULT_LADDER,
 	type EconomicConfig,
 	type FoldCommand,
@@ -33,10 +34,13 @@ const KNOBS: EconomicConfig = {
 	hotTail: 5000,
 	coldTail: 1000,
 	horizon: 20,
-	foldFrom: 0.15,
-	backstopAt: 0.3,
-	minEvent: 0.01,
+	foldFrom: 15_000,
+	backstopAt: 30_000,
+	minEvent: 1_000,
 };
+
+/** The same shares of a 200k window, for the tests of larger sessions. */
+const WIDE: Partial<EconomicConfig> = { foldFrom: 30_000, backstopAt: 60_000, minEvent: 2_000 };
 
 function mkView(blocks: ViewBlock[], opts: { window?: number; config?: Partial<EconomicConfig> } = {}): PolicyView {
 	const usage = blocks.reduce((n, b) => n + b.tokens, 0);
@@ -77,10 +81,10 @@ describe("the break-even rule", () => {
 		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
 		const rewrite = 2000 + 20_000 + 6000;
 		assert.ok(18_000 * KNOBS.horizon > rewrite * REWRITE_IN_READS);
-		assert.deepEqual(folds(economize(mkView(paying, { window: 200_000 }))), ["r:a", "r:b"]);
+		assert.deepEqual(folds(economize(mkView(paying, { window: 200_000, config: WIDE }))), ["r:a", "r:b"]);
 		// Over 10 requests the same saving is below 11.5 × the rewritten suffix.
 		assert.ok(18_000 * 10 < rewrite * REWRITE_IN_READS);
-		assert.deepEqual(economize(mkView(paying, { window: 200_000, config: { horizon: 10 } })), []);
+		assert.deepEqual(economize(mkView(paying, { window: 200_000, config: { ...WIDE, horizon: 10 } })), []);
 	});
 
 	it("starts the event where it pays best, skipping an old small candidate before a long raw stretch", () => {
@@ -91,13 +95,13 @@ describe("the break-even rule", () => {
 			blk("r:big2", 12_000, 11_000),
 			text("t:new", 6000),
 		];
-		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000 }))), ["r:big1", "r:big2"]);
+		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000, config: WIDE }))), ["r:big1", "r:big2"]);
 	});
 
 	it("when the cache is cold anyway, folds without charging the rewrite and without a least size", () => {
 		// Does not pay over 10 requests against a warm cache, and masks less than minEvent.
 		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 9000)];
-		const knobs = { horizon: 10, minEvent: 0.2 };
+		const knobs = { ...WIDE, horizon: 10, minEvent: 40_000 };
 		assert.deepEqual(economize(mkView(blocks, { window: 200_000, config: knobs })), []);
 		const warm = { ...mkView(blocks, { window: 200_000, config: knobs }), cache: { warm: true } };
 		assert.deepEqual(economize(warm), []);
@@ -109,24 +113,24 @@ describe("the break-even rule", () => {
 
 	it("when the session never read from the cache, folds without charging the rewrite and without a least size", () => {
 		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 9000)];
-		const knobs = { horizon: 10, minEvent: 0.2 };
+		const knobs = { ...WIDE, horizon: 10, minEvent: 40_000 };
 		assert.deepEqual(economize(mkView(blocks, { window: 200_000, config: knobs })), []);
 		const never = { ...mkView(blocks, { window: 200_000, config: knobs }), neverCacheRead: true };
 		assert.deepEqual(folds(economize(never)), ["r:a", "r:b"]);
-		const below = { ...never, config: { ...never.config, foldFrom: 0.5 } };
+		const below = { ...never, config: { ...never.config, foldFrom: 100_000 } };
 		assert.deepEqual(economize(below), [], "foldFrom still applies");
 	});
 
-	it("does not fire a paying event that masks less than minEvent of the window", () => {
+	it("does not fire a paying event that masks less than minEvent", () => {
 		const blocks = [blk("r:a", 10_000, 9000), text("t:b", 5000), text("t:new", 6000)];
 		assert.deepEqual(folds(economize(mkView(blocks))), ["r:a"]);
-		assert.deepEqual(economize(mkView(blocks, { config: { minEvent: 0.1 } })), []);
+		assert.deepEqual(economize(mkView(blocks, { config: { minEvent: 10_000 } })), []);
 	});
 
 	it("does nothing below foldFrom", () => {
 		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:new", 6000)];
 		assert.ok(folds(economize(mkView(blocks))).length > 0);
-		assert.deepEqual(economize(mkView(blocks, { config: { foldFrom: 0.3 } })), []);
+		assert.deepEqual(economize(mkView(blocks, { config: { foldFrom: 30_000 } })), []);
 	});
 
 	it("never folds held, frozen or ineligible blocks", () => {
@@ -137,8 +141,19 @@ describe("the break-even rule", () => {
 			blk("r:ok", 10_000, 9000),
 			text("t:new", 6000),
 		];
-		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000 }))), ["r:ok"]);
+		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000, config: WIDE }))), ["r:ok"]);
 	});
+});
+
+it("decides the same in any window the context is under the budget of: its sizes are tokens", () => {
+	const growing = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 8000), text("t:new", 6000)];
+	const atLeast = (window: number) => economize(mkView(growing, { window, config: DEFAULT_ECONOMIC }));
+	assert.deepEqual(folds(atLeast(140_000)), ["r:a", "r:b"]);
+	for (const window of [64_000, 200_000, 1_000_000]) assert.deepEqual(atLeast(window), atLeast(140_000), `${window}`);
+	const small = [blk("r:a", 5000, 4500), text("t:1", 2000), text("t:new", 6000)];
+	for (const window of [64_000, 140_000, 1_000_000]) {
+		assert.deepEqual(economize(mkView(small, { window, config: DEFAULT_ECONOMIC })), [], "under foldFrom anywhere");
+	}
 });
 
 describe("backstop and urgency", () => {
@@ -147,19 +162,20 @@ describe("backstop and urgency", () => {
 		const commands = economize(mkView(blocks));
 		assert.deepEqual(commands.at(-1), { type: "compact", usage: 40_000, budget: 75_000, maskable: 4000 });
 		assert.equal(commands.filter((c) => c.type === "compact").length, 1);
-		assert.equal(folds(economize(mkView(blocks, { config: { backstopAt: 0.5 } }))).length, 1);
+		assert.equal(folds(economize(mkView(blocks, { config: { backstopAt: 50_000 } }))).length, 1);
 	});
 
 	it("never puts the backstop below what a compaction leaves: KEPT_OVERHEAD × Pi's keepRecentTokens", () => {
-		const knobs = { ...KNOBS, backstopAt: 0.18 };
+		const knobs = { ...KNOBS, backstopAt: 18_000 };
 		const view = (window: number, keepRecent?: number): PolicyView => ({
 			...mkView([], { window, config: knobs }),
 			...(keepRecent === undefined ? {} : { keepRecent }),
 		});
 		assert.equal(backstopOf(view(100_000), knobs), 18_000);
 		assert.equal(backstopOf(view(100_000, 20_000), knobs), 20_000 * KEPT_OVERHEAD);
-		assert.equal(backstopOf(view(200_000, 20_000), knobs), 36_000, "a large window's share is above it");
-		// 40k of text that never folds in a 100k window: above 30 % (the tests' backstopAt), so a
+		assert.equal(backstopOf(view(1_000_000, 20_000), knobs), 20_000 * KEPT_OVERHEAD, "whatever the window");
+		assert.equal(backstopOf(view(1_000_000, 8_000), knobs), 18_000, "whatever the window");
+		// 40k of text that never folds: above 30k (the tests' backstopAt), so a
 		// compaction is asked for, unless the compaction keeps 40k raw anyway.
 		const blocks = [text("t:old", 30_000), blk("r:a", 5000, 4000), text("t:new", 5000)];
 		assert.equal(economize(mkView(blocks)).at(-1)?.type, "compact");
@@ -185,7 +201,7 @@ describe("backstop and urgency", () => {
 
 	it("past the budget folds every candidate even when the event does not pay", () => {
 		const blocks = [blk("r:a", 4000, 3000), text("t:old", 74_000), text("t:new", 6000)];
-		const config = { backstopAt: 1, horizon: 1 };
+		const config = { backstopAt: 100_000, horizon: 1 };
 		assert.deepEqual(
 			economize(mkView(blocks, { config })).map((c) => c.type === "fold" && c.urgent),
 			[true],
@@ -209,8 +225,8 @@ describe("savings read only when they can matter", () => {
 
 	it("reads none when the blocks that could fold cost less than the least event, short of backstop and budget", () => {
 		const reads = { n: 0 };
-		// minEvent 0.1 of 100k: an event must save 10k; the foldable blocks outside the tails cost 9k.
-		const config = { minEvent: 0.1, foldFrom: 0.05 };
+		// minEvent 10k: an event must save 10k; the foldable blocks outside the tails cost 9k.
+		const config = { minEvent: 10_000, foldFrom: 5_000 };
 		const blocks = [counted("r:a", 4500, 4000, reads), counted("r:b", 4500, 4000, reads), text("t:new", 6000)];
 		assert.deepEqual(economize(mkView(blocks, { config })), []);
 		assert.equal(reads.n, 0);
@@ -218,7 +234,7 @@ describe("savings read only when they can matter", () => {
 
 	it("reads them once the foldable blocks could make an event, and folds as before", () => {
 		const reads = { n: 0 };
-		const config = { minEvent: 0.1, foldFrom: 0.05 };
+		const config = { minEvent: 10_000, foldFrom: 5_000 };
 		const blocks = [counted("r:a", 6000, 5500, reads), counted("r:b", 6000, 5500, reads), text("t:new", 6000)];
 		assert.deepEqual(folds(economize(mkView(blocks, { config }))), ["r:a", "r:b"]);
 		assert.ok(reads.n > 0);

@@ -1,6 +1,6 @@
 /**
  * The economic policy's backstop through real `pi`: when even folding every candidate would leave the
- * context above `backstopAt` of the window (here a big user message, which never folds, holds it
+ * context above `backstopAt` tokens (here a big user message, which never folds, holds it
  * there) while it is still under the fold budget, context-fold compacts with its deterministic
  * summary: a fromHook compaction entry, no summarization request at the model server, and a notice
  * naming the backstop. The compaction waits until the agent's run is over: Pi's compact() aborts a run
@@ -41,12 +41,12 @@ async function startThenBig(rpc: PiRpc): Promise<{ sessionFile: string }> {
 	return rpc.call<{ sessionFile: string }>({ type: "get_state" });
 }
 
-/** Real `pi` over RPC against `script`, with the economic policy's backstop at 30 % of a 16k window. */
+/** Real `pi` over RPC against `script`, with the economic policy's backstop at 4.8k tokens (30 % of a 16k window). */
 function backstopPi(
 	script: Script,
 	settings: Record<string, unknown> = {
 		compaction: { keepRecentTokens: 1_000 },
-		"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95 },
+		"context-fold": { policy: "economic", backstopAt: 4_800, budgetFraction: 0.95 },
 	},
 ): { server: () => ModelServer; rpc: () => PiRpc } {
 	let server: ModelServer;
@@ -85,7 +85,7 @@ describe("economic policy: the backstop", () => {
 		assert.equal(compactions[0].fromHook, true);
 		assert.ok(String(compactions[0].summary).startsWith(OUR_HEADER));
 		assertNoSummarization(server);
-		assert.match(rpc.stderr(), /below the economic policy's backstop \(backstopAt 0\.3\)/);
+		assert.match(rpc.stderr(), /below the economic policy's backstop \(backstopAt 4800 tokens\)/);
 		assert.match(rpc.stderr(), /compacting now with the deterministic summary \(no model call\)/);
 	});
 });
@@ -125,12 +125,12 @@ describe("economic policy: the backstop waits for the agent's run to end", () =>
 });
 
 describe("economic policy: the backstop compaction keeps the hot tail, not Pi's keepRecentTokens", () => {
-	// Prompts of ~1.1k tokens (user text never folds) until the context passes the backstop (30 % of
-	// 16k). Pi would keep its keepRecentTokens (2k: the newest two prompts) raw; the backstop keeps
+	// Prompts of ~1.1k tokens (user text never folds) until the context passes the backstop (4.8k,
+	// 30 % of 16k). Pi would keep its keepRecentTokens (2k: the newest two prompts) raw; the backstop keeps
 	// hotTail (1k): the newest prompt only.
 	const pi = backstopPi((req) => ({ text: `reply ${req.index}` }), {
 		compaction: { keepRecentTokens: 2_000 },
-		"context-fold": { policy: "economic", backstopAt: 0.3, budgetFraction: 0.95, hotTail: 1_000 },
+		"context-fold": { policy: "economic", backstopAt: 4_800, budgetFraction: 0.95, hotTail: 1_000 },
 	});
 	const prompt = (i: number) => `Prompt ${i}: ${"the parser must keep every byte of the input. ".repeat(100)}`;
 

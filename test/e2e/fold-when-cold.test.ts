@@ -21,12 +21,12 @@ const PROFILES: Record<string, Record<string, unknown>> = {
 	ladder: { policy: "ladder", foldAt: 0.3, step: 0.9, budgetFraction: 0.95, tail: 1000 },
 	economic: {
 		policy: "economic",
-		foldFrom: 0.3,
-		minEvent: 0.9,
+		foldFrom: 4_800,
+		minEvent: 14_400,
 		hotTail: 1000,
 		coldTail: 1000,
 		budgetFraction: 0.95,
-		backstopAt: 1,
+		backstopAt: 16_000,
 	},
 };
 

@@ -33,7 +33,7 @@ import { createPiSandbox, type PiApi, type PiSandbox, type RunResult } from "./h
 const WINDOW = 16_000;
 /** Larger than any prompt of these sessions: no tool result that no later call superseded can fold. */
 const HOT_TAIL = 12_000;
-const FOLD_FROM = 0.12;
+const FOLD_FROM = 1_920;
 const SETTINGS = {
 	compaction: { enabled: false },
 	"context-fold": {
@@ -43,8 +43,8 @@ const SETTINGS = {
 		// A long horizon: any event pays for its rewrite, so firing depends on the tails and foldFrom alone.
 		horizon: 1000,
 		foldFrom: FOLD_FROM,
-		minEvent: 0.02,
-		backstopAt: 0.9,
+		minEvent: 320,
+		backstopAt: 14_400,
 		budgetFraction: 0.95,
 	},
 };
@@ -180,7 +180,7 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 
 			// The request before was already past foldFrom, yet sent the plan raw: it was still in the cold tail.
 			const usage = server.usages[folded - 2];
-			assert.ok(usage && usage.promptTokens + usage.output >= FOLD_FROM * WINDOW, `usage ${usage?.promptTokens}`);
+			assert.ok(usage && usage.promptTokens + usage.output >= FOLD_FROM, `usage ${usage?.promptTokens}`);
 		});
 
 		it("recall_folded serves the original text, sha256 verified, without unfolding it", () => {
@@ -258,7 +258,7 @@ describe("economic policy: a superseded read folds inside the hot tail", () => {
 
 	it("before the edit nothing folds, past foldFrom; after it only the edited file's read folds", () => {
 		const usage = server.usages[edited - 1];
-		assert.ok(usage && usage.promptTokens >= FOLD_FROM * WINDOW, `usage before the edit: ${usage?.promptTokens}`);
+		assert.ok(usage && usage.promptTokens >= FOLD_FROM, `usage before the edit: ${usage?.promptTokens}`);
 		for (let i = 0; i < edited; i++)
 			assert.doesNotMatch(serializePrompt(server.requests[i]), ANY_TAG, `request ${i}`);
 		const now = folds[edited];

@@ -10,7 +10,8 @@
  * rewrites free, nothing lost, nothing folded that no fold may touch; foresight.ts) is above 0.5x
  * (the project's debug-branchy: its context peaks at 15 % of the window). No session may cost more
  * than 0.9x plain Pi (README "Defaults and why"). Every recorded reply must reach the model as under
- * plain Pi.
+ * plain Pi. In a window five times larger (about a real 1M one) the default policy folds and compacts
+ * exactly as in 140k, since its sizes are tokens, and still costs at most 0.9x plain Pi.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -22,15 +23,19 @@ import { listSessions } from "../corpus/corpora.ts";
 
 const WINDOW = 140_000;
 /** Where the default policy compacts in this window (backstopOf with Pi's default keepRecentTokens). */
-const BACKSTOP = Math.max(
-	DEFAULT_ECONOMIC.backstopAt * WINDOW,
-	KEPT_OVERHEAD * DEFAULT_COMPACTION_SETTINGS.keepRecentTokens,
-);
+const BACKSTOP = Math.max(DEFAULT_ECONOMIC.backstopAt, KEPT_OVERHEAD * DEFAULT_COMPACTION_SETTINGS.keepRecentTokens);
+
+/** The replay of every corpus session in `window`, under the given policies (all five when none). */
+function replayIn(window: number, policies?: string) {
+	const args = [...listSessions().map((s) => s.path), "--window", String(window)];
+	return runReplay(parseArgs(policies ? [...args, "--policy", policies] : args), () => {});
+}
+
+const inWindow = replayIn(WINDOW);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
 	const sessions = listSessions();
-	const options = parseArgs([...sessions.map((s) => s.path), "--window", String(WINDOW)]);
-	const reports = await runReplay(options, () => {});
+	const reports = await inWindow;
 	assert.equal(reports.length, sessions.length);
 	for (const report of reports) {
 		await t.test(report.session, () => {
@@ -57,6 +62,30 @@ test("the default policy against plain Pi and the peers, on every corpus session
 				const dominates = peer.costWithRecalls < fold.costWithRecalls && peer.visibility > fold.visibility;
 				assert.ok(!dominates, `${peer.policy} is both cheaper and more visible`);
 			}
+		});
+	}
+});
+
+test("the default policy folds alike in a 700k window, and still costs at most 0.9x plain Pi there", async (t) => {
+	const large = await replayIn(5 * WINDOW, "pi,context-fold");
+	const reports = await inWindow;
+	for (const report of large) {
+		await t.test(report.session, () => {
+			const pi = report.policies.find((p) => p.policy === "pi");
+			const fold = report.policies.find((p) => p.policy === "context-fold");
+			const there = reports
+				.find((r) => r.session === report.session)
+				?.policies.find((p) => p.policy === "context-fold");
+			assert.ok(pi && fold && there);
+			const ratio = fold.costWithRecalls / pi.costWithRecalls;
+			t.diagnostic(`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%`);
+			assert.ok(ratio <= 0.9, `cost ${ratio.toFixed(4)}x plain Pi`);
+			assert.deepEqual(
+				fold.rewriteEvents.map((e) => e.request),
+				there.rewriteEvents.map((e) => e.request),
+				"the same fold events and compactions, at the same requests",
+			);
+			assert.equal(fold.visibility, there.visibility);
 		});
 	}
 });

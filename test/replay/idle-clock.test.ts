@@ -22,7 +22,14 @@ const MODEL = PRICE_MODELS["anthropic-5m"];
 const policy: Policy = {
 	name: "context-fold",
 	kind: "context-fold",
-	settings: { policy: "economic", hotTail: 1000, coldTail: 1000, foldFrom: 0.05, minEvent: 0.5, backstopAt: 0.9 },
+	settings: {
+		policy: "economic",
+		hotTail: 1000,
+		coldTail: 1000,
+		foldFrom: 5_000,
+		minEvent: 50_000,
+		backstopAt: 90_000,
+	},
 };
 
 function session(gapSeconds: number) {

@@ -39,6 +39,10 @@ function fraction(env: string, fallback: number, meaning: string) {
 	return Type.Number({ exclusiveMinimum: 0, maximum: 1, ...annotations(env, fallback, meaning) });
 }
 
+function tokens(env: string, fallback: number, meaning: string) {
+	return Type.Integer({ minimum: 0, ...annotations(env, fallback, meaning) });
+}
+
 /**
  * The least protected tail a user may set, in tokens (about 4000 characters): with less, only the
  * newest block stays raw and the result the model read one request ago folds at the next event.
@@ -143,20 +147,20 @@ export const KNOB_SCHEMAS = {
 			"economic policy: requests over which a fold event's saving must repay its cache rewrite.",
 		),
 	}),
-	foldFrom: fraction(
+	foldFrom: tokens(
 		"CONTEXTFOLD_FOLD_FROM",
 		DEFAULT_ECONOMIC.foldFrom,
-		"economic policy: least usage, as a share of the context window, at which an ordinary fold event may fire.",
+		"economic policy: least usage, in tokens, at which an ordinary fold event may fire, whatever the context window.",
 	),
-	backstopAt: fraction(
+	backstopAt: tokens(
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
-		"economic policy: when folding everything would still leave more than this share of the window (but at least 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
+		"economic policy: when folding everything would still leave more than this many tokens (but at least 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
 	),
-	minEvent: fraction(
+	minEvent: tokens(
 		"CONTEXTFOLD_MIN_EVENT",
 		DEFAULT_ECONOMIC.minEvent,
-		"economic policy: least saving of an ordinary fold event, as a share of the context window.",
+		"economic policy: least saving of an ordinary fold event, in tokens, whatever the context window.",
 	),
 	debug: Type.Boolean(
 		annotations(

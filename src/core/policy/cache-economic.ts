@@ -2,14 +2,15 @@
  * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
- * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` of the window (few,
- * large events), and it folds everything outside the tails from the start that pays best. Tool results
- * the model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
- * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` of the
- * window, the policy also asks for the deterministic compaction, which runs once the agent's run is
- * over and keeps only the hot tail raw; it keeps folding meanwhile. Past the budget an event is urgent
- * and folds whatever it can, paying or not. When the cache is cold anyway (idle past its lifetime), or the session never read
- * from it, the rewrite is free, so an event needs no least size.
+ * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` tokens (few, large
+ * events), and it folds everything outside the tails from the start that pays best. Tool results the
+ * model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
+ * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
+ * the policy also asks for the deterministic compaction, which runs once the agent's run is over and
+ * keeps only the hot tail raw; it keeps folding meanwhile. These sizes are tokens, not shares of the
+ * window: neither a saving nor a rewrite depends on the window. Only the budget does: past it an event
+ * is urgent and folds whatever it can, paying or not. When the cache is cold anyway (idle past its
+ * lifetime), or the session never read from it, the rewrite is free, so an event needs no least size.
  */
 import {
 	budgetOf,
@@ -64,19 +65,19 @@ export function economicTails(blocks: readonly ViewBlock[], hotTail: number, col
 
 /**
  * Usage at and above which folding alone no longer suffices, so the policy also asks for a
- * compaction: `backstopAt` of the window, but never below where Pi can compact at all. Pi prepares a
+ * compaction: `backstopAt` tokens, but never below where Pi can compact at all. Pi prepares a
  * compaction only when the context holds more than its `keepRecent` tokens (its cut keeps that much
  * raw, before context-fold moves the cut on to the hot tail), and the system prompt comes on top (a
- * quarter more, KEPT_OVERHEAD): below that Pi refuses ("Nothing to compact"), and a small window's
+ * quarter more, KEPT_OVERHEAD): below that Pi refuses ("Nothing to compact"), and a lower
  * backstop would ask after every run in vain.
  */
 export function backstopOf(view: PolicyView, knobs: EconomicConfig): number {
-	return backstopFor(knobs.backstopAt, view.window, view.keepRecent);
+	return backstopFor(knobs.backstopAt, view.keepRecent);
 }
 
-/** The backstop of `backstopAt` in `window` when Pi keeps `keepRecent` tokens at a compaction (see backstopOf). */
-export function backstopFor(backstopAt: number, window: number, keepRecent = 0): number {
-	return Math.max(backstopAt * window, KEPT_OVERHEAD * keepRecent);
+/** The backstop of `backstopAt` tokens when Pi keeps `keepRecent` tokens at a compaction (see backstopOf). */
+export function backstopFor(backstopAt: number, keepRecent = 0): number {
+	return Math.max(backstopAt, KEPT_OVERHEAD * keepRecent);
 }
 
 /** The context over Pi's kept tail at which Pi can compact, as a factor of that tail (system prompt, margin). */
@@ -154,12 +155,12 @@ export function economize(view: PolicyView): FoldCommand[] {
 	const knobs = economicKnobs(view);
 	const budget = budgetOf(view.config, window);
 	const urgent = usage > budget;
-	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt) * window) return [];
+	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt)) return [];
 	const backstop = backstopOf(view, knobs);
 	// A cache that is cold anyway (idle past its lifetime) or that this session never read from is
 	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
-	const least = rewriteFree ? 0 : knobs.minEvent * window;
+	const least = rewriteFree ? 0 : knobs.minEvent;
 	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail);
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
@@ -183,7 +184,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact];
 		return withCompact(candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true })));
 	}
-	if (usage < knobs.foldFrom * window || candidates.length === 0) return withCompact([]);
+	if (usage < knobs.foldFrom || candidates.length === 0) return withCompact([]);
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {

@@ -61,7 +61,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			const where =
 				over.usage > over.budget
 					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
-					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config().backstopAt})`;
+					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config().backstopAt} tokens)`;
 			if (config().compact === "native") {
 				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
 				return;

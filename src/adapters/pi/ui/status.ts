@@ -102,10 +102,10 @@ export function foldPoint(config: FoldConfig, window: number, neverCacheRead: bo
 	if (config.policy === "economic") {
 		return {
 			policy: "economic",
-			at: Math.floor(config.foldFrom * window),
-			knob: `foldFrom ${percent(config.foldFrom)}, when the saving repays the rewrite`,
+			at: Math.min(config.foldFrom, budget),
+			knob: `foldFrom ${config.foldFrom}, when the saving repays the rewrite`,
 			budget,
-			backstop: Math.floor(backstopFor(config.backstopAt, window, keepRecent)),
+			backstop: Math.floor(backstopFor(config.backstopAt, keepRecent)),
 		};
 	}
 	const share = neverCacheRead ? config.coldFoldAt : config.foldAt;
