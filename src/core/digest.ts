@@ -3,6 +3,7 @@
  * folded block. Nothing here depends on anything but its arguments: the same block and code always
  * give the same bytes.
  */
+import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
 import { riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount } from "./tokens.ts";
@@ -120,13 +121,15 @@ function riskSection(code: string, text: string, isError = false): string {
 
 /**
  * Digest of a tool result: tag, tool, line count or `error`, token estimate, the first non-empty
- * line, then its risk lines verbatim (errors before stack frames), bounded.
+ * line, the names a code text declares (outline.ts) and the files a long text mentions (mentions.ts),
+ * then its risk lines verbatim (errors before stack frames), bounded.
  */
 export function toolResultDigest(input: ToolResultDigestInput): string {
 	const head = clip(firstLine(input.text), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
 	const names = outlineLine(input.text);
-	const body = `${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${names ? ` ${names}` : ""}${riskSection(input.code, input.text, input.isError)}`;
+	const paths = pathsLine(input.text);
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${riskSection(input.code, input.text, input.isError)}`;
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 

@@ -11,7 +11,7 @@
  * - a superseded read folds inside the hot tail: three files are read, then the middle one is edited.
  *   The request before the edit's result is past `foldFrom` and folds nothing (every read is hot);
  *   the next one folds the edited file's read, which is outside the cold tail, while the other two
- *   reads stay raw.
+ *   reads stay raw. The folded read's digest names the files it mentions (`Paths: …`).
  */
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
@@ -204,11 +204,12 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 	});
 }
 
-/** A file of `n` numbered lines of filler (~60 characters each). */
+/** A file of `n` numbered lines of filler (~60 characters each); line 60 names two other files. */
 function fileText(name: string, n: number): string {
-	return Array.from(
-		{ length: n },
-		(_, i) => `${name} line ${i + 1}: filler words to give this file some size.\n`,
+	return Array.from({ length: n }, (_, i) =>
+		i === 59
+			? `${name} line 60: see docs/${name}-notes.md and src/${name}.ts for the rest.\n`
+			: `${name} line ${i + 1}: filler words to give this file some size.\n`,
 	).join("");
 }
 
@@ -263,7 +264,13 @@ describe("economic policy: a superseded read folds inside the hot tail", () => {
 			assert.doesNotMatch(serializePrompt(server.requests[i]), ANY_TAG, `request ${i}`);
 		const now = folds[edited];
 		assert.deepEqual([...now.folded.keys()], [READS.alpha]);
-		assert.match(now.folded.get(READS.alpha)?.text ?? "", /^\{#[0-9a-z]{8} FOLDED\} read: 120 lines, ~\d+ tokens\./);
+		const digest = now.folded.get(READS.alpha)?.text ?? "";
+		assert.match(digest, /^\{#[0-9a-z]{8} FOLDED\} read: 120 lines, ~\d+ tokens\./);
+		assert.match(
+			digest,
+			/ Paths: docs\/alpha-notes\.md, src\/alpha\.ts\./,
+			"the digest names the files the read mentions",
+		);
 		for (const callId of [READS.beta, READS.gamma]) {
 			assert.equal(
 				now.results.find((r) => r.id === callId)?.text,
