@@ -22,28 +22,32 @@ export const MENTION_LIMITS = { minChars: 4000, chars: 400 } as const;
 
 /** The relative file paths `text` mentions, each once (without a leading `./`), in order. */
 export function mentionedPaths(text: string): string[] {
-	const paths: string[] = [];
-	for (const match of text.matchAll(RELATIVE_PATH)) {
-		const path = match[0].startsWith("./") ? match[0].slice(2) : match[0];
-		if (!paths.includes(path)) paths.push(path);
-	}
-	return paths;
+	const paths = new Set<string>();
+	for (const match of text.matchAll(RELATIVE_PATH))
+		paths.add(match[0].startsWith("./") ? match[0].slice(2) : match[0]);
+	return [...paths];
 }
 
 /**
  * The mentioned paths as one digest line, `Paths: a/b.ts, c/d.md.` (`, …` when some were left out),
- * bounded by MENTION_LIMITS; "" for a text under `minChars` or one that mentions none.
+ * bounded by MENTION_LIMITS; "" for a text under `minChars` or one that mentions none. It stops
+ * reading at the first path that does not fit, so a listing of a whole tree costs no more than its head.
  */
 export function pathsLine(text: string): string {
 	if (text.length < MENTION_LIMITS.minChars) return "";
-	const paths = mentionedPaths(text);
-	const kept: string[] = [];
+	const kept = new Set<string>();
 	let used = 0;
-	for (const path of paths) {
-		if (used + path.length > MENTION_LIMITS.chars) break;
-		kept.push(path);
+	let more = false;
+	for (const match of text.matchAll(RELATIVE_PATH)) {
+		const path = match[0].startsWith("./") ? match[0].slice(2) : match[0];
+		if (kept.has(path)) continue;
+		if (used + path.length > MENTION_LIMITS.chars) {
+			more = true;
+			break;
+		}
+		kept.add(path);
 		used += path.length + 2;
 	}
-	if (kept.length === 0) return "";
-	return `Paths: ${kept.join(", ")}${kept.length < paths.length ? ", …" : ""}.`;
+	if (kept.size === 0) return "";
+	return `Paths: ${[...kept].join(", ")}${more ? ", …" : ""}.`;
 }
