@@ -33,9 +33,9 @@ export const OUTLINE_LIMITS = { names: 16, chars: 200 } as const;
 
 /** The names `text` declares at top level or imports by name, each once, in order. */
 export function outlineNames(text: string): string[] {
-	const names: string[] = [];
+	const names = new Set<string>();
 	const add = (name: string): void => {
-		if (NAME.test(name) && !names.includes(name)) names.push(name);
+		if (NAME.test(name)) names.add(name);
 	};
 	for (let start = 0; start < text.length; ) {
 		let end = text.indexOf("\n", start);
@@ -62,7 +62,7 @@ export function outlineNames(text: string): string[] {
 			}
 		}
 	}
-	return names;
+	return [...names];
 }
 
 /**
