@@ -112,6 +112,11 @@ export interface PolicyView {
 	cache?: CacheFacts;
 	/** Tokens of the newest messages Pi's compaction cut keeps raw (its `compaction.keepRecentTokens`); absent when unknown. */
 	keepRecent?: number;
+	/**
+	 * Pi's `compaction.reserveTokens` while its threshold compaction is on: Pi compacts once usage passes
+	 * `window - reserve`. Absent when Pi's compaction is off or unknown.
+	 */
+	reserve?: number;
 	/** The ladder's knobs, and the economic profile's where the caller supplies them (defaults otherwise). */
 	config: LadderConfig & Partial<EconomicConfig>;
 }

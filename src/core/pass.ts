@@ -25,6 +25,8 @@ export interface PassInput {
 	cache?: CacheFacts;
 	/** Tokens Pi's compaction cut keeps raw (see PolicyView.keepRecent). */
 	keepRecent?: number;
+	/** Pi's reserveTokens while its compaction is on (see PolicyView.reserve). */
+	reserve?: number;
 	config: PolicyView["config"];
 	savings?: SavingsMemo;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
@@ -66,6 +68,7 @@ export function planTurn(input: PassInput): TurnPlan {
 		neverCacheRead: input.neverCacheRead,
 		cache: input.cache,
 		keepRecent: input.keepRecent,
+		reserve: input.reserve,
 		config: input.config,
 		savings: input.savings,
 		calls: input.calls,

@@ -154,6 +154,8 @@ export interface ViewInput {
 	cache?: CacheFacts;
 	/** Tokens Pi's compaction cut keeps raw (see PolicyView.keepRecent). */
 	keepRecent?: number;
+	/** Pi's reserveTokens while its compaction is on (see PolicyView.reserve). */
+	reserve?: number;
 	config: PolicyView["config"];
 	savings?: SavingsMemo;
 	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
@@ -256,5 +258,6 @@ export function buildView(input: ViewInput): PolicyView {
 		? { blocks, usage, window, neverCacheRead, cache, config }
 		: { blocks, usage, window, neverCacheRead, config };
 	if (input.keepRecent !== undefined) view.keepRecent = input.keepRecent;
+	if (input.reserve !== undefined) view.reserve = input.reserve;
 	return view;
 }

@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { DEFAULT_CONFIG, disabledByEnv, KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
+import { DEFAULT_CONFIG, disabledByEnv, KNOBS, reserveOf, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { budgetOf } from "../../src/core/contract.ts";
 
 describe("resolveConfig", () => {
@@ -130,6 +130,16 @@ describe("settings footguns", () => {
 			"settings context-fold.foldFrom=0.1 is not a valid token count (a whole number); using 14000",
 			'settings context-fold.minEvent="8%" is not a valid token count (a whole number); using 11200',
 		]);
+	});
+
+	it("reads Pi's reserveTokens as Pi does (model override, setting, default), none while its compaction is off", () => {
+		assert.equal(reserveOf(undefined), 16_384);
+		assert.equal(reserveOf({ reserveTokens: 8_000 }), 8_000);
+		const overrides = { reserveTokens: 8_000, modelOverrides: { "p/small": { reserveTokens: 2_000 } } };
+		assert.equal(reserveOf(overrides, "p/small"), 2_000);
+		assert.equal(reserveOf(overrides, "p/other"), 8_000);
+		assert.equal(reserveOf({ reserveTokens: -1 }), 16_384, "a value Pi would reject counts as unset");
+		assert.equal(reserveOf({ enabled: false, reserveTokens: 8_000 }), undefined);
 	});
 
 	it("warns once about a section that is not an object and uses the defaults", () => {

@@ -14,9 +14,11 @@ import {
 } from "../../src/core/contract.ts";
 import {
 	backstopOf,
+	EVENT_ROOM_SHARE,
 	economicTails,
 	economize,
 	KEPT_OVERHEAD,
+	leastEventOf,
 	REWRITE_IN_READS,
 } from "../../src/core/policy/cache-economic.ts";
 
@@ -125,6 +127,24 @@ describe("the break-even rule", () => {
 		const blocks = [blk("r:a", 10_000, 9000), text("t:b", 5000), text("t:new", 6000)];
 		assert.deepEqual(folds(economize(mkView(blocks))), ["r:a"]);
 		assert.deepEqual(economize(mkView(blocks, { config: { minEvent: 10_000 } })), []);
+	});
+
+	it("shrinks the least event to a fifth of where Pi compacts on its own, never grows it", () => {
+		const knobs = { ...KNOBS, minEvent: 11_200 };
+		const at = (window: number, reserve?: number) =>
+			leastEventOf(
+				{ ...mkView([], { window, config: knobs }), ...(reserve === undefined ? {} : { reserve }) },
+				knobs,
+			);
+		assert.equal(at(32_000, 16_384), EVENT_ROOM_SHARE * (32_000 - 16_384));
+		assert.equal(at(140_000, 16_384), 11_200, "a large window: minEvent");
+		assert.equal(at(32_000), 11_200, "Pi's compaction off: minEvent");
+		assert.equal(at(10_000, 16_384), 0, "Pi compacts at once: any paying event");
+		// ~7.5k of old results saving 7k in a 32k window: under minEvent, over a fifth of 15.6k.
+		const blocks = [blk("r:a", 4000, 3500), blk("r:b", 4000, 3500), text("t:1", 2000), text("t:new", 6000)];
+		const view = mkView(blocks, { window: 32_000, config: { ...knobs, foldFrom: 10_000 } });
+		assert.deepEqual(economize(view), []);
+		assert.deepEqual(folds(economize({ ...view, reserve: 16_384 })), ["r:a", "r:b"]);
 	});
 
 	it("does nothing below foldFrom", () => {

@@ -152,18 +152,32 @@ export function disabledByEnv(env: Readonly<Record<string, string | undefined>>)
 }
 
 /**
- * Pi's `compaction.keepRecentTokens` for `model` (`provider/id`), resolved as Pi resolves it: the
+ * One of Pi's compaction token settings for `model` (`provider/id`), resolved as Pi resolves it: the
  * model's entry under `compaction.modelOverrides`, else the setting, else Pi's default. A value Pi
  * would reject (not a non-negative whole number) counts as unset.
  */
-export function keepRecentOf(compaction: unknown, model?: string): number {
+function compactionTokens(compaction: unknown, field: "keepRecentTokens" | "reserveTokens", model?: string): number {
 	const tokens = (value: unknown): number | undefined =>
 		typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-	const settings = compaction as { keepRecentTokens?: unknown; modelOverrides?: Record<string, unknown> } | undefined;
+	const settings = compaction as Record<string, unknown> & { modelOverrides?: Record<string, unknown> };
 	const entry = model === undefined ? undefined : settings?.modelOverrides?.[model];
 	return (
-		tokens((entry as { keepRecentTokens?: unknown } | undefined)?.keepRecentTokens) ??
-		tokens(settings?.keepRecentTokens) ??
-		DEFAULT_COMPACTION_SETTINGS.keepRecentTokens
+		tokens((entry as Record<string, unknown> | undefined)?.[field]) ??
+		tokens(settings?.[field]) ??
+		DEFAULT_COMPACTION_SETTINGS[field]
 	);
+}
+
+/** Pi's `compaction.keepRecentTokens` for `model` (`provider/id`), as Pi resolves it. */
+export function keepRecentOf(compaction: unknown, model?: string): number {
+	return compactionTokens(compaction, "keepRecentTokens", model);
+}
+
+/**
+ * Pi's `compaction.reserveTokens` for `model`, as Pi resolves it, while Pi's threshold compaction is
+ * on (`compaction.enabled` not false); undefined when it is off, since Pi then never compacts on its own.
+ */
+export function reserveOf(compaction: unknown, model?: string): number | undefined {
+	if ((compaction as { enabled?: unknown } | undefined)?.enabled === false) return undefined;
+	return compactionTokens(compaction, "reserveTokens", model);
 }

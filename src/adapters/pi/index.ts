@@ -19,7 +19,7 @@ import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, resolveConfig } from "./config.ts";
+import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, reserveOf, resolveConfig } from "./config.ts";
 import { ContextUsage } from "./fold/context-usage.ts";
 import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
@@ -48,10 +48,11 @@ export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => voi
 function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
-	// Pi's compaction settings, and the keepRecentTokens they give for the model of the latest request
-	// (resolved again only when the settings are reloaded or the model object changes).
+	// Pi's compaction settings, and the keepRecentTokens and reserveTokens they give for the model of
+	// the latest request (resolved again only when the settings are reloaded or the model object changes).
 	let compactionSettings: unknown;
 	let keepRecent = keepRecentOf(undefined);
+	let reserve = reserveOf(undefined);
 	let keepRecentModel: unknown;
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
@@ -77,6 +78,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			saved = settings[SETTINGS_SECTION];
 			compactionSettings = settings.compaction;
 			keepRecent = keepRecentOf(compactionSettings);
+			reserve = reserveOf(compactionSettings);
 			keepRecentModel = undefined;
 		} catch {
 			saved = undefined;
@@ -253,10 +255,9 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
 			if (ctx.model !== keepRecentModel) {
 				keepRecentModel = ctx.model;
-				keepRecent = keepRecentOf(
-					compactionSettings,
-					ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined,
-				);
+				const model = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined;
+				keepRecent = keepRecentOf(compactionSettings, model);
+				reserve = reserveOf(compactionSettings, model);
 			}
 			engine.run(messages, {
 				window,
@@ -264,6 +265,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 				neverCacheRead: telemetry.neverCacheRead,
 				cache: cacheFacts(ctx),
 				keepRecent,
+				reserve,
 			});
 		} catch (error) {
 			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);

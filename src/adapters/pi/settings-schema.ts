@@ -160,7 +160,7 @@ export const KNOB_SCHEMAS = {
 	minEvent: tokens(
 		"CONTEXTFOLD_MIN_EVENT",
 		DEFAULT_ECONOMIC.minEvent,
-		"economic policy: least saving of an ordinary fold event, in tokens, whatever the context window.",
+		"economic policy: least saving of an ordinary fold event, in tokens; in a small window at most a fifth of the usage at which Pi compacts on its own (window - compaction.reserveTokens).",
 	),
 	debug: Type.Boolean(
 		annotations(

@@ -8,9 +8,11 @@
  * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
  * the policy also asks for the deterministic compaction, which runs once the agent's run is over and
  * keeps only the hot tail raw; it keeps folding meanwhile. These sizes are tokens, not shares of the
- * window: neither a saving nor a rewrite depends on the window. Only the budget does: past it an event
- * is urgent and folds whatever it can, paying or not. When the cache is cold anyway (idle past its
- * lifetime), or the session never read from it, the rewrite is free, so an event needs no least size.
+ * window: neither a saving nor a rewrite depends on the window. The window counts twice only: past the
+ * budget an event is urgent and folds whatever it can, paying or not; and where Pi would compact on
+ * its own soon after `foldFrom` (a small window), the least event shrinks to fit below that. When the
+ * cache is cold anyway (idle past its lifetime), or the session never read from it, the rewrite is
+ * free, so an event needs no least size.
  */
 import {
 	budgetOf,
@@ -82,6 +84,23 @@ export function backstopFor(backstopAt: number, keepRecent = 0): number {
 
 /** The context over Pi's kept tail at which Pi can compact, as a factor of that tail (system prompt, margin). */
 export const KEPT_OVERHEAD = 1.25;
+
+/**
+ * Share of the usage at which Pi compacts on its own (window - reserveTokens) that the least ordinary
+ * event may ask for. In a small window Pi compacts soon after `foldFrom`, before `minEvent` tokens of
+ * foldable content can gather, and its compactions (each a cache rewrite) then do the work instead:
+ * a 32k window with Pi's 16k reserve compacts past 15.6k, so the least event there is 3.1k.
+ */
+export const EVENT_ROOM_SHARE = 0.2;
+
+/**
+ * The least saving of an ordinary event: `minEvent`, but never more than EVENT_ROOM_SHARE of the usage
+ * at which Pi compacts on its own (none binds from a window of about 72k with Pi's defaults).
+ */
+export function leastEventOf(view: PolicyView, knobs: EconomicConfig): number {
+	if (view.reserve === undefined) return knobs.minEvent;
+	return Math.min(knobs.minEvent, EVENT_ROOM_SHARE * Math.max(0, view.window - view.reserve));
+}
 
 /** One possible event: fold every candidate from `first` on. */
 export interface EconomicEvent {
@@ -160,7 +179,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 	// A cache that is cold anyway (idle past its lifetime) or that this session never read from is
 	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
-	const least = rewriteFree ? 0 : knobs.minEvent;
+	const least = rewriteFree ? 0 : leastEventOf(view, knobs);
 	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail);
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no

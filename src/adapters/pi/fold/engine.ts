@@ -52,6 +52,8 @@ export interface TurnFacts {
 	cache?: CacheFacts;
 	/** Tokens a compaction keeps raw (Pi's `compaction.keepRecentTokens`). */
 	keepRecent?: number;
+	/** Pi's `compaction.reserveTokens` while its compaction is on; undefined when it is off. */
+	reserve?: number;
 }
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
@@ -209,6 +211,7 @@ export class FoldEngine {
 			neverCacheRead: facts.neverCacheRead,
 			cache: facts.cache,
 			keepRecent: facts.keepRecent,
+			reserve: facts.reserve,
 			config,
 			savings: this.savings,
 			turnBase: this.turnBase,
