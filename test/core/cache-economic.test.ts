@@ -165,7 +165,7 @@ describe("the break-even rule", () => {
 	});
 });
 
-it("decides the same in any window the context is under the budget of: its sizes are tokens", () => {
+it("decides the same in any window the context is under the budget of: its sizes are tokens (Pi's compaction unknown)", () => {
 	const growing = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 8000), text("t:new", 6000)];
 	const atLeast = (window: number) => economize(mkView(growing, { window, config: DEFAULT_ECONOMIC }));
 	assert.deepEqual(folds(atLeast(140_000)), ["r:a", "r:b"]);
