@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { batchScript } from "./harness/batches.ts";
+import { BATCH_PROMPT, batchSandbox } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
-import { type ModelServer, serializePrompt, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiSandbox } from "./harness/pi-runner.ts";
+import { type ModelServer, serializePrompt } from "./harness/model-server.ts";
+import type { PiSandbox } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const BATCHES = 8;
@@ -37,22 +37,14 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 		let splits: number[] = [];
 
 		before(async () => {
-			server = await startModelServer(
-				batchScript({
-					trigger: "Run the batches.",
-					count: BATCHES,
-					done: "All batches ran.",
-					other: "Still here.",
-				}),
-			);
-			sandbox = await createPiSandbox({
-				serverUrl: server.url,
+			({ server, sandbox } = await batchSandbox({
+				count: BATCHES,
 				contextWindow: WINDOW,
 				settings: {
 					compaction: { enabled: false },
 					"context-fold": knobs,
 				},
-			});
+			}));
 			const run = async (prompt: string, env: Record<string, string> = {}, resume = true) => {
 				const result = await sandbox.runPrint({
 					prompt,
@@ -65,7 +57,7 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 				splits.push(server.requests.length);
 			};
 			splits = [0];
-			await run("Run the batches.", {}, false);
+			await run(BATCH_PROMPT, {}, false);
 			await run("Anything else?");
 			server.expireCache();
 			await run("Back after lunch.", { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(10 * 60_000) });

@@ -9,10 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { batchScript } from "./harness/batches.ts";
+import { BATCH_PROMPT, BATCHES_DONE, batchSandbox } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
-import { isSummarizationRequest, type ModelServer, serializePrompt, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiSandbox } from "./harness/pi-runner.ts";
+import { isSummarizationRequest, type ModelServer, serializePrompt } from "./harness/model-server.ts";
+import type { PiSandbox } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const RESERVE = 6_000;
@@ -39,26 +39,18 @@ for (const [label, compaction] of [
 		let sandbox: PiSandbox;
 
 		before(async () => {
-			server = await startModelServer(
-				batchScript({
-					trigger: "Run the batches.",
-					count: BATCHES,
-					done: "All batches ran.",
-					other: "Still here.",
-				}),
-			);
-			sandbox = await createPiSandbox({
-				serverUrl: server.url,
+			({ server, sandbox } = await batchSandbox({
+				count: BATCHES,
 				contextWindow: WINDOW,
 				settings: { compaction, "context-fold": KNOBS },
-			});
+			}));
 			const run = await sandbox.runPrint({
-				prompt: "Run the batches.",
+				prompt: BATCH_PROMPT,
 				extensions: ["."],
 				timeoutMs: RUN_TIMEOUT_MS,
 			});
 			assert.equal(run.code, 0, run.stderr);
-			assert.equal(run.stdout.trim(), "All batches ran.", run.stderr);
+			assert.equal(run.stdout.trim(), BATCHES_DONE, run.stderr);
 		});
 		after(async () => {
 			await server?.close();

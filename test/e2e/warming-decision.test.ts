@@ -16,10 +16,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { batchScript } from "./harness/batches.ts";
+import { BATCH_PROMPT, batchSandbox } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
-import { type CapturedRequest, type ModelServer, serializePrompt, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox } from "./harness/pi-runner.ts";
+import { type CapturedRequest, type ModelServer, serializePrompt } from "./harness/model-server.ts";
+import type { PiRpc, PiSandbox } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const BUDGET = WINDOW / 2;
@@ -55,11 +55,9 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 		};
 
 		before(async () => {
-			server = await startModelServer(
-				batchScript({ trigger: "Run the batches.", count: BATCHES, done: "All batches ran.", other: "Noted." }),
-			);
-			sandbox = await createPiSandbox({
-				serverUrl: server.url,
+			({ server, sandbox } = await batchSandbox({
+				count: BATCHES,
+				other: "Noted.",
 				contextWindow: WINDOW,
 				modelExtra: {
 					promptCache: { short: 12 },
@@ -70,7 +68,7 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 					compaction: { enabled: false },
 					"context-fold": knobs,
 				},
-			});
+			}));
 			rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 60_000 });
 		});
 		after(async () => {
@@ -80,7 +78,7 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 		});
 
 		it("with no fold event due, Pi's idle refresh reaches the server", async () => {
-			await rpc.prompt("Run the batches.");
+			await rpc.prompt(BATCH_PROMPT);
 			const prompt = server.usages.at(-1)?.promptTokens ?? 0;
 			assert.ok(prompt > 0.2 * WINDOW && prompt < BUDGET, `past the threshold, under the budget: ${prompt}`);
 			await waitFor("a warming refresh request", () => server.requests.some(isRefresh));

@@ -5,7 +5,8 @@
  * after the trigger in the request itself: folding rewrites results and long arguments but never
  * removes a call, so the count holds however the history was folded.
  */
-import { messagesOf, type Reply, type Script } from "./model-server.ts";
+import { type ModelServer, messagesOf, type Reply, type Script, startModelServer } from "./model-server.ts";
+import { createPiSandbox, type PiSandbox, type SandboxOptions } from "./pi-runner.ts";
 
 /** Bash printing 100 short ok lines for batch `k`. */
 export function batchCommand(k: number): string {
@@ -26,4 +27,21 @@ export function batchScript(options: { trigger: string; count: number; done: str
 			? { toolCalls: [{ name: "bash", args: { command: batchCommand(ran + 1) } }] }
 			: { text: options.done };
 	};
+}
+
+/** The prompt that starts the batches, and the answer once they all ran (see batchSandbox). */
+export const BATCH_PROMPT = "Run the batches.";
+export const BATCHES_DONE = "All batches ran.";
+
+/**
+ * A model server running the batch script (`count` batches on BATCH_PROMPT, then BATCHES_DONE; `other`
+ * to any other prompt) and a pi sandbox against it with the rest of `options`.
+ */
+export async function batchSandbox(
+	options: { count: number; other?: string } & Omit<SandboxOptions, "serverUrl">,
+): Promise<{ server: ModelServer; sandbox: PiSandbox }> {
+	const { count, other = "Still here.", ...sandboxOptions } = options;
+	const server = await startModelServer(batchScript({ trigger: BATCH_PROMPT, count, done: BATCHES_DONE, other }));
+	const sandbox = await createPiSandbox({ ...sandboxOptions, serverUrl: server.url });
+	return { server, sandbox };
 }
