@@ -11,7 +11,9 @@
  * (the project's debug-branchy: its context peaks at 15 % of the window). No session may cost more
  * than 0.9x plain Pi (README "Defaults and why"). Every recorded reply must reach the model as under
  * plain Pi. In a window five times larger (about a real 1M one) the default policy folds and compacts
- * exactly as in 140k, since its sizes are tokens, and still costs at most 0.9x plain Pi.
+ * exactly as in 140k, since its sizes are tokens, and still costs at most 0.9x plain Pi. In a 32k
+ * window, where Pi compacts on its own past 15.6k, it still costs at most 0.9x plain Pi, sees within 5
+ * points of what plain Pi sees, and never asks Pi's LLM for a summary.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -86,6 +88,22 @@ test("the default policy folds alike in a 700k window, and still costs at most 0
 				"the same fold events and compactions, at the same requests",
 			);
 			assert.equal(fold.visibility, there.visibility);
+		});
+	}
+});
+
+test("the default policy in a 32k window: at most 0.9x plain Pi, visibility within 5 points, no LLM summary", async (t) => {
+	for (const report of await replayIn(32_000, "pi,context-fold")) {
+		await t.test(report.session, () => {
+			const pi = report.policies.find((p) => p.policy === "pi");
+			const fold = report.policies.find((p) => p.policy === "context-fold");
+			assert.ok(pi && fold);
+			const ratio = fold.costWithRecalls / pi.costWithRecalls;
+			t.diagnostic(`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%`);
+			assert.ok(ratio <= 0.9, `cost ${ratio.toFixed(4)}x plain Pi`);
+			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);
+			assert.equal(fold.summaryRequests, 0, "no LLM compaction");
+			assert.equal(fold.overflowRejections, 0);
 		});
 	}
 });
