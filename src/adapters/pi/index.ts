@@ -53,7 +53,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	let compactionSettings: unknown;
 	let keepRecent = keepRecentOf(undefined);
 	let reserve = reserveOf(undefined);
-	let keepRecentModel: unknown;
+	let compactionModel: unknown;
 	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
@@ -79,7 +79,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			compactionSettings = settings.compaction;
 			keepRecent = keepRecentOf(compactionSettings);
 			reserve = reserveOf(compactionSettings);
-			keepRecentModel = undefined;
+			compactionModel = undefined;
 		} catch {
 			saved = undefined;
 		}
@@ -253,8 +253,8 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		try {
 			const messages = event.messages as unknown as MessageLike[];
 			const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
-			if (ctx.model !== keepRecentModel) {
-				keepRecentModel = ctx.model;
+			if (ctx.model !== compactionModel) {
+				compactionModel = ctx.model;
 				const model = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined;
 				keepRecent = keepRecentOf(compactionSettings, model);
 				reserve = reserveOf(compactionSettings, model);
