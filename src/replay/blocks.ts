@@ -14,7 +14,7 @@ export interface RequestShape {
 	tokens: number[];
 	/** keys[i]: the id of the prefix made of blocks 0..i. */
 	keys: number[];
-	/** Prefix lengths (in blocks) where Pi places cache breakpoints: after the system prompt, and the whole request. */
+	/** Prefix lengths (in blocks) where Pi places cache breakpoints: after the leading system prompt, and the whole request. */
 	breakpoints: number[];
 }
 
@@ -92,9 +92,13 @@ export class BlockTable {
 		const ids: number[] = [];
 		const tokens: number[] = [];
 		const keys: number[] = [];
+		// Pi marks the leading system prompt (and tools); a later system message (a tool or prompt
+		// change a model takes mid-conversation) is part of the conversation and gets no mark of its own.
 		let systemEnd = 0;
+		let leading = true;
 		let prev = -1;
 		for (const message of messages) {
+			if (message.role !== "system") leading = false;
 			for (const block of messageBlockTexts(message)) {
 				let id = this.byText.get(block.text);
 				if (id === undefined) {
@@ -115,7 +119,7 @@ export class BlockTable {
 				keys.push(key);
 				prev = key;
 			}
-			if (message.role === "system") systemEnd = ids.length;
+			if (leading) systemEnd = ids.length;
 		}
 		const breakpoints = systemEnd > 0 && systemEnd < ids.length ? [systemEnd, ids.length] : [ids.length];
 		return { ids, tokens, keys, breakpoints };

@@ -137,3 +137,19 @@ test("idle refreshes come every delay after a request, for at most 30 minutes, a
 	assert.equal(long.length, 6);
 	assert.ok(long.every((t) => t <= 1_000 + WARMING_MAX_IDLE_MS));
 });
+
+test("a system message mid-conversation gets no breakpoint: a fold before it still reads the leading system prompt", () => {
+	const system: MessageLike = { role: "system", content: "s".repeat(400) } as MessageLike; // 100+ tokens
+	const patch: MessageLike = { role: "system", content: "p".repeat(40), toolsAdded: [{ name: "x" }] } as MessageLike;
+	const table = new BlockTable();
+	const shape = table.shape([system, u1, a1, t1, patch, a2, t2]);
+	assert.deepEqual(shape.breakpoints, [1, 7], "only the leading system message and the whole request are marked");
+	const folded = text("toolResult", 40, "f");
+	const run: PriceInput[] = [
+		{ at: 0, kind: "turn", shape: table.shape([system, u1, a1, t1, patch, a2]) },
+		{ at: 10_000, kind: "turn", shape: table.shape([system, u1, a1, folded, patch, a2, t2]) },
+	];
+	const head = shape.tokens[0];
+	const anthropic = priceRun(run, PRICE_MODELS["anthropic-5m"], false).requests[1];
+	assert.equal(anthropic.read, head, "the leading system prompt stays cached behind its own breakpoint");
+});
