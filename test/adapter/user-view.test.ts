@@ -147,6 +147,25 @@ describe("/context-fold", () => {
 		);
 	});
 
+	it("names the least event in force: minEvent, but at most a fifth of where Pi compacts on its own", async () => {
+		const nextFold = async (window: number, compaction?: Record<string, unknown>) => {
+			const stub = await started({ window, settings: { policy: "economic" } });
+			if (compaction) stub.settings = { ...stub.settings, compaction };
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.request();
+			const { stdout } = await stub.command("context-fold", "status");
+			return stdout.match(/^Next fold .*$/m)?.[0] ?? stdout;
+		};
+		assert.match(await nextFold(100_000), /\(economic foldFrom 14000, an event of 11200\+ tokens that repays/);
+		const small = await nextFold(32_000);
+		assert.match(small, /an event of 3123\+ tokens \(minEvent 11200, a fifth of where Pi compacts\)/, small);
+		assert.match(
+			await nextFold(32_000, { enabled: false }),
+			/an event of 11200\+ tokens that repays/,
+			"with Pi's compaction off nothing caps it",
+		);
+	});
+
 	it("prints the status headless, naming the fold event, its codes and the largest folds", async () => {
 		const stub = await started();
 		const codes = foldedCodes(await stub.request());

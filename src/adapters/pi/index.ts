@@ -284,6 +284,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			config: () => config,
 			neverCacheRead: () => telemetry.neverCacheRead,
 			keepRecent: () => keepRecent,
+			reserve: () => reserve,
 			ledger,
 			parent: () => parent,
 			settings: savedHere,

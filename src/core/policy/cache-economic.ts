@@ -98,8 +98,13 @@ export const EVENT_ROOM_SHARE = 0.2;
  * at which Pi compacts on its own (none binds from a window of about 72k with Pi's defaults).
  */
 export function leastEventOf(view: PolicyView, knobs: EconomicConfig): number {
-	if (view.reserve === undefined) return knobs.minEvent;
-	return Math.min(knobs.minEvent, EVENT_ROOM_SHARE * Math.max(0, view.window - view.reserve));
+	return leastEventFor(knobs.minEvent, view.window, view.reserve);
+}
+
+/** The least event of `minEvent` in a `window` where Pi reserves `reserve` tokens, if its compaction is on (see leastEventOf). */
+export function leastEventFor(minEvent: number, window: number, reserve?: number): number {
+	if (reserve === undefined) return minEvent;
+	return Math.min(minEvent, EVENT_ROOM_SHARE * Math.max(0, window - reserve));
 }
 
 /** One possible event: fold every candidate from `first` on. */

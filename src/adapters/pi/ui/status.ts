@@ -6,7 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
-import { backstopFor, economicTails } from "../../../core/policy/cache-economic.ts";
+import { backstopFor, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
 import {
 	cacheByModel,
@@ -39,6 +39,8 @@ export interface ViewSources {
 	neverCacheRead: () => boolean;
 	/** Pi's `compaction.keepRecentTokens`, which puts a floor under the economic backstop; none when absent. */
 	keepRecent?: () => number;
+	/** Pi's `compaction.reserveTokens` while its compaction is on, which caps the least event in a small window. */
+	reserve?: () => number | undefined;
 	/** Whether an advisory is active (the footer flags it); the cache advisor's, false when absent. */
 	advisoryActive?: () => boolean;
 	/** The active advisories, one line each, for the status (the cache advisor's). */
@@ -96,14 +98,25 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
 	return tokens;
 }
 
-/** Where the next fold may happen under the policy in force (`keepRecent`: Pi's, for the backstop's floor). */
-export function foldPoint(config: FoldConfig, window: number, neverCacheRead: boolean, keepRecent?: number): FoldPoint {
+/**
+ * Where the next fold may happen under the policy in force (`keepRecent`: Pi's, for the backstop's
+ * floor; `reserve`: Pi's while its compaction is on, for the least event).
+ */
+export function foldPoint(
+	config: FoldConfig,
+	window: number,
+	neverCacheRead: boolean,
+	keepRecent?: number,
+	reserve?: number,
+): FoldPoint {
 	const budget = budgetOf(config, window);
 	if (config.policy === "economic") {
+		const least = Math.floor(leastEventFor(config.minEvent, window, reserve));
+		const capped = least < config.minEvent ? ` (minEvent ${config.minEvent}, a fifth of where Pi compacts)` : "";
 		return {
 			policy: "economic",
 			at: Math.min(config.foldFrom, budget),
-			knob: `foldFrom ${config.foldFrom}, when the saving repays the rewrite`,
+			knob: `foldFrom ${config.foldFrom}, an event of ${least}+ tokens${capped} that repays its rewrite`,
 			budget,
 			backstop: Math.floor(backstopFor(config.backstopAt, keepRecent)),
 		};
@@ -159,7 +172,9 @@ export function statusFacts(
 	return {
 		usage: pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined,
 		window,
-		point: window ? foldPoint(config, window, sources.neverCacheRead(), sources.keepRecent?.()) : undefined,
+		point: window
+			? foldPoint(config, window, sources.neverCacheRead(), sources.keepRecent?.(), sources.reserve?.())
+			: undefined,
 		parts: pass && window ? contextParts(rows, tailIds(rows, config, window), system) : undefined,
 		folds: figures.folds,
 		keptOut: figures.tokens,
