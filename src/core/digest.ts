@@ -188,14 +188,23 @@ export function foldableArg(key: string | undefined, value: unknown): value is s
 }
 
 /**
- * Digest string standing in for one string argument: tag, line count, and the head of its first
- * line, at most a quarter of the value and `argFirstLineChars` (foldArgs keeps a value its digest would
- * not shorten).
+ * An argument string of at least this many characters (a file written, a heredoc script) also names
+ * what its code declares (outline.ts). Replayed at 140k against no names: large-session 0.364 →
+ * 0.359× plain Pi at 96.7 → 96.8 % visibility, refactor-long 95.7 → 96.0 % at the same cost, the
+ * others unchanged; from 1,000 characters the same, for every argument debug-branchy 0.901× (over 0.9).
+ */
+export const ARG_OUTLINE_CHARS = 2000;
+
+/**
+ * Digest string standing in for one string argument: tag, line count, the head of its first line
+ * (at most a quarter of the value and `argFirstLineChars`), and for a long one the names its code
+ * declares. foldArgs keeps a value its digest would not shorten.
  */
 export function argDigest(code: string, value: string): string {
 	const room = Math.min(DIGEST_LIMITS.argFirstLineChars, Math.floor(value.length / 4));
 	const head = room > 1 ? clip(firstLine(value), room) : "";
-	return `${foldTag(code)} ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}`;
+	const names = value.length >= ARG_OUTLINE_CHARS ? outlineLine(value) : "";
+	return `${foldTag(code)} ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}${names ? ` ${quoteTags(names)}` : ""}`;
 }
 
 /**

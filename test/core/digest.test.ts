@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
 	ARG_FOLD_CHARS,
+	ARG_OUTLINE_CHARS,
 	argDigest,
 	CODE_LENGTH,
 	codesIn,
@@ -286,6 +287,21 @@ describe("argDigest and foldArgs", () => {
 		const out = argDigest("abc12345", `${"z".repeat(300)}\nmore`);
 		assert.ok(out.endsWith("…"));
 		assert.equal(out.split(": ")[1].length, DIGEST_LIMITS.argFirstLineChars);
+	});
+
+	it("argDigest names what the code of a long argument declares, and nothing in a shorter one", () => {
+		const script = (fill: number) =>
+			`cat > engine.py << 'EOF'\nimport json\n\nclass StrategyEngine:\n    pass\n\ndef get_state(game_id):\n    return {}\n# ${"x".repeat(fill)}\nEOF`;
+		const long = script(ARG_OUTLINE_CHARS);
+		assert.equal(
+			argDigest("abc12345", long),
+			"{#abc12345 FOLDED} 10 lines: cat > engine.py << 'EOF' Names: StrategyEngine, get_state.",
+		);
+		const short = script(ARG_OUTLINE_CHARS - 200);
+		assert.ok(short.length < ARG_OUTLINE_CHARS);
+		assert.doesNotMatch(argDigest("abc12345", short), /Names:/);
+		const prose = `${"word ".repeat(ARG_OUTLINE_CHARS / 5)}\nclass of its own`;
+		assert.doesNotMatch(argDigest("abc12345", prose), /Names:/, "no code, no names");
 	});
 
 	it("replaces only long strings outside kept keys, at any depth, keeping keys and other values", () => {

@@ -237,7 +237,7 @@ describe("golden digests", () => {
 		]);
 	});
 
-	it("write arguments: the large content becomes a digest; id, name and path stay", () => {
+	it("write arguments: the large content becomes a digest naming what it declares; id, name and path stay", () => {
 		const b = block("a:toolu_write:args");
 		const op = renderFold(b, messages[b.msg]);
 		assert.deepEqual(op, {
@@ -245,7 +245,8 @@ describe("golden digests", () => {
 			code: "abeo79ra",
 			args: {
 				path: "src/fns.ts",
-				content: "{#abeo79ra FOLDED} 120 lines: export function f0(x: number): number {",
+				content:
+					"{#abeo79ra FOLDED} 120 lines: export function f0(x: number): number { Names: f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, ….",
 			},
 		});
 		const content = folded("a:toolu_write:args").content as Record<string, unknown>[];
