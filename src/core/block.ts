@@ -4,7 +4,7 @@
  * a message timestamp); anything without such an anchor gets a positional id, which is never
  * foldable because it re-points as soon as history stops being append-only.
  */
-import { foldArgs, TEXT_FOLD_CHARS } from "./digest.ts";
+import { hasFoldableArg, TEXT_FOLD_CHARS } from "./digest.ts";
 import { MessageMemo, matchesSnapshot, type Snapshot, snapshotOf } from "./message-memo.ts";
 import { blockCost } from "./tokens.ts";
 
@@ -119,11 +119,6 @@ export function renderContent(content: unknown): { text: string; images: number 
 		}
 	}
 	return { text, images };
-}
-
-/** True when folding would change the arguments (see foldArgs); the code only labels, so any will do. */
-function hasFoldableArg(args: unknown): boolean {
-	return foldArgs("00000000", args) !== null;
 }
 
 /**

@@ -208,6 +208,21 @@ export function argDigest(code: string, value: string): string {
 }
 
 /**
+ * True when foldArgs would change `args`: some string leaf is foldable (see foldableArg). Its digest
+ * is then always shorter (at most ~310 characters, and under a quarter plus 31 of the value below
+ * ARG_OUTLINE_CHARS), so no digest needs making: a call's first request pays no outline scan.
+ */
+export function hasFoldableArg(args: unknown): boolean {
+	const walk = (value: unknown, key: string | undefined): boolean => {
+		if (typeof value === "string") return foldableArg(key, value);
+		if (Array.isArray(value)) return value.some((inner) => walk(inner, key));
+		if (value && typeof value === "object") return Object.entries(value).some(([inner, v]) => walk(v, inner));
+		return false;
+	};
+	return !!args && typeof args === "object" && !Array.isArray(args) && walk(args, undefined);
+}
+
+/**
  * Copy of a tool call's arguments with every foldable string leaf (at any depth, see foldableArg)
  * replaced by its digest where the digest is shorter; keys, kept and short values, and structure are
  * untouched. Returns null if nothing changes.

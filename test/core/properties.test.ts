@@ -18,7 +18,7 @@ import {
 	tailOf,
 	type ViewBlock,
 } from "../../src/core/contract.ts";
-import { foldableArg, foldCode, TEXT_FOLD_CHARS } from "../../src/core/digest.ts";
+import { foldArgs, foldableArg, foldCode, hasFoldableArg, TEXT_FOLD_CHARS } from "../../src/core/digest.ts";
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { commitEvent, type Policy, planTurn, recordsFor, renderTurn, type TurnPlan } from "../../src/core/pass.ts";
@@ -1057,5 +1057,20 @@ describe("the fold ladder", () => {
 		);
 		t.diagnostic(`${events} fold events, ${urgent} urgent`);
 		assert.ok(events >= RUNS / 4 && urgent >= RUNS / 10, `${events} events, ${urgent} urgent`);
+	});
+});
+
+describe("tool-call arguments", () => {
+	test("hasFoldableArg says exactly when foldArgs changes them: every foldable string's digest is shorter", () => {
+		const keys = fc.constantFrom("content", "command", "path", "oldText", "pattern", "edits", "cwd", "x");
+		const leaf = fc.oneof(anyText, bigText, fc.integer(), fc.boolean(), fc.constant(null));
+		const args = fc.object({ key: keys, values: [leaf], maxDepth: 3 });
+		fc.assert(
+			fc.property(args, fc.integer({ min: 0, max: 2 ** 32 - 1 }), (value, seed) => {
+				const code = foldCode(String(seed));
+				assert.equal(hasFoldableArg(value), foldArgs(code, value) !== null);
+			}),
+			{ numRuns: RUNS },
+		);
 	});
 });
