@@ -209,7 +209,7 @@ export function argDigest(code: string, value: string): string {
 
 /**
  * True when foldArgs would change `args`: some string leaf is foldable (see foldableArg). Its digest
- * is then always shorter (at most ~310 characters, and under a quarter plus 31 of the value below
+ * is then always shorter (at most about 320 characters, and under a quarter plus 31 of the value below
  * ARG_OUTLINE_CHARS), so no digest needs making: a call's first request pays no outline scan.
  */
 export function hasFoldableArg(args: unknown): boolean {
