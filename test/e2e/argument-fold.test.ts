@@ -18,7 +18,7 @@ import {
 	messagesOf,
 	type Reply,
 	startModelServer,
-	toolResultsOf,
+	toolResultOf,
 } from "./harness/model-server.ts";
 import { createPiSandbox, type PiApi, type PiSandbox, type RunResult } from "./harness/pi-runner.ts";
 
@@ -83,11 +83,6 @@ function writeCall(req: CapturedRequest, callId: string): { name: string; args: 
 	return undefined;
 }
 
-/** The result text of call `id` in a request, if the request carries it. */
-function result(req: CapturedRequest, id: string): string | undefined {
-	return toolResultsOf(req).find((r) => r.toolCallId === id)?.text;
-}
-
 const FOLDED_CONTENT = /^\{#([0-9a-z]{8}) FOLDED\} (\d+) lines: (.*)$/;
 
 /** The scripted model: write the module, run batches until its content comes back folded, recall it, done. */
@@ -105,7 +100,7 @@ function argumentScript(id: ReturnType<typeof ids>) {
 			if (ran >= MAX_BATCHES) return { text: "the write never folded" };
 			return { toolCalls: [{ id: id.batch(ran + 1), name: "bash", args: { command: batchCommand(ran + 1) } }] };
 		}
-		if (result(req, id.recall) === undefined)
+		if (toolResultOf(req, id.recall) === undefined)
 			return { toolCalls: [{ id: id.recall, name: "recall_folded", args: { codes: [code] } }] };
 		return { text: "module recalled" };
 	};
@@ -154,7 +149,11 @@ for (const api of ["anthropic-messages", "openai-completions"] as const satisfie
 			assert.equal(Number(lines), MODULE.split("\n").length);
 			assert.equal(rest, `${MODULE.split("\n")[0]} Names: assert, UNIT, Shape, area, perimeter.`);
 			assert.ok(!String(call?.args.content).includes(MARKER), "the marker left the wire");
-			assert.match(result(server.requests[folded], id.write) ?? "", /Successfully/i, "the write's result stays");
+			assert.match(
+				toolResultOf(server.requests[folded], id.write) ?? "",
+				/Successfully/i,
+				"the write's result stays",
+			);
 			assert.equal(
 				messagesOf(server.requests[folded]).length,
 				messagesOf(server.requests[folded - 1]).length + 2,
@@ -166,7 +165,7 @@ for (const api of ["anthropic-messages", "openai-completions"] as const satisfie
 
 		it("recall_folded reads the original content back, verified", () => {
 			const last = server.requests.at(-1) as CapturedRequest;
-			const text = result(last, id.recall) ?? "";
+			const text = toolResultOf(last, id.recall) ?? "";
 			assert.ok(text.includes(MARKER), `the recall lacks the original:\n${text.slice(0, 400)}`);
 			assert.ok(text.includes("export function perimeter(width: number, height: number): number {"));
 			assert.match(text, /sha256 verified/);

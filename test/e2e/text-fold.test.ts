@@ -26,6 +26,7 @@ import {
 	type Reply,
 	serializePrompt,
 	startModelServer,
+	toolResultOf,
 	toolResultsOf,
 } from "./harness/model-server.ts";
 import { createPiSandbox, type PiApi, type PiSandbox, type RunResult } from "./harness/pi-runner.ts";
@@ -79,11 +80,6 @@ function planText(req: CapturedRequest, firstCall: string): string | undefined {
 	return messagesOf(req).find((m) => m.toolCalls?.some((c) => c.id === firstCall))?.text;
 }
 
-/** The result text of call `id` in a request, if the request carries it. */
-function result(req: CapturedRequest, id: string): string | undefined {
-	return toolResultsOf(req).find((r) => r.toolCallId === id)?.text;
-}
-
 /**
  * The scripted model: the plan with the first batch, more batches until the plan comes back folded,
  * then recall_folded and unfold of its code, one more small command, and a final answer.
@@ -105,16 +101,16 @@ function textScript(id: ReturnType<typeof ids>) {
 			if (ran >= MAX_BATCHES) return { text: "the plan never folded" };
 			return call(id.batch(ran + 1), "bash", { command: batchCommand(ran + 1) });
 		}
-		if (result(req, id.recall) === undefined) return call(id.recall, "recall_folded", { codes: [code] });
-		if (result(req, id.unfold) === undefined) return call(id.unfold, "unfold", { codes: [code] });
-		if (result(req, id.after) === undefined) return call(id.after, "bash", { command: "echo after unfold" });
+		if (toolResultOf(req, id.recall) === undefined) return call(id.recall, "recall_folded", { codes: [code] });
+		if (toolResultOf(req, id.unfold) === undefined) return call(id.unfold, "unfold", { codes: [code] });
+		if (toolResultOf(req, id.after) === undefined) return call(id.after, "bash", { command: "echo after unfold" });
 		return { text: "text run done" };
 	};
 }
 
 /** Index of the first request carrying the result of `callId`. */
 function firstWith(requests: readonly CapturedRequest[], callId: string): number {
-	const i = requests.findIndex((r) => result(r, callId) !== undefined);
+	const i = requests.findIndex((r) => toolResultOf(r, callId) !== undefined);
 	assert.ok(i >= 0, `no request carries the result of ${callId}`);
 	return i;
 }
@@ -187,14 +183,17 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 			const at = firstWith(requests, id.recall);
 			assert.ok(at > folded, "the recall came before the fold");
 			assert.ok(TAG_AT_HEAD.test(planText(requests[at - 1], id.batch(1)) ?? ""), "the plan was raw when recalled");
-			assert.equal(result(requests[at], id.recall), `Recalled #${code}: text, 31 lines (sha256 verified)\n${PLAN}`);
+			assert.equal(
+				toolResultOf(requests[at], id.recall),
+				`Recalled #${code}: text, 31 lines (sha256 verified)\n${PLAN}`,
+			);
 			assert.ok(TAG_AT_HEAD.test(planText(requests[at], id.batch(1)) ?? ""), "the recall unfolded the plan");
 			for (let i = folded; i < at; i++) assert.ok(!serializePrompt(requests[i]).includes(MARKER), `request ${i}`);
 		});
 
 		it("unfold puts the raw text back on the wire from the next request on", () => {
 			const at = firstWith(requests, id.unfold);
-			assert.match(result(requests[at], id.unfold) ?? "", new RegExp(`^Unfolded #${code}:`));
+			assert.match(toolResultOf(requests[at], id.unfold) ?? "", new RegExp(`^Unfolded #${code}:`));
 			assert.ok(TAG_AT_HEAD.test(planText(requests[at - 1], id.batch(1)) ?? ""), "the plan was already raw");
 			for (let i = at; i < requests.length; i++) {
 				assert.equal(planText(requests[i], id.batch(1)), PLAN, `request ${i}: the plan is not raw`);
@@ -224,7 +223,7 @@ describe("economic policy: a superseded read folds inside the hot tail", () => {
 
 	before(async () => {
 		server = await startModelServer((req) => {
-			const has = (callId: string) => result(req, callId) !== undefined;
+			const has = (callId: string) => toolResultOf(req, callId) !== undefined;
 			for (const [name, callId] of Object.entries(READS)) {
 				if (!has(callId)) return { toolCalls: [{ id: callId, name: "read", args: { path: `${name}.txt` } }] };
 			}
@@ -242,7 +241,7 @@ describe("economic policy: a superseded read folds inside the hot tail", () => {
 			timeoutMs: RUN_TIMEOUT_MS,
 		});
 		folds = analyze(server.requests);
-		edited = server.requests.findIndex((r) => result(r, EDIT) !== undefined);
+		edited = server.requests.findIndex((r) => toolResultOf(r, EDIT) !== undefined);
 	});
 	after(async () => {
 		await server?.close();
@@ -254,7 +253,7 @@ describe("economic policy: a superseded read folds inside the hot tail", () => {
 		assert.equal(run.stdout.trim(), "edit done", run.stderr);
 		assert.deepEqual(server.errors, []);
 		assert.ok(edited > 0, "no request carries the edit's result");
-		assert.match(result(server.requests[edited], EDIT) ?? "", /Successfully/i);
+		assert.match(toolResultOf(server.requests[edited], EDIT) ?? "", /Successfully/i);
 	});
 
 	it("before the edit nothing folds, past foldFrom; after it only the edited file's read folds", () => {
@@ -274,7 +273,7 @@ describe("economic policy: a superseded read folds inside the hot tail", () => {
 		for (const callId of [READS.beta, READS.gamma]) {
 			assert.equal(
 				now.results.find((r) => r.id === callId)?.text,
-				result(server.requests[edited - 1], callId),
+				toolResultOf(server.requests[edited - 1], callId),
 				`${callId} changed`,
 			);
 		}

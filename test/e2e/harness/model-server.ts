@@ -571,6 +571,11 @@ export function toolResultsOf(req: Pick<CapturedRequest, "api" | "body">): { too
 		.map((m) => ({ toolCallId: m.toolCallId ?? "", text: m.text }));
 }
 
+/** The result text of call `callId` in a request, if the request carries it. */
+export function toolResultOf(req: Pick<CapturedRequest, "api" | "body">, callId: string): string | undefined {
+	return toolResultsOf(req).find((r) => r.toolCallId === callId)?.text;
+}
+
 /** Text of the last user message (tool results are not user messages here). */
 export function lastUserText(req: Pick<CapturedRequest, "api" | "body">): string | undefined {
 	const users = messagesOf(req).filter((m) => m.role === "user");
