@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { renderHtml } from "./html.ts";
 import { type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { type SessionReport, table, withRatios } from "./report.ts";
+import { barLoss, type SessionReport, table, withRatios } from "./report.ts";
 import type { Policy } from "./run.ts";
 
 /** The usage text. */
@@ -170,10 +170,10 @@ export async function main(args: readonly string[]): Promise<number> {
 			process.stdout.write(
 				`\n${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4\n${table(r.policies)}\n`,
 			);
-			const floor = r.policies.find((f) => f.foresight !== null)?.foresight;
-			if (floor != null)
+			const pi = r.policies.find((f) => f.foresight !== null);
+			if (pi?.foresight != null && pi.foresightAtBar != null)
 				process.stdout.write(
-					`foresight: ${floor.toFixed(3)}× pi at full visibility (each block folded right after its last use, rewrites free)\n`,
+					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)\n`,
 				);
 		}
 	}

@@ -6,7 +6,7 @@
  * cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
-import { foresightFloor } from "./foresight.ts";
+import { FORESIGHT_DIGEST_TOKENS, foresightFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
@@ -50,6 +50,12 @@ export interface PolicyFigures {
 	 * while keeping every reference visible.
 	 */
 	foresight: number | null;
+	/**
+	 * On the `pi` run only: the same floor allowed to leave unseen as many references as the
+	 * visibility bar lets a policy lose (VISIBILITY_BAR_LOSS of them): the least share of its cost any
+	 * fold policy passing the bar could reach.
+	 */
+	foresightAtBar: number | null;
 	divergences: Record<string, number>;
 	/** Prompt tokens, cache read and write per request, for charts. */
 	series: {
@@ -60,6 +66,11 @@ export interface PolicyFigures {
 		rewrite: boolean;
 		compaction: boolean;
 	}[];
+}
+
+/** How many of `references` a policy may leave unseen and still pass the visibility bar. */
+export function barLoss(references: number): number {
+	return Math.floor(references * VISIBILITY_BAR_LOSS + 1e-9);
 }
 
 function percentile(values: number[], p: number): number | null {
@@ -143,7 +154,12 @@ export function figuresOf(
 		recallsNeeded: vis.recalls,
 		recallCost,
 		costWithRecalls: price.cost + recallCost,
-		foresight: run.policy === "pi" ? foresightFloor(produced, vis.lastNeeded, model, table.fixed).ratio : null,
+		foresight: run.policy === "pi" ? foresightFloor(produced, vis.needs, model, table.fixed).ratio : null,
+		foresightAtBar:
+			run.policy === "pi"
+				? foresightFloor(produced, vis.needs, model, table.fixed, FORESIGHT_DIGEST_TOKENS, barLoss(vis.references))
+						.ratio
+				: null,
 		divergences: run.divergences,
 		series: price.requests.map((p, i) => ({
 			prompt: p.prompt,

@@ -41,10 +41,11 @@ export interface Visibility {
 	/** For each recall: the request it is needed at, the prompt tokens of that request, and the tokens of the recalled block. */
 	recallPoints: { request: number; prompt: number; blockTokens: number }[];
 	/**
-	 * Block id → the last request at which it served a visible reference (the smallest block of the
-	 * request holding the token): what a policy with foresight would keep raw until then.
+	 * Block id → the request of each visible reference it served (the smallest block of the request
+	 * holding the token), ascending, one entry per reference: a policy with foresight keeps the block
+	 * raw until the last of them.
 	 */
-	lastNeeded: Map<number, number>;
+	needs: Map<number, number[]>;
 }
 
 /** Measures visibility over the recorded `messages` for the requests that produced them. */
@@ -76,7 +77,7 @@ export function measureVisibility(
 		visibility: 1,
 		recalls: 0,
 		recallPoints: [],
-		lastNeeded: new Map(),
+		needs: new Map(),
 	};
 	messages.forEach((message, i) => {
 		const blocks = messageBlockTexts(message);
@@ -102,7 +103,9 @@ export function measureVisibility(
 					if (holders.length > 0) {
 						out.visible++;
 						const smallest = holders.reduce((a, b) => (table.tokens[b] < table.tokens[a] ? b : a));
-						out.lastNeeded.set(smallest, p.request);
+						const uses = out.needs.get(smallest);
+						if (uses) uses.push(p.request);
+						else out.needs.set(smallest, [p.request]);
 					} else if (!recalled.has(source.block)) {
 						recalled.add(source.block);
 						const prompt = p.shape.tokens.reduce((a, b) => a + b, 0);

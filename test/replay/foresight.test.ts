@@ -2,7 +2,8 @@
  * The foresight floor on a small synthetic session, exact: a block the model uses later stays raw
  * until its last use, a block it never uses again costs a digest from the request after it was
  * sent, the first block (system prompt and tools) always stays raw, and the baseline is the same
- * formula with nothing folded.
+ * formula with nothing folded. Allowed to leave references unseen, the floor gives up the uses
+ * that save the most, chosen exactly rather than one at a time.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -61,8 +62,8 @@ test("a block stays raw until its last use, then costs a digest; the baseline fo
 		],
 	);
 	const resultA = produced[1].shape.ids[3];
-	assert.deepEqual([...vis.lastNeeded], [[resultA, 3]], "only result A serves a reference, at the last request");
-	const floor = foresightFloor(produced, vis.lastNeeded, PRICE_MODELS["anthropic-5m"]);
+	assert.deepEqual([...vis.needs], [[resultA, [3]]], "only result A serves a reference, at the last request");
+	const floor = foresightFloor(produced, vis.needs, PRICE_MODELS["anthropic-5m"]);
 	// Each block is written once: 635 tokens at 1.25. Later requests read 119, 324 and 629 tokens at 0.1.
 	const baseline = 635 * 1.25 + (119 + 324 + 629) * 0.1;
 	assert.ok(Math.abs(floor.baseline - baseline) < 1e-9, `baseline ${floor.baseline}`);
@@ -74,8 +75,8 @@ test("a block stays raw until its last use, then costs a digest; the baseline fo
 
 test("with every block used at the last request, the floor equals the baseline", () => {
 	const { produced } = plainRun();
-	const everyBlockLast = new Map<number, number>();
-	for (const p of produced) for (const id of p.shape.ids) everyBlockLast.set(id, produced.length - 1);
+	const everyBlockLast = new Map<number, number[]>();
+	for (const p of produced) for (const id of p.shape.ids) everyBlockLast.set(id, [produced.length - 1]);
 	const floor = foresightFloor(produced, everyBlockLast, PRICE_MODELS["anthropic-5m"]);
 	assert.equal(floor.cost, floor.baseline);
 	assert.equal(floor.ratio, 1);
@@ -111,4 +112,69 @@ test("signed thinking, user text and summaries are fixed: the floor keeps them r
 	const extra = (200 - FORESIGHT_DIGEST_TOKENS) * 0.1 * 2 + (300 - FORESIGHT_DIGEST_TOKENS) * 0.1;
 	assert.ok(Math.abs(kept.cost - loose.cost - extra) < 1e-9, `kept ${kept.cost}, loose ${loose.cost}`);
 	assert.equal(kept.baseline, loose.baseline);
+});
+
+/** The two results of the plain run: A (200 tokens, sent again at requests 2 and 3), B (300, at 3). */
+function results() {
+	const { produced } = plainRun();
+	return { produced, a: produced[1].shape.ids[3], b: produced[2].shape.ids[5] };
+}
+
+test("leaving references unseen, the floor folds the blocks whose latest uses save the most", () => {
+	const { produced, a, b } = results();
+	const model = PRICE_MODELS["anthropic-5m"];
+	// A is used at request 3; B at requests 2 and 3.
+	const needs = new Map([
+		[a, [3]],
+		[b, [2, 3]],
+	]);
+	const full = foresightFloor(produced, needs, model);
+	assert.equal(full.cost, full.baseline, "every block is needed wherever it is sent again");
+	const at = (lose: number) =>
+		full.cost - foresightFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, lose).cost;
+	// One reference: A's (a digest at requests 2 and 3: 2 x 17) beats B's latest (a digest at 3: 27).
+	assert.ok(Math.abs(at(1) - 2 * (200 - FORESIGHT_DIGEST_TOKENS) * 0.1) < 1e-9, `one: ${at(1)}`);
+	// Two: A's, and B's latest; B's earlier use saves nothing more (B is sent again only at 3).
+	const both = 2 * (200 - FORESIGHT_DIGEST_TOKENS) * 0.1 + (300 - FORESIGHT_DIGEST_TOKENS) * 0.1;
+	assert.ok(Math.abs(at(2) - both) < 1e-9, `two: ${at(2)}`);
+	assert.ok(Math.abs(at(3) - both) < 1e-9, `three: ${at(3)}`);
+	assert.equal(foresightFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, 0).cost, full.cost);
+});
+
+test("the floor's choice of unseen references is exact where one at a time is not", () => {
+	const { produced, a, b } = results();
+	const model = PRICE_MODELS["anthropic-5m"];
+	// A serves two references at request 3: only leaving both unseen folds it (34 saved); B's one
+	// reference at 3 saves 27 alone. With two to leave, taking the best single step first (B) ends at 27.
+	const needs = new Map([
+		[a, [3, 3]],
+		[b, [3]],
+	]);
+	const full = foresightFloor(produced, needs, model);
+	const two = foresightFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, 2);
+	assert.ok(
+		Math.abs(full.cost - two.cost - 2 * (200 - FORESIGHT_DIGEST_TOKENS) * 0.1) < 1e-9,
+		`saved ${full.cost - two.cost}`,
+	);
+});
+
+test("visibility lists one need per visible reference, in request order", () => {
+	const twice: MessageLike[] = [
+		...messages.slice(0, 6),
+		{ role: "assistant", content: [{ type: "text", text: "see neverUsed_2" }] },
+		{ role: "user", content: [{ type: "text", text: "and?" }] },
+		{ role: "assistant", content: [{ type: "text", text: "usedLater_1 then" }] },
+	];
+	twice[5] = { ...twice[5], content: [{ type: "text", text: pad("neverUsed_2 againUsed_3", 1200) }] };
+	twice[8] = { role: "assistant", content: [{ type: "text", text: "usedLater_1 and againUsed_3" }] };
+	const table = new BlockTable();
+	const produced: Produced[] = [];
+	twice.forEach((m, i) => {
+		if (m.role === "assistant")
+			produced.push({ message: i, request: produced.length, shape: table.shape(twice.slice(0, i)) });
+	});
+	const vis = measureVisibility(twice, produced, table);
+	const [a, b] = [produced[1].shape.ids[3], produced[2].shape.ids[5]];
+	assert.deepEqual(vis.needs.get(a), [3]);
+	assert.deepEqual(vis.needs.get(b), [2, 3], "B serves neverUsed_2 at 2 and againUsed_3 at 3");
 });

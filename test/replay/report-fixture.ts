@@ -38,6 +38,7 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		recallCost: 0,
 		costWithRecalls: cost,
 		foresight: policy === "pi" ? 0.5 : null,
+		foresightAtBar: policy === "pi" ? 0.45 : null,
 		divergences: {},
 		series,
 		...extra,
