@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { renderHtml } from "./html.ts";
 import { type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { barLoss, type SessionReport, table, withRatios } from "./report.ts";
+import { barLoss, type PolicyFigures, type SessionReport, table, withRatios } from "./report.ts";
 import type { Policy } from "./run.ts";
 
 /** The usage text. */
@@ -164,6 +164,10 @@ export async function main(args: readonly string[]): Promise<number> {
 		}
 		process.stderr.write(`HTML report written to ${options.html}\n`);
 	}
+	const scheduled = (floor: PolicyFigures["foresightScheduled"]) =>
+		floor
+			? `; ${floor.ratio.toFixed(3)}× so with rewrites priced (${floor.events} fold events at the best times)`
+			: "";
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
 	else {
 		for (const r of reports) {
@@ -173,7 +177,7 @@ export async function main(args: readonly string[]): Promise<number> {
 			const pi = r.policies.find((f) => f.foresight !== null);
 			if (pi?.foresight != null && pi.foresightAtBar != null)
 				process.stdout.write(
-					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)\n`,
+					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}\n`,
 				);
 		}
 	}

@@ -6,11 +6,11 @@
  * cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
-import { FORESIGHT_DIGEST_TOKENS, foresightFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
+import { FORESIGHT_DIGEST_TOKENS, foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
-import { measureVisibility, type Produced } from "./visibility.ts";
+import { measureVisibility, type Produced, type Visibility } from "./visibility.ts";
 
 /** Every figure of one policy on one session. */
 export interface PolicyFigures {
@@ -56,6 +56,12 @@ export interface PolicyFigures {
 	 * fold policy passing the bar could reach.
 	 */
 	foresightAtBar: number | null;
+	/**
+	 * On the `pi` run only: the floor at the visibility bar with folds priced as the cache prices them
+	 * (a rewrite from the first changed block), at the cheapest times for fold events (foresight.ts
+	 * `scheduledFloor`), and how many events that takes.
+	 */
+	foresightScheduled: { ratio: number; events: number } | null;
 	divergences: Record<string, number>;
 	/** Prompt tokens, cache read and write per request, for charts. */
 	series: {
@@ -66,6 +72,17 @@ export interface PolicyFigures {
 		rewrite: boolean;
 		compaction: boolean;
 	}[];
+}
+
+/** The scheduled floor at the visibility bar (see PolicyFigures.foresightScheduled). */
+function scheduledAtBar(
+	produced: readonly Produced[],
+	vis: Visibility,
+	model: PriceModel,
+	fixed: readonly boolean[],
+): { ratio: number; events: number } {
+	const floor = scheduledFloor(produced, vis.needs, model, fixed, FORESIGHT_DIGEST_TOKENS, barLoss(vis.references));
+	return { ratio: floor.ratio, events: floor.events.length };
 }
 
 /** How many of `references` a policy may leave unseen and still pass the visibility bar. */
@@ -160,6 +177,7 @@ export function figuresOf(
 				? foresightFloor(produced, vis.needs, model, table.fixed, FORESIGHT_DIGEST_TOKENS, barLoss(vis.references))
 						.ratio
 				: null,
+		foresightScheduled: run.policy === "pi" ? scheduledAtBar(produced, vis, model, table.fixed) : null,
 		divergences: run.divergences,
 		series: price.requests.map((p, i) => ({
 			prompt: p.prompt,

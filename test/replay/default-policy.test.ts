@@ -48,10 +48,14 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			const ratio = fold.costWithRecalls / pi.costWithRecalls;
 			assert.ok(pi.foresight !== null && pi.foresightAtBar !== null);
 			assert.ok(pi.foresightAtBar <= pi.foresight, "hiding references never makes the floor dearer");
+			assert.ok(
+				pi.foresightScheduled && pi.foresightScheduled.ratio >= pi.foresightAtBar,
+				"paid rewrites never make it cheaper",
+			);
 			const foldingOnly = pi.peakPrompt < BACKSTOP;
 			const reachable = !foldingOnly || pi.foresightAtBar <= 0.5;
 			t.diagnostic(
-				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%, foresight ${pi.foresight.toFixed(3)}x (${pi.foresightAtBar.toFixed(3)}x at the bar), peak ${pi.peakPrompt}`,
+				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%, foresight ${pi.foresight.toFixed(3)}x (${pi.foresightAtBar.toFixed(3)}x at the bar, ${pi.foresightScheduled?.ratio.toFixed(3)}x with rewrites priced), peak ${pi.peakPrompt}`,
 			);
 			assert.ok(ratio <= (reachable ? 0.5 : 0.9), `cost ${ratio.toFixed(4)}x plain Pi`);
 			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);

@@ -3,13 +3,14 @@
  * until its last use, a block it never uses again costs a digest from the request after it was
  * sent, the first block (system prompt and tools) always stays raw, and the baseline is the same
  * formula with nothing folded. Allowed to leave references unseen, the floor gives up the uses
- * that save the most, chosen exactly rather than one at a time.
+ * that save the most, chosen exactly rather than one at a time. With folds priced as the cache prices
+ * them, the scheduled floor takes an event only where it repays its rewrite, at the cheapest times.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
 import { BlockTable } from "../../src/replay/blocks.ts";
-import { FORESIGHT_DIGEST_TOKENS, foresightFloor } from "../../src/replay/foresight.ts";
+import { FORESIGHT_DIGEST_TOKENS, foresightFloor, scheduledFloor } from "../../src/replay/foresight.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { measureVisibility, type Produced } from "../../src/replay/visibility.ts";
 
@@ -177,4 +178,74 @@ test("visibility lists one need per visible reference, in request order", () => 
 	const [a, b] = [produced[1].shape.ids[3], produced[2].shape.ids[5]];
 	assert.deepEqual(vis.needs.get(a), [3]);
 	assert.deepEqual(vis.needs.get(b), [2, 3], "B serves neverUsed_2 at 2 and againUsed_3 at 3");
+});
+
+/** Requests of blocks given as token counts (id = position in `sizes`); each request holds the listed ids. */
+function synthetic(sizes: number[], requests: number[][]): Produced[] {
+	return requests.map((ids, request) => ({
+		message: request,
+		request,
+		shape: { ids, tokens: ids.map((id) => sizes[id]), keys: [], breakpoints: [] },
+	}));
+}
+
+/** A system prompt (100), a 1,000-token result at request 1, then 10 tokens more per request. */
+function growing(requests: number, big: number[] = [1]): Produced[] {
+	const sizes = [100];
+	const held: number[] = [0];
+	const out: number[][] = [[0]];
+	for (let r = 1; r < requests; r++) {
+		sizes.push(big.includes(r) ? 1000 : 10);
+		held.push(r);
+		out.push([...held]);
+	}
+	return synthetic(sizes, out);
+}
+
+test("priced, an event that cannot repay its rewrite is not taken", () => {
+	const { produced } = plainRun();
+	const model = PRICE_MODELS["anthropic-5m"];
+	const floor = scheduledFloor(produced, new Map(), model);
+	// Folding result A at request 2 rewrites it and result B (+17.5) to save 17 at request 3.
+	assert.deepEqual(floor.events, []);
+	assert.ok(Math.abs(floor.baseline - 900.95) < 1e-9, `baseline ${floor.baseline}`);
+	assert.equal(floor.cost, floor.baseline);
+	assert.ok(foresightFloor(produced, new Map(), model).cost < floor.cost, "free folds cost less");
+});
+
+test("priced, the event folds at the first request it can and pays the rewrite of what follows", () => {
+	const model = PRICE_MODELS["anthropic-5m"];
+	const produced = growing(6);
+	const floor = scheduledFloor(produced, new Map(), model);
+	assert.deepEqual(floor.events, [2]);
+	// 125 + 1260, then request 2 reads the system prompt and writes the digest and its own block
+	// (10 + 50), and requests 3-5 read 140, 150, 160 tokens and write 10 each.
+	assert.ok(Math.abs(floor.cost - 1527.5) < 1e-9, `cost ${floor.cost}`);
+	assert.ok(Math.abs(floor.baseline - 1881) < 1e-9, `baseline ${floor.baseline}`);
+	// The free floor reads the digest at request 2 instead of writing it: 34.5 less.
+	assert.ok(Math.abs(floor.cost - foresightFloor(produced, new Map(), model).cost - 34.5) < 1e-9);
+});
+
+test("priced, a needed block waits for its last use, unless the bar lets that reference go", () => {
+	const model = PRICE_MODELS["anthropic-5m"];
+	const produced = growing(6);
+	const needs = new Map([[1, [3]]]);
+	const kept = scheduledFloor(produced, needs, model);
+	assert.deepEqual(kept.events, [4]);
+	// Requests 2 and 3 as sent (122.5, 123.5); request 4 writes the digest and three blocks (85).
+	assert.ok(Math.abs(kept.cost - 1744.5) < 1e-9, `cost ${kept.cost}`);
+	const lost = scheduledFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, 1);
+	assert.deepEqual(lost.events, [2]);
+	assert.ok(Math.abs(lost.cost - 1527.5) < 1e-9, `cost ${lost.cost}`);
+});
+
+test("priced, each large block gets its own event when one later event would cost more", () => {
+	const model = PRICE_MODELS["anthropic-5m"];
+	const produced = growing(12, [1, 3]);
+	const floor = scheduledFloor(produced, new Map(), model);
+	assert.deepEqual(floor.events, [2, 4]);
+	assert.ok(floor.cost < floor.baseline);
+	const fixed: boolean[] = [];
+	fixed[3] = true;
+	assert.deepEqual(scheduledFloor(produced, new Map(), model, fixed).events, [2], "a fixed block never folds");
 });

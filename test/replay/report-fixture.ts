@@ -39,6 +39,7 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		costWithRecalls: cost,
 		foresight: policy === "pi" ? 0.5 : null,
 		foresightAtBar: policy === "pi" ? 0.45 : null,
+		foresightScheduled: policy === "pi" ? { ratio: 0.6, events: 3 } : null,
 		divergences: {},
 		series,
 		...extra,
