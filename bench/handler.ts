@@ -10,6 +10,7 @@
  * Run with `npm run bench` (after bench/replay.ts), which passes --expose-gc so the scaling samples
  * start from a collected heap. Knobs: BENCH_WINDOW (default 200000).
  */
+import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../src/core/block.ts";
 import { loadStub, type StubPi } from "../test/adapter/stub-pi.ts";
 import { corporaLine, loadSessions } from "../test/corpus/corpora.ts";
@@ -62,23 +63,58 @@ function entriesOf(messages: readonly MessageLike[]): unknown[] {
 	return messages.map((message, i) => ({ type: "message", id: `m${i}`, message }));
 }
 
+type Usage = Parameters<typeof calculateContextTokens>[0];
+
+/**
+ * Makes the response to the request `sent` (the handler's output for `raw`, the messages before
+ * `working[cut]`) report the size of what was sent, as a provider does: its recorded usage less the
+ * tokens the folds took out. The recording is plain Pi's, so without this every response reports the
+ * raw size, and the policy would weigh an event on every request past `foldFrom` where, folded, it
+ * stays under it. Rewrites `working[cut]` (a copy: the caller owns `working`).
+ */
+function reportSent(
+	working: MessageLike[],
+	cut: number,
+	raw: readonly MessageLike[],
+	sent: readonly MessageLike[],
+): void {
+	const response = working[cut] as { role?: string; usage?: Usage } | undefined;
+	if (response?.role !== "assistant" || !response.usage) return;
+	let masked = 0;
+	for (let i = 0; i < sent.length; i++) {
+		if (sent[i].content !== raw[i].content)
+			masked += estimateTokens(raw[i] as never) - estimateTokens(sent[i] as never);
+	}
+	if (masked <= 0) return;
+	const total = Math.max(1, calculateContextTokens(response.usage) - masked);
+	working[cut] = { ...working[cut], usage: { ...response.usage, totalTokens: total } } as MessageLike;
+}
+
 /** Per-request handler and clone times (ms) over a turn-by-turn replay of `messages`. */
 async function replay(messages: readonly MessageLike[], cuts: readonly number[]) {
 	const { handle } = await freshHandler();
+	const working = messages.slice();
 	const handler: number[] = [];
 	const clone: number[] = [];
 	for (const cut of cuts) {
-		const slice = messages.slice(0, cut);
+		const slice = working.slice(0, cut);
 		const branch = entriesOf(slice);
 		const c0 = performance.now();
 		const copy = structuredClone(slice) as MessageLike[];
 		const c1 = performance.now();
+		const contents = copy.map((m) => m.content);
 		await handle(copy, branch);
 		const c2 = performance.now();
 		clone.push(c1 - c0);
 		handler.push(c2 - c1);
+		reportSent(working, cut, contentsOf(copy, contents), copy);
 	}
 	return { handler, clone };
+}
+
+/** `messages` with the contents they held before the handler rewrote them in place. */
+function contentsOf(messages: readonly MessageLike[], contents: readonly unknown[]): MessageLike[] {
+	return messages.map((m, i) => (m.content === contents[i] ? m : ({ ...m, content: contents[i] } as MessageLike)));
 }
 
 /** `messages` repeated `times` times, each copy's anchors renamed so ids stay unique. */
@@ -107,17 +143,23 @@ async function atLength(messages: readonly MessageLike[], samples = 21) {
 	const { handle } = await freshHandler();
 	const cuts = requestCuts(messages);
 	const stride = Math.max(1, Math.floor(cuts.length / 40));
-	for (let i = 0; i < cuts.length; i += stride) {
-		const slice = messages.slice(0, cuts[i]);
-		await handle(structuredClone(slice) as MessageLike[], entriesOf(slice));
+	const working = messages.slice();
+	// Every stride-th request, and the last two: the latest response then reports what was sent.
+	const sparse = cuts.filter((_, i) => i % stride === 0 || i >= cuts.length - 2);
+	for (const cut of sparse) {
+		const slice = working.slice(0, cut);
+		const copy = structuredClone(slice) as MessageLike[];
+		const contents = copy.map((m) => m.content);
+		await handle(copy, entriesOf(slice));
+		reportSent(working, cut, contentsOf(copy, contents), copy);
 	}
-	const branch = entriesOf(messages);
+	const branch = entriesOf(working);
 	const handler: number[] = [];
 	const clone: number[] = [];
 	for (let i = 0; i < samples; i++) {
 		settle();
 		const c0 = performance.now();
-		const copy = structuredClone(messages) as MessageLike[];
+		const copy = structuredClone(working) as MessageLike[];
 		const c1 = performance.now();
 		const c2 = performance.now();
 		await handle(copy, branch);

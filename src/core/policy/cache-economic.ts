@@ -208,7 +208,8 @@ export function economize(view: PolicyView): FoldCommand[] {
 		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact];
 		return withCompact(candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true })));
 	}
-	if (usage < knobs.foldFrom || candidates.length === 0) return withCompact([]);
+	// Every event folds a suffix of the candidates, so none saves more than all of them do.
+	if (usage < knobs.foldFrom || candidates.length === 0 || maskable < least) return withCompact([]);
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
