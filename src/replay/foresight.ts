@@ -127,29 +127,41 @@ function lastUses(
 	return last;
 }
 
+/** What a floor is worked out from. */
+export interface FloorInput {
+	produced: readonly Produced[];
+	/** Block id -> the requests of the references it served, ascending (visibility.ts `needs`). */
+	needs: ReadonlyMap<number, readonly number[]>;
+	model: PriceModel;
+	/** Block ids no fold may touch (blocks.ts `fixed`). */
+	fixed?: readonly boolean[];
+	/** Tokens a folded block still costs; FORESIGHT_DIGEST_TOKENS by default. */
+	digestTokens?: number;
+	/** References the floor may leave unseen; 0 (full visibility) by default. */
+	lose?: number;
+}
+
+/** A floor's blocks, each needed block's last use once `lose` references are given up, and its read price. */
+function prepare(input: FloorInput) {
+	const digestTokens = input.digestTokens ?? FORESIGHT_DIGEST_TOKENS;
+	const blocks = runBlocks(input.produced, input.fixed ?? []);
+	const price = (sends: Sends, last: number) => readsOf(sends, last, input.model, digestTokens);
+	return { blocks, price, digestTokens, last: lastUses(blocks, input.needs, input.lose ?? 0, price) };
+}
+
 /**
  * Prices the produced requests twice, in input-token equivalents: a block's first appearance is
  * a cache write, each later request reads it, raw in the baseline, and in the floor raw only while
- * the model still needs it (the kept blocks always). `needs` maps a block to the requests of the
- * references it served, ascending; `lose` is how many of them the floor may leave unseen (0: full
- * visibility). Folds are free.
+ * the model still needs it (the kept blocks always). Folds are free.
  */
-export function foresightFloor(
-	produced: readonly Produced[],
-	needs: ReadonlyMap<number, readonly number[]>,
-	model: PriceModel,
-	fixed: readonly boolean[] = [],
-	digestTokens = FORESIGHT_DIGEST_TOKENS,
-	lose = 0,
-): Foresight {
-	const blocks = runBlocks(produced, fixed);
-	const price = (sends: Sends, last: number) => readsOf(sends, last, model, digestTokens);
-	const last = lastUses(blocks, needs, lose, price);
+export function foresightFloor(input: FloorInput): Foresight {
+	const { blocks, price, last } = prepare(input);
+	const { model } = input;
 	let cost = 0;
 	let baseline = 0;
 	for (const [id, sends] of blocks.sends) {
 		const written = (blocks.first.get(id)?.tokens ?? 0) * model.write;
-		const raw = readsOf(sends, Number.POSITIVE_INFINITY, model, digestTokens);
+		const raw = price(sends, Number.POSITIVE_INFINITY);
 		baseline += written + raw;
 		cost += written + (blocks.kept.has(id) ? raw : price(sends, last.get(id) ?? -1));
 	}
@@ -163,16 +175,9 @@ export function foresightFloor(
  * `foresightFloor` does) came before s; the cheapest set of event times is found exactly by dynamic
  * programming over the latest event before each request. Quadratic in the requests.
  */
-export function scheduledFloor(
-	produced: readonly Produced[],
-	needs: ReadonlyMap<number, readonly number[]>,
-	model: PriceModel,
-	fixed: readonly boolean[] = [],
-	digestTokens = FORESIGHT_DIGEST_TOKENS,
-	lose = 0,
-): ScheduledForesight {
-	const blocks = runBlocks(produced, fixed);
-	const last = lastUses(blocks, needs, lose, (sends, at) => readsOf(sends, at, model, digestTokens));
+export function scheduledFloor(input: FloorInput): ScheduledForesight {
+	const { blocks, last, digestTokens } = prepare(input);
+	const { produced, model } = input;
 	const n = produced.length;
 	// A block folds under an event at a request after both its first send and its last use.
 	const foldsAfter: number[] = [];

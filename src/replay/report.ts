@@ -6,7 +6,7 @@
  * cost of the recalls it implies.
  * Pure over captured runs, plus the terminal table.
  */
-import { FORESIGHT_DIGEST_TOKENS, foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
+import { foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
@@ -81,7 +81,7 @@ function scheduledAtBar(
 	model: PriceModel,
 	fixed: readonly boolean[],
 ): { ratio: number; events: number } {
-	const floor = scheduledFloor(produced, vis.needs, model, fixed, FORESIGHT_DIGEST_TOKENS, barLoss(vis.references));
+	const floor = scheduledFloor({ produced, needs: vis.needs, model, fixed, lose: barLoss(vis.references) });
 	return { ratio: floor.ratio, events: floor.events.length };
 }
 
@@ -171,10 +171,11 @@ export function figuresOf(
 		recallsNeeded: vis.recalls,
 		recallCost,
 		costWithRecalls: price.cost + recallCost,
-		foresight: run.policy === "pi" ? foresightFloor(produced, vis.needs, model, table.fixed).ratio : null,
+		foresight:
+			run.policy === "pi" ? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed }).ratio : null,
 		foresightAtBar:
 			run.policy === "pi"
-				? foresightFloor(produced, vis.needs, model, table.fixed, FORESIGHT_DIGEST_TOKENS, barLoss(vis.references))
+				? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed, lose: barLoss(vis.references) })
 						.ratio
 				: null,
 		foresightScheduled: run.policy === "pi" ? scheduledAtBar(produced, vis, model, table.fixed) : null,

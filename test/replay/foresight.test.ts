@@ -64,7 +64,7 @@ test("a block stays raw until its last use, then costs a digest; the baseline fo
 	);
 	const resultA = produced[1].shape.ids[3];
 	assert.deepEqual([...vis.needs], [[resultA, [3]]], "only result A serves a reference, at the last request");
-	const floor = foresightFloor(produced, vis.needs, PRICE_MODELS["anthropic-5m"]);
+	const floor = foresightFloor({ produced, needs: vis.needs, model: PRICE_MODELS["anthropic-5m"] });
 	// Each block is written once: 635 tokens at 1.25. Later requests read 119, 324 and 629 tokens at 0.1.
 	const baseline = 635 * 1.25 + (119 + 324 + 629) * 0.1;
 	assert.ok(Math.abs(floor.baseline - baseline) < 1e-9, `baseline ${floor.baseline}`);
@@ -78,7 +78,7 @@ test("with every block used at the last request, the floor equals the baseline",
 	const { produced } = plainRun();
 	const everyBlockLast = new Map<number, number[]>();
 	for (const p of produced) for (const id of p.shape.ids) everyBlockLast.set(id, [produced.length - 1]);
-	const floor = foresightFloor(produced, everyBlockLast, PRICE_MODELS["anthropic-5m"]);
+	const floor = foresightFloor({ produced, needs: everyBlockLast, model: PRICE_MODELS["anthropic-5m"] });
 	assert.equal(floor.cost, floor.baseline);
 	assert.equal(floor.ratio, 1);
 });
@@ -106,8 +106,8 @@ test("signed thinking, user text and summaries are fixed: the floor keeps them r
 		[true, true, false],
 	);
 	const model = PRICE_MODELS["anthropic-5m"];
-	const kept = foresightFloor(produced, new Map(), model, table.fixed);
-	const loose = foresightFloor(produced, new Map(), model);
+	const kept = foresightFloor({ produced, needs: new Map(), model, fixed: table.fixed });
+	const loose = foresightFloor({ produced, needs: new Map(), model });
 	// The user text (200 tokens) is read raw at the second and third requests, the signed thinking
 	// (300) at the third, where the loose floor reads a digest each time.
 	const extra = (200 - FORESIGHT_DIGEST_TOKENS) * 0.1 * 2 + (300 - FORESIGHT_DIGEST_TOKENS) * 0.1;
@@ -129,17 +129,16 @@ test("leaving references unseen, the floor folds the blocks whose latest uses sa
 		[a, [3]],
 		[b, [2, 3]],
 	]);
-	const full = foresightFloor(produced, needs, model);
+	const full = foresightFloor({ produced, needs, model });
 	assert.equal(full.cost, full.baseline, "every block is needed wherever it is sent again");
-	const at = (lose: number) =>
-		full.cost - foresightFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, lose).cost;
+	const at = (lose: number) => full.cost - foresightFloor({ produced, needs, model, lose }).cost;
 	// One reference: A's (a digest at requests 2 and 3: 2 x 17) beats B's latest (a digest at 3: 27).
 	assert.ok(Math.abs(at(1) - 2 * (200 - FORESIGHT_DIGEST_TOKENS) * 0.1) < 1e-9, `one: ${at(1)}`);
 	// Two: A's, and B's latest; B's earlier use saves nothing more (B is sent again only at 3).
 	const both = 2 * (200 - FORESIGHT_DIGEST_TOKENS) * 0.1 + (300 - FORESIGHT_DIGEST_TOKENS) * 0.1;
 	assert.ok(Math.abs(at(2) - both) < 1e-9, `two: ${at(2)}`);
 	assert.ok(Math.abs(at(3) - both) < 1e-9, `three: ${at(3)}`);
-	assert.equal(foresightFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, 0).cost, full.cost);
+	assert.equal(foresightFloor({ produced, needs, model, lose: 0 }).cost, full.cost);
 });
 
 test("the floor's choice of unseen references is exact where one at a time is not", () => {
@@ -151,8 +150,8 @@ test("the floor's choice of unseen references is exact where one at a time is no
 		[a, [3, 3]],
 		[b, [3]],
 	]);
-	const full = foresightFloor(produced, needs, model);
-	const two = foresightFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, 2);
+	const full = foresightFloor({ produced, needs, model });
+	const two = foresightFloor({ produced, needs, model, lose: 2 });
 	assert.ok(
 		Math.abs(full.cost - two.cost - 2 * (200 - FORESIGHT_DIGEST_TOKENS) * 0.1) < 1e-9,
 		`saved ${full.cost - two.cost}`,
@@ -205,36 +204,36 @@ function growing(requests: number, big: number[] = [1]): Produced[] {
 test("priced, an event that cannot repay its rewrite is not taken", () => {
 	const { produced } = plainRun();
 	const model = PRICE_MODELS["anthropic-5m"];
-	const floor = scheduledFloor(produced, new Map(), model);
+	const floor = scheduledFloor({ produced, needs: new Map(), model });
 	// Folding result A at request 2 rewrites it and result B (+17.5) to save 17 at request 3.
 	assert.deepEqual(floor.events, []);
 	assert.ok(Math.abs(floor.baseline - 900.95) < 1e-9, `baseline ${floor.baseline}`);
 	assert.equal(floor.cost, floor.baseline);
-	assert.ok(foresightFloor(produced, new Map(), model).cost < floor.cost, "free folds cost less");
+	assert.ok(foresightFloor({ produced, needs: new Map(), model }).cost < floor.cost, "free folds cost less");
 });
 
 test("priced, the event folds at the first request it can and pays the rewrite of what follows", () => {
 	const model = PRICE_MODELS["anthropic-5m"];
 	const produced = growing(6);
-	const floor = scheduledFloor(produced, new Map(), model);
+	const floor = scheduledFloor({ produced, needs: new Map(), model });
 	assert.deepEqual(floor.events, [2]);
 	// 125 + 1260, then request 2 reads the system prompt and writes the digest and its own block
 	// (10 + 50), and requests 3-5 read 140, 150, 160 tokens and write 10 each.
 	assert.ok(Math.abs(floor.cost - 1527.5) < 1e-9, `cost ${floor.cost}`);
 	assert.ok(Math.abs(floor.baseline - 1881) < 1e-9, `baseline ${floor.baseline}`);
 	// The free floor reads the digest at request 2 instead of writing it: 34.5 less.
-	assert.ok(Math.abs(floor.cost - foresightFloor(produced, new Map(), model).cost - 34.5) < 1e-9);
+	assert.ok(Math.abs(floor.cost - foresightFloor({ produced, needs: new Map(), model }).cost - 34.5) < 1e-9);
 });
 
 test("priced, a needed block waits for its last use, unless the bar lets that reference go", () => {
 	const model = PRICE_MODELS["anthropic-5m"];
 	const produced = growing(6);
 	const needs = new Map([[1, [3]]]);
-	const kept = scheduledFloor(produced, needs, model);
+	const kept = scheduledFloor({ produced, needs, model });
 	assert.deepEqual(kept.events, [4]);
 	// Requests 2 and 3 as sent (122.5, 123.5); request 4 writes the digest and three blocks (85).
 	assert.ok(Math.abs(kept.cost - 1744.5) < 1e-9, `cost ${kept.cost}`);
-	const lost = scheduledFloor(produced, needs, model, [], FORESIGHT_DIGEST_TOKENS, 1);
+	const lost = scheduledFloor({ produced, needs, model, lose: 1 });
 	assert.deepEqual(lost.events, [2]);
 	assert.ok(Math.abs(lost.cost - 1527.5) < 1e-9, `cost ${lost.cost}`);
 });
@@ -242,10 +241,14 @@ test("priced, a needed block waits for its last use, unless the bar lets that re
 test("priced, each large block gets its own event when one later event would cost more", () => {
 	const model = PRICE_MODELS["anthropic-5m"];
 	const produced = growing(12, [1, 3]);
-	const floor = scheduledFloor(produced, new Map(), model);
+	const floor = scheduledFloor({ produced, needs: new Map(), model });
 	assert.deepEqual(floor.events, [2, 4]);
 	assert.ok(floor.cost < floor.baseline);
 	const fixed: boolean[] = [];
 	fixed[3] = true;
-	assert.deepEqual(scheduledFloor(produced, new Map(), model, fixed).events, [2], "a fixed block never folds");
+	assert.deepEqual(
+		scheduledFloor({ produced, needs: new Map(), model, fixed }).events,
+		[2],
+		"a fixed block never folds",
+	);
 });
