@@ -39,6 +39,8 @@ export interface BlockText {
 	text: string;
 	search: string;
 	fixed?: boolean;
+	/** An image part's base64 data (its text is a placeholder naming its length). */
+	image?: string;
 }
 
 /** The blocks of one message. A tool call's text is its name and JSON arguments; its searchable text is the argument values. */
@@ -66,8 +68,10 @@ export function messageBlockTexts(message: MessageLike): BlockText[] {
 			const values: string[] = [];
 			stringsOf(part.arguments, values);
 			out.push({ text: `${part.name}:${JSON.stringify(part.arguments ?? {})}`, search: values.join("\n") });
-		} else if (part.type === "image") out.push({ text: `[image:${String(part.data ?? "").length}]`, search: "" });
-		else {
+		} else if (part.type === "image") {
+			const data = String(part.data ?? "");
+			out.push({ text: `[image:${data.length}]`, search: "", image: data });
+		} else {
 			const text = JSON.stringify(part);
 			out.push({ text, search: text });
 		}
@@ -79,6 +83,8 @@ export function messageBlockTexts(message: MessageLike): BlockText[] {
 /** Interns block texts and prefixes across the requests of one run. */
 export class BlockTable {
 	private readonly byText = new Map<string, number>();
+	/** Tokens of an image part from its data; without it an image costs its placeholder text. */
+	private readonly imageTokens: ((data: string) => number) | undefined;
 	private readonly prefixes = new Map<string, number>();
 	/** Searchable text of each block id. */
 	readonly search: string[] = [];
@@ -86,6 +92,10 @@ export class BlockTable {
 	readonly tokens: number[] = [];
 	/** Whether no fold may touch each block id (see BlockText.fixed), as first interned. */
 	readonly fixed: boolean[] = [];
+
+	constructor(imageTokens?: (data: string) => number) {
+		this.imageTokens = imageTokens;
+	}
 
 	/** The shape of a request made of `messages` (a leading system message, if any, is the first block). */
 	shape(messages: readonly MessageLike[]): RequestShape {
@@ -105,7 +115,8 @@ export class BlockTable {
 					id = this.search.length;
 					this.byText.set(block.text, id);
 					this.search.push(block.search);
-					this.tokens.push(tokensOf(block.text));
+					const image = block.image !== undefined && this.imageTokens ? this.imageTokens(block.image) : undefined;
+					this.tokens.push(image ?? tokensOf(block.text));
 					this.fixed.push(block.fixed === true);
 				}
 				const pair = `${prev},${id}`;

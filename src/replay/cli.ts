@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { renderHtml } from "./html.ts";
-import { type ReplayJob, runJobs } from "./jobs.ts";
+import { type ImagePricing, type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { barLoss, type PolicyFigures, type SessionReport, table, withRatios } from "./report.ts";
 import type { Policy } from "./run.ts";
@@ -20,6 +20,8 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's idle cache warming (default idle)
+  --images text|size         price an image as its placeholder text (default) or by its pixel size,
+                             as the price model's provider charges it
   --json                     every figure as JSON on stdout
   --jobs <n>                 replays run at once, in worker threads (default 1: in process)
   --html <file>              also write a self-contained HTML report (charts, scatter, table)`;
@@ -31,6 +33,8 @@ export interface ReplayOptions {
 	price: string;
 	window: number;
 	warming: boolean;
+	/** How images are priced (see ReplayJob.images). */
+	images: ImagePricing;
 	json: boolean;
 	/** Replays run at once (1: all in this thread). */
 	jobs: number;
@@ -56,6 +60,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let price = "anthropic-5m";
 	let window = 200_000;
 	let warming = true;
+	let images: ImagePricing = "text";
 	let json = false;
 	let html: string | undefined;
 	let jobs = 1;
@@ -80,6 +85,10 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = Number(rest.join("="));
 			else knobs[key] = value(rest.join("="));
+		} else if (arg === "--images") {
+			const how = next();
+			if (how !== "text" && how !== "size") throw new UsageError(`--images takes text or size, not ${how}`);
+			images = how;
 		} else if (arg === "--json") json = true;
 		else if (arg === "--html") html = next();
 		else if (arg === "--jobs") jobs = Number(next());
@@ -102,7 +111,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		if (mask) return { name, kind: "mask", keep: Number(mask[1]) };
 		throw new UsageError(`unknown policy ${name}`);
 	});
-	return { files, policies, price, window, warming, json, jobs, ...(html === undefined ? {} : { html }) };
+	return { files, policies, price, window, warming, images, json, jobs, ...(html === undefined ? {} : { html }) };
 }
 
 /** Replays every file under every policy (in parallel jobs); progress goes to `progress`. */
@@ -115,6 +124,7 @@ export async function runReplay(options: ReplayOptions, progress: (line: string)
 			price: options.price,
 			window: options.window,
 			warming: options.warming,
+			images: options.images,
 		})),
 	);
 	for (const file of options.files) progress(`session ${file}\n`);
@@ -127,6 +137,7 @@ export async function runReplay(options: ReplayOptions, progress: (line: string)
 		price: model.name,
 		warming: options.warming,
 		window: options.window,
+		images: options.images,
 		policies: withRatios(figures.slice(f * options.policies.length, (f + 1) * options.policies.length)),
 	}));
 }
@@ -172,7 +183,7 @@ export async function main(args: readonly string[]): Promise<number> {
 	else {
 		for (const r of reports) {
 			process.stdout.write(
-				`\n${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4\n${table(r.policies)}\n`,
+				`\n${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}\n${table(r.policies)}\n`,
 			);
 			const pi = r.policies.find((f) => f.foresight !== null);
 			if (pi?.foresight != null && pi.foresightAtBar != null)

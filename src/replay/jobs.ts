@@ -7,6 +7,7 @@
  * worker cannot load it), they run in this thread instead.
  */
 import { Worker } from "node:worker_threads";
+import { imageSize, visionTokens } from "./image-size.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { figuresOf, type PolicyFigures } from "./report.ts";
 import { type Policy, replayPolicy } from "./run.ts";
@@ -20,7 +21,12 @@ export interface ReplayJob {
 	price: string;
 	window: number;
 	warming: boolean;
+	/** How images are priced: as their placeholder text, or by pixel size as the provider charges. */
+	images: ImagePricing;
 }
+
+/** How the replay prices an image part (see ReplayJob.images). */
+export type ImagePricing = "text" | "size";
 
 /** A message from a worker: progress, the figures, or the failure. */
 export type JobMessage =
@@ -42,7 +48,9 @@ export async function runJob(
 	}
 	const model = PRICE_MODELS[job.price];
 	const cache = { ttlMs: model.ttlMs, warming: job.warming };
-	const run = await replayPolicy(script, job.policy, { window: job.window, cache, onProgress });
+	const imageTokens =
+		job.images === "size" ? (data: string) => visionTokens(imageSize(data), model.vision) : undefined;
+	const run = await replayPolicy(script, job.policy, { window: job.window, cache, onProgress, imageTokens });
 	return figuresOf(script, run, model, job.warming, job.window);
 }
 

@@ -15,7 +15,9 @@
  *   the gap before it, so that gap sends no refresh (Pi stops at the first one) and its refreshes are
  *   counted as stopped instead.
  */
+
 import type { RequestShape } from "./blocks.ts";
+import type { Vision } from "./image-size.ts";
 
 /** A named price model. */
 export interface PriceModel {
@@ -28,6 +30,8 @@ export interface PriceModel {
 	matching: "breakpoints" | "prefix";
 	/** Blocks looked back from a breakpoint for an earlier entry (breakpoint models). */
 	lookback: number;
+	/** How the provider prices an image (`--images size`, image-size.ts). */
+	vision: Vision;
 }
 
 /** The price models the replay knows, by name. */
@@ -39,6 +43,7 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 		ttlMs: 300_000,
 		matching: "breakpoints",
 		lookback: 20,
+		vision: "anthropic",
 	},
 	"anthropic-1h": {
 		name: "anthropic-1h",
@@ -47,8 +52,9 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 		ttlMs: 3_600_000,
 		matching: "breakpoints",
 		lookback: 20,
+		vision: "anthropic",
 	},
-	openai: { name: "openai", write: 1, read: 0.1, ttlMs: 300_000, matching: "prefix", lookback: 0 },
+	openai: { name: "openai", write: 1, read: 0.1, ttlMs: 300_000, matching: "prefix", lookback: 0, vision: "openai" },
 };
 
 /** Pi's idle warming limit. */

@@ -7,6 +7,7 @@
  * Pure over captured runs, plus the terminal table.
  */
 import { foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
+import type { ImagePricing } from "./jobs.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
@@ -197,6 +198,8 @@ export interface SessionReport {
 	price: string;
 	warming: boolean;
 	window: number;
+	/** How images were priced (see ReplayJob.images). */
+	images: ImagePricing;
 	policies: PolicyFigures[];
 }
 

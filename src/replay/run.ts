@@ -90,6 +90,8 @@ export interface RunOptions {
 	onProgress?: (done: number, total: number) => void;
 	/** Keep each request's messages (tests); by default only their shape is kept. */
 	keepMessages?: boolean;
+	/** Tokens of an image part from its data (`--images size`); by default its placeholder text's. */
+	imageTokens?: (data: string) => number;
 }
 
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
@@ -240,7 +242,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	const run: PolicyRun = {
 		policy: policy.name,
 		requests: [],
-		table: new BlockTable(),
+		table: new BlockTable(options.imageTokens),
 		compactions: 0,
 		divergences: {},
 	};

@@ -62,6 +62,7 @@ export const FIXED_REPORT: SessionReport[] = [
 		session: `<script>alert("x")</script> & 'co'.jsonl`,
 		price: "anthropic-5m",
 		warming: true,
+		images: "text",
 		window: 20_000,
 		policies: [
 			figures(
