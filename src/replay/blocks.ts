@@ -39,7 +39,10 @@ export interface BlockText {
 	text: string;
 	search: string;
 	fixed?: boolean;
-	/** An image part's base64 data (its text is a placeholder naming its length). */
+	/**
+	 * An image part's base64 data. Its text is a placeholder naming the data's length, so two images of
+	 * the same length share a text; they are told apart by their data.
+	 */
 	image?: string;
 }
 
@@ -110,10 +113,11 @@ export class BlockTable {
 		for (const message of messages) {
 			if (message.role !== "system") leading = false;
 			for (const block of messageBlockTexts(message)) {
-				let id = this.byText.get(block.text);
+				const interned = block.image === undefined ? block.text : `${block.text}${block.image}`;
+				let id = this.byText.get(interned);
 				if (id === undefined) {
 					id = this.search.length;
-					this.byText.set(block.text, id);
+					this.byText.set(interned, id);
 					this.search.push(block.search);
 					const image = block.image !== undefined && this.imageTokens ? this.imageTokens(block.image) : undefined;
 					this.tokens.push(image ?? tokensOf(block.text));

@@ -95,6 +95,20 @@ test("the block table prices an image part by its size only when given the rule"
 	assert.deepEqual(asText.tokens, [7, Math.ceil(`[image:${data.length}]`.length / 4)]);
 });
 
+test("two images of the same encoded length are two blocks", () => {
+	const image = (data: string) => ({
+		role: "toolResult",
+		toolCallId: data,
+		toolName: "read",
+		content: [{ type: "image", data, mimeType: "image/png" }],
+	});
+	const [a, b] = [png(100, 100), png(200, 100)];
+	assert.equal(a.length, b.length);
+	const shape = new BlockTable().shape([image(a), image(b), image(a)]);
+	assert.equal(shape.ids[0], shape.ids[2], "the same image is one block");
+	assert.notEqual(shape.ids[0], shape.ids[1]);
+});
+
 test("--images takes text (the default) or size", () => {
 	assert.equal(parseArgs(["s.jsonl"]).images, "text");
 	assert.equal(parseArgs(["s.jsonl", "--images", "size"]).images, "size");
