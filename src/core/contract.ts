@@ -91,7 +91,7 @@ export interface EconomicConfig {
  * backstopAt are 10, 8 and 18 % of the 140k they were chosen in).
  */
 export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
-	hotTail: 8000,
+	hotTail: 7500,
 	coldTail: 1000,
 	horizon: 20,
 	foldFrom: 14_000,

@@ -319,7 +319,7 @@ describe("config", () => {
 	});
 
 	it("under the economic policy, the least event fits below where Pi compacts on its own (its reserveTokens)", async () => {
-		// Twelve ~1.4k-token results, ~16k in a 32k window: the six outside the 8k hot tail save ~7.5k, less
+		// Twelve ~1.4k-token results, ~16k in a 32k window: the six outside the 7.5k hot tail save ~8k, less
 		// than minEvent (11.2k). Pi compacts past 32k - 16,384 (its default reserve), so the least event is a
 		// fifth of that, 3.1k; with Pi's compaction off, minEvent stands.
 		const folds = async (compaction?: Record<string, unknown>) => {
