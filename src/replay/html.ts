@@ -219,7 +219,7 @@ table.figures td:first-child,table.figures th:first-child{text-align:left}
 /** The self-contained HTML page of a replay's reports. */
 export function renderHtml(reports: readonly SessionReport[]): string {
 	const sections = reports.map((r, s) => {
-		const meta = `${escapeHtml(r.price)}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4`;
+		const meta = `${escapeHtml(r.price)}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}`;
 		const marks = `Rings mark fold events (a request that changed an earlier block); dashed vertical lines mark the first request after a compaction.`;
 		return [
 			`<section class="session" data-session="${escapeHtml(r.session)}">`,

@@ -71,3 +71,9 @@ test("session and policy names are escaped; the page needs nothing outside itsel
 	assert.equal(escapeHtml(`a<b>&"'`), "a&#60;b&#62;&#38;&#34;&#39;");
 	assert.doesNotMatch(html, /\b(src|href)=|url\(|@import|<link|<script/i);
 });
+
+test("a report priced with --images size says so under its session's name", () => {
+	assert.doesNotMatch(renderHtml(FIXED_REPORT), /images by pixel size/);
+	const sized = FIXED_REPORT.map((r) => ({ ...r, images: "size" as const }));
+	assert.match(renderHtml(sized), /tokens = chars\/4, images by pixel size/);
+});
