@@ -2,14 +2,17 @@
  * Handler bench: replays every recorded session of every available corpus (the whole conversation
  * of its active branch, as bench/replay.ts does) through context-fold's `context` handlers (the
  * real extension entry: the fold pass and the terminal UI's footer refresh, over a stub Pi host
- * with an in-memory session) and times each request
- * beside one `structuredClone` of the same messages in the same run, as Pi makes before calling
- * handlers. Then measures the handler at 1x, 4x and 16x a session's length (the session
- * concatenated with renamed anchors) to show its cost grows no faster than linearly.
+ * with an in-memory session) and times each request beside one `structuredClone` of the same
+ * messages in the same run, as Pi makes before calling handlers: once fresh (the session alone in a
+ * new worker thread, whose isolate has compiled nothing yet, as in a new pi process) and once warm
+ * (after every session has been replayed in this thread). Then measures the handler at 1x, 4x and
+ * 16x a session's length (the session concatenated with renamed anchors) to show its cost grows no
+ * faster than linearly.
  *
  * Run with `npm run bench` (after bench/replay.ts), which passes --expose-gc so the scaling samples
  * start from a collected heap. Knobs: BENCH_WINDOW (default 200000).
  */
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../src/core/block.ts";
 import { loadStub, type StubPi } from "../test/adapter/stub-pi.ts";
@@ -171,19 +174,45 @@ async function atLength(messages: readonly MessageLike[], samples = 21) {
 
 const fmt = (n: number, w = 9) => n.toFixed(2).padStart(w);
 
+/** A turn-by-turn replay of one session in a fresh worker thread: its own V8 isolate, no code compiled yet. */
+function freshReplay(name: string): Promise<{ handler: number[]; clone: number[] }> {
+	return new Promise((resolve, reject) => {
+		const worker = new Worker(new URL(import.meta.url), { workerData: { session: name } });
+		worker.once("message", resolve);
+		worker.once("error", reject);
+	});
+}
+
+if (!isMainThread) {
+	const { session: name } = workerData as { session: string };
+	const session = loadSessions().find((s) => s.name === name);
+	if (!session) throw new Error(`no session ${name}`);
+	parentPort?.postMessage(await replay(session.messages, requestCuts(session.messages)));
+	process.exit(0);
+}
+
 console.log(corporaLine());
-console.log(`context handler bench (window ${WINDOW}); times in ms\n`);
+console.log(`context handler bench (window ${WINDOW}); times in ms`);
 console.log(
-	`${"session".padEnd(32)}${"turns".padStart(7)}${"hdl p50".padStart(9)}${"hdl p99".padStart(9)}${"clone p50".padStart(10)}${"clone p99".padStart(10)}${"p50 ratio".padStart(10)}`,
+	"turn by turn: fresh = the session alone in a new worker thread (nothing compiled yet, as in a new pi process);",
 );
-for (const session of loadSessions()) {
+console.log("warm = after every session has been replayed once in this thread (a long-running pi process)\n");
+console.log(
+	`${"session".padEnd(32)}${"turns".padStart(7)}${"fresh hdl".padStart(10)}${"clone".padStart(8)}${"ratio".padStart(8)}${"warm hdl".padStart(10)}${"hdl p99".padStart(9)}${"clone".padStart(8)}${"ratio".padStart(8)}`,
+);
+const sessions = loadSessions();
+const fresh = [];
+for (const session of sessions) fresh.push(await freshReplay(session.name));
+for (const session of sessions) await replay(session.messages, requestCuts(session.messages));
+for (const [i, session] of sessions.entries()) {
 	const cuts = requestCuts(session.messages);
-	await replay(session.messages, cuts);
 	const { handler, clone } = await replay(session.messages, cuts);
+	const f50 = quantile(fresh[i].handler, 0.5);
+	const fc50 = quantile(fresh[i].clone, 0.5);
 	const h50 = quantile(handler, 0.5);
 	const c50 = quantile(clone, 0.5);
 	console.log(
-		`${session.name.padEnd(32)}${String(cuts.length).padStart(7)}${fmt(h50)}${fmt(quantile(handler, 0.99))}${fmt(c50, 10)}${fmt(quantile(clone, 0.99), 10)}${fmt(h50 / c50, 10)}`,
+		`${session.name.padEnd(32)}${String(cuts.length).padStart(7)}${fmt(f50, 10)}${fmt(fc50, 8)}${fmt(f50 / fc50, 8)}${fmt(h50, 10)}${fmt(quantile(handler, 0.99))}${fmt(c50, 8)}${fmt(h50 / c50, 8)}`,
 	);
 }
 
@@ -191,7 +220,7 @@ console.log(`\nscaling: handler p50 at the full length of the session concatenat
 console.log(
 	`${"session".padEnd(32)}${"k".padStart(4)}${"messages".padStart(10)}${"hdl p50".padStart(9)}${"hdl min".padStart(9)}${"µs/msg".padStart(8)}${"clone".padStart(9)}${"ratio".padStart(8)}${"vs 1x".padStart(8)}`,
 );
-for (const session of loadSessions()) {
+for (const session of sessions) {
 	let base = 0;
 	for (const k of [1, 4, 16]) {
 		const messages = concatenated(session.messages, k);
