@@ -204,10 +204,29 @@ export function parseProviderTtls(text: string): Map<string, number> {
 	return table;
 }
 
-/** The cache lifetime of `provider` in ms: its entry in the table, else `fallbackSeconds`. */
-export function ttlMsFor(provider: string | undefined, table: string, fallbackSeconds: number): number {
-	const seconds = provider === undefined ? undefined : parseProviderTtls(table).get(provider);
-	return (seconds ?? fallbackSeconds) * 1000;
+/** What a cache lifetime is worked out from (see ttlMsFor). */
+export interface LifetimeInputs {
+	provider: string | undefined;
+	/** `cacheTtlByProvider`: lifetimes in seconds by provider. */
+	table: string;
+	/** `cacheTtlSeconds`. */
+	seconds: number;
+	/** True when the user set `cacheTtlSeconds` (saved or environment), false for its default. */
+	secondsSet: boolean;
+	/** The lifetime the model declares for the cache retention in use (Pi's `promptCache`), in ms. */
+	modelMs?: number;
+}
+
+/**
+ * The cache lifetime in ms, most specific first: the provider's entry in the table, else
+ * `cacheTtlSeconds` when the user set it, else the lifetime the model declares, else the default
+ * `cacheTtlSeconds`.
+ */
+export function ttlMsFor(inputs: LifetimeInputs): number {
+	const entry = inputs.provider === undefined ? undefined : parseProviderTtls(inputs.table).get(inputs.provider);
+	if (entry !== undefined) return entry * 1000;
+	if (!inputs.secondsSet && inputs.modelMs !== undefined && inputs.modelMs > 0) return inputs.modelMs;
+	return inputs.seconds * 1000;
 }
 
 /**

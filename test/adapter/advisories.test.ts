@@ -298,6 +298,34 @@ describe("idle cache-risk warning", () => {
 		assert.equal(notices(other).length, 1);
 	});
 
+	it("takes the model's own lifetime for the cache retention in use unless one is saved", async () => {
+		const previous = process.env.PI_CACHE_RETENTION;
+		process.env.PI_CACHE_RETENTION = "long";
+		try {
+			const tiers = { short: 300, long: 3600 };
+			const hourly = await idleSession({}, 10 * 60_000);
+			hourly.model = { provider: "fake", id: "fake-model", promptCache: tiers };
+			await hourly.emit("session_start", { reason: "resume" });
+			assert.deepEqual(notices(hourly), [], "PI_CACHE_RETENTION=long: an hour, so 10 minutes idle is still warm");
+			const expired = await idleSession({}, 70 * 60_000);
+			expired.model = { provider: "fake", id: "fake-model", promptCache: tiers };
+			await expired.emit("session_start", { reason: "resume" });
+			assert.match(notices(expired)[0] ?? "", /\(idle 1h 10m, lifetime 1h 00m\)/);
+			const saved = await idleSession({ cacheTtlSeconds: 300 }, 10 * 60_000);
+			saved.model = { provider: "fake", id: "fake-model", promptCache: tiers };
+			await saved.emit("session_start", { reason: "resume" });
+			assert.match(notices(saved)[0] ?? "", /lifetime 5m 00s/, "a saved cacheTtlSeconds wins over the model's");
+			delete process.env.PI_CACHE_RETENTION;
+			const short = await idleSession({}, 10 * 60_000);
+			short.model = { provider: "fake", id: "fake-model", promptCache: tiers };
+			await short.emit("session_start", { reason: "resume" });
+			assert.match(notices(short)[0] ?? "", /lifetime 5m 00s/, "the short tier without PI_CACHE_RETENTION");
+		} finally {
+			if (previous === undefined) delete process.env.PI_CACHE_RETENTION;
+			else process.env.PI_CACHE_RETENTION = previous;
+		}
+	});
+
 	it("is quiet while the cache is within its lifetime", async () => {
 		const stub = await idleSession({ confirmColdSend: true }, 1_000);
 		await stub.emit("session_start", { reason: "resume" });

@@ -36,8 +36,10 @@ export interface StubPi {
 	/** Context usage reported to the hook; null tokens means "unknown". */
 	usage: { tokens: number | null; contextWindow: number } | undefined;
 	window: number;
-	/** The model's provider, id and prices (undefined: a model with a window only). */
-	model: { provider: string; id: string; cost?: Record<string, number> } | undefined;
+	/** The model's provider, id, prices and cache lifetimes (undefined: a model with a window only). */
+	model:
+		| { provider: string; id: string; cost?: Record<string, number>; promptCache?: { short?: number; long?: number } }
+		| undefined;
 	/** The run mode the context reports (default: print). */
 	mode: "tui" | "rpc" | "json" | "print";
 	/** Whether the context reports a dialog UI; undefined: any mode but print has one. */

@@ -151,9 +151,20 @@ describe("per-provider lifetimes", () => {
 				["openai", 3600],
 			],
 		);
-		assert.equal(ttlMsFor("openai", "anthropic=300,openai=3600", 120), 3_600_000);
-		assert.equal(ttlMsFor("google", "anthropic=300,openai=3600", 120), 120_000);
-		assert.equal(ttlMsFor(undefined, "anthropic=300", 120), 120_000);
+		const table = "anthropic=300,openai=3600";
+		const set = { table, seconds: 120, secondsSet: true };
+		assert.equal(ttlMsFor({ ...set, provider: "openai" }), 3_600_000);
+		assert.equal(ttlMsFor({ ...set, provider: "google" }), 120_000);
+		assert.equal(ttlMsFor({ ...set, provider: undefined, table: "anthropic=300" }), 120_000);
+	});
+	it("puts the model's own lifetime after a saved one and before the default", () => {
+		const hour = 3_600_000;
+		const base = { provider: "anthropic", table: "", seconds: 300, modelMs: hour };
+		assert.equal(ttlMsFor({ ...base, secondsSet: false }), hour, "the default gives way to the model's");
+		assert.equal(ttlMsFor({ ...base, secondsSet: true }), 300_000, "a saved cacheTtlSeconds wins");
+		assert.equal(ttlMsFor({ ...base, secondsSet: false, table: "anthropic=600" }), 600_000, "so does the table");
+		assert.equal(ttlMsFor({ ...base, secondsSet: false, modelMs: undefined }), 300_000, "no model lifetime: default");
+		assert.equal(ttlMsFor({ ...base, secondsSet: false, modelMs: 0 }), 300_000, "nor a zero one");
 	});
 	it("accepts the table's grammar and nothing else", () => {
 		const re = new RegExp(PROVIDER_TTL_PATTERN);

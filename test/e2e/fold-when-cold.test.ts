@@ -5,6 +5,9 @@
  * lifetime. The gap is simulated: the scripted server forgets its cache
  * (`expireCache()`) and the resumed `pi` runs with its clock shifted ten minutes ahead
  * (CONTEXTFOLD_TEST_CLOCK_OFFSET_MS), so the branch's recorded response times read as long past.
+ * The lifetime is the model's own when none is saved: a model declaring Pi's `promptCache` tiers, run
+ * with PI_CACHE_RETENTION=long, keeps its cache an hour, so a ten-minute gap folds nothing and a
+ * seventy-minute one folds.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -86,3 +89,51 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 			assert.equal(server.usages[splits[2]]?.cacheRead, 0, "and the cache was indeed cold");
 		});
 	});
+
+describe("fold when the cache is cold anyway, by the model's own cache lifetime (PI_CACHE_RETENTION=long)", () => {
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+	const splits: number[] = [0];
+
+	before(async () => {
+		({ server, sandbox } = await batchSandbox({
+			count: BATCHES,
+			contextWindow: WINDOW,
+			modelExtra: { promptCache: { short: 300, long: 3600 } },
+			settings: { compaction: { enabled: false }, "context-fold": PROFILES.economic },
+		}));
+		const run = async (prompt: string, offsetMinutes: number, resume = true) => {
+			const result = await sandbox.runPrint({
+				prompt,
+				extensions: ["."],
+				continueSession: resume,
+				env: { PI_CACHE_RETENTION: "long", CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(offsetMinutes * 60_000) },
+				timeoutMs: RUN_TIMEOUT_MS,
+			});
+			assert.equal(result.code, 0, result.stderr);
+			splits.push(server.requests.length);
+		};
+		await run(BATCH_PROMPT, 0, false);
+		await run("Anything else?", 0);
+		await run("Back after a coffee.", 10);
+		server.expireCache();
+		await run("Back after lunch.", 70);
+	});
+	after(async () => {
+		await server?.close();
+		await sandbox?.cleanup();
+	});
+
+	const folded = (from: number, to: number) =>
+		server.requests.slice(from, to).map((req) => ANY_TAG.test(serializePrompt(req)));
+
+	it("ten minutes idle within the model's hour: no fold event, and the cache still read", () => {
+		assert.deepEqual(folded(0, splits[3]), new Array(splits[3]).fill(false));
+		assert.ok((server.usages[splits[2]]?.cacheRead ?? 0) > 0, "the request after the gap read from the cache");
+	});
+
+	it("seventy minutes idle, past the hour: the first request folds", () => {
+		assert.equal(folded(splits[3], splits[4])[0], true, "the first request after the gap carries folded blocks");
+		assert.equal(server.usages[splits[3]]?.cacheRead, 0, "and the cache was indeed cold");
+	});
+});

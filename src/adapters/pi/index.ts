@@ -7,13 +7,14 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
-import { ratiosOf, ttlMsFor } from "../../core/cache-advice.ts";
+import { ratiosOf } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { clockFrom } from "./cache/clock.ts";
+import { cacheLifetimeMs } from "./cache/lifetime.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
@@ -48,6 +49,8 @@ export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => voi
 function register(pi: ExtensionAPI, now: () => number): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
+	// Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts).
+	let ttlSecondsSet = false;
 	// Pi's compaction settings, and the keepRecentTokens and reserveTokens they give for the model of
 	// the latest request (resolved again only when the settings are reloaded or the model object changes).
 	let compactionSettings: unknown;
@@ -86,6 +89,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		saved = savedHere.section(saved);
 		const resolved = resolveConfig(saved, process.env);
 		config = resolved.config;
+		ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
 		for (const problem of resolved.problems) {
 			if (reported.has(problem)) continue;
 			reported.add(problem);
@@ -112,10 +116,15 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	};
 	const cacheFacts = (ctx: ExtensionContext) => {
 		catchUpWarms(ctx);
-		return telemetry.facts(now(), ttlMsFor(ctx.model?.provider, config.cacheTtlByProvider, config.cacheTtlSeconds));
+		return telemetry.facts(now(), cacheLifetimeMs(ctx.model, config, ttlSecondsSet));
 	};
 	const advisor = new Advisor({ notify: warn, config: () => config });
-	const warning = new CacheWarning({ notify: warn, config: () => config, now });
+	const warning = new CacheWarning({
+		notify: warn,
+		config: () => config,
+		ttlMs: (model) => cacheLifetimeMs(model, config, ttlSecondsSet),
+		now,
+	});
 
 	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({

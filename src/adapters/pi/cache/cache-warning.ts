@@ -1,8 +1,8 @@
 /**
  * The idle cache-risk warning. It predicts, from the active branch's assistant completion times and
  * Pi's own idle refreshes (`usage` entries of kind `cache_warm`) for the current provider and model,
- * whether the next prompt finds the prompt cache cold, with each provider's saved interval
- * (`cacheTtlByProvider`, else `cacheTtlSeconds`). It notices this once per idle streak: when the
+ * whether the next prompt finds the prompt cache cold, with the cache lifetime the host gives the
+ * model (see cache/lifetime.ts: a saved one, else the model's own). It notices this once per idle streak: when the
  * interval runs out while Pi is idle (a timer), on resuming a session, or at the next prompt. With
  * `confirmColdSend` on, the `input` hook asks before a likely-cold interactive prompt is sent: "Keep
  * draft" puts the text back in the editor and keeps its images for the next prompt (until
@@ -19,7 +19,6 @@ import {
 	predictIdle,
 	promptOf,
 	SEND_ANYWAY,
-	ttlMsFor,
 } from "../../../core/cache-advice.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { figuresOf } from "./advisor.ts";
@@ -31,6 +30,8 @@ type Image = NonNullable<InputEvent["images"]>[number];
 export interface WarningDeps {
 	notify: (message: string, level: "warning" | "info") => void;
 	config: () => FoldConfig;
+	/** The cache lifetime assumed for `model`, in ms. */
+	ttlMs: (model: Place["model"]) => number;
 	/** The adapter's clock (epoch ms). */
 	now: () => number;
 }
@@ -102,8 +103,7 @@ export class CacheWarning {
 			completedAt = timeOf(m.timestamp) ?? timeOf(entry.timestamp);
 			carried = prompt;
 		}
-		const config = this.deps.config();
-		const ttlMs = ttlMsFor(provider, config.cacheTtlByProvider, config.cacheTtlSeconds);
+		const ttlMs = this.deps.ttlMs(place.model);
 		const prediction = predictIdle({
 			now: this.deps.now(),
 			completedAt,

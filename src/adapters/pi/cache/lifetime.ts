@@ -1,0 +1,35 @@
+/**
+ * The prompt-cache lifetime context-fold assumes for a model: the one place that reads Pi for it. Pi
+ * knows a model's lifetime per cache retention (its `promptCache` tiers: Anthropic's models declare
+ * 5 minutes for the short tier and 1 hour for the long one, which `PI_CACHE_RETENTION=long` selects)
+ * and warms the cache by it; context-fold's idle warning and cold-anyway rule use the same figure
+ * unless the user saved a lifetime (`cacheTtlByProvider`, `cacheTtlSeconds`).
+ */
+import { getPromptCacheTtlMs } from "@earendil-works/pi-ai";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { ttlMsFor } from "../../../core/cache-advice.ts";
+import type { FoldConfig } from "../settings-schema.ts";
+
+type ModelLike = ExtensionContext["model"];
+
+/** The lifetime Pi gives `model` for the retention in use, in ms; undefined when it declares none. */
+export function modelLifetimeMs(model: ModelLike): number | undefined {
+	if (!model) return undefined;
+	try {
+		const ms = getPromptCacheTtlMs(model, undefined);
+		return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The cache lifetime for `model` under `config` (see ttlMsFor); `secondsSet` when the user set `cacheTtlSeconds`. */
+export function cacheLifetimeMs(model: ModelLike, config: FoldConfig, secondsSet: boolean): number {
+	return ttlMsFor({
+		provider: model?.provider,
+		table: config.cacheTtlByProvider,
+		seconds: config.cacheTtlSeconds,
+		secondsSet,
+		modelMs: modelLifetimeMs(model),
+	});
+}
