@@ -11,7 +11,7 @@ import { Advisor } from "../../src/adapters/pi/cache/advisor.ts";
 import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
 import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
 import { withoutAdvisories } from "../e2e/harness/advisories.ts";
-import { bashSession, loadStub, type StubPi } from "./stub-pi.ts";
+import { bashSession, exchangeAt, loadStub, type StubPi, withRetention } from "./stub-pi.ts";
 
 const COLD = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
 const WARM = { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 };
@@ -234,17 +234,7 @@ describe("idle cache-risk warning", () => {
 	/** A session whose last response of fake/fake-model carried 30k tokens and ended `ageMs` ago. */
 	async function idleSession(settings: Record<string, unknown>, ageMs: number) {
 		const stub = await tui(settings);
-		const at = Date.now() - ageMs;
-		stub.addMessage({ role: "user", content: "hi", timestamp: at - 10 });
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "hello" }],
-			provider: "fake",
-			model: "fake-model",
-			usage: { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 },
-			stopReason: "stop",
-			timestamp: at,
-		});
+		exchangeAt(stub, Date.now() - ageMs, { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 });
 		return stub;
 	}
 	/** What `/context-fold discard-images` says (in the terminal UI: its notice). */
@@ -299,31 +289,23 @@ describe("idle cache-risk warning", () => {
 	});
 
 	it("takes the model's own lifetime for the cache retention in use unless one is saved", async () => {
-		const previous = process.env.PI_CACHE_RETENTION;
-		process.env.PI_CACHE_RETENTION = "long";
-		try {
-			const tiers = { short: 300, long: 3600 };
-			const hourly = await idleSession({}, 10 * 60_000);
-			hourly.model = { provider: "fake", id: "fake-model", promptCache: tiers };
-			await hourly.emit("session_start", { reason: "resume" });
-			assert.deepEqual(notices(hourly), [], "PI_CACHE_RETENTION=long: an hour, so 10 minutes idle is still warm");
-			const expired = await idleSession({}, 70 * 60_000);
-			expired.model = { provider: "fake", id: "fake-model", promptCache: tiers };
-			await expired.emit("session_start", { reason: "resume" });
-			assert.match(notices(expired)[0] ?? "", /\(idle 1h 10m, lifetime 1h 00m\)/);
-			const saved = await idleSession({ cacheTtlSeconds: 300 }, 10 * 60_000);
-			saved.model = { provider: "fake", id: "fake-model", promptCache: tiers };
-			await saved.emit("session_start", { reason: "resume" });
-			assert.match(notices(saved)[0] ?? "", /lifetime 5m 00s/, "a saved cacheTtlSeconds wins over the model's");
-			delete process.env.PI_CACHE_RETENTION;
-			const short = await idleSession({}, 10 * 60_000);
-			short.model = { provider: "fake", id: "fake-model", promptCache: tiers };
-			await short.emit("session_start", { reason: "resume" });
-			assert.match(notices(short)[0] ?? "", /lifetime 5m 00s/, "the short tier without PI_CACHE_RETENTION");
-		} finally {
-			if (previous === undefined) delete process.env.PI_CACHE_RETENTION;
-			else process.env.PI_CACHE_RETENTION = previous;
-		}
+		/** What resuming after `ageMs` idle notices, under a model declaring Pi's two cache tiers. */
+		const resumed = async (settings: Record<string, unknown>, ageMs: number): Promise<string[]> => {
+			const stub = await idleSession(settings, ageMs);
+			stub.model = { provider: "fake", id: "fake-model", promptCache: { short: 300, long: 3600 } };
+			await stub.emit("session_start", { reason: "resume" });
+			return notices(stub);
+		};
+		await withRetention("long", async () => {
+			assert.deepEqual(await resumed({}, 10 * 60_000), [], "an hour's lifetime: 10 minutes idle is still warm");
+			assert.match((await resumed({}, 70 * 60_000))[0] ?? "", /\(idle 1h 10m, lifetime 1h 00m\)/);
+			const saved = await resumed({ cacheTtlSeconds: 300 }, 10 * 60_000);
+			assert.match(saved[0] ?? "", /lifetime 5m 00s/, "a saved cacheTtlSeconds wins over the model's");
+		});
+		await withRetention(undefined, async () => {
+			const short = await resumed({}, 10 * 60_000);
+			assert.match(short[0] ?? "", /lifetime 5m 00s/, "the short tier without PI_CACHE_RETENTION");
+		});
 	});
 
 	it("is quiet while the cache is within its lifetime", async () => {

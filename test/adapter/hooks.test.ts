@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { foldCode } from "../../src/core/digest.ts";
-import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
+import { bashSession, exchangeAt, loadStub, resultTexts, withRetention } from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
 
@@ -362,33 +362,17 @@ describe("cache facts from telemetry", () => {
 	});
 
 	it("counts the cache cold by the model's own lifetime for the retention in use (1 h with PI_CACHE_RETENTION=long)", async () => {
-		const tenMinutesIdle = async (retention: string | undefined) => {
-			const previous = process.env.PI_CACHE_RETENTION;
-			if (retention === undefined) delete process.env.PI_CACHE_RETENTION;
-			else process.env.PI_CACHE_RETENTION = retention;
-			try {
+		const tenMinutesIdle = (retention: string | undefined) =>
+			withRetention(retention, async () => {
 				const stub = loadStub({ window: 100_000 });
 				stub.settings = { "context-fold": { policy: "ladder", tail: 1000 } };
 				stub.model = { provider: "fake", id: "fake-model", promptCache: { short: 300, long: 3600 } };
 				bashSession(stub, 6);
-				stub.addMessage({ role: "user", content: "and now?", timestamp: Date.now() - 10 * 60_000 - 1 });
-				stub.addMessage({
-					role: "assistant",
-					content: [{ type: "text", text: "still here" }],
-					provider: "fake",
-					model: "fake-model",
-					usage: { input: 10, output: 5, cacheRead: 900, cacheWrite: 0 },
-					stopReason: "stop",
-					timestamp: Date.now() - 10 * 60_000,
-				});
+				exchangeAt(stub, Date.now() - 10 * 60_000, { input: 10, output: 5, cacheRead: 900, cacheWrite: 0 });
 				stub.usage = { tokens: 50_000, contextWindow: 100_000 };
 				await stub.emit("session_start", { reason: "resume" });
 				return resultTexts(await stub.request()).some((t) => FOLDED.test(t));
-			} finally {
-				if (previous === undefined) delete process.env.PI_CACHE_RETENTION;
-				else process.env.PI_CACHE_RETENTION = previous;
-			}
-		};
+			});
 		assert.equal(await tenMinutesIdle("long"), false, "an hour's lifetime: still warm, less than one step maskable");
 		assert.equal(
 			await tenMinutesIdle(undefined),

@@ -372,3 +372,30 @@ export function resultTexts(messages: Record<string, unknown>[]): string[] {
 		.filter((m) => m.role === "toolResult")
 		.map((m) => (m.content as { text?: string }[]).map((c) => c.text ?? "").join("\n"));
 }
+
+/** Appends a user prompt and a fake/fake-model reply completed at `at` (epoch ms) that reported `usage`. */
+export function exchangeAt(stub: StubPi, at: number, usage: Record<string, number>): void {
+	stub.addMessage({ role: "user", content: "hi", timestamp: at - 10 });
+	stub.addMessage({
+		role: "assistant",
+		content: [{ type: "text", text: "hello" }],
+		provider: "fake",
+		model: "fake-model",
+		usage,
+		stopReason: "stop",
+		timestamp: at,
+	});
+}
+
+/** Runs `body` with PI_CACHE_RETENTION (Pi's cache retention tier) set to `value`, or unset, and restores it after. */
+export async function withRetention<T>(value: string | undefined, body: () => Promise<T>): Promise<T> {
+	const previous = process.env.PI_CACHE_RETENTION;
+	if (value === undefined) delete process.env.PI_CACHE_RETENTION;
+	else process.env.PI_CACHE_RETENTION = value;
+	try {
+		return await body();
+	} finally {
+		if (previous === undefined) delete process.env.PI_CACHE_RETENTION;
+		else process.env.PI_CACHE_RETENTION = previous;
+	}
+}
