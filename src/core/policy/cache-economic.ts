@@ -26,7 +26,8 @@ import {
 /**
  * Price of a cache write over a cache read, in reads: a rewritten token costs the write (1.25×) instead
  * of the read (0.1×) it would have cost, so (1.25 − 0.1) / 0.1 saved reads. Anthropic's 5-minute prices,
- * the dearest common case; a provider with cheaper writes only makes events pay sooner.
+ * for every provider: each model's own ratio (9 for OpenAI, 19 for Anthropic's 1-hour cache) replayed
+ * no better under the matching prices (ARCHITECTURE.md).
  */
 export const REWRITE_IN_READS = 11.5;
 
