@@ -204,7 +204,7 @@ export function parseProviderTtls(text: string): Map<string, number> {
 	return table;
 }
 
-/** What a cache lifetime is worked out from (see ttlMsFor). */
+/** What a cache lifetime is worked out from (see cacheLifetime). */
 export interface LifetimeInputs {
 	provider: string | undefined;
 	/** `cacheTtlByProvider`: lifetimes in seconds by provider. */
@@ -217,16 +217,22 @@ export interface LifetimeInputs {
 	modelMs?: number;
 }
 
+/** A cache lifetime and where it came from. */
+export interface Lifetime {
+	ms: number;
+	source: "cacheTtlByProvider" | "cacheTtlSeconds" | "model" | "default";
+}
+
 /**
- * The cache lifetime in ms, most specific first: the provider's entry in the table, else
- * `cacheTtlSeconds` when the user set it, else the lifetime the model declares, else the default
- * `cacheTtlSeconds`.
+ * The cache lifetime, most specific first: the provider's entry in the table, else `cacheTtlSeconds`
+ * when the user set it, else the lifetime the model declares, else the default `cacheTtlSeconds`.
  */
-export function ttlMsFor(inputs: LifetimeInputs): number {
+export function cacheLifetime(inputs: LifetimeInputs): Lifetime {
 	const entry = inputs.provider === undefined ? undefined : parseProviderTtls(inputs.table).get(inputs.provider);
-	if (entry !== undefined) return entry * 1000;
-	if (!inputs.secondsSet && inputs.modelMs !== undefined && inputs.modelMs > 0) return inputs.modelMs;
-	return inputs.seconds * 1000;
+	if (entry !== undefined) return { ms: entry * 1000, source: "cacheTtlByProvider" };
+	if (inputs.secondsSet) return { ms: inputs.seconds * 1000, source: "cacheTtlSeconds" };
+	if (inputs.modelMs !== undefined && inputs.modelMs > 0) return { ms: inputs.modelMs, source: "model" };
+	return { ms: inputs.seconds * 1000, source: "default" };
 }
 
 /**

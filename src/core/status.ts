@@ -5,6 +5,7 @@
  * adapter gathers the data and shows the text; nothing here reads a clock or Pi.
  */
 import type { FoldOp } from "./apply.ts";
+import { duration, type Lifetime } from "./cache-advice.ts";
 import type { ViewBlock } from "./contract.ts";
 import type { FoldRecord } from "./fold-registry.ts";
 import { blockCost } from "./tokens.ts";
@@ -374,11 +375,21 @@ export interface StatusFacts {
 	keptOut: number;
 	events: readonly EventLine[];
 	cache: readonly CacheLine[];
+	/** The cache lifetime assumed for the current model (idle warning, cold-anyway rule), and its source. */
+	lifetime?: Lifetime;
 	largest: readonly FoldedBlock[];
 	advisories: readonly string[];
 	/** Width of the bar in characters. */
 	barWidth?: number;
 }
+
+/** How the status names where the cache lifetime came from. */
+const LIFETIME_SOURCES: Record<Lifetime["source"], string> = {
+	cacheTtlByProvider: "saved: cacheTtlByProvider",
+	cacheTtlSeconds: "saved: cacheTtlSeconds",
+	model: "the model's, for the cache retention in use",
+	default: "cacheTtlSeconds default; the model declares none",
+};
 
 /** The `/context-fold status` text: plain lines, no colour, the same in every mode. */
 export function statusText(f: StatusFacts): string {
@@ -421,6 +432,7 @@ export function statusText(f: StatusFacts): string {
 		}
 	}
 	out.push("", "Cache");
+	if (f.lifetime) out.push(`  lifetime ${duration(f.lifetime.ms)} (${LIFETIME_SOURCES[f.lifetime.source]})`);
 	if (f.cache.length === 0) out.push("  no response yet");
 	for (const c of f.cache) {
 		const prompt = c.input + c.cacheRead + c.cacheWrite;

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
-import { bashSession, loadStub, resultTexts, type StubPi } from "./stub-pi.ts";
+import { bashSession, loadStub, resultTexts, type StubPi, withRetention } from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
 const plain = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
@@ -164,6 +164,29 @@ describe("/context-fold", () => {
 			/an event of 11200\+ tokens that repays/,
 			"with Pi's compaction off nothing caps it",
 		);
+	});
+
+	it("names the cache lifetime it assumes and where it came from", async () => {
+		const lifetimeLine = async (settings: Record<string, unknown>, promptCache?: Record<string, number>) => {
+			const stub = await started({ settings });
+			stub.model = { provider: "fake", id: "fake-model", ...(promptCache ? { promptCache } : {}) };
+			await stub.request();
+			const { stdout } = await stub.command("context-fold", "status");
+			return stdout.match(/^ {2}lifetime .*$/m)?.[0] ?? stdout;
+		};
+		const tiers = { short: 300, long: 3600 };
+		await withRetention("long", async () => {
+			assert.equal(await lifetimeLine({}, tiers), "  lifetime 1h 00m (the model's, for the cache retention in use)");
+			assert.equal(
+				await lifetimeLine({ cacheTtlSeconds: 600 }, tiers),
+				"  lifetime 10m 00s (saved: cacheTtlSeconds)",
+			);
+			assert.equal(
+				await lifetimeLine({ cacheTtlByProvider: "fake=120" }, tiers),
+				"  lifetime 2m 00s (saved: cacheTtlByProvider)",
+			);
+			assert.equal(await lifetimeLine({}), "  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)");
+		});
 	});
 
 	it("prints the status headless, naming the fold event, its codes and the largest folds", async () => {

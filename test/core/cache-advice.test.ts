@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import {
 	ADVICE,
 	COLD_INPUT_MIN_TOKENS,
+	cacheLifetime,
 	DEFAULT_RATIOS,
 	duration,
 	FORCED_COMPACTIONS,
@@ -22,7 +23,6 @@ import {
 	ratiosOf,
 	resetReason,
 	Streaks,
-	ttlMsFor,
 	unfoldable,
 } from "../../src/core/cache-advice.ts";
 
@@ -153,18 +153,26 @@ describe("per-provider lifetimes", () => {
 		);
 		const table = "anthropic=300,openai=3600";
 		const set = { table, seconds: 120, secondsSet: true };
-		assert.equal(ttlMsFor({ ...set, provider: "openai" }), 3_600_000);
-		assert.equal(ttlMsFor({ ...set, provider: "google" }), 120_000);
-		assert.equal(ttlMsFor({ ...set, provider: undefined, table: "anthropic=300" }), 120_000);
+		assert.deepEqual(cacheLifetime({ ...set, provider: "openai" }), { ms: 3_600_000, source: "cacheTtlByProvider" });
+		assert.deepEqual(cacheLifetime({ ...set, provider: "google" }), { ms: 120_000, source: "cacheTtlSeconds" });
+		assert.equal(cacheLifetime({ ...set, provider: undefined, table: "anthropic=300" }).ms, 120_000);
 	});
 	it("puts the model's own lifetime after a saved one and before the default", () => {
 		const hour = 3_600_000;
 		const base = { provider: "anthropic", table: "", seconds: 300, modelMs: hour };
-		assert.equal(ttlMsFor({ ...base, secondsSet: false }), hour, "the default gives way to the model's");
-		assert.equal(ttlMsFor({ ...base, secondsSet: true }), 300_000, "a saved cacheTtlSeconds wins");
-		assert.equal(ttlMsFor({ ...base, secondsSet: false, table: "anthropic=600" }), 600_000, "so does the table");
-		assert.equal(ttlMsFor({ ...base, secondsSet: false, modelMs: undefined }), 300_000, "no model lifetime: default");
-		assert.equal(ttlMsFor({ ...base, secondsSet: false, modelMs: 0 }), 300_000, "nor a zero one");
+		const at = (inputs: Partial<typeof base> & { secondsSet: boolean }) => cacheLifetime({ ...base, ...inputs });
+		assert.deepEqual(
+			at({ secondsSet: false }),
+			{ ms: hour, source: "model" },
+			"the default gives way to the model's",
+		);
+		assert.deepEqual(at({ secondsSet: true }), { ms: 300_000, source: "cacheTtlSeconds" }, "a saved one wins");
+		assert.deepEqual(at({ secondsSet: false, table: "anthropic=600" }), {
+			ms: 600_000,
+			source: "cacheTtlByProvider",
+		});
+		assert.deepEqual(at({ secondsSet: false, modelMs: undefined }), { ms: 300_000, source: "default" });
+		assert.deepEqual(at({ secondsSet: false, modelMs: 0 }), { ms: 300_000, source: "default" }, "nor a zero one");
 	});
 	it("accepts the table's grammar and nothing else", () => {
 		const re = new RegExp(PROVIDER_TTL_PATTERN);

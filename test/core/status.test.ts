@@ -205,6 +205,7 @@ describe("labels, costs and the status text", () => {
 			cache: [
 				{ provider: "p", model: "m", responses: 4, hits: 3, input: 100, cacheRead: 700, cacheWrite: 200, warms: 0 },
 			],
+			lifetime: { ms: 3_600_000, source: "model" },
 			largest: [{ code: "k3x9a0b2", what: "bash", tokens: 4_400 }],
 			advisories: ["cold input"],
 		});
@@ -215,6 +216,7 @@ describe("labels, costs and the status text", () => {
 			"Folds     3 in context, ~8.8k tokens kept out of this request",
 			"#1 fold   3 blocks, ~8.8k kept out; rewrite 6k, cache 40% on the next response",
 			"p/m: 4 responses, 3 read the cache, hit 70%",
+			"lifetime 1h 00m (the model's, for the cache retention in use)",
 			"#k3x9a0b2  bash  ~4.4k kept out",
 			"⚠ cold input",
 		])

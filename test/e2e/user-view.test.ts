@@ -197,6 +197,7 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 			assert.match(text, /context-fold status\n/);
 			assert.match(text, /Folds +\d+ in context/);
 			assert.match(text, /#1 fold +\d+ blocks?/);
+			assert.match(text, /lifetime 5m 00s \(cacheTtlSeconds default; the model declares none\)/);
 		});
 
 		it("answers over RPC with a notification holding the status, calling no model", async () => {

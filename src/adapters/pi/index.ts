@@ -14,7 +14,7 @@ import { conduct } from "../../core/policy/fold-ladder.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { clockFrom } from "./cache/clock.ts";
-import { cacheLifetimeMs } from "./cache/lifetime.ts";
+import { lifetimeFor } from "./cache/lifetime.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
@@ -116,13 +116,13 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	};
 	const cacheFacts = (ctx: ExtensionContext) => {
 		catchUpWarms(ctx);
-		return telemetry.facts(now(), cacheLifetimeMs(ctx.model, config, ttlSecondsSet));
+		return telemetry.facts(now(), lifetimeFor(ctx.model, config, ttlSecondsSet).ms);
 	};
 	const advisor = new Advisor({ notify: warn, config: () => config });
 	const warning = new CacheWarning({
 		notify: warn,
 		config: () => config,
-		ttlMs: (model) => cacheLifetimeMs(model, config, ttlSecondsSet),
+		ttlMs: (model) => lifetimeFor(model, config, ttlSecondsSet).ms,
 		now,
 	});
 
@@ -300,6 +300,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			reload: loadConfig,
 			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
 			advisories: () => advisor.active().map((a) => a.text),
+			lifetime: (model) => lifetimeFor(model, config, ttlSecondsSet),
 			discardImages: () => {
 				const n = warning.discardImages();
 				return n > 0

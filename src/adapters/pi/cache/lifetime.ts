@@ -7,7 +7,7 @@
  */
 import { getPromptCacheTtlMs } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { ttlMsFor } from "../../../core/cache-advice.ts";
+import { cacheLifetime, type Lifetime } from "../../../core/cache-advice.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 
 type ModelLike = ExtensionContext["model"];
@@ -23,9 +23,9 @@ export function modelLifetimeMs(model: ModelLike): number | undefined {
 	}
 }
 
-/** The cache lifetime for `model` under `config` (see ttlMsFor); `secondsSet` when the user set `cacheTtlSeconds`. */
-export function cacheLifetimeMs(model: ModelLike, config: FoldConfig, secondsSet: boolean): number {
-	return ttlMsFor({
+/** The cache lifetime for `model` under `config` (see cacheLifetime); `secondsSet` when the user set `cacheTtlSeconds`. */
+export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: boolean): Lifetime {
+	return cacheLifetime({
 		provider: model?.provider,
 		table: config.cacheTtlByProvider,
 		seconds: config.cacheTtlSeconds,

@@ -5,6 +5,7 @@
  * `context-fold` after every context pass, response, unfold and session change.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
 import { backstopFor, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
@@ -45,6 +46,8 @@ export interface ViewSources {
 	advisoryActive?: () => boolean;
 	/** The active advisories, one line each, for the status (the cache advisor's). */
 	advisories?: () => readonly string[];
+	/** The cache lifetime assumed for a model, and its source (cache/lifetime.ts). */
+	lifetime?: (model: ExtensionContext["model"]) => Lifetime;
 }
 
 /** Folds in the latest request and the tokens they keep out; from the fold records before any request. */
@@ -180,6 +183,7 @@ export function statusFacts(
 		keptOut: figures.tokens,
 		events: eventLines(branch, ENTRY_TYPE, (id) => engine.registry.record(id)),
 		cache: cacheByModel(branch),
+		lifetime: sources.lifetime?.(ctx.model),
 		largest: largestFolded(engine, pass?.rows),
 		advisories: sources.advisories?.() ?? [],
 	};
