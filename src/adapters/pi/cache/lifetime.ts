@@ -13,7 +13,7 @@ import type { FoldConfig } from "../settings-schema.ts";
 type ModelLike = ExtensionContext["model"];
 
 /** The lifetime Pi gives `model` for the retention in use, in ms; undefined when it declares none. */
-export function modelLifetimeMs(model: ModelLike): number | undefined {
+function modelLifetimeMs(model: ModelLike): number | undefined {
 	if (!model) return undefined;
 	try {
 		const ms = getPromptCacheTtlMs(model, undefined);
