@@ -33,6 +33,30 @@ const PROFILES: Record<string, Record<string, unknown>> = {
 	},
 };
 
+/** Runs one `pi -p` turn in `sandbox` (resuming its session unless `resume` is false) and records where its requests end. */
+async function runInto(
+	sandbox: PiSandbox,
+	server: ModelServer,
+	splits: number[],
+	prompt: string,
+	env: Record<string, string>,
+	resume = true,
+): Promise<void> {
+	const result = await sandbox.runPrint({
+		prompt,
+		extensions: ["."],
+		continueSession: resume,
+		env,
+		timeoutMs: RUN_TIMEOUT_MS,
+	});
+	assert.equal(result.code, 0, result.stderr);
+	splits.push(server.requests.length);
+}
+
+/** Whether each of the server's requests from `from` to `to` carried a folded block. */
+const foldedIn = (server: ModelServer, from: number, to: number): boolean[] =>
+	server.requests.slice(from, to).map((req) => ANY_TAG.test(serializePrompt(req)));
+
 for (const [profile, knobs] of Object.entries(PROFILES))
 	describe(`fold when the cache is cold anyway (${profile})`, () => {
 		let server: ModelServer;
@@ -48,17 +72,8 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 					"context-fold": knobs,
 				},
 			}));
-			const run = async (prompt: string, env: Record<string, string> = {}, resume = true) => {
-				const result = await sandbox.runPrint({
-					prompt,
-					extensions: ["."],
-					continueSession: resume,
-					env,
-					timeoutMs: RUN_TIMEOUT_MS,
-				});
-				assert.equal(result.code, 0, result.stderr);
-				splits.push(server.requests.length);
-			};
+			const run = (prompt: string, env: Record<string, string> = {}, resume = true) =>
+				runInto(sandbox, server, splits, prompt, env, resume);
 			splits = [0];
 			await run(BATCH_PROMPT, {}, false);
 			await run("Anything else?");
@@ -70,8 +85,7 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 			await sandbox?.cleanup();
 		});
 
-		const folded = (from: number, to: number) =>
-			server.requests.slice(from, to).map((req) => ANY_TAG.test(serializePrompt(req)));
+		const folded = (from: number, to: number) => foldedIn(server, from, to);
 
 		it("past the threshold with a warm cache and less than a step maskable: no fold event", () => {
 			const last = server.usages[splits[1] - 1]?.promptTokens ?? 0;
@@ -102,17 +116,15 @@ describe("fold when the cache is cold anyway, by the model's own cache lifetime 
 			modelExtra: { promptCache: { short: 300, long: 3600 } },
 			settings: { compaction: { enabled: false }, "context-fold": PROFILES.economic },
 		}));
-		const run = async (prompt: string, offsetMinutes: number, resume = true) => {
-			const result = await sandbox.runPrint({
+		const run = (prompt: string, offsetMinutes: number, resume = true) =>
+			runInto(
+				sandbox,
+				server,
+				splits,
 				prompt,
-				extensions: ["."],
-				continueSession: resume,
-				env: { PI_CACHE_RETENTION: "long", CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(offsetMinutes * 60_000) },
-				timeoutMs: RUN_TIMEOUT_MS,
-			});
-			assert.equal(result.code, 0, result.stderr);
-			splits.push(server.requests.length);
-		};
+				{ PI_CACHE_RETENTION: "long", CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(offsetMinutes * 60_000) },
+				resume,
+			);
 		await run(BATCH_PROMPT, 0, false);
 		await run("Anything else?", 0);
 		await run("Back after a coffee.", 10);
@@ -124,8 +136,7 @@ describe("fold when the cache is cold anyway, by the model's own cache lifetime 
 		await sandbox?.cleanup();
 	});
 
-	const folded = (from: number, to: number) =>
-		server.requests.slice(from, to).map((req) => ANY_TAG.test(serializePrompt(req)));
+	const folded = (from: number, to: number) => foldedIn(server, from, to);
 
 	it("ten minutes idle within the model's hour: no fold event, and the cache still read", () => {
 		assert.deepEqual(folded(0, splits[3]), new Array(splits[3]).fill(false));
