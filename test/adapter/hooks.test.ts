@@ -113,6 +113,7 @@ describe("tools", () => {
 		const lines = await stub.call("recall_folded", { codes: [`#${code}`], lines: "3-4" });
 		assert.match(lines, /3: line 2 of check 0 output ok\n4: line 3 of check 0 output ok/);
 		const search = await stub.call("recall_folded", { search: "check 1 failed" });
+		assert.match(search, /^1 block contains "check 1 failed":/);
 		assert.match(search, /Error: check 1 failed at step 7/);
 		assert.match(await stub.call("recall_folded", {}), /name at least one fold code/);
 		assert.match(await stub.call("recall_folded", { codes: ["zz"] }), /not a fold code/);
@@ -120,6 +121,43 @@ describe("tools", () => {
 		assert.match(await stub.call("recall_folded", { codes: [code], lines: "9-2" }), /`lines` must look like/);
 		assert.match(await stub.call("recall_folded", { search: "x".repeat(5000) }), /at most 500/);
 		assert.match(await stub.call("recall_folded", { codes: "nonsense" }), /not a fold code/);
+	});
+
+	it("flags a call that served nothing as an error result, and nothing else", async () => {
+		const stub = await started();
+		const code = FOLDED.exec(resultTexts(await stub.request()).find((t) => FOLDED.test(t)) ?? "")?.[1] ?? "";
+		const failed = [
+			{},
+			{ codes: ["zz"] },
+			{ codes: ["abcdefgh"] },
+			{ codes: "nonsense" },
+			{ codes: [code], lines: "9-2" },
+			{ codes: [code], grep: "x", lines: "1-2" },
+			{ search: "" },
+			{ search: "x".repeat(5000) },
+		];
+		for (const params of failed) {
+			assert.equal((await stub.answer("recall_folded", params)).isError, true, JSON.stringify(params));
+		}
+		const served = [
+			{ codes: [code] },
+			{ codes: [code, "abcdefgh"] },
+			{ codes: [code], grep: "no such line anywhere" },
+			{ search: "no such text anywhere" },
+			{ codes: ["abcdefgh"], search: "check 1 failed" },
+		];
+		for (const params of served) {
+			assert.equal((await stub.answer("recall_folded", params)).isError, false, JSON.stringify(params));
+		}
+		for (const params of [{}, { codes: ["zz"] }, { codes: ["abcdefgh"] }, { codes: 7 }]) {
+			assert.equal((await stub.answer("unfold", params)).isError, true, JSON.stringify(params));
+		}
+		const unfolded = await stub.answer("unfold", { codes: [code, "abcdefgh"] });
+		assert.match(unfolded.text, /^Unfolded #/);
+		assert.equal(unfolded.isError, false);
+		const again = await stub.answer("unfold", { codes: [code] });
+		assert.match(again.text, /already unfolded/);
+		assert.equal(again.isError, false);
 	});
 
 	it("unfold restores the raw block from the next request on, persists, and survives a restart", async () => {

@@ -11,7 +11,7 @@ type Handler = (event: unknown, ctx: unknown) => unknown;
 export interface StubTool {
 	name: string;
 	description: string;
-	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[] }>;
+	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[]; isError?: boolean }>;
 }
 
 /** The fake dialog UI: records what the extension showed, answers selects from `answers`. */
@@ -59,6 +59,8 @@ export interface StubPi {
 	request(): Promise<Record<string, unknown>[]>;
 	/** Calls a registered tool and returns its text. */
 	call(name: string, params: unknown): Promise<string>;
+	/** Calls a registered tool and returns its text and whether it flagged an error result. */
+	answer(name: string, params: unknown): Promise<{ text: string; isError: boolean }>;
 	/** Runs a registered command headless; returns what it printed on stdout and stderr. */
 	command(name: string, args: string): Promise<{ stdout: string; stderr: string }>;
 	commands: Map<
@@ -144,10 +146,13 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			return event.messages;
 		},
 		async call(name, params) {
+			return (await stub.answer(name, params)).text;
+		},
+		async answer(name, params) {
 			const tool = stub.tools.get(name);
 			if (!tool) throw new Error(`no tool ${name}`);
 			const result = await tool.execute("call", params);
-			return result.content.map((c) => c.text).join("\n");
+			return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
 		},
 		async command(name, args) {
 			const command = stub.commands.get(name);

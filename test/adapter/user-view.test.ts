@@ -314,4 +314,20 @@ describe("renderers and /tree labels", () => {
 			"#q is already unfolded",
 		]);
 	});
+
+	it("draws a failed recall_folded or unfold in the theme's error colour, any other result muted", () => {
+		const stub = loadStub();
+		const theme = { fg: (color: string, text: string) => `<${color}>${text}` };
+		const drawn = (tool: string, isError: boolean) => {
+			const renderers = stub.toolRenderers[0](tool, () => ({})) as {
+				renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
+			};
+			const result = { content: [{ type: "text", text: "recall_folded: name at least one fold code in `codes`" }] };
+			return renderers.renderResult(result, { expanded: false, isPartial: false }, theme, { isError }).render(200);
+		};
+		for (const tool of ["recall_folded", "unfold"]) {
+			assert.match(drawn(tool, true)[0], /^<error>/);
+			assert.match(drawn(tool, false)[0], /^<muted>/);
+		}
+	});
 });

@@ -32,7 +32,7 @@ import {
 	startModelServer,
 	toolNamesOf,
 } from "./harness/model-server.ts";
-import { createPiSandbox, type PiApi, type PiSandbox, type RunResult } from "./harness/pi-runner.ts";
+import { createPiSandbox, type PiApi, type PiSandbox, type RunResult, readSessionFile } from "./harness/pi-runner.ts";
 
 const WINDOW = 20_000;
 const THRESHOLD = 0.45 * WINDOW;
@@ -68,6 +68,7 @@ function ids(prefix: string) {
 		recallGrep: `${prefix}_recall_grep`,
 		recallLines: `${prefix}_recall_lines`,
 		recallSearch: `${prefix}_recall_search`,
+		recallUnknown: `${prefix}_recall_unknown`,
 		unfold: `${prefix}_unfold`,
 		after1: `${prefix}_after_1`,
 		after2: `${prefix}_after_2`,
@@ -107,11 +108,22 @@ function mainScript(id: ReturnType<typeof ids>) {
 			return call(id.recallLines, "recall_folded", { codes: [`{#${code1} FOLDED}`], lines: "200-202" });
 		}
 		if (!has(id.recallSearch)) return call(id.recallSearch, "recall_folded", { search: "batch 2 line 77 ok" });
+		if (!has(id.recallUnknown)) return call(id.recallUnknown, "recall_folded", { codes: ["zzzzzzzz"] });
 		if (!has(id.unfold)) return call(id.unfold, "unfold", { codes: [code1] });
 		if (!has(id.after1)) return call(id.after1, "bash", { command: "echo after unfold one" });
 		if (!has(id.after2)) return call(id.after2, "bash", { command: "echo after unfold two" });
 		return { text: "main run done" };
 	};
+}
+
+/** The `is_error` an Anthropic request carries on the tool result of `callId`. */
+function wireResultFlag(req: CapturedRequest, callId: string): unknown {
+	for (const message of (req.body.messages ?? []) as { content?: unknown }[]) {
+		if (!Array.isArray(message.content)) continue;
+		const block = message.content.find((b) => b?.type === "tool_result" && b.tool_use_id === callId);
+		if (block) return block.is_error;
+	}
+	assert.fail(`no tool_result for ${callId}`);
 }
 
 /** Index of the first request carrying the result of `callId`. */
@@ -132,6 +144,7 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 		/** Requests [0, split) belong to the first run, [split, end) to the resumed run. */
 		let split = 0;
 		let folds: RequestFolds[] = [];
+		let sessionFile = "";
 
 		before(async () => {
 			server = await startModelServer(mainScript(id));
@@ -145,6 +158,7 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 			split = server.requests.length;
 			const file = await sandbox.latestSessionFile();
 			assert.ok(file, "the first run wrote no session file");
+			sessionFile = file;
 			run2 = await sandbox.runPrint({
 				prompt: RESUME_PROMPT,
 				session: file,
@@ -263,7 +277,7 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 			assert.ok(quiet >= 8, `only ${quiet} request pairs without a fold event`);
 		});
 
-		it("scenario 3: recall_folded serves the original (whole, grep, lines, search); unfold brings it back raw", () => {
+		it("scenario 3: recall_folded serves the original (whole, grep, lines, search); unfold brings it back raw", async () => {
 			const code1 = folds.map((f) => f.folded.get(id.batch(1))?.code).find((c) => c !== undefined);
 			const code2 = folds.map((f) => f.folded.get(id.batch(2))?.code).find((c) => c !== undefined);
 			assert.ok(code1 && code2, "batches 1 and 2 were never folded");
@@ -308,6 +322,22 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 			for (const probe of ["batch 1 line 123 ok", "batch 1 line 200 ok", "batch 1 line 400 ok"]) {
 				assert.ok(!digest1.includes(probe), `digest holds "${probe}"`);
 			}
+
+			// A code this session never made serves nothing: an error result, as a thrown error would be
+			// (Anthropic's wire carries the flag; OpenAI's chat completions has none, the session file does).
+			const unknownAt = firstWith(folds, id.recallUnknown);
+			assert.match(resultText(folds[unknownAt], id.recallUnknown)!, /#zzzzzzzz is not a fold code of this session/);
+			if (api === "anthropic-messages") {
+				assert.equal(wireResultFlag(server.requests[unknownAt], id.recallUnknown), true);
+				assert.equal(wireResultFlag(server.requests[unknownAt], id.recallSearch), false);
+			}
+			const stored = (await readSessionFile(sessionFile)).flatMap((e) => {
+				const m = e.message as { role?: string; toolCallId?: string; isError?: boolean } | undefined;
+				return m?.role === "toolResult" && (m.toolCallId === id.recallUnknown || m.toolCallId === id.recallSearch)
+					? [[m.toolCallId, m.isError]]
+					: [];
+			});
+			assert.deepEqual(Object.fromEntries(stored), { [id.recallSearch]: false, [id.recallUnknown]: true });
 
 			const unfoldAt = firstWith(folds, id.unfold);
 			assert.match(resultText(folds[unfoldAt], id.unfold)!, new RegExp(`^Unfolded #${code1}:`));

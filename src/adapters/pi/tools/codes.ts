@@ -1,7 +1,8 @@
 /**
  * What both fold tools share: reading the `codes` argument (bare, `#`, or whole-tag codes, 8 or 6
  * characters), the message for input that is not a code, the tag explanation recall_folded's
- * description opens with, and the tool-result shape.
+ * description opens with, and the tool-result shape (a failed call is flagged as an error result, as
+ * a thrown error would be, so the model and the terminal UI read it as one).
  */
 import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
@@ -16,9 +17,20 @@ export const MAX_CODES = 20;
 export const TAG_HELP =
 	"`{#<code> FOLDED} …` is a digest of a tool result, argument, thinking or text; the original is kept.";
 
-/** A tool result holding one text. */
-export function toolText(body: string, details: Record<string, unknown> = {}) {
-	return { content: [{ type: "text" as const, text: body }], details };
+/** What a fold tool answers: its text, and whether the call failed (nothing it asked for was served or done). */
+export interface ToolAnswer {
+	text: string;
+	failed: boolean;
+}
+
+/** A failed call's answer. */
+export function failure(text: string): ToolAnswer {
+	return { text, failed: true };
+}
+
+/** A tool result holding the answer's text; Pi 1.6 sends `isError` to the model as an error result. */
+export function toolText(answer: ToolAnswer, details: Record<string, unknown> = {}) {
+	return { content: [{ type: "text" as const, text: answer.text }], details, isError: answer.failed };
 }
 
 /** The codes named by a tool's `codes` argument, deduplicated, and the items that are not codes; or a usage error. */

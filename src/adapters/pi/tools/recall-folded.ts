@@ -13,7 +13,7 @@ import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import { type Resolved, readToolOutputFile, resolveCode } from "../fold/recall-sources.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
-import { codeList, notCodes, TAG_HELP, toolText } from "./codes.ts";
+import { codeList, failure, notCodes, TAG_HELP, type ToolAnswer, toolText } from "./codes.ts";
 
 /** Parameters of recall_folded. */
 export const recallParameters = Type.Object({
@@ -146,33 +146,38 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number
 		hits.length > out.length
 			? `\n… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); narrow the search, or recall a code with grep`
 			: "";
-	return `${hits.length} block${hits.length === 1 ? "" : "s"} contain "${pattern}":\n\n${out.join("\n\n")}${more}`;
+	return `${hits.length === 1 ? "1 block contains" : `${hits.length} blocks contain`} "${pattern}":\n\n${out.join("\n\n")}${more}`;
 }
 
-/** The recall_folded tool's work, as plain text (never throws). */
-export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): string {
+/**
+ * The recall_folded tool's work (never throws). It failed when the arguments were wrong or no code it
+ * named could be served; a search that finds nothing is an answer, not a failure.
+ */
+export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): ToolAnswer {
 	try {
 		const parsed = codeList(args?.codes);
-		if (typeof parsed === "string") return `recall_folded: ${parsed}`;
+		if (typeof parsed === "string") return failure(`recall_folded: ${parsed}`);
 		for (const [name, value] of [
 			["grep", args?.grep],
 			["search", args?.search],
 		] as const) {
 			if (value === undefined) continue;
 			if (typeof value !== "string" || value.length === 0)
-				return `recall_folded: \`${name}\` must be non-empty text`;
+				return failure(`recall_folded: \`${name}\` must be non-empty text`);
 			if (value.length > RECALL_LIMITS.patternChars) {
-				return `recall_folded: \`${name}\` is ${value.length} characters; at most ${RECALL_LIMITS.patternChars}`;
+				return failure(
+					`recall_folded: \`${name}\` is ${value.length} characters; at most ${RECALL_LIMITS.patternChars}`,
+				);
 			}
 		}
 		const range = args?.lines === undefined ? null : parseLineRange(args.lines);
 		if (args?.lines !== undefined && !range)
-			return 'recall_folded: `lines` must look like "120-180" (1-based, start <= end)';
-		if (args?.grep !== undefined && range) return "recall_folded: give either `grep` or `lines`, not both";
+			return failure('recall_folded: `lines` must look like "120-180" (1-based, start <= end)');
+		if (args?.grep !== undefined && range) return failure("recall_folded: give either `grep` or `lines`, not both");
 		const search = args?.search as string | undefined;
 		if (parsed.codes.length === 0 && search === undefined) {
-			if (parsed.bad.length > 0) return `recall_folded: ${notCodes(parsed.bad)}`;
-			return "recall_folded: name at least one fold code in `codes`, or give `search`";
+			if (parsed.bad.length > 0) return failure(`recall_folded: ${notCodes(parsed.bad)}`);
+			return failure("recall_folded: name at least one fold code in `codes`, or give `search`");
 		}
 		const parts: string[] = [];
 		for (const bad of parsed.bad)
@@ -183,12 +188,14 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 		const reserve = 160 + 12 * parsed.codes.length + (search === undefined ? 0 : 120);
 		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
 		const unserved: string[] = [];
+		let served = 0;
 		for (const code of parsed.codes) {
 			if (budget < MIN_PIECE) {
 				unserved.push(`#${code}`);
 				continue;
 			}
 			const r = resolveAny(code, engine, ledger, parent);
+			if (r.ok) served++;
 			const body = r.ok ? serve(r, args?.grep as string | undefined, range, budget) : `error: ${r.error}`;
 			parts.push(body);
 			budget -= body.length + 2;
@@ -206,11 +213,11 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 			);
 		}
 		const out = parts.join("\n\n");
-		return out.length <= CAP
-			? out
-			: `${out.slice(0, CAP - 80)}\n… cut at the output cap (${CAP} characters per call)`;
+		const text =
+			out.length <= CAP ? out : `${out.slice(0, CAP - 80)}\n… cut at the output cap (${CAP} characters per call)`;
+		return { text, failed: search === undefined && served === 0 && unserved.length === 0 };
 	} catch (error) {
-		return `recall_folded failed: ${errorText(error)}`;
+		return failure(`recall_folded failed: ${errorText(error)}`);
 	}
 }
 

@@ -7,21 +7,29 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
-import { codeList, notCodes, toolText } from "./codes.ts";
+import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */
 export const unfoldParameters = Type.Object({
 	codes: Type.Array(Type.String(), { description: 'e.g. ["k3x9a0b2"]' }),
 });
 
-/** The unfold tool's work, as plain text (never throws). */
-export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): string {
+/**
+ * The unfold tool's work (never throws). It failed when the arguments were wrong or it put nothing
+ * back that was not back already.
+ */
+export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): ToolAnswer {
 	try {
 		const parsed = codeList(args?.codes);
-		if (typeof parsed === "string") return `unfold: ${parsed}`;
-		if (parsed.codes.length === 0) return "unfold: name at least one fold code in `codes`";
+		if (typeof parsed === "string") return failure(`unfold: ${parsed}`);
+		if (parsed.codes.length === 0) {
+			return failure(
+				`unfold: ${parsed.bad.length > 0 ? notCodes(parsed.bad) : "name at least one fold code in `codes`"}`,
+			);
+		}
 		const lines: string[] = parsed.bad.length > 0 ? [notCodes(parsed.bad)] : [];
 		const ids: string[] = [];
+		let already = 0;
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
 			if (!id && parent?.has(code)) {
@@ -29,8 +37,10 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
 				);
 			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
-			else if (engine.registry.isUnfolded(id)) lines.push(`#${code} is already unfolded`);
-			else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
+			else if (engine.registry.isUnfolded(id)) {
+				already++;
+				lines.push(`#${code} is already unfolded`);
+			} else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else ids.push(id);
 		}
@@ -39,9 +49,9 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
 			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
 		}
-		return lines.join("\n");
+		return { text: lines.join("\n"), failed: ids.length === 0 && already < lines.length };
 	} catch (error) {
-		return `unfold failed, nothing was unfolded: ${errorText(error)}`;
+		return failure(`unfold failed, nothing was unfolded: ${errorText(error)}`);
 	}
 }
 

@@ -212,7 +212,7 @@ export function unfoldQuestion(deps: CommandDeps, code: string): string | undefi
 async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> {
 	const question = unfoldQuestion(deps, code);
 	if (!question) {
-		say(ctx, runUnfold({ codes: [code] }, deps.engine, deps.parent()), "warning");
+		say(ctx, runUnfold({ codes: [code] }, deps.engine, deps.parent()).text, "warning");
 		return;
 	}
 	if (!ctx.hasUI) {
@@ -224,7 +224,8 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 		ctx.ui.notify(`#${code} stays folded`, "info");
 		return;
 	}
-	ctx.ui.notify(runUnfold({ codes: [code] }, deps.engine, deps.parent()), "info");
+	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent());
+	ctx.ui.notify(answer.text, answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
 }
 
@@ -284,7 +285,7 @@ export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 				return void (await show(
 					ctx,
 					`search "${rest}"`,
-					runRecall({ search: rest }, deps.engine, deps.ledger, deps.parent()),
+					runRecall({ search: rest }, deps.engine, deps.ledger, deps.parent()).text,
 				));
 			case "unfold":
 				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");

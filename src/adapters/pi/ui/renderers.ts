@@ -145,11 +145,11 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 		if (toolName !== "recall_folded" && toolName !== "unfold") return next();
 		return {
 			...next(),
-			renderResult: (result, options, theme) => {
+			renderResult: (result, options, theme, context) => {
 				if (options.isPartial) return new Text(theme.fg("dim", `${toolName}…`), 0, 0);
 				const text = resultText(result as { content?: { type: string; text?: string }[] });
 				const lines = toolName === "unfold" ? unfoldSummary(text, byCode) : recallSummary(text);
-				let shown = theme.fg("muted", lines.join("\n"));
+				let shown = theme.fg(context?.isError ? "error" : "muted", lines.join("\n"));
 				if (options.expanded && toolName === "recall_folded") shown += `\n\n${text}`;
 				return new Text(shown, 0, 0);
 			},
