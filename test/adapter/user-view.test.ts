@@ -246,7 +246,11 @@ describe("/context-fold", () => {
 		assert.match(stdout, new RegExp(`^Recalled #${code}: bash, 200 lines \\(sha256 verified\\)`));
 		assert.match(stdout, /line 199 of check \d output ok/);
 		assert.equal(stub.entries.length, before, "no entry appended");
-		assert.match((await stub.command("context-fold", "recall zzzzzzzz")).stdout, /not a fold code/);
+		assert.match((await stub.command("context-fold", "recall zzzzzzzz")).stdout, /not a fold code of this session/);
+		const tagged = await stub.command("context-fold", `recall {#${code.toUpperCase()} FOLDED}`);
+		assert.match(tagged.stdout, new RegExp(`^Recalled #${code}:`), "a whole tag in any case names the code");
+		const typo = await stub.command("context-fold", "recall see above");
+		assert.match(typo.stdout, /"see above" is not a fold code \(a code is 8 letters or digits/);
 	});
 
 	it("unfolds only after a confirmation that states the cache cost; headless it only states it", async () => {

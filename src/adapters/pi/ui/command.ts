@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { CONFIG_DIR_NAME, getAgentDir, getSettingsListTheme } from "@earendil-works/pi-coding-agent";
 import { type AutocompleteItem, Input, type SettingItem, SettingsList } from "@earendil-works/pi-tui";
+import { parseCode } from "../../../core/digest.ts";
 import { short, statusText, unfoldCost } from "../../../core/status.ts";
 import { blockCost } from "../../../core/tokens.ts";
 import { KNOBS, resolveConfig } from "../config.ts";
@@ -17,6 +18,7 @@ import { errorText } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
+import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, runRecall } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
 import { type KnobRow, knobRows, knobText, type SavedSettings } from "./settings.ts";
@@ -235,7 +237,11 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 		say(ctx, "usage: /context-fold recall <code>", "warning");
 		return;
 	}
-	const bare = code.replace(/^#/, "");
+	const bare = parseCode(code);
+	if (!bare) {
+		say(ctx, `context-fold: ${notCodes([code])}`, "warning");
+		return;
+	}
 	const r = resolveAny(bare, deps.engine, deps.ledger, deps.parent());
 	if (!r.ok) {
 		say(ctx, `context-fold: ${r.error}`, "warning");
@@ -289,7 +295,7 @@ export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 				));
 			case "unfold":
 				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");
-				return confirmUnfold(deps, ctx, rest.replace(/^#/, ""));
+				return confirmUnfold(deps, ctx, parseCode(rest) ?? rest);
 			case "discard-images":
 				return say(ctx, deps.discardImages?.() ?? "context-fold: nothing to discard");
 			default:
