@@ -10,7 +10,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
+import { knobRows } from "../../src/adapters/pi/ui/settings.ts";
 import { bashSession, loadStub, resultTexts, type StubPi, withRetention } from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
@@ -217,6 +219,26 @@ describe("/context-fold", () => {
 		const listing = (await stub.command("context-fold", "settings")).stdout;
 		assert.match(listing, /coldFoldAt +0\.1 +\(saved\)/);
 		assert.match(listing, /foldAt +0\.45 +\(default\)/);
+	});
+
+	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {
+		const keys = (saved: Record<string, unknown>) => knobRows(resolveConfig(saved, {})).map((r) => r.key);
+		const economic = keys({});
+		assert.deepEqual(economic.slice(0, 7), [
+			"policy",
+			"hotTail",
+			"coldTail",
+			"horizon",
+			"foldFrom",
+			"backstopAt",
+			"minEvent",
+		]);
+		assert.deepEqual(economic.slice(-4), ["foldAt", "coldFoldAt", "step", "tail"]);
+		const ladder = keys({ policy: "ladder" });
+		assert.deepEqual(ladder.slice(0, 5), ["policy", "foldAt", "coldFoldAt", "step", "tail"]);
+		assert.deepEqual(ladder.slice(-6), ["hotTail", "coldTail", "horizon", "foldFrom", "backstopAt", "minEvent"]);
+		assert.deepEqual([...economic].sort(), [...ladder].sort());
+		assert.equal(economic.length, KNOBS.length);
 	});
 
 	it("refuses a bad value and a knob the environment sets, and lists that knob as locked", async () => {

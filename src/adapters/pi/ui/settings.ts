@@ -32,9 +32,29 @@ interface Shape {
 	description?: string;
 }
 
-/** The knob table with values and sources from a resolution. */
+/** Knobs that only one profile reads; every other knob applies whichever profile is in use. */
+const PROFILE_KNOBS: Readonly<Record<FoldConfig["policy"], readonly (keyof FoldConfig)[]>> = {
+	economic: ["hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
+	ladder: ["foldAt", "coldFoldAt", "step", "tail"],
+};
+
+/** Where a knob stands in the listing: the policy, its own knobs, those of both, the other profile's last. */
+function rank(key: keyof FoldConfig, policy: FoldConfig["policy"]): number {
+	if (key === "policy") return 0;
+	if (PROFILE_KNOBS[policy].includes(key)) return 1;
+	return Object.values(PROFILE_KNOBS).some((keys) => keys.includes(key)) ? 3 : 2;
+}
+
+/**
+ * The knob table with values and sources from a resolution, in the order a user reads it: `policy`,
+ * then the knobs of the profile in use, then those every profile reads, then the other profile's.
+ */
 export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRow[] {
-	return KNOBS.map((knob) => {
+	const policy = resolved.config.policy;
+	const ordered = KNOBS.map((knob, index) => ({ knob, index })).sort(
+		(a, b) => rank(a.knob.key, policy) - rank(b.knob.key, policy) || a.index - b.index,
+	);
+	return ordered.map(({ knob }) => {
 		const shape = knob.schema as Shape;
 		const words = (shape.anyOf ?? []).filter((m) => typeof m.const === "string").map((m) => String(m.const));
 		const choices =
