@@ -219,6 +219,7 @@ describe("/context-fold", () => {
 		const listing = (await stub.command("context-fold", "settings")).stdout;
 		assert.match(listing, /coldFoldAt +0\.1 +\(saved\)/);
 		assert.match(listing, /foldAt +0\.45 +\(default\)/);
+		assert.match(listing, /cacheTtlByProvider +"" +\(default\)/, "an empty value is shown, not left blank");
 	});
 
 	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {

@@ -21,7 +21,7 @@ import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, runRecall } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
-import { type KnobRow, knobRows, knobText, type SavedSettings } from "./settings.ts";
+import { type KnobRow, knobRows, knobText, type SavedSettings, shownValue } from "./settings.ts";
 import { statusFacts, updateFooter, type ViewSources } from "./status.ts";
 import { TextView, type ViewAction } from "./viewer.ts";
 
@@ -160,7 +160,7 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 				id: r.key,
 				label: labelOf(r),
 				description: r.locked ? `${r.description} Set by the environment: locked.` : r.description,
-				currentValue: r.value,
+				currentValue: shownValue(r.value),
 			};
 			if (r.locked) return item;
 			if (r.choices) item.values = r.choices;
@@ -186,7 +186,7 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 				const now = currentRows(pi, deps).find((r) => r.key === id);
 				const item = items.find((i) => i.id === id);
 				if (item && now) item.label = labelOf(now);
-				list.updateValue(id, now?.value ?? row?.value ?? value);
+				list.updateValue(id, shownValue(now?.value ?? row?.value ?? value));
 				tui.requestRender();
 			},
 			() => done(undefined),

@@ -76,11 +76,16 @@ export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRo
 	});
 }
 
+/** A knob's value as the listings show it: an empty one (no per-provider lifetimes) as `""`, as README's table does. */
+export function shownValue(value: string): string {
+	return value === "" ? '""' : value;
+}
+
 /** The plain-text listing of the knobs, for modes without the terminal UI. */
 export function knobText(rows: readonly KnobRow[]): string {
 	const width = Math.max(...rows.map((r) => r.key.length));
 	const lines = rows.map(
-		(r) => `  ${r.key.padEnd(width)}  ${r.value}  (${r.source}${r.locked ? `: ${r.env}, locked` : ""})`,
+		(r) => `  ${r.key.padEnd(width)}  ${shownValue(r.value)}  (${r.source}${r.locked ? `: ${r.env}, locked` : ""})`,
 	);
 	return [
 		"context-fold settings (default < settings.json < environment)",
