@@ -142,21 +142,23 @@ describe("the footer's view of the advisor", () => {
 });
 
 describe("recall churn", () => {
-	it("suggests unfolding a block recalled three times, once", async () => {
+	it("suggests unfolding a block recalled three times, once; a failed call does not count", async () => {
 		const stub = await tui();
 		bashSession(stub, 6);
 		await stub.emit("session_start", { reason: "startup" });
 		await stub.request();
 		const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
 		const code = (record?.data as { records: { code: string }[] }).records[0].code;
-		for (let i = 0; i < 4; i++) {
-			await stub.emit("tool_result", {
-				toolName: "recall_folded",
-				input: { codes: [code] },
-				content: [],
-				isError: false,
-			});
+		const recall = (isError: boolean, toolName = "recall_folded") =>
+			stub.emit("tool_result", { toolName, input: { codes: [code] }, content: [], isError });
+		for (let i = 0; i < 2; i++) {
+			await recall(true, "unfold");
+			await recall(true);
+			await recall(false);
 		}
+		assert.deepEqual(notices(stub), [], "two served recalls and four failed calls are no churn");
+		await recall(false);
+		await recall(false);
 		await stub.emit("tool_result", { toolName: "recall_folded", input: { codes: ["zzzzzzzz"] }, content: [] });
 		await stub.emit("tool_result", { toolName: "bash", input: { codes: [code] }, content: [] });
 		assert.deepEqual(notices(stub), [ADVICE.churn(code, 3, false, "tail")]);

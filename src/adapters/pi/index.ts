@@ -224,7 +224,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	});
 	pi.on("tool_result", (event) => {
 		try {
-			advisor.observeToolResult(event.toolName, event.input, engine.registry);
+			if (!event.isError) advisor.observeToolResult(event.toolName, event.input, engine.registry);
 		} catch (error) {
 			warn(`context-fold: recall churn check skipped: ${errorText(error)}`);
 		}
