@@ -1,9 +1,10 @@
 /**
- * The two cache advisories the terminal-UI suite does not raise, through real `pi -p`, where an
- * advisory is a line on stderr:
+ * The cache advisories the terminal-UI suite does not raise, and the debug cache line, through real
+ * `pi -p`, where each is a line on stderr:
  * - the reset flag: twelve bash batches of ~6k tokens with folding held off (the ladder's threshold at
  *   95 % of a 200k window) carry far more than a seed from /fold-handoff would, so a handoff would
- *   repay itself within two warm turns; the flag is raised once;
+ *   repay itself within two warm turns; the flag is raised once; with `debug`, each response's cache
+ *   figures are logged, one line each;
  * - recall churn: once the batches fold, the model reads one code back twice, with two calls that fail
  *   (error results) in between: no churn; resumed (a new process counts afresh), it reads the code
  *   three times, and the advisory names that code, once.
@@ -46,7 +47,7 @@ describe("reset flag through pi -p", () => {
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: 200_000,
-			settings: { "context-fold": { policy: "ladder", foldAt: 0.95 } },
+			settings: { "context-fold": { policy: "ladder", foldAt: 0.95, debug: true } },
 		});
 		run = await sandbox.runPrint({ prompt: "Run the batches.", extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
 	});
@@ -65,6 +66,14 @@ describe("reset flag through pi -p", () => {
 			/^context-fold: reset flag: \/fold-handoff would pay for itself within 2 warm turns: this session carries ~[\d.]+k tokens per request, a fresh session seeded by \/fold-handoff at most ~[\d.]+k$/,
 		);
 		assert.ok(!server.requests.some((req) => ANY_TAG.test(JSON.stringify(req.body.messages))), "nothing folded");
+	});
+	it("with debug on, logs each response's cache figures as the server reported them", () => {
+		const want = server.usages.map((u) => {
+			assert.ok(u, "a request got an error reply");
+			const hit = Math.round((100 * u.cacheRead) / (u.input + u.cacheRead + u.cacheWrite));
+			return `context-fold: cache read ${u.cacheRead} · write ${u.cacheWrite} · input ${u.input} · hit ${hit}%`;
+		});
+		assert.deepEqual(linesOf(run.stderr, "context-fold: cache read "), want);
 	});
 });
 
