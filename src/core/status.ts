@@ -379,6 +379,8 @@ export interface StatusFacts {
 	lifetime?: Lifetime;
 	largest: readonly FoldedBlock[];
 	advisories: readonly string[];
+	/** The figures are of the conversation as the next request would send it: none went out yet. */
+	preview?: boolean;
 	/** Width of the bar in characters. */
 	barWidth?: number;
 }
@@ -399,7 +401,8 @@ export function statusText(f: StatusFacts): string {
 	} else {
 		const p = f.point;
 		const share = percent(f.usage / f.window);
-		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})`);
+		const next = f.preview ? " · as the next request would send it" : "";
+		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})${next}`);
 		if (p) {
 			const toFold = p.at - f.usage;
 			out.push(

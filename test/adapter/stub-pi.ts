@@ -183,6 +183,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			return [...stub.entries];
 		},
 		getEntries: () => [...stub.entries],
+		buildSessionProjection: () => ({ messages: structuredClone(liveMessages(stub.entries)) }),
 		getLeafId: () => (stub.entries.at(-1)?.id as string | undefined) ?? null,
 		getEntryCount: () => stub.entries.length,
 		getSessionDir: () => options.sessionDir ?? "",

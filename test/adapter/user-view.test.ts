@@ -207,6 +207,37 @@ describe("/context-fold", () => {
 		);
 	});
 
+	it("shows a resumed session's context before its first request, as that request then sends it", async () => {
+		const first = await started();
+		const codes = foldedCodes(await first.request());
+		assert.ok(codes.length > 0);
+		const resumed = loadStub({ window: 10_000 });
+		resumed.entries.push(...first.entries);
+		await resumed.emit("session_start", { reason: "resume" });
+		const before = (await resumed.command("context-fold", "status")).stdout;
+		assert.doesNotMatch(before, /No request has gone out/);
+		const context = /Context +([\d.]+k) of 10k window \(\d+%\) · as the next request would send it\n/.exec(before);
+		assert.ok(context, before);
+		assert.match(before, new RegExp(`Folds +${codes.length} in context`));
+		assert.deepEqual(foldedCodes(await resumed.request()), codes);
+		const after = (await resumed.command("context-fold", "status")).stdout;
+		assert.match(after, new RegExp(`Context +${context[1].replace(".", "\\.")} of 10k window \\(\\d+%\\)\n`));
+		assert.equal(
+			after.replace(/Context .*\n/, ""),
+			before.replace(/Context .*\n/, ""),
+			"the rest of the status is the same before and after",
+		);
+	});
+
+	it("says there is nothing to show when the session holds no message yet", async () => {
+		const stub = loadStub({ window: 10_000 });
+		await stub.emit("session_start", { reason: "startup" });
+		assert.match(
+			(await stub.command("context-fold", "status")).stdout,
+			/No request has gone out in this session yet/,
+		);
+	});
+
 	it("saves a knob to settings.json, keeping the file's other keys, and applies it from the next request", async () => {
 		writeFileSync(settingsFile, JSON.stringify({ theme: "dark", "context-fold": { policy: "ladder" } }));
 		const stub = await started({ window: 40_000, settings: { policy: "ladder", tail: 1000, step: 0.02 } });

@@ -195,7 +195,9 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 			assert.equal(server.requests.length, from, "print mode reached the model");
 			const text = run.stderr + run.stdout;
 			assert.match(text, /context-fold status\n/);
-			assert.match(text, /Folds +\d+ in context/);
+			// A new process has sent no request: the status shows the resumed context as it would go out.
+			assert.match(text, /Context +[\d.]+k of 20k window \(\d+%\) · as the next request would send it\n/);
+			assert.match(text, /Folds +[1-9]\d* in context/);
 			assert.match(text, /#1 fold +\d+ blocks?/);
 			assert.match(text, /lifetime 5m 00s \(cacheTtlSeconds default; the model declares none\)/);
 		});

@@ -194,25 +194,19 @@ export class FoldEngine {
 		return this.lastBlocks.length === 0 || this.liveBlock(id) !== undefined;
 	}
 
-	/**
-	 * The per-turn pipeline. Rewrites `messages` in place (same array, same message objects, new
-	 * content) and returns true when anything was folded. Throws only what the caller must treat
-	 * as "send this turn raw".
-	 */
-	run(messages: MessageLike[], facts: TurnFacts): boolean {
-		const config = this.deps.config();
-		const window = facts.window ?? 0;
-		const plan = planTurn({
+	/** One pass's plan of `messages` under `policy`, with the engine's state and memos (see planTurn). */
+	private plan(messages: readonly MessageLike[], facts: TurnFacts, policy: Policy): ReturnType<typeof planTurn> {
+		return planTurn({
 			messages,
 			registry: this.registry,
-			policy: this.deps.policy,
-			window,
+			policy,
+			window: facts.window ?? 0,
 			usage: facts.usage,
 			neverCacheRead: facts.neverCacheRead,
 			cache: facts.cache,
 			keepRecent: facts.keepRecent,
 			reserve: facts.reserve,
-			config,
+			config: this.deps.config(),
 			savings: this.savings,
 			turnBase: this.turnBase,
 			argsCache: this.argsCache,
@@ -220,6 +214,33 @@ export class FoldEngine {
 			calls: this.calls,
 			frozenMemo: this.frozenMemo,
 		});
+	}
+
+	/**
+	 * The status rows of `messages` as the next request would send them, its own fold event aside: for
+	 * the user's view before this process sent any request (a resumed session). Nothing is committed,
+	 * warned or changed in `messages`.
+	 */
+	preview(messages: readonly MessageLike[], window: number): PassSnapshot {
+		const plan = this.plan(messages, { window, usage: undefined, neverCacheRead: false }, () => []);
+		return {
+			rows: passRows(
+				plan.view.blocks,
+				plan.blocks.map((b) => b.tokens),
+				new Set(),
+			),
+			usage: plan.view.usage,
+			window,
+		};
+	}
+
+	/**
+	 * The per-turn pipeline. Rewrites `messages` in place (same array, same message objects, new
+	 * content) and returns true when anything was folded. Throws only what the caller must treat
+	 * as "send this turn raw".
+	 */
+	run(messages: MessageLike[], facts: TurnFacts): boolean {
+		const plan = this.plan(messages, facts, this.deps.policy);
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;
 			this.warnedStale.add(id);

@@ -5,6 +5,7 @@
  * `context-fold` after every context pass, response, unfold and session change.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { MessageLike } from "../../../core/block.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
 import { backstopFor, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
@@ -21,6 +22,7 @@ import {
 	keptOut,
 	opSaving,
 	type PassRow,
+	type PassSnapshot,
 	percent,
 	type StatusFacts,
 } from "../../../core/status.ts";
@@ -167,9 +169,10 @@ export function statusFacts(
 	const { engine } = sources;
 	const config = sources.config();
 	const branch = ctx.sessionManager.getBranch();
-	const pass = engine.pass();
-	const window = pass?.window || ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow || undefined;
-	const figures = foldFigures(engine);
+	const sent = engine.pass();
+	const window = sent?.window || ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow || undefined;
+	const pass = sent ?? previewPass(engine, ctx, window);
+	const figures = pass ? keptOut(pass.rows) : foldFigures(engine);
 	const system = systemTokens(pi, ctx);
 	const rows = pass?.rows ?? [];
 	return {
@@ -186,5 +189,21 @@ export function statusFacts(
 		lifetime: sources.lifetime?.(ctx.model),
 		largest: largestFolded(engine, pass?.rows),
 		advisories: sources.advisories?.() ?? [],
+		preview: sent === undefined && pass !== undefined,
 	};
+}
+
+/**
+ * Before this process sent any request (a resumed session), the conversation as Pi would send it next
+ * (its session projection), passed through the engine without a fold event; undefined when there is
+ * nothing to show or it cannot be read.
+ */
+function previewPass(engine: FoldEngine, ctx: ExtensionContext, window: number | undefined): PassSnapshot | undefined {
+	if (!window) return undefined;
+	try {
+		const messages = ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[];
+		return messages.length > 0 ? engine.preview(messages, window) : undefined;
+	} catch {
+		return undefined;
+	}
 }
