@@ -229,6 +229,22 @@ describe("/context-fold", () => {
 		);
 	});
 
+	it("after a compaction, shows the compacted context until the next request, not the one before", async () => {
+		const stub = await started();
+		await stub.request();
+		const sent = (await stub.command("context-fold", "status")).stdout;
+		const firstKept = stub.entries.filter((e) => e.type === "message").at(-3);
+		stub.compact(String(firstKept?.id), "what happened so far");
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
+		const after = (await stub.command("context-fold", "status")).stdout;
+		const tokens = (text: string) => Number(/Context +([\d.]+)k/.exec(text)?.[1]);
+		assert.match(after, /· as the next request would send it\n/);
+		assert.match(after, / C summary \d+/);
+		assert.ok(tokens(after) < tokens(sent), `${tokens(after)}k after, ${tokens(sent)}k before`);
+		await stub.request();
+		assert.doesNotMatch((await stub.command("context-fold", "status")).stdout, /as the next request would send it/);
+	});
+
 	it("says there is nothing to show when the session holds no message yet", async () => {
 		const stub = loadStub({ window: 10_000 });
 		await stub.emit("session_start", { reason: "startup" });

@@ -471,6 +471,18 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.equal(compactions[0].summary, compacted.summary);
 		assertOurSummary(compactions[0].summary, [1, 2]);
 		assert.doesNotMatch(withoutAdvisories(rpc.stderr()), /context-fold: /, rpc.stderr());
+
+		// Until the next request, the status shows the compacted context, not the request before it.
+		const from = rpc.records.length;
+		const requests = server.requests.length;
+		await rpc.send({ type: "prompt", message: "/context-fold status" });
+		const note = (await rpc.waitFor(
+			(r) => r.type === "extension_ui_request" && r.method === "notify" && String(r.message).includes("Context "),
+			{ from, timeoutMs: RUN_TIMEOUT_MS },
+		)) as JsonRecord;
+		assert.match(String(note.message), /· as the next request would send it\n/);
+		assert.match(String(note.message), / C summary \d/);
+		assert.equal(server.requests.length, requests, "the status reached the model");
 	});
 
 	it("/fold-handoff declined: the seed is written beside the session, the session stays", async () => {

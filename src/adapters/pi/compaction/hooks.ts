@@ -130,6 +130,8 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		pendingCompaction = undefined;
 		actedOn = false;
 		compacted = true;
+		// The status shows the compacted context (a preview) until the next request, not the one before.
+		engine.forgetPass();
 		advisor.observeCompaction(event.reason !== "manual");
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());

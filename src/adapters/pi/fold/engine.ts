@@ -140,6 +140,11 @@ export class FoldEngine {
 		return last.snapshot;
 	}
 
+	/** Forgets the latest request's status rows: the context changed under them (a compaction). */
+	forgetPass(): void {
+		this.lastPass = undefined;
+	}
+
 	/**
 	 * Tokens of the latest request that no fold could take out (core `unfoldable`), when they may
 	 * exceed `limit`; undefined before any request or when the request's usage is at most `limit`
