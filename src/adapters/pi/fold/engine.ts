@@ -121,7 +121,8 @@ export class FoldEngine {
 	}
 
 	/**
-	 * The latest request as it went out (for the user's view); undefined before any request. Built
+	 * The latest request as it went out (for the user's view); undefined before any request and after
+	 * a compaction, until the next one. Built
 	 * once per request (the footer reads it after the pass and again after the response) and shared:
 	 * callers only read it.
 	 */
@@ -223,8 +224,8 @@ export class FoldEngine {
 
 	/**
 	 * The status rows of `messages` as the next request would send them, its own fold event aside: for
-	 * the user's view before this process sent any request (a resumed session). Nothing is committed,
-	 * warned or changed in `messages`.
+	 * the user's view while no request's rows are at hand (before this process sent any, or after a
+	 * compaction). Nothing is committed, warned or changed in `messages`.
 	 */
 	preview(messages: readonly MessageLike[], window: number): PassSnapshot {
 		const plan = this.plan(messages, { window, usage: undefined, neverCacheRead: false }, () => []);

@@ -194,9 +194,9 @@ export function statusFacts(
 }
 
 /**
- * Before this process sent any request (a resumed session), the conversation as Pi would send it next
- * (its session projection), passed through the engine without a fold event; undefined when there is
- * nothing to show or it cannot be read.
+ * While the engine holds no request's rows (before this process sent any, or after a compaction), the
+ * conversation as Pi would send it next (its session projection), passed through the engine without a
+ * fold event; undefined when there is nothing to show or it cannot be read.
  */
 function previewPass(engine: FoldEngine, ctx: ExtensionContext, window: number | undefined): PassSnapshot | undefined {
 	if (!window) return undefined;
