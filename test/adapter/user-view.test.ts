@@ -76,6 +76,22 @@ describe("footer status", () => {
 		assert.match(String(stub.statuses.get("context-fold")), /^fold /, "the first pass after a compaction");
 	});
 
+	it("after a compaction, counts only the folds the compacted context still holds", async () => {
+		const stub = await started({ n: 8 });
+		stub.mode = "tui";
+		const sent = await stub.request();
+		const codes = foldedCodes(sent);
+		assert.ok(codes.length > 1, "the request folded more than one block");
+		// Keep the messages from the last folded result's call on: every earlier folded result leaves.
+		const lastFolded = sent.findLastIndex((m) => FOLDED.test(resultTexts([m])[0] ?? ""));
+		const messages = stub.entries.filter((e) => e.type === "message");
+		stub.compact(String(messages[lastFolded - 1].id), "what happened so far");
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
+		assert.match(String(stub.statuses.get("context-fold")), /^fold 1 · /, "only the kept folded result counts");
+		await stub.request();
+		assert.match(String(stub.statuses.get("context-fold")), /^fold 1 · /, "as the next request sends it");
+	});
+
 	it("flags an active advisory in the footer and lists it in the status, from the cache advisor", async () => {
 		const stub = await started();
 		stub.mode = "tui";

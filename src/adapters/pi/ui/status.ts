@@ -52,17 +52,20 @@ export interface ViewSources {
 	lifetime?: (model: ExtensionContext["model"]) => Lifetime;
 }
 
-/** Folds in the latest request and the tokens they keep out; from the fold records before any request. */
-export function foldFigures(engine: FoldEngine): { folds: number; tokens: number } {
-	const pass = engine.pass();
+/** Folds in a pass's rows and the tokens they keep out; from the fold records when there is no pass. */
+export function foldFigures(engine: FoldEngine, pass = engine.pass()): { folds: number; tokens: number } {
 	if (pass) return keptOut(pass.rows);
 	const ops = engine.registry.frozenOps();
 	return { folds: ops.length, tokens: eventSaving(ops, (id) => engine.registry.record(id)) };
 }
 
-/** The footer text for the current branch; undefined before the first fold. */
-export function footerFor(sources: ViewSources, branch: readonly unknown[]): string | undefined {
-	const { folds, tokens } = foldFigures(sources.engine);
+/** The footer text for the current branch, from `pass` (the latest request's by default); undefined before the first fold. */
+export function footerFor(
+	sources: ViewSources,
+	branch: readonly unknown[],
+	pass = sources.engine.pass(),
+): string | undefined {
+	const { folds, tokens } = foldFigures(sources.engine, pass);
 	return footerText({
 		folds,
 		keptOut: tokens,
@@ -75,7 +78,8 @@ export function footerFor(sources: ViewSources, branch: readonly unknown[]): str
 export function updateFooter(sources: ViewSources, ctx: ExtensionContext): void {
 	if (!ctx.hasUI) return;
 	try {
-		ctx.ui.setStatus(STATUS_KEY, footerFor(sources, ctx.sessionManager.getBranch()));
+		const pass = sources.engine.pass() ?? previewPass(sources.engine, ctx, windowOf(ctx));
+		ctx.ui.setStatus(STATUS_KEY, footerFor(sources, ctx.sessionManager.getBranch(), pass));
 	} catch {
 		// The footer is a convenience: a failure here must not disturb the turn.
 	}
@@ -170,9 +174,9 @@ export function statusFacts(
 	const config = sources.config();
 	const branch = ctx.sessionManager.getBranch();
 	const sent = engine.pass();
-	const window = sent?.window || ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow || undefined;
+	const window = sent?.window || windowOf(ctx);
 	const pass = sent ?? previewPass(engine, ctx, window);
-	const figures = pass ? keptOut(pass.rows) : foldFigures(engine);
+	const figures = foldFigures(engine, pass);
 	const system = systemTokens(pi, ctx);
 	const rows = pass?.rows ?? [];
 	return {
@@ -191,6 +195,11 @@ export function statusFacts(
 		advisories: sources.advisories?.() ?? [],
 		preview: sent === undefined && pass !== undefined,
 	};
+}
+
+/** The current model's context window, if Pi knows it. */
+function windowOf(ctx: ExtensionContext): number | undefined {
+	return ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow || undefined;
 }
 
 /**
