@@ -381,6 +381,8 @@ export interface StatusFacts {
 	advisories: readonly string[];
 	/** The figures are of the conversation as the next request would send it: none went out yet. */
 	preview?: boolean;
+	/** Pi's own count of the context (the provider's usage plus Pi's estimates), when Pi has one. */
+	piUsage?: number;
 	/** Width of the bar in characters. */
 	barWidth?: number;
 }
@@ -393,6 +395,15 @@ const LIFETIME_SOURCES: Record<Lifetime["source"], string> = {
 	default: "cacheTtlSeconds default; the model declares none",
 };
 
+/** Share by which Pi's count must differ from the chars/4 figure before the status names it. */
+const PI_COUNT_SHOWN = 0.1;
+
+/** ` · Pi counts 177k` when Pi's own count differs from the status's figure by PI_COUNT_SHOWN or more. */
+function piCount(f: StatusFacts): string {
+	if (f.piUsage === undefined || f.usage === undefined || !(f.usage > 0)) return "";
+	return Math.abs(f.piUsage - f.usage) >= PI_COUNT_SHOWN * f.usage ? ` · Pi counts ${short(f.piUsage)}` : "";
+}
+
 /** The `/context-fold status` text: plain lines, no colour, the same in every mode. */
 export function statusText(f: StatusFacts): string {
 	const out: string[] = ["context-fold status"];
@@ -402,7 +413,7 @@ export function statusText(f: StatusFacts): string {
 		const p = f.point;
 		const share = percent(f.usage / f.window);
 		const next = f.preview ? " · as the next request would send it" : "";
-		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})${next}`);
+		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})${piCount(f)}${next}`);
 		if (p) {
 			const toFold = p.at - f.usage;
 			out.push(

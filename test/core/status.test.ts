@@ -222,4 +222,27 @@ describe("labels, costs and the status text", () => {
 		])
 			assert.ok(full.includes(want), `missing "${want}" in:\n${full}`);
 	});
+
+	it("names Pi's own count of the context when it differs from the chars/4 figure by a tenth or more", () => {
+		const facts = {
+			usage: 131_000,
+			window: 200_000,
+			point: undefined,
+			parts: undefined,
+			folds: 0,
+			keptOut: 0,
+			events: [],
+			cache: [],
+			largest: [],
+			advisories: [],
+		};
+		const line = (extra: object) => statusText({ ...facts, ...extra }).split("\n")[2];
+		assert.equal(line({ piUsage: 177_000 }), "Context   131k of 200k window (66%) · Pi counts 177k");
+		assert.equal(line({ piUsage: 125_000 }), "Context   131k of 200k window (66%)");
+		assert.equal(line({}), "Context   131k of 200k window (66%)");
+		assert.equal(
+			line({ piUsage: 100_000, preview: true }),
+			"Context   131k of 200k window (66%) · Pi counts 100k · as the next request would send it",
+		);
+	});
 });

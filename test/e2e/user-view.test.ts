@@ -16,7 +16,13 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { FoldTracker } from "./harness/fold-wire.ts";
-import { type CapturedRequest, lastUserText, type ModelServer, startModelServer } from "./harness/model-server.ts";
+import {
+	type CapturedRequest,
+	lastUserText,
+	type ModelServer,
+	serializePrompt,
+	startModelServer,
+} from "./harness/model-server.ts";
 import { createPiSandbox, type JsonRecord, type PiSandbox } from "./harness/pi-runner.ts";
 import { startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 
@@ -223,5 +229,44 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 			}
 			assert.equal(server.requests.length, from, "RPC reached the model");
 		});
+	});
+});
+
+describe("/context-fold status beside Pi's own count", () => {
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+
+	before(async () => {
+		// The answer reports a prompt three times its chars/4 size, as a dense tokenizer would.
+		server = await startModelServer((req) => ({
+			text: "counted",
+			usage: { input: 3 * Math.ceil(serializePrompt(req).length / 4), cacheRead: 0, cacheWrite: 0 },
+		}));
+		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: 200_000 });
+	});
+	after(async () => {
+		await server?.close();
+		await sandbox?.cleanup();
+	});
+
+	it("names Pi's count where it differs from the status's chars/4 figure by a tenth or more", async () => {
+		const first = await sandbox.runPrint({ prompt: "Count me.", extensions: ["."], timeoutMs: WAIT });
+		assert.equal(first.code, 0, first.stderr);
+		const session = await sandbox.latestSessionFile();
+		assert.ok(session, "no session file");
+		const run = await sandbox.runPrint({
+			prompt: "/context-fold status",
+			session,
+			extensions: ["."],
+			timeoutMs: WAIT,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const line = (run.stderr + run.stdout).split("\n").find((l) => l.startsWith("Context "));
+		const figures =
+			/^Context +([\d.]+)k of 200k window \(\d+%\) · Pi counts ([\d.]+)k · as the next request would send it$/.exec(
+				String(line),
+			);
+		assert.ok(figures, String(line));
+		assert.ok(Number(figures[2]) > 2 * Number(figures[1]), String(line));
 	});
 });

@@ -194,7 +194,18 @@ export function statusFacts(
 		largest: largestFolded(engine, pass?.rows),
 		advisories: sources.advisories?.() ?? [],
 		preview: sent === undefined && pass !== undefined,
+		piUsage: piUsageOf(ctx),
 	};
+}
+
+/** Pi's own count of the context, if it has one (none right after a compaction). */
+function piUsageOf(ctx: ExtensionContext): number | undefined {
+	try {
+		const tokens = ctx.getContextUsage()?.tokens;
+		return typeof tokens === "number" && tokens > 0 ? tokens : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 /** The current model's context window, if Pi knows it. */
