@@ -16,6 +16,7 @@ import {
 	keptOut,
 	type PassRow,
 	passRows,
+	type StatusFacts,
 	short,
 	statusText,
 	unfoldCost,
@@ -47,6 +48,20 @@ const layer = (seq: number, ops: { id: string; code: string; text: string }[]) =
 	customType: T,
 	data: { v: 1, kind: "layer", seq, ops },
 });
+
+/** Status facts before anything is known: no request, no fold, no event, no response. */
+const NOTHING_KNOWN: StatusFacts = {
+	usage: undefined,
+	window: undefined,
+	point: undefined,
+	parts: undefined,
+	folds: 0,
+	keptOut: 0,
+	events: [],
+	cache: [],
+	largest: [],
+	advisories: [],
+};
 
 describe("footer", () => {
 	it("claims nothing before the first fold", () => {
@@ -181,18 +196,7 @@ describe("labels, costs and the status text", () => {
 	});
 
 	it("writes every section, and says so when nothing is known yet", () => {
-		const empty = statusText({
-			usage: undefined,
-			window: undefined,
-			point: undefined,
-			parts: undefined,
-			folds: 0,
-			keptOut: 0,
-			events: [],
-			cache: [],
-			largest: [],
-			advisories: [],
-		});
+		const empty = statusText(NOTHING_KNOWN);
 		assert.match(empty, /No request has gone out/);
 		const full = statusText({
 			usage: 12_000,
@@ -224,18 +228,7 @@ describe("labels, costs and the status text", () => {
 	});
 
 	it("names Pi's own count of the context when it differs from the chars/4 figure by a tenth or more", () => {
-		const facts = {
-			usage: 131_000,
-			window: 200_000,
-			point: undefined,
-			parts: undefined,
-			folds: 0,
-			keptOut: 0,
-			events: [],
-			cache: [],
-			largest: [],
-			advisories: [],
-		};
+		const facts = { ...NOTHING_KNOWN, usage: 131_000, window: 200_000 };
 		const line = (extra: object) => statusText({ ...facts, ...extra }).split("\n")[2];
 		assert.equal(line({ piUsage: 177_000 }), "Context   131k of 200k window (66%) · Pi counts 177k");
 		assert.equal(line({ piUsage: 125_000 }), "Context   131k of 200k window (66%)");

@@ -10,17 +10,11 @@
  *   three times, and the advisory names that code, once.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { ANY_TAG, FoldTracker } from "./harness/fold-wire.ts";
-import {
-	type CapturedRequest,
-	lastUserText,
-	type ModelServer,
-	messagesOf,
-	type Reply,
-	startModelServer,
-} from "./harness/model-server.ts";
-import { createPiSandbox, type PiSandbox, type RunResult } from "./harness/pi-runner.ts";
+import { type CapturedRequest, lastUserText, messagesOf, type Reply } from "./harness/model-server.ts";
+import type { RunResult } from "./harness/pi-runner.ts";
+import { scriptedPi } from "./harness/scripted.ts";
 
 const RUN_TIMEOUT_MS = 120_000;
 
@@ -30,10 +24,6 @@ function linesOf(stderr: string, opening: string): string[] {
 }
 
 describe("reset flag through pi -p", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let run: RunResult;
-
 	/** Twelve bash batches of 1,000 lines (~6k tokens each) in one run, then an answer. */
 	const script = (req: CapturedRequest): Reply => {
 		const ran = messagesOf(req).reduce((n, m) => n + (m.toolCalls?.length ?? 0), 0);
@@ -41,19 +31,14 @@ describe("reset flag through pi -p", () => {
 		const command = `for i in $(seq 1 1000); do echo "reset batch ${ran + 1} line $i ok"; done`;
 		return { toolCalls: [{ name: "bash", args: { command } }] };
 	};
+	const pi = scriptedPi(script, {
+		contextWindow: 200_000,
+		settings: { "context-fold": { policy: "ladder", foldAt: 0.95, debug: true } },
+	});
+	let run: RunResult;
 
 	before(async () => {
-		server = await startModelServer(script);
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: 200_000,
-			settings: { "context-fold": { policy: "ladder", foldAt: 0.95, debug: true } },
-		});
-		run = await sandbox.runPrint({ prompt: "Run the batches.", extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
+		run = await pi.sandbox.runPrint({ prompt: "Run the batches.", extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
 	});
 
 	it("says once, on stderr, that a handoff would pay for itself", () => {
@@ -65,10 +50,10 @@ describe("reset flag through pi -p", () => {
 			flags[0],
 			/^context-fold: reset flag: \/fold-handoff would pay for itself within 2 warm turns: this session carries ~[\d.]+k tokens per request, a fresh session seeded by \/fold-handoff at most ~[\d.]+k$/,
 		);
-		assert.ok(!server.requests.some((req) => ANY_TAG.test(JSON.stringify(req.body.messages))), "nothing folded");
+		assert.ok(!pi.server.requests.some((req) => ANY_TAG.test(JSON.stringify(req.body.messages))), "nothing folded");
 	});
 	it("with debug on, logs each response's cache figures as the server reported them", () => {
-		const want = server.usages.map((u) => {
+		const want = pi.server.usages.map((u) => {
 			assert.ok(u, "a request got an error reply");
 			const hit = Math.round((100 * u.cacheRead) / (u.input + u.cacheRead + u.cacheWrite));
 			return `context-fold: cache read ${u.cacheRead} · write ${u.cacheWrite} · input ${u.input} · hit ${hit}%`;
@@ -87,8 +72,6 @@ describe("recall churn through pi -p", () => {
 		[TWICE]: ["ok_1", "failed_1", "failed_2", "ok_2"],
 		[THRICE]: ["again_1", "again_2", "again_3"],
 	};
-	let server: ModelServer;
-	let sandbox: PiSandbox;
 	let twice: RunResult;
 	let thrice: RunResult;
 	let code: string | undefined;
@@ -112,17 +95,13 @@ describe("recall churn through pi -p", () => {
 		return { text: `done: ${prompt}` };
 	};
 
+	const pi = scriptedPi(script, { contextWindow: 20_000 });
+
 	before(async () => {
-		server = await startModelServer(script);
-		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: 20_000 });
-		twice = await sandbox.runPrint({ prompt: TWICE, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
-		const session = await sandbox.latestSessionFile();
+		twice = await pi.sandbox.runPrint({ prompt: TWICE, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
+		const session = await pi.sandbox.latestSessionFile();
 		assert.ok(session, "the first run wrote no session file");
-		thrice = await sandbox.runPrint({ prompt: THRICE, session, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
+		thrice = await pi.sandbox.runPrint({ prompt: THRICE, session, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
 	});
 
 	it("two recalls that served the block and two that failed (error results) are no churn", () => {

@@ -9,18 +9,12 @@
  * the OpenAI chat-completions wire APIs.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { batchCommand } from "./harness/batches.ts";
 import { unpaired } from "./harness/fold-wire.ts";
-import {
-	type CapturedRequest,
-	type ModelServer,
-	messagesOf,
-	type Reply,
-	startModelServer,
-	toolResultOf,
-} from "./harness/model-server.ts";
-import { createPiSandbox, type PiApi, type PiSandbox, type RunResult } from "./harness/pi-runner.ts";
+import { type CapturedRequest, messagesOf, type Reply, toolResultOf } from "./harness/model-server.ts";
+import type { PiApi, RunResult } from "./harness/pi-runner.ts";
+import { scriptedPi } from "./harness/scripted.ts";
 
 const WINDOW = 32_000;
 const SETTINGS = {
@@ -109,39 +103,32 @@ function argumentScript(id: ReturnType<typeof ids>) {
 for (const api of ["anthropic-messages", "openai-completions"] as const satisfies readonly PiApi[])
 	describe(`economic policy: a long write argument folds and is recalled (${api})`, () => {
 		const id = ids(api);
-		let server: ModelServer;
-		let sandbox: PiSandbox;
+		const pi = scriptedPi(argumentScript(id), { api, contextWindow: WINDOW, settings: SETTINGS });
 		let run: RunResult;
 		let folded = -1;
 
 		before(async () => {
-			server = await startModelServer(argumentScript(id));
-			sandbox = await createPiSandbox({ serverUrl: server.url, api, contextWindow: WINDOW, settings: SETTINGS });
-			run = await sandbox.runPrint({
+			run = await pi.sandbox.runPrint({
 				prompt: "Write the shapes module, then run the batches.",
 				extensions: ["."],
 				timeoutMs: RUN_TIMEOUT_MS,
 			});
-			folded = server.requests.findIndex((req) =>
+			folded = pi.server.requests.findIndex((req) =>
 				FOLDED_CONTENT.test(String(writeCall(req, id.write)?.args.content)),
 			);
-		});
-		after(async () => {
-			await server?.close();
-			await sandbox?.cleanup();
 		});
 
 		it("the run writes the module, folds its content, recalls it and ends", () => {
 			assert.equal(run.code, 0, run.stderr);
 			assert.equal(run.stdout.trim(), "module recalled", run.stderr);
-			assert.deepEqual(server.errors, []);
+			assert.deepEqual(pi.server.errors, []);
 			assert.ok(folded > 0, "no request carries the write's content folded");
 		});
 
 		it("the folded call keeps its id, name, keys and path; its content names what the module declares", () => {
-			const before = writeCall(server.requests[folded - 1], id.write);
+			const before = writeCall(pi.server.requests[folded - 1], id.write);
 			assert.deepEqual(before, { name: "write", args: { path: PATH, content: MODULE } }, "raw before the event");
-			const call = writeCall(server.requests[folded], id.write);
+			const call = writeCall(pi.server.requests[folded], id.write);
 			assert.equal(call?.name, "write");
 			assert.deepEqual(Object.keys(call?.args ?? {}), ["path", "content"]);
 			assert.equal(call?.args.path, PATH);
@@ -150,21 +137,21 @@ for (const api of ["anthropic-messages", "openai-completions"] as const satisfie
 			assert.equal(rest, `${MODULE.split("\n")[0]} Names: assert, UNIT, Shape, area, perimeter.`);
 			assert.ok(!String(call?.args.content).includes(MARKER), "the marker left the wire");
 			assert.match(
-				toolResultOf(server.requests[folded], id.write) ?? "",
+				toolResultOf(pi.server.requests[folded], id.write) ?? "",
 				/Successfully/i,
 				"the write's result stays",
 			);
 			assert.equal(
-				messagesOf(server.requests[folded]).length,
-				messagesOf(server.requests[folded - 1]).length + 2,
+				messagesOf(pi.server.requests[folded]).length,
+				messagesOf(pi.server.requests[folded - 1]).length + 2,
 				"one more call and its result, nothing removed",
 			);
-			for (const req of server.requests.slice(1))
+			for (const req of pi.server.requests.slice(1))
 				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
 		});
 
 		it("recall_folded reads the original content back, verified", () => {
-			const last = server.requests.at(-1) as CapturedRequest;
+			const last = pi.server.requests.at(-1) as CapturedRequest;
 			const text = toolResultOf(last, id.recall) ?? "";
 			assert.ok(text.includes(MARKER), `the recall lacks the original:\n${text.slice(0, 400)}`);
 			assert.ok(text.includes("export function perimeter(width: number, height: number): number {"));

@@ -8,19 +8,12 @@
  * hot tail is larger than the session, so no tool result folds.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { batchCommand } from "./harness/batches.ts";
 import { TAG_AT_HEAD, unpaired } from "./harness/fold-wire.ts";
-import {
-	type CapturedRequest,
-	type ModelServer,
-	messagesOf,
-	type Reply,
-	startModelServer,
-	toolResultOf,
-	toolResultsOf,
-} from "./harness/model-server.ts";
-import { createPiSandbox, type PiSandbox, type RunResult } from "./harness/pi-runner.ts";
+import { type CapturedRequest, messagesOf, type Reply, toolResultOf, toolResultsOf } from "./harness/model-server.ts";
+import type { RunResult } from "./harness/pi-runner.ts";
+import { scriptedPi } from "./harness/scripted.ts";
 
 const SETTINGS = {
 	compaction: { enabled: false },
@@ -81,24 +74,17 @@ function script(): (req: CapturedRequest) => Reply {
 }
 
 describe("unsigned thinking folds through pi -p (anthropic-messages)", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
+	const pi = scriptedPi(script(), { contextWindow: 16_000, settings: SETTINGS });
 	let run: RunResult;
 
 	before(async () => {
-		server = await startModelServer(script());
-		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: 16_000, settings: SETTINGS });
-		run = await sandbox.runPrint({ prompt: "Think, then run the batches.", extensions: ["."], timeoutMs: 90_000 });
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
+		run = await pi.sandbox.runPrint({ prompt: "Think, then run the batches.", extensions: ["."], timeoutMs: 90_000 });
 	});
 
 	it("sends the thinking raw first, then folded in place; the answer, calls and results stay", () => {
 		assert.equal(run.code, 0, run.stderr);
 		assert.equal(run.stdout.trim(), "thinking run done", run.stderr);
-		const replies = server.requests.map(firstReply);
+		const replies = pi.server.requests.map(firstReply);
 		const rawAt = replies.findIndex((t) => t !== undefined);
 		assert.equal(
 			replies[rawAt],
@@ -110,27 +96,27 @@ describe("unsigned thinking folds through pi -p (anthropic-messages)", () => {
 		const folded = replies[foldedAt] ?? "";
 		assert.match(folded, /^\{#[0-9a-z]{8} FOLDED\} thinking: 31 lines, ~\d+ tokens\. /);
 		assert.ok(folded.endsWith(ANSWER), `the short answer stays raw: ${folded}`);
-		const recallAt = server.requests.findIndex((r) => toolResultOf(r, RECALL) !== undefined);
+		const recallAt = pi.server.requests.findIndex((r) => toolResultOf(r, RECALL) !== undefined);
 		assert.ok(recallAt > foldedAt, "no recall after the fold");
-		for (let i = foldedAt; i < server.requests.length; i++) {
+		for (let i = foldedAt; i < pi.server.requests.length; i++) {
 			assert.equal(replies[i], folded, `request ${i}: the folded bytes changed`);
-			assert.deepEqual(unpaired(server.requests[i]), { callsWithoutResult: [], resultsWithoutCall: [] });
+			assert.deepEqual(unpaired(pi.server.requests[i]), { callsWithoutResult: [], resultsWithoutCall: [] });
 			// Until the recall's result brings it back as a tool result, the marker is nowhere on the wire.
-			if (i < recallAt) assert.ok(!server.requests[i].raw.includes(MARKER), `request ${i} carries the marker`);
+			if (i < recallAt) assert.ok(!pi.server.requests[i].raw.includes(MARKER), `request ${i} carries the marker`);
 		}
-		const before = messagesOf(server.requests[foldedAt - 1]);
-		const after = messagesOf(server.requests[foldedAt]);
+		const prior = messagesOf(pi.server.requests[foldedAt - 1]);
+		const next = messagesOf(pi.server.requests[foldedAt]);
 		assert.deepEqual(
-			after.slice(0, before.length).map((m) => [m.role, m.toolCalls?.map((c) => c.id) ?? []]),
-			before.map((m) => [m.role, m.toolCalls?.map((c) => c.id) ?? []]),
+			next.slice(0, prior.length).map((m) => [m.role, m.toolCalls?.map((c) => c.id) ?? []]),
+			prior.map((m) => [m.role, m.toolCalls?.map((c) => c.id) ?? []]),
 			"no message or call was removed or reordered",
 		);
 	});
 
 	it("recalls the original thinking by its code, sha256 verified", () => {
-		const at = server.requests.findIndex((r) => toolResultOf(r, RECALL) !== undefined);
+		const at = pi.server.requests.findIndex((r) => toolResultOf(r, RECALL) !== undefined);
 		assert.ok(at >= 0, "no recall result was sent");
-		const recalled = toolResultOf(server.requests[at], RECALL) ?? "";
+		const recalled = toolResultOf(pi.server.requests[at], RECALL) ?? "";
 		assert.match(recalled, /^Recalled #[0-9a-z]{8}: thinking, 31 lines \(sha256 verified\)\n/);
 		assert.ok(recalled.includes(MARKER), recalled);
 	});

@@ -24,6 +24,7 @@ import {
 	startModelServer,
 } from "./harness/model-server.ts";
 import { createPiSandbox, type JsonRecord, type PiSandbox } from "./harness/pi-runner.ts";
+import { scriptedPi } from "./harness/scripted.ts";
 import { startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 
 const WINDOW = 20_000;
@@ -233,28 +234,21 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 });
 
 describe("/context-fold status beside Pi's own count", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-
-	before(async () => {
-		// The answer reports a prompt three times its chars/4 size, as a dense tokenizer would.
-		server = await startModelServer((req) => ({
+	// The answer reports a prompt three times its chars/4 size, as a dense tokenizer would.
+	const pi = scriptedPi(
+		(req) => ({
 			text: "counted",
 			usage: { input: 3 * Math.ceil(serializePrompt(req).length / 4), cacheRead: 0, cacheWrite: 0 },
-		}));
-		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: 200_000 });
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+		}),
+		{ contextWindow: 200_000 },
+	);
 
 	it("names Pi's count where it differs from the status's chars/4 figure by a tenth or more", async () => {
-		const first = await sandbox.runPrint({ prompt: "Count me.", extensions: ["."], timeoutMs: WAIT });
+		const first = await pi.sandbox.runPrint({ prompt: "Count me.", extensions: ["."], timeoutMs: WAIT });
 		assert.equal(first.code, 0, first.stderr);
-		const session = await sandbox.latestSessionFile();
+		const session = await pi.sandbox.latestSessionFile();
 		assert.ok(session, "no session file");
-		const run = await sandbox.runPrint({
+		const run = await pi.sandbox.runPrint({
 			prompt: "/context-fold status",
 			session,
 			extensions: ["."],
