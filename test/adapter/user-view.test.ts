@@ -245,6 +245,22 @@ describe("/context-fold", () => {
 		);
 	});
 
+	it("a resumed session's status before its first request follows an unfold", async () => {
+		const first = await started();
+		const codes = foldedCodes(await first.request());
+		assert.ok(codes.length > 1);
+		const resumed = loadStub({ window: 10_000 });
+		resumed.entries.push(...first.entries);
+		await resumed.emit("session_start", { reason: "resume" });
+		const folds = async () =>
+			/Folds +(\d+) in context/.exec((await resumed.command("context-fold", "status")).stdout)?.[1];
+		assert.equal(await folds(), String(codes.length));
+		assert.equal(await folds(), String(codes.length), "asked again: the same");
+		assert.match(await resumed.call("unfold", { codes: [codes[0]] }), /^Unfolded/);
+		assert.equal(await folds(), String(codes.length - 1), "the unfolded block is raw in the next request");
+		assert.deepEqual(foldedCodes(await resumed.request()), codes.slice(1));
+	});
+
 	it("after a compaction, shows the compacted context until the next request, not the one before", async () => {
 		const stub = await started();
 		await stub.request();

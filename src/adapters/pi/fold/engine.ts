@@ -84,6 +84,8 @@ export class FoldEngine {
 		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number; snapshot?: PassSnapshot }
 		| undefined;
 	private warnedStale = new Set<string>();
+	/** The latest preview and what it was of, so footer refreshes before the next request plan once. */
+	private previewed: { key: string; snapshot: PassSnapshot } | undefined;
 
 	private readonly deps: EngineDeps;
 
@@ -117,6 +119,7 @@ export class FoldEngine {
 		this.overBudget = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
+		this.previewed = undefined;
 		this.warnedStale = new Set();
 	}
 
@@ -144,6 +147,7 @@ export class FoldEngine {
 	/** Forgets the latest request's status rows: the context changed under them (a compaction). */
 	forgetPass(): void {
 		this.lastPass = undefined;
+		this.previewed = undefined;
 	}
 
 	/**
@@ -225,11 +229,16 @@ export class FoldEngine {
 	/**
 	 * The status rows of `messages` as the next request would send them, its own fold event aside: for
 	 * the user's view while no request's rows are at hand (before this process sent any, or after a
-	 * compaction). Nothing is committed, warned or changed in `messages`.
+	 * compaction). Nothing is committed, warned or changed in `messages`. Kept until the next request,
+	 * a compaction or a reset, and served again for the same conversation (its length, its last
+	 * message's time), window and fold state: every footer refresh before a request asks for it.
 	 */
 	preview(messages: readonly MessageLike[], window: number): PassSnapshot {
+		const last = messages.at(-1) as { timestamp?: unknown } | undefined;
+		const key = `${messages.length}:${String(last?.timestamp)}:${window}:${this.registry.version}`;
+		if (this.previewed?.key === key) return this.previewed.snapshot;
 		const plan = this.plan(messages, { window, usage: undefined, neverCacheRead: false }, () => []);
-		return {
+		const snapshot = {
 			rows: passRows(
 				plan.view.blocks,
 				plan.blocks.map((b) => b.tokens),
@@ -238,6 +247,8 @@ export class FoldEngine {
 			usage: plan.view.usage,
 			window,
 		};
+		this.previewed = { key, snapshot };
+		return snapshot;
 	}
 
 	/**
@@ -271,6 +282,7 @@ export class FoldEngine {
 		this.rawContents = raw;
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
+		this.previewed = undefined;
 		this.lastPass = {
 			view: plan.view,
 			blocks: plan.blocks,
