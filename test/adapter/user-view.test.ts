@@ -32,6 +32,17 @@ function foldedCodes(sent: Record<string, unknown>[]): string[] {
 	return resultTexts(sent).flatMap((t) => FOLDED.exec(t)?.[1] ?? []);
 }
 
+/** A session whose first request folded two or more blocks, resumed in a new extension instance that has sent nothing. */
+async function resumedAfterFolds(): Promise<{ codes: string[]; resumed: StubPi }> {
+	const first = await started();
+	const codes = foldedCodes(await first.request());
+	assert.ok(codes.length > 1, "the first request folded fewer than two blocks");
+	const resumed = loadStub({ window: 10_000 });
+	resumed.entries.push(...first.entries);
+	await resumed.emit("session_start", { reason: "resume" });
+	return { codes, resumed };
+}
+
 describe("footer status", () => {
 	it("claims nothing before the first fold, then reads folds, tokens kept out and the cache since the event", async () => {
 		const stub = await started();
@@ -224,12 +235,7 @@ describe("/context-fold", () => {
 	});
 
 	it("shows a resumed session's context before its first request, as that request then sends it", async () => {
-		const first = await started();
-		const codes = foldedCodes(await first.request());
-		assert.ok(codes.length > 0);
-		const resumed = loadStub({ window: 10_000 });
-		resumed.entries.push(...first.entries);
-		await resumed.emit("session_start", { reason: "resume" });
+		const { codes, resumed } = await resumedAfterFolds();
 		const before = (await resumed.command("context-fold", "status")).stdout;
 		assert.doesNotMatch(before, /No request has gone out/);
 		const context = /Context +([\d.]+k) of 10k window \(\d+%\) · as the next request would send it\n/.exec(before);
@@ -246,12 +252,7 @@ describe("/context-fold", () => {
 	});
 
 	it("a resumed session's status before its first request follows an unfold", async () => {
-		const first = await started();
-		const codes = foldedCodes(await first.request());
-		assert.ok(codes.length > 1);
-		const resumed = loadStub({ window: 10_000 });
-		resumed.entries.push(...first.entries);
-		await resumed.emit("session_start", { reason: "resume" });
+		const { codes, resumed } = await resumedAfterFolds();
 		const folds = async () =>
 			/Folds +(\d+) in context/.exec((await resumed.command("context-fold", "status")).stdout)?.[1];
 		assert.equal(await folds(), String(codes.length));
