@@ -5,12 +5,15 @@
  * - `project`: every `test/fixtures/sessions/*.jsonl` of this repository (sessions recorded for and
  *   shipped with the project; none yet is not an error);
  * - `shared`: every `*.jsonl` in `CONTEXTFOLD_SESSIONS` if set, else in `../shared/sessions` beside
- *   the repository, only when that folder exists (a fresh clone has none).
+ *   the repository, only when that folder exists (a fresh clone has none);
+ * - `more`: the same, from `CONTEXTFOLD_SESSIONS_MORE` or `../shared/sessions-more` (sessions other
+ *   people recorded with other harnesses, converted to Pi's format).
  *
+ * A folder is read once: a corpus naming a folder an earlier corpus already read is absent.
  * A session is loaded once per process (see session.ts for the branch and the message sequences).
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MessageLike } from "../../src/core/block.ts";
 import { activeBranch, branchMessages, contextMessages, type Entry, readSessionFile } from "./session.ts";
@@ -23,6 +26,9 @@ export const PROJECT_SESSIONS = join(REPO_ROOT, "test", "fixtures", "sessions");
 
 /** Where the shared corpus is looked for when CONTEXTFOLD_SESSIONS is not set. */
 export const DEFAULT_SHARED_SESSIONS = resolve(REPO_ROOT, "..", "shared", "sessions");
+
+/** Where the `more` corpus is looked for when CONTEXTFOLD_SESSIONS_MORE is not set. */
+export const DEFAULT_MORE_SESSIONS = resolve(REPO_ROOT, "..", "shared", "sessions-more");
 
 /** One session file of a corpus. */
 export interface SessionRef {
@@ -54,26 +60,30 @@ function corpusAt(name: string, dir: string, absence: string): Corpus {
 	return { name, dir, present: true, sessions: files.map((file) => ({ corpus: name, file, path: join(dir, file) })) };
 }
 
-/** The shared corpus folder and how it was chosen. */
-function sharedDir(): { dir: string; absence: string } {
-	const fromEnv = process.env.CONTEXTFOLD_SESSIONS;
-	if (fromEnv) {
-		const dir = resolve(fromEnv);
-		return { dir, absence: `CONTEXTFOLD_SESSIONS=${fromEnv} is not a folder` };
-	}
-	return {
-		dir: DEFAULT_SHARED_SESSIONS,
-		absence: "set CONTEXTFOLD_SESSIONS or place ../shared/sessions",
-	};
+/** An optional corpus folder: `variable` if set, else `fallback`, and why it is absent when it is. */
+function optionalDir(variable: string, fallback: string): { dir: string; absence: string } {
+	const fromEnv = process.env[variable];
+	if (fromEnv) return { dir: resolve(fromEnv), absence: `${variable}=${fromEnv} is not a folder` };
+	return { dir: fallback, absence: `set ${variable} or place ../shared/${basename(fallback)}` };
 }
 
-/** Both corpora, `project` first, as they are on disk now. */
+/** The three corpora, `project` first, as they are on disk now. */
 export function listCorpora(): Corpus[] {
-	const shared = sharedDir();
-	return [
-		corpusAt("project", PROJECT_SESSIONS, "no test/fixtures/sessions folder"),
-		corpusAt("shared", shared.dir, shared.absence),
+	const wanted = [
+		{ name: "project", dir: PROJECT_SESSIONS, absence: "no test/fixtures/sessions folder" },
+		{ name: "shared", ...optionalDir("CONTEXTFOLD_SESSIONS", DEFAULT_SHARED_SESSIONS) },
+		{ name: "more", ...optionalDir("CONTEXTFOLD_SESSIONS_MORE", DEFAULT_MORE_SESSIONS) },
 	];
+	const corpora: Corpus[] = [];
+	for (const { name, dir, absence } of wanted) {
+		const earlier = corpora.find((c) => c.present && c.dir === dir);
+		corpora.push(
+			earlier
+				? { name, dir, present: false, absence: `same folder as ${earlier.name}`, sessions: [] }
+				: corpusAt(name, dir, absence),
+		);
+	}
+	return corpora;
 }
 
 /** Every session of every present corpus, `project` first, by file name within a corpus. */
@@ -82,8 +92,9 @@ export function listSessions(): SessionRef[] {
 }
 
 /**
- * The corpora line, e.g. `corpora: project (2 sessions: a.jsonl, b.jsonl); shared: absent (set
- * CONTEXTFOLD_SESSIONS or place ../shared/sessions)`.
+ * The corpora line: each corpus with its folder (but the project's) and session files, or why it is
+ * absent, e.g. `corpora: project (2 sessions: a.jsonl, b.jsonl); shared: absent (set
+ * CONTEXTFOLD_SESSIONS or place ../shared/sessions); more (1 session, /x/sessions-more: c.jsonl)`.
  */
 export function corporaLine(corpora: readonly Corpus[] = listCorpora()): string {
 	const parts = corpora.map((c) => {

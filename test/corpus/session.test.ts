@@ -278,40 +278,86 @@ describe("bad session files get a typed error naming the file", () => {
 });
 
 describe("the corpora", () => {
-	const saved = process.env.CONTEXTFOLD_SESSIONS;
+	const saved = { shared: process.env.CONTEXTFOLD_SESSIONS, more: process.env.CONTEXTFOLD_SESSIONS_MORE };
 	const dir = mkdtempSync(join(tmpdir(), "cf-corpora-"));
+	const restore = (variable: string, value: string | undefined): void => {
+		if (value === undefined) delete process.env[variable];
+		else process.env[variable] = value;
+	};
 	after(() => {
-		if (saved === undefined) delete process.env.CONTEXTFOLD_SESSIONS;
-		else process.env.CONTEXTFOLD_SESSIONS = saved;
+		restore("CONTEXTFOLD_SESSIONS", saved.shared);
+		restore("CONTEXTFOLD_SESSIONS_MORE", saved.more);
 		rmSync(dir, { recursive: true, force: true });
 	});
+	const folderOf = (name: string, files: string[]): string => {
+		const folder = join(dir, name);
+		mkdirSync(folder, { recursive: true });
+		for (const file of files)
+			writeFileSync(join(folder, file), file.endsWith(".jsonl") ? jsonl(V3) : "not a session");
+		return folder;
+	};
 
-	it("CONTEXTFOLD_SESSIONS naming a missing folder means the shared corpus is absent, and the line says so", () => {
+	it("variables naming missing folders mean both optional corpora are absent, and the line says so", () => {
 		process.env.CONTEXTFOLD_SESSIONS = join(dir, "missing");
-		const shared = listCorpora().find((c) => c.name === "shared");
-		assert.equal(shared?.present, false);
-		assert.deepEqual(shared?.sessions, []);
+		process.env.CONTEXTFOLD_SESSIONS_MORE = join(dir, "missing-more");
+		const [, shared, more] = listCorpora();
+		assert.equal(shared.present, false);
+		assert.deepEqual(shared.sessions, []);
+		assert.equal(more.present, false);
 		assert.ok(listSessions().every((s) => s.corpus === "project"));
-		assert.match(corporaLine(), /; shared: absent \(CONTEXTFOLD_SESSIONS=.*missing is not a folder\)$/);
+		assert.match(
+			corporaLine(),
+			/; shared: absent \(CONTEXTFOLD_SESSIONS=.*missing is not a folder\); more: absent \(CONTEXTFOLD_SESSIONS_MORE=.*missing-more is not a folder\)$/,
+		);
 	});
 
 	it("a shared folder lists every *.jsonl in it by name, whatever the names", () => {
-		const folder = join(dir, "sessions");
-		mkdirSync(folder);
-		writeFileSync(join(folder, "b.jsonl"), jsonl(V3));
-		writeFileSync(join(folder, "a.jsonl"), jsonl(V3));
-		writeFileSync(join(folder, "notes.md"), "not a session");
+		const folder = folderOf("sessions", ["b.jsonl", "a.jsonl", "notes.md"]);
 		process.env.CONTEXTFOLD_SESSIONS = folder;
+		process.env.CONTEXTFOLD_SESSIONS_MORE = join(dir, "missing-more");
 		const shared = listCorpora().find((c) => c.name === "shared");
 		assert.deepEqual(
 			shared?.sessions.map((s) => s.file),
 			["a.jsonl", "b.jsonl"],
 		);
-		assert.ok(corporaLine().endsWith(`; shared (2 sessions, ${folder}: a.jsonl, b.jsonl)`));
+		assert.ok(corporaLine().includes(`; shared (2 sessions, ${folder}: a.jsonl, b.jsonl); more: absent`));
 		const loaded = loadSession(shared!.sessions[0]);
 		assert.equal(loaded.name, "shared/a.jsonl");
 		assert.equal(loaded.messages.length, 10);
 		assert.equal(loaded.context.length, 6);
+	});
+
+	it("the more folder is a third corpus after shared, its sessions named more/<file>", () => {
+		const shared = folderOf("both-shared", ["a.jsonl"]);
+		const folder = folderOf("both-more", ["c.jsonl", "readme.md"]);
+		process.env.CONTEXTFOLD_SESSIONS = shared;
+		process.env.CONTEXTFOLD_SESSIONS_MORE = folder;
+		assert.deepEqual(
+			listCorpora().map((c) => c.name),
+			["project", "shared", "more"],
+		);
+		assert.deepEqual(
+			listSessions()
+				.filter((s) => s.corpus !== "project")
+				.map((s) => `${s.corpus}/${s.file}`),
+			["shared/a.jsonl", "more/c.jsonl"],
+		);
+		assert.ok(
+			corporaLine().endsWith(`; shared (1 session, ${shared}: a.jsonl); more (1 session, ${folder}: c.jsonl)`),
+		);
+	});
+
+	it("a folder named by both variables is read once, as shared", () => {
+		const folder = folderOf("same", ["a.jsonl"]);
+		process.env.CONTEXTFOLD_SESSIONS = folder;
+		process.env.CONTEXTFOLD_SESSIONS_MORE = folder;
+		assert.deepEqual(
+			listSessions()
+				.filter((s) => s.corpus !== "project")
+				.map((s) => `${s.corpus}/${s.file}`),
+			["shared/a.jsonl"],
+		);
+		assert.ok(corporaLine().endsWith("; more: absent (same folder as shared)"));
 	});
 
 	it("the project corpus is test/fixtures/sessions of this repository", () => {
