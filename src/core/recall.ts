@@ -104,17 +104,44 @@ function around(line: string, needle: string, max: number): string {
 	return `…${clip(line.slice(start), max - 1)}`;
 }
 
+/** Letters, digits, `_` and `$`: what continues a token. */
+const TOKEN_CHAR = /[\w$]/;
+
+/**
+ * How well `text` holds `pattern`, best first: 0 in its exact case as a whole token (no token
+ * character joins it where the pattern itself begins or ends with one), 1 in its exact case inside a
+ * longer token, 2 only in another case, 3 not at all.
+ */
+export function matchQuality(text: string, pattern: string): 0 | 1 | 2 | 3 {
+	const open = TOKEN_CHAR.test(pattern[0] ?? "");
+	const close = TOKEN_CHAR.test(pattern[pattern.length - 1] ?? "");
+	let exact = false;
+	for (let at = text.indexOf(pattern); at >= 0; at = text.indexOf(pattern, at + 1)) {
+		exact = true;
+		const joinedLeft = open && at > 0 && TOKEN_CHAR.test(text[at - 1]);
+		const joinedRight = close && TOKEN_CHAR.test(text[at + pattern.length] ?? "");
+		if (!joinedLeft && !joinedRight) return 0;
+	}
+	if (exact) return 1;
+	return text.toLowerCase().includes(pattern.toLowerCase()) ? 2 : 3;
+}
+
 /** Result of a grep over one text. */
 export interface GrepResult {
 	text: string;
+	/** Lines holding the pattern. */
 	matches: number;
+	/** Matching lines in `text`. */
 	shown: number;
 	cut: boolean;
 }
 
 /**
- * Literal, case-insensitive grep with `context` lines around each match; numbered lines, `--`
- * between separate hunks, at most `maxMatches` matches and `maxChars` characters.
+ * Literal, case-insensitive grep with `context` lines around each match; numbered lines (`n:` for a
+ * matching line, also when it falls in another match's context; `n-` for context), `--` between
+ * separate hunks, at most about `maxMatches` matching lines and `maxChars` characters. When not every
+ * match fits, the best are shown (see matchQuality: an exact identifier finds its own lines before
+ * longer tokens and case variants), still in line order.
  */
 export function grepText(
 	text: string,
@@ -125,34 +152,41 @@ export function grepText(
 ): GrepResult {
 	const needle = pattern.toLowerCase();
 	const lines = splitLines(text);
-	const hits: number[] = [];
-	for (let i = 0; i < lines.length; i++) if (lines[i].toLowerCase().includes(needle)) hits.push(i);
-	const out: string[] = [];
-	let used = 0;
-	let shown = 0;
-	let cut = false;
-	let printedTo = -1;
-	for (const hit of hits) {
-		if (shown >= maxMatches) {
-			cut = true;
-			break;
-		}
-		const from = Math.max(hit - context, printedTo + 1);
-		const to = Math.min(hit + context, lines.length - 1);
-		const chunk: string[] = [];
-		if (printedTo >= 0 && from > printedTo + 1) chunk.push("--");
-		for (let i = from; i <= to; i++) {
-			chunk.push(`${i + 1}${i === hit ? ":" : "-"} ${around(lines[i], needle, RECALL_LIMITS.lineChars)}`);
-		}
-		const size = chunk.reduce((n, l) => n + l.length + 1, 0);
-		if (used + size > maxChars && shown > 0) {
-			cut = true;
-			break;
-		}
-		out.push(...chunk);
-		used += size;
-		printedTo = Math.max(printedTo, to);
-		shown++;
+	const quality = new Map<number, number>();
+	for (let i = 0; i < lines.length; i++) {
+		if (lines[i].toLowerCase().includes(needle)) quality.set(i, matchQuality(lines[i], pattern));
 	}
-	return { text: out.join("\n"), matches: hits.length, shown, cut };
+	const ranked = [...quality.keys()].sort((a, b) => (quality.get(a) ?? 0) - (quality.get(b) ?? 0) || a - b);
+	const shownLines = new Map<number, string>();
+	const render = (centers: readonly number[]): { text: string; shown: number } => {
+		const out: string[] = [];
+		let shown = 0;
+		let printedTo = -1;
+		for (const center of [...centers].sort((a, b) => a - b)) {
+			const from = Math.max(center - context, printedTo + 1);
+			const to = Math.min(center + context, lines.length - 1);
+			if (printedTo >= 0 && from > printedTo + 1) out.push("--");
+			for (let i = from; i <= to; i++) {
+				let line = shownLines.get(i);
+				if (line === undefined) {
+					line = `${i + 1}${quality.has(i) ? ":" : "-"} ${around(lines[i], needle, RECALL_LIMITS.lineChars)}`;
+					shownLines.set(i, line);
+				}
+				if (quality.has(i)) shown++;
+				out.push(line);
+			}
+			printedTo = Math.max(printedTo, to);
+		}
+		return { text: out.join("\n"), shown };
+	};
+	const centers: number[] = [];
+	let best = { text: "", shown: 0 };
+	for (const hit of ranked) {
+		if (best.shown >= maxMatches) break;
+		const next = render([...centers, hit]);
+		if (next.text.length > maxChars && centers.length > 0) break;
+		centers.push(hit);
+		best = next;
+	}
+	return { text: best.text, matches: quality.size, shown: best.shown, cut: best.shown < quality.size };
 }

@@ -3,7 +3,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { grepText, parseLineRange, RECALL_LIMITS, renderArgs, sliceLines } from "../../src/core/recall.ts";
+import {
+	grepText,
+	matchQuality,
+	parseLineRange,
+	RECALL_LIMITS,
+	renderArgs,
+	sliceLines,
+} from "../../src/core/recall.ts";
 
 const text = Array.from({ length: 30 }, (_, i) => `line ${i + 1}${i === 9 ? " Error: boom (x+1)" : ""}`).join("\n");
 
@@ -79,9 +86,60 @@ describe("grepText", () => {
 		assert.ok(g.text.includes("NEEDLE_TOKEN"), "the match stays visible");
 		assert.ok(g.text.length < RECALL_LIMITS.lineChars + 20);
 	});
+	it("marks a matching line as a match even inside another match's context", () => {
+		const out = "Fetching caption for en...\nDirect fetch failed: HTTP_429\nFailed: HTTP_429\n";
+		const g = grepText(out, "Failed: HTTP_429", 10_000, 8, 1);
+		assert.equal(g.matches, 2);
+		assert.equal(g.shown, 2);
+		assert.equal(g.text, "1- Fetching caption for en...\n2: Direct fetch failed: HTTP_429\n3: Failed: HTTP_429");
+		const deps = grepText('\t\t"uuid": "^14.0.0",\n\t\t"zod": "^4.0.0"\n\t},', "4.0.0", 10_000, 8, 1);
+		assert.equal(deps.text, '1: \t\t"uuid": "^14.0.0",\n2: \t\t"zod": "^4.0.0"\n3- \t},');
+	});
+	it("when not every match fits, shows the pattern's exact-case whole-token lines first, in line order", () => {
+		const long = (tail: string) => `${"x".repeat(700)}&lsig=APaTxx${tail}`;
+		const lines = [
+			long("pf..."),
+			"gap",
+			"gap",
+			long("pftyrb..."),
+			"gap",
+			"gap",
+			long("..."),
+			"gap",
+			"gap",
+			"see apatxx",
+		];
+		const g = grepText(lines.join("\n"), "APaTxx", 800, 8, 0);
+		assert.equal(g.matches, 4);
+		assert.equal(g.shown, 1);
+		assert.equal(g.cut, true);
+		assert.match(g.text, /^7: …x+&lsig=APaTxx\.\.\.$/);
+		const roomy = grepText(lines.join("\n"), "APaTxx", 10_000, 2, 0);
+		assert.deepEqual(
+			roomy.text.split("\n").map((l) => l.split(":")[0]),
+			["1", "--", "7"],
+			"the whole token, then the first exact case in a longer token; the rest waits",
+		);
+	});
 	it("finds nothing without a match", () => {
 		const g = grepText(text, "absent", 1000);
 		assert.equal(g.matches, 0);
 		assert.equal(g.text, "");
+	});
+});
+
+describe("matchQuality", () => {
+	it("ranks exact case as a whole token, exact case in a longer token, another case, absent", () => {
+		assert.equal(matchQuality('"zod": "^4.0.0"', "4.0.0"), 0);
+		assert.equal(matchQuality('"uuid": "^14.0.0"', "4.0.0"), 1);
+		assert.equal(matchQuality("Direct fetch failed: HTTP_429", "Failed: HTTP_429"), 2);
+		assert.equal(matchQuality("all good", "Failed: HTTP_429"), 3);
+	});
+	it("finds a whole-token occurrence after one inside a longer token", () => {
+		assert.equal(matchQuality("lsig=APaTxxpf lsig=APaTxx.", "APaTxx"), 0);
+	});
+	it("a pattern edge that is not a word character may touch anything", () => {
+		assert.equal(matchQuality("x(a+1)y", "(a+1)"), 0);
+		assert.equal(matchQuality("xa+1", "a+1"), 1);
 	});
 });

@@ -7,7 +7,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { quoteTags } from "../../../core/digest.ts";
-import { grepText, parseLineRange, RECALL_LIMITS, sliceLines } from "../../../core/recall.ts";
+import { grepText, matchQuality, parseLineRange, RECALL_LIMITS, sliceLines } from "../../../core/recall.ts";
 import { lineCount } from "../../../core/tokens.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
@@ -113,12 +113,12 @@ function rest(code: string, next: number, end: number): string {
 
 /**
  * Searches every recorded block (folded, or removed by a compaction). Blocks holding the pattern in
- * its exact case come first, so an exact identifier finds its own blocks before case variants.
+ * its exact case as a whole token come first, then in its exact case inside a longer token, then in
+ * another case (matchQuality), so an exact identifier finds its own blocks before longer tokens and
+ * case variants; within a block its own such lines come first too (grepText).
  */
 function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number): string {
-	const needle = pattern.toLowerCase();
-	const exact: Resolved[] = [];
-	const loose: Resolved[] = [];
+	const tiers: Resolved[][] = [[], [], []];
 	let unreadable = 0;
 	for (const record of engine.registry.allRecords()) {
 		const r = resolveCode(record.code, engine, ledger);
@@ -126,10 +126,10 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number
 			unreadable++;
 			continue;
 		}
-		if (r.text.includes(pattern)) exact.push(r);
-		else if (r.text.toLowerCase().includes(needle)) loose.push(r);
+		const quality = matchQuality(r.text, pattern);
+		if (quality < 3) tiers[quality].push(r);
 	}
-	const hits = exact.concat(loose);
+	const hits = tiers.flat();
 	if (hits.length === 0) {
 		return `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
 	}

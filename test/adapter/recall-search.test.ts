@@ -1,0 +1,51 @@
+/**
+ * `recall_folded search=` over folded blocks: an exact identifier lists the blocks holding it as a
+ * whole token before those holding it inside a longer token, whatever their order in the session.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { loadStub, resultTexts } from "./stub-pi.ts";
+
+/** A session of bash results, result `i` holding `lines[i]` among filler lines, ended by a new user message. */
+function session(lines: readonly string[]) {
+	const stub = loadStub();
+	let ts = 1_700_000_000_000;
+	stub.addMessage({ role: "user", content: "list the dependencies", timestamp: ts++ });
+	lines.forEach((line, i) => {
+		const id = `call_${i}`;
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "bash", arguments: { command: `cat deps-${i}.json` } }],
+			responseId: `resp_${i}`,
+			usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+			stopReason: "toolUse",
+			timestamp: ts++,
+		});
+		const body = Array.from({ length: 200 }, (_, k) => (k === 7 ? line : `filler ${k} of file ${i}`)).join("\n");
+		stub.addMessage({
+			role: "toolResult",
+			toolCallId: id,
+			toolName: "bash",
+			content: [{ type: "text", text: body }],
+			isError: false,
+			timestamp: ts++,
+		});
+	});
+	stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
+	return stub;
+}
+
+describe("recall_folded search ranking", () => {
+	it("a block holding the pattern as a whole token comes before one holding it inside a longer token", async () => {
+		const stub = session(['"uuid": "^14.0.0",', '"zod": "^4.0.0"', "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		const folded = resultTexts(await stub.request()).filter((t) => t.startsWith("{#"));
+		assert.ok(folded.length >= 2, `folded ${folded.length}`);
+		const out = await stub.call("recall_folded", { search: "4.0.0" });
+		assert.match(out, /^2 blocks contain "4\.0\.0":/);
+		const zod = out.indexOf('"zod": "^4.0.0"');
+		const uuid = out.indexOf('"uuid": "^14.0.0"');
+		assert.ok(zod > 0 && uuid > 0, out);
+		assert.ok(zod < uuid, "the whole-token block is listed first");
+	});
+});
