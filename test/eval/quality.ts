@@ -387,6 +387,8 @@ export interface SessionResult {
 	controls: Check[];
 	/** Fold events committed by the fold passes run between compactions. */
 	foldEvents: number;
+	/** Largest live context a fold pass was given, in tokens (linearize's estimate, before folding). */
+	peakLive: number;
 	/** recall_folded search calls made. */
 	searches: number;
 	ms: number;
@@ -480,8 +482,12 @@ export function searchFinds(answer: string, f: Fact): boolean {
 	return false;
 }
 
-async function foldPass(stub: StubPi, live: readonly MessageLike[]): Promise<void> {
+/** Runs a fold pass on `live` and returns its size in tokens. */
+async function foldPass(stub: StubPi, live: readonly MessageLike[]): Promise<number> {
 	await stub.emit("context", { messages: structuredClone(live) });
+	let tokens = 0;
+	for (const block of linearize(live)) tokens += block.tokens;
+	return tokens;
 }
 
 /**
@@ -514,6 +520,7 @@ export async function replaySession(
 	let summaryMessage: MessageLike | undefined;
 	let previousSummary: string | undefined;
 	let searches = 0;
+	let peakLive = 0;
 	/** recall_folded answers by search key, for the current compaction (the folded set changes between them). */
 	const answers = new Map<string, string>();
 	const check = async (summary: string, f: Fact): Promise<Check> => {
@@ -537,7 +544,7 @@ export async function replaySession(
 		while (fed < target) {
 			const message = messages[fed];
 			if (message.role === "assistant" && foldEvery > 0 && assistants++ % foldEvery === 0) {
-				await foldPass(stub, live());
+				peakLive = Math.max(peakLive, await foldPass(stub, live()));
 			}
 			stub.addMessage(message);
 			if (message.role === "assistant") await stub.emit("message_end", { message });
@@ -614,6 +621,7 @@ export async function replaySession(
 		checks,
 		controls,
 		foldEvents,
+		peakLive,
 		searches,
 		ms: performance.now() - started,
 	};
