@@ -1,0 +1,315 @@
+/**
+ * The working-set policy (the default) through real `pi`, every assertion on the request bodies the
+ * scripted model server captured. Settings leave `policy` unset and set small knobs (a 4-message use
+ * window, 1k tails, a low foldFrom and minEvent, a long horizon) so fold events fire in a short
+ * session; bash filler that nothing refers to pushes blocks out of the tails.
+ * - A file read, then edited over several turns: each edit's arguments repeat names from the read,
+ *   so the read goes out raw while the edits go on, though each edit supersedes it and the filler
+ *   around it folds; once the model has sent `useWindow` messages without using it, it folds.
+ * - A plan the model wrote: while each of the model's messages cites the plan's step names, the
+ *   `write`'s content goes out raw, while the filler folds; once the citing stops it folds too.
+ * Under the economic policy (no working set, e.g. CONTEXTFOLD_POLICY=economic) the read and the plan
+ * fold at the first event that finds them out of the tails, and every assertion on them fails.
+ */
+import assert from "node:assert/strict";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { before, describe, it } from "node:test";
+import { analyze, type RequestFolds, TAG_AT_HEAD, unpaired } from "./harness/fold-wire.ts";
+import {
+	type CapturedRequest,
+	messagesOf,
+	type Reply,
+	type ScriptedToolCall,
+	toolResultOf,
+	toolResultsOf,
+} from "./harness/model-server.ts";
+import type { RunResult } from "./harness/pi-runner.ts";
+import { scriptedPi } from "./harness/scripted.ts";
+
+const WINDOW = 64_000;
+/** Model messages a use keeps a block raw for (set here, so the test does not follow the default). */
+const USE_WINDOW = 4;
+const SETTINGS = {
+	compaction: { enabled: false },
+	"context-fold": {
+		// The harness pins the ladder; an undefined value leaves the key out of settings.json: the default policy.
+		policy: undefined,
+		useWindow: USE_WINDOW,
+		hotTail: 1000,
+		coldTail: 1000,
+		// A long horizon: any event pays for its rewrite, so firing depends on the tails, uses and sizes alone.
+		horizon: 1000,
+		foldFrom: 3000,
+		minEvent: 500,
+		// Far above any prompt here: no backstop compaction, no urgent event (which ignores uses).
+		backstopAt: WINDOW,
+		budgetFraction: 0.95,
+	},
+};
+const RUN_TIMEOUT_MS = 120_000;
+
+const pad = (k: number) => String(k).padStart(2, "0");
+
+/** One scripted model message: an optional text and one tool call. */
+interface Step {
+	text?: string;
+	call: ScriptedToolCall;
+}
+
+/**
+ * The scripted model: step k answers the request carrying k tool results (folding rewrites results
+ * but never removes one, so the count holds), then `done`.
+ */
+function stepsScript(steps: readonly Step[], done: string) {
+	return (req: CapturedRequest): Reply => {
+		const step = steps[toolResultsOf(req).length];
+		if (!step) return { text: done };
+		return { ...(step.text ? { text: step.text } : {}), toolCalls: [step.call] };
+	};
+}
+
+/** Bash printing 100 lines (~1.5k tokens) that hold no identifier, path or number the model repeats. */
+function filler(k: number): Step {
+	const command = `for i in $(seq 1 100); do echo "filler ${k} row $i: routine output that nothing later refers to"; done`;
+	return { call: { id: `toolu_filler_${pad(k)}`, name: "bash", args: { command } } };
+}
+
+const fillerId = (k: number) => `toolu_filler_${pad(k)}`;
+
+/** Assistant messages of the request after the one that made call `callId` (-1 when none made it). */
+function modelMessagesSince(req: CapturedRequest, callId: string): number {
+	const models = messagesOf(req).filter((m) => m.role === "assistant");
+	const at = models.findIndex((m) => m.toolCalls?.some((c) => c.id === callId));
+	return at < 0 ? -1 : models.length - 1 - at;
+}
+
+/** Index of the first request carrying the result of `callId`. */
+function firstWith(requests: readonly CapturedRequest[], callId: string): number {
+	const at = requests.findIndex((r) => toolResultOf(r, callId) !== undefined);
+	assert.ok(at >= 0, `no request carries the result of ${callId}`);
+	return at;
+}
+
+// --- Scenario 1: a file read, then edited over several turns ---
+
+const LEDGER_PATH = "src/ledger.ts";
+const SHARDS = 36;
+const EDITED = [3, 10, 17, 24, 31];
+
+/** The signature and first line of shard `n`'s function: each name in it is the shard's own. */
+function shardHead(n: string, factor = ""): string {
+	return (
+		`export function reconcileShard_${n}(entries: LedgerEntry[], cursor: number): ShardResult_${n} {\n` +
+		`\tconst threshold_${n} = readThreshold("ledger.shard_${n}.threshold")${factor};`
+	);
+}
+
+/** The module the model reads: ~15k characters, one function per shard, each with its own names. */
+const LEDGER = [
+	'import type { LedgerEntry } from "./types.ts";',
+	'import { readThreshold } from "./config.ts";',
+	"",
+	...Array.from({ length: SHARDS }, (_, i) => {
+		const n = pad(i + 1);
+		return [
+			`/** Reconciles shard ${n} against /srv/ledger/shard_${n}.db before the nightly close. */`,
+			shardHead(n),
+			`\tconst pending = entries.filter((entry) => entry.cursor > cursor && entry.amount > threshold_${n});`,
+			`\treturn { shard: "${n}", pending, total: pending.reduce((sum, entry) => sum + entry.amount, 0) };`,
+			"}",
+			"",
+		].join("\n");
+	}),
+].join("\n");
+
+const READ_ID = "toolu_read_ledger";
+const editId = (k: number) => `toolu_edit_${pad(k)}`;
+
+/** Edit k doubles the threshold of shard EDITED[k - 1]: its arguments repeat that shard's names. */
+function edit(k: number): Step {
+	const n = pad(EDITED[k - 1]);
+	const edits = [{ oldText: shardHead(n), newText: shardHead(n, " * 2") }];
+	return { call: { id: editId(k), name: "edit", args: { path: LEDGER_PATH, edits } } };
+}
+
+/** Filler after the last edit: more than USE_WINDOW model messages of work unrelated to the ledger. */
+const AFTER_EDITS = USE_WINDOW + 3;
+
+const LEDGER_STEPS: Step[] = [
+	{ call: { id: READ_ID, name: "read", args: { path: LEDGER_PATH } } },
+	...EDITED.flatMap((_, i) => [filler(i + 1), edit(i + 1)]),
+	...Array.from({ length: AFTER_EDITS }, (_, j) => filler(EDITED.length + j + 1)),
+];
+
+describe("working-set policy: a file read, then edited over several turns", () => {
+	const pi = scriptedPi(stepsScript(LEDGER_STEPS, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
+	const lastEdit = editId(EDITED.length);
+	let run: RunResult;
+	let requests: CapturedRequest[] = [];
+	let folds: RequestFolds[] = [];
+
+	before(async () => {
+		await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
+		await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
+		run = await pi.sandbox.runPrint({
+			prompt: "Read the ledger, double the thresholds of the shards I named, and tidy up.",
+			extensions: ["."],
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		requests = pi.server.requests;
+		folds = analyze(requests);
+	});
+
+	it("the run reads the file, makes every edit on disk, runs the filler and ends", async () => {
+		assert.equal(run.code, 0, run.stderr);
+		assert.equal(run.stdout.trim(), "ledger fixed", run.stderr);
+		assert.deepEqual(pi.server.errors, []);
+		assert.equal(requests.length, LEDGER_STEPS.length + 1);
+		for (let k = 1; k <= EDITED.length; k++) {
+			assert.match(toolResultOf(requests.at(-1) as CapturedRequest, editId(k)) ?? "", /^Successfully replaced/);
+		}
+		const expected = EDITED.reduce((text, s) => text.replace(shardHead(pad(s)), shardHead(pad(s), " * 2")), LEDGER);
+		assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), expected);
+		for (const req of requests) assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
+		for (const f of folds) assert.deepEqual(f.mutated, [], `request ${f.index}: a result changed without a fold tag`);
+	});
+
+	it("the read goes out raw in every request while the edits go on, while the filler around it folds", () => {
+		const readAt = firstWith(requests, READ_ID);
+		const raw = folds[readAt].results.find((r) => r.id === READ_ID)?.text ?? "";
+		assert.ok(raw.includes(shardHead(pad(1))) && raw.includes(shardHead(pad(SHARDS))), "the read holds the file");
+		const lastEditAt = firstWith(requests, lastEdit);
+		for (let i = readAt; i <= lastEditAt; i++) {
+			assert.ok(!folds[i].folded.has(READ_ID), `request ${i}: the read went out folded while the edits went on`);
+		}
+		// Events fired meanwhile: the filler the model never referred to folded, around the raw read.
+		assert.ok(folds[lastEditAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastEditAt].signature}`);
+		assert.ok(folds[lastEditAt].folded.size >= 2, `one filler folded: ${folds[lastEditAt].signature}`);
+	});
+
+	it("once the edits stop, the read stays raw for useWindow model messages, then an event folds it", () => {
+		const lastEditAt = firstWith(requests, lastEdit);
+		let foldedAt = -1;
+		for (let i = lastEditAt; i < requests.length; i++) {
+			const since = modelMessagesSince(requests[i], lastEdit);
+			const folded = folds[i].folded.has(READ_ID);
+			if (since < USE_WINDOW) assert.ok(!folded, `request ${i}: folded ${since} model messages after the last edit`);
+			if (folded && foldedAt < 0) foldedAt = i;
+			if (foldedAt >= 0) assert.ok(folded, `request ${i}: unfolded again after request ${foldedAt}`);
+		}
+		assert.ok(foldedAt > lastEditAt, "the read never folded after the edits stopped");
+		assert.match(folds[foldedAt].folded.get(READ_ID)?.text ?? "", /^\{#[0-9a-z]{8} FOLDED\} read: /);
+	});
+});
+
+// --- Scenario 2: a plan the model wrote, cited while it works ---
+
+const PLAN_PATH = "docs/plan.md";
+const STEP_NAMES = [
+	"parse_manifest",
+	"resolve_versions",
+	"lock_registry",
+	"fetch_tarballs",
+	"verify_checksums",
+	"unpack_sources",
+	"patch_headers",
+	"build_natives",
+	"link_binaries",
+	"run_smoke",
+	"write_lockfile",
+	"publish_report",
+	"prune_cache",
+	"rotate_keys",
+	"notify_owners",
+	"archive_logs",
+];
+const stepName = (k: number) => `step_${pad(k)}_${STEP_NAMES[k - 1]}`;
+
+/** The plan the model writes: ~5k characters, one section per step, each named `step_NN_<what>`. */
+const PLAN = [
+	"# Migration plan",
+	"",
+	...STEP_NAMES.flatMap((_, i) => [
+		`## ${stepName(i + 1)}`,
+		`- do: carry out ${STEP_NAMES[i].replace("_", " ")} for every package in the workspace, one at a time.`,
+		`- done when: the log shows ${stepName(i + 1)} finished without a warning, and the next step may start.`,
+		"",
+	]),
+].join("\n");
+
+const WRITE_ID = "toolu_write_plan";
+const CITES = 8;
+
+/** Model message k cites three steps of the plan by name in its text and runs filler k. */
+function cite(k: number): Step {
+	const text = `Following ${PLAN_PATH}: finished ${stepName(k)}, now ${stepName(k + 1)}, then ${stepName(k + 2)}.`;
+	return { ...filler(k), text };
+}
+
+const PLAN_STEPS: Step[] = [
+	{ call: { id: WRITE_ID, name: "write", args: { path: PLAN_PATH, content: PLAN } } },
+	...Array.from({ length: CITES }, (_, i) => cite(i + 1)),
+	...Array.from({ length: USE_WINDOW + 3 }, (_, j) => filler(CITES + j + 1)),
+];
+
+/** The `content` argument of the plan's write call as the request sends it. */
+function planContent(req: CapturedRequest): string | undefined {
+	for (const message of messagesOf(req)) {
+		const call = message.toolCalls?.find((c) => c.id === WRITE_ID);
+		if (call) return String((call.args as { content?: unknown }).content);
+	}
+	return undefined;
+}
+
+describe("working-set policy: a plan the model wrote stays raw while the model cites it", () => {
+	const pi = scriptedPi(stepsScript(PLAN_STEPS, "plan followed"), { contextWindow: WINDOW, settings: SETTINGS });
+	const lastCite = fillerId(CITES);
+	let run: RunResult;
+	let requests: CapturedRequest[] = [];
+	let folds: RequestFolds[] = [];
+
+	before(async () => {
+		run = await pi.sandbox.runPrint({
+			prompt: "Write the migration plan, then follow it.",
+			extensions: ["."],
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		requests = pi.server.requests;
+		folds = analyze(requests);
+	});
+
+	it("the run writes the plan, cites it, runs the filler and ends", async () => {
+		assert.equal(run.code, 0, run.stderr);
+		assert.equal(run.stdout.trim(), "plan followed", run.stderr);
+		assert.deepEqual(pi.server.errors, []);
+		assert.equal(requests.length, PLAN_STEPS.length + 1);
+		assert.equal(await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8"), PLAN);
+		for (const req of requests) assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
+	});
+
+	it("the write's content goes out raw in every request while the model cites the plan, while the filler folds", () => {
+		const writtenAt = requests.findIndex((r) => planContent(r) !== undefined);
+		assert.ok(writtenAt > 0, "no request carries the write");
+		const lastCiteAt = firstWith(requests, lastCite);
+		for (let i = writtenAt; i <= lastCiteAt; i++) {
+			assert.equal(planContent(requests[i]), PLAN, `request ${i}: the plan went out folded while cited`);
+		}
+		assert.ok(folds[lastCiteAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastCiteAt].signature}`);
+		assert.ok(folds[lastCiteAt].folded.size >= 2, `one filler folded: ${folds[lastCiteAt].signature}`);
+	});
+
+	it("once the citing stops, the plan stays raw for useWindow model messages, then an event folds it", () => {
+		const lastCiteAt = firstWith(requests, lastCite);
+		let foldedAt = -1;
+		for (let i = lastCiteAt; i < requests.length; i++) {
+			const since = modelMessagesSince(requests[i], lastCite);
+			const content = planContent(requests[i]) ?? "";
+			if (since < USE_WINDOW) assert.equal(content, PLAN, `request ${i}: folded ${since} messages after the citing`);
+			if (TAG_AT_HEAD.test(content) && foldedAt < 0) foldedAt = i;
+			if (foldedAt >= 0)
+				assert.match(content, TAG_AT_HEAD, `request ${i}: unfolded again after request ${foldedAt}`);
+		}
+		assert.ok(foldedAt > lastCiteAt, "the plan never folded after the citing stopped");
+	});
+});
