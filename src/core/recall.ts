@@ -95,11 +95,10 @@ export function sliceLines(
 	return { text: out.join("\n"), total: lines.length, cut, ...(cut ? { next: range.start + out.length } : {}) };
 }
 
-/** A long matching line clipped to a window around its first match, so the match stays visible. */
-function around(line: string, needle: string, max: number): string {
+/** A long line clipped to a window showing `length` characters at `at` (-1: its head). */
+function around(line: string, at: number, length: number, max: number): string {
 	if (line.length <= max) return line;
-	const at = line.toLowerCase().indexOf(needle);
-	if (at < 0 || at + needle.length <= max - 1) return clip(line, max);
+	if (at < 0 || at + length <= max - 1) return clip(line, max);
 	const start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
 	return `…${clip(line.slice(start), max - 1)}`;
 }
@@ -107,23 +106,34 @@ function around(line: string, needle: string, max: number): string {
 /** Letters, digits, `_` and `$`: what continues a token. */
 const TOKEN_CHAR = /[\w$]/;
 
+/** How well a text holds a pattern (see matchQuality) and where: the first occurrence of that quality, -1 for none. */
+interface Match {
+	quality: 0 | 1 | 2 | 3;
+	at: number;
+}
+
+function bestMatch(text: string, pattern: string): Match {
+	const open = TOKEN_CHAR.test(pattern[0] ?? "");
+	const close = TOKEN_CHAR.test(pattern[pattern.length - 1] ?? "");
+	let first = -1;
+	for (let at = text.indexOf(pattern); at >= 0; at = text.indexOf(pattern, at + 1)) {
+		if (first < 0) first = at;
+		const joinedLeft = open && at > 0 && TOKEN_CHAR.test(text[at - 1]);
+		const joinedRight = close && TOKEN_CHAR.test(text[at + pattern.length] ?? "");
+		if (!joinedLeft && !joinedRight) return { quality: 0, at };
+	}
+	if (first >= 0) return { quality: 1, at: first };
+	const loose = text.toLowerCase().indexOf(pattern.toLowerCase());
+	return loose >= 0 ? { quality: 2, at: loose } : { quality: 3, at: -1 };
+}
+
 /**
  * How well `text` holds `pattern`, best first: 0 in its exact case as a whole token (no token
  * character joins it where the pattern itself begins or ends with one), 1 in its exact case inside a
  * longer token, 2 only in another case, 3 not at all.
  */
 export function matchQuality(text: string, pattern: string): 0 | 1 | 2 | 3 {
-	const open = TOKEN_CHAR.test(pattern[0] ?? "");
-	const close = TOKEN_CHAR.test(pattern[pattern.length - 1] ?? "");
-	let exact = false;
-	for (let at = text.indexOf(pattern); at >= 0; at = text.indexOf(pattern, at + 1)) {
-		exact = true;
-		const joinedLeft = open && at > 0 && TOKEN_CHAR.test(text[at - 1]);
-		const joinedRight = close && TOKEN_CHAR.test(text[at + pattern.length] ?? "");
-		if (!joinedLeft && !joinedRight) return 0;
-	}
-	if (exact) return 1;
-	return text.toLowerCase().includes(pattern.toLowerCase()) ? 2 : 3;
+	return bestMatch(text, pattern).quality;
 }
 
 /** Result of a grep over one text. */
@@ -141,7 +151,7 @@ export interface GrepResult {
  * matching line, also when it falls in another match's context; `n-` for context), `--` between
  * separate hunks, at most about `maxMatches` matching lines and `maxChars` characters. When not every
  * match fits, the best are shown (see matchQuality: an exact identifier finds its own lines before
- * longer tokens and case variants), still in line order.
+ * longer tokens and case variants), still in line order. A long line is shown around its best match.
  */
 export function grepText(
 	text: string,
@@ -152,11 +162,12 @@ export function grepText(
 ): GrepResult {
 	const needle = pattern.toLowerCase();
 	const lines = splitLines(text);
-	const quality = new Map<number, number>();
+	const matches = new Map<number, Match>();
 	for (let i = 0; i < lines.length; i++) {
-		if (lines[i].toLowerCase().includes(needle)) quality.set(i, matchQuality(lines[i], pattern));
+		if (lines[i].toLowerCase().includes(needle)) matches.set(i, bestMatch(lines[i], pattern));
 	}
-	const ranked = [...quality.keys()].sort((a, b) => (quality.get(a) ?? 0) - (quality.get(b) ?? 0) || a - b);
+	const quality = (i: number): number => matches.get(i)?.quality ?? 3;
+	const ranked = [...matches.keys()].sort((a, b) => quality(a) - quality(b) || a - b);
 	const shownLines = new Map<number, string>();
 	const render = (centers: readonly number[]): { text: string; shown: number } => {
 		const out: string[] = [];
@@ -168,11 +179,13 @@ export function grepText(
 			if (printedTo >= 0 && from > printedTo + 1) out.push("--");
 			for (let i = from; i <= to; i++) {
 				let line = shownLines.get(i);
+				const match = matches.get(i);
 				if (line === undefined) {
-					line = `${i + 1}${quality.has(i) ? ":" : "-"} ${around(lines[i], needle, RECALL_LIMITS.lineChars)}`;
+					const text = around(lines[i], match?.at ?? -1, pattern.length, RECALL_LIMITS.lineChars);
+					line = `${i + 1}${match ? ":" : "-"} ${text}`;
 					shownLines.set(i, line);
 				}
-				if (quality.has(i)) shown++;
+				if (match) shown++;
 				out.push(line);
 			}
 			printedTo = Math.max(printedTo, to);
@@ -188,5 +201,5 @@ export function grepText(
 		centers.push(hit);
 		best = next;
 	}
-	return { text: best.text, matches: quality.size, shown: best.shown, cut: best.shown < quality.size };
+	return { text: best.text, matches: matches.size, shown: best.shown, cut: best.shown < matches.size };
 }

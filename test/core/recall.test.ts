@@ -121,6 +121,12 @@ describe("grepText", () => {
 			"the whole token, then the first exact case in a longer token; the rest waits",
 		);
 	});
+	it("shows a long line around its exact-case whole-token match, not an earlier case variant", () => {
+		const line = `apatxx ${"filler ".repeat(200)}lsig=APaTxx. ${"tail ".repeat(200)}`;
+		const g = grepText(line, "APaTxx", 10_000);
+		assert.match(g.text, /lsig=APaTxx\. /);
+		assert.ok(g.text.length < RECALL_LIMITS.lineChars + 20);
+	});
 	it("finds nothing without a match", () => {
 		const g = grepText(text, "absent", 1000);
 		assert.equal(g.matches, 0);
