@@ -3,7 +3,9 @@
  * in-memory `AgentSession` whose model is pi-ai's faux provider (each step returns the next recorded
  * assistant message, or filler for a compaction's summary request), whose tools keep the built-in
  * definitions but return the recorded results (no filesystem), and whose extensions are the policy's
- * (`context-fold`'s own factory, or a peer's context transform). Each request is captured as sent:
+ * (`context-fold`'s own factory, or a peer's context transform). A user message the recording shows
+ * steered in while the agent ran is queued as Pi's steering when the run reaches it, and a user `!`
+ * command's recorded result enters the session between runs, as Pi records one. Each request is captured as sent:
  * the faux provider receives the messages after every `context` hook, and reduced to its block shape
  * there, so a long replay does not hold every request's messages. Where a recorded gap is long
  * enough for idle cache warming to refresh, the replay asks the extensions Pi's own question for
@@ -14,6 +16,7 @@
  */
 import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
+	type AgentSession,
 	type CacheWarmingDecisionEvent,
 	createAgentSession,
 	createBashToolDefinition,
@@ -231,6 +234,26 @@ async function settled(session: { waitForIdle(): Promise<void>; readonly isIdle:
 	} while (!session.isIdle);
 }
 
+/**
+ * Adds a recorded user `!` command to the idle session as Pi records one (Pi's `recordBashResult`):
+ * the model sees it as a user message from the next request on, unless it was run with `!!`.
+ */
+function recordBash(session: AgentSession, message: MessageLike): void {
+	const exitCode = typeof message.exitCode === "number" ? message.exitCode : undefined;
+	const fullOutputPath = typeof message.fullOutputPath === "string" ? message.fullOutputPath : undefined;
+	session.recordBashResult(
+		String(message.command ?? ""),
+		{
+			output: String(message.output ?? ""),
+			exitCode,
+			cancelled: message.cancelled === true,
+			truncated: message.truncated === true,
+			...(fullOutputPath === undefined ? {} : { fullOutputPath }),
+		},
+		{ excludeFromContext: message.excludeFromContext === true },
+	);
+}
+
 /** Replays `script` under `policy` and returns every request as sent. */
 export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
 	const cwd = "/replay";
@@ -255,7 +278,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	};
 	const hooks = new HookTimer();
 	const factories: ExtensionFactory[] = [];
-	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off" };
+	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off", steeringMode: "all" };
 	const cache = options.cache ?? { ttlMs: PRICE_MODELS["anthropic-5m"].ttlMs, warming: true };
 	// context-fold runs on the recording's clock: at each request the time of the reply it produced.
 	let clock = 0;
@@ -307,8 +330,18 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let summaries = 0;
 	let lastAt = 0;
 	let done = 0;
-	const steered = new Set<number>();
-	let steer: (text: string) => void = () => {};
+	// Turns whose user message is queued as steering, and the promise of the last one queued.
+	const queued = new Set<number>();
+	let steering: Promise<unknown> = Promise.resolve();
+	let steerAfter: (t: number) => void = () => {};
+	/** The recorded reply the next request gets: past the end of a turn, the first of a steered turn queued into its run. */
+	const upcoming = (): MessageLike | undefined => {
+		while (cursor >= (script.turns[turn]?.assistants.length ?? 0) && queued.has(turn + 1)) {
+			turn++;
+			cursor = 0;
+		}
+		return script.turns[turn]?.assistants[cursor];
+	};
 	// Before each request: the warming question after a gap long enough to warm (asked with the state
 	// the extensions hold in it), the gap's refreshes, then the clock moved to the request's time.
 	let pendingStop = false;
@@ -319,8 +352,9 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	factories.unshift(
 		warmingProbe(async () => {
 			pendingStop = false;
-			const next = script.turns[turn]?.assistants[cursor];
-			if (compacting || !next) return;
+			if (compacting) return;
+			const next = upcoming();
+			if (!next) return;
 			const at = Number(next.timestamp ?? lastAt);
 			if (sentTurn && at - lastAt >= FIRST_REFRESH_MS) {
 				clock = lastAt + FIRST_REFRESH_MS;
@@ -343,9 +377,11 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			run.requests.push({ kind: "summary", at: lastAt, ...captured(messages), afterCompaction: false });
 			return fauxAssistantMessage("x".repeat(chars));
 		}
-		const recorded = script.turns[turn]?.assistants[cursor];
+		const recorded = upcoming();
 		if (!recorded) {
-			diverge("request beyond the recorded turn");
+			diverge(
+				turn < script.turns.length - 1 ? "request beyond the recorded turn" : "request after the recording ends",
+			);
 			return fauxAssistantMessage([], { stopReason: "stop" });
 		}
 		cursor++;
@@ -364,13 +400,11 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		compactedSinceLast = false;
 		done++;
 		options.onProgress?.(done, total);
+		// The recording's next user message came in while this reply's tools ran: Pi delivers a
+		// steering message after the tool results, before the next request.
 		const isLast = cursor === script.turns[turn].assistants.length;
 		const hasCalls = parts(recorded).some((p) => p.type === "toolCall");
-		const next = script.turns[turn + 1];
-		if (isLast && hasCalls && next && recorded.stopReason === "toolUse") {
-			steered.add(turn + 1);
-			steer(textAndImages(next.user).text);
-		}
+		if (isLast && hasCalls && recorded.stopReason === "toolUse" && script.turns[turn + 1]?.steered) steerAfter(turn);
 		return structuredClone(recorded) as never;
 	};
 	faux.setResponses([step]);
@@ -385,6 +419,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		return {
 			...base,
 			execute: async (toolCallId: string) => {
+				// A steering message queued with this reply is in Pi's queue before its tools finish.
+				await steering;
 				const result = script.results.get(toolCallId);
 				if (!result) {
 					diverge("tool call without a recorded result");
@@ -431,8 +467,15 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		// Pi stamps the entry with wall time; the refresh happened at `at` on the recording's clock.
 		entry.timestamp = new Date(at).toISOString();
 	};
-	steer = (text) => {
-		void session.steer(text);
+	// Queues the steered turns the recording delivered into turn t's run, in order: the next one,
+	// and on through those that got no reply of their own (delivered together, as steeringMode "all").
+	steerAfter = (t) => {
+		for (let n = t + 1; script.turns[n]?.steered && !queued.has(n); n++) {
+			queued.add(n);
+			const { text, images } = textAndImages(script.turns[n].user);
+			steering = steering.then(() => session.steer(text, images.length > 0 ? images : undefined));
+			if (script.turns[n].assistants.length > 0) break;
+		}
 	};
 	session.subscribe((event) => {
 		if (event.type === "compaction_start") compacting = true;
@@ -443,18 +486,29 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		}
 	});
 	try {
-		for (turn = 0; turn < script.turns.length; turn++) {
+		for (let next = 0; next < script.turns.length; next = turn + 1) {
+			turn = next;
 			cursor = 0;
-			if (!steered.has(turn)) {
-				const { text, images } = textAndImages(script.turns[turn].user);
-				await session.prompt(text, images.length > 0 ? { images } : undefined);
-			}
+			const current = script.turns[turn];
+			for (const bash of current.before) recordBash(session, bash);
+			// A user message with no reply of its own went out with the steered ones after it.
+			if (current.assistants.length === 0) steerAfter(turn);
+			await steering;
+			const { text, images } = textAndImages(current.user);
+			await session.prompt(text, images.length > 0 ? { images } : undefined);
 			await settled(session);
-			const left = script.turns[turn].assistants.length - cursor;
-			if (left > 0)
-				run.divergences["recorded replies not requested"] =
-					(run.divergences["recorded replies not requested"] ?? 0) + left;
+			// Steering still queued when the run ended was never delivered: its turns are prompted instead.
+			session.clearQueue();
+			for (const n of queued) {
+				if (n <= turn) continue;
+				diverge("steered message not delivered");
+				queued.delete(n);
+			}
 		}
+		const left = total - done;
+		if (left > 0) run.divergences["recorded replies not requested"] = left;
+		for (const [role, count] of Object.entries(script.skipped))
+			run.divergences[`${role} message not replayed`] = count;
 	} finally {
 		session.dispose();
 	}

@@ -2,7 +2,10 @@
  * A recorded session turned into a replay script: the active branch's messages in order (recorded
  * compactions ignored, so every policy starts from the same history), cut into user turns, each with
  * the recorded assistant messages its run produced, plus the recorded tool results by call id and
- * the lengths of the recorded compaction summaries. Pure: plain data in, plain data out.
+ * the lengths of the recorded compaction summaries. A user message recorded between a run's tool
+ * results and its next reply (or right after another user message that got no reply) was steered in
+ * while the agent ran, and its turn says so; the `!cmd` results recorded between two runs go with
+ * the turn they precede. Pure: plain data in, plain data out.
  */
 import type { MessageLike } from "../core/block.ts";
 import { activeBranch, branchMessages, type Entry, type SessionEntries } from "./session-file.ts";
@@ -11,6 +14,13 @@ import { activeBranch, branchMessages, type Entry, type SessionEntries } from ".
 export interface ReplayTurn {
 	user: MessageLike;
 	assistants: MessageLike[];
+	/**
+	 * The user message reached the agent while it ran (Pi's steering): it follows the previous turn's
+	 * tool results, or a user message the recording has no reply to.
+	 */
+	steered: boolean;
+	/** `bashExecution` messages (user `!` commands) recorded after the previous run and before this user message. */
+	before: MessageLike[];
 }
 
 /** What a replay needs from one recorded session. */
@@ -24,8 +34,13 @@ export interface ReplayScript {
 	toolNames: string[];
 	/** Characters of each recorded compaction summary on the branch, in order. */
 	summaryChars: number[];
-	/** Messages the replay cannot feed (before the first user message, or of a role it does not drive), by role. */
+	/**
+	 * Messages the replay cannot feed, by role: before the first user message, of a role it does not
+	 * drive, or a `!cmd` result recorded inside a run (Pi adds those only between runs).
+	 */
 	skipped: Record<string, number>;
+	/** The working directory the session header records, if any. */
+	cwd?: string;
 }
 
 /** Builds the replay script of a parsed session along its active branch. */
@@ -36,22 +51,46 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 	const results = new Map<string, MessageLike>();
 	const toolNames = new Set<string>();
 	const skipped: Record<string, number> = {};
-	const skip = (role: string): void => {
-		skipped[role] = (skipped[role] ?? 0) + 1;
+	const skip = (role: string, count = 1): void => {
+		if (count > 0) skipped[role] = (skipped[role] ?? 0) + count;
 	};
+	let bash: MessageLike[] = [];
+	let previous: string | undefined;
 	for (const message of messages) {
-		if (message.role === "user") turns.push({ user: message, assistants: [] });
-		else if (message.role === "assistant" && turns.length > 0) {
+		if (message.role === "user") {
+			const steered = previous === "toolResult" || previous === "user";
+			if (steered) skip("bashExecution", bash.length);
+			turns.push({ user: message, assistants: [], steered, before: steered ? [] : bash });
+			bash = [];
+		} else if (message.role === "bashExecution") {
+			bash.push(message);
+			continue;
+		} else if (message.role === "assistant" && turns.length > 0) {
+			skip("bashExecution", bash.length);
+			bash = [];
 			turns[turns.length - 1].assistants.push(message);
 			for (const part of parts(message)) if (part.type === "toolCall") toolNames.add(String(part.name));
 		} else if (message.role === "toolResult" && typeof message.toolCallId === "string")
 			results.set(message.toolCallId, message);
-		else skip(message.role);
+		else {
+			skip(message.role);
+			continue;
+		}
+		previous = message.role;
 	}
 	const summaryChars = branch
 		.filter((e) => e.type === "compaction" && typeof e.summary === "string")
 		.map((e) => (e.summary as string).length);
-	return { messages, turns, results, toolNames: [...toolNames].sort(), summaryChars, skipped };
+	const cwd = typeof session.header?.cwd === "string" && session.header.cwd ? session.header.cwd : undefined;
+	return {
+		messages,
+		turns,
+		results,
+		toolNames: [...toolNames].sort(),
+		summaryChars,
+		skipped,
+		...(cwd === undefined ? {} : { cwd }),
+	};
 }
 
 /** The content parts of a message (a string content is one text part). */
