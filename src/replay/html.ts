@@ -2,11 +2,12 @@
  * The `--html` report: one self-contained page (inline CSS and SVG, no script, no external asset)
  * per replay. Each session gets a chart of prompt tokens per request with one line per policy, fold
  * events and compactions marked; a panel per policy of cache reads and writes per request; a scatter
- * of cost with recalls (× the `pi` run, log scale) against visibility; and the figures table. Pure
+ * of cost with recalls (× the `pi` run, log scale) against visibility; and the figures table, with
+ * each kind of divergence (where the replay could not follow the recording) under it. Pure
  * string building: the same reports give the same bytes. Elements carry classes and `data-policy` /
  * `data-request` attributes so tests can check the structure.
  */
-import { type PolicyFigures, type SessionReport, tableCells } from "./report.ts";
+import { divergenceLines, type PolicyFigures, type SessionReport, tableCells } from "./report.ts";
 
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
 const WIDTH = 1000;
@@ -199,7 +200,10 @@ function figuresTable(report: SessionReport): string {
 		(r, i) =>
 			`<tr data-policy="${escapeHtml(report.policies[i].policy)}">${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`,
 	);
-	return `<table class="figures"><thead><tr>${th}</tr></thead><tbody>\n${trs.join("\n")}\n</tbody></table>`;
+	const diverged = divergenceLines(report.policies).map((l) => `<p class="note divergences">${escapeHtml(l)}</p>`);
+	return [`<table class="figures"><thead><tr>${th}</tr></thead><tbody>`, ...trs, "</tbody></table>", ...diverged].join(
+		"\n",
+	);
 }
 
 const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}
@@ -235,7 +239,7 @@ export function renderHtml(reports: readonly SessionReport[]): string {
 			`<p class="note">Up is better (the model could still see more of what it referred to); left is cheaper. Cost includes one priced request per recall needed.</p>`,
 			scatter(r, `scatter-${s}`),
 			`<h3>Figures</h3>`,
-			`<p class="note">Warm stopped: idle refreshes not sent because the policy's extension answered Pi's warming question with stop (in brackets, what they would have cost). Stop saving: the cost had Pi sent them, less the cost.</p>`,
+			`<p class="note">Divergences: times the replay could not follow the recording (each kind is named under the table). Warm stopped: idle refreshes not sent because the policy's extension answered Pi's warming question with stop (in brackets, what they would have cost). Stop saving: the cost had Pi sent them, less the cost.</p>`,
 			figuresTable(r),
 			`</section>`,
 		].join("\n");

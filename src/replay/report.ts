@@ -2,8 +2,9 @@
  * The figures of a replay, per session and policy: request counts and sizes, compactions, cache
  * reads and writes with their cost (also as a ratio to `pi`), idle warming and the refreshes the
  * policy's extension stopped (with what they would have cost and what stopping them saved), rewrite
- * events and their cost, hook time against one structuredClone, and reference visibility with the
- * cost of the recalls it implies.
+ * events and their cost, hook time against one structuredClone, reference visibility with the
+ * cost of the recalls it implies, and where the replay could not follow the recording (a drifted
+ * replay shows a divergence count beside its figures, and each kind under the table).
  * Pure over captured runs, plus the terminal table.
  */
 import { foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
@@ -209,6 +210,21 @@ export function withRatios(figures: PolicyFigures[]): PolicyFigures[] {
 	return figures.map((f) => ({ ...f, costRatio: base ? f.cost / base : null }));
 }
 
+/** How many times the replay could not follow the recording, over every kind. */
+export function divergenceCount(figures: PolicyFigures): number {
+	return Object.values(figures.divergences).reduce((n, c) => n + c, 0);
+}
+
+/** One line per policy whose replay diverged, naming each kind and its count. */
+export function divergenceLines(figures: readonly PolicyFigures[]): string[] {
+	return figures.flatMap((f) => {
+		const kinds = Object.entries(f.divergences).filter(([, c]) => c > 0);
+		return kinds.length === 0
+			? []
+			: [`${f.policy} diverged: ${kinds.map(([kind, c]) => `${kind} ×${c}`).join(", ")}`];
+	});
+}
+
 const k = (n: number): string => `${(n / 1000).toFixed(1)}k`;
 const ms = (n: number | null): string => (n === null ? "-" : n.toFixed(2));
 
@@ -217,6 +233,7 @@ export function tableCells(figures: readonly PolicyFigures[]): { head: string[];
 	const head = [
 		"policy",
 		"requests",
+		"divergences",
 		"Σ prompt",
 		"peak",
 		"overflow",
@@ -238,6 +255,7 @@ export function tableCells(figures: readonly PolicyFigures[]): { head: string[];
 	const rows = figures.map((f) => [
 		f.policy,
 		f.summaryRequests > 0 ? `${f.requests} (${f.summaryRequests} summary)` : String(f.requests),
+		String(divergenceCount(f)),
 		k(f.promptTokens),
 		k(f.peakPrompt),
 		String(f.overflowRejections),
@@ -259,10 +277,15 @@ export function tableCells(figures: readonly PolicyFigures[]): { head: string[];
 	return { head, rows };
 }
 
-/** The terminal table of one session's figures. */
+/** The terminal table of one session's figures, and under it each divergence by kind. */
 export function table(figures: readonly PolicyFigures[]): string {
 	const { head, rows } = tableCells(figures);
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
 	const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
-	return [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+	return [
+		line(head),
+		`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
+		...rows.map(line),
+		...divergenceLines(figures),
+	].join("\n");
 }

@@ -1,0 +1,75 @@
+/**
+ * A replay that drifted from its recording is visible in the report: the table gives each policy's
+ * divergence count, and names each kind with its count under the table, in the terminal and in the
+ * HTML page; a replay that followed its recording shows 0 and no such line. End to end, a recording
+ * that stops after a tool result (Pi asks for one more reply) and holds a message the replay does
+ * not feed counts both.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderHtml } from "../../src/replay/html.ts";
+import { PRICE_MODELS } from "../../src/replay/price.ts";
+import { figuresOf, table, tableCells } from "../../src/replay/report.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
+import { FIXED_REPORT } from "./report-fixture.ts";
+import { SyntheticSession } from "./synthetic-session.ts";
+
+const drifted = structuredClone(FIXED_REPORT);
+drifted[0].policies[1].divergences = { "request beyond the recorded turn": 2, "recorded replies not requested": 5 };
+
+/** The divergences cell of each policy's row. */
+function counts(figures: (typeof drifted)[0]["policies"]): Record<string, string> {
+	const { head, rows } = tableCells(figures);
+	const at = head.indexOf("divergences");
+	assert.ok(at > 0, "the table has a divergences column");
+	return Object.fromEntries(rows.map((r) => [r[0], r[at]]));
+}
+
+test("the table counts each policy's divergences and names their kinds under it", () => {
+	assert.deepEqual(counts(drifted[0].policies), { pi: "0", "context-fold": "7", "mask-last-2": "0" });
+	const text = table(drifted[0].policies);
+	assert.match(
+		text,
+		/\ncontext-fold diverged: request beyond the recorded turn ×2, recorded replies not requested ×5$/,
+	);
+	assert.doesNotMatch(table(FIXED_REPORT[0].policies), /diverged/);
+});
+
+test("the HTML page shows the same count and kinds", () => {
+	const html = renderHtml(drifted);
+	const head = /<thead><tr>(.*?)<\/tr><\/thead>/.exec(html)?.[1] ?? "";
+	const at = [...head.matchAll(/<th>(.*?)<\/th>/g)].findIndex((m) => m[1] === "divergences");
+	const row = /<tr data-policy="context-fold">(.*?)<\/tr>/.exec(html)?.[1] ?? "";
+	assert.equal([...row.matchAll(/<td>(.*?)<\/td>/g)][at]?.[1], "7");
+	assert.match(
+		html,
+		/<p class="note divergences">context-fold diverged: request beyond the recorded turn ×2, recorded replies not requested ×5<\/p>/,
+	);
+	assert.doesNotMatch(renderHtml(FIXED_REPORT), /class="note divergences"/);
+});
+
+test("a replayed session that ends after a tool result and holds an unfed message reports both", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "list" }] });
+	synthetic.add(2, { role: "assistant", content: [{ type: "text", text: "sure" }], stopReason: "stop" });
+	synthetic.add(3, { role: "custom", customType: "note", content: "an extension's note", display: true });
+	synthetic.add(4, { role: "user", content: [{ type: "text", text: "now" }] });
+	synthetic.add(5, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "ls", arguments: {} }],
+		stopReason: "toolUse",
+	});
+	synthetic.add(6, { role: "toolResult", toolCallId: "c1", toolName: "ls", content: [{ type: "text", text: "a" }] });
+	const script = synthetic.script();
+	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 100_000 });
+	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, 100_000);
+	assert.deepEqual(figures.divergences, {
+		"request after the recording ends": 1,
+		"custom message not replayed": 1,
+	});
+	assert.deepEqual(counts([figures]), { pi: "2" });
+	assert.match(
+		table([figures]),
+		/\npi diverged: request after the recording ends ×1, custom message not replayed ×1$/,
+	);
+});
