@@ -175,10 +175,11 @@ describe("tools", () => {
 		assert.match(await stub.call("unfold", { codes: [code] }), /already unfolded/);
 	});
 
-	it("registers both tools from the start", () => {
+	it("registers both tools; recall_folded's description says what a fold tag stands for", () => {
 		const stub = loadStub();
 		assert.deepEqual([...stub.tools.keys()].sort(), ["recall_folded", "unfold"]);
-		for (const tool of stub.tools.values()) assert.match(tool.description, /\{#<code> FOLDED\}/);
+		assert.match(stub.tools.get("recall_folded")?.description ?? "", /\{#<code> FOLDED\}/);
+		assert.match(stub.tools.get("unfold")?.description ?? "", /recall_folded/);
 	});
 });
 

@@ -1,21 +1,14 @@
 /**
  * What both fold tools share: reading the `codes` argument (bare, `#`, or whole-tag codes, 8 or 6
- * characters), the message for input that is not a code, the tag explanation recall_folded's
- * description opens with, and the tool-result shape (a failed call is flagged as an error result, as
- * a thrown error would be, so the model and the terminal UI read it as one).
+ * characters), the message for input that is not a code, and the tool-result shape (a failed call is
+ * flagged as an error result, as a thrown error would be, so the model and the terminal UI read it as
+ * one).
  */
 import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
 
 /** Codes one call may name. */
 export const MAX_CODES = 20;
-
-/**
- * How a folded block reads, for recall_folded's description. Every declaration is sent with every
- * request, so the tools say what the model needs in as few tokens as they can.
- */
-export const TAG_HELP =
-	"`{#<code> FOLDED} …` is a digest of a tool result, argument, thinking or text; the original is kept.";
 
 /** What a fold tool answers: its text, and whether the call failed (nothing it asked for was served or done). */
 export interface ToolAnswer {

@@ -13,14 +13,17 @@ import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import { type Resolved, readToolOutputFile, resolveCode } from "../fold/recall-sources.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
-import { codeList, failure, notCodes, TAG_HELP, type ToolAnswer, toolText } from "./codes.ts";
+import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
-/** Parameters of recall_folded. */
+/**
+ * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
+ * so it says only what the names and the description do not: the form of a line range.
+ */
 export const recallParameters = Type.Object({
-	codes: Type.Optional(Type.Array(Type.String(), { description: 'e.g. ["k3x9a0b2"]' })),
-	grep: Type.Optional(Type.String({ description: "Only lines with this text (any case), ±2 lines" })),
-	lines: Type.Optional(Type.String({ description: 'Line range, e.g. "120-180"' })),
-	search: Type.Optional(Type.String({ description: "Text to find (any case) in all folded or compacted blocks" })),
+	codes: Type.Optional(Type.Array(Type.String())),
+	grep: Type.Optional(Type.String()),
+	lines: Type.Optional(Type.String({ description: '"120-180"' })),
+	search: Type.Optional(Type.String()),
 });
 
 interface RecallArgs {
@@ -232,9 +235,8 @@ export function registerRecallFolded(
 		name: "recall_folded",
 		label: "Recall folded",
 		description:
-			`${TAG_HELP} Reads originals by code, whole or by \`grep\`/\`lines\`; \`search\` needs no code. ` +
-			`Context unchanged; at most ${RECALL_LIMITS.totalChars} characters per call.`,
-		promptSnippet: "Read back {#<code> FOLDED} blocks",
+			"Reads back what a `{#<code> FOLDED} …` digest stands for: whole, or only `grep` matches or `lines`. " +
+			"`search` looks in every folded block.",
 		parameters: recallParameters,
 		async execute(_id, params) {
 			return toolText(runRecall(params as RecallArgs, engine, ledger, parent()));

@@ -11,7 +11,7 @@ import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.
 
 /** Parameters of unfold. */
 export const unfoldParameters = Type.Object({
-	codes: Type.Array(Type.String(), { description: 'e.g. ["k3x9a0b2"]' }),
+	codes: Type.Array(Type.String()),
 });
 
 /**
@@ -64,9 +64,7 @@ export function registerUnfold(
 	pi.registerTool({
 		name: "unfold",
 		label: "Unfold",
-		description:
-			"Puts `{#<code> FOLDED}` blocks back for good (full size on every request); to look once, use recall_folded.",
-		promptSnippet: "Put {#<code> FOLDED} blocks back for good",
+		description: "Puts folded blocks back for good (full size on every request); to look once, use recall_folded.",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
 			return toolText(runUnfold(params as { codes?: unknown }, engine, parent()));
