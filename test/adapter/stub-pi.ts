@@ -1,6 +1,6 @@
 /**
- * A stub of Pi's ExtensionAPI and context for hook unit tests: records handlers and tools, keeps
- * an in-memory session (message and custom entries), and lets a test inject failures.
+ * A stub of Pi's ExtensionAPI and context for hook unit tests: records handlers, tools and the active
+ * tools, keeps an in-memory session (message and custom entries), and lets a test inject failures.
  */
 import { estimateTokens } from "@earendil-works/pi-coding-agent";
 import contextFold from "../../src/adapters/pi/index.ts";
@@ -11,6 +11,8 @@ type Handler = (event: unknown, ctx: unknown) => unknown;
 export interface StubTool {
 	name: string;
 	description: string;
+	/** False: registered inactive (Pi's `defaultActive`). */
+	defaultActive?: boolean;
 	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[]; isError?: boolean }>;
 }
 
@@ -27,6 +29,14 @@ export interface StubUi {
 export interface StubPi {
 	handlers: Map<string, Handler[]>;
 	tools: Map<string, StubTool>;
+	/**
+	 * The active tools (those declared to the model), in order: every registered tool but those
+	 * registered with `defaultActive: false`, until `pi.setActiveTools` replaces the list. A test may
+	 * set it, e.g. to stand for Pi's built-in tools or another extension's.
+	 */
+	active: string[];
+	/** Every list the extension passed to `pi.setActiveTools`, in order. */
+	toolSets: string[][];
 	entries: Record<string, unknown>[];
 	settings: Record<string, unknown>;
 	/** Set to make appendEntry throw. */
@@ -87,7 +97,9 @@ export interface StubPi {
 }
 
 /** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
-export function loadStub(options: { window?: number; sessionDir?: string; sessionFile?: string } = {}): StubPi {
+export function loadStub(
+	options: { window?: number; sessionDir?: string; sessionFile?: string; parentSession?: string } = {},
+): StubPi {
 	let counter = 0;
 	/**
 	 * An entry's id, its parent (the previous entry: the stub's session has one branch) and a
@@ -101,6 +113,8 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 	const stub: StubPi = {
 		handlers: new Map(),
 		tools: new Map(),
+		active: [],
+		toolSets: [],
 		commands: new Map(),
 		entries: [],
 		compactions: [],
@@ -136,9 +150,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			stub.entries.push({ type: "compaction", ...entryHead(), summary, firstKeptEntryId, tokensBefore: 0 });
 		},
 		async request() {
-			const messages = structuredClone(liveMessages(stub.entries));
-			reportThroughLastResponse(messages, stub.usage?.tokens ?? estimateAll(messages));
-			const event = { type: "context", messages };
+			const event = { type: "context", messages: sent() };
 			for (const handler of stub.handlers.get("context") ?? []) {
 				const result = (await handler(event, ctx)) as { messages?: Record<string, unknown>[] } | undefined;
 				if (result?.messages) event.messages = result.messages;
@@ -183,12 +195,22 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 			return [...stub.entries];
 		},
 		getEntries: () => [...stub.entries],
-		buildSessionProjection: () => ({ messages: structuredClone(liveMessages(stub.entries)) }),
+		buildSessionProjection: () => ({ messages: sent() }),
 		getLeafId: () => (stub.entries.at(-1)?.id as string | undefined) ?? null,
 		getEntryCount: () => stub.entries.length,
 		getSessionDir: () => options.sessionDir ?? "",
 		getSessionId: () => "stub",
 		getSessionFile: () => options.sessionFile,
+		getHeader: () => (options.parentSession ? { parentSession: options.parentSession } : undefined),
+	};
+	/**
+	 * The messages Pi would send next, before any `context` hook (its session projection): the live
+	 * history, with the context size reported as the request's.
+	 */
+	const sent = (): Record<string, unknown>[] => {
+		const messages = structuredClone(liveMessages(stub.entries));
+		reportThroughLastResponse(messages, stub.usage?.tokens ?? estimateAll(messages));
+		return messages;
 	};
 	const ctx = {
 		sessionManager,
@@ -240,6 +262,7 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		},
 		registerTool(tool: StubTool) {
 			stub.tools.set(tool.name, tool);
+			if (tool.defaultActive !== false && !stub.active.includes(tool.name)) stub.active.push(tool.name);
 		},
 		registerCommand(name: string, command: StubPi["commands"] extends Map<string, infer C> ? C : never) {
 			stub.commands.set(name, command);
@@ -256,7 +279,11 @@ export function loadStub(options: { window?: number; sessionDir?: string; sessio
 		setLabel(entryId: string, label: string | undefined) {
 			stub.labels.set(entryId, label);
 		},
-		getActiveTools: () => [...stub.tools.keys()],
+		getActiveTools: () => [...stub.active],
+		setActiveTools(names: string[]) {
+			stub.toolSets.push([...names]);
+			stub.active = [...names];
+		},
 		getAllTools: () =>
 			[...stub.tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: {} })),
 		appendEntry(customType: string, data: unknown) {

@@ -111,10 +111,15 @@ describe("context-fold installed from its npm tarball", () => {
 		assert.equal(run.code, 0, `pi -p failed:\n${run.stderr}`);
 		assert.match(run.stdout, /batches done/);
 		assert.doesNotMatch(run.stderr, /Failed to load extension/);
-		assert.ok(toolNamesOf(server.requests[0]).includes("recall_folded"), "recall_folded is not declared");
 		const tracker = new FoldTracker();
 		const folded = server.requests.map((req) => tracker.observe(req)).filter((f) => f.folded.size > 0);
 		assert.ok(folded.length > 0, "no request carries a folded tool result");
+		// Declared from the first digest on, not before.
+		assert.ok(!toolNamesOf(server.requests[0]).includes("recall_folded"), "recall_folded is declared before a fold");
+		assert.ok(
+			toolNamesOf(server.requests[folded[0].index]).includes("recall_folded"),
+			"recall_folded is not declared",
+		);
 		const digest = folded[0].folded.get(batchId(1));
 		assert.ok(digest, "batch 1 is not folded in the first folded request");
 		assert.match(digest.text, ANY_TAG);

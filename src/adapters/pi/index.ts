@@ -1,9 +1,9 @@
 /**
  * context-fold's Pi extension entry point: wires the engine to Pi's `context` hook and the cache
  * telemetry and advisories to Pi's events, rebuilds fold state on session start and tree
- * navigation, and registers the recall/unfold tools, the compaction hooks, the cache-warming answer,
- * the handoff and the user's view. Every hook is fail-open: a failure is announced and the turn
- * proceeds raw.
+ * navigation, and registers the recall/unfold tools (declared once there is something to recall),
+ * the compaction hooks, the cache-warming answer, the handoff and the user's view. Every hook is
+ * fail-open: a failure is announced and the turn proceeds raw.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
@@ -22,13 +22,12 @@ import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, reserveOf, resolveConfig } from "./config.ts";
 import { ContextUsage } from "./fold/context-usage.ts";
-import { errorText, FoldEngine } from "./fold/engine.ts";
+import { errorText, FoldEngine, type TurnFacts } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
 import { Ledger, type LedgerSource } from "./fold/session-ledger.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
-import { registerRecallFolded } from "./tools/recall-folded.ts";
-import { registerUnfold } from "./tools/unfold.ts";
+import { registerFoldTools } from "./tools/loadout.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
 import { SavedSettings } from "./ui/settings.ts";
@@ -258,24 +257,28 @@ function register(pi: ExtensionAPI, now: () => number): void {
 
 	registerWarmingAnswer(pi, { engine, telemetry, catchUpWarms, debug: () => config.debug, warn });
 
+	// What the fold pass reads about the request that carries `messages`.
+	const turnFacts = (messages: MessageLike[], ctx: ExtensionContext): TurnFacts => {
+		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
+		if (ctx.model !== compactionModel) {
+			compactionModel = ctx.model;
+			const model = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined;
+			keepRecent = keepRecentOf(compactionSettings, model);
+			reserve = reserveOf(compactionSettings, model);
+		}
+		return {
+			window,
+			usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
+			neverCacheRead: telemetry.neverCacheRead,
+			cache: cacheFacts(ctx),
+			keepRecent,
+			reserve,
+		};
+	};
 	pi.on("context", (event, ctx) => {
 		try {
 			const messages = event.messages as unknown as MessageLike[];
-			const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
-			if (ctx.model !== compactionModel) {
-				compactionModel = ctx.model;
-				const model = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined;
-				keepRecent = keepRecentOf(compactionSettings, model);
-				reserve = reserveOf(compactionSettings, model);
-			}
-			engine.run(messages, {
-				window,
-				usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
-				neverCacheRead: telemetry.neverCacheRead,
-				cache: cacheFacts(ctx),
-				keepRecent,
-				reserve,
-			});
+			engine.run(messages, turnFacts(messages, ctx));
 		} catch (error) {
 			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
 		}
@@ -283,8 +286,13 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	});
 
 	registerCompaction(pi, { engine, index, advisor, config: () => config, warn, keepRecent: () => keepRecent });
-	registerRecallFolded(pi, engine, ledger, () => parent);
-	registerUnfold(pi, engine, () => parent);
+	registerFoldTools(pi, {
+		engine,
+		ledger,
+		parent: () => parent,
+		foldsNext: (messages, ctx) => engine.foldsNext(messages, turnFacts(messages, ctx)),
+		warn,
+	});
 	registerHandoff(pi, engine, index);
 	registerUserView(
 		pi,

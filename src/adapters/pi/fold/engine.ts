@@ -252,6 +252,15 @@ export class FoldEngine {
 	}
 
 	/**
+	 * Whether the pass over `messages` with `facts` would start a fold event: asked before the request
+	 * that carries them, while Pi can still change what that request declares. Nothing is committed,
+	 * warned or changed in `messages`; the memos it fills serve that request's own pass.
+	 */
+	foldsNext(messages: readonly MessageLike[], facts: TurnFacts): boolean {
+		return this.plan(messages, facts, this.deps.policy).event.length > 0;
+	}
+
+	/**
 	 * The per-turn pipeline. Rewrites `messages` in place (same array, same message objects, new
 	 * content) and returns true when anything was folded. Throws only what the caller must treat
 	 * as "send this turn raw".

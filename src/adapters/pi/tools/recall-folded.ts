@@ -1,8 +1,8 @@
 /**
  * `recall_folded`: reads folded blocks back (whole, grep, line slices, or a search over every folded
  * block, and a parent session's codes in a seeded session) without changing the context. One
- * output cap bounds the whole call. Registered at load so the tool list, part of the cached prefix,
- * never changes mid-session.
+ * output cap bounds the whole call. Registered inactive: loadout.ts declares it once there is
+ * something to recall.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
@@ -224,7 +224,7 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 	}
 }
 
-/** Registers recall_folded. */
+/** Registers recall_folded, inactive (see loadout.ts). */
 export function registerRecallFolded(
 	pi: ExtensionAPI,
 	engine: FoldEngine,
@@ -234,6 +234,7 @@ export function registerRecallFolded(
 	pi.registerTool({
 		name: "recall_folded",
 		label: "Recall folded",
+		defaultActive: false,
 		description:
 			"Reads back what a `{#<code> FOLDED} …` digest stands for: whole, or only `grep` matches or `lines`. " +
 			"`search` looks in every folded block.",

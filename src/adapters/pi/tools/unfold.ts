@@ -1,7 +1,7 @@
 /**
  * `unfold`: puts folded blocks back into the context, raw, from the next request on, for the rest of
  * the session (persisted). A block a compaction removed, or a parent session's code, cannot come
- * back; the tool says so and persists nothing. Registered at load, like recall_folded.
+ * back; the tool says so and persists nothing. Registered inactive, like recall_folded.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
@@ -55,7 +55,7 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 	}
 }
 
-/** Registers unfold. */
+/** Registers unfold, inactive (see loadout.ts). */
 export function registerUnfold(
 	pi: ExtensionAPI,
 	engine: FoldEngine,
@@ -64,6 +64,7 @@ export function registerUnfold(
 	pi.registerTool({
 		name: "unfold",
 		label: "Unfold",
+		defaultActive: false,
 		description: "Puts folded blocks back for good (full size on every request); to look once, use recall_folded.",
 		parameters: unfoldParameters,
 		async execute(_id, params) {

@@ -1,0 +1,113 @@
+/**
+ * When the model is told about recall_folded and unfold. Both are registered inactive: a session with
+ * nothing folded, nothing compacted by context-fold and no parent session declares neither, so it
+ * costs what plain Pi costs. They join the active tools (added to whatever is active, never removing
+ * anything) once there is something to recall, and stay for the rest of the session: a removal would
+ * change the declarations again.
+ *
+ * Pi 1.6 fixes a request's declarations before the `context` hook folds it: the tools a run's first
+ * request declares are settled after `before_agent_start`, those of a later request in the run after
+ * the previous turn's `turn_end` (and after any compaction Pi runs in between, whose
+ * `session_compact` comes first). So at those two points the engine plans the next request's pass on
+ * the conversation as Pi will send it, and when that pass would fold, the tools are activated for
+ * the very request that carries the first digest. Should the plan miss (a steering message that
+ * arrived after it, the cache going cold in between), the `context` hook activates them after the
+ * fold, and they reach the next request. A compaction that recorded blocks, a resumed branch with
+ * fold records and a session with a parent session activate them at once.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { MessageLike } from "../../../core/block.ts";
+import { errorText, type FoldEngine } from "../fold/engine.ts";
+import type { ParentSession } from "../fold/parent-session.ts";
+import type { Ledger } from "../fold/session-ledger.ts";
+import { registerRecallFolded } from "./recall-folded.ts";
+import { registerUnfold } from "./unfold.ts";
+
+/** The fold tools, in the order they join the active tools. */
+export const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
+
+/** What the fold tools and their activation read. */
+export interface FoldToolsDeps {
+	engine: FoldEngine;
+	ledger: Ledger;
+	parent: () => ParentSession | undefined;
+	/** Whether the pass over `messages`, the next request's conversation, would start a fold event. */
+	foldsNext: (messages: MessageLike[], ctx: ExtensionContext) => boolean;
+	warn: (message: string) => void;
+}
+
+/** The conversation of the next request as Pi holds it now (its system messages aside). */
+function nextMessages(ctx: ExtensionContext): MessageLike[] {
+	const messages = ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[];
+	return messages.filter((m) => m.role !== "system");
+}
+
+/** Registers recall_folded and unfold inactive, and activates them once the session has something to recall. */
+export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
+	const { engine, ledger, parent, foldsNext, warn } = deps;
+	registerRecallFolded(pi, engine, ledger, parent);
+	registerUnfold(pi, engine, parent);
+
+	// Whether this session branch has had its activation, or needs none (the tools are active already,
+	// or the user's tool selection left them out): from then on nothing is checked, and nothing is added
+	// again should another extension remove them.
+	let settled = false;
+	const activate = (): void => {
+		settled = true;
+		const active = pi.getActiveTools();
+		const missing = FOLD_TOOLS.filter((name) => !active.includes(name));
+		if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+	};
+	const recallable = (): boolean => parent() !== undefined || engine.registry.allRecords().length > 0;
+	const guarded = (step: () => void): void => {
+		try {
+			step();
+		} catch (error) {
+			warn(`context-fold: recall_folded and unfold could not be activated: ${errorText(error)}`);
+		}
+	};
+	// On a session's start and on a /tree move, Pi has restored the active tools the branch declared.
+	const restore = (): void =>
+		guarded(() => {
+			const active = pi.getActiveTools();
+			const registered = new Set(pi.getAllTools().map((tool) => tool.name));
+			settled = FOLD_TOOLS.every((name) => active.includes(name) || !registered.has(name));
+			if (!settled && recallable()) activate();
+		});
+	const onceRecallable = (): void =>
+		guarded(() => {
+			if (!settled && recallable()) activate();
+		});
+	/** Activates the tools when the next request, carrying `messages`, would fold. */
+	const ahead = (ctx: ExtensionContext, extra: MessageLike[] = []): void =>
+		guarded(() => {
+			if (!settled && foldsNext([...nextMessages(ctx), ...extra], ctx)) activate();
+		});
+
+	pi.on("session_start", restore);
+	pi.on("session_tree", restore);
+	pi.on("session_compact", onceRecallable);
+	pi.on("before_agent_start", (event, ctx) => {
+		const start: MessageLike =
+			event.messageType === "custom"
+				? (event.message as unknown as MessageLike)
+				: {
+						role: "user",
+						content: [{ type: "text", text: event.prompt }, ...(event.images ?? [])],
+						timestamp: Date.now(),
+					};
+		ahead(ctx, [start]);
+		return undefined;
+	});
+	pi.on("turn_end", (event, ctx) => {
+		// A turn without tool results ends the run: the next request is a new run's, planned before it starts.
+		if ((event.toolResults?.length ?? 0) > 0) ahead(ctx);
+		return undefined;
+	});
+	// After the fold pass (registered before this one): a fold the plan did not foresee is declared from
+	// the next request on.
+	pi.on("context", () => {
+		onceRecallable();
+		return undefined;
+	});
+}

@@ -1,0 +1,138 @@
+/**
+ * When recall_folded and unfold are declared, over the stub host: inactive while the session has
+ * nothing to recall, active from the request that carries the first digest on (the turn before it
+ * plans that request), added to the tools already active without removing any, and active at once in a
+ * session resumed with fold records or started from a parent session.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { bashSession, loadStub, resultTexts, type StubPi } from "./stub-pi.ts";
+
+const FOLDED = /^\{#[0-9a-z]{8} FOLDED\}/;
+const FOLD_TOOLS = ["recall_folded", "unfold"];
+/** Pi's built-in tools and another extension's, active before context-fold does anything. */
+const OTHERS = ["read", "bash", "edit", "other_extension_tool"];
+
+/** Adds one agent turn to the stub session: a bash call and its 200-line result, as Pi persists them. */
+function bashTurn(stub: StubPi, i: number, at: number): Record<string, unknown> {
+	const id = `call_${i}`;
+	stub.addMessage({
+		role: "assistant",
+		content: [{ type: "toolCall", id, name: "bash", arguments: { command: `check ${i}` } }],
+		usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+		stopReason: "toolUse",
+		timestamp: at,
+	});
+	const result = {
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "bash",
+		content: [{ type: "text", text: Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} ok`).join("\n") }],
+		isError: false,
+		timestamp: at + 1,
+	};
+	stub.addMessage(result);
+	return result;
+}
+
+/** The fold tools among `names`. */
+function foldTools(names: readonly string[]): string[] {
+	return names.filter((name) => FOLD_TOOLS.includes(name));
+}
+
+/**
+ * One agent run of bash turns, driven as Pi drives it: before_agent_start, then per request the tools
+ * active when it is sent and its `context` pass, then the turn's tool result and turn_end.
+ */
+async function run(stub: StubPi, turns: number) {
+	const requests: { active: string[]; folded: boolean }[] = [];
+	await stub.emit("before_agent_start", { messageType: "user", prompt: "run the checks" });
+	let at = 1_700_000_000_000;
+	stub.addMessage({ role: "user", content: "run the checks", timestamp: at });
+	for (let i = 0; i < turns; i++) {
+		const active = [...stub.active];
+		const sent = await stub.request();
+		requests.push({ active, folded: resultTexts(sent).some((t) => FOLDED.test(t)) });
+		at += 10;
+		const result = bashTurn(stub, i, at);
+		await stub.emit("turn_end", { turnIndex: i, toolResults: [result] });
+	}
+	return requests;
+}
+
+describe("fold tool declarations", () => {
+	it("are registered inactive", () => {
+		const stub = loadStub();
+		assert.deepEqual([...stub.tools.keys()].sort(), FOLD_TOOLS);
+		for (const tool of stub.tools.values()) assert.equal(tool.defaultActive, false, tool.name);
+		assert.deepEqual(stub.active, []);
+	});
+
+	it("are absent before the first fold and present in the request that carries it; other tools stay", async () => {
+		const stub = loadStub();
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "startup" });
+		const requests = await run(stub, 10);
+		const first = requests.findIndex((r) => r.folded);
+		assert.ok(first > 1, `first digest in request ${first}`);
+		for (const [i, r] of requests.slice(0, first).entries()) assert.deepEqual(r.active, OTHERS, `request ${i}`);
+		for (const [i, r] of requests.slice(first).entries()) {
+			assert.deepEqual(r.active, [...OTHERS, ...FOLD_TOOLS], `request ${first + i}`);
+		}
+		// One change, made before the request it serves: only the two names added to what was active.
+		assert.deepEqual(stub.toolSets, [[...OTHERS, ...FOLD_TOOLS]]);
+	});
+
+	it("stay absent through a session that never folds", async () => {
+		const stub = loadStub({ window: 1_000_000 });
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "startup" });
+		const requests = await run(stub, 8);
+		assert.ok(requests.every((r) => !r.folded));
+		assert.deepEqual(stub.active, OTHERS);
+		assert.deepEqual(stub.toolSets, []);
+	});
+
+	it("are added by the fold itself when no turn planned it, for the next request on", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "startup" });
+		assert.deepEqual(stub.active, OTHERS);
+		assert.ok(
+			resultTexts(await stub.request()).some((t) => FOLDED.test(t)),
+			"the request folds",
+		);
+		assert.deepEqual(stub.active, [...OTHERS, ...FOLD_TOOLS]);
+	});
+
+	it("are never removed, nor added again once another extension removed one", async () => {
+		const stub = loadStub();
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "startup" });
+		await run(stub, 6);
+		assert.deepEqual(foldTools(stub.active), FOLD_TOOLS);
+		stub.active = stub.active.filter((name) => name !== "unfold");
+		await run(stub, 3);
+		assert.deepEqual(foldTools(stub.active), ["recall_folded"]);
+		assert.equal(stub.toolSets.length, 1);
+	});
+
+	it("are present from the start of a session resumed with fold records", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		// Pi restores the active tools the session file declared; say it declared only the others.
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(stub.active, [...OTHERS, ...FOLD_TOOLS]);
+	});
+
+	it("are present from the start of a session started from a parent session (a handoff seed)", async () => {
+		const stub = loadStub({ parentSession: "/nonexistent/parent-session.jsonl" });
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "new" });
+		assert.deepEqual(stub.active, [...OTHERS, ...FOLD_TOOLS]);
+	});
+});
