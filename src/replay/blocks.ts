@@ -49,7 +49,8 @@ export interface BlockText {
 /** The blocks of one message. A tool call's text is its name and JSON arguments; its searchable text is the argument values. */
 export function messageBlockTexts(message: MessageLike): BlockText[] {
 	if (message.role === "system") {
-		const text = JSON.stringify(message);
+		// Its prompt, sections and tools as sent; its timestamp is never sent.
+		const text = JSON.stringify({ ...message, timestamp: undefined });
 		return [{ text, search: text }];
 	}
 	if (message.role === "compactionSummary" || message.role === "branchSummary") {

@@ -14,6 +14,8 @@
  * have sent in each gap reach its session as `cache_warm` entries, so it sees the cache warm or
  * cold as the price model does. Nothing touches the network or the disk.
  */
+
+import { posix } from "node:path";
 import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
 	type AgentSession,
@@ -29,6 +31,7 @@ import {
 	DefaultResourceLoader,
 	type ExtensionAPI,
 	type ExtensionFactory,
+	getPackageDir,
 	ModelRuntime,
 	SessionManager,
 	SettingsManager,
@@ -95,6 +98,31 @@ export interface RunOptions {
 	keepMessages?: boolean;
 	/** Tokens of an image part from its data (`--images size`); by default its placeholder text's. */
 	imageTokens?: (data: string) => number;
+}
+
+/**
+ * Fixed paths, so that the requests of a replay do not depend on where it runs: the working
+ * directory when the session records none usable, the agent directory (nothing is read from it),
+ * and where Pi's documentation is said to be installed (a global npm install, not this checkout).
+ */
+const FALLBACK_CWD = "/replay";
+const AGENT_DIR = "/replay/agent";
+const PI_PACKAGE_DIR = "/usr/local/lib/node_modules/@earendil-works/pi-coding-agent";
+
+/**
+ * An extension loaded first: Pi's system prompt names its documentation by the path of the
+ * installed package, here this checkout's node_modules; the section is given the fixed install
+ * path instead, before any policy sees the prompt.
+ */
+function fixedDocsPaths(): ExtensionFactory {
+	return (pi) => {
+		pi.on("before_agent_start", (event) => {
+			const docs = /<docs>\n([\s\S]*?)\n<\/docs>/.exec(event.systemPrompt)?.[1];
+			if (docs !== undefined)
+				event.systemPromptOptions.sections.docs = docs.split(getPackageDir()).join(PI_PACKAGE_DIR);
+			return undefined;
+		});
+	};
 }
 
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
@@ -256,7 +284,8 @@ function recordBash(session: AgentSession, message: MessageLike): void {
 
 /** Replays `script` under `policy` and returns every request as sent. */
 export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
-	const cwd = "/replay";
+	// The recorded working directory where this machine can take it as given (a POSIX absolute path).
+	const cwd = script.cwd !== undefined && posix.isAbsolute(script.cwd) ? script.cwd : FALLBACK_CWD;
 	const index = new Map<MessageLike, number>();
 	script.messages.forEach((m, i) => {
 		index.set(m, i);
@@ -350,6 +379,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let recordWarm: (at: number) => void = () => {};
 	const warmDelay = cache.warming ? warmingDelayMs(cache.ttlMs) : undefined;
 	factories.unshift(
+		fixedDocsPaths(),
 		warmingProbe(async () => {
 			pendingStop = false;
 			if (compacting) return;
@@ -433,9 +463,15 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		} as unknown as ToolDefinition;
 	});
 
+	const settingsManager = SettingsManager.inMemory(settings as never);
+	// Nothing from this machine's disk: no settings, SYSTEM.md or APPEND_SYSTEM.md under the working
+	// or agent directory (the recorded working directory may exist here).
 	const loader = new DefaultResourceLoader({
 		cwd,
-		agentDir: "/replay/agent",
+		agentDir: AGENT_DIR,
+		settingsManager,
+		systemPromptOverride: () => undefined,
+		appendSystemPromptOverride: () => [],
 		noExtensions: true,
 		noSkills: true,
 		noPromptTemplates: true,
@@ -446,13 +482,13 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	await loader.reload();
 	const { session } = await createAgentSession({
 		cwd,
-		agentDir: "/replay/agent",
+		agentDir: AGENT_DIR,
 		modelRuntime: runtime,
 		model: faux.getModel(),
 		thinkingLevel: "off",
 		resourceLoader: loader,
 		sessionManager: SessionManager.inMemory(cwd),
-		settingsManager: SettingsManager.inMemory(settings as never),
+		settingsManager,
 		noTools: "builtin",
 		customTools: tools,
 	});
