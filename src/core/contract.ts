@@ -20,6 +20,13 @@ export interface ViewBlock {
 	saving: number;
 	/** A file read that a later call made stale: a later version of the file is in the context (see supersede.ts). */
 	superseded?: boolean;
+	/** The tool of a tool call's arguments or result. */
+	toolName?: string;
+	/**
+	 * Model messages since the newest one that used this block (repeated one of its distinctive
+	 * strings, see working-set.ts) or first saw it: 0 for the latest, Infinity beyond USE_LOOKBACK.
+	 */
+	useAge?: number;
 }
 
 /** Knobs of the fold ladder, as fractions of the context window unless named in tokens. */
@@ -65,6 +72,11 @@ export interface CacheFacts {
 	idleMs?: number;
 	/** The cache lifetime assumed, in milliseconds. */
 	ttlMs?: number;
+	/**
+	 * What rewriting a cached token costs over reading it, in reads, at the model's prices for the
+	 * cache retention in use (see rewriteInReadsOf); absent when the prices are unknown.
+	 */
+	rewriteInReads?: number;
 }
 
 /** Knobs of the cache-economic profile (src/core/policy/cache-economic.ts); the ladder ignores them. */
@@ -99,11 +111,24 @@ export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
 	minEvent: 11_200,
 });
 
+/** Knobs of the working-set profile (src/core/policy/working-set.ts), on top of the economic ones. */
+export interface WorkingSetConfig {
+	/** Model messages a use (or the arrival) keeps a block raw for. */
+	useWindow: number;
+}
+
+/** The working-set profile's defaults (README "Defaults and why"). */
+export const DEFAULT_WORKING_SET: Readonly<WorkingSetConfig> = Object.freeze({
+	useWindow: 8,
+});
+
 /** Everything a policy may read. */
 export interface PolicyView {
 	blocks: readonly ViewBlock[];
 	/** Context tokens of the request as it stands. */
 	usage: number;
+	/** Tokens the frozen folds keep out of the request: `usage + masked` is the context unfolded, as plain Pi would hold it. */
+	masked?: number;
 	/** The model's context window, in tokens. */
 	window: number;
 	/** True when telemetry shows the session has never had a cache read. */
@@ -118,7 +143,7 @@ export interface PolicyView {
 	 */
 	reserve?: number;
 	/** The ladder's knobs, and the economic profile's where the caller supplies them (defaults otherwise). */
-	config: LadderConfig & Partial<EconomicConfig>;
+	config: LadderConfig & Partial<EconomicConfig> & Partial<WorkingSetConfig>;
 }
 
 /**

@@ -353,7 +353,7 @@ export interface FoldedBlock {
 
 /** Where the next fold may happen, in the terms of the policy in force. */
 export interface FoldPoint {
-	policy: "ladder" | "economic";
+	policy: "ladder" | "economic" | "working-set";
 	/** Usage (tokens) from which a fold event may fire. */
 	at: number;
 	/** The knob that sets it, e.g. "foldAt 45%". */

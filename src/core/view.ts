@@ -8,6 +8,7 @@ import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 import { type CallFactsMemo, supersededReads } from "./supersede.ts";
+import { type TokensMemo, useAges } from "./working-set.ts";
 
 /** Index of the latest assistant message, -1 when there is none. */
 function lastAssistantOf(messages: readonly MessageLike[]): number {
@@ -160,6 +161,8 @@ export interface ViewInput {
 	savings?: SavingsMemo;
 	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
 	calls?: CallFactsMemo;
+	/** Distinctive strings of blocks from earlier requests (see TokensMemo). */
+	tokens?: TokensMemo;
 }
 
 /** What the view blocks of one request share: its messages and blocks, and what is worked out on first read. */
@@ -173,12 +176,23 @@ class ViewShared {
 	readonly holds: Holds;
 	readonly superseded: Set<string>;
 	readonly savings: SavingsMemo;
+	private readonly blocks: readonly Block[];
+	private readonly tokens: TokensMemo;
+	private ages: number[] | undefined;
 
 	constructor(input: ViewInput, superseded: Set<string>) {
 		this.messages = input.messages.slice();
+		this.blocks = input.blocks;
 		this.holds = new Holds(lastAssistantOf(input.messages), input.blocks);
 		this.superseded = superseded;
 		this.savings = input.savings ?? new WeakMap();
+		this.tokens = input.tokens ?? new WeakMap();
+	}
+
+	/** The use age of the block at `index`, working out every block's on the first question. */
+	useAge(index: number): number {
+		this.ages ??= useAges(this.messages, this.blocks, this.tokens);
+		return this.ages[index];
 	}
 }
 
@@ -196,12 +210,14 @@ class LazyViewBlock implements ViewBlock {
 	private declare readonly block: Block;
 	private declare readonly flags: number;
 	private declare readonly shared: ViewShared;
+	private declare readonly index: number;
 
-	constructor(block: Block, tokens: number, flags: number, shared: ViewShared) {
+	constructor(block: Block, tokens: number, flags: number, shared: ViewShared, index: number) {
 		this.block = block;
 		this.tokens = tokens;
 		this.flags = flags;
 		this.shared = shared;
+		this.index = index;
 	}
 
 	get id(): string {
@@ -228,6 +244,14 @@ class LazyViewBlock implements ViewBlock {
 		return this.shared.superseded.has(this.block.id);
 	}
 
+	get toolName(): string | undefined {
+		return this.block.toolName;
+	}
+
+	get useAge(): number {
+		return this.shared.useAge(this.index);
+	}
+
 	get saving(): number {
 		if (this.flags !== ELIGIBLE) return 0;
 		const memo = this.shared.savings;
@@ -245,11 +269,13 @@ export function buildView(input: ViewInput): PolicyView {
 	const shared = new ViewShared(input, supersededReads(input.messages, input.blocks, input.calls));
 	const blocks: ViewBlock[] = [];
 	let local = 0;
+	let masked = 0;
 	const { byBlock, tokens, eligible } = input.frozen;
 	for (let i = 0; i < input.blocks.length; i++) {
 		local += tokens[i];
+		masked += input.blocks[i].tokens - tokens[i];
 		const flags = (eligible[i] ? ELIGIBLE : 0) | (byBlock[i] ? FROZEN : 0);
-		blocks.push(new LazyViewBlock(input.blocks[i], tokens[i], flags, shared));
+		blocks.push(new LazyViewBlock(input.blocks[i], tokens[i], flags, shared, i));
 	}
 	const reported = input.usage;
 	const usage = typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : local;
@@ -257,6 +283,7 @@ export function buildView(input: ViewInput): PolicyView {
 	const view: PolicyView = cache
 		? { blocks, usage, window, neverCacheRead, cache, config }
 		: { blocks, usage, window, neverCacheRead, config };
+	view.masked = masked;
 	if (input.keepRecent !== undefined) view.keepRecent = input.keepRecent;
 	if (input.reserve !== undefined) view.reserve = input.reserve;
 	return view;

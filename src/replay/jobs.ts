@@ -47,7 +47,7 @@ export async function runJob(
 		scripts.set(job.file, script);
 	}
 	const model = PRICE_MODELS[job.price];
-	const cache = { ttlMs: model.ttlMs, warming: job.warming };
+	const cache = { ttlMs: model.ttlMs, warming: job.warming, read: model.read, write: model.write };
 	const imageTokens =
 		job.images === "size" ? (data: string) => visionTokens(imageSize(data), model.vision) : undefined;
 	const run = await replayPolicy(script, job.policy, { window: job.window, cache, onProgress, imageTokens });

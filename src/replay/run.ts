@@ -92,7 +92,7 @@ export interface RunOptions {
 	 * The cache the run is priced under, as context-fold should see it in the idle gaps: its lifetime
 	 * and whether Pi warms it (default: anthropic-5m, warming on, the CLI's defaults).
 	 */
-	cache?: { ttlMs: number; warming: boolean };
+	cache?: { ttlMs: number; warming: boolean; read?: number; write?: number };
 	onProgress?: (done: number, total: number) => void;
 	/** Keep each request's messages (tests); by default only their shape is kept. */
 	keepMessages?: boolean;
@@ -341,7 +341,16 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	const faux = fauxProvider({
 		provider: "replay",
 		api: "replay",
-		models: [{ id: "recorded", contextWindow: options.window, maxTokens: 32_000, reasoning: true }],
+		models: [
+			{
+				id: "recorded",
+				contextWindow: options.window,
+				maxTokens: 32_000,
+				reasoning: true,
+				// The price model's prices, per input token, so that context-fold prices a rewrite as it is priced.
+				cost: { input: 1, output: 0, cacheRead: cache.read ?? 0.1, cacheWrite: cache.write ?? 1.25 },
+			},
+		],
 		tokenSize: { min: 1e9, max: 1e9 },
 	});
 	const runtime = await ModelRuntime.create({

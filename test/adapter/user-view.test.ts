@@ -304,21 +304,19 @@ describe("/context-fold", () => {
 
 	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {
 		const keys = (saved: Record<string, unknown>) => knobRows(resolveConfig(saved, {})).map((r) => r.key);
-		const economic = keys({});
-		assert.deepEqual(economic.slice(0, 7), [
-			"policy",
-			"hotTail",
-			"coldTail",
-			"horizon",
-			"foldFrom",
-			"backstopAt",
-			"minEvent",
-		]);
-		assert.deepEqual(economic.slice(-4), ["foldAt", "coldFoldAt", "step", "tail"]);
+		const economicKnobs = ["hotTail", "coldTail", "horizon", "foldFrom", "backstopAt", "minEvent"];
+		const ladderKnobs = ["foldAt", "coldFoldAt", "step", "tail"];
+		const workingSet = keys({});
+		assert.deepEqual(workingSet.slice(0, 8), ["policy", ...economicKnobs, "useWindow"]);
+		assert.deepEqual(workingSet.slice(-4), ladderKnobs);
+		const economic = keys({ policy: "economic" });
+		assert.deepEqual(economic.slice(0, 7), ["policy", ...economicKnobs]);
+		assert.deepEqual(economic.slice(-5), [...ladderKnobs, "useWindow"]);
 		const ladder = keys({ policy: "ladder" });
-		assert.deepEqual(ladder.slice(0, 5), ["policy", "foldAt", "coldFoldAt", "step", "tail"]);
-		assert.deepEqual(ladder.slice(-6), ["hotTail", "coldTail", "horizon", "foldFrom", "backstopAt", "minEvent"]);
+		assert.deepEqual(ladder.slice(0, 5), ["policy", ...ladderKnobs]);
+		assert.deepEqual(ladder.slice(-7), [...economicKnobs, "useWindow"]);
 		assert.deepEqual([...economic].sort(), [...ladder].sort());
+		assert.deepEqual([...workingSet].sort(), [...ladder].sort());
 		assert.equal(economic.length, KNOBS.length);
 	});
 

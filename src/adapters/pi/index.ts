@@ -11,10 +11,11 @@ import { ratiosOf } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
+import { workingSet } from "../../core/policy/working-set.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { clockFrom } from "./cache/clock.ts";
-import { lifetimeFor } from "./cache/lifetime.ts";
+import { lifetimeFor, rewriteInReadsFor } from "./cache/lifetime.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
@@ -115,7 +116,9 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	};
 	const cacheFacts = (ctx: ExtensionContext) => {
 		catchUpWarms(ctx);
-		return telemetry.facts(now(), lifetimeFor(ctx.model, config, ttlSecondsSet).ms);
+		const facts = telemetry.facts(now(), lifetimeFor(ctx.model, config, ttlSecondsSet).ms);
+		const rewriteInReads = rewriteInReadsFor(ctx.model);
+		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
 	};
 	const advisor = new Advisor({ notify: warn, config: () => config });
 	const warning = new CacheWarning({
@@ -128,7 +131,12 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({
 		config: () => config,
-		policy: (view) => (config.policy === "economic" ? economize(view) : conduct(view)),
+		policy: (view) =>
+			config.policy === "working-set"
+				? workingSet(view)
+				: config.policy === "economic"
+					? economize(view)
+					: conduct(view),
 		append: (entry) => {
 			records.note(entry);
 			pi.appendEntry(ENTRY_TYPE, entry);

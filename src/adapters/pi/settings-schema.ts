@@ -7,12 +7,19 @@
  */
 import { type TSchema, Type } from "typebox";
 import { PROVIDER_TTL_PATTERN } from "../../core/cache-advice.ts";
-import { DEFAULT_ECONOMIC, DEFAULT_LADDER, type EconomicConfig, type LadderConfig } from "../../core/contract.ts";
+import {
+	DEFAULT_ECONOMIC,
+	DEFAULT_LADDER,
+	DEFAULT_WORKING_SET,
+	type EconomicConfig,
+	type LadderConfig,
+	type WorkingSetConfig,
+} from "../../core/contract.ts";
 
 /** Every knob's effective value. */
-export interface FoldConfig extends LadderConfig, EconomicConfig {
-	/** The fold policy: `economic` (cache-economic, the default) or `ladder` (the seed's static ladder); see core/policy. */
-	policy: "ladder" | "economic";
+export interface FoldConfig extends LadderConfig, EconomicConfig, WorkingSetConfig {
+	/** The fold policy: `working-set` (the default), `economic` (its frugal peer) or `ladder` (the seed's static ladder); see core/policy. */
+	policy: "ladder" | "economic" | "working-set";
 	debug: boolean;
 	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
 	compact: "fold" | "native";
@@ -116,10 +123,10 @@ export const KNOB_SCHEMAS = {
 		),
 	),
 	policy: Type.Union(
-		[Type.Literal("ladder"), Type.Literal("economic")],
+		[Type.Literal("ladder"), Type.Literal("economic"), Type.Literal("working-set")],
 		annotations(
 			"CONTEXTFOLD_POLICY",
-			"economic",
+			"working-set",
 			"economic (default): fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt; ladder: the seed's static ladder, fold at foldAt down one step, keeping tail.",
 		),
 	),
@@ -162,6 +169,14 @@ export const KNOB_SCHEMAS = {
 		DEFAULT_ECONOMIC.minEvent,
 		"economic policy: least saving of an ordinary fold event, in tokens; in a small window at most a fifth of the usage at which Pi compacts on its own (window - compaction.reserveTokens).",
 	),
+	useWindow: Type.Integer({
+		minimum: 0,
+		...annotations(
+			"CONTEXTFOLD_USE_WINDOW",
+			DEFAULT_WORKING_SET.useWindow,
+			"working-set policy: a block the model used (repeated one of its names) or received within its last this many messages stays raw.",
+		),
+	}),
 	debug: Type.Boolean(
 		annotations(
 			"CONTEXTFOLD_DEBUG",

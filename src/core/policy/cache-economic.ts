@@ -24,12 +24,39 @@ import {
 } from "../contract.ts";
 
 /**
- * Price of a cache write over a cache read, in reads: a rewritten token costs the write (1.25×) instead
- * of the read (0.1×) it would have cost, so (1.25 − 0.1) / 0.1 saved reads. Anthropic's 5-minute prices,
- * for every provider: each model's own ratio (9 for OpenAI, 19 for Anthropic's 1-hour cache) replayed
- * no better under the matching prices (ARCHITECTURE.md).
+ * Price of a cache write over a cache read, in reads, where the model's prices are unknown: a
+ * rewritten token costs the write (1.25×) instead of the read (0.1×) it would have cost, so
+ * (1.25 − 0.1) / 0.1 saved reads, Anthropic's 5-minute prices.
  */
 export const REWRITE_IN_READS = 11.5;
+
+/**
+ * How near Pi's own compaction point (window − reserve) the unfolded context must come before a
+ * protecting policy asks for a backstop compaction. Measured on the corpus (README, "Defaults and
+ * why"): at 1.0 a session whose residue is signed thinking compacts late and dear; at 0.5 it compacts
+ * twice where Pi compacts once; 0.75 compacts no more often than Pi on any corpus session.
+ */
+export const PI_COMPACTION_SHARE = 0.75;
+
+/** A model's prices per token, as Pi's model registry gives them (any unit, the same for all three). */
+export interface CachePrices {
+	input: number;
+	cacheRead: number;
+	/** 0 when the provider charges a cache write as plain input (OpenAI). */
+	cacheWrite: number;
+}
+
+/**
+ * The rewrite price in reads at `prices`: (write − read) / read, where a write costs `cacheWrite`, or
+ * the input price when that is 0, or twice the input price for a long-retention write (Anthropic's
+ * one-hour cache, as Pi prices it). Undefined when the model has no cache-read price.
+ */
+export function rewriteInReadsOf(prices: CachePrices, longWrite: boolean): number | undefined {
+	const { input, cacheRead, cacheWrite } = prices;
+	if (!(cacheRead > 0) || !(input > 0)) return undefined;
+	const write = longWrite ? 2 * input : cacheWrite > 0 ? cacheWrite : input;
+	return Math.max(0, (write - cacheRead) / cacheRead);
+}
 
 /** The profile's knobs: those the view carries, the defaults for the rest. */
 export function economicKnobs(view: PolicyView): EconomicConfig {
@@ -54,13 +81,18 @@ export function isHot(block: ViewBlock): boolean {
  * what the model re-reads) that begins within the last `hotTail` tokens, and every other block
  * (thinking, text, arguments, superseded reads) that begins within the last `coldTail` tokens.
  */
-export function economicTails(blocks: readonly ViewBlock[], hotTail: number, coldTail: number): Set<string> {
+export function economicTails(
+	blocks: readonly ViewBlock[],
+	hotTail: number,
+	coldTail: number,
+	hot: (block: ViewBlock) => boolean = isHot,
+): Set<string> {
 	const tail = new Set<string>();
 	let after = 0;
 	for (let i = blocks.length - 1; i >= 0; i--) {
 		const block = blocks[i];
 		if (i < blocks.length - 1 && after >= Math.max(hotTail, coldTail)) break;
-		if (i === blocks.length - 1 || after < (isHot(block) ? hotTail : coldTail)) tail.add(block.id);
+		if (i === blocks.length - 1 || after < (hot(block) ? hotTail : coldTail)) tail.add(block.id);
 		after += block.tokens;
 	}
 	return tail;
@@ -123,9 +155,9 @@ export function projectedSaving(event: EconomicEvent, horizon: number): number {
 	return event.saved * horizon;
 }
 
-/** One-time cost of an event's rewrite, in cache reads. */
-export function rewriteCost(event: EconomicEvent): number {
-	return event.rewrite * REWRITE_IN_READS;
+/** One-time cost of an event's rewrite, in cache reads, at `inReads` reads a rewritten token. */
+export function rewriteCost(event: EconomicEvent, inReads = REWRITE_IN_READS): number {
+	return event.rewrite * inReads;
 }
 
 /**
@@ -173,8 +205,19 @@ export function possibleEvents(
 	return events;
 }
 
+/**
+ * What a policy built on this one keeps raw besides the tails: `keep` says which blocks are in use
+ * (no ordinary event folds them; an urgent one does), and `hot` which blocks keep the hot tail
+ * (default: isHot). With a protection, the backstop counts every block that may fold once it leaves
+ * the tails and the model has seen it, so only what can never fold asks for a compaction.
+ */
+export interface Protection {
+	keep: (block: ViewBlock) => boolean;
+	hot?: (block: ViewBlock) => boolean;
+}
+
 /** Decides whether an event fires now, what it folds, or whether to compact instead. */
-export function economize(view: PolicyView): FoldCommand[] {
+export function economize(view: PolicyView, protection?: Protection): FoldCommand[] {
 	const { window, usage } = view;
 	if (!(window > 0) || !(usage >= 0)) return [];
 	const knobs = economicKnobs(view);
@@ -186,7 +229,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
 	const least = rewriteFree ? 0 : leastEventOf(view, knobs);
-	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail);
+	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail, protection?.hot);
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
 	// saving needs working out (each is a digest, made the first time it is read).
@@ -197,13 +240,32 @@ export function economize(view: PolicyView): FoldCommand[] {
 		}
 		if (most < least) return [];
 	}
-	const candidates = economicCandidates(view, knobs, tail);
+	const all = economicCandidates(view, knobs, tail);
 	let maskable = 0;
-	for (const c of candidates) maskable += c.block.saving;
+	for (const c of all) maskable += c.block.saving;
 	const compact: FoldCommand = { type: "compact", usage, budget, maskable };
 	// Above the backstop even once all is folded, a compaction is asked for; it runs when the agent's
-	// run is over, so folding goes on meanwhile.
-	const backstopped = usage >= backstop && usage - maskable >= backstop;
+	// run is over, so folding goes on meanwhile. A policy that protects counts every block that may
+	// fold once out of the tails and in the model's sight as foldable: only what never folds compacts.
+	let foldable = maskable;
+	if (protection && usage >= backstop) {
+		foldable = 0;
+		for (const block of view.blocks) if (block.eligible && !block.frozen) foldable += block.saving;
+	}
+	// With a protection, no compaction comes well before Pi's own would: the context unfolded, as plain
+	// Pi holds it, must have reached PI_COMPACTION_SHARE of the usage at which Pi compacts (where its
+	// compaction is on).
+	const piCompactsAt = view.reserve === undefined ? 0 : PI_COMPACTION_SHARE * (window - view.reserve);
+	const beforePi = protection !== undefined && usage + (view.masked ?? 0) < piCompactsAt;
+	const backstopped = usage >= backstop && usage - foldable >= backstop && !beforePi;
+	// Blocks in use stay raw: they count toward the backstop above, so this costs no compaction.
+	let candidates = all;
+	if (protection && !urgent) {
+		candidates = all.filter((c) => !protection.keep(c.block));
+		maskable = 0;
+		for (const c of candidates) maskable += c.block.saving;
+	}
+	const inReads = view.cache?.rewriteInReads ?? REWRITE_IN_READS;
 	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact] : folds);
 	if (urgent) {
 		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact];
@@ -214,7 +276,7 @@ export function economize(view: PolicyView): FoldCommand[] {
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
 	for (const event of possibleEvents(view, candidates)) {
-		const net = projectedSaving(event, knobs.horizon) - (rewriteFree ? 0 : rewriteCost(event));
+		const net = projectedSaving(event, knobs.horizon) - (rewriteFree ? 0 : rewriteCost(event, inReads));
 		if (net > bestNet && event.saved >= least) {
 			best = event;
 			bestNet = net;

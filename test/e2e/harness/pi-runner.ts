@@ -178,7 +178,7 @@ export async function waitForEntries(file: string, type: string, count = 1, time
 /**
  * Harness defaults for settings.json: deterministic and quiet. Tests of the fold mechanism drive it
  * through the ladder profile, whose thresholds a scripted session reaches simply; a test of the
- * default (economic) policy sets `"context-fold": { policy: "economic" }` itself.
+ * default (working-set) policy or the economic one sets its `"context-fold": { policy }` itself.
  */
 export const DEFAULT_SETTINGS: Record<string, unknown> = {
 	"context-fold": { policy: "ladder" },

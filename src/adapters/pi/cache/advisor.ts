@@ -126,7 +126,7 @@ export class Advisor {
 	 */
 	observeRecall(codes: readonly string[], state: (code: string) => CodeState): void {
 		const config = this.deps.config();
-		const tailKnob = config.policy === "economic" ? "hotTail / coldTail" : "tail";
+		const tailKnob = config.policy !== "ladder" ? "hotTail / coldTail" : "tail";
 		for (const code of new Set(codes)) {
 			const known = state(code);
 			if (!known) continue;

@@ -3,11 +3,13 @@
  * knows a model's lifetime per cache retention (its `promptCache` tiers: Anthropic's models declare
  * 5 minutes for the short tier and 1 hour for the long one, which `PI_CACHE_RETENTION=long` selects)
  * and warms the cache by it; context-fold's idle warning and cold-anyway rule use the same figure
- * unless the user saved a lifetime (`cacheTtlByProvider`, `cacheTtlSeconds`).
+ * unless the user saved a lifetime (`cacheTtlByProvider`, `cacheTtlSeconds`). It also reads the
+ * model's prices for what a cache rewrite costs under that retention.
  */
 import { getPromptCacheTtlMs } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { cacheLifetime, type Lifetime } from "../../../core/cache-advice.ts";
+import { rewriteInReadsOf } from "../../../core/policy/cache-economic.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 
 type ModelLike = ExtensionContext["model"];
@@ -32,4 +34,15 @@ export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: bo
 		secondsSet,
 		modelMs: modelLifetimeMs(model),
 	});
+}
+
+/**
+ * What a rewritten cached token costs over a read, in reads, at `model`'s prices for the cache
+ * retention in use: Anthropic writes the long retention (`PI_CACHE_RETENTION=long`) at twice the
+ * input price, as Pi prices it; undefined when the model declares no cache-read price.
+ */
+export function rewriteInReadsFor(model: ModelLike): number | undefined {
+	if (!model?.cost) return undefined;
+	const long = process.env.PI_CACHE_RETENTION === "long" && model.api === "anthropic-messages";
+	return rewriteInReadsOf(model.cost, long);
 }

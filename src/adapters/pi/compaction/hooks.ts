@@ -68,7 +68,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			}
 			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
 			advisor.willForceCompaction();
-			ownKeep = config().policy === "economic" ? config().hotTail : undefined;
+			ownKeep = config().policy !== "ladder" ? config().hotTail : undefined;
 			ctx.compact({
 				onError: (error) => {
 					// Pi refused (too little to compact, say): try again once the context has grown. Its

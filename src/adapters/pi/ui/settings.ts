@@ -34,11 +34,12 @@ interface Shape {
 
 /** Knobs that only one profile reads; every other knob applies whichever profile is in use. */
 const PROFILE_KNOBS: Readonly<Record<FoldConfig["policy"], readonly (keyof FoldConfig)[]>> = {
+	"working-set": ["useWindow", "hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
 	economic: ["hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
 	ladder: ["foldAt", "coldFoldAt", "step", "tail"],
 };
 
-/** Where a knob stands in the listing: the policy, its own knobs, those of both, the other profile's last. */
+/** Where a knob stands in the listing: the policy, its own knobs, those every profile reads, the other profiles' last. */
 function rank(key: keyof FoldConfig, policy: FoldConfig["policy"]): number {
 	if (key === "policy") return 0;
 	if (PROFILE_KNOBS[policy].includes(key)) return 1;

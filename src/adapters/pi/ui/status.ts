@@ -119,11 +119,11 @@ export function foldPoint(
 	reserve?: number,
 ): FoldPoint {
 	const budget = budgetOf(config, window);
-	if (config.policy === "economic") {
+	if (config.policy !== "ladder") {
 		const least = Math.floor(leastEventFor(config.minEvent, window, reserve));
 		const capped = least < config.minEvent ? ` (minEvent ${config.minEvent}, a fifth of where Pi compacts)` : "";
 		return {
-			policy: "economic",
+			policy: config.policy,
 			at: Math.min(config.foldFrom, budget),
 			knob: `foldFrom ${config.foldFrom}, an event of ${least}+ tokens${capped} that repays its rewrite`,
 			budget,
@@ -141,7 +141,7 @@ export function foldPoint(
 
 /** The protected tail of a request's rows under the policy in force. */
 export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: number): Set<string> {
-	return config.policy === "economic"
+	return config.policy !== "ladder"
 		? economicTails(rows, config.hotTail, config.coldTail)
 		: protectedTail(rows, tailOf(config, window));
 }

@@ -1,0 +1,25 @@
+/**
+ * The working-set fold policy (profile `"working-set"`, the default): the cache-economic policy's
+ * events and prices, with use deciding what stays raw instead of age alone. A block outside the
+ * tails stays raw while fewer than `useWindow` model messages passed since the model last used it
+ * (repeated one of its distinctive strings, see working-set.ts) or since it arrived; it folds at the
+ * first event that pays once that lapses. The
+ * model's own `write`s keep the tool results' hot tail. Protection never costs a compaction: the
+ * backstop counts protected blocks as foldable, so only what can never fold asks for one.
+ */
+import { DEFAULT_WORKING_SET, type FoldCommand, type PolicyView, type ViewBlock } from "../contract.ts";
+import { economize, isHot } from "./cache-economic.ts";
+
+/** True for what keeps the hot tail: a tool result no later call superseded, or a file the model wrote. */
+export function isHotOrWritten(block: ViewBlock): boolean {
+	return isHot(block) || (block.kind === "toolArgs" && block.toolName === "write");
+}
+
+/** Decides the event as the economic policy does, keeping the working set raw. */
+export function workingSet(view: PolicyView): FoldCommand[] {
+	const useWindow = view.config.useWindow ?? DEFAULT_WORKING_SET.useWindow;
+	return economize(view, {
+		keep: (block) => (block.useAge ?? Number.POSITIVE_INFINITY) < useWindow,
+		hot: isHotOrWritten,
+	});
+}

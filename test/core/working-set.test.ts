@@ -1,0 +1,96 @@
+/**
+ * The working set from the model's messages (src/core/working-set.ts): which strings count, how a
+ * block's arrival and each later use set its use age, and that a use counts for the newest block
+ * holding the strings. Conversations are built by hand, so each expected age is read off the script.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { linearize, type MessageLike } from "../../src/core/block.ts";
+import { distinctiveTokens, USE_LOOKBACK, useAges } from "../../src/core/working-set.ts";
+
+let clock = 1_000;
+
+function call(id: string, name: string, args: Record<string, unknown>, text = ""): MessageLike {
+	const content: unknown[] = text ? [{ type: "text", text }] : [];
+	content.push({ type: "toolCall", id, name, arguments: args });
+	return { role: "assistant", content, timestamp: clock++, responseId: `resp_${id}` };
+}
+
+function result(id: string, name: string, text: string): MessageLike {
+	return { role: "toolResult", toolCallId: id, toolName: name, content: [{ type: "text", text }], timestamp: clock++ };
+}
+
+/** The use age of the result of call `id`. */
+function ageOf(messages: MessageLike[], id: string): number {
+	const blocks = linearize(messages);
+	const index = blocks.findIndex((b) => b.id === `r:${id}`);
+	assert.ok(index >= 0, `no result ${id}`);
+	return useAges(messages, blocks)[index];
+}
+
+const FILE = "export function parseHeader(raw_line) {}\nconst MAX_HEADER_SIZE = 8192;\nexport class TokenBucket {}";
+
+describe("distinctiveTokens", () => {
+	test("keeps identifiers, paths and numbers of six or more characters, and nothing plain", () => {
+		const tokens = distinctiveTokens("see src/cli.ts: parseHeader(raw_line) returned 123456 for the header");
+		assert.deepEqual([...tokens].sort(), ["123456", "parseHeader", "raw_line", "src/cli.ts"]);
+	});
+});
+
+describe("useAges", () => {
+	test("a result's arrival counts as a use by the first model message that saw it", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("c1", "read", { path: "a.ts" }),
+			result("c1", "read", FILE),
+			call("c2", "bash", { command: "ls" }),
+			result("c2", "bash", "one two"),
+			call("c3", "bash", { command: "pwd" }),
+			result("c3", "bash", "three"),
+		];
+		// c3's result is not seen yet; c2's was seen by the latest model message; c1's by the one before.
+		assert.equal(ageOf(messages, "c3"), 0);
+		assert.equal(ageOf(messages, "c2"), 0);
+		assert.equal(ageOf(messages, "c1"), 1);
+	});
+
+	test("a model message that repeats one of a block's strings renews it; plain words do not", () => {
+		const base: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("r1", "read", { path: "a.ts" }),
+			result("r1", "read", FILE),
+		];
+		const fillers: MessageLike[] = [];
+		for (let i = 0; i < 5; i++)
+			fillers.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+		const used = call("e1", "edit", { path: "a.ts", oldText: "parseHeader(raw_line)", newText: "MAX_HEADER_SIZE" });
+		const plain = call("e2", "edit", { path: "a.ts", oldText: "header", newText: "bucket" });
+		const after = [result("e1", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok")];
+		assert.equal(ageOf([...base, ...fillers, used, ...after], "r1"), 1, "used by the edit");
+		const weak = [result("e2", "edit", "done"), call("z2", "bash", { command: "true" }), result("z2", "bash", "ok")];
+		assert.equal(ageOf([...base, ...fillers, plain, ...weak], "r1"), 6, "only its arrival (first seen by f0)");
+	});
+
+	test("a use counts for the newest block that holds the strings", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("old", "read", { path: "a.ts" }),
+			result("old", "read", FILE),
+			call("new", "read", { path: "a.ts" }),
+			result("new", "read", FILE),
+		];
+		for (let i = 0; i < 4; i++)
+			messages.push(call(`g${i}`, "bash", { command: "true" }), result(`g${i}`, "bash", "ok"));
+		messages.push(call("e", "edit", { oldText: "parseHeader raw_line MAX_HEADER_SIZE" }), result("e", "edit", "ok"));
+		assert.equal(ageOf(messages, "new"), 0);
+		assert.equal(ageOf(messages, "old"), 5, "the older copy keeps only its arrival");
+	});
+
+	test("nothing older than the lookback counts", () => {
+		const messages: MessageLike[] = [{ role: "user", content: "go", timestamp: clock++ }];
+		messages.push(call("r", "read", { path: "a.ts" }), result("r", "read", FILE));
+		for (let i = 0; i <= USE_LOOKBACK; i++)
+			messages.push(call(`h${i}`, "bash", { command: "true" }), result(`h${i}`, "bash", "ok"));
+		assert.equal(ageOf(messages, "r"), Number.POSITIVE_INFINITY);
+	});
+});
