@@ -4,13 +4,18 @@
  * folds old tool results of the long history; a recall of one of those codes is served from the
  * session file, sha-verified. Pi builds that request itself from the file (active branch, latest
  * compaction honoured), so each session's window is derived from the same context: the largest one
- * (of those the request fills to 65, 80 or 100 %) where the pure planner folds old results. A pre-v2
+ * (of those the request fills to 65, 80 or 100 %) where the pure planner folds old results. The fill
+ * is measured as the extension measures it, by Pi's rule (the last response's usage plus an estimate
+ * of every later message), not by the messages' size: a session recorded by another harness can
+ * carry usage of a context that harness shrank (codex-civitas-employer: ~23k reported for ~245k of
+ * messages), and a window sized by the messages then leaves the policy nothing to fold. A pre-v2
  * session also proves the ledger route works on a migrated file.
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
@@ -27,14 +32,45 @@ const PROMPT = "continue";
 /** Fill ratios tried, largest window first: the first-fold threshold crossed, then past the budget, then full. */
 const FILLS = [0.65, 0.8, 1] as const;
 
+type Usage = Parameters<typeof calculateContextTokens>[0];
+
+/** The usage of a response Pi trusts for the context's size (not aborted or failed, reporting one), else undefined. */
+function sizeOf(message: MessageLike | undefined): Usage | undefined {
+	const m = message as { role?: unknown; stopReason?: unknown; usage?: Usage } | undefined;
+	if (m?.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error" || !m.usage) return undefined;
+	return calculateContextTokens(m.usage) > 0 ? m.usage : undefined;
+}
+
+/**
+ * The context size Pi reports for `messages` at `session`'s leaf (`ctx.getContextUsage()`), which the
+ * extension hands the policy: the last response's usage plus Pi's estimate of every later message;
+ * undefined when Pi cannot tell (no response since the latest compaction), where the policy sums the
+ * blocks as the planner does without a figure.
+ */
+function piContextTokens(session: Session, messages: readonly MessageLike[]): number | undefined {
+	const compaction = session.branch.findLastIndex((e) => e.type === "compaction");
+	const since = session.branch.slice(compaction + 1);
+	if (!since.some((e) => e.type === "message" && sizeOf(e.message as MessageLike))) return undefined;
+	const at = messages.findLastIndex((m) => sizeOf(m) !== undefined);
+	let tokens = calculateContextTokens(sizeOf(messages[at]) as Usage);
+	for (const message of messages.slice(at + 1)) tokens += estimateTokens(message as never);
+	return tokens;
+}
+
 /**
  * The window for resuming `session`, from what Pi will send (its context at the leaf, then the
- * prompt): the largest of the windows that request fills to 65, 80 or 100 % (in whole thousands) in
- * which the pure planner, on a fresh registry, folds tool results; and how many it folds there (what
- * the first request must show, at least). A long session gets the 65 % window; a short one, whose
- * old results may all lie in the protected tail of a larger window, a smaller one.
+ * prompt): the largest of the windows that request fills to 65, 80 or 100 % (in whole thousands, by
+ * the size Pi reports, see piContextTokens) in which the pure planner, on a fresh registry and with
+ * that size, folds tool results; and how many it folds there (what the first request must show, at
+ * least). A long session gets the 65 % window; a short one, whose old results may all lie in the
+ * protected tail of a larger window, a smaller one.
  */
-function resumeFigures(session: Session): { window: number; tokens: number; expected: number } {
+function resumeFigures(session: Session): {
+	window: number;
+	tokens: number;
+	reported: number | undefined;
+	expected: number;
+} {
 	const messages: MessageLike[] = [
 		...session.context,
 		{
@@ -45,20 +81,27 @@ function resumeFigures(session: Session): { window: number; tokens: number; expe
 	];
 	let tokens = 0;
 	for (const block of linearize(messages)) tokens += block.tokens;
-	let figures = { window: 0, tokens, expected: 0 };
+	const reported = piContextTokens(session, messages);
+	let figures = { window: 0, tokens, reported, expected: 0 };
 	for (const fill of FILLS) {
-		const window = Math.ceil(tokens / fill / 1000) * 1000;
+		const window = Math.ceil((reported ?? tokens) / fill / 1000) * 1000;
 		const plan = planTurn({
 			messages,
 			registry: new FoldRegistry(),
 			policy: conduct,
+			usage: reported,
 			window,
 			neverCacheRead: false,
 			config: DEFAULT_LADDER,
 			savings: new Map(),
 		});
 		const kinds = new Map(plan.blocks.map((b) => [b.id, b.kind] as const));
-		figures = { window, tokens, expected: plan.event.filter((op) => kinds.get(op.id) === "toolResult").length };
+		figures = {
+			window,
+			tokens,
+			reported,
+			expected: plan.event.filter((op) => kinds.get(op.id) === "toolResult").length,
+		};
 		if (figures.expected > 0) break;
 	}
 	return figures;
@@ -67,8 +110,9 @@ function resumeFigures(session: Session): { window: number; tokens: number; expe
 for (const session of loadSessions()) {
 	describe(`resuming ${session.name} in pi`, () => {
 		it("folds old results on the first request and recalls one sha-verified", async (t) => {
-			const { window, tokens, expected } = resumeFigures(session);
-			t.diagnostic(`context ${tokens} tokens, window ${window}, ${expected} results fold by the planner`);
+			const { window, tokens, reported, expected } = resumeFigures(session);
+			const size = `context ${tokens} tokens, ${reported ?? "no size"} reported by Pi`;
+			t.diagnostic(`${size}, window ${window}, ${expected} results fold by the planner`);
 			assert.ok(expected > 0, "the planner folds no tool result of this session's context");
 			const server = await startModelServer((req, i) => {
 				if (i === 0) {
