@@ -1,20 +1,60 @@
 /**
  * `context-fold replay <session.jsonl…>`: parses the options, replays each session under each
  * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`), and
- * with `--html` writes the self-contained report page.
+ * with `--html` writes the self-contained report page. The policy names: `pi`, the peers, and
+ * context-fold under its default profile (`context-fold`) or a named one (`context-fold:<profile>`,
+ * the profiles being those the extension's `policy` setting takes); by default every profile is
+ * replayed beside plain Pi and the peers.
  */
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
+import { DEFAULT_CONFIG } from "../adapters/pi/config.ts";
+import { KNOB_SCHEMAS } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
 import { type ImagePricing, type ReplayJob, runJobs } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { barLoss, type PolicyFigures, type SessionReport, table, withRatios } from "./report.ts";
 import type { Policy } from "./run.ts";
 
+/** The fold profiles, as the extension's `policy` setting names them, in alphabetical order. */
+export const PROFILES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
+
+/** The policy name that replays context-fold under one profile (`context-fold:economic`). */
+export const PROFILE_PREFIX = "context-fold:";
+
+/**
+ * The policies replayed without `--policy`: plain Pi, context-fold under every profile (the default
+ * one as plain `context-fold`, the others by name), and the peers.
+ */
+export const DEFAULT_POLICIES: readonly string[] = [
+	"pi",
+	"context-fold",
+	...PROFILES.filter((p) => p !== DEFAULT_CONFIG.policy).map((p) => PROFILE_PREFIX + p),
+	"compact-only",
+	"mask-last-5",
+	"clear-tool-uses",
+];
+
+/** Every profile's policy name, for the usage text and errors. */
+const PROFILE_NAMES = PROFILES.map((p) => PROFILE_PREFIX + p).join(", ");
+
+/** Words wrapped to the usage text's second column (100 characters a line). */
+function column(text: string): string {
+	const indent = " ".repeat(29);
+	const lines: string[] = [];
+	for (const word of text.split(" ")) {
+		const last = lines.length - 1;
+		if (last >= 0 && indent.length + lines[last].length + 1 + word.length <= 100) lines[last] += ` ${word}`;
+		else lines.push(word);
+	}
+	return lines.join(`\n${indent}`);
+}
+
 /** The usage text. */
 export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
-  --policy <name>[,<name>…]  pi, context-fold, compact-only, mask-last-<N>, clear-tool-uses
-                             (default: all five, mask-last-5)
+  --policy <name>[,<name>…]  ${column(
+		`pi, context-fold, context-fold:<profile>, compact-only, mask-last-<N>, clear-tool-uses. context-fold runs the default profile (${DEFAULT_CONFIG.policy}, or the one --set policy=… names); ${PROFILE_NAMES} run that profile whatever --set policy says (other --set knobs apply to each) (default: ${DEFAULT_POLICIES.join(", ")})`,
+  )}
   --price <model>            anthropic-5m (default), anthropic-1h, openai
   --window <tokens>          context window of the replayed model (default 200000)
   --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
@@ -56,7 +96,7 @@ function value(text: string): unknown {
 /** Parses the arguments after `replay`. */
 export function parseArgs(args: readonly string[]): ReplayOptions {
 	const files: string[] = [];
-	let names = ["pi", "context-fold", "compact-only", "mask-last-5", "clear-tool-uses"];
+	let names = [...DEFAULT_POLICIES];
 	let price = "anthropic-5m";
 	let window = 200_000;
 	let warming = true;
@@ -83,6 +123,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		} else if (arg === "--set") {
 			const [key, ...rest] = next().split("=");
 			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
+			if (key === "policy" && !PROFILES.includes(rest.join("=")))
+				throw new UsageError(`--set policy takes one of ${PROFILES.join(", ")}, not ${rest.join("=")}`);
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = Number(rest.join("="));
 			else knobs[key] = value(rest.join("="));
 		} else if (arg === "--images") {
@@ -105,11 +147,21 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	const policies = names.map((name): Policy => {
 		if (name === "pi") return { name, kind: "pi" };
 		if (name === "context-fold") return { name, kind: "context-fold", settings: knobs };
+		if (name.startsWith(PROFILE_PREFIX)) {
+			const profile = name.slice(PROFILE_PREFIX.length);
+			if (!PROFILES.includes(profile))
+				throw new UsageError(
+					`unknown context-fold profile "${profile}" in ${name}: the profiles are ${PROFILE_NAMES}`,
+				);
+			return { name, kind: "context-fold", settings: { ...knobs, policy: profile } };
+		}
 		if (name === "compact-only") return { name, kind: "compact-only" };
 		if (name === "clear-tool-uses") return { name, kind: "clear", settings: { ...clear } };
 		const mask = /^mask-last-(\d+)$/.exec(name);
 		if (mask) return { name, kind: "mask", keep: Number(mask[1]) };
-		throw new UsageError(`unknown policy ${name}`);
+		throw new UsageError(
+			`unknown policy ${name}: pi, context-fold, ${PROFILE_PREFIX}<profile>, compact-only, mask-last-<N> or clear-tool-uses`,
+		);
 	});
 	return { files, policies, price, window, warming, images, json, jobs, ...(html === undefined ? {} : { html }) };
 }

@@ -1,9 +1,10 @@
 /**
  * Issue 10's acceptance, replayed in CI: every corpus session (the project's always, the shared ones
  * when present) through `context-fold replay`'s own path (`parseArgs` + `runReplay`), anthropic-5m
- * with idle warming, a 140k window, all five policies. For the default policy: no overflow
- * rejection, no summary request (Pi's LLM compaction never runs), visibility at least plain Pi's
- * minus 5 points, and no peer both cheaper and more visible. Cost with recalls is at most 0.5x plain
+ * with idle warming, a 140k window, plain Pi, the default policy and the three peers (not the other
+ * fold profiles: the bar is the default's). For the default policy: no overflow rejection, no summary
+ * request (Pi's LLM compaction never runs), visibility at least plain Pi's minus 5 points, and no
+ * peer both cheaper and more visible. Cost with recalls is at most 0.5x plain
  * Pi on every session where that is reachable at all. It is not where folding is the only lever and
  * cannot get there: a session whose context never reaches the backstop (so no compaction can help)
  * and whose foresight figure at the visibility bar (what a fold policy that knew every later
@@ -28,13 +29,13 @@ const WINDOW = 140_000;
 /** Where the default policy compacts in this window (backstopOf with Pi's default keepRecentTokens). */
 const BACKSTOP = Math.max(DEFAULT_ECONOMIC.backstopAt, KEPT_OVERHEAD * DEFAULT_COMPACTION_SETTINGS.keepRecentTokens);
 
-/** The replay of every corpus session in `window`, under the given policies (all five when none). */
-function replayIn(window: number, policies?: string) {
-	const args = [...listSessions().map((s) => s.path), "--window", String(window)];
-	return runReplay(parseArgs(policies ? [...args, "--policy", policies] : args), () => {});
+/** The replay of every corpus session in `window`, under the given policies. */
+function replayIn(window: number, policies: string) {
+	const args = [...listSessions().map((s) => s.path), "--window", String(window), "--policy", policies];
+	return runReplay(parseArgs(args), () => {});
 }
 
-const inWindow = replayIn(WINDOW);
+const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses");
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
 	const sessions = listSessions();

@@ -28,8 +28,13 @@ export class SyntheticSession {
 		});
 	}
 
+	/** The session file's text so far. */
+	text(): string {
+		return this.lines.map((l) => JSON.stringify(l)).join("\n");
+	}
+
 	/** The replay script of the session so far. */
 	script(): ReplayScript {
-		return replayScript(parseSessionText(this.lines.map((l) => JSON.stringify(l)).join("\n")));
+		return replayScript(parseSessionText(this.text()));
 	}
 }

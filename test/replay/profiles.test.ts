@@ -1,0 +1,195 @@
+/**
+ * The replay's policy name for each fold profile: `context-fold` is the default profile, and
+ * `context-fold:economic`, `context-fold:ladder` and `context-fold:working-set` set the extension's
+ * `policy` whatever `--set policy` says, keeping every other `--set` knob. Replayed on the project's
+ * debug-branchy session (140k window), each name gives its own profile's run: the plain name the
+ * working-set one, `context-fold:economic` the same run as `--set policy=economic`, and the three
+ * profiles three different runs (there the ladder never reaches its threshold, and the working-set
+ * profile keeps raw, longer than the economic one, what the model still uses). An unknown profile is
+ * refused with the names that exist. By default every profile is replayed beside plain Pi and the
+ * peers: the command's JSON names each run's policy, and its HTML scatter holds a labelled point of
+ * its own colour for each, labels apart even where the points coincide.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseArgs, runReplay, UsageError } from "../../src/replay/cli.ts";
+import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
+import type { Policy } from "../../src/replay/run.ts";
+import { SyntheticSession } from "./synthetic-session.ts";
+
+const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
+const DEBUG_BRANCHY = fileURLToPath(new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url));
+const EVERY = [
+	"pi",
+	"context-fold",
+	"context-fold:economic",
+	"context-fold:ladder",
+	"compact-only",
+	"mask-last-5",
+	"clear-tool-uses",
+];
+
+/** The `policy` setting and the other knobs a context-fold run hands the extension. */
+function settingsOf(policy: Policy): Record<string, unknown> {
+	assert.equal(policy.kind, "context-fold", policy.name);
+	return policy.kind === "context-fold" ? policy.settings : {};
+}
+
+test("every profile name sets its profile over --set policy and keeps the other knobs", () => {
+	const options = parseArgs([
+		"s.jsonl",
+		"--set",
+		"policy=ladder",
+		"--set",
+		"hotTail=5000",
+		"--policy",
+		"context-fold:economic,context-fold:ladder,context-fold:working-set,context-fold",
+	]);
+	assert.deepEqual(
+		options.policies.map((p) => [p.name, settingsOf(p)]),
+		[
+			["context-fold:economic", { policy: "economic", hotTail: 5000 }],
+			["context-fold:ladder", { policy: "ladder", hotTail: 5000 }],
+			["context-fold:working-set", { policy: "working-set", hotTail: 5000 }],
+			["context-fold", { policy: "ladder", hotTail: 5000 }],
+		],
+	);
+	assert.deepEqual(settingsOf(parseArgs(["s.jsonl", "--policy", "context-fold"]).policies[0]), {});
+});
+
+test("the default policy list holds every profile beside plain Pi and the peers", () => {
+	assert.deepEqual(
+		parseArgs(["s.jsonl"]).policies.map((p) => p.name),
+		EVERY,
+	);
+	const profiles = parseArgs(["s.jsonl"]).policies.filter((p) => p.kind === "context-fold");
+	assert.deepEqual(
+		profiles.map((p) => settingsOf(p).policy ?? "the default"),
+		["the default", "economic", "ladder"],
+	);
+});
+
+test("an unknown profile is refused, naming the profiles there are", () => {
+	const names = "context-fold:economic, context-fold:ladder, context-fold:working-set";
+	for (const name of ["context-fold:frugal", "context-fold:", "context-fold:Economic"]) {
+		assert.throws(
+			() => parseArgs(["s.jsonl", "--policy", `pi,${name}`]),
+			(error: unknown) =>
+				error instanceof UsageError &&
+				error.message ===
+					`unknown context-fold profile "${name.slice("context-fold:".length)}" in ${name}: the profiles are ${names}`,
+		);
+	}
+	assert.throws(
+		() => parseArgs(["s.jsonl", "--set", "policy=frugal"]),
+		(error: unknown) =>
+			error instanceof UsageError &&
+			error.message === "--set policy takes one of economic, ladder, working-set, not frugal",
+	);
+	const run = spawnSync(process.execPath, [BIN, "replay", "s.jsonl", "--policy", "context-fold:frugal"], {
+		encoding: "utf8",
+	});
+	assert.equal(run.status, 2);
+	assert.equal(
+		run.stderr.split("\n")[0],
+		`context-fold replay: unknown context-fold profile "frugal" in context-fold:frugal: the profiles are ${names}`,
+	);
+	const help = spawnSync(process.execPath, [BIN, "replay", "--help"], { encoding: "utf8" });
+	assert.equal(help.status, 0);
+	assert.match(help.stdout.replace(/\s+/g, " "), /context-fold runs the default profile \(working-set/);
+	assert.ok(help.stdout.replace(/\s+/g, " ").includes(names), "the help names every profile");
+});
+
+/** What a run did, without its timings. */
+function outcome(f: PolicyFigures) {
+	return {
+		cost: f.cost,
+		compactions: f.compactions,
+		visibility: f.visibility,
+		rewrites: f.rewriteEvents.map((e) => e.request),
+		prompts: f.series.map((s) => s.prompt),
+	};
+}
+
+function byName(report: SessionReport): Map<string, ReturnType<typeof outcome>> {
+	return new Map(report.policies.map((f) => [f.policy, outcome(f)]));
+}
+
+test("each profile name replays its own profile", async () => {
+	const replay = async (...args: string[]) =>
+		byName((await runReplay(parseArgs([DEBUG_BRANCHY, "--window", "140000", ...args]), () => {}))[0]);
+	const named = await replay(
+		"--policy",
+		"context-fold,context-fold:working-set,context-fold:economic,context-fold:ladder",
+	);
+	const set = await replay("--set", "policy=economic", "--policy", "context-fold,context-fold:ladder");
+	assert.deepEqual(
+		[...named.keys()],
+		["context-fold", "context-fold:working-set", "context-fold:economic", "context-fold:ladder"],
+	);
+	assert.deepEqual(named.get("context-fold"), named.get("context-fold:working-set"), "the default is working-set");
+	const [workingSet, economic, ladder] = ["working-set", "economic", "ladder"].map((p) =>
+		named.get(`context-fold:${p}`),
+	);
+	assert.notDeepEqual(workingSet, economic, "working-set and economic replay alike");
+	assert.notDeepEqual(workingSet, ladder, "working-set and ladder replay alike");
+	assert.notDeepEqual(economic, ladder, "economic and ladder replay alike");
+	assert.deepEqual(set.get("context-fold"), economic, "context-fold:economic is --set policy=economic");
+	assert.deepEqual(set.get("context-fold:ladder"), ladder, "the profile name wins over --set policy");
+});
+
+test("by default the JSON names every run's policy and the HTML scatter labels a point for each", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "look" }] });
+	synthetic.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "src/alpha_module.ts" } }],
+		stopReason: "toolUse",
+	});
+	synthetic.add(3, {
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: "read",
+		content: [{ type: "text", text: "export const alphaValue = 123456;" }],
+	});
+	synthetic.add(4, {
+		role: "assistant",
+		content: [{ type: "text", text: "alphaValue is 123456" }],
+		stopReason: "stop",
+	});
+	const dir = mkdtempSync(join(tmpdir(), "replay-profiles-"));
+	try {
+		const file = join(dir, "tiny.jsonl");
+		const html = join(dir, "report.html");
+		writeFileSync(file, synthetic.text());
+		const run = spawnSync(process.execPath, [BIN, "replay", file, "--json", "--html", html], { encoding: "utf8" });
+		assert.equal(run.status, 0, run.stderr);
+		const reports = JSON.parse(run.stdout) as SessionReport[];
+		assert.deepEqual(
+			reports[0].policies.map((p) => p.policy),
+			EVERY,
+		);
+		const page = readFileSync(html, "utf8");
+		const points = [...page.matchAll(/<circle class="point" data-policy="([^"]+)" [^>]*fill="([^"]+)"/g)];
+		assert.deepEqual(points.map((m) => m[1]).sort(), [...EVERY].sort(), "one point per policy");
+		assert.equal(new Set(points.map((m) => m[2])).size, EVERY.length, "each point its own colour");
+		const labels = [
+			...page.matchAll(/<text class="point-label" data-policy="([^"]+)" x="([^"]+)" y="([^"]+)"[^>]*>([^<]*)</g),
+		];
+		for (const name of EVERY) {
+			const label = labels.filter((m) => m[1] === name);
+			assert.equal(label.length, 1, `one label for ${name}`);
+			assert.ok(label[0][4].startsWith(`${name} (`), `${name}'s label names it: ${label[0][4]}`);
+		}
+		// Nothing folds in so short a session, so every point sits at 1×, 100 %: the labels stack apart.
+		assert.equal(new Set(labels.map((m) => `${m[2]},${m[3]}`)).size, EVERY.length, "labels apart");
+		for (const name of EVERY) assert.match(page, new RegExp(`<span class="legend-item" data-policy="${name}">`));
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
