@@ -2,9 +2,10 @@
  * The `--html` report: one self-contained page (inline CSS and SVG, no script, no external asset)
  * per replay. Each session gets a chart of prompt tokens per request with one line per policy, fold
  * events and compactions marked; a panel per policy of cache reads and writes per request; a scatter
- * of cost with recalls (× the `pi` run, log scale) against visibility; and the figures table, with
- * each kind of divergence (where the replay could not follow the recording) under it. Pure
- * string building: the same reports give the same bytes. Elements carry classes and `data-policy` /
+ * of cost with recalls (× the `pi` run, log scale) against visibility, one labelled point per policy
+ * (a colour each, up to nine; labels kept apart and on the page); and the figures table, with each
+ * kind of divergence (where the replay could not follow the recording) under it. Pure string
+ * building: the same reports give the same bytes. Elements carry classes and `data-policy` /
  * `data-request` attributes so tests can check the structure.
  */
 import { divergenceLines, type PolicyFigures, type SessionReport, tableCells } from "./report.ts";
@@ -138,6 +139,45 @@ function cacheChart(report: SessionReport, id: string): string {
 	return out.join("\n");
 }
 
+/** A placed scatter label: its horizontal extent and baseline. */
+interface LabelBox {
+	x0: number;
+	x1: number;
+	y: number;
+}
+
+const LABEL_LINE = 13;
+
+/**
+ * Where a scatter point's label goes: right of the point, or left of it where the right would run
+ * off the page; on the baseline nearest the point's (one line down, then up, alternately) that is
+ * not within a line of a placed label it would overlap, between `yMin` and `yMax` where one such is
+ * free, else further down. The width is estimated (11 px type, about 6.2 px a character).
+ */
+function placeLabel(
+	cx: number,
+	cy: number,
+	text: string,
+	placed: LabelBox[],
+	yMin: number,
+	yMax: number,
+): { x: number; y: number; left: boolean } {
+	const width = text.length * 6.2;
+	const left = cx + 10 + width > WIDTH && cx - 10 - width >= 0;
+	const x0 = left ? cx - 10 - width : cx + 10;
+	const free = (y: number): boolean =>
+		!placed.some((b) => b.x0 < x0 + width && x0 < b.x1 && Math.abs(b.y - y) < LABEL_LINE);
+	const base = cy + 4;
+	const near = Array.from(
+		{ length: 2 * placed.length + 1 },
+		(_, k) => base + (k % 2 ? 1 : -1) * Math.ceil(k / 2) * LABEL_LINE,
+	);
+	let y = near.find((v) => v >= yMin && v <= yMax && free(v));
+	if (y === undefined) for (y = base; !free(y); y += LABEL_LINE);
+	placed.push({ x0, x1: x0 + width, y });
+	return { x: left ? cx - 10 : cx + 10, y, left };
+}
+
 function scatter(report: SessionReport, id: string): string {
 	const height = 380;
 	const top = 20;
@@ -176,17 +216,16 @@ function scatter(report: SessionReport, id: string): string {
 		`<text class="axis-label" x="${WIDTH - right}" y="${height - 4}" text-anchor="end">cost + recalls, × ${escapeHtml(base?.policy ?? "")} (log scale) →</text>`,
 		`<text class="axis-label" x="4" y="12">visibility ↑</text>`,
 	);
-	const placed: number[] = [];
+	const placed: LabelBox[] = [];
 	for (const q of [...points].sort((a, b) => y(a.p.visibility) - y(b.p.visibility) || a.i - b.i)) {
 		const cx = x(q.ratio);
 		const cy = y(q.p.visibility);
-		let ly = cy + 4;
-		while (placed.some((py) => Math.abs(py - ly) < 13)) ly += 13;
-		placed.push(ly);
+		const figures = `${q.ratio.toFixed(3)}×, ${(q.p.visibility * 100).toFixed(1)} %`;
+		const label = placeLabel(cx, cy, `${q.p.policy} (${figures})`, placed, top + 8, height - bottom + 4);
 		const policy = escapeHtml(q.p.policy);
 		out.push(
-			`<circle class="point" data-policy="${policy}" cx="${n1(cx)}" cy="${n1(cy)}" r="6" fill="${color(q.i)}"><title>${policy}: ${q.ratio.toFixed(3)}×, ${(q.p.visibility * 100).toFixed(1)} %</title></circle>`,
-			`<text class="point-label" data-policy="${policy}" x="${n1(cx + 10)}" y="${n1(ly)}">${policy} (${q.ratio.toFixed(3)}×, ${(q.p.visibility * 100).toFixed(1)} %)</text>`,
+			`<circle class="point" data-policy="${policy}" cx="${n1(cx)}" cy="${n1(cy)}" r="6" fill="${color(q.i)}"><title>${policy}: ${figures}</title></circle>`,
+			`<text class="point-label" data-policy="${policy}" x="${n1(label.x)}" y="${n1(label.y)}"${label.left ? ' text-anchor="end"' : ""}>${policy} (${figures})</text>`,
 		);
 	}
 	out.push("</svg>");

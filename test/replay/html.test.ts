@@ -2,7 +2,9 @@
  * The `--html` renderer on a fixed report: one line and one scatter point per policy, one mark per
  * fold event and per request after a compaction, cache read and write areas per policy, the figures
  * table with the warming columns last; the same input gives the same bytes; session and policy names
- * are HTML-escaped; and the page is self-contained (no script, no external reference).
+ * are HTML-escaped; the page is self-contained (no script, no external reference); and with every
+ * fold profile beside the peers, points coinciding and one far right, the scatter's labels stay on
+ * the page and do not overlap.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -76,4 +78,43 @@ test("a report priced with --images size says so under its session's name", () =
 	assert.doesNotMatch(renderHtml(FIXED_REPORT), /images by pixel size/);
 	const sized = FIXED_REPORT.map((r) => ({ ...r, images: "size" as const }));
 	assert.match(renderHtml(sized), /tokens = chars\/4, images by pixel size/);
+});
+
+test("scatter labels stay on the page and apart, with every profile beside the peers", () => {
+	const crowded = structuredClone(FIXED_REPORT);
+	const [pi, fold] = crowded[0].policies;
+	crowded[0].policies.push(
+		{ ...structuredClone(fold), policy: "context-fold:economic" },
+		{ ...structuredClone(fold), policy: "context-fold:ladder" },
+		{ ...structuredClone(fold), policy: "context-fold:working-set", costWithRecalls: 3 * pi.costWithRecalls },
+	);
+	const html = renderHtml(crowded);
+	const point = (name: string): number =>
+		Number(new RegExp(`<circle class="point" data-policy="${name}" cx="([^"]+)"`).exec(html)?.[1]);
+	const labels = [
+		...html.matchAll(
+			/<text class="point-label" data-policy="([^"]+)" x="([^"]+)" y="([^"]+)"( text-anchor="end")?>([^<]*)</g,
+		),
+	].map((m) => {
+		// 11 px type: about 6.2 px a character.
+		const width = m[5].length * 6.2;
+		const x = Number(m[2]);
+		return {
+			policy: m[1],
+			end: m[4] !== undefined,
+			x0: m[4] ? x - width : x,
+			x1: m[4] ? x : x + width,
+			y: Number(m[3]),
+		};
+	});
+	assert.equal(labels.length, crowded[0].policies.length);
+	const far = labels.find((l) => l.policy === "context-fold:working-set");
+	assert.ok(far?.end && far.x1 < point("context-fold:working-set"), "the rightmost point's label goes left of it");
+	for (const l of labels) assert.ok(l.x0 >= 0 && l.x1 <= 1000, `${l.policy}'s label is on the page`);
+	for (const [i, a] of labels.entries()) {
+		for (const b of labels.slice(i + 1)) {
+			const overlap = a.x0 < b.x1 && b.x0 < a.x1 && Math.abs(a.y - b.y) < 13;
+			assert.ok(!overlap, `${a.policy} and ${b.policy} labels overlap`);
+		}
+	}
 });
