@@ -284,6 +284,8 @@ export const ADVICE = {
 		`context-fold: cold input: the last response read nothing from the prompt cache while carrying ~${kTokens(promptOf(f))} tokens; the whole prompt was paid uncached (cache expired, evicted, or the prompt changed before its end)`,
 	watchdog: (prefold: number, cacheRead: number, seq: number) =>
 		`context-fold: fold event ${seq} did not reach the wire: the next response still read ~${kTokens(cacheRead)} tokens from the cache, the whole pre-fold prompt (~${kTokens(prefold)}); another extension's context handler likely restored the raw messages after context-fold's`,
+	watchdogRequest: (seq: number) =>
+		`context-fold: fold event ${seq} did not reach the wire: the request it folded went out without any of its digests; another extension's context handler likely restored the raw messages after context-fold's`,
 	reset: (reason: ResetReason) => {
 		if (reason.kind === "handoff") {
 			const p = reason.payback;

@@ -107,6 +107,62 @@ describe("wire watchdog", () => {
 			[],
 		);
 	});
+
+	/**
+	 * One agent run of bash turns as Pi drives it (before_agent_start; per request the `context` pass,
+	 * the provider payload, the response; the tool result and turn_end), up to the first request that
+	 * folds. `payload` is what goes out for it, `usage` what its response reports. Returns that request.
+	 */
+	async function firstFold(
+		stub: StubPi,
+		payload: (sent: Record<string, unknown>[]) => unknown,
+		usage: Record<string, number>,
+	) {
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.emit("before_agent_start", { messageType: "user", prompt: "run the checks" });
+		stub.addMessage({ role: "user", content: "run the checks", timestamp: 1_700_000_000_000 });
+		for (let i = 0; i < 12; i++) {
+			const active = [...stub.active];
+			const sent = await stub.request();
+			const folds = sent.some((m) => JSON.stringify(m.content).includes(" FOLDED}"));
+			await stub.emit("before_provider_request", { payload: folds ? payload(sent) : { messages: sent } });
+			await respond(stub, folds ? usage : { input: 10, cacheRead: 1_000 * (i + 1), cacheWrite: 900 });
+			if (folds) return { active, sent };
+			const id = `call_${i}`;
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id, name: "bash", arguments: { command: `check ${i}` } }],
+				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+				stopReason: "toolUse",
+				timestamp: 1_700_000_000_000 + 10 * i + 1,
+			});
+			const text = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} ok`).join("\n");
+			const result = { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }] };
+			stub.addMessage({ ...result, isError: false, timestamp: 1_700_000_000_000 + 10 * i + 2 });
+			await stub.emit("turn_end", { turnIndex: i, toolResults: [result] });
+		}
+		throw new Error("no request folded");
+	}
+	// The first folded request also first declares recall_folded and unfold, which changes the prompt at
+	// the tool list: its response reads only what comes before, whether the fold went out or not.
+	const SHORT_READ = { input: 10, cacheRead: 1_000, cacheWrite: 9_000 };
+
+	it("judges the event whose request first declares the fold tools by that request's payload: no digest went out", async () => {
+		const stub = await tui();
+		const { active } = await firstFold(stub, () => ({ messages: [{ role: "user", content: "raw" }] }), SHORT_READ);
+		assert.deepEqual(active, ["recall_folded", "unfold"], "the request declares the fold tools");
+		const watch = notices(stub).filter((m) => m.includes("did not reach the wire"));
+		assert.deepEqual(watch, [ADVICE.watchdogRequest(1)]);
+	});
+
+	it("stays quiet for that event when its payload carries the digests", async () => {
+		const stub = await tui();
+		await firstFold(stub, (sent) => ({ messages: sent }), SHORT_READ);
+		assert.deepEqual(
+			notices(stub).filter((m) => m.includes("did not reach the wire")),
+			[],
+		);
+	});
 });
 
 describe("the footer's view of the advisor", () => {

@@ -4,8 +4,8 @@
  * - the cold-input notice, for a response whose scripted usage read nothing from the cache while
  *   carrying 30k tokens;
  * - the wire watchdog, with a fixture extension loaded after context-fold that sends the raw
- *   messages instead of the folded ones (the simulated cache then reads the whole pre-fold prompt),
- *   and quiet in the same session without that fixture;
+ *   messages instead of the folded ones (the request of fold event 1, which also first declares the
+ *   fold tools, goes out without its digests), and quiet in the same session without that fixture;
  * - the opt-in send confirmation after an idle gap (the clock shifted an hour ahead with
  *   CONTEXTFOLD_TEST_CLOCK_OFFSET_MS): Keep draft puts the text back in the editor and sends
  *   nothing; Send anyway sends it.
@@ -109,8 +109,11 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 		);
 		return { run, seen: [...seen] };
 	};
+	// Fold event 1's request is also the first to declare recall_folded and unfold, which changes the
+	// prompt at the tool list: the cache read cannot tell whether the fold reached the wire, so the
+	// watchdog reads the request's payload.
 	const WATCHDOG =
-		/context-fold: fold event (\d+) did not reach the wire: the next response still read ~[\d.]+k tokens from the cache, the whole pre-fold prompt \(~[\d.]+k\); another extension's context handler likely restored the raw messages after context-fold's/g;
+		/context-fold: fold event (\d+) did not reach the wire: the request it folded went out without any of its digests; another extension's context handler likely restored the raw messages after context-fold's/g;
 
 	it("watchdog: warns once when another extension sends the raw messages instead of the folded ones", async () => {
 		const { run, seen } = await runBatches([".", "test/e2e/fixtures/raw-context.ts"]);

@@ -157,9 +157,9 @@ function register(pi: ExtensionAPI, now: () => number): void {
 			index.append(record);
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
-		committed: (seq, masked) => {
+		committed: (seq, masked, codes) => {
 			telemetry.observeFold(seq, masked, now());
-			advisor.observeFold(seq, masked);
+			advisor.observeFold(seq, masked, codes);
 		},
 		unfolded: (codes) => advisor.observeUnfold(codes),
 		warn,
@@ -285,10 +285,21 @@ function register(pi: ExtensionAPI, now: () => number): void {
 	};
 	pi.on("context", (event, ctx) => {
 		try {
+			advisor.beginRequest();
 			const messages = event.messages as unknown as MessageLike[];
 			engine.run(messages, turnFacts(messages, ctx));
 		} catch (error) {
 			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
+		}
+		return undefined;
+	});
+	// The payload as every extension's context handler left it: the watchdog's evidence for a fold event
+	// whose request also first declared the fold tools (see cache/advisor.ts).
+	pi.on("before_provider_request", (event) => {
+		try {
+			advisor.observePayload(event.payload);
+		} catch (error) {
+			warn(`context-fold: wire watchdog skipped this request: ${errorText(error)}`);
 		}
 		return undefined;
 	});
@@ -299,6 +310,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 		ledger,
 		parent: () => parent,
 		foldsNext: (messages, ctx) => engine.foldsNext(messages, turnFacts(messages, ctx)),
+		declared: () => advisor.observeDeclarations(),
 		warn,
 	});
 	registerHandoff(pi, engine, index);

@@ -3,6 +3,12 @@
  * compactions, and raises the cache advisories (cold input, wire watchdog, reset flag, recall
  * churn) through one notification sink, once per streak. It keeps what is active for the footer
  * (`active()`, `watchdogTripped()`); the decisions and texts are core's (core/cache-advice.ts).
+ *
+ * The watchdog judges a fold event by the cache read of the response after it, except when the
+ * event's request is also the first to declare recall_folded and unfold: that changes the prompt at
+ * the tool list, ahead of every message, so the read stops there whether the fold reached the wire
+ * or not. That event is judged by the request itself: whether the provider payload, as every
+ * extension's `context` handler left it, carries any of the event's tags.
  */
 import {
 	ADVICE,
@@ -16,6 +22,7 @@ import {
 	resetReason,
 	Streaks,
 } from "../../../core/cache-advice.ts";
+import { foldTag } from "../../../core/digest.ts";
 import type { FoldRegistry } from "../../../core/fold-registry.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { codeList } from "../tools/codes.ts";
@@ -47,6 +54,18 @@ export interface ResponseContext {
 /** How a fold code stands in the current branch, for recall churn. */
 export type CodeState = { unfolded: boolean } | undefined;
 
+/** A fold event awaiting the watchdog's judgment on the first response after it. */
+interface PendingFold {
+	seq: number;
+	/** The prompt of the response before the event. */
+	prefold: number;
+	masked: number;
+	/** The event's codes, when its request also first declared the fold tools (the cache cannot judge it). */
+	codes?: readonly string[];
+	/** Whether that request's payload carried any of the codes; undefined until it is seen. */
+	onWire?: boolean;
+}
+
 /** The advisor of one session branch. */
 export class Advisor {
 	private readonly deps: AdvisorDeps;
@@ -54,7 +73,11 @@ export class Advisor {
 	private readonly notices = new Map<string, string>();
 	private readonly calls = new Map<string, number>();
 	private rewriteExpected = false;
-	private pendingFold: { seq: number; prefold: number; masked: number } | undefined;
+	private pendingFold: PendingFold | undefined;
+	/** The fold tools joined the active tools since the last request's pass: the next request declares them. */
+	private declaring = false;
+	/** The request being sent declares the fold tools for the first time. */
+	private declared = false;
 	private lastPrompt = 0;
 	private base: number | undefined;
 	private forced = 0;
@@ -72,6 +95,8 @@ export class Advisor {
 		this.calls.clear();
 		this.rewriteExpected = false;
 		this.pendingFold = undefined;
+		this.declaring = false;
+		this.declared = false;
 		this.lastPrompt = 0;
 		this.base = undefined;
 		this.forced = 0;
@@ -90,9 +115,24 @@ export class Advisor {
 		}
 	}
 
-	/** A fold event was committed, keeping `masked` tokens out of the request now being sent. */
-	observeFold(seq: number, masked: number): void {
+	/** recall_folded and unfold joined the active tools: the next request Pi builds declares them. */
+	observeDeclarations(): void {
+		this.declaring = true;
+	}
+
+	/** A request's `context` pass begins: the tools it declares are settled by now. */
+	beginRequest(): void {
+		this.declared = this.declaring;
+		this.declaring = false;
+	}
+
+	/**
+	 * A fold event was committed, keeping `masked` tokens out of the request now being sent, whose
+	 * folded blocks carry `codes`.
+	 */
+	observeFold(seq: number, masked: number, codes: readonly string[] = []): void {
 		this.pendingFold = { seq, prefold: this.lastPrompt, masked };
+		if (this.declared && codes.length > 0) this.pendingFold.codes = codes;
 		this.rewriteExpected = true;
 		for (const id of [...this.notices.keys()]) if (id.startsWith("churn:")) this.notices.delete(id);
 	}
@@ -149,6 +189,17 @@ export class Advisor {
 		});
 	}
 
+	/**
+	 * The provider payload of the request being sent, after every extension's `context` handler: for a
+	 * fold event the cache cannot judge, whether any of its tags reached the wire.
+	 */
+	observePayload(payload: unknown): void {
+		const fold = this.pendingFold;
+		if (!fold?.codes || fold.onWire !== undefined) return;
+		const wire = JSON.stringify(payload) ?? "";
+		fold.onWire = fold.codes.some((code) => wire.includes(foldTag(code)));
+	}
+
 	/** One assistant response's usage: checks the watchdog, cold input and the reset flag, and logs the debug line. */
 	observeResponse(usage: UsageLike | undefined, facts: ResponseContext): void {
 		const f = figuresOf(usage);
@@ -158,9 +209,12 @@ export class Advisor {
 		const fold = this.pendingFold;
 		this.pendingFold = undefined;
 		if (fold) {
-			this.tripped = foldMissedWire(fold.prefold, fold.masked, f.cacheRead);
+			this.tripped = fold.codes ? fold.onWire === false : foldMissedWire(fold.prefold, fold.masked, f.cacheRead);
 			if (this.streaks.update("watchdog", this.tripped)) {
-				this.raise("watchdog", ADVICE.watchdog(fold.prefold, f.cacheRead, fold.seq), "warning");
+				const text = fold.codes
+					? ADVICE.watchdogRequest(fold.seq)
+					: ADVICE.watchdog(fold.prefold, f.cacheRead, fold.seq);
+				this.raise("watchdog", text, "warning");
 			} else if (!this.tripped) this.notices.delete("watchdog");
 		}
 		const cold = isColdInput(f, this.rewriteExpected);

@@ -37,8 +37,11 @@ export interface EngineDeps {
 	warn: (message: string) => void;
 	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
 	debug: (message: string) => void;
-	/** Called once a fold event is committed, with the tokens it kept out of the request (cache telemetry). */
-	committed?: (seq: number, masked: number) => void;
+	/**
+	 * Called once a fold event is committed, with the tokens it kept out of the request and the codes
+	 * of its folded blocks (cache telemetry, the wire watchdog).
+	 */
+	committed?: (seq: number, masked: number, codes: readonly string[]) => void;
 	/** Called once the agent's unfold of these codes is recorded (the advisor expects the rewrite). */
 	unfolded?: (codes: readonly string[]) => void;
 }
@@ -317,8 +320,9 @@ export class FoldEngine {
 			commitEvent(this.registry, plan, records, seq);
 			const ids = new Set(plan.event.map((op) => op.id));
 			const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
+			const codes = plan.event.map((op) => op.code);
 			try {
-				this.deps.committed?.(seq, saved);
+				this.deps.committed?.(seq, saved, codes);
 			} catch (error) {
 				this.deps.warn(`context-fold: cache telemetry missed fold event ${seq}: ${errorText(error)}`);
 			}

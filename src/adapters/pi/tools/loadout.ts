@@ -33,6 +33,8 @@ export interface FoldToolsDeps {
 	parent: () => ParentSession | undefined;
 	/** Whether the pass over `messages`, the next request's conversation, would start a fold event. */
 	foldsNext: (messages: MessageLike[], ctx: ExtensionContext) => boolean;
+	/** Told when the tools join the active tools: the next request Pi builds declares them (the wire watchdog). */
+	declared: () => void;
 	warn: (message: string) => void;
 }
 
@@ -44,7 +46,7 @@ function nextMessages(ctx: ExtensionContext): MessageLike[] {
 
 /** Registers recall_folded and unfold inactive, and activates them once the session has something to recall. */
 export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
-	const { engine, ledger, parent, foldsNext, warn } = deps;
+	const { engine, ledger, parent, foldsNext, declared, warn } = deps;
 	registerRecallFolded(pi, engine, ledger, parent);
 	registerUnfold(pi, engine, parent);
 
@@ -56,7 +58,9 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 		settled = true;
 		const active = pi.getActiveTools();
 		const missing = FOLD_TOOLS.filter((name) => !active.includes(name));
-		if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+		if (missing.length === 0) return;
+		pi.setActiveTools([...active, ...missing]);
+		declared();
 	};
 	const recallable = (): boolean => parent() !== undefined || engine.registry.allRecords().length > 0;
 	const guarded = (step: () => void): void => {
