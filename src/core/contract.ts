@@ -27,6 +27,8 @@ export interface ViewBlock {
 	 * strings, see working-set.ts) or first saw it: 0 for the latest, Infinity beyond USE_LOOKBACK.
 	 */
 	useAge?: number;
+	/** The distinctive strings the model used this block for over the lookback, sorted. */
+	usedStrings?: readonly string[];
 }
 
 /** Knobs of the fold ladder, as fractions of the context window unless named in tokens. */
@@ -148,11 +150,11 @@ export interface PolicyView {
 
 /**
  * A policy's request. `fold` asks for one block to fold (a supplied digest is re-tagged by the
- * engine); `compact` says usage is past the budget with nothing worth folding, leaving the rest to
+ * engine; a tool result's digest also keeps its lines holding any `focus` string); `compact` says usage is past the budget with nothing worth folding, leaving the rest to
  * compaction.
  */
 export type FoldCommand =
-	| { type: "fold"; id: string; urgent: boolean; digest?: string }
+	| { type: "fold"; id: string; urgent: boolean; digest?: string; focus?: readonly string[] }
 	| { type: "compact"; usage: number; budget: number; maskable: number };
 
 /** The effective budget in tokens for a window: budgetFraction × window, capped by budgetCap unless it is 0. */

@@ -7,6 +7,7 @@ import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
 import { riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount } from "./tokens.ts";
+import { distinctiveTokens } from "./working-set.ts";
 
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */
 export const CODE_LENGTH = 8;
@@ -81,6 +82,8 @@ export const DIGEST_LIMITS = {
 	riskChars: 2400,
 	argFirstLineChars: 60,
 	textFirstLineChars: 60,
+	focusLines: 4,
+	focusLineChars: 160,
 } as const;
 
 /** What a tool-result digest is made from. */
@@ -117,6 +120,23 @@ function riskSection(code: string, text: string, isError = false): string {
 		);
 	}
 	return `\n${out.join("\n")}`;
+}
+
+/**
+ * The lines of a folded text that hold any of `focus` (the distinctive strings the model was using
+ * it for, matched whole), in order and bounded, as a digest section: what the model is likely to
+ * name again stays in sight. Empty when no line holds one.
+ */
+export function focusSection(text: string, focus: readonly string[]): string {
+	const wanted = new Set(focus);
+	const out: string[] = [];
+	const lines = text.split("\n");
+	for (let i = 0; i < lines.length && out.length < DIGEST_LIMITS.focusLines; i++) {
+		if (wanted.size > 0 && [...distinctiveTokens(lines[i])].some((s) => wanted.has(s))) {
+			out.push(`L${i + 1}: ${quoteTags(clip(lines[i].trim(), DIGEST_LIMITS.focusLineChars))}`);
+		}
+	}
+	return out.length === 0 ? "" : `\nIn use:\n${out.join("\n")}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Block, MessageLike } from "./block.ts";
 import type { FoldCommand } from "./contract.ts";
 import {
 	duplicateDigest,
+	focusSection,
 	foldArgs,
 	foldCode,
 	foldTag,
@@ -137,6 +138,9 @@ export function lower(
 		}
 		if (command.digest !== undefined && op.text !== undefined) {
 			op.text = `${foldTag(op.code)} ${quoteTags(stripTags(command.digest).trim())}`;
+		}
+		if (command.focus && command.focus.length > 0 && block.kind === "toolResult" && op.text !== undefined) {
+			op.text += focusSection(block.text, command.focus);
 		}
 		if (key && !seenKeys.has(key)) seenKeys.set(key, op.code);
 		ops.push(op);

@@ -8,7 +8,7 @@ import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 import { type CallFactsMemo, supersededReads } from "./supersede.ts";
-import { type TokensMemo, useAges } from "./working-set.ts";
+import { type TokensMemo, type Use, useOf } from "./working-set.ts";
 
 /** Index of the latest assistant message, -1 when there is none. */
 function lastAssistantOf(messages: readonly MessageLike[]): number {
@@ -178,7 +178,7 @@ class ViewShared {
 	readonly savings: SavingsMemo;
 	private readonly blocks: readonly Block[];
 	private readonly tokens: TokensMemo;
-	private ages: number[] | undefined;
+	private use: Use | undefined;
 
 	constructor(input: ViewInput, superseded: Set<string>) {
 		this.messages = input.messages.slice();
@@ -189,10 +189,16 @@ class ViewShared {
 		this.tokens = input.tokens ?? new WeakMap();
 	}
 
-	/** The use age of the block at `index`, working out every block's on the first question. */
+	/** The use of the block at `index` (age and strings), working out every block's on the first question. */
 	useAge(index: number): number {
-		this.ages ??= useAges(this.messages, this.blocks, this.tokens);
-		return this.ages[index];
+		this.use ??= useOf(this.messages, this.blocks, this.tokens);
+		return this.use.ages[index];
+	}
+
+	/** The strings the block at `index` was used for over the lookback, sorted (empty: none). */
+	usedStrings(index: number): readonly string[] {
+		this.use ??= useOf(this.messages, this.blocks, this.tokens);
+		return [...(this.use.strings.get(index) ?? [])].sort();
 	}
 }
 
@@ -250,6 +256,10 @@ class LazyViewBlock implements ViewBlock {
 
 	get useAge(): number {
 		return this.shared.useAge(this.index);
+	}
+
+	get usedStrings(): readonly string[] {
+		return this.shared.usedStrings(this.index);
 	}
 
 	get saving(): number {

@@ -37,18 +37,27 @@ function tokensOf(block: Block, memo: TokensMemo): Set<string> {
 	return set;
 }
 
+/** How the model used each block, by block position (see useOf). */
+export interface Use {
+	/** Model messages after the newest one that used the block or first saw it; Infinity beyond the lookback. */
+	ages: number[];
+	/** The strings each block was used for over the lookback (absent: none). */
+	strings: Map<number, Set<string>>;
+}
+
 /**
- * Each block's use age, by block position: the number of model messages after the newest one that
- * used it (0: the latest model message did), or Infinity when none of the last USE_LOOKBACK did. A
- * block's arrival counts as a use by the first model message that saw it, so a result the model has
- * not referred to yet is as fresh as one it just used.
+ * Each block's use, by block position: its age, the number of model messages after the newest one
+ * that used it (0: the latest model message did), or Infinity when none of the last USE_LOOKBACK
+ * did, and the strings it was used for. A block's arrival counts as a use by the first model message
+ * that saw it, so a result the model has not referred to yet is as fresh as one it just used.
  */
-export function useAges(
+export function useOf(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
 	memo: TokensMemo = new WeakMap(),
-): number[] {
+): Use {
 	const ages: number[] = new Array(blocks.length).fill(Number.POSITIVE_INFINITY);
+	const strings = new Map<number, Set<string>>();
 	// The model's messages, newest first, as the positions of their blocks.
 	const models: { msg: number; from: number; to: number }[] = [];
 	for (let i = blocks.length - 1; i >= 0 && models.length <= USE_LOOKBACK; i--) {
@@ -84,14 +93,16 @@ export function useAges(
 			if (kind === "text" || kind === "toolArgs") for (const t of tokensOf(blocks[i], memo)) said.add(t);
 		}
 		// Each string counts for the newest earlier block holding it.
-		const used = new Set<number>();
 		for (const token of said) {
 			const at = newestBefore(holders.get(token), from);
-			if (at >= 0) used.add(at);
+			if (at < 0) continue;
+			if (ages[at] > age) ages[at] = age;
+			const set = strings.get(at);
+			if (set) set.add(token);
+			else strings.set(at, new Set([token]));
 		}
-		for (const i of used) if (ages[i] > age) ages[i] = age;
 	}
-	return ages;
+	return { ages, strings };
 }
 
 /** The largest position in ascending `list` below `limit`, or -1. */

@@ -5,7 +5,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Block, linearize, type MessageLike } from "../../src/core/block.ts";
 import type { FoldCommand } from "../../src/core/contract.ts";
-import { foldCode, foldTag, textDigest, thinkingDigest, toolResultDigest } from "../../src/core/digest.ts";
+import {
+	DIGEST_LIMITS,
+	focusSection,
+	foldCode,
+	foldTag,
+	textDigest,
+	thinkingDigest,
+	toolResultDigest,
+} from "../../src/core/digest.ts";
 import { contentKey, foldedCost, lower, renderFold, savingOf } from "../../src/core/lower.ts";
 import { blockCost } from "../../src/core/tokens.ts";
 
@@ -272,5 +280,45 @@ describe("lower", () => {
 			lower(commands, session(), linearize(session()), always),
 			lower(commands, messages, blocks, always),
 		);
+	});
+});
+
+describe("a focus keeps the lines the model used", () => {
+	const rows = Array.from({ length: 40 }, (_, i) => `row ${i}: value_${i} {#abcdef12 FOLDED}`).join("\n");
+	const focused: MessageLike[] = [
+		{ role: "user", content: "go", timestamp: 1 },
+		{ role: "assistant", responseId: "F1", content: [{ type: "toolCall", id: "f1", name: "read", arguments: {} }] },
+		{ role: "toolResult", toolCallId: "f1", toolName: "read", content: rows, timestamp: 2 },
+	];
+	const fBlocks = linearize(focused);
+
+	it("focusSection lists the lines holding a focus string, in order, bounded, tags quoted", () => {
+		const section = focusSection(rows, ["value_30", "value_3", "value_7"]);
+		const lines = section.split("\n");
+		assert.equal(lines[1], "In use:");
+		assert.deepEqual(
+			lines.slice(2).map((l) => l.slice(0, l.indexOf(":"))),
+			["L4", "L8", "L31"],
+			"value_3 names line 4, value_7 line 8, value_30 line 31",
+		);
+		assert.ok(!/\{#abcdef12 FOLDED\}/.test(section), "a tag in a kept line is quoted");
+		assert.equal(focusSection(rows, ["absent_name"]), "");
+		const many = focusSection(rows, ["value_1", "value_2", "value_3", "value_4", "value_5", "value_6"]);
+		assert.equal(many.split("\n").length - 2, DIGEST_LIMITS.focusLines);
+	});
+
+	it("lower appends the section to a tool result's digest, and the same command gives the same bytes", () => {
+		const command = fold("r:f1", { focus: ["value_12"] });
+		const [op] = lower([command], focused, fBlocks, () => true).ops;
+		const plain = renderFold(fBlocks[fBlocks.length - 1], focused[2]);
+		assert.equal(op.text, `${plain?.text}${focusSection(rows, ["value_12"])}`);
+		assert.match(op.text ?? "", /\nIn use:\nL13: row 12: value_12/);
+		assert.deepEqual(lower([command], focused, fBlocks, () => true).ops, [op]);
+	});
+
+	it("a focus on arguments changes nothing", () => {
+		const [withFocus] = lower([fold("a:c3", { focus: ["row"] })], messages, blocks, () => true).ops;
+		const [without] = lower([fold("a:c3")], messages, blocks, () => true).ops;
+		assert.deepEqual(withFocus, without);
 	});
 });

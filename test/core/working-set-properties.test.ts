@@ -108,6 +108,54 @@ describe("working set: a block in use never folds in an ordinary event", () => {
 	});
 });
 
+describe("working set: what folds keeps what it was used for", () => {
+	test("a result the model cited, once folded, keeps the cited lines in its digest", () => {
+		const arb = fc.record({
+			sizes: fc.array(fc.integer({ min: 3, max: 120 }), { minLength: 6, maxLength: 30 }),
+			useWindow: fc.integer({ min: 1, max: 4 }),
+			targetPick: fc.nat(),
+		});
+		let folded = 0;
+		fc.assert(
+			fc.property(arb, ({ sizes, useWindow, targetPick }) => {
+				// The citing message is past the window, so the cited result may fold.
+				const age = useWindow;
+				const citing = sizes.length - 1 - age;
+				if (citing < 1) return;
+				const target = targetPick % citing;
+				const messages = conversation(sizes, target, age);
+				const config = {
+					...DEFAULT_LADDER,
+					...DEFAULT_ECONOMIC,
+					hotTail: 0,
+					coldTail: 0,
+					foldFrom: 0,
+					minEvent: 0,
+					useWindow,
+				};
+				const plan = planTurn({
+					messages,
+					registry: new FoldRegistry(),
+					policy: workingSet,
+					window: 10_000_000,
+					neverCacheRead: true,
+					config,
+				});
+				const op = plan.event.find((o) => o.id === `r:call_${target}`);
+				if (!op) return;
+				folded++;
+				for (let k = 0; k < 3; k++)
+					assert.match(
+						op.text ?? "",
+						new RegExp(`\\nL${k + 1}: line ${k} of the output holds name_${target}_${k} `),
+					);
+			}),
+			{ numRuns: RUNS },
+		);
+		assert.ok(folded > RUNS / 4, `only ${folded} of ${RUNS} runs folded the cited result`);
+	});
+});
+
 const blockArb = fc.record({
 	kind: fc.constantFrom("toolResult", "toolArgs", "thinking", "text", "user") as fc.Arbitrary<ViewBlock["kind"]>,
 	tokens: fc.oneof(fc.nat({ max: 400 }), fc.nat({ max: 20_000 })),

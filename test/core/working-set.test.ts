@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
-import { distinctiveTokens, USE_LOOKBACK, useAges } from "../../src/core/working-set.ts";
+import { distinctiveTokens, USE_LOOKBACK, useOf } from "../../src/core/working-set.ts";
 
 let clock = 1_000;
 
@@ -25,7 +25,7 @@ function ageOf(messages: MessageLike[], id: string): number {
 	const blocks = linearize(messages);
 	const index = blocks.findIndex((b) => b.id === `r:${id}`);
 	assert.ok(index >= 0, `no result ${id}`);
-	return useAges(messages, blocks)[index];
+	return useOf(messages, blocks).ages[index];
 }
 
 const FILE = "export function parseHeader(raw_line) {}\nconst MAX_HEADER_SIZE = 8192;\nexport class TokenBucket {}";
@@ -37,7 +37,7 @@ describe("distinctiveTokens", () => {
 	});
 });
 
-describe("useAges", () => {
+describe("useOf", () => {
 	test("a result's arrival counts as a use by the first model message that saw it", () => {
 		const messages: MessageLike[] = [
 			{ role: "user", content: "fix it", timestamp: clock++ },
@@ -69,6 +69,23 @@ describe("useAges", () => {
 		assert.equal(ageOf([...base, ...fillers, used, ...after], "r1"), 1, "used by the edit");
 		const weak = [result("e2", "edit", "done"), call("z2", "bash", { command: "true" }), result("z2", "bash", "ok")];
 		assert.equal(ageOf([...base, ...fillers, plain, ...weak], "r1"), 6, "only its arrival (first seen by f0)");
+	});
+
+	test("records the strings each block was used for, and none for a block only seen", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("r1", "read", { path: "a.ts" }),
+			result("r1", "read", FILE),
+			call("b1", "bash", { command: "ls" }),
+			result("b1", "bash", "listing_of_files.txt"),
+			call("e1", "edit", { path: "a.ts", oldText: "parseHeader(raw_line)", newText: "MAX_HEADER_SIZE" }),
+			result("e1", "edit", "done"),
+		];
+		const blocks = linearize(messages);
+		const { strings } = useOf(messages, blocks);
+		const at = (id: string) => blocks.findIndex((b) => b.id === id);
+		assert.deepEqual([...(strings.get(at("r:r1")) ?? [])].sort(), ["MAX_HEADER_SIZE", "parseHeader", "raw_line"]);
+		assert.equal(strings.get(at("r:b1")), undefined);
 	});
 
 	test("a use counts for the newest block that holds the strings", () => {

@@ -3,9 +3,10 @@
  * events and prices, with use deciding what stays raw instead of age alone. A block outside the
  * tails stays raw while fewer than `useWindow` model messages passed since the model last used it
  * (repeated one of its distinctive strings, see working-set.ts) or since it arrived; it folds at the
- * first event that pays once that lapses. The
- * model's own `write`s keep the tool results' hot tail. Protection never costs a compaction: the
- * backstop counts protected blocks as foldable, so only what can never fold asks for one.
+ * first event that pays once that lapses, its digest keeping the lines that hold the strings the
+ * model used it for (a focus: what it names again stays in sight). The model's own `write`s keep
+ * the tool results' hot tail. Protection never costs a compaction: the backstop counts protected
+ * blocks as foldable, so only what can never fold asks for one.
  */
 import { DEFAULT_WORKING_SET, type FoldCommand, type PolicyView, type ViewBlock } from "../contract.ts";
 import { economize, isHot } from "./cache-economic.ts";
@@ -15,11 +16,17 @@ export function isHotOrWritten(block: ViewBlock): boolean {
 	return isHot(block) || (block.kind === "toolArgs" && block.toolName === "write");
 }
 
-/** Decides the event as the economic policy does, keeping the working set raw. */
+/** Decides the event as the economic policy does, keeping the working set raw and focusing what folds on its use. */
 export function workingSet(view: PolicyView): FoldCommand[] {
 	const useWindow = view.config.useWindow ?? DEFAULT_WORKING_SET.useWindow;
-	return economize(view, {
+	const commands = economize(view, {
 		keep: (block) => (block.useAge ?? Number.POSITIVE_INFINITY) < useWindow,
 		hot: isHotOrWritten,
+	});
+	const byId = new Map(view.blocks.map((b) => [b.id, b] as const));
+	return commands.map((c) => {
+		if (c.type !== "fold") return c;
+		const focus = byId.get(c.id)?.usedStrings;
+		return focus && focus.length > 0 ? { ...c, focus } : c;
 	});
 }
