@@ -102,7 +102,8 @@ export interface EconomicConfig {
  * 140k window) over the project's and the shared sessions; README "Defaults and why" gives the figures.
  * Every size is in tokens, not a share of the window: what an event saves and what its rewrite costs do
  * not depend on the window, so a 1M window folds as early as a 140k one (foldFrom, minEvent and
- * backstopAt are 10, 8 and 18 % of the 140k they were chosen in).
+ * backstopAt are 10, 8 and 18 % of the 140k they were chosen in). The working-set profile reads them
+ * too, with its own defaults where WORKING_SET_ECONOMIC gives one.
  */
 export const DEFAULT_ECONOMIC: Readonly<EconomicConfig> = Object.freeze({
 	hotTail: 7500,
@@ -122,6 +123,15 @@ export interface WorkingSetConfig {
 /** The working-set profile's defaults (README "Defaults and why"). */
 export const DEFAULT_WORKING_SET: Readonly<WorkingSetConfig> = Object.freeze({
 	useWindow: 8,
+});
+
+/**
+ * The economic knobs whose default differs under the working-set profile (README "Defaults and
+ * why"): a larger least event (10 % of 140k), since an event there folds what the model stopped using
+ * and a small one late in a short session does not repay its recalls.
+ */
+export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent">> = Object.freeze({
+	minEvent: 14_000,
 });
 
 /** Everything a policy may read. */

@@ -128,8 +128,18 @@ describe("settings footguns", () => {
 		assert.equal(config.backstopAt, 30_000);
 		assert.deepEqual(problems, [
 			"settings context-fold.foldFrom=0.1 is not a valid token count (a whole number); using 14000",
-			'settings context-fold.minEvent="8%" is not a valid token count (a whole number); using 11200',
+			'settings context-fold.minEvent="8%" is not a valid token count (a whole number); using 14000',
 		]);
+	});
+
+	it("gives minEvent its profile's default: 14000 under working-set, 11200 under economic, unless set", () => {
+		assert.equal(resolveConfig({}, {}).config.minEvent, 14_000);
+		const economic = resolveConfig({ policy: "economic" }, {});
+		assert.equal(economic.config.minEvent, 11_200);
+		assert.equal(economic.sources.minEvent, "default");
+		assert.equal(resolveConfig({}, { CONTEXTFOLD_POLICY: "economic" }).config.minEvent, 11_200);
+		assert.equal(resolveConfig({ policy: "economic", minEvent: 9000 }, {}).config.minEvent, 9000);
+		assert.equal(resolveConfig({ minEvent: 9000 }, {}).config.minEvent, 9000);
 	});
 
 	it("reads Pi's reserveTokens as Pi does (model override, setting, default), none while its compaction is off", () => {

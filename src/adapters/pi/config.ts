@@ -3,12 +3,24 @@
  * `context-fold` section) < `CONTEXTFOLD_*` environment. Input is tolerant: text such as `45%`,
  * `yes` or `NATIVE` is normalised first, then checked against the knob's schema. A bad value yields
  * one problem message and keeps the previous value; an unknown key in the section is named once.
+ * A knob left at its default takes its profile's own default where that differs (PROFILE_DEFAULTS).
  * Also read here: Pi's own `compaction.keepRecentTokens`, which the economic backstop respects.
  */
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
+import { DEFAULT_ECONOMIC } from "../../core/contract.ts";
 import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "./settings-schema.ts";
+
+/**
+ * Knob defaults that depend on the profile, where they differ from the schema's (which are the
+ * default profile's): the economic profile keeps its own least event.
+ */
+const PROFILE_DEFAULTS: Readonly<Record<FoldConfig["policy"], Partial<FoldConfig>>> = {
+	"working-set": {},
+	economic: { minEvent: DEFAULT_ECONOMIC.minEvent },
+	ladder: {},
+};
 
 /** One knob: its settings.json key, environment variable and schema. */
 export interface Knob {
@@ -141,6 +153,9 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 			bag[knob.key] = value;
 			sources[knob.key] = origin;
 		}
+	}
+	for (const [key, value] of Object.entries(PROFILE_DEFAULTS[config.policy])) {
+		if (sources[key as keyof FoldConfig] === "default") bag[key] = value;
 	}
 	return { config, sources, problems };
 }

@@ -13,6 +13,7 @@ import {
 	DEFAULT_WORKING_SET,
 	type EconomicConfig,
 	type LadderConfig,
+	WORKING_SET_ECONOMIC,
 	type WorkingSetConfig,
 } from "../../core/contract.ts";
 
@@ -135,7 +136,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
 			DEFAULT_ECONOMIC.hotTail,
-			`economic policy: tool results within the newest this many tokens never fold, unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
+			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
 		),
 	}),
 	coldTail: Type.Integer({
@@ -143,7 +144,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_COLD_TAIL",
 			DEFAULT_ECONOMIC.coldTail,
-			`economic policy: thinking, assistant text, arguments and superseded reads within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
+			`economic and working-set policies: thinking, assistant text, arguments and superseded reads within the newest this many tokens never fold (at least ${MIN_TAIL}).`,
 		),
 	}),
 	horizon: Type.Integer({
@@ -151,23 +152,23 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_HORIZON",
 			DEFAULT_ECONOMIC.horizon,
-			"economic policy: requests over which a fold event's saving must repay its cache rewrite.",
+			"economic and working-set policies: requests over which a fold event's saving must repay its cache rewrite.",
 		),
 	}),
 	foldFrom: tokens(
 		"CONTEXTFOLD_FOLD_FROM",
 		DEFAULT_ECONOMIC.foldFrom,
-		"economic policy: least usage, in tokens, at which an ordinary fold event may fire, whatever the context window.",
+		"economic and working-set policies: least usage, in tokens, at which an ordinary fold event may fire, whatever the context window.",
 	),
 	backstopAt: tokens(
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
-		"economic policy: when folding everything would still leave more than this many tokens (but at least 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
+		"economic and working-set policies: when folding everything would still leave more than this many tokens (but at least 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
 	),
 	minEvent: tokens(
 		"CONTEXTFOLD_MIN_EVENT",
-		DEFAULT_ECONOMIC.minEvent,
-		"economic policy: least saving of an ordinary fold event, in tokens; in a small window at most a fifth of the usage at which Pi compacts on its own (window - compaction.reserveTokens).",
+		WORKING_SET_ECONOMIC.minEvent,
+		"economic and working-set policies: least saving of an ordinary fold event, in tokens (11200 by default under economic); in a small window at most a fifth of the usage at which Pi compacts on its own (window - compaction.reserveTokens).",
 	),
 	useWindow: Type.Integer({
 		minimum: 0,

@@ -8,7 +8,13 @@
  * the tool results' hot tail. Protection never costs a compaction: the backstop counts protected
  * blocks as foldable, so only what can never fold asks for one.
  */
-import { DEFAULT_WORKING_SET, type FoldCommand, type PolicyView, type ViewBlock } from "../contract.ts";
+import {
+	DEFAULT_WORKING_SET,
+	type FoldCommand,
+	type PolicyView,
+	type ViewBlock,
+	WORKING_SET_ECONOMIC,
+} from "../contract.ts";
 import { economize, isHot } from "./cache-economic.ts";
 
 /** True for what keeps the hot tail: a tool result no later call superseded, or a file the model wrote. */
@@ -19,10 +25,14 @@ export function isHotOrWritten(block: ViewBlock): boolean {
 /** Decides the event as the economic policy does, keeping the working set raw and focusing what folds on its use. */
 export function workingSet(view: PolicyView): FoldCommand[] {
 	const useWindow = view.config.useWindow ?? DEFAULT_WORKING_SET.useWindow;
-	const commands = economize(view, {
-		keep: (block) => (block.useAge ?? Number.POSITIVE_INFINITY) < useWindow,
-		hot: isHotOrWritten,
-	});
+	const minEvent = view.config.minEvent ?? WORKING_SET_ECONOMIC.minEvent;
+	const commands = economize(
+		{ ...view, config: { ...view.config, minEvent } },
+		{
+			keep: (block) => (block.useAge ?? Number.POSITIVE_INFINITY) < useWindow,
+			hot: isHotOrWritten,
+		},
+	);
 	const byId = new Map(view.blocks.map((b) => [b.id, b] as const));
 	return commands.map((c) => {
 		if (c.type !== "fold") return c;

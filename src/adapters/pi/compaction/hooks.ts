@@ -3,8 +3,8 @@
  * (no model call; Pi's own runs if building it throws), the seed-index record retracted when the
  * compaction fails, the turn numbering carried past a compaction, and the over-budget trigger that
  * compacts once the agent's run is over when folding cannot hold the context (past the budget, or
- * above the economic policy's backstop), once for each such state. That compaction, under the economic
- * policy, keeps only the policy's hot tail raw instead of Pi's `keepRecentTokens` (see kept-tail.ts);
+ * above the economic or working-set policy's backstop), once for each such state. That compaction, under those
+ * policies, keeps only the policy's hot tail raw instead of Pi's `keepRecentTokens` (see kept-tail.ts);
  * a compaction the user or Pi starts keeps Pi's cut.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -61,7 +61,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			const where =
 				over.usage > over.budget
 					? `the context (~${over.usage} tokens) is past the fold budget (${over.budget}) and nothing left is worth folding`
-					: `folding alone cannot bring the context (~${over.usage} tokens) below the economic policy's backstop (backstopAt ${config().backstopAt} tokens)`;
+					: `folding alone cannot bring the context (~${over.usage} tokens) below the ${config().policy} policy's backstop (backstopAt ${config().backstopAt} tokens)`;
 			if (config().compact === "native") {
 				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
 				return;
