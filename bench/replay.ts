@@ -11,18 +11,19 @@
  */
 import { ApplyMemo } from "../src/core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../src/core/block.ts";
-import { DEFAULT_ECONOMIC, DEFAULT_LADDER } from "../src/core/contract.ts";
+import { DEFAULT_ECONOMIC, DEFAULT_LADDER, DEFAULT_WORKING_SET, WORKING_SET_ECONOMIC } from "../src/core/contract.ts";
 import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
-import { economize } from "../src/core/policy/cache-economic.ts";
+import { workingSet } from "../src/core/policy/working-set.ts";
 import type { CallFactsMemo } from "../src/core/supersede.ts";
 import { FrozenMemo, type SavingsMemo } from "../src/core/view.ts";
+import type { TokensMemo } from "../src/core/working-set.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
 
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 7) || 7);
-/** The shipped defaults: the economic policy's knobs over the budget knobs they share with the ladder. */
-const CONFIG = { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC };
+/** The shipped defaults: the working-set policy's knobs over the budget knobs every profile shares. */
+const CONFIG = { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC, ...WORKING_SET_ECONOMIC, ...DEFAULT_WORKING_SET };
 const WINDOWS = (process.env.BENCH_WINDOWS ?? "200000,128000")
 	.split(",")
 	.map((w) => Number(w.trim()))
@@ -50,6 +51,7 @@ function median(values: readonly number[]): number {
 function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
 	const savings: SavingsMemo = new WeakMap();
+	const tokens: TokensMemo = new WeakMap();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
 	const calls: CallFactsMemo = new WeakMap();
@@ -65,11 +67,12 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 		const plan = planTurn({
 			messages: slice,
 			registry,
-			policy: economize,
+			policy: workingSet,
 			window,
 			neverCacheRead: false,
 			config: CONFIG,
 			savings,
+			tokens,
 			blockMemo,
 			argsCache,
 			calls,
@@ -95,6 +98,7 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
 	const savings: SavingsMemo = new WeakMap();
+	const tokens: TokensMemo = new WeakMap();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
 	let seq = 0;
@@ -110,11 +114,12 @@ function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], 
 		const plan = planTurn({
 			messages: slice,
 			registry,
-			policy: economize,
+			policy: workingSet,
 			window,
 			neverCacheRead: false,
 			config: CONFIG,
 			savings,
+			tokens,
 			blockMemo,
 			argsCache,
 		});

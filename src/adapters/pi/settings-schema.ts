@@ -128,15 +128,15 @@ export const KNOB_SCHEMAS = {
 		annotations(
 			"CONTEXTFOLD_POLICY",
 			"working-set",
-			"economic (default): fold only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt; ladder: the seed's static ladder, fold at foldAt down one step, keeping tail.",
+			"working-set (default): fold what the model stopped using (useWindow), only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt; economic: the frugal profile, the same purchase by age and size alone (cheaper, the model sees less); ladder: the seed's static ladder, fold at foldAt down one step, keeping tail.",
 		),
 	),
 	hotTail: Type.Integer({
 		minimum: MIN_TAIL,
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
-			DEFAULT_ECONOMIC.hotTail,
-			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
+			WORKING_SET_ECONOMIC.hotTail,
+			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold (7500 by default under economic), unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
 		),
 	}),
 	coldTail: Type.Integer({

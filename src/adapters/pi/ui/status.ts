@@ -8,8 +8,9 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { MessageLike } from "../../../core/block.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
-import { backstopFor, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
+import { backstopFor, economicTails, isHot, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
+import { isHotOrWritten } from "../../../core/policy/working-set.ts";
 import {
 	cacheByModel,
 	contextParts,
@@ -142,7 +143,7 @@ export function foldPoint(
 /** The protected tail of a request's rows under the policy in force. */
 export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: number): Set<string> {
 	return config.policy !== "ladder"
-		? economicTails(rows, config.hotTail, config.coldTail)
+		? economicTails(rows, config.hotTail, config.coldTail, config.policy === "working-set" ? isHotOrWritten : isHot)
 		: protectedTail(rows, tailOf(config, window));
 }
 
