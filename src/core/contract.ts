@@ -128,11 +128,10 @@ export const DEFAULT_WORKING_SET: Readonly<WorkingSetConfig> = Object.freeze({
 /**
  * The economic knobs whose default differs under the working-set profile (README "Defaults and
  * why"): a larger least event (10 % of 140k), since a small one late in a short session does not repay
- * its recalls, and a shorter hot tail, since the working set already keeps what the model uses.
+ * its recalls.
  */
-export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent" | "hotTail">> = Object.freeze({
+export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent">> = Object.freeze({
 	minEvent: 14_000,
-	hotTail: 5000,
 });
 
 /** Everything a policy may read. */

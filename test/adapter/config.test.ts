@@ -132,14 +132,11 @@ describe("settings footguns", () => {
 		]);
 	});
 
-	it("gives minEvent and hotTail their profile's default: 14000 and 5000 under working-set, 11200 and 7500 under economic, unless set", () => {
+	it("gives minEvent its profile's default: 14000 under working-set, 11200 under economic, unless set", () => {
 		assert.equal(resolveConfig({}, {}).config.minEvent, 14_000);
-		assert.equal(resolveConfig({}, {}).config.hotTail, 5000);
 		const economic = resolveConfig({ policy: "economic" }, {});
 		assert.equal(economic.config.minEvent, 11_200);
-		assert.equal(economic.config.hotTail, 7500);
 		assert.equal(economic.sources.minEvent, "default");
-		assert.equal(resolveConfig({ policy: "economic", hotTail: 6000 }, {}).config.hotTail, 6000);
 		assert.equal(resolveConfig({}, { CONTEXTFOLD_POLICY: "economic" }).config.minEvent, 11_200);
 		assert.equal(resolveConfig({ policy: "economic", minEvent: 9000 }, {}).config.minEvent, 9000);
 		assert.equal(resolveConfig({ minEvent: 9000 }, {}).config.minEvent, 9000);

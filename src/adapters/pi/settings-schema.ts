@@ -135,8 +135,8 @@ export const KNOB_SCHEMAS = {
 		minimum: MIN_TAIL,
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
-			WORKING_SET_ECONOMIC.hotTail,
-			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold (7500 by default under economic), unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
+			DEFAULT_ECONOMIC.hotTail,
+			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
 		),
 	}),
 	coldTail: Type.Integer({

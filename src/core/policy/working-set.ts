@@ -25,12 +25,7 @@ export function isHotOrWritten(block: ViewBlock): boolean {
 /** Decides the event as the economic policy does, keeping the working set raw and focusing what folds on its use. */
 export function workingSet(view: PolicyView): FoldCommand[] {
 	const useWindow = view.config.useWindow ?? DEFAULT_WORKING_SET.useWindow;
-	const { minEvent, hotTail } = WORKING_SET_ECONOMIC;
-	const config = {
-		...view.config,
-		minEvent: view.config.minEvent ?? minEvent,
-		hotTail: view.config.hotTail ?? hotTail,
-	};
+	const config = { ...view.config, minEvent: view.config.minEvent ?? WORKING_SET_ECONOMIC.minEvent };
 	const commands = economize(
 		{ ...view, config },
 		{
