@@ -23,15 +23,18 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
 import { parseArgs, runReplay } from "../../src/replay/cli.ts";
-import { corporaLine, listSessions } from "../corpus/corpora.ts";
+import { corporaLine, listCorpora, listSessions } from "../corpus/corpora.ts";
 
 const WINDOW = 140_000;
 /** The least plain-Pi peak at which issue 24 asks for 0.65x. */
 const PEAKED = 100_000;
 /** What the default reaches on sessions peaking at 100k or more (issue 24 asks 0.65). */
 const PEAKED_MAX = 0.85;
-/** What the default reaches over the corpus (issue 24 asks 0.55). */
-const TOTAL_MAX = 0.62;
+/**
+ * What the default reaches over the corpus (issue 24 asks 0.55): 0.61 over all three folders, 0.63
+ * over the project's two alone (refactor-long weighs most there), as on a machine without the others.
+ */
+const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.62 : 0.65;
 /** What the default reaches under the other price models (issue 24 asks 1.0). */
 const PRICES_MAX = 1.06;
 
