@@ -1,20 +1,24 @@
 /**
- * `context-fold replay <session.jsonl…>`: parses the options, replays each session under each
- * policy, prints progress on stderr and the figures on stdout (a table per session, or `--json`), and
- * with `--html` writes the self-contained report page. The policy names: `pi`, the peers, and
+ * `context-fold replay <session.jsonl…>`: parses the options, refuses (exit 2, one line) a file that is
+ * not a Pi session with something to replay, replays each session under each policy, keeps one
+ * progress line on a terminal's stderr, and prints on stdout a verdict line per session, then the
+ * figures (a table per session that fits 100 columns, every column with `--wide`, or `--json`); with
+ * `--html` it writes the self-contained report page. The policy names: `pi`, the peers, and
  * context-fold under its default profile (`context-fold`) or a named one (`context-fold:<profile>`,
  * the profiles being those the extension's `policy` setting takes); by default every profile is
  * replayed beside plain Pi and the peers.
  */
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
-import { DEFAULT_CONFIG } from "../adapters/pi/config.ts";
-import { KNOB_SCHEMAS } from "../adapters/pi/settings-schema.ts";
+import { DEFAULT_CONFIG, resolveConfig } from "../adapters/pi/config.ts";
+import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
-import { type ImagePricing, type ReplayJob, runJobs } from "./jobs.ts";
+import { type ImagePricing, type ReplayJob, runJobs, sessionScript } from "./jobs.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { barLoss, type PolicyFigures, type SessionReport, table, withRatios } from "./report.ts";
+import { ProgressLine } from "./progress.ts";
+import { barLoss, type PolicyFigures, type SessionReport, table, verdict, withRatios, wrap } from "./report.ts";
 import type { Policy } from "./run.ts";
+import { SessionFileError } from "./session-file.ts";
 
 /** The fold profiles, as the extension's `policy` setting names them, in alphabetical order. */
 export const PROFILES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
@@ -63,6 +67,8 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   --images text|size         price an image as its placeholder text (default) or by its pixel size,
                              as the price model's provider charges it
   --json                     every figure as JSON on stdout
+  --wide                     every column in the table (by default the few that fit 100 columns)
+  --quiet                    no progress line (there is none when stderr is not a terminal)
   --jobs <n>                 replays run at once, in worker threads (default 1: in process)
   --html <file>              also write a self-contained HTML report (charts, scatter, table)`;
 
@@ -76,6 +82,12 @@ export interface ReplayOptions {
 	/** How images are priced (see ReplayJob.images). */
 	images: ImagePricing;
 	json: boolean;
+	/** Every column in the terminal table, not only the brief ones. */
+	wide: boolean;
+	/** No progress line, even on a terminal. */
+	quiet: boolean;
+	/** The context-fold knobs given with `--set`. */
+	knobs: Record<string, unknown>;
 	/** Replays run at once (1: all in this thread). */
 	jobs: number;
 	/** Where to write the HTML report, if asked. */
@@ -102,6 +114,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let warming = true;
 	let images: ImagePricing = "text";
 	let json = false;
+	let wide = false;
+	let quiet = false;
 	let html: string | undefined;
 	let jobs = 1;
 	const knobs: Record<string, unknown> = {};
@@ -132,6 +146,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (how !== "text" && how !== "size") throw new UsageError(`--images takes text or size, not ${how}`);
 			images = how;
 		} else if (arg === "--json") json = true;
+		else if (arg === "--wide") wide = true;
+		else if (arg === "--quiet") quiet = true;
 		else if (arg === "--html") html = next();
 		else if (arg === "--jobs") jobs = Number(next());
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
@@ -163,11 +179,29 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			`unknown policy ${name}: pi, context-fold, ${PROFILE_PREFIX}<profile>, compact-only, mask-last-<N> or clear-tool-uses`,
 		);
 	});
-	return { files, policies, price, window, warming, images, json, jobs, ...(html === undefined ? {} : { html }) };
+	return {
+		files,
+		policies,
+		price,
+		window,
+		warming,
+		images,
+		json,
+		wide,
+		quiet,
+		jobs,
+		knobs,
+		...(html === undefined ? {} : { html }),
+	};
 }
 
-/** Replays every file under every policy (in parallel jobs); progress goes to `progress`. */
-export async function runReplay(options: ReplayOptions, progress: (line: string) => void): Promise<SessionReport[]> {
+/**
+ * Replays every file under every policy (in parallel jobs). Every file is read first, so that one that
+ * is not a Pi session stops the command (a SessionFileError) before any replay; then `progress` gets a
+ * one-line status after each request replayed.
+ */
+export async function runReplay(options: ReplayOptions, progress: (status: string) => void): Promise<SessionReport[]> {
+	for (const file of options.files) sessionScript(file);
 	const model = PRICE_MODELS[options.price];
 	const jobs: ReplayJob[] = options.files.flatMap((file) =>
 		options.policies.map((policy) => ({
@@ -179,10 +213,10 @@ export async function runReplay(options: ReplayOptions, progress: (line: string)
 			images: options.images,
 		})),
 	);
-	for (const file of options.files) progress(`session ${file}\n`);
 	const figures = await runJobs(jobs, options.jobs, (i, done, total) => {
-		if (done === total || done % 25 === 0)
-			progress(`  ${basename(jobs[i].file)} ${jobs[i].policy.name}: ${done}/${total} requests\n`);
+		progress(
+			`replay ${i + 1}/${jobs.length}, request ${done}/${total}: ${jobs[i].policy.name} on ${basename(jobs[i].file)}`,
+		);
 	});
 	return options.files.map((file, f) => ({
 		session: basename(file),
@@ -209,13 +243,20 @@ export async function main(args: readonly string[]): Promise<number> {
 		process.stderr.write(`context-fold replay: ${error.message}\n${USAGE}\n`);
 		return 2;
 	}
+	// What the replayed extension will say of the `--set` knobs and CONTEXTFOLD_* variables is said to
+	// the user here: in the replay it is counted among the extension's advisories, not shown.
+	for (const problem of resolveConfig(options.knobs, process.env).problems)
+		process.stderr.write(`context-fold replay: ${problem.replace(`settings ${SETTINGS_SECTION}.`, "--set ")}\n`);
+	const status = new ProgressLine(process.stderr, options.quiet);
 	let reports: SessionReport[];
 	try {
-		reports = await runReplay(options, (line) => process.stderr.write(line));
+		reports = await runReplay(options, (line) => status.update(line));
 	} catch (error) {
+		status.clear();
 		process.stderr.write(`context-fold replay: ${error instanceof Error ? error.message : String(error)}\n`);
-		return 1;
+		return error instanceof SessionFileError ? 2 : 1;
 	}
+	status.clear();
 	if (options.html !== undefined) {
 		try {
 			writeFileSync(options.html, renderHtml(reports));
@@ -225,24 +266,45 @@ export async function main(args: readonly string[]): Promise<number> {
 			);
 			return 1;
 		}
-		process.stderr.write(`HTML report written to ${options.html}\n`);
+		if (!options.quiet) process.stderr.write(`HTML report written to ${options.html}\n`);
 	}
-	const scheduled = (floor: PolicyFigures["foresightScheduled"]) =>
-		floor
-			? `; ${floor.ratio.toFixed(3)}× so with rewrites priced (${floor.events} fold events at the best times)`
-			: "";
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
-	else {
-		for (const r of reports) {
-			process.stdout.write(
-				`\n${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}\n${table(r.policies)}\n`,
-			);
-			const pi = r.policies.find((f) => f.foresight !== null);
-			if (pi?.foresight != null && pi.foresightAtBar != null)
-				process.stdout.write(
-					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}\n`,
-				);
-		}
-	}
+	else process.stdout.write(report(reports, options.wide));
 	return 0;
+}
+
+/** The foresight floor with rewrites priced, as the end of the foresight line (nothing without it). */
+function scheduled(floor: PolicyFigures["foresightScheduled"]): string {
+	return floor
+		? `; ${floor.ratio.toFixed(3)}× so with rewrites priced (${floor.events} fold events at the best times)`
+		: "";
+}
+
+/**
+ * The terminal report: the verdict line of every session first, then each session's settings, its
+ * table (brief, or every column when `wide`) and its foresight line, prose wrapped to 100 columns.
+ */
+export function report(reports: readonly SessionReport[], wide = false): string {
+	const out: string[] = [];
+	for (const r of reports) {
+		const line = verdict(r);
+		if (line !== undefined) out.push(line);
+	}
+	for (const r of reports) {
+		out.push(
+			"",
+			wrap(
+				`${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}`,
+			),
+			table(r.policies, wide),
+		);
+		const pi = r.policies.find((f) => f.foresight !== null);
+		if (pi?.foresight != null && pi.foresightAtBar != null)
+			out.push(
+				wrap(
+					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}`,
+				),
+			);
+	}
+	return `${out.join("\n")}\n`;
 }

@@ -12,7 +12,7 @@ import { PRICE_MODELS } from "./price.ts";
 import { figuresOf, type PolicyFigures } from "./report.ts";
 import { type Policy, replayPolicy } from "./run.ts";
 import { type ReplayScript, replayScript } from "./script.ts";
-import { readSessionFile } from "./session-file.ts";
+import { readPiSession, SessionFileError } from "./session-file.ts";
 
 /** One policy's replay of one session file. */
 export interface ReplayJob {
@@ -36,16 +36,27 @@ export type JobMessage =
 
 const scripts = new Map<string, ReplayScript>();
 
-/** Runs one job in this thread (the session's script is read once per thread). */
+/**
+ * The replay script of one session file, read once per thread. A file Pi would not open as a session,
+ * or a session without a user message (nothing to replay), is refused with a SessionFileError.
+ */
+export function sessionScript(file: string): ReplayScript {
+	let script = scripts.get(file);
+	if (!script) {
+		script = replayScript(readPiSession(file), file);
+		if (script.turns.length === 0)
+			throw new SessionFileError(file, "a Pi session without a user message: nothing to replay");
+		scripts.set(file, script);
+	}
+	return script;
+}
+
+/** Runs one job in this thread. */
 export async function runJob(
 	job: ReplayJob,
 	onProgress: (done: number, total: number) => void,
 ): Promise<PolicyFigures> {
-	let script = scripts.get(job.file);
-	if (!script) {
-		script = replayScript(readSessionFile(job.file), job.file);
-		scripts.set(job.file, script);
-	}
+	const script = sessionScript(job.file);
 	const model = PRICE_MODELS[job.price];
 	const cache = { ttlMs: model.ttlMs, warming: job.warming, read: model.read, write: model.write };
 	const imageTokens =

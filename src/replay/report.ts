@@ -3,9 +3,11 @@
  * reads and writes with their cost (also as a ratio to `pi`), idle warming and the refreshes the
  * policy's extension stopped (with what they would have cost and what stopping them saved), rewrite
  * events and their cost, hook time against one structuredClone, reference visibility with the
- * cost of the recalls it implies, and where the replay could not follow the recording (a drifted
- * replay shows a divergence count beside its figures, and each kind under the table).
- * Pure over captured runs, plus the terminal table.
+ * cost of the recalls it implies, where the replay could not follow the recording (a drifted
+ * replay shows a divergence count beside its figures, and each kind under the table), and how many
+ * advisories the replayed extension gave its user (counted, never printed). Pure over captured runs,
+ * plus the terminal's text: a session's one-line verdict and its table (a brief one that fits 100
+ * columns, or every column).
  */
 import { foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
 import type { ImagePricing } from "./jobs.ts";
@@ -65,6 +67,8 @@ export interface PolicyFigures {
 	 */
 	foresightScheduled: { ratio: number; events: number } | null;
 	divergences: Record<string, number>;
+	/** Notices the policy's extension gave the replayed session's user, counted, not shown (PolicyRun.advisories). */
+	advisories: number;
 	/** Prompt tokens, cache read and write per request, for charts. */
 	series: {
 		prompt: number;
@@ -182,6 +186,7 @@ export function figuresOf(
 				: null,
 		foresightScheduled: run.policy === "pi" ? scheduledAtBar(produced, vis, model, table.fixed) : null,
 		divergences: run.divergences,
+		advisories: run.advisories,
 		series: price.requests.map((p, i) => ({
 			prompt: p.prompt,
 			read: p.read,
@@ -215,77 +220,145 @@ export function divergenceCount(figures: PolicyFigures): number {
 	return Object.values(figures.divergences).reduce((n, c) => n + c, 0);
 }
 
-/** One line per policy whose replay diverged, naming each kind and its count. */
+/**
+ * One line per way the replays diverged, naming each kind with its count, and the policies whose
+ * replay diverged so ("every policy" when all of several did).
+ */
 export function divergenceLines(figures: readonly PolicyFigures[]): string[] {
-	return figures.flatMap((f) => {
+	const byKinds = new Map<string, string[]>();
+	for (const f of figures) {
 		const kinds = Object.entries(f.divergences).filter(([, c]) => c > 0);
-		return kinds.length === 0
-			? []
-			: [`${f.policy} diverged: ${kinds.map(([kind, c]) => `${kind} ×${c}`).join(", ")}`];
-	});
+		if (kinds.length === 0) continue;
+		const text = kinds.map(([kind, c]) => `${kind} ×${c}`).join(", ");
+		byKinds.set(text, [...(byKinds.get(text) ?? []), f.policy]);
+	}
+	return [...byKinds].map(
+		([text, policies]) =>
+			`${policies.length === figures.length && policies.length > 1 ? "every policy" : policies.join(", ")} diverged: ${text}`,
+	);
 }
 
 const k = (n: number): string => `${(n / 1000).toFixed(1)}k`;
 const ms = (n: number | null): string => (n === null ? "-" : n.toFixed(2));
 
-/** The table's header and one row of formatted cells per policy (the terminal and HTML tables). */
-export function tableCells(figures: readonly PolicyFigures[]): { head: string[]; rows: string[][] } {
-	const head = [
-		"policy",
-		"requests",
-		"divergences",
-		"Σ prompt",
-		"peak",
-		"overflow",
-		"compactions",
-		"cache read",
-		"cache write",
-		"cost",
-		"× pi",
-		"fold events",
-		"rewrite cost",
-		"hook p50/p99 ms",
-		"clone p50 ms",
-		"visibility",
-		"recalls",
-		"cost+recalls",
-		"warm stopped",
-		"stop saving",
-	];
-	const rows = figures.map((f) => [
-		f.policy,
-		f.summaryRequests > 0 ? `${f.requests} (${f.summaryRequests} summary)` : String(f.requests),
-		String(divergenceCount(f)),
-		k(f.promptTokens),
-		k(f.peakPrompt),
-		String(f.overflowRejections),
-		String(f.compactions),
-		k(f.cacheRead),
-		k(f.cacheWrite),
-		k(f.cost),
-		f.costRatio === null ? "-" : f.costRatio.toFixed(3),
-		String(f.foldEvents),
-		k(f.rewriteCost),
-		`${ms(f.hookMsP50)}/${ms(f.hookMsP99)}`,
-		ms(f.cloneMsP50),
-		`${(f.visibility * 100).toFixed(1)}%`,
-		String(f.recallsNeeded),
-		k(f.costWithRecalls),
-		f.warmStopped > 0 ? `${f.warmStopped} (${k(f.warmStoppedCost)})` : "0",
-		k(f.warmStopSaving),
-	]);
-	return { head, rows };
+/** One column of the figures table: its header, its cell for a policy, and whether the brief table shows it. */
+interface Column {
+	head: string;
+	cell: (f: PolicyFigures) => string;
+	brief?: true;
 }
 
-/** The terminal table of one session's figures, and under it each divergence by kind. */
-export function table(figures: readonly PolicyFigures[]): string {
-	const { head, rows } = tableCells(figures);
+const COLUMNS: readonly Column[] = [
+	{ head: "policy", cell: (f) => f.policy, brief: true },
+	{
+		head: "requests",
+		cell: (f) => (f.summaryRequests > 0 ? `${f.requests} (${f.summaryRequests} summary)` : String(f.requests)),
+	},
+	{ head: "divergences", cell: (f) => String(divergenceCount(f)) },
+	{ head: "advisories", cell: (f) => String(f.advisories) },
+	{ head: "Σ prompt", cell: (f) => k(f.promptTokens) },
+	{ head: "peak", cell: (f) => k(f.peakPrompt) },
+	{ head: "overflow", cell: (f) => String(f.overflowRejections) },
+	{ head: "compactions", cell: (f) => String(f.compactions), brief: true },
+	{ head: "cache read", cell: (f) => k(f.cacheRead) },
+	{ head: "cache write", cell: (f) => k(f.cacheWrite) },
+	{ head: "cost", cell: (f) => k(f.cost), brief: true },
+	{ head: "× pi", cell: (f) => (f.costRatio === null ? "-" : f.costRatio.toFixed(3)), brief: true },
+	{ head: "fold events", cell: (f) => String(f.foldEvents), brief: true },
+	{ head: "rewrite cost", cell: (f) => k(f.rewriteCost) },
+	{ head: "hook p50/p99 ms", cell: (f) => `${ms(f.hookMsP50)}/${ms(f.hookMsP99)}` },
+	{ head: "clone p50 ms", cell: (f) => ms(f.cloneMsP50) },
+	{ head: "visibility", cell: (f) => `${(f.visibility * 100).toFixed(1)}%`, brief: true },
+	{ head: "recalls", cell: (f) => String(f.recallsNeeded), brief: true },
+	{ head: "cost+recalls", cell: (f) => k(f.costWithRecalls) },
+	{ head: "warm stopped", cell: (f) => (f.warmStopped > 0 ? `${f.warmStopped} (${k(f.warmStoppedCost)})` : "0") },
+	{ head: "stop saving", cell: (f) => k(f.warmStopSaving) },
+];
+
+/**
+ * The table's header and one row of formatted cells per policy: every column (the HTML table and the
+ * terminal's `--wide`), or the brief selection that fits a 100-column terminal.
+ */
+export function tableCells(
+	figures: readonly PolicyFigures[],
+	columns: "all" | "brief" = "all",
+): { head: string[]; rows: string[][] } {
+	const shown = columns === "all" ? COLUMNS : COLUMNS.filter((c) => c.brief);
+	return { head: shown.map((c) => c.head), rows: figures.map((f) => shown.map((c) => c.cell(f))) };
+}
+
+/** The width the terminal report keeps its lines to (the brief table, the prose under it). */
+export const REPORT_COLUMNS = 100;
+
+/** `text` wrapped between words to lines of at most `width` characters (a longer word stays whole). */
+export function wrap(text: string, width = REPORT_COLUMNS): string {
+	const lines: string[] = [];
+	for (const word of text.split(" ")) {
+		const last = lines.length - 1;
+		if (last >= 0 && lines[last].length + 1 + word.length <= width) lines[last] += ` ${word}`;
+		else lines.push(word);
+	}
+	return lines.join("\n");
+}
+
+/**
+ * The terminal table of one session's figures (the brief columns, or with `wide` every one), and
+ * under it each divergence by kind and the advisories the replayed extension gave, wrapped to 100
+ * columns.
+ */
+export function table(figures: readonly PolicyFigures[], wide = false): string {
+	const { head, rows } = tableCells(figures, wide ? "all" : "brief");
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
 	const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
 	return [
 		line(head),
 		`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`,
 		...rows.map(line),
-		...divergenceLines(figures),
+		...[...divergenceLines(figures), ...advisoryLine(figures)].map((l) => wrap(l)),
 	].join("\n");
+}
+
+/**
+ * One line naming each policy whose extension gave the replayed session's user notices, with their
+ * count (none when no policy did): they were advice to that user, so the replay counts them instead of
+ * printing them.
+ */
+export function advisoryLine(figures: readonly PolicyFigures[]): string[] {
+	const given = figures.filter((f) => f.advisories > 0);
+	return given.length === 0
+		? []
+		: [
+				`advisories from the replayed extension (counted, not shown): ${given.map((f) => `${f.policy} ×${f.advisories}`).join(", ")}`,
+			];
+}
+
+/**
+ * The run a session's verdict speaks for: context-fold under its default profile, else the first
+ * run of another profile, else the first run that is not plain Pi (none when only Pi ran).
+ */
+function verdictRun(figures: readonly PolicyFigures[]): PolicyFigures | undefined {
+	return (
+		figures.find((f) => f.policy === "context-fold") ??
+		figures.find((f) => f.policy.startsWith("context-fold:")) ??
+		figures.find((f) => f.policy !== "pi")
+	);
+}
+
+const percent = (share: number): string => `${(share * 100).toFixed(1)}%`;
+
+/**
+ * A session's verdict in one line: what the default context-fold run cost as a multiple of plain
+ * Pi's, the share of references the model could still see (plain Pi's beside it) and the recalls
+ * that implies. Without a `pi` run it gives the cost itself; with nothing but `pi`, no line.
+ */
+export function verdict(report: SessionReport): string | undefined {
+	const run = verdictRun(report.policies);
+	if (!run) return undefined;
+	const pi = report.policies.find((f) => f.policy === "pi");
+	const cost =
+		run.costRatio === null
+			? `cost ${k(run.cost)} input-token equivalents`
+			: `${run.costRatio.toFixed(2)}× plain Pi's cost`;
+	const seen = `${percent(run.visibility)} of references visible${pi ? ` (plain Pi ${percent(pi.visibility)})` : ""}`;
+	return `${report.session}: ${run.policy} ${cost}, ${seen}, ${run.recallsNeeded} recall${run.recallsNeeded === 1 ? "" : "s"}`;
 }

@@ -12,7 +12,9 @@
  * that gap (`cache_warming_decision`, through the session's extension runner) and records a `stop`
  * on the request after it. context-fold runs on the recording's clock, and the refreshes Pi would
  * have sent in each gap reach its session as `cache_warm` entries, so it sees the cache warm or
- * cold as the price model does. Nothing touches the network or the disk.
+ * cold as the price model does. What context-fold would tell the replayed session's user (its
+ * advisories, on stderr in a real headless Pi) is counted, not printed. Nothing touches the network
+ * or the disk.
  */
 
 import { posix } from "node:path";
@@ -83,6 +85,11 @@ export interface PolicyRun {
 	compactions: number;
 	/** Where the replay could not follow the recording, counted by kind. */
 	divergences: Record<string, number>;
+	/**
+	 * Notices the policy's extension gave the replayed session's user (context-fold's advisories and
+	 * warnings), counted instead of printed: they advise that user, not whoever runs the replay.
+	 */
+	advisories: number;
 }
 
 /** Options of a replay. */
@@ -297,6 +304,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		table: new BlockTable(options.imageTokens),
 		compactions: 0,
 		divergences: {},
+		advisories: 0,
 	};
 	const captured = (messages: MessageLike[]): { shape: RequestShape; messages?: MessageLike[] } => ({
 		shape: run.table.shape(messages),
@@ -314,7 +322,12 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
 		factories.push(
 			timed(
-				contextFoldOnClock(() => clock),
+				contextFoldOnClock(
+					() => clock,
+					() => {
+						run.advisories++;
+					},
+				),
 				hooks,
 			),
 		);

@@ -34,9 +34,13 @@ export interface SessionEntries {
 
 /** A session file that cannot be read as a Pi session: names the file and what is wrong. */
 export class SessionFileError extends Error {
+	/** What is wrong, without the file's name. */
+	readonly problem: string;
+
 	constructor(where: string, problem: string) {
 		super(`${where}: ${problem}`);
 		this.name = "SessionFileError";
+		this.problem = problem;
 	}
 }
 
@@ -62,6 +66,42 @@ export function parseSessionText(text: string, where = "session"): SessionEntrie
 /** Reads and parses one session file. */
 export function readSessionFile(path: string): SessionEntries {
 	return parseSessionText(readFileSync(path, "utf8"), path);
+}
+
+/**
+ * Reads one file as Pi reads a session, refusing what Pi would not open as one: a path that is
+ * missing or not a readable file, an empty file, a line that is not JSON, or a first line that is
+ * not Pi's session header (`{"type":"session","id":"…",…}`, the line Pi checks before it loads any
+ * entry). Each refusal is a SessionFileError naming the file and the problem in one sentence.
+ */
+export function readPiSession(path: string): SessionEntries {
+	let text: string;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		const problem =
+			code === "ENOENT"
+				? "no such file"
+				: code === "EISDIR"
+					? "a directory, not a session file"
+					: `cannot be read (${code ?? error})`;
+		throw new SessionFileError(path, problem);
+	}
+	if (!text.trim()) throw new SessionFileError(path, "empty file, not a Pi session");
+	let session: SessionEntries;
+	try {
+		session = parseSessionText(text, path);
+	} catch (error) {
+		if (!(error instanceof SessionFileError)) throw error;
+		throw new SessionFileError(path, `not a Pi session: ${error.problem}`);
+	}
+	if (session.header === undefined || typeof session.header.id !== "string")
+		throw new SessionFileError(
+			path,
+			'not a Pi session: its first line is not a session header ({"type":"session","id":…})',
+		);
+	return session;
 }
 
 /**

@@ -41,6 +41,7 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		foresightAtBar: policy === "pi" ? 0.45 : null,
 		foresightScheduled: policy === "pi" ? { ratio: 0.6, events: 3 } : null,
 		divergences: {},
+		advisories: 0,
 		series,
 		...extra,
 	};

@@ -38,15 +38,23 @@ export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, clockFrom(process.env));
 }
 
+/** Where context-fold's notices go when no terminal UI shows them (stderr by default). */
+export type NoticeSink = (message: string, level: "warning" | "info") => void;
+
+const toStderr: NoticeSink = (message) => {
+	process.stderr.write(`${message}\n`);
+};
+
 /**
  * context-fold on a given clock (epoch ms) instead of wall time: the replay runs it on the
- * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them.
+ * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them, and hands its
+ * notices (advisories meant for the replayed session's user) to `notices` instead of stderr.
  */
-export function contextFoldOnClock(now: () => number): (pi: ExtensionAPI) => void {
-	return (pi) => register(pi, now);
+export function contextFoldOnClock(now: () => number, notices: NoticeSink = toStderr): (pi: ExtensionAPI) => void {
+	return (pi) => register(pi, now, notices);
 }
 
-function register(pi: ExtensionAPI, now: () => number): void {
+function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toStderr): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
 	// Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts).
@@ -70,7 +78,7 @@ function register(pi: ExtensionAPI, now: () => number): void {
 				tui = undefined;
 			}
 		}
-		process.stderr.write(`${message}\n`);
+		notices(message, level);
 	};
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();

@@ -1,0 +1,204 @@
+/**
+ * What `context-fold replay` shows the person running it. A file that is not a Pi session (no
+ * session header, an empty file, a header and nothing to replay, a missing path) stops the command
+ * with one line on stderr and exit 2, before any replay. A replay reads like a report: first a verdict
+ * line per session for the default context-fold run, then a table that fits 100 columns (`--wide`
+ * shows every column); on stderr, when it is not a terminal, nothing at all, and on a terminal one
+ * progress line rewritten in place (none with `--quiet`). The replayed extension's advisories (the
+ * reset flag debug-branchy raises in a 32k window: "consider /fold-handoff") reach neither stream:
+ * they are counted under the table and in `--json`. A `--set` knob the extension would ignore is
+ * said on stderr.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { parseArgs, report } from "../../src/replay/cli.ts";
+import { ProgressLine } from "../../src/replay/progress.ts";
+import {
+	type PolicyFigures,
+	type SessionReport,
+	table,
+	tableCells,
+	verdict,
+	withRatios,
+} from "../../src/replay/report.ts";
+import { FIXED_REPORT } from "./report-fixture.ts";
+import { SyntheticSession } from "./synthetic-session.ts";
+
+const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
+const DEBUG_BRANCHY = fileURLToPath(new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url));
+
+/** `context-fold replay` with `args`, its stderr not a terminal. */
+function replay(...args: string[]) {
+	return spawnSync(process.execPath, [BIN, "replay", ...args], { encoding: "utf8" });
+}
+
+test("a file that is not a Pi session, an empty file, one with nothing to replay and a missing path exit 2 with one line", () => {
+	const dir = mkdtempSync(join(tmpdir(), "replay-input-"));
+	try {
+		const header = { type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/x" };
+		const message = { type: "message", id: "m", parentId: null, message: { role: "user", content: "hi" } };
+		const cases: [string, string | undefined, string][] = [
+			["events.jsonl", `${JSON.stringify({ event: "click", x: 1 })}\n`, "not a Pi session: its first line"],
+			["headless.jsonl", `${JSON.stringify(message)}\n`, "not a Pi session: its first line"],
+			["notes.jsonl", "just some notes\n", "not a Pi session: line 1 is not JSON"],
+			["empty.jsonl", "", "empty file, not a Pi session"],
+			["header-only.jsonl", `${JSON.stringify(header)}\n`, "without a user message: nothing to replay"],
+			["missing.jsonl", undefined, "no such file"],
+		];
+		for (const [name, text, problem] of cases) {
+			const file = join(dir, name);
+			if (text !== undefined) writeFileSync(file, text);
+			const run = replay(file, "--policy", "pi");
+			assert.equal(run.status, 2, `${name}: ${run.stderr}`);
+			assert.equal(run.stdout, "", name);
+			const lines = run.stderr.split("\n").filter((l) => l !== "");
+			assert.equal(lines.length, 1, `${name}: one line, not ${JSON.stringify(run.stderr)}`);
+			assert.ok(lines[0].startsWith(`context-fold replay: ${file}: `), lines[0]);
+			assert.ok(lines[0].includes(problem), `${name}: ${lines[0]}`);
+			assert.doesNotMatch(lines[0], /ENOENT|\bat \//, `${name}: no raw error`);
+		}
+		// A good session after a bad one does not run first: the bad one is refused before any replay.
+		const good = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+		good.add(1, { role: "user", content: [{ type: "text", text: "hi" }] });
+		good.add(2, { role: "assistant", content: [{ type: "text", text: "hello" }], stopReason: "stop" });
+		writeFileSync(join(dir, "good.jsonl"), good.text());
+		const mixed = replay(join(dir, "good.jsonl"), join(dir, "missing.jsonl"), "--policy", "pi");
+		assert.equal(mixed.status, 2);
+		assert.equal(mixed.stdout, "");
+		// A knob the replayed extension would ignore is said to the user, not counted as its advisory.
+		const typo = replay(join(dir, "good.jsonl"), "--policy", "context-fold", "--set", "hottail=5000");
+		assert.equal(typo.status, 0, typo.stderr);
+		assert.equal(
+			typo.stderr,
+			"context-fold replay: --set hottail is not a context-fold setting; ignoring it (did you mean hotTail?)\n",
+		);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test("a replay prints the verdict first, a table within 100 columns, and no advisory of the replayed extension", () => {
+	const run = replay(DEBUG_BRANCHY, "--window", "32000", "--policy", "pi,context-fold");
+	assert.equal(run.status, 0, run.stderr);
+	assert.equal(run.stderr, "", "stderr is not a terminal: no progress, and no advisory");
+	assert.doesNotMatch(run.stdout, /reset flag|consider \/fold-handoff|context-fold: /, "no advisory on stdout");
+	const lines = run.stdout.split("\n");
+	assert.match(
+		lines[0],
+		/^debug-branchy\.jsonl: context-fold 0\.\d\d× plain Pi's cost, \d+\.\d% of references visible \(plain Pi \d+\.\d%\), \d+ recalls?$/,
+	);
+	assert.ok(
+		lines.includes("advisories from the replayed extension (counted, not shown): context-fold ×1"),
+		run.stdout,
+	);
+	for (const line of lines.slice(1)) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
+	const json = replay(DEBUG_BRANCHY, "--window", "32000", "--policy", "pi,context-fold", "--json");
+	assert.equal(json.stderr, "");
+	const [session] = JSON.parse(json.stdout) as SessionReport[];
+	assert.deepEqual(
+		session.policies.map((p) => [p.policy, p.advisories]),
+		[
+			["pi", 0],
+			["context-fold", 1],
+		],
+	);
+});
+
+/** The fixed report's session with a figures row per default policy, costs in the millions. */
+function everyPolicy(): SessionReport {
+	const [pi, fold] = FIXED_REPORT[0].policies;
+	const names = ["context-fold", "context-fold:economic", "context-fold:working-set", "compact-only", "mask-last-5"];
+	const big = (f: PolicyFigures, policy: string, scale: number): PolicyFigures => ({
+		...f,
+		policy,
+		cost: f.cost * scale,
+		costWithRecalls: f.costWithRecalls * scale,
+		promptTokens: f.promptTokens * scale,
+		hookMsP50: 12.5,
+		hookMsP99: 140.25,
+		advisories: policy === "context-fold" ? 3 : 0,
+	});
+	return {
+		...FIXED_REPORT[0],
+		session: "a-session-with-a-long-name.jsonl",
+		policies: withRatios([big(pi, "pi", 1000), ...names.map((n, i) => big(fold, n, 900 - 100 * i))]),
+	};
+}
+
+test("the table fits 100 columns by default and shows every column with --wide", () => {
+	const session = everyPolicy();
+	const brief = table(session.policies);
+	for (const line of brief.split("\n")) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
+	const { head: all } = tableCells(session.policies);
+	const wide = table(session.policies, true);
+	assert.ok(wide.split("\n")[0].length > 100, "the wide table is wider");
+	for (const h of all) assert.ok(wide.split("\n")[0].includes(` ${h} `), `--wide shows ${h}`);
+	assert.doesNotMatch(brief.split("\n")[0], /hook p50|cache read|advisories/, "the brief table leaves them out");
+	assert.match(brief, /\nadvisories from the replayed extension \(counted, not shown\): context-fold ×3$/);
+	assert.equal(parseArgs(["s.jsonl"]).wide, false);
+	assert.equal(parseArgs(["s.jsonl", "--wide"]).wide, true);
+	const text = report([session], false);
+	assert.ok(text.startsWith(`${verdict(session)}\n\n`), "the verdict comes first");
+	assert.ok(report([session], true).includes(wide), "--wide prints the wide table");
+});
+
+test("the verdict speaks for the default context-fold run against plain Pi", () => {
+	const session = withRatios(structuredClone(FIXED_REPORT[0].policies));
+	const [pi, fold] = session;
+	pi.visibility = 0.948;
+	fold.visibility = 0.967;
+	fold.recallsNeeded = 4;
+	const ratio = (fold.cost / pi.cost).toFixed(2);
+	assert.equal(
+		verdict({ ...FIXED_REPORT[0], session: "s.jsonl", policies: session }),
+		`s.jsonl: context-fold ${ratio}× plain Pi's cost, 96.7% of references visible (plain Pi 94.8%), 4 recalls`,
+	);
+	const economic = { ...fold, policy: "context-fold:economic", recallsNeeded: 1 };
+	assert.match(
+		verdict({ ...FIXED_REPORT[0], session: "s.jsonl", policies: [pi, economic] }) ?? "",
+		/^s\.jsonl: context-fold:economic .*, 1 recall$/,
+		"without the default run, another profile's",
+	);
+	assert.match(
+		verdict({ ...FIXED_REPORT[0], session: "s.jsonl", policies: [{ ...fold, costRatio: null }] }) ?? "",
+		/^s\.jsonl: context-fold cost [\d.]+k input-token equivalents, 96\.7% of references visible, 4 recalls$/,
+		"without plain Pi, the cost itself",
+	);
+	assert.equal(verdict({ ...FIXED_REPORT[0], policies: [pi] }), undefined, "plain Pi alone has no verdict");
+});
+
+/** A stand-in for stderr that records what is written. */
+function stream(isTTY: boolean, columns?: number) {
+	const writes: string[] = [];
+	return { isTTY, columns, writes, write: (text: string) => writes.push(text) };
+}
+
+test("progress is one line rewritten in place on a terminal, and nothing elsewhere or with --quiet", () => {
+	const tty = stream(true, 40);
+	const line = new ProgressLine(tty);
+	line.update("replay 1/2, request 1/63: pi on s.jsonl");
+	line.update("replay 1/2, request 2/63: pi on a-session-with-a-very-long-name.jsonl");
+	line.clear();
+	assert.equal(tty.writes.length, 3);
+	for (const w of tty.writes) {
+		assert.ok(w.startsWith("\r"), "each update returns to the line's start");
+		assert.ok(!w.includes("\n"), "no new line");
+		assert.ok(w.endsWith("\x1b[K"), "the rest of the line is erased");
+	}
+	assert.equal(tty.writes[1], "\rreplay 1/2, request 2/63: pi on a-sess…\x1b[K");
+	assert.equal(tty.writes[2], "\r\x1b[K", "erased before the report");
+	const piped = stream(false);
+	const quiet = stream(true);
+	for (const s of [new ProgressLine(piped), new ProgressLine(quiet, true)]) {
+		s.update("replay 1/1, request 1/1: pi on s.jsonl");
+		s.clear();
+	}
+	assert.deepEqual([piped.writes, quiet.writes], [[], []]);
+	assert.equal(parseArgs(["s.jsonl", "--quiet"]).quiet, true);
+	assert.equal(parseArgs(["s.jsonl"]).quiet, false);
+});
