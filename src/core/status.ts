@@ -5,10 +5,11 @@
  * adapter gathers the data and shows the text; nothing here reads a clock or Pi.
  */
 import type { FoldOp } from "./apply.ts";
+import { codeLine, LINE_WIDTH } from "./block-line.ts";
 import { duration, type Lifetime } from "./cache-advice.ts";
 import type { ViewBlock } from "./contract.ts";
 import type { FoldRecord } from "./fold-registry.ts";
-import { blockCost } from "./tokens.ts";
+import { blockCost, short } from "./tokens.ts";
 
 /** One block of the latest request as it went out (the fold event of that request applied). */
 export interface PassRow extends ViewBlock {
@@ -99,15 +100,6 @@ export function contextParts(
 		parts[part] += row.tokens;
 	}
 	return parts;
-}
-
-/** A token count in short form: 812, 4.4k, 53k, 1.2M. */
-export function short(tokens: number): string {
-	const n = Math.max(0, Math.round(tokens));
-	if (n < 1000) return String(n);
-	if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
-	if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
-	return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
 }
 
 /** A ratio as a whole percentage. */
@@ -345,7 +337,7 @@ export function eventLabel(kind: "fold" | "unfold", codes: readonly string[], to
 /** One folded block for the "largest folded blocks" list. */
 export interface FoldedBlock {
 	code: string;
-	/** What the block was: a tool name, or its kind. */
+	/** What the block was: its tool and the call's command or path, or its kind (core/block-line.ts `blockWhat`). */
 	what: string;
 	/** Tokens it keeps out of the request. */
 	tokens: number;
@@ -363,6 +355,9 @@ export interface FoldPoint {
 	/** Economic only: above this, when folding cannot get below it, context-fold compacts. */
 	backstop?: number;
 }
+
+/** Columns a status line may take: those the terminal UI's view keeps for text in a 100-column terminal. */
+const VIEW_WIDTH = LINE_WIDTH - 2;
 
 /** Everything `/context-fold status` shows. */
 export interface StatusFacts {
@@ -457,9 +452,15 @@ export function statusText(f: StatusFacts): string {
 				(c.warms > 0 ? `, ${c.warms} idle refresh${c.warms === 1 ? "" : "es"}` : ""),
 		);
 	}
-	out.push("", "Largest folded blocks");
+	out.push(
+		"",
+		f.largest.length === 0
+			? "Largest folded blocks"
+			: "Largest folded blocks (/context-fold recall <code> shows one)",
+	);
 	if (f.largest.length === 0) out.push("  none");
-	for (const b of f.largest) out.push(`  #${b.code}  ${b.what}  ~${short(b.tokens)} kept out`);
+	for (const b of f.largest)
+		out.push(`  ${codeLine(b.code, b.what, `~${short(b.tokens)} tokens kept out`, VIEW_WIDTH - 2)}`);
 	out.push("", "Advisories");
 	if (f.advisories.length === 0) out.push("  none");
 	for (const a of f.advisories) out.push(`  ⚠ ${a}`);

@@ -73,3 +73,12 @@ export function lineCount(text: string): number {
 	for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
 	return text.endsWith("\n") ? n - 1 : n;
 }
+
+/** A token count in short form: 812, 4.4k, 53k, 1.2M. */
+export function short(tokens: number): string {
+	const n = Math.max(0, Math.round(tokens));
+	if (n < 1000) return String(n);
+	if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+	if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+	return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}

@@ -16,13 +16,17 @@ export interface StubTool {
 	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[]; isError?: boolean }>;
 }
 
-/** The fake dialog UI: records what the extension showed, answers selects from `answers`. */
+/** The fake dialog UI: records what the extension showed, answers selects from `answers`, draws custom views. */
 export interface StubUi {
 	notices: { message: string; level: string | undefined }[];
 	selects: { title: string; options: string[] }[];
 	/** Answers for the next selects, in order; an Error is thrown instead. Empty: undefined (dismissed). */
 	answers: (string | Error | undefined)[];
 	editorText: string;
+	/** Each `ctx.ui.custom` view as first drawn, 100 columns wide, with a plain theme. */
+	views: string[];
+	/** Keys pressed in the next custom views, one each, in order; none: the view is closed with Escape. */
+	viewKeys: string[];
 }
 
 /** The stub host. */
@@ -135,7 +139,7 @@ export function loadStub(
 		model: undefined,
 		mode: "print",
 		hasUI: undefined,
-		ui: { notices: [], selects: [], answers: [], editorText: "" },
+		ui: { notices: [], selects: [], answers: [], editorText: "", views: [], viewKeys: [] },
 		stderr: [],
 		addMessage(message) {
 			stub.entries.push({ type: "message", ...entryHead(message.timestamp), message });
@@ -246,6 +250,25 @@ export function loadStub(
 				const answer = stub.ui.answers.shift();
 				if (answer instanceof Error) throw answer;
 				return answer;
+			},
+			async custom<T>(
+				factory: (
+					tui: unknown,
+					theme: unknown,
+					keys: unknown,
+					done: (result: T) => void,
+				) => { render(width: number): string[]; handleInput?(data: string): void },
+			): Promise<T | undefined> {
+				let result: T | undefined;
+				const tui = { terminal: { rows: 60 }, requestRender() {} };
+				const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text };
+				const keys = { matches: (data: string, name: string) => data === "\x1b" && name === "tui.select.cancel" };
+				const view = factory(tui, theme, keys, (r) => {
+					result = r;
+				});
+				stub.ui.views.push(view.render(100).join("\n"));
+				view.handleInput?.(stub.ui.viewKeys.shift() ?? "\x1b");
+				return result;
 			},
 			setEditorText(text: string) {
 				stub.ui.editorText = text;

@@ -225,7 +225,11 @@ describe("/context-fold", () => {
 		assert.match(stdout, /^context-fold status\n/);
 		assert.match(stdout, new RegExp(`Folds +${codes.length} in context`));
 		assert.match(stdout, new RegExp(`#1 fold +${codes.length} blocks`));
-		for (const code of codes) assert.ok(stdout.includes(`#${code}  bash`), `${code} missing:\n${stdout}`);
+		assert.match(stdout, /Largest folded blocks \(\/context-fold recall <code> shows one\)\n/);
+		// Each block reads with its tool call's command and size: bashSession runs `check <i>`.
+		for (const code of codes) {
+			assert.match(stdout, new RegExp(`\n  #${code} bash: check \\d \\(~[\\d.]+k tokens kept out\\)\n`), code);
+		}
 		assert.match(stdout, /Next fold .* \(ladder coldFoldAt 25%\)/);
 		assert.equal(
 			(await stub.command("context-fold", "")).stdout,
@@ -391,7 +395,7 @@ describe("renderers and /tree labels", () => {
 		const entries = stub.entries.filter((e) => e.customType === "contextfold.fold");
 		const lines = entries.map((e) => {
 			const c = render(e, { expanded: false }, plain) as { render(w: number): string[] } | undefined;
-			return c?.render(200).join("").trim();
+			return c?.render(200)[0]?.trim();
 		});
 		assert.equal(lines[0], undefined, "a records entry renders nothing");
 		const want = `folded ${codes
@@ -418,6 +422,27 @@ describe("renderers and /tree labels", () => {
 			"unfolded #k3x9a0b2 · ~1k tokens back in context from the next request on",
 			"#q is already unfolded",
 		]);
+		// With the branch's facts, each block reads by what it was.
+		const facts = (code: string) =>
+			code === "k3x9a0b2"
+				? {
+						code,
+						kind: "toolResult",
+						tool: "bash",
+						args: { command: `npm test ${"-v ".repeat(50)}` },
+						tokens: 1_000,
+					}
+				: undefined;
+		const described = recallSummary("Recalled #k3x9a0b2: bash, 401 lines (sha256 verified)\nline 1", facts)[0];
+		assert.match(described, /^recalled #k3x9a0b2 · bash: npm test -v -v .*… · 401 lines · sha256 verified$/);
+		assert.equal(described.length, 100);
+		const put = unfoldSummary(
+			"Unfolded #k3x9a0b2: the original content is back.",
+			() => ({ id: "r:x", code: "k3x9a0b2", chars: 4000, seq: 1 }),
+			facts,
+		)[1];
+		assert.match(put, /^ {2}#k3x9a0b2 bash: npm test -v -v .*… \(1k tokens\)$/);
+		assert.equal(put.length, 100);
 	});
 
 	it("draws a failed recall_folded or unfold in the theme's error colour, any other result muted", () => {
@@ -434,5 +459,145 @@ describe("renderers and /tree labels", () => {
 			assert.match(drawn(tool, true)[0], /^<error>/);
 			assert.match(drawn(tool, false)[0], /^<muted>/);
 		}
+	});
+});
+
+/**
+ * A session of eight bash calls whose first request folded some, then compacted so that only the
+ * last folded result stays in the context: `gone` is a folded block the compaction removed, `kept`
+ * one still folded in the context.
+ */
+async function compactedFolds(): Promise<{ stub: StubPi; codes: string[]; gone: string; kept: string }> {
+	const stub = await started({ n: 8 });
+	const sent = await stub.request();
+	const codes = foldedCodes(sent);
+	assert.ok(codes.length > 1, "the request folded more than one block");
+	const lastFolded = sent.findLastIndex((m) => FOLDED.test(resultTexts([m])[0] ?? ""));
+	const messages = stub.entries.filter((e) => e.type === "message");
+	stub.compact(String(messages[lastFolded - 1].id), "what happened so far");
+	await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
+	return { stub, codes, gone: codes[0], kept: codes[codes.length - 1] };
+}
+
+/** A block's line as the user reads it: the code, bash and its command (`check <i>`), its size. */
+const lineOf = (code: string) => new RegExp(`^#${code} bash: check \\d \\([\\d.]+k? tokens\\)$`);
+
+describe("blocks a user can recognise", () => {
+	it("completes codes with what each block was; unfold only those still in the context", async () => {
+		const { stub, codes, gone, kept } = await compactedFolds();
+		await stub.request();
+		const complete = stub.commands.get("context-fold")?.getArgumentCompletions;
+		assert.ok(complete);
+		const items = (prefix: string) =>
+			(complete(prefix) as { value: string; label: string; description?: string }[] | null) ?? [];
+		const recall = items("recall ");
+		assert.deepEqual(recall.map((i) => i.label).sort(), [...codes].sort());
+		for (const item of recall) assert.match(`#${item.label} ${item.description}`, lineOf(item.label));
+		const unfold = items("unfold ").map((i) => i.label);
+		assert.ok(unfold.includes(kept), "a folded block in the context is offered for unfolding");
+		assert.ok(!unfold.includes(gone), "a compacted block is not offered for unfolding");
+	});
+
+	it("the menu's recall picker lists every folded block by what it was, and opens the one chosen", async () => {
+		const { stub, codes, kept } = await compactedFolds();
+		stub.mode = "tui";
+		const picker = async (choice: string) => {
+			stub.ui.answers.push(choice);
+			stub.ui.answers.push(undefined);
+			await stub.command("context-fold", "");
+			return stub.ui.selects.at(-1);
+		};
+		const recall = await picker("recall");
+		assert.equal(recall?.title, "Recall a folded block");
+		assert.equal(recall?.options.length, codes.length);
+		for (const line of recall?.options ?? []) assert.match(line, lineOf(String(/^#(\w+)/.exec(line)?.[1])));
+		const unfold = await picker("unfold");
+		assert.equal(unfold?.title, "Unfold a folded block");
+		assert.deepEqual(
+			unfold?.options.map((l) => l.slice(1, 9)),
+			[kept],
+			"only the block the compaction kept can be unfolded",
+		);
+		const chosen = recall?.options.find((l) => l.startsWith(`#${kept} `));
+		assert.ok(chosen);
+		stub.ui.answers.push("recall", chosen);
+		await stub.command("context-fold", "");
+		assert.ok(stub.ui.views.at(-1)?.startsWith(chosen), "the view is titled with the block's line");
+	});
+
+	it("heads a search's hits with what each block was, in the user's words", async () => {
+		const stub = await started();
+		const codes = foldedCodes(await stub.request());
+		const { stdout } = await stub.command("context-fold", "search failed at step");
+		for (const code of codes)
+			assert.match(stdout, new RegExp(`\n#${code} bash: check \\d \\([\\d.]+k tokens\\): 1 match\n`));
+		assert.doesNotMatch(stdout, /recall_folded|Recalled/);
+		const long = await stub.command("context-fold", `search ${"x".repeat(501)}`);
+		assert.match(long.stdout, /^context-fold: search for at most 500 characters \(got 501\)/);
+	});
+
+	it("lists the blocks of a fold event under its line in the transcript, every block when expanded", async () => {
+		const stub = await started({ n: 10 });
+		const codes = foldedCodes(await stub.request());
+		assert.ok(codes.length > 4, "the event folded more than four blocks");
+		const render = stub.entryRenderers.get("contextfold.fold");
+		assert.ok(render);
+		const layer = stub.entries.filter((e) => e.customType === "contextfold.fold")[1];
+		const drawn = (expanded: boolean) =>
+			(render(layer, { expanded }, plain) as { render(w: number): string[] }).render(200).map((l) => l.trimEnd());
+		const [head, ...blocks] = drawn(false);
+		assert.match(head, /^context-fold: folded #\w{8}, #\w{8}, #\w{8}, #\w{8} \+\d+ · /);
+		assert.deepEqual(
+			blocks.map((l) => l.slice(3, 11)),
+			codes.slice(0, 4),
+		);
+		for (const line of blocks) assert.match(line.slice(2), lineOf(line.slice(3, 11)));
+		assert.equal(drawn(true).length, 1 + codes.length);
+	});
+});
+
+describe("no offer that fails", () => {
+	it("the recall view offers no unfold for a block a compaction removed, before and after the next request", async () => {
+		const { stub, gone } = await compactedFolds();
+		stub.mode = "tui";
+		for (const when of ["before the next request", "after it"]) {
+			stub.ui.viewKeys.push("u");
+			await stub.command("context-fold", `recall ${gone}`);
+			const view = String(stub.ui.views.at(-1));
+			assert.match(view, new RegExp(`^#${gone} bash: check \\d \\([\\d.]+k tokens\\) \\(lines 1-`), when);
+			assert.match(
+				view,
+				/No longer in the context \(a compaction removed it\): it can be read here, not unfolded\./,
+			);
+			assert.doesNotMatch(view, /u unfold/, when);
+			assert.equal(stub.confirms.length, 0, `${when}: u asked nothing`);
+			await stub.request();
+		}
+	});
+
+	it("the recall view of a block still folded in the context offers unfold, and asks naming the block", async () => {
+		const { stub, kept } = await compactedFolds();
+		stub.mode = "tui";
+		stub.confirmAnswer = false;
+		stub.ui.viewKeys.push("u");
+		await stub.command("context-fold", `recall ${kept}`);
+		assert.match(String(stub.ui.views.at(-1)), /· u unfold ·/);
+		assert.equal(stub.confirms.length, 1);
+		assert.match(stub.confirms[0].message, new RegExp(`^Unfold #${kept} bash: check \\d\\? It puts`));
+	});
+
+	it("unfolding a compacted block answers in the user's commands, never the model's tools", async () => {
+		const { stub, gone } = await compactedFolds();
+		stub.mode = "rpc";
+		await stub.command("context-fold", `unfold ${gone}`);
+		assert.equal(stub.confirms.length, 0, "no confirmation for what cannot be done");
+		assert.equal(
+			stub.notes.at(-1)?.message,
+			`context-fold: #${gone} is no longer in the context (a compaction removed it), so it cannot be unfolded; /context-fold recall ${gone} shows it`,
+		);
+		const typo = await stub.command("context-fold", "unfold see above");
+		assert.equal(typo.stdout, "");
+		assert.match(String(stub.notes.at(-1)?.message), /"see above" is not a fold code/);
+		for (const note of stub.notes) assert.doesNotMatch(note.message, /recall_folded|\bunfold tool/);
 	});
 });

@@ -17,10 +17,10 @@ import {
 	type PassRow,
 	passRows,
 	type StatusFacts,
-	short,
 	statusText,
 	unfoldCost,
 } from "../../src/core/status.ts";
+import { short } from "../../src/core/tokens.ts";
 
 const T = "contextfold.fold";
 
@@ -210,7 +210,10 @@ describe("labels, costs and the status text", () => {
 				{ provider: "p", model: "m", responses: 4, hits: 3, input: 100, cacheRead: 700, cacheWrite: 200, warms: 0 },
 			],
 			lifetime: { ms: 3_600_000, source: "model" },
-			largest: [{ code: "k3x9a0b2", what: "bash", tokens: 4_400 }],
+			largest: [
+				{ code: "k3x9a0b2", what: "bash: npm test", tokens: 4_400 },
+				{ code: "q7w8e9r0", what: `read: ${"src/deep/".repeat(20)}file.ts`, tokens: 900 },
+			],
 			advisories: ["cold input"],
 		});
 		for (const want of [
@@ -221,10 +224,14 @@ describe("labels, costs and the status text", () => {
 			"#1 fold   3 blocks, ~8.8k kept out; rewrite 6k, cache 40% on the next response",
 			"p/m: 4 responses, 3 read the cache, hit 70%",
 			"lifetime 1h 00m (the model's, for the cache retention in use)",
-			"#k3x9a0b2  bash  ~4.4k kept out",
+			"Largest folded blocks (/context-fold recall <code> shows one)\n  #k3x9a0b2 bash: npm test (~4.4k tokens kept out)",
+			"  #q7w8e9r0 read: src/deep/src/deep/",
 			"⚠ cold input",
 		])
 			assert.ok(full.includes(want), `missing "${want}" in:\n${full}`);
+		const long = full.split("\n").find((l) => l.startsWith("  #q7w8e9r0"));
+		assert.equal(long?.length, 98, "a long path is clipped to the 98 columns the view keeps in 100");
+		assert.ok(long?.endsWith("… (~900 tokens kept out)"), long);
 	});
 
 	it("names Pi's own count of the context when it differs from the chars/4 figure by a tenth or more", () => {

@@ -3,8 +3,10 @@
  * - the terminal UI under tmux: no footer status before the first fold; `/cont` + Tab completes to
  *   `/context-fold`; a knob changed in `/context-fold settings` (Pi's SettingsList) is saved to
  *   settings.json and the very next request folds at the new threshold; the footer then reads
- *   `fold N · −Xk · cache …` and the transcript names the event; `/context-fold status` opens
- *   without any model request; `/tree` (labelled-only filter) names the fold event;
+ *   `fold N · −Xk · cache …` and the transcript names the event and what each block was; `/context-fold
+ *   status` opens without any model request, naming a folded block's command; `/context-fold recall`
+ *   of a block folded in the context is titled by its command and offers `u unfold`; `/tree`
+ *   (labelled-only filter) names the fold event;
  * - `/context-fold status` as text in print mode (on stderr, where Pi puts an extension's output)
  *   and over RPC (a notification), neither calling the model.
  * The sandbox pins the ladder with a high threshold (nothing folds until the setting changes), a
@@ -32,6 +34,13 @@ const WAIT = 90_000;
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (the footer and views exist only in the TUI)";
 const FOOTER = /^fold (\d+) · −[\d.]+k · cache (–|\d+%)$/m;
 const batchId = (k: number) => `toolu_view_batch_${k}`;
+/** A batch's command, as the script runs it and the user's view names its block. */
+const batchCommand = (k: number) => `for i in $(seq 1 400); do echo "batch ${k} line $i ok"; done`;
+/** A batch block's line in the user's view, `#code bash: <command> (<size>)`, with a size pattern. */
+const blockLine = (size: string) =>
+	new RegExp(`#[0-9a-z]{8} bash: for i in \\$\\(seq 1 400\\); do echo "batch \\d line \\$i ok"; done \\(${size}\\)`);
+/** How the status's largest folded blocks read. */
+const LARGEST = blockLine("~[\\d.]+k tokens kept out");
 
 /** The scripted model: "run" runs three bash batches of 400 lines, then answers; anything else is answered. */
 function script(tracker: FoldTracker) {
@@ -41,8 +50,7 @@ function script(tracker: FoldTracker) {
 		if (lastUserText(req) !== "run") return { text: `noted ${req.index}` };
 		for (let k = 1; k <= 3; k++) {
 			if (!folds.results.some((r) => r.id === batchId(k))) {
-				const command = `for i in $(seq 1 400); do echo "batch ${k} line $i ok"; done`;
-				return { toolCalls: [{ id: batchId(k), name: "bash", args: { command } }] };
+				return { toolCalls: [{ id: batchId(k), name: "bash", args: { command: batchCommand(k) } }] };
 			}
 		}
 		return { text: "three batches done" };
@@ -161,6 +169,11 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		assert.equal(Number(footer?.[1]), folded.size, `footer: ${footer?.[0]}`);
 		const codes = [...folded.values()].map((f) => `#${f.code}`);
 		assert.ok(screen.includes(`context-fold: folded ${codes.join(", ")} · ~`), `transcript line missing:\n${screen}`);
+		const first = folded.get(batchId(1))?.code;
+		assert.ok(
+			screen.includes(`#${first} bash: ${batchCommand(1)} (`),
+			`the transcript does not say what #${first} was:\n${screen}`,
+		);
 	});
 
 	it("opens /context-fold status without any model request", async () => {
@@ -170,10 +183,26 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		assert.match(screen, /Next fold 4k \(ladder foldAt 20%\)/);
 		assert.match(screen, /#1 fold +\d+ blocks?, ~[\d.]+k kept out; rewrite/);
 		assert.match(screen, /fake\/fake-model: \d+ responses/);
+		assert.match(screen, /Largest folded blocks \(\/context-fold recall <code> shows one\)/);
+		assert.match(screen, LARGEST, "the status names a folded block's command");
 		tui.send("Escape");
 		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
 		assert.equal(server.requests.length, from, "the status reached the model");
 		sessionFile = await sandbox.latestSessionFile();
+	});
+
+	it("opens a folded block still in the context by what it was, offering to unfold it", async () => {
+		const code = [...tracker.observe(server.requests.at(-1) as CapturedRequest).folded.values()][0]?.code;
+		assert.ok(code, "nothing folded");
+		const from = server.requests.length;
+		await runCommand(tui, `/context-fold recall ${code}`);
+		const screen = await tui.waitFor((s) => s.includes("esc close"), WAIT, "the recall view");
+		assert.match(screen, new RegExp(`#${code} bash: for i in .*\\([\\d.]+k tokens\\)`));
+		assert.match(screen, /Recalled #\w{8}: bash, \d+ lines \(sha256 verified\)/);
+		assert.match(screen, / u unfold /, "a block folded in the context may be unfolded");
+		tui.send("Escape");
+		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
+		assert.equal(server.requests.length, from, "the recall reached the model");
 	});
 
 	it("names the fold event in /tree", async () => {
@@ -224,7 +253,11 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 					{ from: start, timeoutMs: WAIT },
 				)) as JsonRecord;
 				assert.match(String(note.message), /#1 fold +\d+ blocks?/);
-				assert.match(String(note.message), /Largest folded blocks\n +#[0-9a-z]{8} +bash/);
+				assert.match(
+					String(note.message),
+					/Largest folded blocks \(\/context-fold recall <code> shows one\)\n {2}#/,
+				);
+				assert.match(String(note.message), LARGEST);
 			} finally {
 				await rpc.close();
 			}

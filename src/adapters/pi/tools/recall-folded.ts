@@ -114,13 +114,32 @@ function rest(code: string, next: number, end: number): string {
 	return `… cut at the output cap (${CAP} characters per call); lines ${next}-${end} not shown: recall_folded codes=["${code}"] lines="${next}-${end}" reads on`;
 }
 
+/** How a search heads each block it shows, and what it suggests when more match than it shows. */
+export interface SearchWords {
+	head: (r: Resolved) => string;
+	narrow: string;
+}
+
+/** The model's words: recall headers, and recall_folded's own arguments to narrow with. */
+const MODEL_WORDS: SearchWords = {
+	head: (r) => recallHeader(r),
+	narrow: "narrow the search, or recall a code with grep",
+};
+
 /**
- * Searches every recorded block (folded, or removed by a compaction). Blocks holding the pattern in
+ * Searches every recorded block (folded, or removed by a compaction), within `room` characters, in
+ * `words` (the model's by default; the user's command passes its own). Blocks holding the pattern in
  * its exact case as a whole token come first, then in its exact case inside a longer token, then in
  * another case (matchQuality), so an exact identifier finds its own blocks before longer tokens and
  * case variants; within a block its own such lines come first too (grepText).
  */
-function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number): string {
+export function searchFolded(
+	pattern: string,
+	engine: FoldEngine,
+	ledger: Ledger,
+	room: number,
+	words: SearchWords = MODEL_WORDS,
+): string {
 	const tiers: Resolved[][] = [[], [], []];
 	let unreadable = 0;
 	for (const record of engine.registry.allRecords()) {
@@ -141,13 +160,13 @@ function sweep(pattern: string, engine: FoldEngine, ledger: Ledger, room: number
 	for (const r of hits) {
 		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
 		const g = grepText(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
-		const entry = `${recallHeader(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
+		const entry = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
 		out.push(entry);
 		budget -= entry.length + 2;
 	}
 	const more =
 		hits.length > out.length
-			? `\n… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); narrow the search, or recall a code with grep`
+			? `\n… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); ${words.narrow}`
 			: "";
 	return `${hits.length === 1 ? "1 block contains" : `${hits.length} blocks contain`} "${pattern}":\n\n${out.join("\n\n")}${more}`;
 }
@@ -212,7 +231,7 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 			parts.push(
 				budget < MIN_PIECE
 					? `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`
-					: sweep(search, engine, ledger, budget),
+					: searchFolded(search, engine, ledger, budget),
 			);
 		}
 		const out = parts.join("\n\n");

@@ -10,19 +10,22 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { CONFIG_DIR_NAME, getAgentDir, getSettingsListTheme } from "@earendil-works/pi-coding-agent";
 import { type AutocompleteItem, Input, type SettingItem, SettingsList } from "@earendil-works/pi-tui";
+import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
-import { short, statusText, unfoldCost } from "../../../core/status.ts";
-import { blockCost } from "../../../core/tokens.ts";
+import { RECALL_LIMITS } from "../../../core/recall.ts";
+import { statusText, unfoldCost } from "../../../core/status.ts";
+import { blockCost, short } from "../../../core/tokens.ts";
 import { KNOBS, resolveConfig } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 import { notCodes } from "../tools/codes.ts";
-import { recallHeader, resolveAny, runRecall } from "../tools/recall-folded.ts";
+import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
+import { blockFacts } from "./blocks.ts";
 import { type KnobRow, knobRows, knobText, type SavedSettings, shownValue } from "./settings.ts";
-import { statusFacts, updateFooter, type ViewSources } from "./status.ts";
+import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
 import { TextView, type ViewAction } from "./viewer.ts";
 
 /** The command's name. */
@@ -51,8 +54,15 @@ export interface CommandDeps extends ViewSources {
 
 type Ctx = ExtensionCommandContext;
 
-/** Completions for the text after `/context-fold `: subcommands, then knob names or fold codes. */
-export function completions(prefix: string, codes: () => readonly string[]): AutocompleteItem[] | null {
+/**
+ * Completions for the text after `/context-fold `: subcommands, then knob names, or fold codes with
+ * what each block was (`blocks` gives those `recall` or `unfold` may name whose code starts with the
+ * text typed, newest first).
+ */
+export function completions(
+	prefix: string,
+	blocks: (sub: "recall" | "unfold", typed: string) => readonly BlockFacts[],
+): AutocompleteItem[] | null {
 	const space = prefix.indexOf(" ");
 	if (space < 0) {
 		const items = SUBCOMMANDS.filter((s) => s.name.startsWith(prefix)).map((s) => ({
@@ -65,13 +75,16 @@ export function completions(prefix: string, codes: () => readonly string[]): Aut
 	const sub = prefix.slice(0, space);
 	const rest = prefix.slice(space + 1);
 	if (rest.includes(" ")) return null;
-	const words =
+	const items: AutocompleteItem[] =
 		sub === "settings"
-			? KNOBS.map((k) => k.key as string)
+			? KNOBS.filter((k) => k.key.startsWith(rest)).map((k) => ({ value: `${sub} ${k.key}`, label: k.key }))
 			: sub === "recall" || sub === "unfold"
-				? codes().slice(-200)
+				? blocks(sub, rest).map((b) => ({
+						value: `${sub} ${b.code}`,
+						label: b.code,
+						description: blockDescription(b, 80),
+					}))
 				: [];
-	const items = words.filter((w) => w.startsWith(rest)).map((w) => ({ value: `${sub} ${w}`, label: w }));
 	return items.length > 0 ? items.slice(0, 50) : null;
 }
 
@@ -196,25 +209,104 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 	});
 }
 
-/** The confirmation text of an unfold, stating what it costs the cache. */
+/** Blocks the picker and completion list at most. */
+const PICKED = 200;
+
+/** The facts of a code of this branch, or undefined. */
+function factsOf(deps: CommandDeps, code: string): BlockFacts | undefined {
+	const id = deps.engine.registry.idOf(code);
+	const record = id ? deps.engine.registry.record(id) : undefined;
+	return record ? blockFacts(record, deps.engine, deps.ledger) : undefined;
+}
+
+/**
+ * True when folded block `id` is in the context the next request sends (the rows the status reads);
+ * with no rows to read, what the engine knows.
+ */
+function inContext(deps: CommandDeps, ctx: ExtensionContext, id: string): boolean {
+	const rows = viewPass(deps, ctx)?.rows;
+	return rows ? rows.some((r) => r.id === id) : deps.engine.mayBeLive(id);
+}
+
+/**
+ * Why the user cannot unfold `code` now, in the user's words (it names `/context-fold recall`, never
+ * the model's tools); undefined when it can be unfolded.
+ */
+export function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): string | undefined {
+	const registry = deps.engine.registry;
+	const id = registry.idOf(code);
+	const read = `/context-fold recall ${code} shows it`;
+	if (!id) {
+		const parent = deps.parent();
+		return parent?.has(code)
+			? `#${code} belongs to the parent session ${parent.path}, so it cannot be unfolded here; ${read}`
+			: `#${code} is not a fold code of this session branch`;
+	}
+	if (registry.isUnfolded(id)) return `#${code} is already unfolded`;
+	if (!registry.frozenOp(id) || !inContext(deps, ctx, id)) {
+		return `#${code} is no longer in the context (a compaction removed it), so it cannot be unfolded; ${read}`;
+	}
+	return undefined;
+}
+
+/**
+ * The blocks `/context-fold recall` (every record) or `unfold` (those it can unfold: judged with `ctx`
+ * where there is one, else by the engine alone) may name whose code starts with `typed`, newest first.
+ */
+function blocksFor(deps: CommandDeps, sub: "recall" | "unfold", typed: string, ctx?: ExtensionContext): BlockFacts[] {
+	const { registry } = deps.engine;
+	const may = (id: string, code: string) =>
+		sub === "recall" ||
+		(ctx
+			? unfoldRefusal(deps, ctx, code) === undefined
+			: !registry.isUnfolded(id) && registry.frozenOp(id) !== undefined && deps.engine.mayBeLive(id));
+	const out: BlockFacts[] = [];
+	for (const record of registry.allRecords().reverse()) {
+		if (out.length >= PICKED) break;
+		if (record.code.startsWith(typed) && may(record.id, record.code)) {
+			out.push(blockFacts(record, deps.engine, deps.ledger));
+		}
+	}
+	return out;
+}
+
+/** The recall or unfold picker: one line per block the subcommand may name; resolves with the code chosen. */
+async function pick(deps: CommandDeps, ctx: Ctx, sub: "recall" | "unfold"): Promise<string | undefined> {
+	const blocks = blocksFor(deps, sub, "", ctx);
+	if (blocks.length === 0) {
+		say(
+			ctx,
+			sub === "recall"
+				? "context-fold: nothing is folded in this session branch yet"
+				: "context-fold: no folded block is in the context to unfold (/context-fold recall <code> shows any other)",
+		);
+		return undefined;
+	}
+	const lines = blocks.map((b) => blockLine(b));
+	const chosen = await ctx.ui.select(sub === "recall" ? "Recall a folded block" : "Unfold a folded block", lines);
+	return chosen === undefined ? undefined : blocks[lines.indexOf(chosen)]?.code;
+}
+
+/** The confirmation text of an unfold, stating what the block was and what unfolding it costs the cache. */
 export function unfoldQuestion(deps: CommandDeps, code: string): string | undefined {
 	const id = deps.engine.registry.idOf(code);
 	const record = id ? deps.engine.registry.record(id) : undefined;
-	if (!id || !record) return undefined;
-	const what = record.tool ?? record.kind ?? "block";
+	const facts = factsOf(deps, code);
+	if (!id || !record || !facts) return undefined;
 	const cost = unfoldCost(deps.engine.pass()?.rows ?? [], id);
 	const back = cost?.back ?? (record.chars >= 0 ? blockCost(record.chars) : 0);
 	const rewrite = cost
 		? `the next request writes ~${short(cost.rewrite)} tokens to the prompt cache again (this block and everything after it) instead of reading them`
 		: "the next request writes this block and everything after it to the prompt cache again";
-	return `Unfold #${code} (${what})? It puts ~${short(back)} tokens back into every later request, and ${rewrite}.`;
+	return `Unfold ${codeLine(code, blockWhat(facts), undefined)}? It puts ~${short(back)} tokens back into every later request, and ${rewrite}.`;
 }
 
 /** Unfolds `code` after the user confirmed its cache cost; headless (no dialog) it only states the cost. */
 async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> {
-	const question = unfoldQuestion(deps, code);
+	const refusal = unfoldRefusal(deps, ctx, code);
+	const question = refusal ? undefined : unfoldQuestion(deps, code);
 	if (!question) {
-		say(ctx, runUnfold({ codes: [code] }, deps.engine, deps.parent()).text, "warning");
+		say(ctx, `context-fold: ${refusal ?? `#${code} cannot be unfolded`}`, "warning");
 		return;
 	}
 	if (!ctx.hasUI) {
@@ -227,11 +319,17 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 		return;
 	}
 	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent());
-	ctx.ui.notify(answer.text, answer.failed ? "error" : "info");
+	// The tool's own refusals name the model's tools; the user reads why in the user's words.
+	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? `#${code} was not unfolded`) : undefined;
+	ctx.ui.notify(why ? `context-fold: ${why}` : answer.text, answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
 }
 
-/** `/context-fold recall <code>`: the whole original (not the model's capped recall), then an optional unfold. */
+/**
+ * `/context-fold recall <code>`: the whole original (not the model's capped recall), titled with what
+ * the block was; a block still folded in the context may then be unfolded, one a compaction removed
+ * only read.
+ */
 async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> {
 	if (!code) {
 		say(ctx, "usage: /context-fold recall <code>", "warning");
@@ -249,15 +347,29 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 	}
 	const registry = deps.engine.registry;
 	const id = registry.idOf(bare);
-	const unfoldable = id !== undefined && !registry.isUnfolded(id) && registry.frozenOp(id) !== undefined;
-	const actions = unfoldable ? [{ key: "u", hint: "unfold" }] : [];
-	const action = await show(ctx, `#${bare}`, `${recallHeader(r)}\n\n${r.text}`, actions);
+	const folded = id !== undefined && !registry.isUnfolded(id) && registry.frozenOp(id) !== undefined;
+	const refusal = folded ? unfoldRefusal(deps, ctx, bare) : undefined;
+	const actions = folded && !refusal ? [{ key: "u", hint: "unfold" }] : [];
+	const gone = refusal
+		? "\nNo longer in the context (a compaction removed it): it can be read here, not unfolded."
+		: "";
+	const title = blockLine(factsOf(deps, bare) ?? blockFacts(r.record, deps.engine, deps.ledger));
+	const action = await show(ctx, title, `${recallHeader(r)}${gone}\n\n${r.text}`, actions);
 	if (action === "u") await confirmUnfold(deps, ctx, bare);
+}
+
+/** `/context-fold search <text>`: every folded block holding the text, each headed by what it was. */
+function search(deps: CommandDeps, pattern: string): string {
+	const most = RECALL_LIMITS.patternChars;
+	if (pattern.length > most) return `context-fold: search for at most ${most} characters (got ${pattern.length})`;
+	return searchFolded(pattern, deps.engine, deps.ledger, RECALL_LIMITS.totalChars, {
+		head: (r) => blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
+		narrow: "narrow the search, or read a block whole with /context-fold recall <code>",
+	});
 }
 
 /** Registers `/context-fold`. */
 export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
-	const codes = () => deps.engine.registry.allRecords().map((r) => r.code);
 	const status = (ctx: Ctx) => {
 		const [heading, ...body] = statusText(statusFacts(deps, pi, ctx)).split("\n");
 		return inTui(ctx)
@@ -288,14 +400,13 @@ export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 				return recall(deps, ctx, rest);
 			case "search":
 				if (!rest) return say(ctx, "usage: /context-fold search <text>", "warning");
-				return void (await show(
-					ctx,
-					`search "${rest}"`,
-					runRecall({ search: rest }, deps.engine, deps.ledger, deps.parent()).text,
-				));
-			case "unfold":
+				return void (await show(ctx, `search "${rest}"`, search(deps, rest)));
+			case "unfold": {
 				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");
-				return confirmUnfold(deps, ctx, parseCode(rest) ?? rest);
+				const bare = parseCode(rest);
+				if (!bare) return say(ctx, `context-fold: ${notCodes([rest])}`, "warning");
+				return confirmUnfold(deps, ctx, bare);
+			}
 			case "discard-images":
 				return say(ctx, deps.discardImages?.() ?? "context-fold: nothing to discard");
 			default:
@@ -312,16 +423,19 @@ export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 			SUBCOMMANDS.map((s) => s.name),
 		);
 		if (!choice) return;
-		if (choice === "recall" || choice === "search" || choice === "unfold") {
-			const input = await ctx.ui.input(choice === "search" ? "Search folded blocks for" : "Fold code", "");
-			if (!input?.trim()) return;
-			return run(`${choice} ${input.trim()}`, ctx);
+		if (choice === "recall" || choice === "unfold") {
+			const code = await pick(deps, ctx, choice);
+			return code ? run(`${choice} ${code}`, ctx) : undefined;
+		}
+		if (choice === "search") {
+			const input = await ctx.ui.input("Search folded blocks for", "");
+			return input?.trim() ? run(`search ${input.trim()}`, ctx) : undefined;
 		}
 		return run(choice, ctx);
 	};
 	pi.registerCommand(COMMAND, {
 		description: "context-fold: status, settings, recall, search, unfold",
-		getArgumentCompletions: (prefix) => completions(prefix, codes),
+		getArgumentCompletions: (prefix) => completions(prefix, (sub, typed) => blocksFor(deps, sub, typed).slice(0, 50)),
 		handler: async (args, ctx) => {
 			try {
 				await run(args ?? "", ctx);

@@ -12,7 +12,7 @@ import { updateFooter } from "./status.ts";
 /** Registers the command, the renderers and the footer refreshes. */
 export function registerUserView(pi: ExtensionAPI, deps: CommandDeps, records: FoldRecords): void {
 	registerCommand(pi, deps);
-	registerRenderers(pi, deps.engine, records);
+	registerRenderers(pi, deps.engine, records, deps.ledger);
 	// A context pass changes the footer only when the folds in force changed (an event, an unfold), when
 	// the request's blocks changed under them (a session start, tree move or compaction: `moved`), or
 	// when the advisory flag did; the hit rate changes with responses, whose refreshes show it. Any

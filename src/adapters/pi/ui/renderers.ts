@@ -1,7 +1,8 @@
 /**
  * How context-fold's own rows read in the terminal UI: `contextfold.fold` entries in the transcript
- * ("folded #a, #b · ~4.4k tokens kept out", "unfolded #c"), the same words as `/tree` labels, and
- * the results of recall_folded and unfold (what was recalled, its size, its verification).
+ * ("folded #a, #b · ~4.4k tokens kept out", "unfolded #c", the same words as `/tree` labels, then a
+ * line per block saying what it was: `#a bash: npm test (9.8k tokens)`), and the results of
+ * recall_folded and unfold (what was recalled or put back, its size, its verification).
  *
  * Pi 1.6's `/tree` draws every custom entry as `[custom: <customType>]` and takes no renderer
  * (tree-selector.js `getEntryDisplayText`); it does draw an entry's label before that text, so each
@@ -10,11 +11,14 @@
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import type { FoldOp } from "../../../core/apply.ts";
+import { type BlockFacts, blockLine, blockWhat, LINE_WIDTH } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
-import { eventLabel, eventSaving, short } from "../../../core/status.ts";
-import { blockCost, estTokens } from "../../../core/tokens.ts";
+import { eventLabel, eventSaving } from "../../../core/status.ts";
+import { blockCost, clip, estTokens, short } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
+import type { Ledger } from "../fold/session-ledger.ts";
+import { blockFacts } from "./blocks.ts";
 
 /**
  * Fold records by block id for the lines: the registry's, and those of the event being committed,
@@ -61,6 +65,30 @@ export function entryLine(data: unknown, record: (id: string) => FoldRecord | un
 }
 
 /**
+ * One line per block a fold event's layer or an unfold entry names, `#code what (size)` within 100
+ * columns (indented by two): the first `max`, as the event's line names them.
+ */
+export function entryBlocks(
+	data: unknown,
+	record: (id: string) => FoldRecord | undefined,
+	facts: (record: FoldRecord) => BlockFacts,
+	max: number,
+): string[] {
+	const entry = data as Partial<FoldEntry> | undefined;
+	if (!entry || typeof entry !== "object") return [];
+	const ids =
+		entry.kind === "layer" && Array.isArray(entry.ops)
+			? (entry.ops as FoldOp[]).map((op) => op.id)
+			: entry.kind === "unfold" && Array.isArray(entry.ids)
+				? entry.ids
+				: [];
+	return ids.slice(0, max).flatMap((id) => {
+		const r = record(id);
+		return r ? [`  ${blockLine(facts(r), LINE_WIDTH - 2)}`] : [];
+	});
+}
+
+/**
  * Labels the entry just appended (`leaf`) with its line, so `/tree` names it. Never throws: a label
  * is a convenience, and a fold event must not fail for it.
  */
@@ -89,8 +117,11 @@ interface Recalled {
 
 const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
 
-/** The summary lines of a recall_folded result: one per recalled block, then any errors or cut notices. */
-export function recallSummary(text: string): string[] {
+/**
+ * The summary lines of a recall_folded result: one per recalled block (what it was by `facts` where
+ * the code is this branch's, else by the result's header), then any errors or cut notices.
+ */
+export function recallSummary(text: string, facts?: (code: string) => BlockFacts | undefined): string[] {
 	const found: Recalled[] = [];
 	const other: string[] = [];
 	for (const line of text.split("\n")) {
@@ -100,14 +131,26 @@ export function recallSummary(text: string): string[] {
 			other.push(line);
 	}
 	const size = `~${short(estTokens(text))} tokens`;
-	const out = found.map((r) => `recalled #${r.code} · ${r.what} · ${r.lines} lines · ${r.how}`);
+	const out = found.map((r) => {
+		const known = facts?.(r.code);
+		const tail = ` · ${r.lines} lines · ${r.how}`;
+		const what = known ? blockWhat(known) : r.what;
+		return `recalled #${r.code} · ${clip(what, Math.max(10, LINE_WIDTH - r.code.length - 13 - tail.length))}${tail}`;
+	});
 	if (out.length === 0 && other.length === 0) out.push(`recall_folded · ${size}`);
 	else out.push(`${size} returned`);
 	return [...out, ...other];
 }
 
-/** The summary lines of an unfold result: the codes put back with their size, then anything refused. */
-export function unfoldSummary(text: string, record: (code: string) => FoldRecord | undefined): string[] {
+/**
+ * The summary lines of an unfold result: the codes put back with their size, a line per block saying
+ * what it was (by `facts`, up to 8), then anything refused.
+ */
+export function unfoldSummary(
+	text: string,
+	record: (code: string) => FoldRecord | undefined,
+	facts?: (code: string) => BlockFacts | undefined,
+): string[] {
 	const [first = "", ...rest] = text.split("\n");
 	const m = /^Unfolded (#[0-9a-z]+(?:, #[0-9a-z]+)*):/.exec(first);
 	if (!m) return text.split("\n").filter((l) => l.length > 0);
@@ -116,7 +159,15 @@ export function unfoldSummary(text: string, record: (code: string) => FoldRecord
 		const r = record(c);
 		return n + (r && r.chars >= 0 ? blockCost(r.chars) : 0);
 	}, 0);
-	return [`${eventLabel("unfold", codes, tokens, 8)} from the next request on`, ...rest.filter((l) => l.length > 0)];
+	const blocks = codes.slice(0, 8).flatMap((c) => {
+		const known = facts?.(c);
+		return known ? [`  ${blockLine(known, LINE_WIDTH - 2)}`] : [];
+	});
+	return [
+		`${eventLabel("unfold", codes, tokens, 8)} from the next request on`,
+		...blocks,
+		...rest.filter((l) => l.length > 0),
+	];
 }
 
 /** The text of a tool result. */
@@ -124,22 +175,26 @@ function resultText(result: { content?: { type: string; text?: string }[] }): st
 	return (result.content ?? []).map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("\n");
 }
 
-/** Registers the entry renderer and the recall_folded / unfold result renderers. */
-export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records: FoldRecords): void {
+/**
+ * Registers the entry renderer (the event's line, then a line per block it names, every block when
+ * expanded) and the recall_folded / unfold result renderers; `ledger` finds each block's tool call.
+ */
+export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records: FoldRecords, ledger?: Ledger): void {
 	const record = records.record;
 	const byCode = (code: string) => {
 		const id = engine.registry.idOf(code);
 		return id ? engine.registry.record(id) : undefined;
 	};
+	const factsOf = (code: string) => {
+		const r = byCode(code);
+		return r ? blockFacts(r, engine, ledger) : undefined;
+	};
 	pi.registerEntryRenderer(ENTRY_TYPE, (entry, options, theme: Theme) => {
 		const line = entryLine(entry.data, record);
 		if (!line) return undefined;
-		let text = theme.fg("dim", `context-fold: ${line}`);
-		const ops = (entry.data as { ops?: FoldOp[] }).ops;
-		if (options.expanded && Array.isArray(ops) && ops.length > 4) {
-			text += `\n${theme.fg("dim", ops.map((op) => `#${op.code}`).join(", "))}`;
-		}
-		return new Text(text, 0, 0);
+		const facts = (r: FoldRecord) => blockFacts(r, engine, ledger);
+		const blocks = entryBlocks(entry.data, record, facts, options.expanded ? Number.MAX_SAFE_INTEGER : 4);
+		return new Text(theme.fg("dim", [`context-fold: ${line}`, ...blocks].join("\n")), 0, 0);
 	});
 	pi.registerToolRenderer((toolName, next) => {
 		if (toolName !== "recall_folded" && toolName !== "unfold") return next();
@@ -148,7 +203,7 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 			renderResult: (result, options, theme, context) => {
 				if (options.isPartial) return new Text(theme.fg("dim", `${toolName}…`), 0, 0);
 				const text = resultText(result as { content?: { type: string; text?: string }[] });
-				const lines = toolName === "unfold" ? unfoldSummary(text, byCode) : recallSummary(text);
+				const lines = toolName === "unfold" ? unfoldSummary(text, byCode, factsOf) : recallSummary(text, factsOf);
 				let shown = theme.fg(context?.isError ? "error" : "muted", lines.join("\n"));
 				if (options.expanded && toolName === "recall_folded") shown += `\n\n${text}`;
 				return new Text(shown, 0, 0);

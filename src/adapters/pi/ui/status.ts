@@ -6,6 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
+import { blockWhat } from "../../../core/block-line.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
 import { backstopFor, economicTails, isHot, leastEventFor } from "../../../core/policy/cache-economic.ts";
@@ -30,7 +31,9 @@ import {
 import { estTokens } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE } from "../fold/persistence.ts";
+import type { Ledger } from "../fold/session-ledger.ts";
 import type { FoldConfig } from "../settings-schema.ts";
+import { blockFacts } from "./blocks.ts";
 
 /** The footer's status key. */
 export const STATUS_KEY = "context-fold";
@@ -38,6 +41,8 @@ export const STATUS_KEY = "context-fold";
 /** What the user's view reads besides Pi. */
 export interface ViewSources {
 	engine: FoldEngine;
+	/** The session's entries by block id, where a folded block's tool call is found (its command or path). */
+	ledger?: Ledger;
 	config: () => FoldConfig;
 	/** True once two responses came back and none read from the cache (the ladder's cold threshold applies). */
 	neverCacheRead: () => boolean;
@@ -79,8 +84,7 @@ export function footerFor(
 export function updateFooter(sources: ViewSources, ctx: ExtensionContext): void {
 	if (!ctx.hasUI) return;
 	try {
-		const pass = sources.engine.pass() ?? previewPass(sources.engine, ctx, windowOf(ctx));
-		ctx.ui.setStatus(STATUS_KEY, footerFor(sources, ctx.sessionManager.getBranch(), pass));
+		ctx.ui.setStatus(STATUS_KEY, footerFor(sources, ctx.sessionManager.getBranch(), viewPass(sources, ctx)));
 	} catch {
 		// The footer is a convenience: a failure here must not disturb the turn.
 	}
@@ -148,14 +152,22 @@ export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: nu
 }
 
 /**
- * The largest folded blocks, with their codes: from the latest request, or, before this process
- * sent one, from the fold records and frozen ops (estimated).
+ * The largest folded blocks, with their codes and what each was (the tool call's command or path,
+ * found through `ledger`): from the latest request, or, before this process sent one, from the fold
+ * records and frozen ops (estimated).
  */
-export function largestFolded(engine: FoldEngine, rows: readonly PassRow[] | undefined, limit = 5): FoldedBlock[] {
+export function largestFolded(
+	engine: FoldEngine,
+	rows: readonly PassRow[] | undefined,
+	ledger?: Ledger,
+	limit = 5,
+): FoldedBlock[] {
 	const out: FoldedBlock[] = [];
 	const add = (id: string, tokens: number, kind: string) => {
 		const record = engine.registry.record(id);
-		if (record) out.push({ code: record.code, what: record.tool ?? record.kind ?? kind, tokens });
+		if (!record) return;
+		const facts = blockFacts(record, engine, ledger);
+		out.push({ code: record.code, what: blockWhat({ ...facts, kind: facts.kind ?? kind }), tokens });
 	};
 	if (rows) {
 		for (const row of rows) if (row.folded) add(row.id, Math.max(0, row.raw - row.tokens), row.kind);
@@ -192,11 +204,19 @@ export function statusFacts(
 		events: eventLines(branch, ENTRY_TYPE, (id) => engine.registry.record(id)),
 		cache: cacheByModel(branch),
 		lifetime: sources.lifetime?.(ctx.model),
-		largest: largestFolded(engine, pass?.rows),
+		largest: largestFolded(engine, pass?.rows, sources.ledger),
 		advisories: sources.advisories?.() ?? [],
 		preview: sent === undefined && pass !== undefined,
 		piUsage: piUsageOf(ctx),
 	};
+}
+
+/**
+ * The request the user's view reads: the latest one sent, or, while the engine holds none (before
+ * this process sent any, or after a compaction), the conversation as the next request would send it.
+ */
+export function viewPass(sources: ViewSources, ctx: ExtensionContext): PassSnapshot | undefined {
+	return sources.engine.pass() ?? previewPass(sources.engine, ctx, windowOf(ctx));
 }
 
 /** Pi's own count of the context, if it has one (none right after a compaction). */
