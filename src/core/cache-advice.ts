@@ -298,7 +298,7 @@ export const ADVICE = {
 	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string) =>
 		unfolded
 			? `context-fold: recall churn: #${code} was asked for ${calls} times; it is already unfolded, so the protected tail (${tailKnob}) may be too narrow for this work`
-			: `context-fold: recall churn: #${code} was recalled ${calls} times; unfold it to keep it in the context, or widen the protected tail (${tailKnob})`,
+			: `context-fold: recall churn: #${code} was recalled ${calls} times; /context-fold unfold ${code} keeps it in the context, or widen the protected tail (${tailKnob})`,
 	idle: (provider: string, p: IdlePrediction, ttlMs: number, carried: number) =>
 		`context-fold: the prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}, lifetime ${duration(ttlMs)}): the next prompt re-sends ~${kTokens(carried)} tokens uncached`,
 	confirmTitle: (provider: string, p: IdlePrediction, carried: number) =>

@@ -220,7 +220,7 @@ describe("recall churn", () => {
 		assert.deepEqual(notices(stub), [ADVICE.churn(code, 3, false, "tail")]);
 		assert.match(
 			notices(stub)[0],
-			/recalled 3 times; unfold it to keep it in the context, or widen the protected tail \(tail\)/,
+			/recalled 3 times; \/context-fold unfold \w{8} keeps it in the context, or widen the protected tail \(tail\)/,
 		);
 	});
 });

@@ -115,7 +115,7 @@ describe("recall churn through pi -p", () => {
 		assert.equal(thrice.code, 0, thrice.stderr);
 		assert.equal(thrice.stdout.trim(), `done: ${THRICE}`, thrice.stderr);
 		assert.deepEqual(linesOf(thrice.stderr, "context-fold: recall churn: "), [
-			`context-fold: recall churn: #${code} was recalled 3 times; unfold it to keep it in the context, or widen the protected tail (tail)`,
+			`context-fold: recall churn: #${code} was recalled 3 times; /context-fold unfold ${code} keeps it in the context, or widen the protected tail (tail)`,
 		]);
 	});
 });
