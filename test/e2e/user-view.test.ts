@@ -6,7 +6,8 @@
  *   `fold N · −Xk · cache …` and the transcript names the event and what each block was; `/context-fold
  *   status` opens without any model request, naming a folded block's command; `/context-fold recall`
  *   of a block folded in the context is titled by its command and offers `u unfold`; `/tree`
- *   (labelled-only filter) names the fold event;
+ *   (labelled-only filter) names the fold event; after `/compact` (context-fold's deterministic summary)
+ *   the recall view of a compacted block says it can be read, not unfolded, and offers no `u unfold`;
  * - `/context-fold status` as text in print mode (on stderr, where Pi puts an extension's output)
  *   and over RPC (a notification), neither calling the model.
  * The sandbox pins the ladder with a high threshold (nothing folds until the setting changes), a
@@ -93,7 +94,11 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: WINDOW,
-			settings: { "context-fold": { policy: "ladder", foldAt: 0.9, tail: 1000, step: 0.02 } },
+			settings: {
+				"context-fold": { policy: "ladder", foldAt: 0.9, tail: 1000, step: 0.02 },
+				// A small kept tail, so the closing /compact removes the folded batches.
+				compaction: { keepRecentTokens: 1_000 },
+			},
 		});
 		tui = startTui(sandbox, sandbox.args({ mode: "tui", extensions: ["."] }));
 		await tui.waitFor((s) => s.includes(sandbox.modelId), WAIT, "pi's footer");
@@ -263,6 +268,22 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 			}
 			assert.equal(server.requests.length, from, "RPC reached the model");
 		});
+	});
+
+	it("after /compact, the recall view of a folded block it removed offers reading only, no unfold", async () => {
+		const code = tracker.observe(server.requests.at(-1) as CapturedRequest).folded.get(batchId(1))?.code;
+		assert.ok(code, "batch 1 is not folded");
+		await runCommand(tui, "/compact");
+		await tui.waitFor((s) => /Compacted from/i.test(s), WAIT, "the compaction");
+		await runCommand(tui, `/context-fold recall ${code}`);
+		const screen = await tui.waitFor((s) => s.includes("esc close"), WAIT, "the recall view");
+		assert.match(screen, new RegExp(`#${code} bash: for i in `), "titled by what the block was");
+		assert.match(screen, /No longer in the context \(a compaction removed it\): it can be read here, not unfolded\./);
+		assert.doesNotMatch(screen, / u unfold /, "a compacted block is offered no unfold");
+		tui.send("u");
+		tui.send("Escape");
+		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
+		assert.doesNotMatch(tui.screen(), /Unfold\?|recall_folded/, "no unfold was asked, no model tool named");
 	});
 });
 
