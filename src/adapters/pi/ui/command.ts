@@ -232,7 +232,7 @@ function inContext(deps: CommandDeps, ctx: ExtensionContext, id: string): boolea
  * Why the user cannot unfold `code` now, in the user's words (it names `/context-fold recall`, never
  * the model's tools); undefined when it can be unfolded.
  */
-export function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): string | undefined {
+function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): string | undefined {
 	const registry = deps.engine.registry;
 	const id = registry.idOf(code);
 	const read = `/context-fold recall ${code} shows it`;
