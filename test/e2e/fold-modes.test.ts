@@ -22,7 +22,8 @@ import { createPiSandbox, type JsonRecord, type PiRpc, type PiSandbox, type RunR
 
 const WINDOW = 20_000;
 const BATCHES = 6;
-const RUN_TIMEOUT_MS = 25_000;
+/** Only a hang: the runner kills pi and rejects past it, so a slow machine never fails a figure. */
+const RUN_TIMEOUT_MS = 120_000;
 const FIRST_PROMPT = "Run the six batches, then look back at the first one.";
 const SECOND_PROMPT = "Once more: what was line 77 of batch 2?";
 const FOLD_ENTRY = "contextfold.fold";
@@ -165,7 +166,6 @@ describe("context-fold under pi --mode json", () => {
 	it("exits on its own with code 0 and a strict JSONL stdout; the extension talks on stderr only", () => {
 		assert.equal(run.code, 0, run.stderr);
 		assert.equal(run.signal, null);
-		assert.ok(run.durationMs < RUN_TIMEOUT_MS);
 		assert.deepEqual(server.errors, []);
 		assert.deepEqual(nonJsonLines(run.stdout), [], "stdout carries non-JSON output");
 		assert.equal(run.events[0]?.type, "session", "the first record is the session header");

@@ -22,7 +22,8 @@ import { createPiSandbox, type PiApi, type PiSandbox, parseJsonl, readSessionFil
 
 const MARKER_EXTENSION = "test/e2e/fixtures/marker-extension.ts";
 const MARKER = "[e2e-marker]";
-const TIMEOUT_MS = 20_000;
+/** Only a hang: the runner kills pi and rejects past it, so a slow machine never fails a figure. */
+const TIMEOUT_MS = 120_000;
 
 /** After a user prompt: run `seq 1 50` through the bash tool. After the tool result: answer with text. */
 function seqScript(finalText: string) {
@@ -58,7 +59,6 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 				timeoutMs: TIMEOUT_MS,
 			});
 			assert.equal(result.code, 0, `pi exited with ${result.code}\n${result.stderr}`);
-			assert.ok(result.durationMs < TIMEOUT_MS);
 			assert.equal(result.stdout.trim(), "All done: fifty lines.");
 			assert.deepEqual(server.errors, []);
 
