@@ -316,22 +316,32 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(stub.ui.selects, []);
 	});
 
-	it("notices, once, when the interval runs out while Pi is idle, and not after a new request starts", async () => {
+	it("notices, once, when the interval runs out while Pi is idle, and not after a new request starts", async (t) => {
+		// A mock clock: the timer fires when the test moves time, never by the machine's speed.
+		t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: Date.now() });
+		const settle = () => new Promise((r) => setImmediate(r));
 		const stub = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
 		await stub.emit("session_start", { reason: "resume" });
 		assert.deepEqual(notices(stub), [], "within its lifetime at first");
 		await stub.emit("agent_settled", { aborted: false });
-		const until = Date.now() + 30_000;
-		while (notices(stub).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+		t.mock.timers.tick(500);
+		await settle();
+		assert.deepEqual(notices(stub), [], "half the lifetime: no notice yet");
+		t.mock.timers.tick(2_000);
+		await settle();
 		assert.equal(notices(stub).length, 1, "the timer noticed the expiry");
 		assert.match(
 			notices(stub)[0],
 			/^context-fold: the prompt cache of fake\/fake-model is likely cold \(idle \ds, lifetime 1s\)/,
 		);
+		t.mock.timers.tick(60_000);
+		await settle();
+		assert.equal(notices(stub).length, 1, "noticed once");
 		const busy = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
 		await busy.emit("session_start", { reason: "resume" });
 		await busy.emit("agent_start", {});
-		await new Promise((r) => setTimeout(r, 2_500));
+		t.mock.timers.tick(60_000);
+		await settle();
 		assert.deepEqual(notices(busy), [], "a request in flight disarms the timer");
 		await stub.emit("session_shutdown", {});
 		await busy.emit("session_shutdown", {});
