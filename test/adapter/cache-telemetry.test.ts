@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { clockFrom } from "../../src/adapters/pi/cache/clock.ts";
 import { CacheTelemetry } from "../../src/adapters/pi/cache/telemetry.ts";
 
 const TTL = 300_000;
@@ -124,13 +123,5 @@ describe("cache telemetry", () => {
 		assert.equal(s.lastWarmAt, 4000);
 		t.restore([{ type: "message", message: { role: "assistant", usage: { input: 1 } } }]);
 		assert.deepEqual(t.facts(1e12, TTL), { warm: undefined }, "a response without a time says nothing of idleness");
-	});
-
-	it("the adapter's clock takes an integer test offset and ignores anything else", () => {
-		const before = Date.now();
-		const shifted = clockFrom({ CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: "600000" })();
-		assert.ok(shifted >= before + 600_000 && shifted < before + 700_000);
-		const plain = clockFrom({ CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: "ten minutes" })();
-		assert.ok(plain >= before && plain < before + 100_000);
 	});
 });

@@ -14,7 +14,6 @@ import { conduct } from "../../core/policy/fold-ladder.ts";
 import { workingSet } from "../../core/policy/working-set.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { clockFrom } from "./cache/clock.ts";
 import { lifetimeFor, rewriteInReadsFor } from "./cache/lifetime.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
@@ -35,7 +34,7 @@ import { SavedSettings } from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
 export default function contextFold(pi: ExtensionAPI): void {
-	register(pi, clockFrom(process.env));
+	register(pi, Date.now);
 }
 
 /** Where context-fold's notices go when no terminal UI shows them (stderr by default). */
@@ -80,6 +79,12 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		}
 		notices(message, level);
 	};
+	// A degradation that can recur (each prompt, each reload) is announced once per distinct message.
+	const warnOnce = (message: string): void => {
+		if (reported.has(message)) return;
+		reported.add(message);
+		warn(message);
+	};
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
 	const loadConfig = (): void => {
@@ -91,17 +96,18 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			keepRecent = keepRecentOf(compactionSettings);
 			reserve = reserveOf(compactionSettings);
 			compactionModel = undefined;
-		} catch {
+		} catch (error) {
 			saved = undefined;
+			warnOnce(
+				`context-fold: Pi's settings could not be read (${errorText(error)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
+			);
 		}
 		saved = savedHere.section(saved);
 		const resolved = resolveConfig(saved, process.env);
 		config = resolved.config;
 		ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
 		for (const problem of resolved.problems) {
-			if (reported.has(problem)) continue;
-			reported.add(problem);
-			warn(`context-fold: ${problem}`);
+			warnOnce(`context-fold: ${problem}`);
 		}
 	};
 
@@ -176,7 +182,10 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		},
 	});
 	const records = new FoldRecords(engine);
-	const ledger = new Ledger(() => session);
+	const ledger = new Ledger(
+		() => session,
+		(error) => warnOnce(`context-fold: the session file could not be read for recall: ${errorText(error)}`),
+	);
 	let parent: ParentSession | undefined;
 	let leafOf: () => string | undefined = () => undefined;
 
@@ -188,7 +197,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
 			const parentFile = ctx.sessionManager.getHeader?.()?.parentSession;
-			parent = parentFile ? new ParentSession(parentFile) : undefined;
+			parent = parentFile ? new ParentSession(parentFile, warn) : undefined;
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warn(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
@@ -258,7 +267,10 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 	pi.on("input", async (event, ctx) => {
 		try {
 			return await warning.onInput(event, ctx);
-		} catch {
+		} catch (error) {
+			warnOnce(
+				`context-fold: the cold-cache check of a prompt failed, the prompt was sent as typed: ${errorText(error)}`,
+			);
 			return undefined;
 		}
 	});

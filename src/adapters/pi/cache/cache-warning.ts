@@ -7,8 +7,10 @@
  * next prompt. With `confirmColdSend` on, the `input` hook asks before a likely-cold interactive
  * prompt is sent: "Keep draft" puts the text back in the editor and keeps its images for the next
  * prompt (until `discardImages()`), "Send anyway" sends it. Automation, RPC and queued input pass
- * untouched, and if the estimate or the dialog throws, the input proceeds. The timer, the notice bookkeeping and
- * the kept images live only here; session start, navigation and shutdown reset them.
+ * untouched. If the estimate or the dialog throws, the input proceeds and the failure is announced
+ * once; if the editor refuses the draft, nothing is sent and the notice says the draft was not kept
+ * and quotes its text. The timer, the notice bookkeeping and the kept images live only here; session
+ * start, navigation and shutdown reset them.
  */
 import type { ExtensionContext, InputEvent, InputEventResult } from "@earendil-works/pi-coding-agent";
 import {
@@ -20,6 +22,7 @@ import {
 	promptOf,
 	SEND_ANYWAY,
 } from "../../../core/cache-advice.ts";
+import { errorText } from "../fold/engine.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { figuresOf } from "./advisor.ts";
 import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
@@ -55,6 +58,8 @@ export class CacheWarning {
 	private place: Place | undefined;
 	/** Images of prompts the user kept as drafts, re-attached to the next interactive prompt. */
 	private readonly kept: Image[] = [];
+	/** Failures of the confirmation path already announced (each once per session). */
+	private readonly failures = new Set<string>();
 
 	constructor(deps: WarningDeps) {
 		this.deps = deps;
@@ -78,6 +83,7 @@ export class CacheWarning {
 		this.noticed = undefined;
 		this.place = undefined;
 		this.discardImages();
+		this.failures.clear();
 	}
 
 	/** The prediction for `place`'s provider and model; undefined without a completed response of it. */
@@ -152,7 +158,10 @@ export class CacheWarning {
 		let risk: Risk | undefined;
 		try {
 			risk = this.risk(ctx);
-		} catch {
+		} catch (error) {
+			this.failedOnce(
+				`context-fold: the cold-cache check failed, the prompt was sent unchecked: ${errorText(error)}`,
+			);
 			return this.sent(send);
 		}
 		if (!risk?.prediction.risky) return this.sent(send);
@@ -166,7 +175,10 @@ export class CacheWarning {
 				KEEP_DRAFT,
 				SEND_ANYWAY,
 			]);
-		} catch {
+		} catch (error) {
+			this.failedOnce(
+				`context-fold: the cold-send confirmation could not be shown, the prompt was sent: ${errorText(error)}`,
+			);
 			return this.sent(send);
 		}
 		this.noticed = risk.prediction.since;
@@ -176,12 +188,21 @@ export class CacheWarning {
 		this.kept.push(...(images ?? []));
 		try {
 			ctx.ui.setEditorText(event.text);
-		} catch {
-			// The draft text is lost only if the editor refuses it; the input stays consumed.
+		} catch (error) {
+			// The editor refused the text: nothing is sent, as asked, and the notice carries the text itself.
+			this.deps.notify(draftNotKept(event.text, this.kept.length, error), "warning");
+			return { action: "handled" };
 		}
 		// Also redraws the editor, which setEditorText alone leaves to the next render.
 		this.deps.notify(ADVICE.keptDraft(this.kept.length), "info");
 		return { action: "handled" };
+	}
+
+	/** Announces a failure of the confirmation path, once per distinct message. */
+	private failedOnce(message: string): void {
+		if (this.failures.has(message)) return;
+		this.failures.add(message);
+		this.deps.notify(message, "warning");
 	}
 
 	private sent(result: InputEventResult): InputEventResult | undefined {
@@ -210,6 +231,15 @@ export class CacheWarning {
 		if (this.timer !== undefined) clearTimeout(this.timer);
 		this.timer = undefined;
 	}
+}
+
+/**
+ * The notice when Keep draft could not put the text back in the editor: says the draft was not kept
+ * and nothing was sent, and quotes the text so that it is not lost.
+ */
+export function draftNotKept(text: string, images: number, error: unknown): string {
+	const kept = images > 0 ? `; ${images} image${images === 1 ? "" : "s"} kept for the next prompt` : "";
+	return `context-fold: draft NOT kept, the editor refused it (${errorText(error)}); nothing was sent${kept}. Your text was:\n${text}`;
 }
 
 /** The fields of a branch entry the prediction reads. */

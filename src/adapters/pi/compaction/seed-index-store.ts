@@ -7,6 +7,7 @@ import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
+import { errorText } from "../fold/engine.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {
@@ -26,7 +27,7 @@ export function artifactDir(session: SessionPlace | undefined): string | undefin
 
 /**
  * Seed-index records of one session: read once from disk, appended durably, kept in memory. When
- * the file cannot be written (a full disk, a directory in its place), the store says so once and
+ * the file cannot be read or written (a full disk, a directory in its place), the store says so once and
  * keeps the rest of the session's records in memory only: the index is a reader's aid, and folding
  * and compaction go on without it.
  */
@@ -40,16 +41,28 @@ export class IndexStore {
 		this.warn = warn;
 	}
 
-	/** Loads the index of `session` (tolerant reader); a missing file is an empty index. */
+	/**
+	 * Loads the index of `session` (tolerant reader). A missing file is an empty index; a file that
+	 * exists but cannot be read is announced, and the session keeps its records in memory only
+	 * rather than append to a file it could not read.
+	 */
 	open(session: SessionPlace | undefined): { skipped: number } {
 		this.dir = artifactDir(session);
 		this.records = [];
 		this.unwritable = false;
 		if (!this.dir) return { skipped: 0 };
+		const file = this.file() as string;
 		let text = "";
 		try {
-			text = readFileSync(this.file() as string, "utf8");
-		} catch {
+			text = readFileSync(file, "utf8");
+		} catch (error) {
+			// No file there (a file in place of a folder on the way counts as none: writing says so).
+			const code = (error as NodeJS.ErrnoException).code;
+			if (code === "ENOENT" || code === "ENOTDIR") return { skipped: 0 };
+			this.unwritable = true;
+			this.warn(
+				`context-fold: the seed index ${file} cannot be read (${errorText(error)}); this session starts without its earlier records and keeps new ones in memory only, so summaries lack what it held`,
+			);
 			return { skipped: 0 };
 		}
 		const parsed = parseSeedIndex(text);
@@ -99,9 +112,8 @@ export class IndexStore {
 			appendFileSync(file, serializeRecord(record), { encoding: "utf8" });
 		} catch (error) {
 			this.unwritable = true;
-			const why = error instanceof Error ? error.message : String(error);
 			this.warn(
-				`context-fold: the seed index ${file} cannot be written (${why}); this session keeps it in memory only, so later summaries after a restart will lack what it would have held`,
+				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); this session keeps it in memory only, so later summaries after a restart will lack what it would have held`,
 			);
 		}
 	}

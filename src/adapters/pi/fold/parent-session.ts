@@ -3,7 +3,9 @@
  * session whose header names a `parentSession`) carries the parent's fold codes as provenance
  * pointers; this module serves them from the parent's own session file, the one Pi wrote into this
  * session's header, with the same sha256 check as local recall. Nothing else is ever opened, and
- * the parent file is only read.
+ * the parent file is only read. A torn last line (a parent still being written) is skipped quietly;
+ * an unparsable line anywhere else is announced once and named in every miss, since the codes it
+ * held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
@@ -69,9 +71,14 @@ function lastBranch(entries: readonly Record<string, unknown>[]): Record<string,
 export class ParentSession {
 	private loaded: Loaded | string | undefined;
 	private readonly file: string;
+	private readonly warn: (message: string) => void;
+	/** The unparsable lines before the last one (1-based), which may have held a code's record or copy. */
+	private damaged: number[] = [];
 
-	constructor(file: string) {
+	/** `warn` hears, once, that the parent file has unparsable lines other than a torn last one. */
+	constructor(file: string, warn: (message: string) => void = () => {}) {
 		this.file = file;
+		this.warn = warn;
 	}
 
 	/** The parent session file, as this session's header names it. */
@@ -87,7 +94,11 @@ export class ParentSession {
 			return this.loaded;
 		}
 		const entries: Record<string, unknown>[] = [];
-		for (const line of text.split("\n")) {
+		const lines = text.split("\n");
+		let last = lines.length - 1;
+		while (last >= 0 && !lines[last].trim()) last--;
+		for (let i = 0; i <= last; i++) {
+			const line = lines[i];
 			if (!line.trim()) continue;
 			try {
 				const entry = JSON.parse(line) as unknown;
@@ -95,9 +106,11 @@ export class ParentSession {
 					entries.push(entry as Record<string, unknown>);
 				}
 			} catch {
-				// A torn last line of a live parent is skipped, as Pi itself does.
+				// A torn last line of a live parent is skipped quietly; any other is damage, and said.
+				if (i < last) this.damaged.push(i + 1);
 			}
 		}
+		if (this.damaged.length > 0) this.warn(`context-fold: ${this.damage()}`);
 		const branch = lastBranch(entries);
 		this.loaded = {
 			registry: rebuildRegistry(branch).registry,
@@ -119,7 +132,10 @@ export class ParentSession {
 		const id = loaded.registry.idOf(code);
 		const record = id ? loaded.registry.record(id) : undefined;
 		if (!id || !record) {
-			return { ok: false, error: `#${code} is not a fold code of this session or of its parent ${this.file}` };
+			return {
+				ok: false,
+				error: `#${code} is not a fold code of this session or of its parent ${this.file}${this.damageNote()}`,
+			};
 		}
 		for (const hit of loaded.ledger.lookup(id)) {
 			const base = {
@@ -132,6 +148,18 @@ export class ParentSession {
 			if (!record.sha256) return { ...base, verified: false };
 			if (sha256(hit.block.text) === record.sha256) return { ...base, verified: true };
 		}
-		return { ok: false, error: `#${code}: the parent session file has no copy matching the fold-time sha256` };
+		return {
+			ok: false,
+			error: `#${code}: the parent session file has no copy matching the fold-time sha256${this.damageNote()}`,
+		};
+	}
+
+	private damage(): string {
+		const n = this.damaged.length;
+		return `the parent session file ${this.file} has ${n} unreadable line${n === 1 ? "" : "s"} (${n === 1 ? "line" : "lines"} ${this.damaged.slice(0, 5).join(", ")}${n > 5 ? ", …" : ""}), skipped; codes recorded there, or on the branch before them, cannot be recalled`;
+	}
+
+	private damageNote(): string {
+		return this.damaged.length > 0 ? ` (${this.damage()})` : "";
 	}
 }

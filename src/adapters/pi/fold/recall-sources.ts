@@ -8,7 +8,7 @@ import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { renderArgs } from "../../../core/recall.ts";
-import { type FoldEngine, sha256 } from "./engine.ts";
+import { errorText, type FoldEngine, sha256 } from "./engine.ts";
 import type { Ledger } from "./session-ledger.ts";
 
 /** A resolved folded block. */
@@ -102,7 +102,7 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 		toolName: block.toolName,
 	});
 	let mismatch = false;
-	let unreadable = false;
+	let unreadable: string | undefined;
 	try {
 		const hits = ledger.lookup(id);
 		const newest = hits.at(-1);
@@ -111,15 +111,15 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 			if (sha256(hit.block.text) === record.sha256) return base(hit.block, hit.message, "ledger");
 			mismatch = true;
 		}
-	} catch {
-		unreadable = true;
+	} catch (error) {
+		unreadable = errorText(error);
 	}
 	const live = engine.liveBlock(id);
 	if (live) {
 		const why = mismatch
 			? "its session-file copy does not match the fold-time sha256"
-			: unreadable
-				? "the session file could not be read"
+			: unreadable !== undefined
+				? `the session file could not be read (${unreadable})`
 				: "the session file has no copy";
 		return base(live.block, live.message, "live", `${why}; served from live history`);
 	}
@@ -127,6 +127,8 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 		ok: false,
 		error: mismatch
 			? `#${code}: the session file's copy does not match the sha256 taken at fold time, and the block has left live history`
-			: `#${code}: the block is not in the session file and has left live history`,
+			: unreadable !== undefined
+				? `#${code}: the session file could not be read (${unreadable}), and the block has left live history`
+				: `#${code}: the block is not in the session file and has left live history`,
 	};
 }

@@ -30,9 +30,12 @@ export class Ledger {
 	private turn = 0;
 
 	private readonly source: () => LedgerSource | undefined;
+	private readonly failed: (error: unknown) => void;
 
-	constructor(source: () => LedgerSource | undefined) {
+	/** `failed` hears each error reading the session's entries; the lookup still throws it. */
+	constructor(source: () => LedgerSource | undefined, failed: (error: unknown) => void = () => {}) {
 		this.source = source;
+		this.failed = failed;
 	}
 
 	private refresh(): void {
@@ -40,7 +43,13 @@ export class Ledger {
 		if (!source) return;
 		const count = source.getEntryCount?.();
 		if (count !== undefined && count === this.seen) return;
-		const entries = source.getEntries();
+		let entries: readonly unknown[];
+		try {
+			entries = source.getEntries();
+		} catch (error) {
+			this.failed(error);
+			throw error;
+		}
 		if (entries.length < this.seen) this.reset();
 		for (let i = this.seen; i < entries.length; i++) {
 			const entry = entries[i] as EntryLike;

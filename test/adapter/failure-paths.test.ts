@@ -1,0 +1,254 @@
+/**
+ * Failure paths through the hooks of a stub Pi (issue 26): each failure is made to happen (an editor
+ * that refuses the draft, settings that cannot be read, an input hook that throws, a seed index that
+ * cannot be read, a session file that cannot be read for recall, a parent session file damaged in
+ * the middle) and the test checks that it is announced once, with a true message, and what the
+ * extension then does. Also: nothing under src/ reads a test-only environment variable.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import type { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
+import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
+import { resolveCode } from "../../src/adapters/pi/fold/recall-sources.ts";
+import { Ledger } from "../../src/adapters/pi/fold/session-ledger.ts";
+import { ADVICE, KEEP_DRAFT } from "../../src/core/cache-advice.ts";
+import { bashSession, exchangeAt, loadStub, type StubPi } from "./stub-pi.ts";
+
+const dirs: string[] = [];
+after(() => {
+	for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const tempDir = (): string => {
+	const dir = mkdtempSync(join(tmpdir(), "cf-failure-"));
+	dirs.push(dir);
+	return dir;
+};
+
+/** The context object the stub passes to every handler, to break a part of it. */
+async function contextOf(stub: StubPi): Promise<Record<string, unknown> & { ui: Record<string, unknown> }> {
+	stub.handlers.set("probe", [(_event, ctx) => ctx]);
+	const [ctx] = await stub.emit("probe");
+	return ctx as Record<string, unknown> & { ui: Record<string, unknown> };
+}
+
+/** A terminal-UI session with confirmColdSend on, whose last 30k-token response ended ten minutes ago. */
+async function coldTui(): Promise<StubPi> {
+	const stub = loadStub();
+	stub.settings = { "context-fold": { policy: "ladder", confirmColdSend: true } };
+	stub.mode = "tui";
+	stub.hasUI = true;
+	stub.model = { provider: "fake", id: "fake-model" };
+	exchangeAt(stub, Date.now() - 10 * 60_000, { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 });
+	await stub.emit("session_start", { reason: "resume" });
+	return stub;
+}
+
+const notices = (stub: StubPi) => stub.ui.notices.map((n) => n.message);
+const input = (stub: StubPi) => stub.emit("input", { text: "my long prompt", source: "interactive" });
+
+/** Runs `body` with what it writes on stderr captured (the stub captures it only inside hooks). */
+async function capturingStderr<T>(body: () => Promise<T>): Promise<{ result: T; stderr: string[] }> {
+	const stderr: string[] = [];
+	const write = process.stderr.write.bind(process.stderr);
+	process.stderr.write = ((chunk: string) => {
+		stderr.push(String(chunk));
+		return true;
+	}) as typeof process.stderr.write;
+	try {
+		return { result: await body(), stderr };
+	} finally {
+		process.stderr.write = write;
+	}
+}
+
+/** The code of the first folded block in the stub's fold entries. */
+function firstCode(stub: StubPi): string {
+	const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
+	return (record?.data as { records: { code: string }[] }).records[0].code;
+}
+
+describe("Keep draft when the editor refuses the text", () => {
+	it("sends nothing, says the draft was not kept and quotes its text", async () => {
+		const stub = await coldTui();
+		const ctx = await contextOf(stub);
+		ctx.ui.setEditorText = () => {
+			throw new Error("editor gone");
+		};
+		stub.ui.answers.push(KEEP_DRAFT);
+		assert.deepEqual(await input(stub), [{ action: "handled" }], "nothing is sent, as the user asked");
+		const said = notices(stub).at(-1) ?? "";
+		assert.match(said, /^context-fold: draft NOT kept, the editor refused it \(editor gone\); nothing was sent\./);
+		assert.ok(said.endsWith("Your text was:\nmy long prompt"), said);
+		assert.equal(notices(stub).includes(ADVICE.keptDraft(0)), false, "never reported kept");
+		assert.equal(stub.ui.notices.at(-1)?.level, "warning");
+	});
+});
+
+describe("the confirmation path's failures", () => {
+	it("an input hook that throws lets the prompt through and says so once", async () => {
+		const stub = await coldTui();
+		const ctx = await contextOf(stub);
+		Object.defineProperty(ctx, "hasUI", {
+			get() {
+				throw new Error("ui gone");
+			},
+		});
+		assert.deepEqual(await input(stub), [undefined]);
+		assert.deepEqual(await input(stub), [undefined]);
+		const said = notices(stub).filter((n) => n.includes("ui gone"));
+		assert.deepEqual(said, [
+			"context-fold: the cold-cache check of a prompt failed, the prompt was sent as typed: ui gone",
+		]);
+	});
+
+	it("an estimate or a dialog that throws lets the prompt through and says so once each", async () => {
+		const stub = await coldTui();
+		stub.ui.answers.push(new Error("dialog broke"), new Error("dialog broke"));
+		await input(stub);
+		await input(stub);
+		stub.failBranch = true;
+		await input(stub);
+		await input(stub);
+		assert.deepEqual(notices(stub).slice(1), [
+			"context-fold: the cold-send confirmation could not be shown, the prompt was sent: dialog broke",
+			"context-fold: the cold-cache check failed, the prompt was sent unchecked: branch unreadable",
+		]);
+	});
+});
+
+describe("Pi's settings that cannot be read", () => {
+	it("are announced once, and the defaults apply", async () => {
+		const stub = loadStub();
+		stub.settings = new Proxy(
+			{},
+			{
+				get() {
+					throw new Error("settings.json is not JSON");
+				},
+			},
+		);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.emit("session_tree", {});
+		const said = stub.stderr.filter((line) => line.includes("settings"));
+		assert.deepEqual(said, [
+			"context-fold: Pi's settings could not be read (settings.json is not JSON); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply\n",
+		]);
+	});
+});
+
+describe("a seed index that cannot be read", () => {
+	it("is announced once (not as an empty index), and the session keeps its records in memory", async () => {
+		const dir = tempDir();
+		const file = join(dir, "context-fold", "stub", "seed-index.jsonl");
+		mkdirSync(file, { recursive: true });
+		const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		assert.ok(firstCode(stub), "a fold event was committed");
+		const said = stub.stderr.filter((line) => line.includes("seed index"));
+		assert.equal(said.length, 1, said.join(""));
+		assert.match(
+			said[0],
+			/^context-fold: the seed index .*seed-index\.jsonl cannot be read \(EISDIR[^)]*\); this session starts without its earlier records and keeps new ones in memory only/,
+		);
+	});
+});
+
+describe("a session file that cannot be read for recall", () => {
+	it("is announced once, and the answer says the file could not be read", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		const code = firstCode(stub);
+		const ctx = await contextOf(stub);
+		(ctx.sessionManager as { getEntries: () => unknown }).getEntries = () => {
+			throw new Error("EIO: i/o error");
+		};
+		const { result: text, stderr } = await capturingStderr(async () => {
+			const text = await stub.call("recall_folded", { codes: [code] });
+			await stub.call("recall_folded", { codes: [code] });
+			return text;
+		});
+		assert.match(text, /the session file could not be read \(EIO: i\/o error\); served from live history/);
+		assert.deepEqual(stderr, ["context-fold: the session file could not be read for recall: EIO: i/o error\n"]);
+	});
+
+	it("is not answered as 'not in the session file' once the block has left live history", () => {
+		const engine = {
+			registry: { idOf: () => "block-1", record: () => ({ code: "k3x9a0b2", sha256: "00" }) },
+			liveBlock: () => undefined,
+		} as unknown as FoldEngine;
+		const heard: unknown[] = [];
+		const ledger = new Ledger(
+			() => ({
+				getEntries: () => {
+					throw new Error("EACCES: permission denied");
+				},
+			}),
+			(error) => heard.push(error),
+		);
+		const answer = resolveCode("k3x9a0b2", engine, ledger);
+		assert.deepEqual(answer, {
+			ok: false,
+			error: "#k3x9a0b2: the session file could not be read (EACCES: permission denied), and the block has left live history",
+		});
+		assert.equal(heard.length, 1, "the ledger's owner heard of the failure");
+	});
+});
+
+describe("a parent session file with a damaged line", () => {
+	/** A parent session file from a stub session that folded: its header and entries, one JSON line each. */
+	async function parentLines(): Promise<{ lines: string[]; code: string }> {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		const header = JSON.stringify({ type: "session", id: "parent", timestamp: new Date(0).toISOString() });
+		return { lines: [header, ...stub.entries.map((e) => JSON.stringify(e))], code: firstCode(stub) };
+	}
+	const write = (lines: string[]): string => {
+		const file = join(tempDir(), "parent.jsonl");
+		writeFileSync(file, `${lines.join("\n")}\n`);
+		return file;
+	};
+
+	it("skips a torn last line quietly", async () => {
+		const { lines, code } = await parentLines();
+		const heard: string[] = [];
+		const parent = new ParentSession(write([...lines, '{"type":"mess']), (m) => heard.push(m));
+		assert.equal(parent.resolve(code).ok, true);
+		assert.deepEqual(heard, []);
+	});
+
+	it("announces an unparsable line in the middle once and names it in a miss", async () => {
+		const { lines, code } = await parentLines();
+		const fold = lines.findIndex((line) => line.includes('"records"'));
+		// The fold entry's own line is torn, with lines after it: the code's record is lost.
+		const damaged = [...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)];
+		const heard: string[] = [];
+		const file = write(damaged);
+		const parent = new ParentSession(file, (m) => heard.push(m));
+		const answer = parent.resolve(code);
+		parent.resolve(code);
+		const damage = `the parent session file ${file} has 1 unreadable line (line ${fold + 1}), skipped; codes recorded there, or on the branch before them, cannot be recalled`;
+		assert.deepEqual(heard, [`context-fold: ${damage}`]);
+		assert.equal(answer.ok, false);
+		assert.ok(!answer.ok && answer.error.endsWith(`(${damage})`), JSON.stringify(answer));
+	});
+});
+
+describe("the shipped code", () => {
+	it("reads no test-only environment variable", () => {
+		const src = fileURLToPath(new URL("../../src", import.meta.url));
+		const readers = readdirSync(src, { recursive: true, encoding: "utf8" })
+			.filter((path) => path.endsWith(".ts"))
+			.filter((path) => /\b[A-Z][A-Z0-9]*_TEST_[A-Z0-9_]*\b/.test(readFileSync(join(src, path), "utf8")));
+		assert.deepEqual(readers, []);
+	});
+});
