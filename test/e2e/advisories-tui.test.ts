@@ -6,16 +6,18 @@
  * - the wire watchdog, with a fixture extension loaded after context-fold that sends the raw
  *   messages instead of the folded ones (the request of fold event 1, which also first declares the
  *   fold tools, goes out without its digests), and quiet in the same session without that fixture;
- * - the opt-in send confirmation after an idle gap (the clock shifted an hour ahead with
- *   CONTEXTFOLD_TEST_CLOCK_OFFSET_MS): Keep draft puts the text back in the editor and sends
- *   nothing; Send anyway sends it.
+ * - the opt-in send confirmation after an idle gap (a first prompt sent with `pi -p`, its session
+ *   file's times moved an hour back, then resumed in the terminal UI): the idle notice on resuming;
+ *   Keep draft puts the text back in the editor and sends nothing; Send anyway sends it.
  * Skips without tmux. Waits are generous and poll the screen; nothing is timed.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { after, afterEach, describe, it } from "node:test";
 import { ADVICE, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
 import { batchCommand } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
+import { ageSession } from "./harness/idle-gap.ts";
 import {
 	lastUserText,
 	type ModelServer,
@@ -79,6 +81,9 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 		);
 		assert.equal(flat(screen).split("context-fold: cold input").length - 1, 1, "noticed once");
 		assert.equal(run.server.requests.length, 1);
+		assert.ok(existsSync(tui.socket), "the tmux server's socket is in the sandbox");
+		tui.close();
+		assert.ok(!existsSync(tui.socket), "closing the session removes its socket");
 	});
 
 	// Progress is counted in tool results, which folding never removes (their text may fold).
@@ -142,14 +147,14 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 	it("opt-in confirmation after an idle gap: Keep draft keeps the text and sends nothing; Send anyway sends", async () => {
 		const script: Script = (req) => ({ text: `Answered: ${lastUserText(req)}`, usage: COLD });
 		const run = await start(script, { "context-fold": { confirmColdSend: true } }, 200_000);
-		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions: ["."] }), {
-			CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(60 * 60_000),
-		});
+		const first = await run.sandbox.runPrint({ prompt: "first prompt", extensions: ["."], timeoutMs: WAIT_MS });
+		assert.equal(first.code, 0, first.stderr);
+		const file = await run.sandbox.latestSessionFile();
+		assert.ok(file, "the first prompt's session");
+		await ageSession(file, 60 * 60_000);
+		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions: ["."], continueSession: true }));
 		run.tui = tui;
-		await tui.waitFor(ready, WAIT_MS, "the startup screen");
-		tui.send("first prompt", true);
-		tui.send("Enter");
-		await tui.waitFor((s) => flat(s).includes("is likely cold (idle 1h"), WAIT_MS, "the idle notice");
+		await tui.waitFor((s) => flat(s).includes("is likely cold (idle 1h"), WAIT_MS, "the idle notice on resuming");
 		assert.equal(run.server.requests.length, 1);
 
 		tui.send("second prompt", true);

@@ -3,8 +3,8 @@
  * reach (the ladder's `step`, the economic policy's `minEvent`), a session past the threshold never
  * folds while its cache is warm, and folds on the first request after an idle gap past the cache
  * lifetime. The gap is simulated: the scripted server forgets its cache
- * (`expireCache()`) and the resumed `pi` runs with its clock shifted ten minutes ahead
- * (CONTEXTFOLD_TEST_CLOCK_OFFSET_MS), so the branch's recorded response times read as long past.
+ * (`expireCache()`) and the session file's recorded times move ten minutes back before `pi` resumes
+ * it (harness/idle-gap.ts), so the branch's response times read as long past on the wall clock.
  * The lifetime is the model's own when none is saved: a model declaring Pi's `promptCache` tiers, run
  * with PI_CACHE_RETENTION=long, keeps its cache an hour, so a ten-minute gap folds nothing and a
  * seventy-minute one folds.
@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BATCH_PROMPT, batchSandbox } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
+import { ageSession } from "./harness/idle-gap.ts";
 import { type ModelServer, serializePrompt } from "./harness/model-server.ts";
 import type { PiSandbox } from "./harness/pi-runner.ts";
 
@@ -33,7 +34,10 @@ const PROFILES: Record<string, Record<string, unknown>> = {
 	},
 };
 
-/** Runs one `pi -p` turn in `sandbox` (resuming its session unless `resume` is false) and records where its requests end. */
+/**
+ * Runs one `pi -p` turn in `sandbox` (resuming its session, idle for `idleMinutes`, unless `resume`
+ * is false) and records where its requests end.
+ */
 async function runInto(
 	sandbox: PiSandbox,
 	server: ModelServer,
@@ -41,7 +45,13 @@ async function runInto(
 	prompt: string,
 	env: Record<string, string>,
 	resume = true,
+	idleMinutes = 0,
 ): Promise<void> {
+	if (idleMinutes > 0) {
+		const file = await sandbox.latestSessionFile();
+		assert.ok(file, "a session to resume");
+		await ageSession(file, idleMinutes * 60_000);
+	}
 	const result = await sandbox.runPrint({
 		prompt,
 		extensions: ["."],
@@ -72,13 +82,13 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 					"context-fold": knobs,
 				},
 			}));
-			const run = (prompt: string, env: Record<string, string> = {}, resume = true) =>
-				runInto(sandbox, server, splits, prompt, env, resume);
+			const run = (prompt: string, resume = true, idleMinutes = 0) =>
+				runInto(sandbox, server, splits, prompt, {}, resume, idleMinutes);
 			splits = [0];
-			await run(BATCH_PROMPT, {}, false);
+			await run(BATCH_PROMPT, false);
 			await run("Anything else?");
 			server.expireCache();
-			await run("Back after lunch.", { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(10 * 60_000) });
+			await run("Back after lunch.", true, 10);
 		});
 		after(async () => {
 			await server?.close();
@@ -116,15 +126,8 @@ describe("fold when the cache is cold anyway, by the model's own cache lifetime 
 			modelExtra: { promptCache: { short: 300, long: 3600 } },
 			settings: { compaction: { enabled: false }, "context-fold": PROFILES.economic },
 		}));
-		const run = (prompt: string, offsetMinutes: number, resume = true) =>
-			runInto(
-				sandbox,
-				server,
-				splits,
-				prompt,
-				{ PI_CACHE_RETENTION: "long", CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(offsetMinutes * 60_000) },
-				resume,
-			);
+		const run = (prompt: string, idleMinutes: number, resume = true) =>
+			runInto(sandbox, server, splits, prompt, { PI_CACHE_RETENTION: "long" }, resume, idleMinutes);
 		await run(BATCH_PROMPT, 0, false);
 		await run("Anything else?", 0);
 		await run("Back after a coffee.", 10);
