@@ -1,11 +1,13 @@
 /**
  * Pi's interactive terminal UI under tmux, for what only the TUI shows (the startup banner, `pi config`,
  * the footer status, slash-command completion, extension views): pi runs in a detached tmux session
- * on a private server (`-L`, no tmux.conf); a test sends keys and reads the rendered screen with
- * `capture-pane` until it shows what the test waits for, then the server is killed. Only the screen
- * text is read, never timings.
+ * on a private server whose socket lives in the sandbox (`-S`, no tmux.conf); a test sends keys and
+ * reads the rendered screen with `capture-pane` until it shows what the test waits for, then the
+ * server is killed and its socket removed. Only the screen text is read, never timings.
  */
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PI_CLI, type PiSandbox } from "./pi-runner.ts";
 
@@ -37,15 +39,17 @@ export interface TuiSession {
 	 * screen, if pi exits first or `ready` never holds within `timeoutMs`.
 	 */
 	waitFor(ready: (screen: string) => boolean, timeoutMs?: number, what?: string): Promise<string>;
-	/** Kills the tmux server (and pi with it). */
+	/** Kills the tmux server (and pi with it) and removes its socket. */
 	close(): void;
+	/** The tmux server's socket file, in the sandbox. */
+	socket: string;
 }
 
 /** Starts `pi <argv>` in the sandbox (its cwd and environment, plus `env`) on a 160x50 tmux screen. */
 export function startTui(sandbox: PiSandbox, argv: string[], env: Record<string, string | undefined> = {}): TuiSession {
-	const server = `cf-e2e-${process.pid}-${++servers}`;
+	const socket = join(sandbox.root, `tmux-${++servers}.sock`);
 	const tmux = (...args: string[]) =>
-		spawnSync("tmux", ["-L", server, "-f", "/dev/null", ...args], {
+		spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...args], {
 			cwd: sandbox.cwd,
 			env: sandbox.env({ TMUX: undefined, TMUX_PANE: undefined, ...env }),
 			encoding: "utf8",
@@ -85,7 +89,9 @@ export function startTui(sandbox: PiSandbox, argv: string[], env: Record<string,
 		},
 		close() {
 			tmux("kill-server");
+			rmSync(socket, { force: true });
 		},
+		socket,
 	};
 }
 
