@@ -8,6 +8,9 @@
  * tokens). Pure.
  */
 
+/** How the replay prices an image part: as its placeholder text, or by its pixel size as the provider charges. */
+export type ImagePricing = "text" | "size";
+
 /** How a provider prices an image. */
 export type Vision = "anthropic" | "openai";
 

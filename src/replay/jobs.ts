@@ -7,7 +7,7 @@
  * worker cannot load it), they run in this thread instead.
  */
 import { Worker } from "node:worker_threads";
-import { imageSize, visionTokens } from "./image-size.ts";
+import { type ImagePricing, imageSize, visionTokens } from "./image-size.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { figuresOf, type PolicyFigures } from "./report.ts";
 import { type Policy, replayPolicy } from "./run.ts";
@@ -24,9 +24,6 @@ export interface ReplayJob {
 	/** How images are priced: as their placeholder text, or by pixel size as the provider charges. */
 	images: ImagePricing;
 }
-
-/** How the replay prices an image part (see ReplayJob.images). */
-export type ImagePricing = "text" | "size";
 
 /** A message from a worker: progress, the figures, or the failure. */
 export type JobMessage =

@@ -10,7 +10,7 @@
  * columns, or every column).
  */
 import { foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
-import type { ImagePricing } from "./jobs.ts";
+import type { ImagePricing } from "./image-size.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
 import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
