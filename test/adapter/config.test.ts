@@ -39,7 +39,7 @@ describe("resolveConfig", () => {
 		assert.equal(config.compact, "native");
 	});
 
-	it("reads every knob's environment variable, and the README documents each one", () => {
+	it("reads every knob's environment variable, and docs/settings.md documents each one", () => {
 		// A value the knob's schema accepts and that differs from its default, derived from the schema
 		// itself, so a new knob is covered without a new line here.
 		const other = (knob: (typeof KNOBS)[number]): unknown => {
@@ -59,9 +59,9 @@ describe("resolveConfig", () => {
 			assert.equal(config[knob.key], value, `${knob.env}=${String(value)}`);
 			assert.equal(sources[knob.key], "environment", knob.env);
 		}
-		const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-		const documented = new Set([...readme.matchAll(/^\| `\w+` \| `(CONTEXTFOLD_[A-Z_]+)` \|/gm)].map((m) => m[1]));
-		assert.deepEqual([...documented].sort(), KNOBS.map((knob) => knob.env).sort(), "the README's settings table");
+		const table = readFileSync(new URL("../../docs/settings.md", import.meta.url), "utf8");
+		const documented = new Set([...table.matchAll(/^\| `\w+` \| `(CONTEXTFOLD_[A-Z_]+)` \|/gm)].map((m) => m[1]));
+		assert.deepEqual([...documented].sort(), KNOBS.map((knob) => knob.env).sort(), "docs/settings.md's table");
 	});
 
 	it("accepts percentages for fractions", () => {

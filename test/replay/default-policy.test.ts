@@ -8,7 +8,7 @@
  * cheaper and more visible; every recorded reply reaches the model as under plain Pi. Cost with
  * recalls priced: at most 1.0x plain Pi on every session whose plain-Pi prompt peaks below 100k.
  * Where plain Pi peaks at 100k or more the issue asks 0.65x, and 0.55x over the corpus; the default
- * does not reach that on every session yet (README "Defaults and why": codex-civitas-employer 0.84x,
+ * does not reach that on every session yet (docs/defaults.md: codex-civitas-employer 0.84x,
  * accordion-sample 0.71x, gjc-youtube-transcripts 0.66x, 0.61x in total), so this file holds it at
  * what it reaches, PEAKED_MAX and TOTAL_MAX, until it does. Under anthropic-1h and OpenAI prices the
  * default is never dearer than plain Pi by more than PRICES_MAX allows (issue 24 asks 1.0x; one short

@@ -77,7 +77,7 @@ export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRo
 	});
 }
 
-/** A knob's value as the listings show it: an empty one (no per-provider lifetimes) as `""`, as README's table does. */
+/** A knob's value as the listings show it: an empty one (no per-provider lifetimes) as `""`, as docs/settings.md shows it. */
 export function shownValue(value: string): string {
 	return value === "" ? '""' : value;
 }
