@@ -256,18 +256,28 @@ function peakOf(requests: readonly MessageLike[][]): { request: MessageLike[]; t
 	return peak;
 }
 
-/** True when the pass, on a fresh registry, folds something in `request` with `window`. */
-function foldsFresh(request: MessageLike[], window: number): boolean {
-	const plan = planTurn({
-		messages: request,
-		registry: new FoldRegistry(),
-		policy: conduct,
-		window,
-		neverCacheRead: false,
-		config: DEFAULT_LADDER,
-		savings: new Map(),
-	});
-	return plan.event.length > 0;
+/**
+ * True when the ladder must fold in `request` with `window`, read off the blocks alone, not the
+ * planner: the request is past the first-fold threshold, and the tool results the model has seen
+ * that end before the protected tail hold, less a generous digest each, at least one and a half
+ * steps of the window (the ladder fires for one).
+ */
+function mustFoldIn(request: MessageLike[], window: number): boolean {
+	const blocks = linearize(request);
+	const total = tokensOf(blocks);
+	if (total < DEFAULT_LADDER.foldAt * window) return false;
+	const tail = tailOf(DEFAULT_LADDER, window);
+	const lastAssistant = request.findLastIndex((m) => m.role === "assistant");
+	let end = 0;
+	let mass = 0;
+	for (const block of blocks) {
+		end += block.tokens;
+		const seen = block.msg < lastAssistant;
+		if (block.kind === "toolResult" && block.foldable && seen && end <= total - tail) {
+			mass += Math.max(0, block.tokens - 100);
+		}
+	}
+	return mass >= 1.5 * DEFAULT_LADDER.step * window;
 }
 
 /**
@@ -280,7 +290,7 @@ function windowsFor(requests: readonly MessageLike[][]): { window: number; mustF
 	const peak = peakOf(requests);
 	const ordinary = Math.ceil(peak.tokens / 0.65 / 1000) * 1000;
 	return [
-		{ window: ordinary, mustFold: foldsFresh(peak.request, ordinary) },
+		{ window: ordinary, mustFold: mustFoldIn(peak.request, ordinary) },
 		{ window: Math.ceil(peak.tokens / 1000) * 1000, mustFold: true },
 	];
 }
