@@ -1,0 +1,133 @@
+/**
+ * The user documents stay readable and linked (issue 25): README.md is the short page a user reads
+ * first, under 200 lines and 100 columns, and the rest lives in docs/. Every relative link and image
+ * in README.md and docs/*.md must name a file that exists, and a `#fragment` must name a heading of
+ * that file (GitHub's heading slugs), so moving a section cannot leave a dead link behind.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const README_LINES = 200;
+const README_COLUMNS = 100;
+
+/** The markdown files checked: README.md and every docs/*.md. */
+function documents(): string[] {
+	const docs = readdirSync(join(ROOT, "docs"))
+		.filter((name) => name.endsWith(".md"))
+		.map((name) => join(ROOT, "docs", name));
+	return [join(ROOT, "README.md"), ...docs];
+}
+
+/** The text outside fenced code blocks, where a `](…)` is not a link. */
+function prose(text: string): string {
+	return text.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, "");
+}
+
+/** Every link and image target in `text`, inline (`](target)`) or by reference (`[id]: target`). */
+function linkTargets(text: string): string[] {
+	const body = prose(text);
+	const inline = [...body.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1] as string);
+	const reference = [...body.matchAll(/^\[[^\]]+\]:\s+(\S+)/gm)].map((m) => m[1] as string);
+	return [...inline, ...reference];
+}
+
+/** GitHub's anchor for each heading of `text`: lower case, punctuation dropped, spaces as hyphens. */
+function headingAnchors(text: string): Set<string> {
+	const anchors = new Set<string>();
+	const seen = new Map<string, number>();
+	for (const match of prose(text).matchAll(/^#{1,6} (.+)$/gm)) {
+		const slug = (match[1] as string)
+			.toLowerCase()
+			.replace(/[^\p{L}\p{N}\s_-]/gu, "")
+			.replace(/ /g, "-");
+		const count = seen.get(slug) ?? 0;
+		anchors.add(count === 0 ? slug : `${slug}-${count}`);
+		seen.set(slug, count + 1);
+	}
+	return anchors;
+}
+
+/** What is wrong with each relative link of the markdown file at `path`, as readable lines. */
+function deadLinks(path: string): string[] {
+	const text = readFileSync(path, "utf8");
+	const problems: string[] = [];
+	for (const target of linkTargets(text)) {
+		if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+		const [file = "", fragment] = target.split("#", 2);
+		const resolved = file === "" ? path : join(dirname(path), decodeURIComponent(file));
+		const where = `${relative(ROOT, path)} → ${target}`;
+		if (!existsSync(resolved)) {
+			problems.push(`${where}: no such file`);
+			continue;
+		}
+		if (fragment === undefined) continue;
+		if (!resolved.endsWith(".md") || statSync(resolved).isDirectory()) continue;
+		if (!headingAnchors(readFileSync(resolved, "utf8")).has(fragment)) {
+			problems.push(`${where}: no heading with that anchor`);
+		}
+	}
+	return problems;
+}
+
+describe("README.md", () => {
+	const lines = readFileSync(join(ROOT, "README.md"), "utf8").replace(/\n$/, "").split("\n");
+
+	it(`stays under ${README_LINES} lines`, () => {
+		assert.ok(lines.length < README_LINES, `README.md has ${lines.length} lines`);
+	});
+
+	it(`has no line wider than ${README_COLUMNS} columns`, () => {
+		const wide = lines
+			.map((line, i) => ({ line: i + 1, width: [...line].length }))
+			.filter((l) => l.width > README_COLUMNS);
+		assert.deepEqual(wide, []);
+	});
+});
+
+describe("links in README.md and docs/*.md", () => {
+	it("finds the documents and their links", () => {
+		const files = documents();
+		assert.ok(files.length >= 5, `only ${files.length} documents`);
+		assert.ok(linkTargets(readFileSync(join(ROOT, "README.md"), "utf8")).length >= 5, "README.md links to docs/");
+	});
+
+	for (const path of documents()) {
+		it(`${relative(ROOT, path)}: every relative link names an existing file and heading`, () => {
+			assert.deepEqual(deadLinks(path), []);
+		});
+	}
+
+	it("reports a link to a missing file and to a missing heading, and passes good ones", () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-docs-"));
+		try {
+			const page = join(dir, "page.md");
+			writeFileSync(
+				page,
+				[
+					"## The `ladder` profile, and why",
+					"[a](no-such-file.md) [b](page.md#no-such-heading) [c](#the-ladder-profile-and-why)",
+					"[d](https://example.org/x) [e](page.md)",
+					"```",
+					"[f](inside-a-fence.md)",
+					"```",
+					"[g]: gone.md",
+				].join("\n"),
+			);
+			assert.deepEqual(
+				deadLinks(page).map((p) => p.replace(/^.*→ /, "")),
+				[
+					"no-such-file.md: no such file",
+					"page.md#no-such-heading: no heading with that anchor",
+					"gone.md: no such file",
+				],
+			);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+});
