@@ -100,23 +100,33 @@ function describeSize(text: string, isError: boolean): string {
 	return `${shape}, ~${estTokens(text.length)} tokens`;
 }
 
-/** Renders the risk-line section of a digest: verbatim lines, bounded, with a count of the rest. */
+/**
+ * Renders the risk-line section of a digest: verbatim lines, bounded, with a count of the rest.
+ * Identical lines collapse into their first, which says how many there are (`L12 ×3:`); the bounds
+ * apply to distinct lines, and every distinct line left out is counted, so none is dropped silently.
+ */
 function riskSection(code: string, text: string, isError = false): string {
 	const risks = riskLines(text, isError);
 	if (risks.length === 0) return "";
+	const distinct = new Map<string, { line: number; count: number }>();
+	for (const risk of risks) {
+		const seen = distinct.get(risk.text);
+		if (seen) seen.count++;
+		else distinct.set(risk.text, { line: risk.line, count: 1 });
+	}
 	const out: string[] = [];
 	let used = 0;
-	for (const risk of risks) {
+	for (const [riskText, { line: at, count }] of distinct) {
 		if (out.length >= DIGEST_LIMITS.riskLines) break;
-		const line = `L${risk.line}: ${clip(risk.text, DIGEST_LIMITS.riskLineChars)}`;
+		const line = `L${at}${count > 1 ? ` ×${count}` : ""}: ${clip(riskText, DIGEST_LIMITS.riskLineChars)}`;
 		if (used + line.length > DIGEST_LIMITS.riskChars && out.length > 0) break;
 		out.push(line);
 		used += line.length + 1;
 	}
-	const left = risks.length - out.length;
+	const left = distinct.size - out.length;
 	if (left > 0) {
 		out.push(
-			`… ${left} more risk line${left === 1 ? "" : "s"} left out; recall_folded codes=["${code}"] grep="…" shows them.`,
+			`… ${left} more distinct risk line${left === 1 ? "" : "s"} left out; recall_folded codes=["${code}"] grep="…" shows them.`,
 		);
 	}
 	return `\n${out.join("\n")}`;

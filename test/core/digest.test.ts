@@ -223,7 +223,10 @@ describe("toolResultDigest", () => {
 		assert.equal(risk.length, DIGEST_LIMITS.riskLines + 1);
 		assert.equal(risk[0], "L1: error 0");
 		assert.equal(risk[DIGEST_LIMITS.riskLines - 1], "L12: error 11");
-		assert.equal(risk.at(-1), '… 28 more risk lines left out; recall_folded codes=["abc12345"] grep="…" shows them.');
+		assert.equal(
+			risk.at(-1),
+			'… 28 more distinct risk lines left out; recall_folded codes=["abc12345"] grep="…" shows them.',
+		);
 	});
 
 	it("bounds the risk lines in size (per line and in total)", () => {
@@ -238,13 +241,34 @@ describe("toolResultDigest", () => {
 		}
 		const keptChars = kept.reduce((n, l) => n + l.length + 1, 0);
 		assert.ok(keptChars <= DIGEST_LIMITS.riskChars + 1, `${keptChars}`);
-		assert.match(risk.at(-1) ?? "", new RegExp(`^… ${10 - kept.length} more risk lines? left out; recall_folded`));
+		assert.match(
+			risk.at(-1) ?? "",
+			new RegExp(`^… ${10 - kept.length} more distinct risk lines? left out; recall_folded`),
+		);
+	});
+
+	it("collapses identical risk lines into the first, with their count, and bounds distinct lines only", () => {
+		const repeated = Array.from({ length: 30 }, () => "Error: connect ECONNREFUSED 127.0.0.1:5432");
+		const text = [
+			...repeated,
+			"FAIL src/db.test.ts",
+			...repeated.slice(0, 5),
+			"error TS2304: Cannot find name 'x'",
+		].join("\n");
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
+		assert.deepEqual(out.split("\n").slice(1), [
+			"L1 ×35: Error: connect ECONNREFUSED 127.0.0.1:5432",
+			"L31: FAIL src/db.test.ts",
+			"L37: error TS2304: Cannot find name 'x'",
+		]);
 	});
 
 	it("a single left-out line is singular", () => {
 		const text = Array.from({ length: 13 }, (_, i) => `error ${i}`).join("\n");
 		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
-		assert.ok(out.endsWith('… 1 more risk line left out; recall_folded codes=["abc12345"] grep="…" shows them.'));
+		assert.ok(
+			out.endsWith('… 1 more distinct risk line left out; recall_folded codes=["abc12345"] grep="…" shows them.'),
+		);
 	});
 
 	it("ranks error lines before stack frames", () => {

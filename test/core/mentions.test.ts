@@ -74,6 +74,6 @@ describe("the tool-result digest", () => {
 			digest,
 			/First line: test at test\/payments\.test\.ts:3:2 Paths: test\/payments\.test\.ts, test\/refunds\.test\.ts, test\/fees\.test\.ts\.\n/,
 		);
-		assert.match(digest, /\nL\d+: .*AssertionError: 1 !== 2/);
+		assert.match(digest, /\nL\d+( ×\d+)?: .*AssertionError: 1 !== 2/);
 	});
 });

@@ -1,0 +1,55 @@
+/**
+ * Seed invariant 6 as a property: every distinct risk line of a folded tool result either stands in
+ * its digest (once, with the count of its copies) or is counted among those left out, and then
+ * `recall_folded`'s search (grepText over the original) finds it. Texts mix error lines, stack frames
+ * and plain lines drawn from small pools, so copies are common and the bounds are often reached.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { DIGEST_LIMITS, toolResultDigest } from "../../src/core/digest.ts";
+import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
+import { grepText } from "../../src/core/recall.ts";
+import { clip } from "../../src/core/tokens.ts";
+
+const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
+
+const errorLine = fc
+	.tuple(fc.constantFrom("Error:", "FAIL", "TypeError:", "fatal:", "ENOENT"), fc.nat({ max: 30 }), fc.nat({ max: 3 }))
+	.map(([word, n, pad]) => `${word} case ${n}${" detail".repeat(pad * 40)}`);
+const frameLine = fc.nat({ max: 20 }).map((n) => `    at handler (src/app.ts:${n}:7)`);
+const plainLine = fc.nat({ max: 50 }).map((n) => `line ${n} of ordinary output`);
+const textArb = fc
+	.array(fc.oneof({ arbitrary: errorLine, weight: 3 }, { arbitrary: frameLine, weight: 1 }, plainLine), {
+		minLength: 1,
+		maxLength: 80,
+	})
+	.map((lines) => lines.join("\n"));
+
+describe("risk lines survive every digest", () => {
+	test("each distinct risk line is in the digest with its count, or counted as left out and found by search", () => {
+		fc.assert(
+			fc.property(textArb, fc.boolean(), (text, isError) => {
+				const digest = toolResultDigest({ code: "abcd1234", toolName: "bash", text, isError });
+				const body = digest.split("\n").slice(1);
+				const counted = /^… (\d+) more distinct risk lines? left out; recall_folded/.exec(body.at(-1) ?? "");
+				const shownLines = counted ? body.slice(0, -1) : body;
+				const copies = new Map<string, number>();
+				for (const risk of riskLines(text, isError)) copies.set(risk.text, (copies.get(risk.text) ?? 0) + 1);
+				let missing = 0;
+				for (const [line, count] of copies) {
+					const shown = shownLines.find((l) => l.endsWith(`: ${clip(line, DIGEST_LIMITS.riskLineChars)}`));
+					if (shown) {
+						assert.match(shown, count > 1 ? new RegExp(`^L\\d+ ×${count}: `) : /^L\d+: /, "its count");
+					} else {
+						missing++;
+						assert.ok(grepText(text, line, 100_000).matches >= 1, `search finds ${line}`);
+					}
+				}
+				assert.equal(Number(counted?.[1] ?? 0), missing, "every distinct line left out is counted");
+				assert.equal(shownLines.length, copies.size - missing, "one line each, no copy shown twice");
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+});
