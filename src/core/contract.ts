@@ -99,7 +99,7 @@ export interface EconomicConfig {
 
 /**
  * The economic profile's defaults, chosen with `context-fold replay` (anthropic-5m, idle warming,
- * 140k window) over the project's and the shared sessions; README "Defaults and why" gives the figures.
+ * 140k window) over the project's and the shared sessions; docs/defaults.md gives the figures.
  * Every size is in tokens, not a share of the window: what an event saves and what its rewrite costs do
  * not depend on the window, so a 1M window folds as early as a 140k one (foldFrom, minEvent and
  * backstopAt are 10, 8 and 18 % of the 140k they were chosen in). The working-set profile reads them
@@ -120,14 +120,13 @@ export interface WorkingSetConfig {
 	useWindow: number;
 }
 
-/** The working-set profile's defaults (README "Defaults and why"). */
+/** The working-set profile's defaults (docs/defaults.md). */
 export const DEFAULT_WORKING_SET: Readonly<WorkingSetConfig> = Object.freeze({
 	useWindow: 8,
 });
 
 /**
- * The economic knobs whose default differs under the working-set profile (README "Defaults and
- * why"): a larger least event (10 % of 140k), since a small one late in a short session does not repay
+ * The economic knobs whose default differs under the working-set profile (docs/defaults.md): a larger least event (10 % of 140k), since a small one late in a short session does not repay
  * its recalls.
  */
 export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent">> = Object.freeze({

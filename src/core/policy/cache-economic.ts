@@ -32,8 +32,7 @@ export const REWRITE_IN_READS = 11.5;
 
 /**
  * How near Pi's own compaction point (window − reserve) the unfolded context must come before a
- * protecting policy asks for a backstop compaction. Measured on the corpus (README, "Defaults and
- * why"): at 1.0 a session whose residue is signed thinking compacts late and dear; at 0.5 it compacts
+ * protecting policy asks for a backstop compaction. Measured on the corpus (docs/defaults.md): at 1.0 a session whose residue is signed thinking compacts late and dear; at 0.5 it compacts
  * twice where Pi compacts once; 0.75 compacts no more often than Pi on any corpus session.
  */
 export const PI_COMPACTION_SHARE = 0.75;
