@@ -126,8 +126,9 @@ export const DEFAULT_WORKING_SET: Readonly<WorkingSetConfig> = Object.freeze({
 });
 
 /**
- * The economic knobs whose default differs under the working-set profile (docs/defaults.md): a larger least event (10 % of 140k), since a small one late in a short session does not repay
- * its recalls.
+ * The economic knobs whose default differs under the working-set profile (docs/defaults.md): a
+ * larger least event (10 % of 140k), since a small one late in a short session does not repay its
+ * recalls.
  */
 export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent">> = Object.freeze({
 	minEvent: 14_000,
