@@ -167,6 +167,8 @@ export interface IdleInputs {
 	ttlMs: number;
 	/** Prompt tokens of that latest response: what the next prompt re-sends. */
 	carried: number;
+	/** Least idle time before the prediction is risky, whatever the lifetime (cacheIdleMinutes), in ms. */
+	quietMs?: number;
 }
 
 /** The prediction. */
@@ -175,7 +177,7 @@ export interface IdlePrediction {
 	risky: boolean;
 	/** Ms since the latest response or refresh. */
 	idleMs: number;
-	/** Ms until the lifetime runs out (negative once past it). */
+	/** Ms until the lifetime, or the least idle time where longer, runs out (negative once past it). */
 	leftMs: number;
 	/** The latest response or refresh this prediction counts from (epoch ms). */
 	since: number;
@@ -186,7 +188,7 @@ export function predictIdle(inputs: IdleInputs): IdlePrediction | undefined {
 	if (inputs.completedAt === undefined) return undefined;
 	const since = Math.max(inputs.completedAt, inputs.warmedAt ?? Number.NEGATIVE_INFINITY);
 	const idleMs = Math.max(0, inputs.now - since);
-	const leftMs = inputs.ttlMs - idleMs;
+	const leftMs = Math.max(inputs.ttlMs, inputs.quietMs ?? 0) - idleMs;
 	return { risky: leftMs < 0 && inputs.carried >= COLD_INPUT_MIN_TOKENS, idleMs, leftMs, since };
 }
 

@@ -347,6 +347,21 @@ describe("idle cache-risk warning", () => {
 		await busy.emit("session_shutdown", {});
 	});
 
+	it("cacheIdleMinutes: 0 or off silences the idle warning; N minutes hold it back until then", async () => {
+		for (const silent of [0, "off"]) {
+			const stub = await idleSession({ cacheIdleMinutes: silent }, 60 * 60_000);
+			await stub.emit("session_start", { reason: "resume" });
+			assert.deepEqual(notices(stub), [], `cacheIdleMinutes ${silent}: an hour idle, nothing said`);
+		}
+		const early = await idleSession({ cacheIdleMinutes: 20 }, 10 * 60_000);
+		await early.emit("session_start", { reason: "resume" });
+		assert.deepEqual(notices(early), [], "10 minutes idle, past the 5-minute lifetime but short of 20");
+		const late = await idleSession({ cacheIdleMinutes: 20 }, 25 * 60_000);
+		await late.emit("session_start", { reason: "resume" });
+		assert.equal(notices(late).length, 1, "25 minutes idle: the warning speaks");
+		assert.match(notices(late)[0], /likely cold \(idle 25m 0\ds, lifetime 5m 00s\)/);
+	});
+
 	it("uses the provider's saved interval over cacheTtlSeconds", async () => {
 		const stub = await idleSession({ cacheTtlByProvider: "fake=3600" }, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });

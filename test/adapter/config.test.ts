@@ -43,11 +43,16 @@ describe("resolveConfig", () => {
 		// A value the knob's schema accepts and that differs from its default, derived from the schema
 		// itself, so a new knob is covered without a new line here.
 		const other = (knob: (typeof KNOBS)[number]): unknown => {
-			const schema = knob.schema as { type?: string; anyOf?: { const?: unknown }[]; default?: unknown };
+			const schema = knob.schema as {
+				type?: string;
+				anyOf?: { const?: unknown; type?: string }[];
+				default?: unknown;
+			};
 			if (schema.type === "boolean") return !schema.default;
 			if (schema.type === "number") return schema.default === 0.3 ? 0.35 : 0.3;
 			if (schema.type === "integer" || typeof schema.default === "number") return (schema.default as number) + 1000;
 			if (schema.type === "string") return "anthropic=600";
+			if (schema.anyOf?.some((a) => a.type === "integer")) return 15;
 			const choices = (schema.anyOf ?? []).map((a) => a.const).filter((c) => c !== undefined);
 			return choices.find((c) => c !== schema.default);
 		};
@@ -62,6 +67,16 @@ describe("resolveConfig", () => {
 		const table = readFileSync(new URL("../../docs/settings.md", import.meta.url), "utf8");
 		const documented = new Set([...table.matchAll(/^\| `\w+` \| `(CONTEXTFOLD_[A-Z_]+)` \|/gm)].map((m) => m[1]));
 		assert.deepEqual([...documented].sort(), KNOBS.map((knob) => knob.env).sort(), "docs/settings.md's table");
+	});
+
+	it("reads cacheIdleMinutes as auto, off (0) or whole minutes", () => {
+		assert.equal(resolveConfig({}, {}).config.cacheIdleMinutes, "auto");
+		assert.equal(resolveConfig({ cacheIdleMinutes: "off" }, {}).config.cacheIdleMinutes, 0);
+		assert.equal(resolveConfig({}, { CONTEXTFOLD_CACHE_IDLE_MINUTES: "AUTO" }).config.cacheIdleMinutes, "auto");
+		assert.equal(resolveConfig({}, { CONTEXTFOLD_CACHE_IDLE_MINUTES: "45" }).config.cacheIdleMinutes, 45);
+		const bad = resolveConfig({ cacheIdleMinutes: -3 }, {});
+		assert.equal(bad.config.cacheIdleMinutes, "auto");
+		assert.equal(bad.problems.length, 1);
 	});
 
 	it("accepts percentages for fractions", () => {

@@ -129,6 +129,36 @@ describe("idle prediction", () => {
 		const edge = predictIdle({ now: at + ttlMs, completedAt: at, warmedAt: undefined, ttlMs, carried: 30_000 });
 		assert.equal(edge?.risky, false, "exactly at the lifetime the cache still holds");
 	});
+	it("waits for the least idle time where it is longer than the lifetime", () => {
+		const quietMs = 20 * 60_000;
+		const early = predictIdle({
+			now: at + 10 * 60_000,
+			completedAt: at,
+			warmedAt: undefined,
+			ttlMs,
+			carried: 30_000,
+			quietMs,
+		});
+		assert.deepEqual(early, { risky: false, idleMs: 10 * 60_000, leftMs: 10 * 60_000, since: at });
+		const late = predictIdle({
+			now: at + quietMs + 1,
+			completedAt: at,
+			warmedAt: undefined,
+			ttlMs,
+			carried: 30_000,
+			quietMs,
+		});
+		assert.equal(late?.risky, true);
+		const shorter = predictIdle({
+			now: at + ttlMs + 1,
+			completedAt: at,
+			warmedAt: undefined,
+			ttlMs,
+			carried: 30_000,
+			quietMs: 1,
+		});
+		assert.equal(shorter?.risky, true, "a least idle time under the lifetime changes nothing");
+	});
 	it("counts from Pi's latest refresh when it is newer than the response", () => {
 		const p = predictIdle({ now: at + ttlMs + 1, completedAt: at, warmedAt: at + 200_000, ttlMs, carried: 30_000 });
 		assert.equal(p?.risky, false);

@@ -71,8 +71,8 @@ function numberFrom(text: string, fraction: boolean): number {
 
 /**
  * Brings a tolerant input to the form the schema checks: boolean words, numbers in plain decimal
- * text (a percentage for a fraction), a choice in any case. A word beside a token count (budgetCap's
- * `off`) stands for 0. JSON's -0 is no token count. Anything else is returned as is, for the schema
+ * text (a percentage for a fraction), a choice in any case. `off` beside a count (budgetCap,
+ * cacheIdleMinutes) stands for 0. JSON's -0 is no token count. Anything else is returned as is, for the schema
  * to reject.
  */
 function normalise(schema: TSchema, raw: unknown): unknown {
@@ -90,7 +90,7 @@ function normalise(schema: TSchema, raw: unknown): unknown {
 	if (typeof raw === "string") {
 		const word = raw.trim().toLowerCase();
 		const choice = shape.anyOf.find((member) => member.const === word);
-		if (choice) return count ? 0 : choice.const;
+		if (choice) return count && word === "off" ? 0 : choice.const;
 	}
 	return count ? normalise(count as TSchema, raw) : raw;
 }

@@ -30,6 +30,8 @@ export interface FoldConfig extends LadderConfig, EconomicConfig, WorkingSetConf
 	cacheTtlByProvider: string;
 	/** Ask "Keep draft / Send anyway" before an interactive prompt that likely finds the cache cold. */
 	confirmColdSend: boolean;
+	/** Idle minutes before the cold-cache warning may speak: `auto` (the cache lifetime alone), or 0: never. */
+	cacheIdleMinutes: number | "auto";
 }
 
 /** The settings.json key holding context-fold's section. */
@@ -121,6 +123,14 @@ export const KNOB_SCHEMAS = {
 			"CONTEXTFOLD_CONFIRM_COLD_SEND",
 			false,
 			'Terminal UI: before sending a prompt that likely finds the prompt cache cold (idle past its lifetime, 20k+ tokens carried), ask "Keep draft / Send anyway". Keep draft puts the text back in the editor and keeps its images for the next prompt.',
+		),
+	),
+	cacheIdleMinutes: Type.Union(
+		[Type.Integer({ minimum: 0 }), Type.Literal("auto"), Type.Literal("off")],
+		annotations(
+			"CONTEXTFOLD_CACHE_IDLE_MINUTES",
+			"auto",
+			'The idle cache-risk warning (and confirmColdSend\'s question) waits at least this many idle minutes besides the cache lifetime; "auto": the lifetime alone; 0 or "off": the warning never speaks.',
 		),
 	),
 	policy: Type.Union(

@@ -110,12 +110,15 @@ export class CacheWarning {
 			carried = prompt;
 		}
 		const ttlMs = this.deps.ttlMs(place.model);
+		const minutes = this.deps.config().cacheIdleMinutes;
+		if (minutes === 0) return undefined;
 		const prediction = predictIdle({
 			now: this.deps.now(),
 			completedAt,
 			warmedAt,
 			ttlMs,
 			carried,
+			quietMs: minutes === "auto" ? 0 : minutes * 60_000,
 		});
 		return prediction
 			? { provider: model ? `${provider}/${model}` : provider, prediction, ttlMs, carried }
