@@ -9,7 +9,7 @@ import { codeLine, LINE_WIDTH } from "./block-line.ts";
 import { duration, type Lifetime } from "./cache-advice.ts";
 import type { ViewBlock } from "./contract.ts";
 import type { FoldRecord } from "./fold-registry.ts";
-import { blockCost, short } from "./tokens.ts";
+import { blockCost, clip, firstLine, short } from "./tokens.ts";
 
 /** One block of the latest request as it went out (the fold event of that request applied). */
 export interface PassRow extends ViewBlock {
@@ -374,6 +374,8 @@ export interface StatusFacts {
 	lifetime?: Lifetime;
 	largest: readonly FoldedBlock[];
 	advisories: readonly string[];
+	/** Failures announced this session (each once), with which context-fold went on degraded. */
+	failures?: readonly string[];
 	/** The figures are of the conversation as the next request would send it: none went out yet. */
 	preview?: boolean;
 	/** Pi's own count of the context (the provider's usage plus Pi's estimates), when Pi has one. */
@@ -464,6 +466,11 @@ export function statusText(f: StatusFacts): string {
 	out.push("", "Advisories");
 	if (f.advisories.length === 0) out.push("  none");
 	for (const a of f.advisories) out.push(`  ⚠ ${a}`);
+	const failures = f.failures ?? [];
+	if (failures.length > 0) {
+		out.push("", `Failures  ${failures.length} announced this session, each once (context-fold went on)`);
+		for (const failure of failures) out.push(`  ${clip(firstLine(failure), VIEW_WIDTH - 2)}`);
+	}
 	return out.join("\n");
 }
 

@@ -137,6 +137,17 @@ describe("Pi's settings that cannot be read", () => {
 		assert.deepEqual(said, [
 			"context-fold: Pi's settings could not be read (settings.json is not JSON); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply\n",
 		]);
+		const status = (await stub.command("context-fold", "status")).stdout;
+		assert.match(
+			status,
+			/\nFailures {2}1 announced this session, each once \(context-fold went on\)\n {2}context-fold: Pi's settings could not be read/,
+		);
+	});
+
+	it("a status with no failure has no failures section", async () => {
+		const stub = loadStub();
+		await stub.emit("session_start", { reason: "startup" });
+		assert.doesNotMatch((await stub.command("context-fold", "status")).stdout, /Failures/);
 	});
 });
 

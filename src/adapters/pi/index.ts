@@ -200,7 +200,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			parent = parentFile ? new ParentSession(parentFile, warn) : undefined;
 			const { skipped } = index.open(session);
 			if (skipped > 0)
-				warn(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
+				warnOnce(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
 			const branch = ctx.sessionManager.getBranch();
 			engine.rebuild(branch);
 			telemetry.restore(branch);
@@ -214,7 +214,9 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			telemetry.reset();
 			advisor.reset();
 			warning.reset();
-			warn(`context-fold: could not restore fold state, prior folds render raw this session: ${errorText(error)}`);
+			warnOnce(
+				`context-fold: could not restore fold state, prior folds render raw this session: ${errorText(error)}`,
+			);
 		}
 	};
 
@@ -243,14 +245,14 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 				ratios: ratiosOf(ctx.model?.cost),
 			});
 		} catch (error) {
-			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
+			warnOnce(`context-fold: usage telemetry skipped: ${errorText(error)}`);
 		}
 	});
 	pi.on("tool_result", (event) => {
 		try {
 			if (!event.isError) advisor.observeToolResult(event.toolName, event.input, engine.registry);
 		} catch (error) {
-			warn(`context-fold: recall churn check skipped: ${errorText(error)}`);
+			warnOnce(`context-fold: recall churn check skipped: ${errorText(error)}`);
 		}
 		return undefined;
 	});
@@ -261,7 +263,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		try {
 			warning.idle(ctx);
 		} catch (error) {
-			warn(`context-fold: idle cache check skipped: ${errorText(error)}`);
+			warnOnce(`context-fold: idle cache check skipped: ${errorText(error)}`);
 		}
 	});
 	pi.on("input", async (event, ctx) => {
@@ -279,7 +281,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			telemetry.select(event.model?.provider, event.model?.id);
 			advisor.observeModelChange();
 		} catch (error) {
-			warn(`context-fold: usage telemetry skipped: ${errorText(error)}`);
+			warnOnce(`context-fold: usage telemetry skipped: ${errorText(error)}`);
 		}
 	});
 
@@ -309,7 +311,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			const messages = event.messages as unknown as MessageLike[];
 			engine.run(messages, turnFacts(messages, ctx));
 		} catch (error) {
-			warn(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
+			warnOnce(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
 		}
 		return undefined;
 	});
@@ -319,7 +321,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		try {
 			advisor.observePayload(event.payload);
 		} catch (error) {
-			warn(`context-fold: wire watchdog skipped this request: ${errorText(error)}`);
+			warnOnce(`context-fold: wire watchdog skipped this request: ${errorText(error)}`);
 		}
 		return undefined;
 	});
@@ -348,6 +350,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			reload: loadConfig,
 			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
 			advisories: () => advisor.active().map((a) => a.text),
+			failures: () => [...reported],
 			lifetime: (model) => lifetimeFor(model, config, ttlSecondsSet),
 			discardImages: () => {
 				const n = warning.discardImages();

@@ -54,6 +54,8 @@ export interface ViewSources {
 	advisoryActive?: () => boolean;
 	/** The active advisories, one line each, for the status (the cache advisor's). */
 	advisories?: () => readonly string[];
+	/** The failures announced this session, each once (see StatusFacts.failures). */
+	failures?: () => readonly string[];
 	/** The cache lifetime assumed for a model, and its source (cache/lifetime.ts). */
 	lifetime?: (model: ExtensionContext["model"]) => Lifetime;
 }
@@ -206,6 +208,7 @@ export function statusFacts(
 		lifetime: sources.lifetime?.(ctx.model),
 		largest: largestFolded(engine, pass?.rows, sources.ledger),
 		advisories: sources.advisories?.() ?? [],
+		failures: sources.failures?.() ?? [],
 		preview: sent === undefined && pass !== undefined,
 		piUsage: piUsageOf(ctx),
 	};
