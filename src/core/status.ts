@@ -159,6 +159,9 @@ export interface EntryLike {
 	provider?: string;
 	model?: string;
 	data?: unknown;
+	/** A compaction entry's size before it, and its details (context-fold's own carry `contextFold`). */
+	tokensBefore?: number;
+	details?: { contextFold?: { codes?: unknown } };
 	message?: {
 		role?: string;
 		provider?: string;
@@ -246,9 +249,11 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 
 /** One fold event or unfold on a branch, with the rewrite the next response paid. */
 export interface EventLine {
-	/** The layer's sequence number; undefined for an unfold. */
+	/** The layer's sequence number; undefined for an unfold or a compaction. */
 	seq: number | undefined;
-	kind: "fold" | "unfold";
+	kind: "fold" | "unfold" | "compaction";
+	/** A compaction's summary was context-fold's deterministic one (no model call). */
+	ours?: boolean;
 	codes: string[];
 	/** Tokens kept out (a fold event's estimate) or put back (an unfold's), from the fold records. */
 	tokens: number;
@@ -312,6 +317,19 @@ export function eventLines(
 			};
 			lines.push(line);
 			open.push(line);
+		} else if (entry.type === "compaction") {
+			const codes = entry.details?.contextFold?.codes;
+			const line: EventLine = {
+				seq: undefined,
+				kind: "compaction",
+				codes: Array.isArray(codes) ? codes.filter((c): c is string => typeof c === "string") : [],
+				tokens: count(entry.tokensBefore),
+				rewrite: undefined,
+				hitRate: undefined,
+				ours: entry.details?.contextFold !== undefined,
+			};
+			lines.push(line);
+			open.push(line);
 		} else if (entry.type === "message" && entry.message?.role === "assistant" && open.length > 0) {
 			const u = entry.message.usage ?? {};
 			const prompt = count(u.input) + count(u.cacheRead) + count(u.cacheWrite);
@@ -323,6 +341,18 @@ export function eventLines(
 		}
 	}
 	return lines;
+}
+
+/**
+ * What the user is told when a compaction used context-fold's deterministic summary: that no model
+ * was called, what it summarised and kept raw, and that every block stays readable.
+ */
+export function compactionNotice(tokensBefore: number, blocks: number): string {
+	return (
+		`context-fold: compacted ~${short(tokensBefore)} tokens with its deterministic summary (no model call); ` +
+		`the newest messages stay raw, and each of the ${blocks} block${blocks === 1 ? "" : "s"} it summarised ` +
+		"is still read by /context-fold recall <code>"
+	);
 }
 
 /** How a fold event or unfold reads in the transcript and in `/tree`: "folded #a, #b · ~4.4k tokens kept out". */
@@ -352,8 +382,30 @@ export interface FoldPoint {
 	knob: string;
 	/** The budget in tokens; past it a fold event is urgent. */
 	budget: number;
-	/** Economic only: above this, when folding cannot get below it, context-fold compacts. */
+	/** Economic and working-set: above this, when folding cannot get below it, context-fold compacts. */
 	backstop?: number;
+	/** Where Pi compacts on its own (window − reserveTokens), while its compaction is on. */
+	piCompactsAt?: number;
+}
+
+/**
+ * The thresholds after the next fold, as the status names them: the budget and the backstop, each
+ * only while it lies below where Pi compacts on its own (past that Pi's compaction comes first), and
+ * that point where it hid one.
+ */
+export function thresholdsText(p: FoldPoint): string {
+	let hidden = false;
+	const parts: string[] = [];
+	for (const [name, at] of [
+		["budget", p.budget],
+		["backstop", p.backstop],
+	] as const) {
+		if (at === undefined) continue;
+		if (p.piCompactsAt === undefined || at < p.piCompactsAt) parts.push(`${name} ${short(at)}`);
+		else hidden = true;
+	}
+	if (hidden && p.piCompactsAt !== undefined) parts.push(`Pi compacts at ${short(p.piCompactsAt)}`);
+	return parts.join(" · ");
 }
 
 /** Columns a status line may take: those the terminal UI's view keeps for text in a 100-column terminal. */
@@ -415,7 +467,7 @@ export function statusText(f: StatusFacts): string {
 			const toFold = p.at - f.usage;
 			out.push(
 				`Next fold ${short(p.at)} (${p.policy} ${p.knob})${toFold > 0 ? `, ${short(toFold)} away` : ", reached"}` +
-					` · budget ${short(p.budget)}${p.backstop !== undefined ? ` · backstop ${short(p.backstop)}` : ""}`,
+					` · ${thresholdsText(p)}`,
 			);
 		}
 		if (f.parts) {
@@ -434,7 +486,9 @@ export function statusText(f: StatusFacts): string {
 			const what =
 				e.kind === "fold"
 					? `  #${e.seq ?? "?"} fold   ${e.codes.length} block${e.codes.length === 1 ? "" : "s"}, ~${short(e.tokens)} kept out`
-					: `  unfold    ${e.codes.map((c) => `#${c}`).join(", ")}, ~${short(e.tokens)} back`;
+					: e.kind === "compaction"
+						? `  compaction of ~${short(e.tokens)}, ${e.ours ? "deterministic summary (no model call)" : "Pi's own summary"}`
+						: `  unfold    ${e.codes.map((c) => `#${c}`).join(", ")}, ~${short(e.tokens)} back`;
 			const rewrite =
 				e.rewrite === undefined
 					? "no response since"

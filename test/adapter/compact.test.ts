@@ -59,6 +59,30 @@ function withFileTools(stub: ReturnType<typeof loadStub>) {
 }
 
 describe("deterministic compaction", () => {
+	it("tells the user when a compaction used its summary, and says nothing of Pi's own", async () => {
+		const stub = loadStub();
+		await stub.emit("session_start", { reason: "startup" });
+		const entry = {
+			tokensBefore: 15_995,
+			details: { contextFold: { v: 1, seq: 1, codes: ["aaaaaaaa", "bbbbbbbb"] } },
+		};
+		await stub.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
+		const told = stub.stderr.filter((line) => line.includes("compacted ~"));
+		assert.deepEqual(told, [
+			"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 2 blocks it summarised is still read by /context-fold recall <code>\n",
+		]);
+		await stub.emit("session_compact", {
+			reason: "manual",
+			compactionEntry: { tokensBefore: 9000 },
+			fromExtension: false,
+		});
+		assert.equal(
+			stub.stderr.filter((line) => line.includes("compacted ~")).length,
+			1,
+			"Pi's own summary: not ours to tell",
+		);
+	});
+
 	it("returns a verbatim summary: intents, files, commands, error lines, pointers; no model call", async () => {
 		const stub = loadStub();
 		bashSession(stub, 4);

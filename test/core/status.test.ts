@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import {
 	bar,
 	cacheByModel,
+	compactionNotice,
 	contextParts,
 	eventLabel,
 	eventLines,
@@ -18,6 +19,7 @@ import {
 	passRows,
 	type StatusFacts,
 	statusText,
+	thresholdsText,
 	unfoldCost,
 } from "../../src/core/status.ts";
 import { short } from "../../src/core/tokens.ts";
@@ -173,6 +175,57 @@ describe("figures from session entries", () => {
 		assert.equal(lines[1].kind, "unfold");
 		assert.deepEqual(lines[1].codes, ["bbbbbbbb"]);
 		assert.equal(lines[1].rewrite, undefined);
+	});
+
+	it("lists compactions with the fold events, saying whose summary it was", () => {
+		const lines = eventLines(
+			[
+				{
+					type: "compaction",
+					tokensBefore: 15_995,
+					details: { contextFold: { v: 1, seq: 2, codes: ["aaaaaaaa"] } },
+				},
+				assistant({ input: 900, cacheRead: 0, cacheWrite: 3000 }),
+				{ type: "compaction", tokensBefore: 40_000, details: {} },
+			],
+			T,
+			() => undefined,
+		);
+		assert.deepEqual(
+			lines.map((l) => [l.kind, l.ours, l.tokens, l.rewrite]),
+			[
+				["compaction", true, 15_995, 3900],
+				["compaction", false, 40_000, undefined],
+			],
+		);
+		const text = statusText({ ...NOTHING_KNOWN, events: lines });
+		assert.match(
+			text,
+			/\n {2}compaction of ~16k, deterministic summary \(no model call\); rewrite 3\.9k, cache 0% on the next response\n/,
+		);
+		assert.match(text, /\n {2}compaction of ~40k, Pi's own summary; no response since\n/);
+	});
+
+	it("names only the thresholds Pi's own compaction leaves reachable, and Pi's point where it hides one", () => {
+		const p = {
+			policy: "working-set",
+			at: 14_000,
+			knob: "foldFrom 14000",
+			budget: 24_000,
+			backstop: 25_000,
+		} as const;
+		assert.equal(thresholdsText(p), "budget 24k · backstop 25k", "Pi's compaction off: both");
+		assert.equal(thresholdsText({ ...p, piCompactsAt: 15_616 }), "Pi compacts at 16k", "a 32k window: neither");
+		assert.equal(thresholdsText({ ...p, piCompactsAt: 24_500 }), "budget 24k · Pi compacts at 25k");
+		assert.equal(thresholdsText({ ...p, budget: 105_000, piCompactsAt: 123_616 }), "budget 105k · backstop 25k");
+	});
+
+	it("tells the user a compaction was deterministic, what stays raw, and that every block is still read", () => {
+		assert.equal(
+			compactionNotice(15_995, 3),
+			"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 3 blocks it summarised is still read by /context-fold recall <code>",
+		);
+		assert.match(compactionNotice(2000, 1), /each of the 1 block it summarised/);
 	});
 });
 

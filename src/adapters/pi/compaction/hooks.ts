@@ -8,6 +8,7 @@
  * a compaction the user or Pi starts keeps Pi's cut.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { compactionNotice } from "../../../core/status.ts";
 import type { Advisor } from "../cache/advisor.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "../fold/persistence.ts";
@@ -133,6 +134,11 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		// The status shows the compacted context (a preview) until the next request, not the one before.
 		engine.forgetPass();
 		advisor.observeCompaction(event.reason !== "manual");
+		const ours = (event.compactionEntry?.details as { contextFold?: { codes?: unknown } } | undefined)?.contextFold;
+		if (ours) {
+			const blocks = Array.isArray(ours.codes) ? ours.codes.length : 0;
+			warn(compactionNotice(event.compactionEntry.tokensBefore ?? 0, blocks), "info");
+		}
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
 		} catch (error) {

@@ -126,6 +126,7 @@ export function foldPoint(
 	reserve?: number,
 ): FoldPoint {
 	const budget = budgetOf(config, window);
+	const piCompactsAt = reserve === undefined ? undefined : Math.max(0, window - reserve);
 	if (config.policy !== "ladder") {
 		const least = Math.floor(leastEventFor(config.minEvent, window, reserve));
 		const capped = least < config.minEvent ? ` (minEvent ${config.minEvent}, a fifth of where Pi compacts)` : "";
@@ -135,6 +136,7 @@ export function foldPoint(
 			knob: `foldFrom ${config.foldFrom}, an event of ${least}+ tokens${capped} that repays its rewrite`,
 			budget,
 			backstop: Math.floor(backstopFor(config.backstopAt, keepRecent)),
+			piCompactsAt,
 		};
 	}
 	const share = neverCacheRead ? config.coldFoldAt : config.foldAt;
@@ -143,6 +145,7 @@ export function foldPoint(
 		at: Math.floor(share * window),
 		knob: `${neverCacheRead ? "coldFoldAt" : "foldAt"} ${percent(share)}`,
 		budget,
+		piCompactsAt,
 	};
 }
 
