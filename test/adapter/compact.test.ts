@@ -59,27 +59,37 @@ function withFileTools(stub: ReturnType<typeof loadStub>) {
 }
 
 describe("deterministic compaction", () => {
-	it("tells the user when a compaction used its summary, and says nothing of Pi's own", async () => {
-		const stub = loadStub();
-		await stub.emit("session_start", { reason: "startup" });
+	it("tells the terminal UI's user when a compaction used its summary; says nothing of Pi's own, nor headless", async () => {
 		const entry = {
 			tokensBefore: 15_995,
 			details: { contextFold: { v: 1, seq: 1, codes: ["aaaaaaaa", "bbbbbbbb"] } },
 		};
+		const stub = loadStub();
+		stub.mode = "tui";
+		stub.hasUI = true;
+		await stub.emit("session_start", { reason: "startup" });
 		await stub.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
-		const told = stub.stderr.filter((line) => line.includes("compacted ~"));
-		assert.deepEqual(told, [
-			"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 2 blocks it summarised is still read by /context-fold recall <code>\n",
+		const told = () => stub.ui.notices.filter((n) => n.message.includes("compacted ~"));
+		assert.deepEqual(told(), [
+			{
+				message:
+					"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 2 blocks it summarised is still read by /context-fold recall <code>",
+				level: "info",
+			},
 		]);
 		await stub.emit("session_compact", {
 			reason: "manual",
 			compactionEntry: { tokensBefore: 9000 },
 			fromExtension: false,
 		});
-		assert.equal(
-			stub.stderr.filter((line) => line.includes("compacted ~")).length,
-			1,
-			"Pi's own summary: not ours to tell",
+		assert.equal(told().length, 1, "Pi's own summary: not ours to tell");
+		const headless = loadStub();
+		await headless.emit("session_start", { reason: "startup" });
+		await headless.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
+		assert.deepEqual(
+			headless.stderr.filter((line) => line.includes("compacted ~")),
+			[],
+			"pi -p stays quiet",
 		);
 	});
 

@@ -134,10 +134,15 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		// The status shows the compacted context (a preview) until the next request, not the one before.
 		engine.forgetPass();
 		advisor.observeCompaction(event.reason !== "manual");
+		// Told in the terminal UI, beside Pi's own "Compacted from" line; headless runs stay quiet.
 		const ours = (event.compactionEntry?.details as { contextFold?: { codes?: unknown } } | undefined)?.contextFold;
-		if (ours) {
+		if (ours && ctx.mode === "tui") {
 			const blocks = Array.isArray(ours.codes) ? ours.codes.length : 0;
-			warn(compactionNotice(event.compactionEntry.tokensBefore ?? 0, blocks), "info");
+			try {
+				ctx.ui.notify(compactionNotice(event.compactionEntry.tokensBefore ?? 0, blocks), "info");
+			} catch (error) {
+				warn(`context-fold: the compaction notice could not be shown: ${errorText(error)}`);
+			}
 		}
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
