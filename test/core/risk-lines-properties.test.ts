@@ -34,12 +34,21 @@ describe("risk lines survive every digest", () => {
 				const body = digest.split("\n").slice(1);
 				const counted = /^… (\d+) more distinct risk lines? left out; recall_folded/.exec(body.at(-1) ?? "");
 				const shownLines = counted ? body.slice(0, -1) : body;
-				const copies = new Map<string, number>();
-				for (const risk of riskLines(text, isError)) copies.set(risk.text, (copies.get(risk.text) ?? 0) + 1);
+				// Each distinct line by its first occurrence's line number, which the digest names.
+				const copies = new Map<string, { at: number; count: number }>();
+				for (const risk of riskLines(text, isError)) {
+					const seen = copies.get(risk.text);
+					if (seen) seen.count++;
+					else copies.set(risk.text, { at: risk.line, count: 1 });
+				}
 				let missing = 0;
-				for (const [line, count] of copies) {
-					const shown = shownLines.find((l) => l.endsWith(`: ${clip(line, DIGEST_LIMITS.riskLineChars)}`));
+				for (const [line, { at, count }] of copies) {
+					const shown = shownLines.find((l) => l.startsWith(`L${at}:`) || l.startsWith(`L${at} ×`));
 					if (shown) {
+						assert.ok(
+							shown.endsWith(`: ${clip(line, DIGEST_LIMITS.riskLineChars)}`),
+							"verbatim, clipped at most",
+						);
 						assert.match(shown, count > 1 ? new RegExp(`^L\\d+ ×${count}: `) : /^L\d+: /, "its count");
 					} else {
 						missing++;
