@@ -79,6 +79,18 @@ describe("resolveConfig", () => {
 		assert.equal(bad.problems.length, 1);
 	});
 
+	it("names the variable a mistyped CONTEXTFOLD_* name meant, and leaves other CONTEXTFOLD_* names alone", () => {
+		const { config, problems } = resolveConfig(
+			{ hot_tail: 6000 },
+			{ CONTEXTFOLD_HOTTAIL: "abc", CONTEXTFOLD_SESSIONS: "/x" },
+		);
+		assert.equal(config.hotTail, DEFAULT_CONFIG.hotTail);
+		assert.deepEqual(problems, [
+			"settings context-fold.hot_tail is not a context-fold setting; ignoring it (did you mean hotTail?)",
+			"CONTEXTFOLD_HOTTAIL is not a context-fold variable; ignoring it (did you mean CONTEXTFOLD_HOT_TAIL?)",
+		]);
+	});
+
 	it("accepts percentages for fractions", () => {
 		assert.equal(resolveConfig({}, { CONTEXTFOLD_FOLD_AT: "45%" }).config.foldAt, 0.45);
 	});

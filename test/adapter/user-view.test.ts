@@ -324,6 +324,21 @@ describe("/context-fold", () => {
 		assert.equal(economic.length, KNOBS.length);
 	});
 
+	it("suggests the knob a mistyped name meant, and says when a saved knob does nothing under the policy in force", async () => {
+		writeFileSync(settingsFile, "{}");
+		const stub = await started({ settings: {} });
+		const typo = (await stub.command("context-fold", "settings hottail 6000")).stdout;
+		assert.match(typo, /no knob "hottail" \(did you mean hotTail\?\)/);
+		assert.doesNotMatch(typo, /known:/, "a near name gets the one suggestion, not the list");
+		const other = (await stub.command("context-fold", "settings foldAt 45%")).stdout;
+		assert.match(
+			other,
+			/foldAt = 0\.45, saved to .*; it applies under the ladder profile, not under working-set, the policy in force/,
+		);
+		const own = (await stub.command("context-fold", "settings useWindow 10")).stdout;
+		assert.match(own, /useWindow = 10, saved to .*; applies from the next request/);
+	});
+
 	it("refuses a bad value and a knob the environment sets, and lists that knob as locked", async () => {
 		writeFileSync(settingsFile, "{}");
 		const stub = await started();

@@ -122,6 +122,21 @@ export interface Resolved {
 	problems: string[];
 }
 
+/** Letters and digits only, lower case: `hotTail`, `HOT_TAIL` and `hottail` read alike. */
+function squeezed(name: string): string {
+	return name.replace(/[^A-Za-z0-9]/g, "").toLowerCase();
+}
+
+/**
+ * The knob a mistyped name most likely meant: one whose key, or environment variable without its
+ * `CONTEXTFOLD_` prefix, reads the same but for case and separators (`hottail`, `HOT-TAIL`,
+ * `CONTEXTFOLD_HOTTAIL` all mean hotTail); undefined when none does.
+ */
+export function nearestKnob(name: string): Knob | undefined {
+	const want = squeezed(name.replace(/^CONTEXTFOLD_/i, ""));
+	return KNOBS.find((knob) => squeezed(knob.key) === want || squeezed(knob.env.replace(/^CONTEXTFOLD_/, "")) === want);
+}
+
 /** Resolves every knob from defaults, a saved settings section, and the environment. */
 export function resolveConfig(saved: unknown, env: Readonly<Record<string, string | undefined>>): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
@@ -132,9 +147,15 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 	const section = isSection ? (saved as Record<string, unknown>) : {};
 	for (const key of Object.keys(section)) {
 		if (KNOBS.some((knob) => knob.key === key)) continue;
-		const near = KNOBS.find((knob) => knob.key.toLowerCase() === key.toLowerCase());
+		const near = nearestKnob(key);
 		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((knob) => knob.key).join(", ")}`;
 		problems.push(`settings ${SETTINGS_SECTION}.${key} is not a context-fold setting; ignoring it (${hint})`);
+	}
+	// A CONTEXTFOLD_* variable that is no knob's but reads like one is a typo: say which it meant.
+	for (const name of Object.keys(env)) {
+		if (!name.startsWith("CONTEXTFOLD_") || KNOBS.some((knob) => knob.env === name)) continue;
+		const near = nearestKnob(name);
+		if (near) problems.push(`${name} is not a context-fold variable; ignoring it (did you mean ${near.env}?)`);
 	}
 	const bag = config as unknown as Record<string, unknown>;
 	for (const knob of KNOBS) {

@@ -15,7 +15,7 @@ import { parseCode } from "../../../core/digest.ts";
 import { RECALL_LIMITS } from "../../../core/recall.ts";
 import { statusText, unfoldCost } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
-import { KNOBS, resolveConfig } from "../config.ts";
+import { KNOBS, nearestKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
@@ -24,7 +24,7 @@ import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
 import { blockFacts } from "./blocks.ts";
-import { type KnobRow, knobRows, knobText, type SavedSettings, shownValue } from "./settings.ts";
+import { idleUnder, type KnobRow, knobRows, knobText, type SavedSettings, shownValue } from "./settings.ts";
 import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
 import { TextView, type ViewAction } from "./viewer.ts";
 
@@ -139,7 +139,9 @@ function currentRows(pi: ExtensionAPI, deps: CommandDeps): KnobRow[] {
 function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, key: string, value: string) {
 	const row = currentRows(pi, deps).find((r) => r.key === key);
 	if (!row) {
-		return { ok: false, text: `context-fold: no knob "${key}" (known: ${KNOBS.map((k) => k.key).join(", ")})` };
+		const near = nearestKnob(key);
+		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((k) => k.key).join(", ")}`;
+		return { ok: false, text: `context-fold: no knob "${key}" (${hint})` };
 	}
 	if (row.locked) {
 		return {
@@ -150,9 +152,11 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 	try {
 		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
 		deps.reload();
+		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
+		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
 		return {
 			ok: true,
-			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; applies from the next request`,
+			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}`,
 		};
 	} catch (error) {
 		// resolveConfig's words name the settings path and the fallback; here only the reason matters.

@@ -39,6 +39,18 @@ const PROFILE_KNOBS: Readonly<Record<FoldConfig["policy"], readonly (keyof FoldC
 	ladder: ["foldAt", "coldFoldAt", "step", "tail"],
 };
 
+/**
+ * Why a knob does nothing under `policy`, when it is one only other profiles read ("it applies under
+ * the ladder profile; the policy in force is working-set"); undefined when it applies.
+ */
+export function idleUnder(key: keyof FoldConfig, policy: FoldConfig["policy"] | undefined): string | undefined {
+	if (policy === undefined || key === "policy" || PROFILE_KNOBS[policy].includes(key)) return undefined;
+	const readers = (Object.keys(PROFILE_KNOBS) as FoldConfig["policy"][]).filter((p) => PROFILE_KNOBS[p].includes(key));
+	if (readers.length === 0) return undefined;
+	const names = readers.join(" and ");
+	return `it applies under the ${names} profile${readers.length > 1 ? "s" : ""}, not under ${policy}, the policy in force`;
+}
+
 /** Where a knob stands in the listing: the policy, its own knobs, those every profile reads, the other profiles' last. */
 function rank(key: keyof FoldConfig, policy: FoldConfig["policy"]): number {
 	if (key === "policy") return 0;
