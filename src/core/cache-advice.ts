@@ -310,7 +310,7 @@ export const ADVICE = {
 	debugCache: (f: PromptFigures) => {
 		const prompt = promptOf(f);
 		const hit = prompt > 0 ? Math.round((100 * f.cacheRead) / prompt) : 0;
-		return `context-fold: cache read ${f.cacheRead} · write ${f.cacheWrite} · input ${f.input} · hit ${hit}%`;
+		return `context-fold: cache read ${f.cacheRead} · write ${f.cacheWrite} · input ${f.input}: cache read ${hit}% of the prompt`;
 	},
 } as const;
 

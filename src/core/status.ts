@@ -118,13 +118,14 @@ export interface FooterFacts {
 }
 
 /**
- * The footer line, e.g. `fold 12 · −53k · cache 94%`; undefined while nothing is folded (before the
- * first fold it claims nothing).
+ * The footer line, e.g. `fold 12 · −53k · cache read 94%` (the share of prompt tokens read from the
+ * cache since the latest fold event or unfold); undefined while nothing is folded (before the first
+ * fold it claims nothing).
  */
 export function footerText(facts: FooterFacts): string | undefined {
 	if (facts.folds === 0) return undefined;
 	const parts = [`fold ${facts.folds}`, `−${short(facts.keptOut)}`];
-	parts.push(facts.hitRate === undefined ? "cache –" : `cache ${percent(facts.hitRate)}`);
+	parts.push(facts.hitRate === undefined ? "cache read –" : `cache read ${percent(facts.hitRate)}`);
 	if (facts.advisory) parts.push("⚠");
 	return parts.join(" · ");
 }
@@ -492,11 +493,15 @@ export function statusText(f: StatusFacts): string {
 			const rewrite =
 				e.rewrite === undefined
 					? "no response since"
-					: `rewrite ${short(e.rewrite)}${e.hitRate === undefined ? "" : `, cache ${percent(e.hitRate)} on the next response`}`;
+					: `rewrite ${short(e.rewrite)}${e.hitRate === undefined ? "" : `, cache read ${percent(e.hitRate)} of the next prompt`}`;
 			out.push(`${what}; ${rewrite}`);
 		}
 	}
-	out.push("", "Cache");
+	out.push(
+		"",
+		"Cache     cache read = share of prompt tokens read from the provider's cache: the footer's since",
+		"          the latest fold event, an event's on the next prompt; Pi's own CH, the latest prompt's",
+	);
 	if (f.lifetime) out.push(`  lifetime ${duration(f.lifetime.ms)} (${LIFETIME_SOURCES[f.lifetime.source]})`);
 	if (f.cache.length === 0) out.push("  no response yet");
 	for (const c of f.cache) {
@@ -504,7 +509,7 @@ export function statusText(f: StatusFacts): string {
 		const rate = prompt > 0 ? percent(c.cacheRead / prompt) : "–";
 		out.push(
 			`  ${c.provider}/${c.model}: ${c.responses} response${c.responses === 1 ? "" : "s"}, ${c.hits} read the cache, ` +
-				`hit ${rate} (read ${short(c.cacheRead)}, write ${short(c.cacheWrite)}, uncached ${short(c.input)})` +
+				`cache read ${rate} (read ${short(c.cacheRead)}, write ${short(c.cacheWrite)}, uncached ${short(c.input)})` +
 				(c.warms > 0 ? `, ${c.warms} idle refresh${c.warms === 1 ? "" : "es"}` : ""),
 		);
 	}

@@ -53,7 +53,7 @@ describe("footer status", () => {
 		const codes = foldedCodes(sent);
 		assert.ok(codes.length > 0, "the request folded");
 		const footer = stub.statuses.get("context-fold");
-		assert.match(String(footer), new RegExp(`^fold ${codes.length} · −\\d+(\\.\\d)?k · cache –$`));
+		assert.match(String(footer), new RegExp(`^fold ${codes.length} · −\\d+(\\.\\d)?k · cache read –$`));
 		stub.addMessage({
 			role: "assistant",
 			provider: "p",
@@ -64,7 +64,7 @@ describe("footer status", () => {
 			timestamp: 2_000_000_000_000,
 		});
 		await stub.emit("message_end", { message: { role: "assistant", usage: {} } });
-		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache –", "cache 94%"));
+		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache read –", "cache read 94%"));
 	});
 
 	it("a context pass sets the footer again only when the folds in force or the session's blocks changed", async () => {

@@ -236,7 +236,7 @@ describe("texts", () => {
 	it("gives the debug line's read, write and hit rate", () => {
 		assert.equal(
 			ADVICE.debugCache({ input: 10, cacheRead: 900, cacheWrite: 90 }),
-			"context-fold: cache read 900 · write 90 · input 10 · hit 90%",
+			"context-fold: cache read 900 · write 90 · input 10: cache read 90% of the prompt",
 		);
 	});
 });

@@ -73,11 +73,11 @@ describe("footer", () => {
 	it("reads folds, tokens kept out, cache since the latest event, and an advisory flag", () => {
 		assert.equal(
 			footerText({ folds: 12, keptOut: 53_400, hitRate: 0.94, advisory: false }),
-			"fold 12 · −53k · cache 94%",
+			"fold 12 · −53k · cache read 94%",
 		);
 		assert.equal(
 			footerText({ folds: 1, keptOut: 4_400, hitRate: undefined, advisory: true }),
-			"fold 1 · −4.4k · cache – · ⚠",
+			"fold 1 · −4.4k · cache read – · ⚠",
 		);
 	});
 
@@ -201,7 +201,7 @@ describe("figures from session entries", () => {
 		const text = statusText({ ...NOTHING_KNOWN, events: lines });
 		assert.match(
 			text,
-			/\n {2}compaction of ~16k, deterministic summary \(no model call\); rewrite 3\.9k, cache 0% on the next response\n/,
+			/\n {2}compaction of ~16k, deterministic summary \(no model call\); rewrite 3\.9k, cache read 0% of the next prompt\n/,
 		);
 		assert.match(text, /\n {2}compaction of ~40k, Pi's own summary; no response since\n/);
 	});
@@ -274,8 +274,8 @@ describe("labels, costs and the status text", () => {
 			"Next fold 9k (ladder foldAt 45%), reached · budget 15k",
 			"# folded digests 500",
 			"Folds     3 in context, ~8.8k tokens kept out of this request",
-			"#1 fold   3 blocks, ~8.8k kept out; rewrite 6k, cache 40% on the next response",
-			"p/m: 4 responses, 3 read the cache, hit 70%",
+			"#1 fold   3 blocks, ~8.8k kept out; rewrite 6k, cache read 40% of the next prompt",
+			"p/m: 4 responses, 3 read the cache, cache read 70%",
 			"lifetime 1h 00m (the model's, for the cache retention in use)",
 			"Largest folded blocks (/context-fold recall <code> shows one)\n  #k3x9a0b2 bash: npm test (~4.4k tokens kept out)",
 			"  #q7w8e9r0 read: src/deep/src/deep/",

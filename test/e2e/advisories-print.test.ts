@@ -56,7 +56,7 @@ describe("reset flag through pi -p", () => {
 		const want = pi.server.usages.map((u) => {
 			assert.ok(u, "a request got an error reply");
 			const hit = Math.round((100 * u.cacheRead) / (u.input + u.cacheRead + u.cacheWrite));
-			return `context-fold: cache read ${u.cacheRead} · write ${u.cacheWrite} · input ${u.input} · hit ${hit}%`;
+			return `context-fold: cache read ${u.cacheRead} · write ${u.cacheWrite} · input ${u.input}: cache read ${hit}% of the prompt`;
 		});
 		assert.deepEqual(linesOf(run.stderr, "context-fold: cache read "), want);
 	});
