@@ -282,7 +282,9 @@ describe("debug", () => {
 		const stub = await tui({ debug: true });
 		await stub.emit("session_start", { reason: "startup" });
 		await respond(stub, WARM);
-		assert.deepEqual(notices(stub), ["context-fold: cache read 29990 · write 0 · input 10: cache read 100% of the prompt"]);
+		assert.deepEqual(notices(stub), [
+			"context-fold: cache read 29990 · write 0 · input 10: cache read 100% of the prompt",
+		]);
 	});
 });
 
