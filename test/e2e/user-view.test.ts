@@ -33,7 +33,7 @@ import { startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 const WINDOW = 20_000;
 const WAIT = 90_000;
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (the footer and views exist only in the TUI)";
-const FOOTER = /^fold (\d+) · −[\d.]+k · cache (–|\d+%)$/m;
+const FOOTER = /^fold (\d+) · −[\d.]+k · cache read (–|\d+%)$/m;
 const batchId = (k: number) => `toolu_view_batch_${k}`;
 /** A batch's command, as the script runs it and the user's view names its block. */
 const batchCommand = (k: number) => `for i in $(seq 1 400); do echo "batch ${k} line $i ok"; done`;
