@@ -8,20 +8,12 @@
  * such block is one recall, priced as one extra request at the first point it was needed. Pure.
  */
 import type { MessageLike } from "../core/block.ts";
+import { distinctiveTokens } from "../core/working-set.ts";
 import { type BlockTable, messageBlockTexts, type RequestShape, tokensOf } from "./blocks.ts";
 import { parts } from "./script.ts";
 
-const TOKEN = /[A-Za-z0-9_$][A-Za-z0-9_$./-]*[A-Za-z0-9_$]/g;
-
-/** The distinct distinctive tokens of a text. */
-export function referencesOf(text: string): Set<string> {
-	const out = new Set<string>();
-	for (const match of text.matchAll(TOKEN)) {
-		const token = match[0];
-		if (token.length >= 6 && (/[\d_/.$]/.test(token) || /[a-z][A-Z]/.test(token))) out.add(token);
-	}
-	return out;
-}
+/** The distinct distinctive tokens of a text: the strings the working set counts as uses, too. */
+export const referencesOf = distinctiveTokens;
 
 /** One produced message: the index of the recorded assistant message in the script, and the request that produced it. */
 export interface Produced {

@@ -33,6 +33,8 @@ export function workingSet(view: PolicyView): FoldCommand[] {
 			hot: isHotOrWritten,
 		},
 	);
+	// Most requests fold nothing: only an event pays for the lookup of its blocks' used strings.
+	if (!commands.some((c) => c.type === "fold")) return commands;
 	const byId = new Map(view.blocks.map((b) => [b.id, b] as const));
 	return commands.map((c) => {
 		if (c.type !== "fold") return c;
