@@ -4,7 +4,15 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { DEFAULT_CONFIG, disabledByEnv, KNOBS, reserveOf, resolveConfig } from "../../src/adapters/pi/config.ts";
+import {
+	DEFAULT_CONFIG,
+	DEPRECATED_VARIABLES,
+	disabledByEnv,
+	KNOBS,
+	nearestKnob,
+	reserveOf,
+	resolveConfig,
+} from "../../src/adapters/pi/config.ts";
 import { budgetOf } from "../../src/core/contract.ts";
 
 describe("resolveConfig", () => {
@@ -91,6 +99,51 @@ describe("resolveConfig", () => {
 		]);
 	});
 
+	it("names every variable CONTEXTFOLD_ and the knob's name in upper snake case", () => {
+		for (const knob of KNOBS) {
+			const snake = knob.key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
+			assert.equal(knob.env, `CONTEXTFOLD_${snake}`, knob.key);
+		}
+	});
+
+	it("still reads an earlier release's variable, saying which name to use; the current name wins", () => {
+		const old = resolveConfig({}, { CONTEXTFOLD_FOLD_STEP: "0.2", CONTEXTFOLD_FOLD_FLOOR: "5%" });
+		assert.equal(old.config.step, 0.2);
+		assert.equal(old.config.floor, 0.05);
+		assert.equal(old.sources.step, "environment");
+		assert.deepEqual(old.problems, [
+			"CONTEXTFOLD_FOLD_STEP is deprecated; rename it CONTEXTFOLD_STEP (read this time)",
+			"CONTEXTFOLD_FOLD_FLOOR is deprecated; rename it CONTEXTFOLD_FLOOR (read this time)",
+		]);
+		const both = resolveConfig({}, { CONTEXTFOLD_FOLD_STEP: "0.2", CONTEXTFOLD_STEP: "0.3" });
+		assert.equal(both.config.step, 0.3);
+		assert.deepEqual(both.problems, [
+			"CONTEXTFOLD_FOLD_STEP is deprecated; rename it CONTEXTFOLD_STEP (CONTEXTFOLD_STEP wins)",
+		]);
+		for (const [name, key] of Object.entries(DEPRECATED_VARIABLES)) {
+			assert.ok(!KNOBS.some((knob) => knob.env === name), `${name} is no current variable`);
+			assert.ok(
+				KNOBS.some((knob) => knob.key === key),
+				`${name} sets a knob`,
+			);
+		}
+	});
+
+	it("suggests the knob a slip of a key or two meant, and nothing for a name far from every knob", () => {
+		assert.equal(nearestKnob("CONTEXTFOLD_HOT_TIAL")?.key, "hotTail");
+		assert.equal(nearestKnob("CONTEXTFOLD_BACKSTOP_ATT")?.key, "backstopAt");
+		assert.equal(nearestKnob("minEvnt")?.key, "minEvent");
+		assert.equal(nearestKnob("polcy")?.key, "policy");
+		assert.equal(nearestKnob("CONTEXTFOLD_SESSIONS"), undefined);
+		assert.equal(nearestKnob("tails")?.key, "tail");
+		assert.equal(nearestKnob("verbose"), undefined);
+		const { problems } = resolveConfig({ useWindw: 4 }, { CONTEXTFOLD_COLD_TALE: "2000" });
+		assert.deepEqual(problems, [
+			"settings context-fold.useWindw is not a context-fold setting; ignoring it (did you mean useWindow?)",
+			"CONTEXTFOLD_COLD_TALE is not a context-fold variable; ignoring it (did you mean CONTEXTFOLD_COLD_TAIL?)",
+		]);
+	});
+
 	it("accepts percentages for fractions", () => {
 		assert.equal(resolveConfig({}, { CONTEXTFOLD_FOLD_AT: "45%" }).config.foldAt, 0.45);
 	});
@@ -98,14 +151,14 @@ describe("resolveConfig", () => {
 	it("reports a bad value and keeps the previous one", () => {
 		const { config, problems } = resolveConfig(
 			{ foldAt: 2, tail: -1 },
-			{ CONTEXTFOLD_FOLD_STEP: "lots", CONTEXTFOLD_TAIL: "1.5", CONTEXTFOLD_COMPACT: "llm" },
+			{ CONTEXTFOLD_STEP: "lots", CONTEXTFOLD_TAIL: "1.5", CONTEXTFOLD_COMPACT: "llm" },
 		);
 		assert.equal(config.foldAt, DEFAULT_CONFIG.foldAt);
 		assert.equal(config.step, DEFAULT_CONFIG.step);
 		assert.equal(config.tail, DEFAULT_CONFIG.tail);
 		assert.equal(config.compact, "fold");
 		assert.equal(problems.length, 5);
-		assert.match(problems.join("\n"), /CONTEXTFOLD_FOLD_STEP="lots" is not a valid fraction/);
+		assert.match(problems.join("\n"), /CONTEXTFOLD_STEP="lots" is not a valid fraction/);
 	});
 });
 

@@ -144,6 +144,29 @@ describe("Pi's settings that cannot be read", () => {
 		);
 	});
 
+	it("in the terminal UI, stand above the editor until the next prompt, not above a restored transcript", async () => {
+		const stub = loadStub();
+		stub.mode = "tui";
+		stub.settings = { "context-fold": { hotTial: 6000 } };
+		await stub.emit("session_start", { reason: "resume" });
+		const problem =
+			"context-fold: settings context-fold.hotTial is not a context-fold setting; ignoring it (did you mean hotTail?)";
+		assert.deepEqual(stub.ui.notices, [], "no notice Pi would draw above the transcript it restores next");
+		assert.deepEqual(
+			[...stub.ui.widgets.values()],
+			[[problem, "(shown until your next prompt; /context-fold status lists them)"]],
+		);
+		await stub.emit("session_tree", {});
+		assert.equal([...stub.ui.widgets.values()].length, 1, "shown once, not again on a reload");
+		await stub.command("context-fold", "status");
+		assert.match(
+			String(stub.ui.views.at(-1)),
+			/Failures {2}1 announced[^\n]*\n +context-fold: settings context-fold\.hotTial/,
+		);
+		await stub.emit("input", { text: "go on", source: "interactive" });
+		assert.deepEqual([...stub.ui.widgets.values()], [], "the next prompt clears it");
+	});
+
 	it("a status with no failure has no failures section", async () => {
 		const stub = loadStub();
 		await stub.emit("session_start", { reason: "startup" });

@@ -27,6 +27,8 @@ export interface StubUi {
 	views: string[];
 	/** Keys pressed in the next custom views, one each, in order; none: the view is closed with Escape. */
 	viewKeys: string[];
+	/** The widgets shown above the editor, by key (`ctx.ui.setWidget` with lines; undefined removes one). */
+	widgets: Map<string, string[]>;
 }
 
 /** The stub host. */
@@ -139,7 +141,7 @@ export function loadStub(
 		model: undefined,
 		mode: "print",
 		hasUI: undefined,
-		ui: { notices: [], selects: [], answers: [], editorText: "", views: [], viewKeys: [] },
+		ui: { notices: [], selects: [], answers: [], editorText: "", views: [], viewKeys: [], widgets: new Map() },
 		stderr: [],
 		addMessage(message) {
 			stub.entries.push({ type: "message", ...entryHead(message.timestamp), message });
@@ -240,6 +242,10 @@ export function loadStub(
 			},
 			setStatus(key: string, text: string | undefined) {
 				stub.statuses.set(key, text);
+			},
+			setWidget(key: string, lines: string[] | undefined) {
+				if (lines === undefined) stub.ui.widgets.delete(key);
+				else stub.ui.widgets.set(key, [...lines]);
 			},
 			async confirm(title: string, message: string) {
 				stub.confirms.push({ title, message });

@@ -144,6 +144,7 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 	it("saves a knob changed in the settings list to settings.json, and the next request folds by it", async () => {
 		await runCommand(tui, "/context-fold settings");
 		await tui.waitFor((s) => /foldAt · saved +0\.9/.test(s), WAIT, "the settings list");
+		assert.match(tui.screen(), /context-fold settings · policy ladder/, "the list has a title naming the policy");
 		const listed = tui.screen();
 		assert.match(listed, /coldFoldAt · default +0\.25/);
 		assert.match(listed, /compact · default +fold/);

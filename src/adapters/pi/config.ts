@@ -128,14 +128,54 @@ function squeezed(name: string): string {
 }
 
 /**
+ * Edits (insert, delete, substitute, swap two neighbours) between two short names; stops counting
+ * past `limit`, returning limit + 1.
+ */
+function editsBetween(a: string, b: string, limit: number): number {
+	if (Math.abs(a.length - b.length) > limit) return limit + 1;
+	const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
+	for (let i = 1; i <= a.length; i++) {
+		const row = [i];
+		for (let j = 1; j <= b.length; j++) {
+			const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+			row[j] = Math.min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + cost);
+			if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+				row[j] = Math.min(row[j], rows[i - 2][j - 2] + 1);
+		}
+		if (Math.min(...row) > limit) return limit + 1;
+		rows.push(row);
+	}
+	return rows[a.length][b.length];
+}
+
+/**
  * The knob a mistyped name most likely meant: one whose key, or environment variable without its
  * `CONTEXTFOLD_` prefix, reads the same but for case and separators (`hottail`, `HOT-TAIL`,
- * `CONTEXTFOLD_HOTTAIL` all mean hotTail); undefined when none does.
+ * `CONTEXTFOLD_HOTTAIL` all mean hotTail), else the one a slip of one or two keys away
+ * (`hotTial`, `CONTEXTFOLD_HOT_TALE`; one key for names under six letters); undefined when none is.
  */
 export function nearestKnob(name: string): Knob | undefined {
 	const want = squeezed(name.replace(/^CONTEXTFOLD_/i, ""));
-	return KNOBS.find((knob) => squeezed(knob.key) === want || squeezed(knob.env.replace(/^CONTEXTFOLD_/, "")) === want);
+	const spellings = (knob: Knob) => [squeezed(knob.key), squeezed(knob.env.replace(/^CONTEXTFOLD_/, ""))];
+	const same = KNOBS.find((knob) => spellings(knob).includes(want));
+	if (same) return same;
+	const limit = want.length < 6 ? 1 : 2;
+	let best: { knob: Knob; edits: number } | undefined;
+	for (const knob of KNOBS) {
+		const edits = Math.min(...spellings(knob).map((spelling) => editsBetween(want, spelling, limit)));
+		if (edits <= limit && (!best || edits < best.edits)) best = { knob, edits };
+	}
+	return best?.knob;
 }
+
+/**
+ * Variables earlier releases read, by the knob they set: still read, with a notice naming the
+ * variable that follows the one rule (`CONTEXTFOLD_` and the knob's name in upper snake case).
+ */
+export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = {
+	CONTEXTFOLD_FOLD_STEP: "step",
+	CONTEXTFOLD_FOLD_FLOOR: "floor",
+};
 
 /** Resolves every knob from defaults, a saved settings section, and the environment. */
 export function resolveConfig(saved: unknown, env: Readonly<Record<string, string | undefined>>): Resolved {
@@ -154,6 +194,7 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 	// A CONTEXTFOLD_* variable that is no knob's but reads like one is a typo: say which it meant.
 	for (const name of Object.keys(env)) {
 		if (!name.startsWith("CONTEXTFOLD_") || KNOBS.some((knob) => knob.env === name)) continue;
+		if (name in DEPRECATED_VARIABLES) continue;
 		const near = nearestKnob(name);
 		if (near) problems.push(`${name} is not a context-fold variable; ignoring it (did you mean ${near.env}?)`);
 	}
@@ -161,6 +202,7 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 	for (const knob of KNOBS) {
 		for (const [source, raw, origin] of [
 			[`settings ${SETTINGS_SECTION}.${knob.key}`, section[knob.key], "saved"],
+			...deprecatedFor(knob, env, problems),
 			[knob.env, env[knob.env], "environment"],
 		] as const) {
 			if (raw === undefined) continue;
@@ -179,6 +221,25 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
 		if (sources[key as keyof FoldConfig] === "default") bag[key] = value;
 	}
 	return { config, sources, problems };
+}
+
+/**
+ * The old variables still set for `knob`, each as a source to read before the current one (which
+ * wins), with a deprecation notice in `problems`.
+ */
+function deprecatedFor(
+	knob: Knob,
+	env: Readonly<Record<string, string | undefined>>,
+	problems: string[],
+): (readonly [string, string | undefined, KnobSource])[] {
+	const old = Object.keys(DEPRECATED_VARIABLES).filter((name) => DEPRECATED_VARIABLES[name] === knob.key);
+	return old
+		.filter((name) => env[name] !== undefined)
+		.map((name) => {
+			const read = env[knob.env] === undefined ? "read this time" : `${knob.env} wins`;
+			problems.push(`${name} is deprecated; rename it ${knob.env} (${read})`);
+			return [name, env[name], "environment"] as const;
+		});
 }
 
 /** True when `CONTEXTFOLD` disables the extension for this process (`0`, `off`, `false`, `no`). */

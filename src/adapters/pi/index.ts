@@ -85,6 +85,35 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		reported.add(message);
 		warn(message);
 	};
+	// Settings problems found while Pi restores a session: Pi draws the restored transcript after
+	// session_start, so a notice then would scroll away above it. In the terminal UI they stand in a
+	// widget above the editor until the next prompt (and in the status's list); elsewhere they are notices.
+	const SETTINGS_WIDGET = "context-fold-settings";
+	let settingsWidget = false;
+	const announceSettings = (problems: readonly string[]): void => {
+		const fresh = problems.map((problem) => `context-fold: ${problem}`).filter((message) => !reported.has(message));
+		if (fresh.length === 0) return;
+		if (!tui) {
+			for (const message of fresh) warnOnce(message);
+			return;
+		}
+		for (const message of fresh) reported.add(message);
+		try {
+			tui.setWidget(SETTINGS_WIDGET, [...fresh, "(shown until your next prompt; /context-fold status lists them)"]);
+			settingsWidget = true;
+		} catch {
+			for (const message of fresh) warn(message);
+		}
+	};
+	const clearSettingsWidget = (): void => {
+		if (!settingsWidget) return;
+		settingsWidget = false;
+		try {
+			tui?.setWidget(SETTINGS_WIDGET, undefined);
+		} catch {
+			// The widget goes with the UI that held it.
+		}
+	};
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
 	const loadConfig = (): void => {
@@ -106,9 +135,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		const resolved = resolveConfig(saved, process.env);
 		config = resolved.config;
 		ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
-		for (const problem of resolved.problems) {
-			warnOnce(`context-fold: ${problem}`);
-		}
+		announceSettings(resolved.problems);
 	};
 
 	const telemetry = new CacheTelemetry();
@@ -267,6 +294,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		}
 	});
 	pi.on("input", async (event, ctx) => {
+		clearSettingsWidget();
 		try {
 			return await warning.onInput(event, ctx);
 		} catch (error) {

@@ -72,7 +72,7 @@ export const KNOB_SCHEMAS = {
 		"ladder policy: first-fold threshold once two responses came back and none read from the prompt cache.",
 	),
 	step: fraction(
-		"CONTEXTFOLD_FOLD_STEP",
+		"CONTEXTFOLD_STEP",
 		DEFAULT_LADDER.step,
 		"ladder policy: least foldable mass worth an ordinary fold event, as a share of the context window.",
 	),
@@ -90,7 +90,7 @@ export const KNOB_SCHEMAS = {
 		),
 	),
 	floor: fraction(
-		"CONTEXTFOLD_FOLD_FLOOR",
+		"CONTEXTFOLD_FLOOR",
 		DEFAULT_LADDER.floor,
 		"Least saving of an urgent fold event, as a share of the context window.",
 	),

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { CONFIG_DIR_NAME, getAgentDir, getSettingsListTheme } from "@earendil-works/pi-coding-agent";
-import { type AutocompleteItem, Input, type SettingItem, SettingsList } from "@earendil-works/pi-tui";
+import { type AutocompleteItem, Input, type SettingItem, SettingsList, truncateToWidth } from "@earendil-works/pi-tui";
 import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
 import { RECALL_LIMITS } from "../../../core/recall.ts";
@@ -167,11 +167,14 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 	}
 }
 
-/** `/context-fold settings` in the terminal UI: Pi's SettingsList; a locked knob cannot be changed. */
+/**
+ * `/context-fold settings` in the terminal UI: a title naming the active policy, then Pi's
+ * SettingsList; a locked knob cannot be changed.
+ */
 async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Promise<void> {
 	const rows = currentRows(pi, deps);
 	const labelOf = (r: KnobRow) => `${r.key} · ${r.locked ? `${r.env}, locked` : r.source}`;
-	await ctx.ui.custom<void>((tui, _theme, _keys, done) => {
+	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		const items: SettingItem[] = rows.map((r) => {
 			const item: SettingItem = {
 				id: r.key,
@@ -209,7 +212,19 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			() => done(undefined),
 			{ enableSearch: true },
 		);
-		return list;
+		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
+		const head = [
+			theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`)),
+			theme.fg(
+				"dim",
+				"Saved to Pi's settings.json; a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
+			),
+		];
+		return {
+			render: (width: number) => [...head.map((line) => truncateToWidth(line, width)), ...list.render(width)],
+			handleInput: (data: string) => list.handleInput(data),
+			invalidate: () => list.invalidate(),
+		};
 	});
 }
 
