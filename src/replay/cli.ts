@@ -6,7 +6,9 @@
  * `--html` it writes the self-contained report page. The policy names: `pi`, the peers, and
  * context-fold under its default profile (`context-fold`) or a named one (`context-fold:<profile>`,
  * the profiles being those the extension's `policy` setting takes); by default every profile is
- * replayed beside plain Pi and the peers.
+ * replayed beside plain Pi and the peers. `--mine` replays the user's own newest sessions from Pi's
+ * session directory instead (mine.ts finds them), plain Pi beside context-fold by default, skipping
+ * with one line each one that cannot be replayed, and prints the verdict over all of them first.
  */
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -15,6 +17,7 @@ import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.t
 import { renderHtml } from "./html.ts";
 import type { ImagePricing } from "./image-size.ts";
 import { type ReplayJob, runJobs, sessionScript } from "./jobs.ts";
+import { DEFAULT_LAST, findSessions, sessionLabel, totalReport } from "./mine.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { ProgressLine } from "./progress.ts";
 import { barLoss, type PolicyFigures, type SessionReport, table, verdict, withRatios, wrap } from "./report.ts";
@@ -40,6 +43,9 @@ export const DEFAULT_POLICIES: readonly string[] = [
 	"clear-tool-uses",
 ];
 
+/** The policies `--mine` replays without `--policy`: the pair its verdict compares. */
+export const MINE_POLICIES: readonly string[] = ["pi", "context-fold"];
+
 /** Every profile's policy name, for the usage text and errors. */
 const PROFILE_NAMES = PROFILES.map((p) => PROFILE_PREFIX + p).join(", ");
 
@@ -57,6 +63,12 @@ function column(text: string): string {
 
 /** The usage text. */
 export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
+       context-fold replay --mine [--last <n>] [--all-projects] [options]
+  --mine                     ${column(
+		`replay your own newest Pi sessions, those of the project in the current directory, from Pi's session directory (read only): the verdict over all of them, one line per session (policies: ${MINE_POLICIES.join(",")} unless --policy)`,
+  )}
+  --last <n>                 with --mine, the newest n sessions (default ${DEFAULT_LAST})
+  --all-projects             with --mine, the newest sessions of every project
   --policy <name>[,<name>…]  ${column(
 		`pi, context-fold, context-fold:<profile>, compact-only, mask-last-<N>, clear-tool-uses. context-fold runs the default profile (${DEFAULT_CONFIG.policy}, or the one --set policy=… names); ${PROFILE_NAMES} run that profile whatever --set policy says (other --set knobs apply to each) (default: ${DEFAULT_POLICIES.join(", ")})`,
   )}
@@ -76,6 +88,8 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
 /** Parsed options. */
 export interface ReplayOptions {
 	files: string[];
+	/** `--mine`: replay the user's newest sessions (how many, of which projects) instead of `files`. */
+	mine?: { last: number; allProjects: boolean };
 	policies: Policy[];
 	price: string;
 	window: number;
@@ -119,6 +133,10 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	let quiet = false;
 	let html: string | undefined;
 	let jobs = 1;
+	let mine = false;
+	let last: number | undefined;
+	let allProjects = false;
+	let policyGiven = false;
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
 	for (let i = 0; i < args.length; i++) {
@@ -128,7 +146,12 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (v === undefined) throw new UsageError(`${arg} needs a value`);
 			return v;
 		};
-		if (arg === "--policy") names = next().split(",");
+		if (arg === "--policy") {
+			names = next().split(",");
+			policyGiven = true;
+		} else if (arg === "--mine") mine = true;
+		else if (arg === "--last") last = Number(next());
+		else if (arg === "--all-projects") allProjects = true;
 		else if (arg === "--price") price = next();
 		else if (arg === "--window") window = Number(next());
 		else if (arg === "--warming") {
@@ -154,7 +177,13 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}
-	if (files.length === 0) throw new UsageError("no session file given");
+	if (mine && files.length > 0) throw new UsageError("--mine finds the sessions itself: give no session file");
+	if (!mine && (last !== undefined || allProjects))
+		throw new UsageError(`${last === undefined ? "--all-projects" : "--last"} goes with --mine`);
+	if (last !== undefined && (!Number.isInteger(last) || last < 1))
+		throw new UsageError("--last takes a whole number ≥ 1");
+	if (files.length === 0 && !mine) throw new UsageError("no session file given");
+	if (mine && !policyGiven) names = [...MINE_POLICIES];
 	if (!PRICE_MODELS[price]) throw new UsageError(`unknown price model ${price}`);
 	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
 	if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs takes a whole number ≥ 1");
@@ -182,6 +211,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	});
 	return {
 		files,
+		...(mine ? { mine: { last: last ?? DEFAULT_LAST, allProjects } } : {}),
 		policies,
 		price,
 		window,
@@ -249,6 +279,7 @@ export async function main(args: readonly string[]): Promise<number> {
 	for (const problem of resolveConfig(options.knobs, process.env).problems)
 		process.stderr.write(`context-fold replay: ${problem.replace(`settings ${SETTINGS_SECTION}.`, "--set ")}\n`);
 	const status = new ProgressLine(process.stderr, options.quiet);
+	if (options.mine) return replayMine(options, options.mine, status);
 	let reports: SessionReport[];
 	try {
 		reports = await runReplay(options, (line) => status.update(line));
@@ -258,20 +289,104 @@ export async function main(args: readonly string[]): Promise<number> {
 		return error instanceof SessionFileError ? 2 : 1;
 	}
 	status.clear();
-	if (options.html !== undefined) {
-		try {
-			writeFileSync(options.html, renderHtml(reports));
-		} catch (error) {
-			process.stderr.write(
-				`context-fold replay: cannot write ${options.html}: ${error instanceof Error ? error.message : String(error)}\n`,
-			);
-			return 1;
-		}
-		if (!options.quiet) process.stderr.write(`HTML report written to ${options.html}\n`);
-	}
+	if (!writeHtml(options, reports)) return 1;
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
 	else process.stdout.write(report(reports, options.wide));
 	return 0;
+}
+
+/** Writes the HTML report when `--html` asks for one; false (said on stderr) when it cannot be written. */
+function writeHtml(options: ReplayOptions, reports: readonly SessionReport[]): boolean {
+	if (options.html === undefined) return true;
+	try {
+		writeFileSync(options.html, renderHtml(reports));
+	} catch (error) {
+		process.stderr.write(
+			`context-fold replay: cannot write ${options.html}: ${error instanceof Error ? error.message : String(error)}\n`,
+		);
+		return false;
+	}
+	if (!options.quiet) process.stderr.write(`HTML report written to ${options.html}\n`);
+	return true;
+}
+
+/** The first line of what a failed replay threw: for a file that is not a session, what is wrong with it. */
+function problemOf(error: unknown): string {
+	const text =
+		error instanceof SessionFileError ? error.problem : error instanceof Error ? error.message : String(error);
+	return text.split("\n")[0];
+}
+
+/**
+ * `--mine`: replays the newest sessions Pi keeps for this project (or every project), one after the
+ * other, each that fails skipped with one line. Prints the verdict over every session replayed, then
+ * one line per session found, newest first (its verdict, or why it was skipped), then the summed
+ * table; with `--json`, the total, every session's figures and the skipped files. Exit 2, with one
+ * line on stderr, when no session was found or none could be replayed.
+ */
+async function replayMine(
+	options: ReplayOptions,
+	mine: { last: number; allProjects: boolean },
+	status: ProgressLine,
+): Promise<number> {
+	const cwd = process.cwd();
+	const found = findSessions(cwd, mine);
+	if (found.files.length === 0) {
+		process.stderr.write(
+			`context-fold replay: no Pi sessions ${mine.allProjects ? "of any project" : `of ${cwd}`} in ${found.where}\n`,
+		);
+		return 2;
+	}
+	const replayed: { file: string; report: SessionReport }[] = [];
+	const skipped: { file: string; session: string; problem: string }[] = [];
+	const lines: string[] = [];
+	for (const [i, file] of found.files.entries()) {
+		const session = sessionLabel(file, mine.allProjects);
+		try {
+			const [report] = await runReplay({ ...options, files: [file] }, (line) =>
+				status.update(`session ${i + 1}/${found.files.length}, ${line}`),
+			);
+			replayed.push({ file, report: { ...report, session } });
+			lines.push(verdict({ ...report, session }) ?? `${session}: replayed`);
+		} catch (error) {
+			skipped.push({ file, session, problem: problemOf(error) });
+			lines.push(`${session}: skipped, ${problemOf(error)}`);
+		}
+	}
+	status.clear();
+	const reports = replayed.map((r) => r.report);
+	if (reports.length === 0) {
+		process.stdout.write(`${lines.join("\n")}\n`);
+		const n = found.files.length;
+		const none = n === 1 ? "the one session found" : `none of the ${n} sessions found`;
+		process.stderr.write(
+			`context-fold replay: ${none} in ${found.where} ${n === 1 ? "could not" : "could"} be replayed\n`,
+		);
+		return 2;
+	}
+	const total = totalReport(reports, `total over ${reports.length} session${reports.length === 1 ? "" : "s"}`);
+	if (!writeHtml(options, reports)) return 1;
+	if (options.json) {
+		const sessions = replayed.map((r) => ({ file: r.file, ...r.report }));
+		process.stdout.write(`${JSON.stringify({ total, sessions, skipped }, null, 1)}\n`);
+		return 0;
+	}
+	const out = [
+		verdict(total) ?? total.session,
+		...lines,
+		"",
+		wrap(
+			`${settingsLine(total)}; figures summed over the sessions above, newest first from ${found.where} (replay one file for its own table)`,
+		),
+		table(total.policies, options.wide),
+	];
+	process.stdout.write(`${out.join("\n")}\n`);
+	return 0;
+}
+
+/** A report's name and the settings it was replayed under, for the line above its table. */
+function settingsLine(r: SessionReport): string {
+	return `${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}`;
 }
 
 /** The foresight floor with rewrites priced, as the end of the foresight line (nothing without it). */
@@ -292,13 +407,7 @@ export function report(reports: readonly SessionReport[], wide = false): string 
 		if (line !== undefined) out.push(line);
 	}
 	for (const r of reports) {
-		out.push(
-			"",
-			wrap(
-				`${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}`,
-			),
-			table(r.policies, wide),
-		);
+		out.push("", wrap(settingsLine(r)), table(r.policies, wide));
 		const pi = r.policies.find((f) => f.foresight !== null);
 		if (pi?.foresight != null && pi.foresightAtBar != null)
 			out.push(
