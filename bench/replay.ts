@@ -17,7 +17,7 @@ import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.
 import { workingSet } from "../src/core/policy/working-set.ts";
 import type { CallFactsMemo } from "../src/core/supersede.ts";
 import { FrozenMemo, type SavingsMemo } from "../src/core/view.ts";
-import type { TokensMemo } from "../src/core/working-set.ts";
+import { UseMemo } from "../src/core/working-set.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
 
@@ -51,7 +51,7 @@ function median(values: readonly number[]): number {
 function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
 	const savings: SavingsMemo = new WeakMap();
-	const tokens: TokensMemo = new WeakMap();
+	const use = new UseMemo();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
 	const calls: CallFactsMemo = new WeakMap();
@@ -72,7 +72,7 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 			neverCacheRead: false,
 			config: CONFIG,
 			savings,
-			tokens,
+			use,
 			blockMemo,
 			argsCache,
 			calls,
@@ -98,7 +98,7 @@ function timedReplay(messages: readonly MessageLike[], cuts: readonly number[], 
 function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], window: number) {
 	const registry = new FoldRegistry();
 	const savings: SavingsMemo = new WeakMap();
-	const tokens: TokensMemo = new WeakMap();
+	const use = new UseMemo();
 	const blockMemo = new BlockMemo();
 	const argsCache: ArgsCache = new Map();
 	let seq = 0;
@@ -119,7 +119,7 @@ function foldFigures(messages: readonly MessageLike[], cuts: readonly number[], 
 			neverCacheRead: false,
 			config: CONFIG,
 			savings,
-			tokens,
+			use,
 			blockMemo,
 			argsCache,
 		});

@@ -10,7 +10,7 @@ import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
 import type { CallFactsMemo } from "./supersede.ts";
 import { buildView, type FrozenMemo, frozenFor, type SavingsMemo } from "./view.ts";
-import type { TokensMemo } from "./working-set.ts";
+import type { UseMemo } from "./working-set.ts";
 
 /** A policy: reads a view, returns commands. */
 export type Policy = (view: PolicyView) => FoldCommand[];
@@ -30,8 +30,8 @@ export interface PassInput {
 	reserve?: number;
 	config: PolicyView["config"];
 	savings?: SavingsMemo;
-	/** Distinctive strings of blocks from earlier turns (see TokensMemo). */
-	tokens?: TokensMemo;
+	/** Distinctive strings of blocks from earlier turns and where they are held (see UseMemo). */
+	use?: UseMemo;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
 	turnBase?: number;
 	/** Tool-call argument texts from earlier turns (see ArgsCache). */
@@ -75,7 +75,7 @@ export function planTurn(input: PassInput): TurnPlan {
 		config: input.config,
 		savings: input.savings,
 		calls: input.calls,
-		tokens: input.tokens,
+		use: input.use,
 	});
 	const commands = input.policy(view);
 	const lowered = lower(

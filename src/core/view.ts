@@ -8,7 +8,7 @@ import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 import { type CallFactsMemo, supersededReads } from "./supersede.ts";
-import { type TokensMemo, type Use, useOf } from "./working-set.ts";
+import { type Use, UseMemo, useAges, useOf } from "./working-set.ts";
 
 /** Index of the latest assistant message, -1 when there is none. */
 function lastAssistantOf(messages: readonly MessageLike[]): number {
@@ -161,8 +161,8 @@ export interface ViewInput {
 	savings?: SavingsMemo;
 	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
 	calls?: CallFactsMemo;
-	/** Distinctive strings of blocks from earlier requests (see TokensMemo). */
-	tokens?: TokensMemo;
+	/** Distinctive strings of blocks from earlier requests and where they are held (see UseMemo). */
+	use?: UseMemo;
 }
 
 /** What the view blocks of one request share: its messages and blocks, and what is worked out on first read. */
@@ -177,7 +177,8 @@ class ViewShared {
 	readonly superseded: Set<string>;
 	readonly savings: SavingsMemo;
 	private readonly blocks: readonly Block[];
-	private readonly tokens: TokensMemo;
+	private readonly useMemo: UseMemo;
+	private ages: number[] | undefined;
 	private use: Use | undefined;
 
 	constructor(input: ViewInput, superseded: Set<string>) {
@@ -186,18 +187,18 @@ class ViewShared {
 		this.holds = new Holds(lastAssistantOf(input.messages), input.blocks);
 		this.superseded = superseded;
 		this.savings = input.savings ?? new WeakMap();
-		this.tokens = input.tokens ?? new WeakMap();
+		this.useMemo = input.use ?? new UseMemo();
 	}
 
-	/** The use of the block at `index` (age and strings), working out every block's on the first question. */
+	/** The use age of the block at `index`, working out every block's on the first question. */
 	useAge(index: number): number {
-		this.use ??= useOf(this.messages, this.blocks, this.tokens);
-		return this.use.ages[index];
+		this.ages ??= useAges(this.messages, this.blocks, this.useMemo);
+		return this.ages[index];
 	}
 
 	/** The strings the block at `index` was used for over the lookback, sorted (empty: none). */
 	usedStrings(index: number): readonly string[] {
-		this.use ??= useOf(this.messages, this.blocks, this.tokens);
+		this.use ??= useOf(this.messages, this.blocks, this.useMemo);
 		return [...(this.use.strings.get(index) ?? [])].sort();
 	}
 }

@@ -25,7 +25,7 @@ export function distinctiveTokens(text: string): Set<string> {
 export const USE_LOOKBACK = 24;
 
 /** Distinctive strings of blocks seen before, by block object (a BlockMemo serves one while its message is unchanged). */
-export type TokensMemo = WeakMap<Block, Set<string>>;
+type TokensMemo = WeakMap<Block, Set<string>>;
 
 /** Distinctive strings of `block`, memoized. */
 function tokensOf(block: Block, memo: TokensMemo): Set<string> {
@@ -37,6 +37,102 @@ function tokensOf(block: Block, memo: TokensMemo): Set<string> {
 	return set;
 }
 
+/** True for a block whose strings a use can count for: the model's own prose and thinking only repeat them. */
+function holds(block: Block): boolean {
+	return block.kind !== "text" && block.kind !== "thinking";
+}
+
+/** A model message as the positions of its blocks, `from` to `to`. */
+interface Model {
+	msg: number;
+	from: number;
+	to: number;
+}
+
+/**
+ * What useOf keeps between requests over one conversation: each block's distinctive strings, by
+ * block object; the index of where each string is held over the blocks of the previous request;
+ * and what each model message in the lookback used. The index is brought up to date from the first
+ * position whose block object changed (a BlockMemo serves the same object while its message is
+ * unchanged), and a model message's uses are kept while every block up to its own is unchanged
+ * (they depend on nothing later), so a request that only appended messages costs the strings of its
+ * new blocks, not those of the whole conversation. Owned by one caller.
+ */
+export class UseMemo {
+	readonly tokens: TokensMemo = new WeakMap();
+	/** The blocks `holders` indexes, by position; undefined while an update is under way. */
+	private indexed: Block[] | undefined = [];
+	/** Each string → the positions in `indexed` of the blocks holding it, ascending. */
+	private readonly holders = new Map<string, number[]>();
+	/** What the model message whose blocks start at a position used (see usesOf), and where they end. */
+	private readonly uses = new Map<number, { to: number; uses: Map<number, string[]> }>();
+
+	/** Brings the index and the kept uses up to date with `blocks`. */
+	update(blocks: readonly Block[]): void {
+		const prev = this.indexed;
+		// Taken while the update runs: one that throws leaves an index the next call rebuilds.
+		this.indexed = undefined;
+		if (!prev) {
+			this.holders.clear();
+			this.uses.clear();
+		}
+		const before = prev ?? [];
+		let same = 0;
+		const shared = Math.min(before.length, blocks.length);
+		while (same < shared && before[same] === blocks[same]) same++;
+		// Positions from `same` on leave the index, newest first: each is then its strings' last position.
+		for (let i = before.length - 1; i >= same; i--) {
+			if (!holds(before[i])) continue;
+			for (const t of tokensOf(before[i], this.tokens)) {
+				const list = this.holders.get(t);
+				list?.pop();
+				if (list?.length === 0) this.holders.delete(t);
+			}
+		}
+		for (let i = same; i < blocks.length; i++) {
+			if (!holds(blocks[i])) continue;
+			for (const t of tokensOf(blocks[i], this.tokens)) {
+				const list = this.holders.get(t);
+				if (list) list.push(i);
+				else this.holders.set(t, [i]);
+			}
+		}
+		for (const [from, kept] of this.uses) if (kept.to >= same) this.uses.delete(from);
+		this.indexed = blocks.slice();
+	}
+
+	/**
+	 * What the model message at `model` used, in the blocks of the latest update: the position of each
+	 * block a string it repeats counts for (the newest earlier one holding it), with those strings in
+	 * the order the message says them.
+	 */
+	usesOf(blocks: readonly Block[], model: Model): ReadonlyMap<number, readonly string[]> {
+		const { from, to } = model;
+		const known = this.uses.get(from);
+		if (known?.to === to) return known.uses;
+		const said = new Set<string>();
+		for (let i = from; i <= to; i++) {
+			const kind = blocks[i].kind;
+			if (kind === "text" || kind === "toolArgs") for (const t of tokensOf(blocks[i], this.tokens)) said.add(t);
+		}
+		const uses = new Map<number, string[]>();
+		for (const token of said) {
+			const at = newestBefore(this.holders.get(token), from);
+			if (at < 0) continue;
+			const list = uses.get(at);
+			if (list) list.push(token);
+			else uses.set(at, [token]);
+		}
+		this.uses.set(from, { to, uses });
+		return uses;
+	}
+
+	/** Forgets the uses of model messages that start before `from`: they left the lookback. */
+	forgetBefore(from: number): void {
+		for (const at of this.uses.keys()) if (at < from) this.uses.delete(at);
+	}
+}
+
 /** How the model used each block, by block position (see useOf). */
 export interface Use {
 	/** Model messages after the newest one that used the block or first saw it; Infinity beyond the lookback. */
@@ -45,21 +141,15 @@ export interface Use {
 	strings: Map<number, Set<string>>;
 }
 
-/**
- * Each block's use, by block position: its age, the number of model messages after the newest one
- * that used it (0: the latest model message did), or Infinity when none of the last USE_LOOKBACK
- * did, and the strings it was used for. A block's arrival counts as a use by the first model message
- * that saw it, so a result the model has not referred to yet is as fresh as one it just used.
- */
-export function useOf(
+/** Each block's use age (see useOf), and what each model message of the lookback used, newest first. */
+function lookback(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
-	memo: TokensMemo = new WeakMap(),
-): Use {
+	memo: UseMemo,
+): { ages: number[]; used: ReadonlyMap<number, readonly string[]>[] } {
 	const ages: number[] = new Array(blocks.length).fill(Number.POSITIVE_INFINITY);
-	const strings = new Map<number, Set<string>>();
 	// The model's messages, newest first, as the positions of their blocks.
-	const models: { msg: number; from: number; to: number }[] = [];
+	const models: Model[] = [];
 	for (let i = blocks.length - 1; i >= 0 && models.length <= USE_LOOKBACK; i--) {
 		const msg = blocks[i].msg;
 		if (messages[msg]?.role !== "assistant") continue;
@@ -74,32 +164,38 @@ export function useOf(
 		if (seen >= models.length) break;
 		ages[i] = Math.max(0, i > models[seen].to ? seen - 1 : seen);
 	}
-	// Where each string is held: the positions of the blocks holding it, ascending.
-	const holders = new Map<string, number[]>();
-	for (let i = 0; i < blocks.length; i++) {
-		// The model's own prose and thinking only repeat what it used; the strings come from elsewhere.
-		if (blocks[i].kind === "text" || blocks[i].kind === "thinking") continue;
-		for (const t of tokensOf(blocks[i], memo)) {
-			const list = holders.get(t);
-			if (list) list.push(i);
-			else holders.set(t, [i]);
-		}
+	memo.update(blocks);
+	const used: ReadonlyMap<number, readonly string[]>[] = [];
+	const count = Math.min(models.length, USE_LOOKBACK);
+	for (let age = 0; age < count; age++) {
+		const uses = memo.usesOf(blocks, models[age]);
+		for (const at of uses.keys()) if (ages[at] > age) ages[at] = age;
+		used.push(uses);
 	}
-	for (let age = 0; age < Math.min(models.length, USE_LOOKBACK); age++) {
-		const { from, to } = models[age];
-		const said = new Set<string>();
-		for (let i = from; i <= to; i++) {
-			const kind = blocks[i].kind;
-			if (kind === "text" || kind === "toolArgs") for (const t of tokensOf(blocks[i], memo)) said.add(t);
-		}
-		// Each string counts for the newest earlier block holding it.
-		for (const token of said) {
-			const at = newestBefore(holders.get(token), from);
-			if (at < 0) continue;
-			if (ages[at] > age) ages[at] = age;
+	if (count > 0) memo.forgetBefore(models[count - 1].from);
+	return { ages, used };
+}
+
+/**
+ * Each block's use age, by block position: the number of model messages after the newest one that
+ * used it (0: the latest model message did), or Infinity when none of the last USE_LOOKBACK did. A
+ * block's arrival counts as a use by the first model message that saw it, so a result the model has
+ * not referred to yet is as fresh as one it just used. `memo` carries the strings, their index and
+ * each model message's uses over from the previous request (see UseMemo).
+ */
+export function useAges(messages: readonly MessageLike[], blocks: readonly Block[], memo = new UseMemo()): number[] {
+	return lookback(messages, blocks, memo).ages;
+}
+
+/** Each block's use (see useAges) and the strings it was used for over the lookback. */
+export function useOf(messages: readonly MessageLike[], blocks: readonly Block[], memo = new UseMemo()): Use {
+	const { ages, used } = lookback(messages, blocks, memo);
+	const strings = new Map<number, Set<string>>();
+	for (const uses of used) {
+		for (const [at, tokens] of uses) {
 			const set = strings.get(at);
-			if (set) set.add(token);
-			else strings.set(at, new Set([token]));
+			if (set) for (const token of tokens) set.add(token);
+			else strings.set(at, new Set(tokens));
 		}
 	}
 	return { ages, strings };

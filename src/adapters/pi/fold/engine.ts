@@ -14,7 +14,7 @@ import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "
 import { type PassSnapshot, passRows } from "../../../core/status.ts";
 import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
-import type { TokensMemo } from "../../../core/working-set.ts";
+import { UseMemo } from "../../../core/working-set.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
 
@@ -74,7 +74,7 @@ export class FoldEngine {
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
 	private savings: SavingsMemo = new WeakMap();
-	private tokens: TokensMemo = new WeakMap();
+	private use = new UseMemo();
 	private argsCache: ArgsCache = new Map();
 	private blockMemo = new BlockMemo();
 	private applyMemo = new ApplyMemo();
@@ -113,7 +113,7 @@ export class FoldEngine {
 		this.registry = new FoldRegistry();
 		this.turnBase = 0;
 		this.savings = new WeakMap();
-		this.tokens = new WeakMap();
+		this.use = new UseMemo();
 		this.argsCache = new Map();
 		this.blockMemo = new BlockMemo();
 		this.applyMemo = new ApplyMemo();
@@ -224,7 +224,7 @@ export class FoldEngine {
 			reserve: facts.reserve,
 			config: this.deps.config(),
 			savings: this.savings,
-			tokens: this.tokens,
+			use: this.use,
 			turnBase: this.turnBase,
 			argsCache: this.argsCache,
 			blockMemo: this.blockMemo,

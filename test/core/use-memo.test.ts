@@ -1,0 +1,104 @@
+/**
+ * The working set's memo (UseMemo, src/core/working-set.ts): over randomized conversations that grow,
+ * are edited in place, have a message replaced, shrink from the front as a compaction would, or stay
+ * the same, useOf with one UseMemo kept from request to request finds exactly the ages and used
+ * strings a fresh useOf finds, whether the blocks come from a BlockMemo (unchanged messages keep their
+ * block objects, as in the engine) or are made afresh each request. The strings come from a small
+ * vocabulary, so that several blocks hold each and the newest holder before a use moves as the
+ * conversation changes.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { BlockMemo, linearize, type MessageLike } from "../../src/core/block.ts";
+import { UseMemo, useAges, useOf } from "../../src/core/working-set.ts";
+
+const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
+
+/** Distinctive strings (see distinctiveTokens) and plain words, few enough to repeat. */
+const word = fc.constantFrom("src/a.ts", "parse_1", "abc123", "TokenBucket", "plain", "words");
+const text = fc.array(word, { maxLength: 4 }).map((words) => words.join(" "));
+const callId = fc.constantFrom("c1", "c2", "c3", "c4");
+
+const message: fc.Arbitrary<MessageLike> = fc.oneof(
+	fc.record({ role: fc.constant("user"), content: text, timestamp: fc.nat(5) }),
+	fc.record({
+		role: fc.constant("assistant"),
+		content: fc.array(
+			fc.oneof(
+				text.map((t) => ({ type: "text", text: t })),
+				text.map((t) => ({ type: "thinking", thinking: t })),
+				fc
+					.record({ id: callId, args: text })
+					.map(({ id, args }) => ({ type: "toolCall", id, name: "bash", arguments: { command: args } })),
+			),
+			{ maxLength: 3 },
+		),
+		responseId: fc.option(callId, { nil: undefined }),
+		timestamp: fc.nat(5),
+	}),
+	fc.record({
+		role: fc.constant("toolResult"),
+		toolCallId: callId,
+		toolName: fc.constant("bash"),
+		content: text.map((t) => [{ type: "text", text: t }]),
+		timestamp: fc.nat(5),
+	}),
+);
+
+type Edit = (messages: MessageLike[], at: number, extra: MessageLike) => MessageLike[];
+
+/** Changes between two requests. */
+const EDITS: Record<string, Edit> = {
+	append: (ms, _at, extra) => [...ms, extra],
+	appendTwo: (ms, _at, extra) => [...ms, extra, structuredClone(extra)],
+	replace: (ms, at, extra) => ms.map((m, i) => (i === at ? extra : m)),
+	editText: (ms, at) =>
+		ms.map((m, i) => (i === at ? { ...m, content: [{ type: "text", text: "src/a.ts moved_9" }] } : m)),
+	drop: (ms, at) => ms.filter((_, i) => i !== at),
+	compact: (ms, at) => ms.slice(at),
+	same: (ms) => ms,
+};
+
+const step = fc.record({ edit: fc.constantFrom(...Object.keys(EDITS)), at: fc.nat(10), extra: message });
+
+/** For each conversation, makes a fresh `check` (its memos new) and runs it on the start, then after each edit. */
+function eachRequest(fresh: () => (request: MessageLike[]) => void): void {
+	fc.assert(
+		fc.property(fc.array(message, { maxLength: 12 }), fc.array(step, { maxLength: 10 }), (start, steps) => {
+			const check = fresh();
+			let history = structuredClone(start);
+			check(structuredClone(history));
+			for (const { edit, at, extra } of steps) {
+				history = EDITS[edit](history, Math.min(at, Math.max(0, history.length - 1)), extra);
+				check(structuredClone(history));
+			}
+		}),
+		{ numRuns: RUNS },
+	);
+}
+
+describe("useOf with a UseMemo", () => {
+	it("finds the ages and used strings of a fresh useOf, request after request, over a BlockMemo's blocks", () => {
+		eachRequest(() => {
+			const blockMemo = new BlockMemo();
+			const memo = new UseMemo();
+			return (request) => {
+				const blocks = linearize(request, 0, undefined, blockMemo);
+				const fresh = useOf(request, linearize(structuredClone(request)));
+				assert.deepEqual(useAges(request, blocks, memo), fresh.ages);
+				assert.deepEqual(useOf(request, blocks, memo), fresh);
+			};
+		});
+	});
+
+	it("finds the same when every request's blocks are new objects, and across conversations", () => {
+		const memo = new UseMemo();
+		eachRequest(() => (request) => {
+			assert.deepEqual(
+				useOf(request, linearize(request), memo),
+				useOf(request, linearize(structuredClone(request))),
+			);
+		});
+	});
+});
