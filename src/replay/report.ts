@@ -69,11 +69,17 @@ export interface PolicyFigures {
 	divergences: Record<string, number>;
 	/** Notices the policy's extension gave the replayed session's user, counted, not shown (PolicyRun.advisories). */
 	advisories: number;
-	/** Prompt tokens, cache read and write per request, for charts. */
+	/**
+	 * Per request, for charts: prompt tokens, cache read and write, and cost: the request's own with
+	 * the idle refreshes sent in the gap before it (`cost`, summing to the run's), and the recalls
+	 * first needed at it (`recallCost`, summing to `recallCost`).
+	 */
 	series: {
 		prompt: number;
 		read: number;
 		write: number;
+		cost: number;
+		recallCost: number;
 		kind: "turn" | "summary";
 		rewrite: boolean;
 		compaction: boolean;
@@ -133,7 +139,11 @@ export function figuresOf(
 			produced.push({ message: r.produced, request: i, shape: inputs[i].shape });
 	});
 	const vis = measureVisibility(script.messages, produced, table);
-	const recallCost = vis.recallPoints.reduce((c, p) => c + p.prompt * model.read + p.blockTokens * model.write, 0);
+	const recallPrice = (p: Visibility["recallPoints"][number]): number =>
+		p.prompt * model.read + p.blockTokens * model.write;
+	const recallCost = vis.recallPoints.reduce((c, p) => c + recallPrice(p), 0);
+	const recallAt = new Map<number, number>();
+	for (const p of vis.recallPoints) recallAt.set(p.request, (recallAt.get(p.request) ?? 0) + recallPrice(p));
 	const rewriteEvents = price.requests.flatMap((p, i) =>
 		p.rewriteTokens > 0
 			? [
@@ -191,6 +201,8 @@ export function figuresOf(
 			prompt: p.prompt,
 			read: p.read,
 			write: p.write,
+			cost: p.cost + p.warmCost,
+			recallCost: recallAt.get(i) ?? 0,
 			kind: run.requests[i].kind,
 			rewrite: p.rewriteTokens > 0 && !run.requests[i].afterCompaction,
 			compaction: run.requests[i].afterCompaction,

@@ -1,7 +1,8 @@
 /**
  * The `compact-only` peer really never folds, whatever the default fold policy: on the project's
  * refactor-long session (140k window) it makes no fold event and still compacts, while the default
- * `context-fold` run of the same session folds.
+ * `context-fold` run of the same session folds, and its per-request costs and recalls add up to its
+ * cost with recalls (what the HTML report's cumulative cost chart ends at).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -27,5 +28,10 @@ test("compact-only makes no fold event and compacts; the default context-fold ru
 		{ name: "context-fold", kind: "context-fold", settings: {} },
 		{ window: WINDOW },
 	);
-	assert.ok(figuresOf(script, fold, PRICE_MODELS["anthropic-5m"], true, WINDOW).foldEvents > 0);
+	const foldFigures = figuresOf(script, fold, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	assert.ok(foldFigures.foldEvents > 0);
+	// The HTML report's cumulative cost chart adds up the series: it must end at cost with recalls.
+	assert.ok(foldFigures.recallsNeeded > 0, "the folded run needs recalls");
+	const perRequest = foldFigures.series.reduce((c, s) => c + s.cost + s.recallCost, 0);
+	assert.ok(Math.abs(perRequest - foldFigures.costWithRecalls) < 1e-6);
 });

@@ -8,7 +8,7 @@ import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
 type Step = PolicyFigures["series"][number];
 
 function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>): PolicyFigures {
-	const cost = series.reduce((c, s) => c + s.read * 0.1 + s.write * 1.25 + (s.prompt - s.read - s.write), 0);
+	const cost = series.reduce((c, s) => c + s.cost, 0);
 	return {
 		policy,
 		requests: series.length,
@@ -51,6 +51,8 @@ const step = (prompt: number, read: number, flags: Partial<Step> = {}): Step => 
 	prompt,
 	read,
 	write: prompt - read,
+	cost: read * 0.1 + (prompt - read) * 1.25,
+	recallCost: 0,
 	kind: "turn",
 	rewrite: false,
 	compaction: false,

@@ -72,7 +72,7 @@ test("a fold event due at the idle gap: context-fold stops the warming, the next
 	assert.ok(figures.warmStopSaving > 0, "under Anthropic's breakpoints the fold loses no read the refresh kept");
 });
 
-test("no fold event due at the gap, or no answer: Pi warms", async () => {
+test("no fold event due at the gap, or no answer: Pi warms, each refresh in the cost of the request after it", async () => {
 	for (const policy of [fold(0.2), { name: "pi", kind: "pi" } as Policy]) {
 		const run = await replayPolicy(script, policy, { window: WINDOW });
 		assert.ok(
@@ -81,5 +81,10 @@ test("no fold event due at the gap, or no answer: Pi warms", async () => {
 		);
 		const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
 		assert.deepEqual([figures.warmRefreshes, figures.warmStopped, figures.warmStopSaving], [2, 0, 0], policy.name);
+		const perRequest = figures.series.reduce((c, s) => c + s.cost, 0);
+		assert.ok(
+			Math.abs(perRequest - figures.cost) < 1e-6,
+			`${policy.name}: per-request costs, refreshes in, sum to the cost`,
+		);
 	}
 });
