@@ -26,7 +26,13 @@ function counts(figures: (typeof drifted)[0]["policies"]): Record<string, string
 }
 
 test("the table counts each policy's divergences and names their kinds under it", () => {
-	assert.deepEqual(counts(drifted[0].policies), { pi: "0", "context-fold": "7", "mask-last-2": "0" });
+	assert.deepEqual(counts(drifted[0].policies), {
+		pi: "0",
+		"context-fold": "7",
+		"mask-last-2": "0",
+		"compact-only": "0",
+		"clear-tool-uses": "0",
+	});
 	const text = table(drifted[0].policies);
 	assert.match(
 		text,

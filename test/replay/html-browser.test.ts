@@ -1,82 +1,86 @@
 /**
  * The `--html` page in a real browser: headless Chromium (Debian's `chromium`) loads the rendered
- * fixed report from a file, its DOM holds the chart's structure (one line and one scatter point per
- * policy, the fold and compaction marks), and its screenshot is not blank. Without a Chromium on
- * PATH the test says so and skips.
+ * fixed report from a file; its DOM holds the charts' structure (a prompt and a cost line and a
+ * scatter point per policy, the fold ticks and compaction triangles) and its screenshot is not
+ * blank. Plain Pi's line is visible in both line charts although `compact-only` runs exactly under
+ * it: the screenshot holds many more pixels of plain Pi's colour than the same page without that
+ * line. Without a Chromium on PATH the test says so and skips.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
+import { PI_COLOR } from "../../src/replay/charts.ts";
 import { renderHtml } from "../../src/replay/html.ts";
-import { countInkedPixels } from "./png.ts";
+import { dumpDom, findChromium, NO_CHROMIUM, screenshot } from "./chromium.ts";
+import { countPixels, decodePng, inked, near } from "./png.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 
-function findChromium(): string | undefined {
-	for (const name of ["chromium", "chromium-browser"]) {
-		const found = spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" });
-		if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
-	}
-	return undefined;
-}
-
-function chromium(binary: string, dir: string, args: string[]): string {
-	const run = spawnSync(
-		binary,
-		[
-			"--headless",
-			"--no-sandbox",
-			"--disable-gpu",
-			"--disable-quic",
-			"--no-first-run",
-			"--disable-background-networking",
-			"--disable-component-update",
-			"--disable-sync",
-			`--user-data-dir=${mkdtempSync(join(dir, "profile-"))}`,
-			...args,
-		],
-		{ encoding: "utf8", timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
-	);
-	assert.equal(run.status, 0, `chromium failed: ${run.stderr}`);
-	return run.stdout;
-}
-
 const count = (html: string, pattern: RegExp): number => html.match(new RegExp(pattern.source, "g"))?.length ?? 0;
+const WIDTH = 1200;
+const HEIGHT = 2400;
+/** Plain Pi's colour, allowing for the anti-aliasing of a line 1.4 px wide. */
+const piColoured = near(PI_COLOR, 40);
 
-test("headless Chromium renders the report: chart structure in the DOM, a screenshot that is not blank", (t) => {
+/** `page` without plain Pi's line in the chart of class `chart`. */
+function withoutPiLine(page: string, chart: string): string {
+	const at = page.indexOf(`class="${chart}"`);
+	const line = /<path class="policy reference" data-policy="pi" [^>]*><title>pi<\/title><\/path>/y;
+	line.lastIndex = page.indexOf('<path class="policy reference" data-policy="pi"', at);
+	const found = line.exec(page);
+	assert.ok(at > 0 && found, `${chart} has plain Pi's line`);
+	return page.slice(0, found.index) + page.slice(found.index + found[0].length);
+}
+
+test("headless Chromium renders the report: its structure, and plain Pi's lines visible over the peers", (t) => {
 	const binary = findChromium();
 	if (!binary) {
-		t.skip("no chromium on PATH (apt-get install chromium); the HTML report is not checked in a browser");
+		t.skip(NO_CHROMIUM);
 		return;
 	}
 	const dir = mkdtempSync(join(tmpdir(), "cf-html-"));
+	/** The screenshot of `html`, decoded. */
+	const shoot = (html: string, name: string) => {
+		const page = join(dir, `${name}.html`);
+		writeFileSync(page, html);
+		return decodePng(screenshot(binary, pathToFileURL(page).href, WIDTH, HEIGHT));
+	};
 	try {
+		const html = renderHtml(FIXED_REPORT);
 		const page = join(dir, "report.html");
-		writeFileSync(page, renderHtml(FIXED_REPORT));
-		const url = pathToFileURL(page).href;
-		const dom = chromium(binary, dir, ["--dump-dom", url]);
+		writeFileSync(page, html);
+		const dom = dumpDom(binary, pathToFileURL(page).href);
 		const policies = FIXED_REPORT[0].policies;
-		assert.equal(count(dom, /<svg id="prompt-chart-0" class="prompt-chart"/), 1);
+		for (const chart of ["prompt-chart", "cost-chart", "cache-chart", "scatter"])
+			assert.equal(count(dom, new RegExp(`<svg id="${chart}-0" class="${chart}"`)), 1, chart);
 		for (const p of policies) {
-			assert.equal(count(dom, new RegExp(`<path class="policy" data-policy="${p.policy}"`)), 1, p.policy);
+			assert.equal(
+				count(dom, new RegExp(`<path class="policy( reference)?" data-policy="${p.policy}"`)),
+				2,
+				p.policy,
+			);
 			assert.equal(count(dom, new RegExp(`<circle class="point" data-policy="${p.policy}"`)), 1, p.policy);
 		}
 		assert.equal(
-			count(dom, /<circle class="mark fold" /),
+			count(dom, /<line class="mark fold" /),
 			policies.reduce((n, p) => n + p.foldEvents, 0),
 		);
-		assert.equal(count(dom, /<line class="mark compaction" /), 1);
+		assert.equal(count(dom, /<path class="mark compaction" /), 2);
 		assert.ok(!/<script/i.test(dom), "the escaped session name did not become a script element");
 
-		const shot = join(dir, "shot.png");
-		chromium(binary, dir, [`--screenshot=${shot}`, "--window-size=1200,900", url]);
-		const { width, height, inked } = countInkedPixels(readFileSync(shot));
-		assert.equal(width, 1200);
-		assert.equal(height, 900);
-		assert.ok(inked > width * height * 0.02, `only ${inked} of ${width * height} pixels are not white`);
+		const full = shoot(html, "full");
+		assert.equal(full.width, WIDTH);
+		assert.equal(full.height, HEIGHT);
+		const ink = countPixels(full, inked());
+		assert.ok(ink > WIDTH * HEIGHT * 0.02, `only ${ink} of ${WIDTH * HEIGHT} pixels are not white`);
+		const pi = countPixels(full, piColoured);
+		for (const chart of ["prompt-chart", "cost-chart"]) {
+			const without = countPixels(shoot(withoutPiLine(html, chart), chart), piColoured);
+			// The plot is 826 px wide: a visible line leaves at least a pixel in most of its columns.
+			assert.ok(pi - without > 400, `${chart}: plain Pi's line shows ${pi - without} pixels of its colour`);
+		}
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}

@@ -1,14 +1,16 @@
 /**
  * A small fixed replay report for the HTML renderer's tests: one session (its name full of HTML
- * metacharacters), three policies, fold events, one compaction and two stopped warming refreshes, no
- * replay needed.
+ * metacharacters), five policies (one that sends exactly what plain Pi sends, one that sends it
+ * until it clears where Pi compacts), fold events, compactions, a recall, two stopped warming refreshes and
+ * the cost ratios to `pi`, no replay needed.
  */
-import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
+import { type PolicyFigures, type SessionReport, withRatios } from "../../src/replay/report.ts";
 
 type Step = PolicyFigures["series"][number];
 
 function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>): PolicyFigures {
 	const cost = series.reduce((c, s) => c + s.cost, 0);
+	const recallCost = series.reduce((c, s) => c + s.recallCost, 0);
 	return {
 		policy,
 		requests: series.length,
@@ -34,9 +36,9 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		cloneMsP50: null,
 		references: 10,
 		visibility: 1,
-		recallsNeeded: 0,
-		recallCost: 0,
-		costWithRecalls: cost,
+		recallsNeeded: series.filter((s) => s.recallCost > 0).length,
+		recallCost,
+		costWithRecalls: cost + recallCost,
 		foresight: policy === "pi" ? 0.5 : null,
 		foresightAtBar: policy === "pi" ? 0.45 : null,
 		foresightScheduled: policy === "pi" ? { ratio: 0.6, events: 3 } : null,
@@ -59,7 +61,21 @@ const step = (prompt: number, read: number, flags: Partial<Step> = {}): Step => 
 	...flags,
 });
 
-/** The fixed report: `pi` compacts once, `context-fold` folds twice, `mask-last-2` folds three times. */
+/** Plain Pi's requests: it compacts once, before its fifth. */
+const PI_SERIES = [
+	step(4000, 0),
+	step(9000, 4000),
+	step(15000, 9000),
+	step(15500, 15000, { kind: "summary" }),
+	step(5000, 0, { compaction: true }),
+	step(8000, 5000),
+];
+
+/**
+ * The fixed report: `pi` compacts once, `context-fold` folds twice and needs one recall,
+ * `mask-last-2` folds three times, `compact-only` sends what `pi` sends (its compaction too), and
+ * `clear-tool-uses` sends it for three requests, then clears where Pi summarises.
+ */
 export const FIXED_REPORT: SessionReport[] = [
 	{
 		session: `<script>alert("x")</script> & 'co'.jsonl`,
@@ -67,19 +83,8 @@ export const FIXED_REPORT: SessionReport[] = [
 		warming: true,
 		images: "text",
 		window: 20_000,
-		policies: [
-			figures(
-				"pi",
-				[
-					step(4000, 0),
-					step(9000, 4000),
-					step(15000, 9000),
-					step(15500, 15000, { kind: "summary" }),
-					step(5000, 0, { compaction: true }),
-					step(8000, 5000),
-				],
-				{},
-			),
+		policies: withRatios([
+			figures("pi", PI_SERIES, {}),
 			figures(
 				"context-fold",
 				[
@@ -87,12 +92,10 @@ export const FIXED_REPORT: SessionReport[] = [
 					step(9000, 4000),
 					step(7000, 2000, { rewrite: true }),
 					step(9000, 7000),
-					step(6000, 3000, { rewrite: true }),
+					step(6000, 3000, { rewrite: true, recallCost: 1500 }),
 				],
 				{
 					visibility: 0.9,
-					recallsNeeded: 1,
-					costWithRecalls: 20_000,
 					warmStopped: 2,
 					warmStoppedCost: 1500,
 					warmStopSaving: 1200,
@@ -109,6 +112,12 @@ export const FIXED_REPORT: SessionReport[] = [
 				],
 				{ visibility: 0.8 },
 			),
-		],
+			figures("compact-only", structuredClone(PI_SERIES), {}),
+			figures(
+				"clear-tool-uses",
+				[...structuredClone(PI_SERIES.slice(0, 3)), step(11000, 2000, { rewrite: true }), step(13000, 11000)],
+				{ visibility: 0.95 },
+			),
+		]),
 	},
 ];
