@@ -1,7 +1,9 @@
 /**
- * One turn of the fold pipeline, pure: linearize, re-apply frozen layers, build the view, ask the
- * policy, lower its commands, screen them for code collisions. The adapter commits the event
- * (persisting its records first) and then renders with `renderTurn`.
+ * One turn of the fold pipeline, pure: `runTurn` linearizes the messages once and works from those
+ * blocks throughout: re-apply frozen layers, build the view, ask the policy, lower its commands,
+ * screen them for code collisions (`planTurn`), number the event and make its records, hand them to
+ * the adapter to persist, commit the event to the registry, and render the frozen ops and the event
+ * as new contents. The pieces are exported for tests and tools that stop halfway.
  */
 import { type ApplyMemo, type ApplyResult, applyOps, type ContentResult, type FoldOp, withContents } from "./apply.ts";
 import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike } from "./block.ts";
@@ -150,6 +152,63 @@ export function recordsFor(plan: TurnPlan, seq: number, sha256?: (text: string) 
 		});
 	}
 	return records;
+}
+
+/** A planned fold event, numbered, with its records: what the adapter persists before it commits. */
+export interface PendingEvent {
+	seq: number;
+	records: FoldRecord[];
+	/** The turn's plan: its blocks (the one linearization of its messages), view and event. */
+	plan: TurnPlan;
+}
+
+/** What runTurn asks of its caller. */
+export interface TurnHooks {
+	/** Called with the plan before anything is committed (for notices of stale ids and collisions). */
+	planned?: (plan: TurnPlan) => void;
+	/** Persists an event's records, then its layer, durably; throws to reject it. Called only when an event fires. */
+	persist: (event: PendingEvent) => void;
+	/** Called when the event numbered `seq` was rejected: the turn then goes out with the frozen ops alone. */
+	rejected: (seq: number, error: unknown) => void;
+	/** Hashes a block text for the records (the adapter passes node:crypto; the core never hashes by itself). */
+	sha256?: (text: string) => string;
+	/** Carries applied ops over from the previous turn (see ApplyMemo). */
+	applyMemo?: ApplyMemo;
+}
+
+/** What one turn did: its plan, the event committed (empty: none fired, or it was rejected) and the rewrite. */
+export interface Turn {
+	plan: TurnPlan;
+	event: FoldOp[];
+	/** The new content of each rewritten message, by index (see renderContents). */
+	contents: Map<number, unknown[]>;
+}
+
+/**
+ * One turn over one linearization of `input.messages`: plans it (planTurn), holds the blocks whose
+ * codes collide raw, and when an event fires numbers it, makes its records and hands them to
+ * `hooks.persist`; an event is committed to the registry only once persisted, and any failure on the
+ * way rejects it whole. Renders the frozen ops and the committed event from the plan's blocks,
+ * without mutating `input.messages`. Side effects are the registry's and the hooks' alone.
+ */
+export function runTurn(input: PassInput, hooks: TurnHooks): Turn {
+	const plan = planTurn(input);
+	hooks.planned?.(plan);
+	for (const c of plan.collisions) input.registry.holdRaw(c.id);
+	let event: FoldOp[] = [];
+	if (plan.event.length > 0) {
+		const seq = input.registry.seq + 1;
+		try {
+			const records = recordsFor(plan, seq, hooks.sha256);
+			hooks.persist({ seq, records, plan });
+			commitEvent(input.registry, plan, records, seq);
+			event = plan.event;
+		} catch (error) {
+			hooks.rejected(seq, error);
+		}
+	}
+	const { contents } = renderContents(input.messages, plan.blocks, plan.frozen, event, hooks.applyMemo);
+	return { plan, event, contents };
 }
 
 /** Commits a planned event to the registry in memory: records first, then the frozen layer. */

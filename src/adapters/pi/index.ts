@@ -183,7 +183,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			pi.appendEntry(ENTRY_TYPE, entry);
 			labelEntry(pi, entry, leafOf(), records.record);
 		},
-		beforeCommit: (seq, records, messages) => {
+		beforeCommit: (seq, records, messages, blocks) => {
 			const scope = new Set(records.map((r) => r.id));
 			const record = extractSeedRecord({
 				kind: "fold",
@@ -192,6 +192,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 				spans: records,
 				scope,
 				turnBase: engine.turnBase,
+				blocks,
 			});
 			const leaf = leafOf();
 			if (leaf !== undefined) record.leaf = leaf;

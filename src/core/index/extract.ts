@@ -55,6 +55,11 @@ export interface SeedInput {
 	caps?: Partial<SeedCaps>;
 	/** User messages before `messages` (removed by compaction), so turns are session-absolute. */
 	turnBase?: number;
+	/**
+	 * `messages` already linearized with `turnBase` (a fold event passes its turn's blocks, so the
+	 * turn is linearized once); absent, they are linearized here.
+	 */
+	blocks?: readonly Block[];
 }
 
 /** Clips a long command, saying how much was cut. */
@@ -179,7 +184,7 @@ export function errorLinesIn(text: string): string[] {
 export function extractSeedRecord(input: SeedInput): SeedRecord {
 	const caps: SeedCaps = { ...SEED_CAPS, ...input.caps };
 	const messages = input.messages;
-	const blocks = linearize(messages, input.turnBase);
+	const blocks = input.blocks ?? linearize(messages, input.turnBase);
 	const inScope = (id: string): boolean => input.scope === undefined || input.scope.has(id);
 	const spanCodes = new Map<string, string>();
 	for (const span of input.spans) if (!spanCodes.has(span.id)) spanCodes.set(span.id, span.code);

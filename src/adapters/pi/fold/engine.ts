@@ -10,7 +10,7 @@ import { unfoldable } from "../../../core/cache-advice.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { FoldRegistry } from "../../../core/fold-registry.ts";
-import { commitEvent, type Policy, planTurn, recordsFor, renderContents } from "../../../core/pass.ts";
+import { type PassInput, type Policy, planTurn, runTurn, type TurnPlan } from "../../../core/pass.ts";
 import { type PassSnapshot, passRows } from "../../../core/status.ts";
 import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
@@ -29,8 +29,16 @@ export interface EngineDeps {
 	policy: Policy;
 	/** Appends one `contextfold.fold` entry durably; throws on failure. */
 	append: (entry: FoldEntry) => void;
-	/** Called with each committed event's records before they are appended (seed index); may throw. */
-	beforeCommit?: (seq: number, records: readonly FoldRecord[], messages: readonly MessageLike[]) => void;
+	/**
+	 * Called with each event's records before they are appended (seed index), with the messages and
+	 * the turn's blocks (their one linearization); may throw, which rejects the event.
+	 */
+	beforeCommit?: (
+		seq: number,
+		records: readonly FoldRecord[],
+		messages: readonly MessageLike[],
+		blocks: readonly Block[],
+	) => void;
 	/** Called when an event is rejected after beforeCommit succeeded (retracts its seed-index record). */
 	rejected?: (seq: number, reason: string) => void;
 	/** Degradation notices (stderr). */
@@ -210,9 +218,9 @@ export class FoldEngine {
 		return this.lastBlocks.length === 0 || this.liveBlock(id) !== undefined;
 	}
 
-	/** One pass's plan of `messages` under `policy`, with the engine's state and memos (see planTurn). */
-	private plan(messages: readonly MessageLike[], facts: TurnFacts, policy: Policy): ReturnType<typeof planTurn> {
-		return planTurn({
+	/** One pass's input over `messages` under `policy`, with the engine's state and memos (see planTurn). */
+	private input(messages: readonly MessageLike[], facts: TurnFacts, policy: Policy): PassInput {
+		return {
 			messages,
 			registry: this.registry,
 			policy,
@@ -230,7 +238,7 @@ export class FoldEngine {
 			blockMemo: this.blockMemo,
 			calls: this.calls,
 			frozenMemo: this.frozenMemo,
-		});
+		};
 	}
 
 	/**
@@ -244,7 +252,7 @@ export class FoldEngine {
 		const last = messages.at(-1) as { timestamp?: unknown } | undefined;
 		const key = `${messages.length}:${String(last?.timestamp)}:${window}:${this.registry.version}`;
 		if (this.previewed?.key === key) return this.previewed.snapshot;
-		const plan = this.plan(messages, { window, usage: undefined, neverCacheRead: false }, () => []);
+		const plan = planTurn(this.input(messages, { window, usage: undefined, neverCacheRead: false }, () => []));
 		const snapshot = {
 			rows: passRows(
 				plan.view.blocks,
@@ -264,30 +272,30 @@ export class FoldEngine {
 	 * warned or changed in `messages`; the memos it fills serve that request's own pass.
 	 */
 	foldsNext(messages: readonly MessageLike[], facts: TurnFacts): boolean {
-		return this.plan(messages, facts, this.deps.policy).event.length > 0;
+		return planTurn(this.input(messages, facts, this.deps.policy)).event.length > 0;
 	}
 
 	/**
-	 * The per-turn pipeline. Rewrites `messages` in place (same array, same message objects, new
-	 * content) and returns true when anything was folded. Throws only what the caller must treat
-	 * as "send this turn raw".
+	 * The per-turn pipeline: one pass over one linearization of `messages` (core runTurn), whose
+	 * event is persisted here before it is committed. Rewrites `messages` in place (same array, same
+	 * message objects, new content) and returns true when anything was folded. Throws only what the
+	 * caller must treat as "send this turn raw".
 	 */
 	run(messages: MessageLike[], facts: TurnFacts): boolean {
-		const plan = this.plan(messages, facts, this.deps.policy);
-		for (const id of plan.stale) {
-			if (this.warnedStale.has(id)) continue;
-			this.warnedStale.add(id);
-			this.deps.warn(`context-fold: block ${id} changed since it was folded; it is sent raw`);
-		}
-		for (const c of plan.collisions) {
-			this.registry.holdRaw(c.id);
-			this.deps.warn(
-				`context-fold: fold code ${c.code} of ${c.id} collides with ${c.holder}; that block stays raw for this session`,
-			);
-		}
-		let event: FoldOp[] = plan.event;
-		if (event.length > 0) event = this.commit(plan, messages);
-		const { contents } = renderContents(messages, plan.blocks, plan.frozen, event, this.applyMemo);
+		let indexed = false;
+		const { plan, event, contents } = runTurn(this.input(messages, facts, this.deps.policy), {
+			planned: (planned) => this.notice(planned),
+			persist: ({ seq, records, plan }) => {
+				this.deps.beforeCommit?.(seq, records, messages, plan.blocks);
+				indexed = true;
+				this.deps.append({ v: ENTRY_VERSION, kind: "records", seq, records });
+				this.deps.append({ v: ENTRY_VERSION, kind: "layer", seq, ops: plan.event });
+			},
+			rejected: (seq, error) => this.rejected(seq, error, indexed),
+			sha256,
+			applyMemo: this.applyMemo,
+		});
+		if (event.length > 0) this.committed(plan, event);
 		const raw = new Map<number, unknown>();
 		for (const [i, content] of contents) {
 			raw.set(i, messages[i].content);
@@ -308,39 +316,49 @@ export class FoldEngine {
 		return contents.size > 0;
 	}
 
-	private commit(plan: ReturnType<typeof planTurn>, messages: readonly MessageLike[]): FoldOp[] {
-		const seq = this.registry.seq + 1;
-		let indexed = false;
-		try {
-			const records = recordsFor(plan, seq, sha256);
-			this.deps.beforeCommit?.(seq, records, messages);
-			indexed = true;
-			this.deps.append({ v: ENTRY_VERSION, kind: "records", seq, records });
-			this.deps.append({ v: ENTRY_VERSION, kind: "layer", seq, ops: plan.event });
-			commitEvent(this.registry, plan, records, seq);
-			const ids = new Set(plan.event.map((op) => op.id));
-			const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
-			const codes = plan.event.map((op) => op.code);
-			try {
-				this.deps.committed?.(seq, saved, codes);
-			} catch (error) {
-				this.deps.warn(`context-fold: cache telemetry missed fold event ${seq}: ${errorText(error)}`);
-			}
-			const count = plan.event.length;
-			this.deps.debug(
-				`context-fold: fold event ${seq}: ${count} block${count === 1 ? "" : "s"}, ~${saved} tokens saved`,
+	/** Announces the plan's stale ids (once each) and code collisions (their blocks stay raw). */
+	private notice(plan: TurnPlan): void {
+		for (const id of plan.stale) {
+			if (this.warnedStale.has(id)) continue;
+			this.warnedStale.add(id);
+			this.deps.warn(`context-fold: block ${id} changed since it was folded; it is sent raw`);
+		}
+		for (const c of plan.collisions) {
+			this.deps.warn(
+				`context-fold: fold code ${c.code} of ${c.id} collides with ${c.holder}; that block stays raw for this session`,
 			);
-			return plan.event;
+		}
+	}
+
+	/** Tells cache telemetry and the debug line about a committed event. */
+	private committed(plan: TurnPlan, event: readonly FoldOp[]): void {
+		// The event was numbered one past the newest layer, and committing it made it the newest.
+		const seq = this.registry.seq;
+		const ids = new Set(event.map((op) => op.id));
+		const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
+		try {
+			this.deps.committed?.(
+				seq,
+				saved,
+				event.map((op) => op.code),
+			);
 		} catch (error) {
-			this.deps.warn(`context-fold: fold event rejected, this turn goes out without it: ${errorText(error)}`);
-			if (indexed) {
-				try {
-					this.deps.rejected?.(seq, errorText(error));
-				} catch (retractError) {
-					this.deps.warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(retractError)}`);
-				}
-			}
-			return [];
+			this.deps.warn(`context-fold: cache telemetry missed fold event ${seq}: ${errorText(error)}`);
+		}
+		const count = event.length;
+		this.deps.debug(
+			`context-fold: fold event ${seq}: ${count} block${count === 1 ? "" : "s"}, ~${saved} tokens saved`,
+		);
+	}
+
+	/** Announces a rejected event, and retracts its seed-index record when one was written. */
+	private rejected(seq: number, error: unknown, indexed: boolean): void {
+		this.deps.warn(`context-fold: fold event rejected, this turn goes out without it: ${errorText(error)}`);
+		if (!indexed) return;
+		try {
+			this.deps.rejected?.(seq, errorText(error));
+		} catch (retractError) {
+			this.deps.warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(retractError)}`);
 		}
 	}
 
