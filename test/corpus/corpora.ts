@@ -108,6 +108,29 @@ export function corporaLine(corpora: readonly Corpus[] = listCorpora()): string 
 	return `corpora: ${parts.join("; ")}`;
 }
 
+/**
+ * The one `corpus:` line a corpus-reading test file prints as a diagnostic (the test reporter shows
+ * it under the file's line, scripts/test-reporter.ts): each check with the sessions it ran on, by
+ * corpus, then the corpora that were absent, e.g. `corpus: resumed in pi on project (a, b), more
+ * (c); known paths on project (a); absent: shared`. `checks` pairs what was checked with the
+ * sessions (by `corpus` and `file`) it was checked on.
+ */
+export function corpusNote(
+	checks: readonly (readonly [string, readonly SessionRef[]])[],
+	corpora: readonly Corpus[] = listCorpora(),
+): string {
+	const parts = checks.map(([check, sessions]) => {
+		const by = corpora.flatMap((c) => {
+			const names = sessions.filter((s) => s.corpus === c.name).map((s) => s.file.replace(/\.jsonl$/, ""));
+			return names.length > 0 ? [`${c.name} (${names.join(", ")})`] : [];
+		});
+		return `${check} on ${by.length > 0 ? by.join(", ") : "no session"}`;
+	});
+	const absent = corpora.filter((c) => !c.present).map((c) => c.name);
+	if (absent.length > 0) parts.push(`absent: ${absent.join(", ")}`);
+	return `corpus: ${parts.join("; ")}`;
+}
+
 /** A loaded session: where it is, its active branch and the message sequences a replay feeds. */
 export interface Session extends SessionRef {
 	/** `corpus/file`, unique across corpora: the name tests and reports use. */

@@ -3,8 +3,8 @@
  * resumed in a sandbox (its header's cwd pointed at the sandbox), and the first request already
  * folds old tool results of the long history; a recall of one of those codes is served from the
  * session file, sha-verified. Pi builds that request itself from the file (active branch, latest
- * compaction honoured), so each session's window is derived from the same context: the largest one
- * (of those the request fills to 65, 80 or 100 %) where the pure planner folds old results. The fill
+ * compaction honoured), so what the ladder must do is worked out here from the same context, by its
+ * rule (docs/policy.md, "The ladder profile"; the e2e sandbox runs that profile), never by asking the planner: see `obligation`. The fill
  * is measured as the extension measures it, by Pi's rule (the last response's usage plus an estimate
  * of every later message), not by the messages' size: a session recorded by another harness can
  * carry usage of a context that harness shrank (codex-civitas-employer: ~23k reported for ~245k of
@@ -14,14 +14,13 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { describe, it, test } from "node:test";
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
-import { DEFAULT_LADDER } from "../../src/core/contract.ts";
-import { FoldRegistry } from "../../src/core/fold-registry.ts";
-import { planTurn } from "../../src/core/pass.ts";
-import { conduct } from "../../src/core/policy/fold-ladder.ts";
-import { loadSessions, type Session } from "../corpus/corpora.ts";
+import { budgetOf, DEFAULT_LADDER, tailOf } from "../../src/core/contract.ts";
+import { foldCode, toolResultDigest } from "../../src/core/digest.ts";
+import { estTokens } from "../../src/core/tokens.ts";
+import { corpusNote, loadSessions, type Session } from "../corpus/corpora.ts";
 import { startModelServer, toolResultsOf } from "./harness/model-server.ts";
 import { createPiSandbox } from "./harness/pi-runner.ts";
 
@@ -57,20 +56,82 @@ function piContextTokens(session: Session, messages: readonly MessageLike[]): nu
 	return tokens;
 }
 
-/**
- * The window for resuming `session`, from what Pi will send (its context at the leaf, then the
- * prompt): the largest of the windows that request fills to 65, 80 or 100 % (in whole thousands, by
- * the size Pi reports, see piContextTokens) in which the pure planner, on a fresh registry and with
- * that size, folds tool results; and how many it folds there (what the first request must show, at
- * least). A long session gets the 65 % window; a short one, whose old results may all lie in the
- * protected tail of a larger window, a smaller one.
- */
-function resumeFigures(session: Session): {
+/** What the ladder must do to the first request in one window, derived from the blocks alone. */
+interface Obligation {
 	window: number;
-	tokens: number;
-	reported: number | undefined;
-	expected: number;
-} {
+	/** Pi's figure for the context, or the blocks' sum where Pi reports none. */
+	usage: number;
+	/** Seen tool results outside the protected tail whose digest is shorter: each one a candidate, in order. */
+	sure: { code: string; saving: number }[];
+	/** Codes of every tool result outside the protected tail that the model has seen. */
+	foldable: Set<string>;
+	/** True when an event must fire: past the threshold, with enough sure savings for an ordinary or urgent event. */
+	fires: boolean;
+	/** How many of `sure` fold at the least: the oldest ones that lie before the saving the event needs. */
+	least: number;
+}
+
+/**
+ * What the ladder (DEFAULT_LADDER) must do to `messages` in `window` with context size `usage`, by
+ * its rule rather than its code: past the first-fold threshold (foldAt) it fires when its candidates
+ * (durable, foldable blocks the model has seen, outside the protected tail, whose digest is shorter)
+ * save at least one step of the window, or, past the budget, the floor; it folds the oldest first
+ * until usage is one step below the lesser of threshold and budget. The candidates counted here are
+ * the seen tool results alone, each saving its text's tokens less its digest's (what a fold puts in
+ * its place, digest.ts): the other kinds only add to what the ladder may fold, so the event is
+ * certain when these suffice. It must fold every such result before which the foldable blocks
+ * outside the tail hold fewer tokens than the event must save (none of them can save more than it
+ * holds), so at least `least` of them fold.
+ */
+function obligation(messages: readonly MessageLike[], usage: number, window: number): Obligation {
+	const blocks = linearize(messages);
+	let total = 0;
+	for (const block of blocks) total += block.tokens;
+	// The protected tail: the newest block and every block that begins within the last `tail` tokens.
+	const tail = tailOf(DEFAULT_LADDER, window);
+	const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+	const budget = budgetOf(DEFAULT_LADDER, window);
+	const threshold = DEFAULT_LADDER.foldAt * window;
+	const needed = usage - (Math.min(threshold, budget) - DEFAULT_LADDER.step * window);
+	const sure: Obligation["sure"] = [];
+	const foldable = new Set<string>();
+	let least = 0;
+	let before = 0;
+	let after = total;
+	for (const [i, block] of blocks.entries()) {
+		after -= block.tokens;
+		if (i === blocks.length - 1 || after < tail) break;
+		if (!block.durable || !block.foldable) continue;
+		if (block.kind === "toolResult" && block.msg < lastAssistant) {
+			const code = foldCode(block.id);
+			foldable.add(code);
+			const digest = toolResultDigest({
+				code,
+				toolName: block.toolName ?? "tool",
+				text: block.text,
+				isError: block.isError === true,
+			});
+			const saving = estTokens(block.text) - estTokens(digest);
+			if (saving > 0) {
+				sure.push({ code, saving });
+				if (before < needed) least++;
+			}
+		}
+		before += block.tokens;
+	}
+	const mass = sure.reduce((sum, r) => sum + r.saving, 0);
+	const step = (usage > budget ? DEFAULT_LADDER.floor : DEFAULT_LADDER.step) * window;
+	return { window, usage, sure, foldable, fires: usage >= threshold && mass >= step, least };
+}
+
+/**
+ * The window for resuming `session` and what the ladder must do in it: the largest of the windows
+ * Pi's figure for the request (its context at the leaf, then the prompt; see piContextTokens) fills
+ * to 65, 80 or 100 % (in whole thousands) in which a fold event is certain. A long session gets the
+ * 65 % window; a short one, whose old results may all lie in the protected tail of a larger window,
+ * or one whose old results are small, a smaller one; undefined when none is certain.
+ */
+function resumeFigures(session: Session): { tokens: number; reported: number | undefined; must?: Obligation } {
 	const messages: MessageLike[] = [
 		...session.context,
 		{
@@ -82,38 +143,32 @@ function resumeFigures(session: Session): {
 	let tokens = 0;
 	for (const block of linearize(messages)) tokens += block.tokens;
 	const reported = piContextTokens(session, messages);
-	let figures = { window: 0, tokens, reported, expected: 0 };
 	for (const fill of FILLS) {
 		const window = Math.ceil((reported ?? tokens) / fill / 1000) * 1000;
-		const plan = planTurn({
-			messages,
-			registry: new FoldRegistry(),
-			policy: conduct,
-			usage: reported,
-			window,
-			neverCacheRead: false,
-			config: DEFAULT_LADDER,
-			savings: new Map(),
-		});
-		const kinds = new Map(plan.blocks.map((b) => [b.id, b.kind] as const));
-		figures = {
-			window,
-			tokens,
-			reported,
-			expected: plan.event.filter((op) => kinds.get(op.id) === "toolResult").length,
-		};
-		if (figures.expected > 0) break;
+		const must = obligation(messages, reported ?? tokens, window);
+		if (must.fires && must.least > 0) return { tokens, reported, must };
 	}
-	return figures;
+	return { tokens, reported };
 }
 
-for (const session of loadSessions()) {
+const sessions = loadSessions();
+
+test("the corpora resumed: the project's own sessions always, the others where present", (t) => {
+	t.diagnostic(corpusNote([["resumed in pi", sessions]]));
+	assert.ok(
+		sessions.some((s) => s.corpus === "project"),
+		"test/fixtures/sessions holds no session",
+	);
+});
+
+for (const session of sessions) {
 	describe(`resuming ${session.name} in pi`, () => {
-		it("folds old results on the first request and recalls one sha-verified", async (t) => {
-			const { window, tokens, reported, expected } = resumeFigures(session);
+		it("folds old results on the first request, oldest first, and recalls one sha-verified", async (t) => {
+			const { tokens, reported, must } = resumeFigures(session);
+			assert.ok(must, `no window of ${FILLS.join(", ")} fill makes a fold event certain`);
+			const { window, sure, foldable, least } = must;
 			const size = `context ${tokens} tokens, ${reported ?? "no size"} reported by Pi`;
-			t.diagnostic(`${size}, window ${window}, ${expected} results fold by the planner`);
-			assert.ok(expected > 0, "the planner folds no tool result of this session's context");
+			t.diagnostic(`${size}, window ${window}: ${sure.length} sure candidates, at least ${least} must fold`);
 			const server = await startModelServer((req, i) => {
 				if (i === 0) {
 					const code = toolResultsOf(req)
@@ -139,9 +194,16 @@ for (const session of loadSessions()) {
 				assert.equal(run.code, 0, run.stderr);
 				assert.equal(server.requests.length, 2, "one recall, then the answer");
 				const first = toolResultsOf(server.requests[0]);
-				const folded = first.filter((r) => TAG.test(r.text));
-				t.diagnostic(`${folded.length} of ${first.length} results folded on the first request`);
-				assert.ok(folded.length >= expected, `only ${folded.length} of ${first.length} results folded`);
+				const codes = first.map((r) => TAG.exec(r.text)?.[1]).filter((c) => c !== undefined);
+				t.diagnostic(`${codes.length} of ${first.length} results folded on the first request`);
+				const stray = codes.filter((c) => !foldable.has(c));
+				assert.deepEqual(stray, [], "a folded result is in the protected tail, unseen, or not the session's");
+				assert.ok(codes.length >= least, `${codes.length} results folded, the ladder must fold ${least}`);
+				// Oldest first: no sure candidate stays raw before a folded one.
+				const folded = new Set(codes);
+				const newest = sure.findLastIndex((r) => folded.has(r.code));
+				const skipped = sure.slice(0, newest).filter((r) => !folded.has(r.code));
+				assert.deepEqual(skipped, [], "an older candidate stayed raw while a newer one folded");
 				assert.ok(!TAG.test(first.at(-1)?.text ?? ""), "the newest result stays raw");
 				const recall = toolResultsOf(server.requests[1]).at(-1)?.text ?? "";
 				assert.match(recall, /^Recalled #[0-9a-z]{8}: \w+, \d+ lines \(sha256 verified\)\n1: /);
