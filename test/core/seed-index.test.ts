@@ -14,7 +14,7 @@ import { summarizeIndex } from "../../src/core/index/merge.ts";
 import { parseSeedIndex, retraction, serializeRecord } from "../../src/core/index/reader.ts";
 import { SEED_CAPS, SEED_INDEX_VERSION, type SeedRecord } from "../../src/core/index/seed-index.ts";
 import { blockCost } from "../../src/core/tokens.ts";
-import { loadSessions } from "../corpus/corpora.ts";
+import { corpusNote, loadSessions } from "../corpus/corpora.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Builders
@@ -1004,23 +1004,49 @@ function toolPaths(messages: readonly MessageLike[]): Set<string> {
 	return paths;
 }
 
-/** A path and an error line each shared session is known to yield, checked on top of the generic checks. */
+/**
+ * A path a file tool touched and an error line a result printed, which the record of a session must
+ * hold, by session name (`corpus/file`), on top of the generic checks: the project's own sessions,
+ * so a fresh clone runs these checks too, and the shared ones.
+ */
 const KNOWN: Record<string, { path: string; error: string }> = {
-	"large-session.jsonl": {
+	"project/debug-branchy.jsonl": {
+		path: "src/layout/extent.ts",
+		error: "TypeError: not a finite value: null",
+	},
+	"project/refactor-long.jsonl": {
+		path: "src/statements/render.ts",
+		error: "RangeError: invalid month: 2024-13",
+	},
+	"shared/large-session.jsonl": {
 		path: "packages/coding-agent/src/theme/theme.ts",
 		error: "grep: packages/tui/src/editor.ts: No such file or directory",
 	},
-	"accordion-sample.jsonl": {
+	"shared/accordion-sample.jsonl": {
 		path: "C:/Users/smash/Desktop/AgentPlayer0/win_arsenal.py",
 		error: "UnicodeEncodeError: 'charmap' codec can't encode character '\\u2192' in position 1667: character maps to <undefined>",
 	},
 };
 
 describe("smoke over the recorded sessions", () => {
-	for (const session of loadSessions()) {
+	const sessions = loadSessions();
+	it("covers the project's sessions always, the others where present", (t) => {
+		const known = sessions.filter((s) => KNOWN[s.name] !== undefined);
+		t.diagnostic(
+			corpusNote([
+				["seed record", sessions],
+				["known path and error line", known],
+			]),
+		);
+		assert.ok(
+			known.some((s) => s.corpus === "project"),
+			"no project session with a known path and error line",
+		);
+	});
+	for (const session of sessions) {
 		it(`${session.name}: extracts real paths and verbatim error lines, bounded and deterministic`, () => {
 			const { messages } = session;
-			const known = session.corpus === "shared" ? KNOWN[session.file] : undefined;
+			const known = KNOWN[session.name];
 			const spans = recordsForAll(messages);
 			const record = extractSeedRecord({ kind: "compaction", seq: 1, messages, spans });
 			const again = extractSeedRecord({ kind: "compaction", seq: 1, messages, spans });

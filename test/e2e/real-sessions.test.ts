@@ -4,12 +4,13 @@
  * folds old tool results of the long history; a recall of one of those codes is served from the
  * session file, sha-verified. Pi builds that request itself from the file (active branch, latest
  * compaction honoured), so what the ladder must do is worked out here from the same context, by its
- * rule (docs/policy.md, "The ladder profile"; the e2e sandbox runs that profile), never by asking the planner: see `obligation`. The fill
- * is measured as the extension measures it, by Pi's rule (the last response's usage plus an estimate
- * of every later message), not by the messages' size: a session recorded by another harness can
- * carry usage of a context that harness shrank (codex-civitas-employer: ~23k reported for ~245k of
- * messages), and a window sized by the messages then leaves the policy nothing to fold. A pre-v2
- * session also proves the ledger route works on a migrated file.
+ * rule (docs/policy.md, "The ladder profile": the e2e sandbox runs that profile), never by asking
+ * the planner: see `obligation`. The fill is measured as the extension measures it, by Pi's rule
+ * (the last response's usage plus an estimate of every later message), not by the messages' size: a
+ * session recorded by another harness can carry usage of a context that harness shrank
+ * (codex-civitas-employer: ~23k reported for ~245k of messages), and a window sized by the messages
+ * then leaves the policy nothing to fold. A pre-v2 session also proves the ledger route works on a
+ * migrated file.
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
