@@ -74,7 +74,12 @@ describe("context-fold installed from its npm tarball", () => {
 
 	before(async () => {
 		server = await startModelServer(batchScript());
-		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: WINDOW, settings: SHOW_RESOURCES });
+		sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: WINDOW,
+			settings: SHOW_RESOURCES,
+			sharedCompileCache: false,
+		});
 		const packDir = join(sandbox.root, "pack");
 		await mkdir(packDir);
 		const packed = runNpm(["pack", "--json", "--pack-destination", packDir], REPO_ROOT, sandbox.root);
@@ -145,7 +150,12 @@ describe("context-fold loaded from a checkout", { skip: NO_TMUX }, () => {
 
 	before(async () => {
 		server = await startModelServer(() => ({ text: "unused" }));
-		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: WINDOW, settings: SHOW_RESOURCES });
+		sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: WINDOW,
+			settings: SHOW_RESOURCES,
+			sharedCompileCache: false,
+		});
 	});
 	after(async () => {
 		await sandbox?.cleanup();

@@ -6,17 +6,22 @@
  *   agent/      PI_CODING_AGENT_DIR: models.json, settings.json
  *   sessions/   PI_CODING_AGENT_SESSION_DIR: session .jsonl files (flat)
  *   work/       cwd of pi (or the given `workDir` name), so the bash tool runs here
- *   tmp/        TMPDIR (bash full-output logs land here)
+ *   tmp/        TMPDIR (bash full-output logs land here); tmp/jiti links to COMPILE_CACHE
  *   home/       HOME
  *
  * Pi is always started with `process.execPath` (the tests run under Node >= 22.19) and the bundle
  * `dist/bundle/cli.js`, with `--no-extensions` (plus no skills / templates / themes / context files /
  * MCP) so only the `-e` extensions passed by the test load; `packages: true` lets the packages
  * installed in the sandbox's agent dir (`pi install`) load instead.
+ *
+ * Pi compiles a TypeScript extension with jiti, which caches the output under `$TMPDIR/jiti`. A fresh
+ * sandbox would compile the whole extension again (about 3 s of CPU, most of a short run), so every
+ * sandbox shares one cache (COMPILE_CACHE): an entry is keyed by its file's path and checked against
+ * a hash of its source, so an edited file is compiled afresh, never served stale.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
@@ -24,6 +29,13 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+
+/**
+ * jiti's compile cache, shared by every sandbox's pi (see the header). It holds one entry per source
+ * file of this checkout; a sandbox that loads installed packages (their paths differ every run)
+ * keeps a cache of its own.
+ */
+export const COMPILE_CACHE = join(REPO_ROOT, "node_modules/.cache/context-fold-e2e/jiti");
 
 export type PiApi = "anthropic-messages" | "openai-completions";
 
@@ -52,6 +64,8 @@ export interface SandboxOptions {
 	root?: string;
 	/** Name of pi's working directory under the root. Default "work". */
 	workDir?: string;
+	/** Share COMPILE_CACHE (default true); false for a sandbox whose packages (`pi install`) load from new paths. */
+	sharedCompileCache?: boolean;
 }
 
 export interface RunOptions {
@@ -252,6 +266,13 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 	const tmpDir = join(root, "tmp");
 	const homeDir = join(root, "home");
 	await Promise.all([agentDir, sessionDir, cwd, tmpDir, homeDir].map((d) => mkdir(d, { recursive: true })));
+	if (options.sharedCompileCache !== false) {
+		await mkdir(COMPILE_CACHE, { recursive: true });
+		// A reused `root` may hold the link already.
+		await symlink(COMPILE_CACHE, join(tmpDir, "jiti")).catch((error: NodeJS.ErrnoException) => {
+			if (error.code !== "EEXIST") throw error;
+		});
+	}
 
 	const baseUrl = api === "openai-completions" ? `${options.serverUrl}/v1` : options.serverUrl;
 	const models = {
