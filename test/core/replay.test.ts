@@ -18,7 +18,7 @@ import { commitEvent, planTurn, recordsFor, renderTurn } from "../../src/core/pa
 import { conduct } from "../../src/core/policy/fold-ladder.ts";
 import { BLOCK_OVERHEAD } from "../../src/core/tokens.ts";
 import type { SavingsMemo } from "../../src/core/view.ts";
-import { loadSessions } from "../corpus/corpora.ts";
+import { corpusNote, loadSessions } from "../corpus/corpora.ts";
 import { branchRequests } from "../corpus/session.ts";
 
 const sessions = loadSessions().map((session) => ({ ...session, requests: branchRequests(session.branch) }));
@@ -296,8 +296,22 @@ function windowsFor(requests: readonly MessageLike[][]): { window: number; mustF
 }
 
 describe("turn-by-turn replay of the recorded sessions", () => {
-	for (const session of sessions) {
-		for (const { window, mustFold } of windowsFor(session.requests)) {
+	const windows = new Map(sessions.map((session) => [session, windowsFor(session.requests)] as const));
+	test("covers the project's sessions always, the others where present", (t) => {
+		const folding = sessions.filter((s) => windows.get(s)?.[0].mustFold);
+		t.diagnostic(
+			corpusNote([
+				["invariants and a fold at full fill", sessions],
+				["a fold at 65 % fill", folding],
+			]),
+		);
+		assert.ok(
+			folding.some((s) => s.corpus === "project"),
+			"no project session must fold at 65 % fill",
+		);
+	});
+	for (const [session, sized] of windows) {
+		for (const { window, mustFold } of sized) {
 			const what = mustFold ? "keeps every invariant and folds" : "keeps every invariant";
 			test(`${session.name} in a ${window}-token window ${what}`, (t) => {
 				const outcome = replayAndCheck(session.requests, window);
