@@ -20,7 +20,10 @@
  * asks Pi's LLM for a summary, and overflows no more often than plain Pi.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import { test } from "node:test";
+import { blockOf, corpusSessions, headlineBlock, nameOf, piCell, profileCell, totals } from "../../scripts/figures.ts";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
 import { parseArgs, runReplay } from "../../src/replay/cli.ts";
 import { corporaLine, listCorpora, listSessions } from "../corpus/corpora.ts";
@@ -107,6 +110,30 @@ test("over the corpus: visibility at most 3 points below plain Pi on average, co
 	t.diagnostic(`mean visibility ${mean.toFixed(2)} points against plain Pi; ${(fold / pi).toFixed(3)}x in total`);
 	assert.ok(mean >= -3, `mean visibility ${mean.toFixed(2)} points below plain Pi`);
 	assert.ok(fold / pi <= TOTAL_MAX, `${(fold / pi).toFixed(4)}x plain Pi in total`);
+});
+
+test("the docs quote this replay's figures (npm run figures regenerates them)", async (t) => {
+	const reports = await inWindow;
+	const names = new Map(corpusSessions().map((s) => [basename(s.path), s.name] as const));
+	const table = blockOf(readFileSync(new URL("../../docs/defaults.md", import.meta.url), "utf8"), "corpus");
+	assert.ok(table, "docs/defaults.md has a figures:corpus block");
+	for (const report of reports) {
+		const name = nameOf(report, names);
+		const row: string | undefined = table.split("\n").find((line) => line.startsWith(`| ${name} |`));
+		assert.ok(row, `docs/defaults.md has no row for ${name}: run npm run figures`);
+		const cells: string[] = row.split(" | ");
+		const { pi, fold } = pair(report);
+		assert.equal(cells[1], piCell(pi), `${name}: plain Pi's cell`);
+		assert.equal(cells[3].replace(/\*\*/g, ""), profileCell(fold, pi), `${name}: the default's cell`);
+	}
+	if (!listCorpora().every((corpus) => corpus.present)) {
+		t.diagnostic("the README's totals are over every corpus folder: checked only where all are present");
+		return;
+	}
+	const readme = blockOf(readFileSync(new URL("../../README.md", import.meta.url), "utf8"), "headline");
+	assert.equal(readme, headlineBlock(reports, "context-fold"), "README's headline: run npm run figures");
+	const total = table.split("\n").find((line) => line.startsWith(`| all ${reports.length}, cost in total |`));
+	assert.ok(total?.includes(`**${totals(reports, "context-fold").ratio.toFixed(2)}**`), "the total row");
 });
 
 for (const price of ["anthropic-1h", "openai"]) {

@@ -1,0 +1,288 @@
+/**
+ * Regenerates the figures the docs quote, from the replay, so that prose and numbers cannot drift
+ * apart: `npm run figures` replays every corpus session present (the project's, and `../shared`'s
+ * two folders when they are beside the checkout) and rewrites the blocks between
+ * `<!-- figures:NAME -->` and `<!-- /figures:NAME -->` in README.md and docs/defaults.md:
+ * - `headline` (README): the default's cost in total and mean visibility against plain Pi;
+ * - `corpus` (defaults): every session under plain Pi, its foresight floor and the three profiles;
+ * - `reached` (defaults): what the default reaches against issue 24's acceptance bounds;
+ * - `knobs` (defaults): the default's knobs changed one at a time;
+ * - `elsewhere` (defaults): the default in a 700k and a 32k window and at the other price models.
+ * `npm run figures -- --check` writes nothing and exits 1 when a block differs from what it renders.
+ * The rendering is exported so the CI replay test can compare the docs with its own replay.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs, runReplay } from "../src/replay/cli.ts";
+import type { PolicyFigures, SessionReport } from "../src/replay/report.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The corpus folders, by the prefix their sessions carry in the tables. */
+export const CORPUS_FOLDERS: readonly { prefix: string; dir: string }[] = [
+	{ prefix: "project", dir: join(ROOT, "test/fixtures/sessions") },
+	{ prefix: "shared", dir: join(ROOT, "../shared/sessions") },
+	{ prefix: "more", dir: join(ROOT, "../shared/sessions-more") },
+];
+
+/** The replay's settings for every figure but the `elsewhere` ones. */
+export const MEASURE = { window: 140_000, price: "anthropic-5m" } as const;
+
+/** The knobs changed one at a time, with the values tried. */
+const KNOB_TRIALS: readonly [string, readonly (number | string)[]][] = [
+	["useWindow", [4, 6, 12]],
+	["hotTail", [5000, 10_000]],
+	["coldTail", [4000]],
+	["horizon", [14, 30]],
+	["foldFrom", [30_000]],
+	["minEvent", [11_200, 16_800]],
+	["backstopAt", [40_000]],
+];
+
+/** The corpus sessions present, each with its table name (`more/kimchi-user-agent`). */
+export function corpusSessions(): { name: string; path: string }[] {
+	return CORPUS_FOLDERS.flatMap(({ prefix, dir }) =>
+		existsSync(dir)
+			? readdirSync(dir)
+					.filter((file) => file.endsWith(".jsonl"))
+					.sort()
+					.map((file) => ({ name: `${prefix}/${basename(file, ".jsonl")}`, path: join(dir, file) }))
+			: [],
+	);
+}
+
+/** The figures of `policy` in a report; throws when the replay did not run it. */
+export function figuresOf(report: SessionReport, policy: string): PolicyFigures {
+	const found = report.policies.find((p) => p.policy === policy);
+	if (!found) throw new Error(`${report.session}: no ${policy} run`);
+	return found;
+}
+
+const pct = (share: number): string => (100 * share).toFixed(1);
+const ratio = (a: PolicyFigures, pi: PolicyFigures): number => a.costWithRecalls / pi.costWithRecalls;
+
+/** A profile's cell: cost with recalls × plain Pi / visibility / recalls needed / compactions. */
+export function profileCell(fold: PolicyFigures, pi: PolicyFigures): string {
+	return `${ratio(fold, pi).toFixed(2)} / ${pct(fold.visibility)} % / ${fold.recallsNeeded} / ${fold.compactions}`;
+}
+
+/** Plain Pi's cell: peak prompt, visibility, compactions. */
+export function piCell(pi: PolicyFigures): string {
+	return `${Math.round(pi.peakPrompt / 1000)}k, ${pct(pi.visibility)} %, ${pi.compactions}`;
+}
+
+/** The foresight floor's cell: at the visibility bar, rewrites free (priced). */
+function floorCell(pi: PolicyFigures): string {
+	const free = pi.foresightAtBar === null ? "–" : pi.foresightAtBar.toFixed(2);
+	const priced = pi.foresightScheduled ? pi.foresightScheduled.ratio.toFixed(2) : "–";
+	return `${free} (${priced})`;
+}
+
+/** Cost in total × plain Pi, and visibility against plain Pi (mean and worst, points), of `policy`. */
+export function totals(reports: readonly SessionReport[], policy: string) {
+	let pi = 0;
+	let fold = 0;
+	const deltas: { session: string; points: number; ratio: number; peak: number }[] = [];
+	for (const report of reports) {
+		const p = figuresOf(report, "pi");
+		const f = figuresOf(report, policy);
+		pi += p.costWithRecalls;
+		fold += f.costWithRecalls;
+		deltas.push({
+			session: report.session,
+			points: 100 * (f.visibility - p.visibility),
+			ratio: ratio(f, p),
+			peak: p.peakPrompt,
+		});
+	}
+	const mean = deltas.reduce((sum, d) => sum + d.points, 0) / Math.max(1, deltas.length);
+	const worst = deltas.reduce((a, b) => (b.points < a.points ? b : a), deltas[0]);
+	return { ratio: fold / pi, mean, worst, deltas };
+}
+
+/** The table name of a report's session (`more/kimchi-user-agent`), from its file name. */
+export function nameOf(report: SessionReport, names: ReadonlyMap<string, string>): string {
+	return names.get(basename(report.session)) ?? basename(report.session, ".jsonl");
+}
+
+const DEFAULT = "context-fold:working-set";
+const PROFILE_COLUMNS = [DEFAULT, "context-fold:economic", "context-fold:ladder"] as const;
+
+/** The `corpus` block: one row per session, then the cost in total of each profile. */
+export function corpusBlock(reports: readonly SessionReport[], names: ReadonlyMap<string, string>): string {
+	const rows = [
+		"| session | plain Pi: peak, visibility, compactions | foresight floor at the bar (rewrites priced) | `working-set` (default) | `economic` | `ladder` |",
+		"|---|---|---|---|---|---|",
+	];
+	for (const report of reports) {
+		const pi = figuresOf(report, "pi");
+		const cells = PROFILE_COLUMNS.map((policy, i) => {
+			const cell = profileCell(figuresOf(report, policy), pi);
+			return i === 0 ? `**${cell}**` : cell;
+		});
+		rows.push(`| ${nameOf(report, names)} | ${piCell(pi)} | ${floorCell(pi)} | ${cells.join(" | ")} |`);
+	}
+	const total = PROFILE_COLUMNS.map((policy, i) => {
+		const t = totals(reports, policy).ratio.toFixed(2);
+		return i === 0 ? `**${t}**` : t;
+	});
+	rows.push(`| all ${reports.length}, cost in total | | | ${total.join(" | ")} |`);
+	return rows.join("\n");
+}
+
+/** The `reached` block: the default against issue 24's bounds, met or not, naming the sessions. */
+export function reachedBlock(
+	reports: readonly SessionReport[],
+	prices: Readonly<Record<string, readonly SessionReport[]>>,
+): string {
+	const t = totals(reports, DEFAULT);
+	const list = (ds: typeof t.deltas) =>
+		ds.map((d) => `${basename(d.session, ".jsonl")} ${d.ratio.toFixed(3)}×`).join(", ");
+	const met = (ok: boolean) => (ok ? "**met**" : "**not met**");
+	const short = t.deltas.filter((d) => d.peak < 100_000);
+	const peaked = t.deltas.filter((d) => d.peak >= 100_000);
+	const lines = [
+		`- visibility at most 5 points below plain Pi on every session (worst ${t.worst.points.toFixed(1)}, ${basename(t.worst.session, ".jsonl")}) and at most 3 on average (${t.mean.toFixed(2)}): ${met(t.worst.points >= -5 && t.mean >= -3)};`,
+		`- at most 1.0× plain Pi on every session that peaks below 100k: ${met(short.every((d) => d.ratio <= 1))} (${list(short)});`,
+		`- at most 0.65× on every session that peaks at 100k or more: ${met(peaked.every((d) => d.ratio <= 0.65))} (${list(peaked)}); at most 0.55× in total: ${met(t.ratio <= 0.55)} (${t.ratio.toFixed(3)}×);`,
+	];
+	for (const [price, priced] of Object.entries(prices)) {
+		const p = totals(priced, "context-fold");
+		const dearest = p.deltas.reduce((a, b) => (b.ratio > a.ratio ? b : a), p.deltas[0]);
+		lines.push(
+			`- under \`--price ${price}\`, no session above 1.0×: ${met(dearest.ratio <= 1)} (dearest ${basename(dearest.session, ".jsonl")} ${dearest.ratio.toFixed(3)}×; ${p.ratio.toFixed(3)}× in total, worst visibility ${p.worst.points.toFixed(1)}).`,
+		);
+	}
+	return lines.map((line) => wrap(line, 98).replace(/\n/g, "\n  ")).join("\n");
+}
+
+/** One row of the `knobs` block. */
+function knobRow(knob: string, value: string, reports: readonly SessionReport[], policy: string, base: string): string {
+	const t = totals(reports, policy);
+	return `| ${knob} | ${base} | ${value} | ${t.ratio.toFixed(3)} | ${t.mean.toFixed(2)} / ${t.worst.points.toFixed(1)} (${basename(t.worst.session, ".jsonl")}) |`;
+}
+
+/** Words wrapped into lines of at most `width` columns (the docs' limit). */
+function wrap(text: string, width = 100): string {
+	const lines: string[] = [];
+	let line = "";
+	for (const word of text.split(/\s+/)) {
+		if (line && line.length + 1 + word.length > width) {
+			lines.push(line);
+			line = word;
+		} else line = line ? `${line} ${word}` : word;
+	}
+	if (line) lines.push(line);
+	return lines.join("\n");
+}
+
+/** The `headline` block: README's first paragraph, with the figures of the default (run as `policy`). */
+export function headlineBlock(reports: readonly SessionReport[], policy: string = DEFAULT): string {
+	const t = totals(reports, policy);
+	return wrap(
+		`context-fold is an extension for the [Pi coding agent][pi] (1.6) that swaps old tool output in each request for short digests the model can read back, which, over ${reports.length} real sessions replayed in a 140k window at Anthropic's 5-minute cache prices, cost ${t.ratio.toFixed(2)}× what plain Pi cost in total (recalls priced) at a visibility ${(-t.mean).toFixed(2)} points below plain Pi's on average (visibility: the share of what the model referred to that its request still held; [how it was measured](docs/defaults.md)).`,
+	);
+}
+
+/** Replaces the block `name` in `text`; throws when the markers are missing. */
+export function withBlock(text: string, name: string, body: string): string {
+	const open = `<!-- figures:${name} -->`;
+	const close = `<!-- /figures:${name} -->`;
+	const from = text.indexOf(open);
+	const to = text.indexOf(close);
+	if (from < 0 || to < from) throw new Error(`no ${open} … ${close} block`);
+	return `${text.slice(0, from + open.length)}\n${body}\n${text.slice(to)}`;
+}
+
+/** The body of block `name` in `text`, or undefined. */
+export function blockOf(text: string, name: string): string | undefined {
+	const open = `<!-- figures:${name} -->`;
+	const from = text.indexOf(open);
+	const to = text.indexOf(`<!-- /figures:${name} -->`);
+	return from < 0 || to < from ? undefined : text.slice(from + open.length, to).trim();
+}
+
+async function replay(sessions: readonly { path: string }[], policies: string, extra: string[] = []) {
+	const args = [...sessions.map((s) => s.path), "--policy", policies, "--jobs", "2", "--quiet"];
+	return runReplay(
+		parseArgs([...args, "--window", String(MEASURE.window), "--price", MEASURE.price, ...extra]),
+		() => {},
+	);
+}
+
+async function main(): Promise<void> {
+	const check = process.argv.includes("--check");
+	const sessions = corpusSessions();
+	const names = new Map(sessions.map((s) => [basename(s.path), s.name] as const));
+	const say = (line: string) => process.stderr.write(`${line}\n`);
+	say(
+		`figures: ${sessions.length} sessions (${CORPUS_FOLDERS.filter((f) => existsSync(f.dir))
+			.map((f) => f.prefix)
+			.join(", ")})`,
+	);
+	const reports = await replay(sessions, ["pi", ...PROFILE_COLUMNS].join(","));
+	say("figures: the corpus replayed; the other prices and windows next");
+	const prices: Record<string, SessionReport[]> = {};
+	for (const price of ["anthropic-1h", "openai"])
+		prices[price] = await replay(sessions, "pi,context-fold", ["--price", price]);
+	const elsewhere: string[] = [
+		"| setting | cost in total | visibility: mean / worst | dearest session |",
+		"|---|---|---|---|",
+	];
+	for (const [label, extra] of [
+		["700k window (about a real 1M)", ["--window", "700000"]],
+		["32k window (Pi compacts past 15.6k)", ["--window", "32000"]],
+	] as const) {
+		const t = totals(await replay(sessions, "pi,context-fold", [...extra]), "context-fold");
+		const dearest = t.deltas.reduce((a, b) => (b.ratio > a.ratio ? b : a), t.deltas[0]);
+		elsewhere.push(
+			`| ${label} | ${t.ratio.toFixed(3)} | ${t.mean.toFixed(2)} / ${t.worst.points.toFixed(1)} | ${basename(dearest.session, ".jsonl")} ${dearest.ratio.toFixed(3)}× |`,
+		);
+	}
+	for (const [price, priced] of Object.entries(prices)) {
+		const t = totals(priced, "context-fold");
+		const dearest = t.deltas.reduce((a, b) => (b.ratio > a.ratio ? b : a), t.deltas[0]);
+		elsewhere.push(
+			`| \`--price ${price}\` | ${t.ratio.toFixed(3)} | ${t.mean.toFixed(2)} / ${t.worst.points.toFixed(1)} | ${basename(dearest.session, ".jsonl")} ${dearest.ratio.toFixed(3)}× |`,
+		);
+	}
+	say("figures: one knob at a time next");
+	const knobs = [
+		"| knob | default | changed to | cost in total | visibility: mean / worst |",
+		"|---|---|---|---|---|",
+		knobRow("(defaults)", "", reports, DEFAULT, ""),
+	];
+	const defaults = JSON.parse(readFileSync(join(ROOT, "docs/settings.schema.json"), "utf8")).properties["context-fold"]
+		.properties as Record<string, { default: unknown }>;
+	for (const [knob, values] of KNOB_TRIALS) {
+		for (const value of values) {
+			const changed = await replay(sessions, "context-fold", ["--set", `${knob}=${value}`]);
+			const merged = changed.map((r, i) => ({ ...r, policies: [figuresOf(reports[i], "pi"), ...r.policies] }));
+			const base = String(defaults[knob]?.default);
+			knobs.push(knobRow(`\`${knob}\``, String(value), merged, "context-fold", base));
+		}
+	}
+	const blocks: [string, string, string][] = [
+		["README.md", "headline", headlineBlock(reports)],
+		["docs/defaults.md", "corpus", corpusBlock(reports, names)],
+		["docs/defaults.md", "reached", reachedBlock(reports, prices)],
+		["docs/defaults.md", "knobs", knobs.join("\n")],
+		["docs/defaults.md", "elsewhere", elsewhere.join("\n")],
+	];
+	let stale = 0;
+	for (const file of new Set(blocks.map(([f]) => f))) {
+		const path = join(ROOT, file);
+		const before = readFileSync(path, "utf8");
+		let after = before;
+		for (const [f, name, body] of blocks) if (f === file) after = withBlock(after, name, body);
+		if (after === before) continue;
+		stale++;
+		if (check) say(`figures: ${file} is stale`);
+		else writeFileSync(path, after);
+	}
+	say(check ? `figures: ${stale === 0 ? "up to date" : `${stale} file(s) stale`}` : "figures: written");
+	if (check && stale > 0) process.exitCode = 1;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
