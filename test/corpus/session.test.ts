@@ -5,7 +5,8 @@
  * `buildSessionProjection` (after Pi's in-memory migration) on the synthetic sessions and on every
  * session of every available corpus; the corpora are found (or reported absent) as documented.
  *
- * This file also prints the corpora line once per `npm test` run.
+ * This file also prints the corpora line once per `npm test` run (which folders were found, each
+ * session of them checked against Pi's projection, and how to add an absent one).
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +27,8 @@ import {
 	SessionFileError,
 } from "./session.ts";
 
-console.log(corporaLine());
+/** The corpora as found when the file loads, before any test points the variables elsewhere. */
+const found = corporaLine();
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 
@@ -369,6 +371,10 @@ describe("the corpora", () => {
 });
 
 describe("every available session loads as Pi loads it", () => {
+	it("covers the project's sessions always, the others where present", (t) => {
+		t.diagnostic(found);
+		assert.match(found, /^corpora: project \(\d+ sessions?/, "test/fixtures/sessions holds no session");
+	});
 	for (const ref of listSessions()) {
 		it(`${ref.corpus}/${ref.file}: the context at the leaf and at request points is Pi's projection`, () => {
 			const session = loadSession(ref);
