@@ -10,13 +10,15 @@
  * past its budget and folds what it can) and the default hot tail (so something lies outside what it
  * keeps raw); a shorter session needs none, and its facts leave history through the compactions
  * alone. Sessions whose shape is known (FULL_SHAPE, by name) must also yield every kind of fact and
- * lose all their planted facts from history. Run `npm run bench:quality` for the full report.
+ * lose all their planted facts from history. A last test prints which sessions each check ran on,
+ * and fails unless every project session took every check (a fresh clone has no other corpus). Run
+ * `npm run bench:quality` for the full report.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_ECONOMIC } from "../../src/core/contract.ts";
 import { SUMMARY_LIMITS } from "../../src/core/summary.ts";
-import { loadSessions } from "../corpus/corpora.ts";
+import { corpusNote, loadSessions, type Session } from "../corpus/corpora.ts";
 import {
 	CHECKPOINTS,
 	evaluateSession,
@@ -56,7 +58,10 @@ const FULL_SHAPE = new Set([
 ]);
 
 describe("summary quality over the recorded sessions", () => {
-	for (const session of loadSessions()) {
+	const sessions = loadSessions();
+	/** The sessions whose live context outgrew the window and the hot tail, so fold events were required. */
+	const folding: Session[] = [];
+	for (const session of sessions) {
 		it(`${session.name}: facts that left history stay findable through the summary or recall_folded search`, async (t) => {
 			const result = await evaluateSession(session);
 			t.diagnostic(`window ${result.window}`);
@@ -76,6 +81,7 @@ describe("summary quality over the recorded sessions", () => {
 				);
 			}
 			if (result.peakLive > Math.max(result.window, DEFAULT_ECONOMIC.hotTail)) {
+				folding.push(session);
 				assert.ok(result.foldEvents > 0, "the fold passes committed fold events between compactions");
 			}
 			for (const control of result.controls) {
@@ -111,4 +117,20 @@ describe("summary quality over the recorded sessions", () => {
 			}
 		});
 	}
+	it("covers the project's sessions with every check, the others where present", (t) => {
+		const full = sessions.filter((s) => FULL_SHAPE.has(s.name));
+		t.diagnostic(
+			corpusNote([
+				["recoverable, bounded", sessions],
+				["fold events", folding],
+				["full shape", full],
+			]),
+		);
+		const project = sessions.filter((s) => s.corpus === "project");
+		assert.ok(project.length > 0, "test/fixtures/sessions holds no session");
+		for (const s of project) {
+			assert.ok(full.includes(s), `${s.name} is not of the full shape`);
+			assert.ok(folding.includes(s), `${s.name} required no fold event`);
+		}
+	});
 });
