@@ -28,7 +28,7 @@ import {
 } from "./harness/model-server.ts";
 import { createPiSandbox, type JsonRecord, type PiSandbox } from "./harness/pi-runner.ts";
 import { scriptedPi } from "./harness/scripted.ts";
-import { startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
+import { editorText, runCommand, startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 
 const WINDOW = 20_000;
 const WAIT = 90_000;
@@ -56,30 +56,6 @@ function script(tracker: FoldTracker) {
 		}
 		return { text: "three batches done" };
 	};
-}
-
-/** The editor's text: what stands between the last two horizontal rules of the screen. */
-function editorText(screen: string): string | undefined {
-	const lines = screen.split("\n");
-	const rules = lines.flatMap((line, i) => (/^─{20,}$/.test(line.trim()) ? [i] : []));
-	if (rules.length < 2) return undefined;
-	const [from, to] = rules.slice(-2);
-	return lines
-		.slice(from + 1, to)
-		.join("\n")
-		.trim();
-}
-
-/** Types a slash command and presses Enter until the editor lets it go (the first Enter may take a completion). */
-async function runCommand(tui: TuiSession, text: string): Promise<void> {
-	tui.send(text, true);
-	await tui.waitFor((s) => editorText(s) === text, WAIT, `"${text}" in the editor`);
-	for (let i = 0; i < 5; i++) {
-		tui.send("Enter");
-		await sleep(500);
-		if (editorText(tui.screen()) !== text) return;
-	}
-	throw new Error(`"${text}" was never submitted:\n${tui.screen()}`);
 }
 
 describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {

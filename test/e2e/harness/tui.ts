@@ -95,6 +95,30 @@ export function startTui(sandbox: PiSandbox, argv: string[], env: Record<string,
 	};
 }
 
+/** The editor's text: what stands between the last two horizontal rules of the screen. */
+export function editorText(screen: string): string | undefined {
+	const lines = screen.split("\n");
+	const rules = lines.flatMap((line, i) => (/^─{20,}$/.test(line.trim()) ? [i] : []));
+	if (rules.length < 2) return undefined;
+	const [from, to] = rules.slice(-2);
+	return lines
+		.slice(from + 1, to)
+		.join("\n")
+		.trim();
+}
+
+/** Types a slash command and presses Enter until the editor lets it go (the first Enter may take a completion). */
+export async function runCommand(tui: TuiSession, text: string, timeoutMs = 90_000): Promise<void> {
+	tui.send(text, true);
+	await tui.waitFor((s) => editorText(s) === text, timeoutMs, `"${text}" in the editor`);
+	for (let i = 0; i < 5; i++) {
+		tui.send("Enter");
+		await sleep(500);
+		if (editorText(tui.screen()) !== text) return;
+	}
+	throw new Error(`"${text}" was never submitted:\n${tui.screen()}`);
+}
+
 /** The screen's text with every run of whitespace (line breaks included) made one space, so a wrapped notice reads as one line. */
 export function flat(screen: string): string {
 	return screen.replace(/\s+/g, " ");
