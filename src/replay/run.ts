@@ -105,6 +105,12 @@ export interface RunOptions {
 	keepMessages?: boolean;
 	/** Tokens of an image part from its data (`--images size`); by default its placeholder text's. */
 	imageTokens?: (data: string) => number;
+	/**
+	 * Receives each request's messages as the policy's first `context` handler got them (the copy the
+	 * hook column's clone makes, handed over once the handlers are timed): the handler bench replays
+	 * them through a stub host.
+	 */
+	onHookInput?: (messages: MessageLike[]) => void;
 }
 
 /**
@@ -209,11 +215,15 @@ export class HookTimer {
 	}
 }
 
-/** Wraps a factory so each of its `context` handlers is timed into `timer`, beside one structuredClone of a request's input. */
+/**
+ * Wraps a factory so each of its `context` handlers is timed into `timer`, beside one structuredClone
+ * of a request's input; `onInput` gets that clone after the request's first handler has been timed.
+ */
 export function timed(
 	factory: ExtensionFactory,
 	timer: HookTimer,
 	now: () => number = () => performance.now(),
+	onInput?: (messages: MessageLike[]) => void,
 ): ExtensionFactory {
 	return (pi: ExtensionAPI) => {
 		const on = pi.on.bind(pi);
@@ -224,10 +234,11 @@ export function timed(
 			return on("context", async (e, ctx) => {
 				// One clone per request, before its first handler: the price Pi pays once per request.
 				const c0 = now();
-				if (timer.fresh) structuredClone(e.messages);
+				const input = timer.fresh ? structuredClone(e.messages) : undefined;
 				const c1 = now();
 				const result = await handler(e, ctx);
 				timer.add(now() - c1, c1 - c0);
+				if (input) onInput?.(input as unknown as MessageLike[]);
 				return result as never;
 			});
 		};
@@ -329,6 +340,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 					},
 				),
 				hooks,
+				undefined,
+				options.onHookInput,
 			),
 		);
 		const knobs = policy.kind === "context-fold" ? policy.settings : COMPACT_ONLY;

@@ -1,7 +1,8 @@
 /**
  * The replay's hook time covers every `context` handler a policy's extension registers, summed per
  * request (context-fold registers two: the fold pass and the footer refresh), with the clone time of
- * the first; other events pass through unwrapped. Driven by a fake clock the handlers advance.
+ * the first; other events pass through unwrapped. Driven by a fake clock the handlers advance. The
+ * clone of a request's input is handed on once its first handler is timed, as that handler got it.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -54,4 +55,31 @@ test("a request's hook time is the sum of every context handler, its clone time 
 
 	await handlers[2][1](event, {});
 	assert.deepEqual(timer.take(), { hookMs: 3, cloneMs: 0 });
+});
+
+test("the clone of a request's input is handed on after its first handler, as that handler got it", async () => {
+	const factory: ExtensionFactory = (pi) => {
+		for (let k = 0; k < 2; k++) {
+			pi.on("context", (event) => {
+				for (const message of event.messages as { content: unknown }[]) message.content = "folded";
+				return undefined;
+			});
+		}
+	};
+	const timer = new HookTimer();
+	const inputs: unknown[] = [];
+	const { pi, handlers } = host();
+	await timed(factory, timer, undefined, (messages) => inputs.push(messages))(pi);
+	const event = { type: "context", messages: [{ role: "user", content: "hi", timestamp: 1 }] };
+	await handlers[0][1](event, {});
+	assert.deepEqual(
+		inputs,
+		[[{ role: "user", content: "hi", timestamp: 1 }]],
+		"the input before the handler changed it",
+	);
+	await handlers[1][1](event, {});
+	assert.equal(inputs.length, 1, "one per request");
+	timer.take();
+	await handlers[0][1](event, {});
+	assert.deepEqual(inputs[1], [{ role: "user", content: "folded", timestamp: 1 }]);
 });
