@@ -5,6 +5,8 @@
  * The jobs run one at a time in the test's own thread: Pi is loaded once and each session read once
  * per file, where a worker thread per job loaded both afresh (about 2.5 s of CPU each, 130 jobs, half
  * of what these files cost). Neither file reads the hook column, which a worker per job is for.
+ * They live in test/acceptance/ because `node --test` starts files in path order: the two longest
+ * files of the suite start first, beside the short ones, instead of last, after them.
  */
 import assert from "node:assert/strict";
 import { parseArgs, runReplay } from "../../src/replay/cli.ts";
