@@ -1,7 +1,7 @@
 /**
  * The `node --test` reporter `npm test` uses (`--test-reporter=./scripts/test-reporter.ts`): one line
- * per test file as it finishes (ok or FAIL, its wall time, how many tests ran, failed and were
- * skipped), then under a file every failed test in full (its name path and location, the error with
+ * per test file once Node has reported it (Node reports files in path order, each after it finished:
+ * ok or FAIL, its wall time, how many tests ran, failed and were skipped), then under a file every failed test in full (its name path and location, the error with
  * its stack and any actual/expected diff, the test's diagnostics) and the file's stdout and stderr
  * when it failed, and at the end Node's own totals as TAP comment lines (`# tests N`, `# pass N`,
  * `# fail N`, `# skipped N`, …), which CI tooling may grep. A passing file's output and diagnostics
