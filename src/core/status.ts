@@ -381,6 +381,8 @@ export interface FoldPoint {
 	at: number;
 	/** The knob that sets it, e.g. "foldAt 45%". */
 	knob: string;
+	/** What an ordinary event must be, one short clause each (the economic profiles'). */
+	event?: readonly string[];
 	/** The budget in tokens; past it a fold event is urgent. */
 	budget: number;
 	/** Economic and working-set: above this, when folding cannot get below it, context-fold compacts. */
@@ -421,6 +423,8 @@ export interface StatusFacts {
 	parts: Record<Part, number> | undefined;
 	folds: number;
 	keptOut: number;
+	/** The footer's figure: cache read since the latest fold event or unfold; undefined when no response came since. */
+	sinceFold?: number;
 	events: readonly EventLine[];
 	cache: readonly CacheLine[];
 	/** The cache lifetime assumed for the current model (idle warning, cold-anyway rule), and its source. */
@@ -454,6 +458,23 @@ function piCount(f: StatusFacts): string {
 	return Math.abs(f.piUsage - f.usage) >= PI_COUNT_SHOWN * f.usage ? ` · Pi counts ${short(f.piUsage)}` : "";
 }
 
+/**
+ * Items joined by `sep` into lines of at most VIEW_WIDTH columns, breaking only between items;
+ * continuation lines open with `indent`. An item longer than a line stands alone.
+ */
+function between(items: readonly string[], sep: string, indent: string): string[] {
+	const lines: string[] = [];
+	let line = "";
+	for (const item of items) {
+		if (line && line.length + sep.length + item.length > VIEW_WIDTH) {
+			lines.push(line);
+			line = indent + item;
+		} else line = line ? line + sep + item : item;
+	}
+	if (line) lines.push(line);
+	return lines;
+}
+
 /** The `/context-fold status` text: plain lines, no colour, the same in every mode. */
 export function statusText(f: StatusFacts): string {
 	const out: string[] = ["context-fold status"];
@@ -466,20 +487,24 @@ export function statusText(f: StatusFacts): string {
 		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})${piCount(f)}${next}`);
 		if (p) {
 			const toFold = p.at - f.usage;
-			out.push(
-				`Next fold ${short(p.at)} (${p.policy} ${p.knob})${toFold > 0 ? `, ${short(toFold)} away` : ", reached"}` +
-					` · ${thresholdsText(p)}`,
-			);
+			const head = `Next fold ${short(p.at)} (${p.policy} ${p.knob})`;
+			const where = toFold > 0 ? `${short(toFold)} away` : "reached";
+			const items = [head, where, ...(p.event ?? []), ...thresholdsText(p).split(" · ")];
+			out.push(...between(items, " · ", "          "));
 		}
 		if (f.parts) {
 			out.push("", `[${bar(f.parts, f.barWidth ?? 60)}]`);
 			const legend = PARTS.filter((k) => f.parts && f.parts[k] > 0).map(
 				(k) => `${PART_LABELS[k].glyph} ${PART_LABELS[k].label} ${short(f.parts?.[k] ?? 0)}`,
 			);
-			out.push(legend.join(" · "));
+			out.push(...between(legend, " · ", ""));
 		}
 	}
 	out.push("", `Folds     ${f.folds} in context, ~${short(f.keptOut)} tokens kept out of this request`);
+	if (f.folds > 0) {
+		const since = f.sinceFold === undefined ? "– (no response since)" : percent(f.sinceFold);
+		out.push(`          cache read ${since} since the latest fold event or unfold (the footer's figure)`);
+	}
 	if (f.events.length === 0) out.push("Events    none yet");
 	else {
 		out.push("Events");
@@ -507,11 +532,13 @@ export function statusText(f: StatusFacts): string {
 	for (const c of f.cache) {
 		const prompt = c.input + c.cacheRead + c.cacheWrite;
 		const rate = prompt > 0 ? percent(c.cacheRead / prompt) : "–";
-		out.push(
-			`  ${c.provider}/${c.model}: ${c.responses} response${c.responses === 1 ? "" : "s"}, ${c.hits} read the cache, ` +
-				`cache read ${rate} (read ${short(c.cacheRead)}, write ${short(c.cacheWrite)}, uncached ${short(c.input)})` +
-				(c.warms > 0 ? `, ${c.warms} idle refresh${c.warms === 1 ? "" : "es"}` : ""),
-		);
+		const items = [
+			`  ${c.provider}/${c.model}: ${c.responses} response${c.responses === 1 ? "" : "s"}`,
+			`${c.hits} read the cache`,
+			`cache read ${rate} (read ${short(c.cacheRead)}, write ${short(c.cacheWrite)}, uncached ${short(c.input)})`,
+		];
+		if (c.warms > 0) items.push(`${c.warms} idle refresh${c.warms === 1 ? "" : "es"}`);
+		out.push(...between(items, ", ", "    "));
 	}
 	out.push(
 		"",

@@ -183,11 +183,18 @@ describe("/context-fold", () => {
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.request();
 			const { stdout } = await stub.command("context-fold", "status");
-			return stdout.match(/^Next fold .*$/m)?.[0] ?? stdout;
+			return stdout.match(/^Next fold .*(\n {10}.*)*$/m)?.[0].replace(/\n {10}/g, " · ") ?? stdout;
 		};
-		assert.match(await nextFold(100_000), /\(economic foldFrom 14000, an event of 11200\+ tokens that repays/);
+		assert.match(
+			await nextFold(100_000),
+			/\(economic foldFrom 14000\) · .* · an event of 11200\+ tokens that repays/,
+		);
 		const small = await nextFold(32_000);
-		assert.match(small, /an event of 3123\+ tokens \(minEvent 11200, a fifth of where Pi compacts\)/, small);
+		assert.match(
+			small,
+			/an event of 3123\+ tokens that repays its rewrite · minEvent 11200 capped at a fifth of where Pi compacts/,
+			small,
+		);
 		assert.match(
 			await nextFold(32_000, { enabled: false }),
 			/an event of 11200\+ tokens that repays/,

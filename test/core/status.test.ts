@@ -271,7 +271,7 @@ describe("labels, costs and the status text", () => {
 		});
 		for (const want of [
 			"Context   12k of 20k window (60%)",
-			"Next fold 9k (ladder foldAt 45%), reached · budget 15k",
+			"Next fold 9k (ladder foldAt 45%) · reached · budget 15k",
 			"# folded digests 500",
 			"Folds     3 in context, ~8.8k tokens kept out of this request",
 			"#1 fold   3 blocks, ~8.8k kept out; rewrite 6k, cache read 40% of the next prompt",
@@ -285,6 +285,71 @@ describe("labels, costs and the status text", () => {
 		const long = full.split("\n").find((l) => l.startsWith("  #q7w8e9r0"));
 		assert.equal(long?.length, 98, "a long path is clipped to the 98 columns the view keeps in 100");
 		assert.ok(long?.endsWith("… (~900 tokens kept out)"), long);
+	});
+
+	it("wraps the legend and the next-fold line between entries, within the view's 98 columns", () => {
+		const text = statusText({
+			...NOTHING_KNOWN,
+			usage: 170_000,
+			window: 1_000_000,
+			point: {
+				policy: "working-set",
+				at: 140_000,
+				knob: "foldFrom 140000",
+				event: [
+					"an event of 140000+ tokens that repays its rewrite",
+					"minEvent 140000 capped at a fifth of where Pi compacts",
+				],
+				budget: 750_000,
+				backstop: 252_000,
+			},
+			parts: { system: 11_400, summary: 23_300, digests: 16_800, fixed: 46_400, raw: 57_700, tail: 75_000 },
+			cache: [
+				{
+					provider: "anthropic",
+					model: "claude-sonnet-4-5-20250929",
+					responses: 150,
+					hits: 149,
+					input: 45_000,
+					cacheRead: 2_740_000,
+					cacheWrite: 480_000,
+					warms: 12,
+				},
+			],
+		});
+		const lines = text.split("\n");
+		for (const line of lines) assert.ok(line.length <= 98, `${line.length} columns: ${line}`);
+		const legend = lines.filter((l) => /^[SC#=~T] [a-z]/.test(l));
+		assert.ok(legend.length >= 2, `the legend wraps:\n${text}`);
+		for (const line of legend) assert.match(line, /^([SC#=~T] [a-z ]+ [\d.]+k?)( · [SC#=~T] [a-z ]+ [\d.]+k?)*$/);
+		const model = lines.findIndex((l) => l.startsWith("  anthropic/"));
+		assert.match(
+			lines[model + 1],
+			/^ {4}cache read 84% \(read 2\.7M, write 480k, uncached 45k\), 12 idle refreshes$/,
+		);
+		const next = lines.findIndex((l) => l.startsWith("Next fold"));
+		assert.equal(
+			lines.slice(next, next + 3).join("\n"),
+			[
+				"Next fold 140k (working-set foldFrom 140000) · reached",
+				"          an event of 140000+ tokens that repays its rewrite",
+				"          minEvent 140000 capped at a fifth of where Pi compacts · budget 750k · backstop 252k",
+			].join("\n"),
+		);
+	});
+
+	it("gives the footer's cache figure under the folds, and none before the first fold", () => {
+		const folded = { ...NOTHING_KNOWN, usage: 12_000, window: 20_000, folds: 2, keptOut: 4_000 };
+		const line = (text: string) => text.split("\n").find((l) => l.includes("since the latest fold event"));
+		const since = statusText({ ...folded, sinceFold: 0.76 });
+		assert.equal(line(since), "          cache read 76% since the latest fold event or unfold (the footer's figure)");
+		assert.equal(
+			since.split("\n").indexOf(line(since) ?? ""),
+			since.split("\n").findIndex((l) => l.startsWith("Folds ")) + 1,
+			"right under the folds line",
+		);
+		assert.match(line(statusText(folded)) ?? "", /cache read – \(no response since\)/);
+		assert.equal(line(statusText({ ...folded, folds: 0, keptOut: 0, sinceFold: 0.5 })), undefined);
 	});
 
 	it("names Pi's own count of the context when it differs from the chars/4 figure by a tenth or more", () => {

@@ -28,7 +28,7 @@ import {
 } from "./harness/model-server.ts";
 import { createPiSandbox, type JsonRecord, type PiSandbox } from "./harness/pi-runner.ts";
 import { scriptedPi } from "./harness/scripted.ts";
-import { editorText, runCommand, startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
+import { editorText, flat, runCommand, startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 
 const WINDOW = 20_000;
 const WAIT = 90_000;
@@ -167,6 +167,12 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		assert.match(screen, /fake\/fake-model: \d+ responses/);
 		assert.match(screen, /Largest folded blocks \(\/context-fold recall <code> shows one\)/);
 		assert.match(screen, LARGEST, "the status names a folded block's command");
+		const footer = FOOTER.exec(screen)?.[2];
+		const status = /cache read (–|\d+%)(?: \(no response since\))? since the latest fold event/.exec(
+			flat(screen),
+		)?.[1];
+		assert.ok(footer && footer !== "–", `the footer shows a cache figure after the fold event:\n${screen}`);
+		assert.equal(status, footer, "the status gives the footer's cache figure, the same value");
 		tui.send("Escape");
 		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
 		assert.equal(server.requests.length, from, "the status reached the model");

@@ -129,11 +129,13 @@ export function foldPoint(
 	const piCompactsAt = reserve === undefined ? undefined : Math.max(0, window - reserve);
 	if (config.policy !== "ladder") {
 		const least = Math.floor(leastEventFor(config.minEvent, window, reserve));
-		const capped = least < config.minEvent ? ` (minEvent ${config.minEvent}, a fifth of where Pi compacts)` : "";
+		const event = [`an event of ${least}+ tokens that repays its rewrite`];
+		if (least < config.minEvent) event.push(`minEvent ${config.minEvent} capped at a fifth of where Pi compacts`);
 		return {
 			policy: config.policy,
 			at: Math.min(config.foldFrom, budget),
-			knob: `foldFrom ${config.foldFrom}, an event of ${least}+ tokens${capped} that repays its rewrite`,
+			knob: `foldFrom ${config.foldFrom}`,
+			event,
 			budget,
 			backstop: Math.floor(backstopFor(config.backstopAt, keepRecent)),
 			piCompactsAt,
@@ -206,6 +208,7 @@ export function statusFacts(
 		parts: pass && window ? contextParts(rows, tailIds(rows, config, window), system) : undefined,
 		folds: figures.folds,
 		keptOut: figures.tokens,
+		sinceFold: figures.folds > 0 ? hitRateSince(branch, ENTRY_TYPE) : undefined,
 		events: eventLines(branch, ENTRY_TYPE, (id) => engine.registry.record(id)),
 		cache: cacheByModel(branch),
 		lifetime: sources.lifetime?.(ctx.model),
