@@ -70,6 +70,9 @@ describe("deterministic compaction", () => {
 		await stub.emit("session_start", { reason: "startup" });
 		await stub.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
 		const told = () => stub.ui.notices.filter((n) => n.message.includes("compacted ~"));
+		// Pi redraws the transcript on compaction_end, right after this event: the notice waits for it.
+		assert.deepEqual(told(), [], "not before Pi's redraw");
+		await new Promise((resolve) => setTimeout(resolve, 0));
 		assert.deepEqual(told(), [
 			{
 				message:
@@ -82,10 +85,12 @@ describe("deterministic compaction", () => {
 			compactionEntry: { tokensBefore: 9000 },
 			fromExtension: false,
 		});
+		await new Promise((resolve) => setTimeout(resolve, 0));
 		assert.equal(told().length, 1, "Pi's own summary: not ours to tell");
 		const headless = loadStub();
 		await headless.emit("session_start", { reason: "startup" });
 		await headless.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
+		await new Promise((resolve) => setTimeout(resolve, 0));
 		assert.deepEqual(
 			headless.stderr.filter((line) => line.includes("compacted ~")),
 			[],

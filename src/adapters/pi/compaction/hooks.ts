@@ -134,15 +134,20 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		// The status shows the compacted context (a preview) until the next request, not the one before.
 		engine.forgetPass();
 		advisor.observeCompaction(event.reason !== "manual");
-		// Told in the terminal UI, beside Pi's own "Compacted from" line; headless runs stay quiet.
+		// Told in the terminal UI, below Pi's own "Compacted from" line; headless runs stay quiet. Pi
+		// clears and redraws the transcript on compaction_end, which it emits right after this event
+		// (agent-session.js), so a notice now would vanish: it waits for the next turn of the loop.
 		const ours = (event.compactionEntry?.details as { contextFold?: { codes?: unknown } } | undefined)?.contextFold;
 		if (ours && ctx.mode === "tui") {
 			const blocks = Array.isArray(ours.codes) ? ours.codes.length : 0;
-			try {
-				ctx.ui.notify(compactionNotice(event.compactionEntry.tokensBefore ?? 0, blocks), "info");
-			} catch (error) {
-				warn(`context-fold: the compaction notice could not be shown: ${errorText(error)}`);
-			}
+			const notice = compactionNotice(event.compactionEntry.tokensBefore ?? 0, blocks);
+			setTimeout(() => {
+				try {
+					ctx.ui.notify(notice, "info");
+				} catch (error) {
+					warn(`context-fold: the compaction notice could not be shown: ${errorText(error)}`);
+				}
+			}, 0);
 		}
 		try {
 			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
