@@ -88,16 +88,7 @@ describe("footer status", () => {
 	});
 
 	it("after a compaction, counts only the folds the compacted context still holds", async () => {
-		const stub = await started({ n: 8 });
-		stub.mode = "tui";
-		const sent = await stub.request();
-		const codes = foldedCodes(sent);
-		assert.ok(codes.length > 1, "the request folded more than one block");
-		// Keep the messages from the last folded result's call on: every earlier folded result leaves.
-		const lastFolded = sent.findLastIndex((m) => FOLDED.test(resultTexts([m])[0] ?? ""));
-		const messages = stub.entries.filter((e) => e.type === "message");
-		stub.compact(String(messages[lastFolded - 1].id), "what happened so far");
-		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
+		const { stub } = await compactedFolds("tui");
 		assert.match(String(stub.statuses.get("context-fold")), /^fold 1 · /, "only the kept folded result counts");
 		await stub.request();
 		assert.match(String(stub.statuses.get("context-fold")), /^fold 1 · /, "as the next request sends it");
@@ -487,13 +478,17 @@ describe("renderers and /tree labels", () => {
 /**
  * A session of eight bash calls whose first request folded some, then compacted so that only the
  * last folded result stays in the context: `gone` is a folded block the compaction removed, `kept`
- * one still folded in the context.
+ * one still folded in the context. `mode`: the run mode the session reports from the start.
  */
-async function compactedFolds(): Promise<{ stub: StubPi; codes: string[]; gone: string; kept: string }> {
+async function compactedFolds(
+	mode?: StubPi["mode"],
+): Promise<{ stub: StubPi; codes: string[]; gone: string; kept: string }> {
 	const stub = await started({ n: 8 });
+	if (mode) stub.mode = mode;
 	const sent = await stub.request();
 	const codes = foldedCodes(sent);
 	assert.ok(codes.length > 1, "the request folded more than one block");
+	// Keep the messages from the last folded result's call on: every earlier folded result leaves.
 	const lastFolded = sent.findLastIndex((m) => FOLDED.test(resultTexts([m])[0] ?? ""));
 	const messages = stub.entries.filter((e) => e.type === "message");
 	stub.compact(String(messages[lastFolded - 1].id), "what happened so far");
