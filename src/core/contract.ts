@@ -141,6 +141,11 @@ export interface PolicyView {
 	usage: number;
 	/** Tokens the frozen folds keep out of the request: `usage + masked` is the context unfolded, as plain Pi would hold it. */
 	masked?: number;
+	/**
+	 * Model requests the session has made so far: its assistant messages, those a compaction removed
+	 * included. Absent when unknown.
+	 */
+	requests?: number;
 	/** The model's context window, in tokens. */
 	window: number;
 	/** True when telemetry shows the session has never had a cache read. */

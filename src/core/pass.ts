@@ -36,6 +36,8 @@ export interface PassInput {
 	use?: UseMemo;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
 	turnBase?: number;
+	/** Assistant messages before the array (removed by compaction), for the session's request count. */
+	requestBase?: number;
 	/** Tool-call argument texts from earlier turns (see ArgsCache). */
 	argsCache?: ArgsCache;
 	/** Blocks of messages from earlier turns, reused while a message is unchanged (see BlockMemo). */
@@ -74,6 +76,7 @@ export function planTurn(input: PassInput): TurnPlan {
 		cache: input.cache,
 		keepRecent: input.keepRecent,
 		reserve: input.reserve,
+		requestBase: input.requestBase,
 		config: input.config,
 		savings: input.savings,
 		calls: input.calls,

@@ -157,6 +157,8 @@ export interface ViewInput {
 	keepRecent?: number;
 	/** Pi's reserveTokens while its compaction is on (see PolicyView.reserve). */
 	reserve?: number;
+	/** Assistant messages compaction removed before `messages` (see PolicyView.requests). */
+	requestBase?: number;
 	config: PolicyView["config"];
 	savings?: SavingsMemo;
 	/** Call facts of blocks from earlier requests (see CallFactsMemo). */
@@ -275,6 +277,13 @@ class LazyViewBlock implements ViewBlock {
 	}
 }
 
+/** The model's replies (assistant messages) in `messages`: one per request made. */
+function repliesIn(messages: readonly MessageLike[]): number {
+	let n = 0;
+	for (const message of messages) if (message.role === "assistant") n++;
+	return n;
+}
+
 /** The policy view of one request. Savings are computed only when a policy reads them. */
 export function buildView(input: ViewInput): PolicyView {
 	const shared = new ViewShared(input, supersededReads(input.messages, input.blocks, input.calls));
@@ -295,6 +304,7 @@ export function buildView(input: ViewInput): PolicyView {
 		? { blocks, usage, window, neverCacheRead, cache, config }
 		: { blocks, usage, window, neverCacheRead, config };
 	view.masked = masked;
+	view.requests = (input.requestBase ?? 0) + repliesIn(input.messages);
 	if (input.keepRecent !== undefined) view.keepRecent = input.keepRecent;
 	if (input.reserve !== undefined) view.reserve = input.reserve;
 	return view;

@@ -17,6 +17,7 @@ import {
 	EVENT_ROOM_SHARE,
 	economicTails,
 	economize,
+	horizonOf,
 	KEPT_OVERHEAD,
 	leastEventOf,
 	REWRITE_IN_READS,
@@ -87,6 +88,26 @@ describe("the break-even rule", () => {
 		assert.equal(REWRITE_IN_READS, 11.5);
 		assert.deepEqual(folds(economize(mkView(paying, { window: 200_000, config: WIDE }))), ["r:a", "r:b"]);
 		assert.deepEqual(economize(mkView(paying, { window: 200_000, config: { ...WIDE, horizon: 10 } })), []);
+	});
+
+	it("counts the saving over no more requests than the session has made: it may end as soon again", () => {
+		// The paying event above repays over 20 requests (360k reads against 322k), not over 10 (180k).
+		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
+		const view = (requests?: number) => ({
+			...mkView(paying, { window: 200_000, config: WIDE }),
+			...(requests === undefined ? {} : { requests }),
+		});
+		assert.deepEqual(economize(view(10)), [], "10 requests so far: counted over 10");
+		assert.deepEqual(economize(view(17)), [], "17: 306k reads, short of the rewrite");
+		assert.deepEqual(folds(economize(view(18))), ["r:a", "r:b"], "18: 324k reads repay it");
+		assert.deepEqual(folds(economize(view(500))), ["r:a", "r:b"], "a long session: the horizon binds");
+		assert.deepEqual(folds(economize(view())), ["r:a", "r:b"], "unknown: the horizon");
+		const knobs = { ...KNOBS, ...WIDE };
+		assert.equal(horizonOf(view(0), knobs), 1, "never below one request");
+		assert.equal(horizonOf(view(7), knobs), 7);
+		assert.equal(horizonOf(view(21), knobs), 20);
+		// Cold or never-read caches rewrite for free: no request count holds an event back there.
+		assert.deepEqual(folds(economize({ ...view(2), cache: { warm: false } })), ["r:a", "r:b"]);
 	});
 
 	it("starts the event where it pays best, skipping an old small candidate before a long raw stretch", () => {

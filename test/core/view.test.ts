@@ -162,6 +162,23 @@ describe("buildView", () => {
 		assert.equal(vb(v.blocks, "a:oldw:args").eligible, true);
 	});
 
+	it("counts the session's requests: its model replies, with those a compaction removed", () => {
+		const messages = session();
+		const replies = messages.filter((m) => m.role === "assistant").length;
+		assert.ok(replies > 1 && replies < messages.length);
+		assert.equal(view(messages).view.requests, replies);
+		const blocks = linearize(messages);
+		const input = {
+			messages,
+			blocks,
+			frozen: frozenFor(blocks, new FoldRegistry()),
+			window: 200_000,
+			neverCacheRead: false,
+			config: DEFAULT_LADDER,
+		};
+		assert.equal(buildView({ ...input, requestBase: 40 }).requests, 40 + replies);
+	});
+
 	it("uses the reported usage, else the local estimate", () => {
 		const messages = session();
 		const local = linearize(messages).reduce((n, b) => n + b.tokens, 0);

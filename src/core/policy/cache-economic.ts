@@ -2,7 +2,7 @@
  * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
- * saving over `horizon` requests pays for that rewrite and masks at least `minEvent` tokens (few, large
+ * saving over `horizon` requests (no more than the session has made so far) pays for that rewrite and masks at least `minEvent` tokens (few, large
  * events), and it folds everything outside the tails from the start that pays best. Tool results the
  * model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
@@ -149,6 +149,16 @@ export interface EconomicEvent {
 	rewrite: number;
 }
 
+/**
+ * The requests an event's saving is counted over: `horizon`, but never more than the session has
+ * made so far. A session is as likely to end within as many requests again as it has lasted (the
+ * only estimate of its remaining length it gives), so an early event in what may be a short session
+ * must repay its rewrite within that.
+ */
+export function horizonOf(view: PolicyView, knobs: EconomicConfig): number {
+	return view.requests === undefined ? knobs.horizon : Math.max(1, Math.min(knobs.horizon, view.requests));
+}
+
 /** Saving of an event over the horizon, in cache reads. */
 export function projectedSaving(event: EconomicEvent, horizon: number): number {
 	return event.saved * horizon;
@@ -274,8 +284,9 @@ export function economize(view: PolicyView, protection?: Protection): FoldComman
 	if (usage < knobs.foldFrom || candidates.length === 0 || maskable < least) return withCompact([]);
 	let best: EconomicEvent | undefined;
 	let bestNet = 0;
+	const horizon = horizonOf(view, knobs);
 	for (const event of possibleEvents(view, candidates)) {
-		const net = projectedSaving(event, knobs.horizon) - (rewriteFree ? 0 : rewriteCost(event, inReads));
+		const net = projectedSaving(event, horizon) - (rewriteFree ? 0 : rewriteCost(event, inReads));
 		if (net > bestNet && event.saved >= least) {
 			best = event;
 			bestNet = net;

@@ -11,7 +11,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { compactionNotice } from "../../../core/status.ts";
 import type { Advisor } from "../cache/advisor.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
-import { ENTRY_TYPE, type FoldEntry, turnBaseOf } from "../fold/persistence.ts";
+import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { buildCompaction } from "./deterministic-compaction.ts";
 import { type LaterCut, laterCut } from "./kept-tail.ts";
@@ -150,9 +150,9 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			}, 0);
 		}
 		try {
-			engine.turnBase = turnBaseOf(ctx.sessionManager.getBranch());
+			engine.rebase(ctx.sessionManager.getBranch());
 		} catch (error) {
-			warn(`context-fold: turn numbering after compaction may restart: ${errorText(error)}`);
+			warn(`context-fold: turn and request numbering after compaction may restart: ${errorText(error)}`);
 		}
 	});
 	pi.on("session_compact_failed", (event) => {

@@ -16,7 +16,7 @@ import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
 import { UseMemo } from "../../../core/working-set.ts";
 import type { FoldConfig } from "../settings-schema.ts";
-import { ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText, turnBaseOf } from "./persistence.ts";
+import { compactedBaseOf, ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText } from "./persistence.ts";
 
 /** sha256 of a block text, hex. */
 export function sha256(text: string): string {
@@ -79,6 +79,8 @@ export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
 	turnBase = 0;
+	/** Model replies that compaction removed from live history; keeps the session's request count whole. */
+	requestBase = 0;
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
 	private savings: SavingsMemo = new WeakMap();
@@ -111,15 +113,23 @@ export class FoldEngine {
 		this.reset();
 		const { registry, skipped } = rebuildRegistry(entries);
 		this.registry = registry;
-		this.turnBase = turnBaseOf(entries);
+		this.rebase(entries);
 		const skippedNote = skippedText(skipped);
 		if (skippedNote) this.deps.warn(skippedNote);
+	}
+
+	/** Takes the turn and request bases from the branch's latest compaction (see compactedBaseOf). */
+	rebase(branch: readonly unknown[]): void {
+		const base = compactedBaseOf(branch);
+		this.turnBase = base.turns;
+		this.requestBase = base.requests;
 	}
 
 	/** Forgets all state (before a rebuild, or when a rebuild fails: prior folds then render raw). */
 	reset(): void {
 		this.registry = new FoldRegistry();
 		this.turnBase = 0;
+		this.requestBase = 0;
 		this.savings = new WeakMap();
 		this.use = new UseMemo();
 		this.argsCache = new Map();
@@ -234,6 +244,7 @@ export class FoldEngine {
 			savings: this.savings,
 			use: this.use,
 			turnBase: this.turnBase,
+			requestBase: this.requestBase,
 			argsCache: this.argsCache,
 			blockMemo: this.blockMemo,
 			calls: this.calls,

@@ -122,22 +122,33 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 	return { registry, skipped };
 }
 
+/** What the latest compaction removed from live history: its user messages and its model replies. */
+export interface CompactedBase {
+	/** User messages: the base that keeps turn numbers session-absolute after a compaction. */
+	turns: number;
+	/** Assistant messages (one per model request): the base of the session's request count. */
+	requests: number;
+}
+
 /**
- * User messages of the branch that the latest compaction removed from live history (those before
- * its first kept entry): the base that keeps turn numbers session-absolute after a compaction.
+ * The messages of the branch that the latest compaction removed from live history (those before its
+ * first kept entry), by role; none without a compaction.
  */
-export function turnBaseOf(branch: readonly unknown[]): number {
+export function compactedBaseOf(branch: readonly unknown[]): CompactedBase {
 	let firstKept: unknown;
 	for (const raw of branch) {
 		const entry = raw as { type?: unknown; firstKeptEntryId?: unknown };
 		if (entry?.type === "compaction") firstKept = entry.firstKeptEntryId;
 	}
-	if (typeof firstKept !== "string") return 0;
-	let users = 0;
+	const none = { turns: 0, requests: 0 };
+	if (typeof firstKept !== "string") return none;
+	const base = { turns: 0, requests: 0 };
 	for (const raw of branch) {
 		const entry = raw as { type?: unknown; id?: unknown; message?: { role?: unknown } };
-		if (entry?.id === firstKept) return users;
-		if (entry?.type === "message" && entry.message?.role === "user") users++;
+		if (entry?.id === firstKept) return base;
+		if (entry?.type !== "message") continue;
+		if (entry.message?.role === "user") base.turns++;
+		else if (entry.message?.role === "assistant") base.requests++;
 	}
-	return 0;
+	return none;
 }
