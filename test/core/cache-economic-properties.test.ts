@@ -30,6 +30,8 @@ const blockArb = fc.record({
 
 const knobsArb = fc.oneof(
 	fc.constant({ ...DEFAULT_ECONOMIC }),
+	// The default horizon left unset: counted over no more requests than the session has made.
+	fc.constant((({ horizon: _, ...rest }) => rest)(DEFAULT_ECONOMIC)),
 	fc.record({
 		hotTail: fc.nat({ max: 30_000 }),
 		coldTail: fc.nat({ max: 30_000 }),
@@ -132,8 +134,9 @@ describe("the cache-economic policy", () => {
 				for (let i = 0; i < first; i++) prefix += view.blocks[i].tokens;
 				const rewrite = view.usage - prefix - saved;
 				const knobs = economicKnobs(view);
-				// Counted over the horizon, but never over more requests than the session has made.
-				const over = Math.max(1, Math.min(knobs.horizon, view.requests ?? knobs.horizon));
+				// Counted over the horizon; by default never over more requests than the session has made.
+				const capped = view.config.horizon === undefined && view.requests !== undefined;
+				const over = capped ? Math.max(1, Math.min(knobs.horizon, view.requests ?? 0)) : knobs.horizon;
 				assert.ok(
 					saved * over >= rewrite * REWRITE_IN_READS,
 					`event saving ${saved} × ${over} below rewrite ${rewrite} × ${REWRITE_IN_READS}`,

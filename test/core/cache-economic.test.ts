@@ -93,10 +93,14 @@ describe("the break-even rule", () => {
 	it("counts the saving over no more requests than the session has made: it may end as soon again", () => {
 		// The paying event above repays over 20 requests (360k reads against 322k), not over 10 (180k).
 		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
-		const view = (requests?: number) => ({
-			...mkView(paying, { window: 200_000, config: WIDE }),
+		// The default horizon (20): the tests' knobs set one, which is taken as given.
+		const { horizon: _set, ...unset } = { ...DEFAULT_LADDER, ...KNOBS, ...WIDE };
+		const view = (requests?: number): PolicyView => ({
+			...mkView(paying, { window: 200_000 }),
+			config: unset,
 			...(requests === undefined ? {} : { requests }),
 		});
+		assert.equal(DEFAULT_ECONOMIC.horizon, 20);
 		assert.deepEqual(economize(view(10)), [], "10 requests so far: counted over 10");
 		assert.deepEqual(economize(view(17)), [], "17: 306k reads, short of the rewrite");
 		assert.deepEqual(folds(economize(view(18))), ["r:a", "r:b"], "18: 324k reads repay it");
@@ -106,6 +110,9 @@ describe("the break-even rule", () => {
 		assert.equal(horizonOf(view(0), knobs), 1, "never below one request");
 		assert.equal(horizonOf(view(7), knobs), 7);
 		assert.equal(horizonOf(view(21), knobs), 20);
+		const set = (requests: number, horizon: number) => ({ ...view(requests), config: { ...unset, horizon } });
+		assert.equal(horizonOf(set(7, 1000), { ...knobs, horizon: 1000 }), 1000, "a horizon the user set is as given");
+		assert.deepEqual(folds(economize(set(10, 20))), ["r:a", "r:b"], "set to 20: counted over 20");
 		// Cold or never-read caches rewrite for free: no request count holds an event back there.
 		assert.deepEqual(folds(economize({ ...view(2), cache: { warm: false } })), ["r:a", "r:b"]);
 	});

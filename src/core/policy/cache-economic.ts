@@ -2,7 +2,7 @@
  * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
- * saving over `horizon` requests (no more than the session has made so far) pays for that rewrite and masks at least `minEvent` tokens (few, large
+ * saving over `horizon` requests (by default no more than the session has made so far) pays for that rewrite and masks at least `minEvent` tokens (few, large
  * events), and it folds everything outside the tails from the start that pays best. Tool results the
  * model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
@@ -150,13 +150,15 @@ export interface EconomicEvent {
 }
 
 /**
- * The requests an event's saving is counted over: `horizon`, but never more than the session has
- * made so far. A session is as likely to end within as many requests again as it has lasted (the
- * only estimate of its remaining length it gives), so an early event in what may be a short session
- * must repay its rewrite within that.
+ * The requests an event's saving is counted over: the default `horizon`, but never more than the
+ * session has made so far. A session is as likely to end within as many requests again as it has
+ * lasted (the only estimate of its remaining length it gives), so an early event in what may be a
+ * short session must repay its rewrite within that. A horizon the user set is taken as given: it
+ * says how long their sessions last.
  */
 export function horizonOf(view: PolicyView, knobs: EconomicConfig): number {
-	return view.requests === undefined ? knobs.horizon : Math.max(1, Math.min(knobs.horizon, view.requests));
+	if (view.config.horizon !== undefined || view.requests === undefined) return knobs.horizon;
+	return Math.max(1, Math.min(knobs.horizon, view.requests));
 }
 
 /** Saving of an event over the horizon, in cache reads. */
