@@ -107,6 +107,10 @@ export interface ReplayOptions {
 	jobs: number;
 	/** Where to write the HTML report, if asked. */
 	html?: string;
+	/** False: no hook column (see RunOptions.timeHooks); only callers that print none set it. */
+	timeHooks?: boolean;
+	/** False: no foresight floors (see figuresOf); only callers that print none set it. */
+	foresight?: boolean;
 }
 
 /** A command-line mistake, reported with the usage text. */
@@ -242,6 +246,8 @@ export async function runReplay(options: ReplayOptions, progress: (status: strin
 			window: options.window,
 			warming: options.warming,
 			images: options.images,
+			timeHooks: options.timeHooks,
+			foresight: options.foresight,
 		})),
 	);
 	const figures = await runJobs(jobs, options.jobs, (i, done, total) => {

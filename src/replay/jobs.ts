@@ -23,6 +23,10 @@ export interface ReplayJob {
 	warming: boolean;
 	/** How images are priced: as their placeholder text, or by pixel size as the provider charges. */
 	images: ImagePricing;
+	/** False: no hook column (see RunOptions.timeHooks). */
+	timeHooks?: boolean;
+	/** False: no foresight floors (see figuresOf). */
+	foresight?: boolean;
 }
 
 /** A message from a worker: progress, the figures, or the failure. */
@@ -58,8 +62,14 @@ export async function runJob(
 	const cache = { ttlMs: model.ttlMs, warming: job.warming, read: model.read, write: model.write };
 	const imageTokens =
 		job.images === "size" ? (data: string) => visionTokens(imageSize(data), model.vision) : undefined;
-	const run = await replayPolicy(script, job.policy, { window: job.window, cache, onProgress, imageTokens });
-	return figuresOf(script, run, model, job.warming, job.window);
+	const run = await replayPolicy(script, job.policy, {
+		window: job.window,
+		cache,
+		onProgress,
+		imageTokens,
+		timeHooks: job.timeHooks,
+	});
+	return figuresOf(script, run, model, job.warming, job.window, job.foresight);
 }
 
 const WORKER = new URL("./worker.ts", import.meta.url);

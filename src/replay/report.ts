@@ -108,13 +108,17 @@ function percentile(values: number[], p: number): number | null {
 	return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** The figures of one run under one price model. */
+/**
+ * The figures of one run under one price model. `foresight` false leaves the foresight floors null
+ * on the `pi` run too (callers that read none; they cost about a tenth of a replay).
+ */
 export function figuresOf(
 	script: ReplayScript,
 	run: PolicyRun,
 	model: PriceModel,
 	warming: boolean,
 	window: number,
+	foresight = true,
 ): PolicyFigures {
 	const table = run.table;
 	const inputs: PriceInput[] = run.requests.map((r) => ({
@@ -157,6 +161,7 @@ export function figuresOf(
 				]
 			: [],
 	);
+	const floors = foresight && run.policy === "pi";
 	const hooks = run.requests.flatMap((r) => (r.hookMs === undefined ? [] : [r.hookMs]));
 	const clones = run.requests.flatMap((r) => (r.cloneMs === undefined ? [] : [r.cloneMs]));
 	return {
@@ -187,14 +192,12 @@ export function figuresOf(
 		recallsNeeded: vis.recalls,
 		recallCost,
 		costWithRecalls: price.cost + recallCost,
-		foresight:
-			run.policy === "pi" ? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed }).ratio : null,
-		foresightAtBar:
-			run.policy === "pi"
-				? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed, lose: barLoss(vis.references) })
-						.ratio
-				: null,
-		foresightScheduled: run.policy === "pi" ? scheduledAtBar(produced, vis, model, table.fixed) : null,
+		foresight: floors ? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed }).ratio : null,
+		foresightAtBar: floors
+			? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed, lose: barLoss(vis.references) })
+					.ratio
+			: null,
+		foresightScheduled: floors ? scheduledAtBar(produced, vis, model, table.fixed) : null,
 		divergences: run.divergences,
 		advisories: run.advisories,
 		series: price.requests.map((p, i) => ({

@@ -111,6 +111,11 @@ export interface RunOptions {
 	 * them through a stub host.
 	 */
 	onHookInput?: (messages: MessageLike[]) => void;
+	/**
+	 * False: the policy's `context` handlers are not timed, so the run has no hook column and makes no
+	 * clone of each request for it (callers that read neither, such as the acceptance tests).
+	 */
+	timeHooks?: boolean;
 }
 
 /**
@@ -325,6 +330,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		run.divergences[kind] = (run.divergences[kind] ?? 0) + 1;
 	};
 	const hooks = new HookTimer();
+	const time = (factory: ExtensionFactory, onInput?: (messages: MessageLike[]) => void): ExtensionFactory =>
+		options.timeHooks === false ? factory : timed(factory, hooks, undefined, onInput);
 	const factories: ExtensionFactory[] = [];
 	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off", steeringMode: "all" };
 	const cache = options.cache ?? { ttlMs: PRICE_MODELS["anthropic-5m"].ttlMs, warming: true };
@@ -332,15 +339,13 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let clock = 0;
 	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
 		factories.push(
-			timed(
+			time(
 				contextFoldOnClock(
 					() => clock,
 					() => {
 						run.advisories++;
 					},
 				),
-				hooks,
-				undefined,
 				options.onHookInput,
 			),
 		);
@@ -348,20 +353,10 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		settings = { ...settings, "context-fold": { cacheTtlSeconds: Math.ceil(cache.ttlMs / 1000), ...knobs } };
 	} else if (policy.kind === "mask") {
 		const keep = policy.keep;
-		factories.push(
-			timed(
-				peerFactory((m) => maskLastN(m, keep)),
-				hooks,
-			),
-		);
+		factories.push(time(peerFactory((m) => maskLastN(m, keep))));
 	} else if (policy.kind === "clear") {
 		const clear = new ClearToolUses(policy.settings);
-		factories.push(
-			timed(
-				peerFactory((m) => clear.apply(m)),
-				hooks,
-			),
-		);
+		factories.push(time(peerFactory((m) => clear.apply(m))));
 	}
 
 	const faux = fauxProvider({

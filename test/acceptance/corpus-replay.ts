@@ -4,7 +4,8 @@
  * (`parseArgs` + `runReplay`), and plain Pi's and the default's figures in one session's report.
  * The jobs run one at a time in the test's own thread: Pi is loaded once and each session read once
  * per file, where a worker thread per job loaded both afresh (about 2.5 s of CPU each, 130 jobs, half
- * of what these files cost). Neither file reads the hook column, which a worker per job is for.
+ * of what these files cost). Neither file reads the hook column, which a worker per job is for, so
+ * none is measured.
  * They live in test/acceptance/ because `node --test` starts files in path order: the two longest
  * files of the suite start first, beside the short ones, instead of last, after them.
  */
@@ -15,10 +16,15 @@ import { listSessions } from "../corpus/corpora.ts";
 /** The window issue 24's acceptance is replayed in. */
 export const WINDOW = 140_000;
 
-/** The replay of every corpus session in `window`, under the given policies and price model. */
-export function replayIn(window: number, policies: string, price = "anthropic-5m") {
+/**
+ * The replay of every corpus session in `window`, under the given policies and price model, without
+ * the hook column (neither file reads it, and its clone of every request costs about 6 % of a replay)
+ * and, unless `foresight`, without the foresight floors (about a tenth of a replay).
+ */
+export function replayIn(window: number, policies: string, price = "anthropic-5m", foresight = false) {
 	const args = [...listSessions().map((s) => s.path), "--window", String(window), "--policy", policies];
-	return runReplay(parseArgs([...args, "--price", price, "--jobs", "1"]), () => {});
+	const options = parseArgs([...args, "--price", price, "--jobs", "1"]);
+	return runReplay({ ...options, timeHooks: false, foresight }, () => {});
 }
 
 /** One session's report. */

@@ -33,7 +33,7 @@ const PEAKED_MAX = 0.85;
  * over the project's two alone (refactor-long weighs most there), as on a machine without the others.
  */
 const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.62 : 0.65;
-const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses");
+const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses", "anthropic-5m", true);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
 	const sessions = listSessions();

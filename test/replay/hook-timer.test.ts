@@ -3,10 +3,14 @@
  * request (context-fold registers two: the fold pass and the footer refresh), with the clone time of
  * the first; other events pass through unwrapped. Driven by a fake clock the handlers advance. The
  * clone of a request's input is handed on once its first handler is timed, as that handler got it.
+ * A replay told not to time hooks nor work out the foresight floors has neither and the same figures.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { type ReplayJob, runJob } from "../../src/replay/jobs.ts";
+import type { PolicyFigures } from "../../src/replay/report.ts";
 import { HookTimer, timed } from "../../src/replay/run.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
@@ -82,4 +86,39 @@ test("the clone of a request's input is handed on after its first handler, as th
 	timer.take();
 	await handlers[0][1](event, {});
 	assert.deepEqual(inputs[1], [{ role: "user", content: "folded", timestamp: 1 }]);
+});
+
+test("a replay told not to time hooks or work out floors has neither, and every other figure as it was", async () => {
+	const file = fileURLToPath(new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url));
+	const job = (lean: boolean): ReplayJob => ({
+		file,
+		policy: { name: "context-fold", kind: "context-fold", settings: {} },
+		price: "anthropic-5m",
+		window: 140_000,
+		warming: true,
+		images: "text",
+		...(lean ? { timeHooks: false, foresight: false } : {}),
+	});
+	const pi = (lean: boolean): ReplayJob => ({ ...job(lean), policy: { name: "pi", kind: "pi" } });
+	const [full, lean, piFull, piLean] = await Promise.all(
+		[job(false), job(true), pi(false), pi(true)].map((j) => runJob(j, () => {})),
+	);
+	assert.ok(full.hookMsP50 !== null && full.cloneMsP50 !== null, "timed by default");
+	assert.equal(lean.hookMsP50, null);
+	assert.equal(lean.cloneMsP50, null);
+	assert.ok(piFull.foresight !== null && piFull.foresightScheduled !== null, "floors by default");
+	assert.equal(piLean.foresight, null);
+	assert.equal(piLean.foresightAtBar, null);
+	assert.equal(piLean.foresightScheduled, null);
+	const rest = ({
+		hookMsP50,
+		hookMsP99,
+		cloneMsP50,
+		foresight,
+		foresightAtBar,
+		foresightScheduled,
+		...r
+	}: PolicyFigures) => r;
+	assert.deepEqual(rest(lean), rest(full));
+	assert.deepEqual(rest(piLean), rest(piFull));
 });
