@@ -123,8 +123,26 @@ function bestMatch(text: string, pattern: string): Match {
 		if (!joinedLeft && !joinedRight) return { quality: 0, at };
 	}
 	if (first >= 0) return { quality: 1, at: first };
-	const loose = text.toLowerCase().indexOf(pattern.toLowerCase());
+	const loose = caselessIndex(text, pattern);
 	return loose >= 0 ? { quality: 2, at: loose } : { quality: 3, at: -1 };
+}
+
+/** The latest ASCII pattern's case-insensitive expression: a search asks the same pattern of every block. */
+let caseless: { pattern: string; expression: RegExp } | undefined;
+
+/**
+ * Where `text` first holds `pattern` in any case, or -1. An ASCII pattern is matched by a
+ * case-insensitive expression, which reads the text in place (lowering a block of tens of kilobytes
+ * for every block of every search cost most of a search); any other is compared lowered, as grep does.
+ */
+function caselessIndex(text: string, pattern: string): number {
+	for (let i = 0; i < pattern.length; i++) {
+		if (pattern.charCodeAt(i) > 0x7f) return text.toLowerCase().indexOf(pattern.toLowerCase());
+	}
+	if (caseless?.pattern !== pattern) {
+		caseless = { pattern, expression: new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i") };
+	}
+	return text.search(caseless.expression);
 }
 
 /**

@@ -148,4 +148,14 @@ describe("matchQuality", () => {
 		assert.equal(matchQuality("x(a+1)y", "(a+1)"), 0);
 		assert.equal(matchQuality("xa+1", "a+1"), 1);
 	});
+	it("in another case, reads the pattern literally, ASCII or not", () => {
+		assert.equal(matchQuality("X(A+1)Y [b]", "(a+1)"), 2, "regular-expression characters are literal");
+		assert.equal(matchQuality("xaa1", "(a+1)"), 3);
+		assert.equal(matchQuality("ab.c? $d^", "AB.C? $D^"), 2);
+		assert.equal(matchQuality("abxc", "AB.C"), 3, "a dot is a dot");
+		assert.equal(matchQuality("Größe: 12", "GRÖSSE"), 3);
+		assert.equal(matchQuality("ÉTÉ 2024", "été"), 2, "a non-ASCII pattern compares lowered");
+		assert.equal(matchQuality("parseHeader", "PARSEHEADER"), 2);
+		assert.equal(matchQuality("parseHeader", "PARSEHEADERS"), 3, "then another pattern, no stale expression");
+	});
 });

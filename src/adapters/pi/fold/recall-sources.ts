@@ -74,10 +74,34 @@ export function readToolOutputFile(path: unknown): string | undefined {
 	}
 }
 
+/**
+ * What was worked out once per block object: its sha256 and its readable arguments. The ledger and
+ * live history serve the same block object while its message is unchanged, so a `search` over every
+ * record hashes and renders each block once per session, not once per call.
+ */
+const hashes = new WeakMap<Block, string>();
+const displays = new WeakMap<Block, string>();
+
+function hashOf(block: Block): string {
+	let hash = hashes.get(block);
+	if (hash === undefined) {
+		hash = sha256(block.text);
+		hashes.set(block, hash);
+	}
+	return hash;
+}
+
 function display(block: Block, message: MessageLike): string {
 	if (block.kind !== "toolArgs") return block.text;
-	const part = Array.isArray(message.content) ? (message.content[block.part] as { arguments?: unknown }) : undefined;
-	return renderArgs(block.toolName ?? "tool", part?.arguments ?? {});
+	let text = displays.get(block);
+	if (text === undefined) {
+		const part = Array.isArray(message.content)
+			? (message.content[block.part] as { arguments?: unknown })
+			: undefined;
+		text = renderArgs(block.toolName ?? "tool", part?.arguments ?? {});
+		displays.set(block, text);
+	}
+	return text;
 }
 
 function fullOutputOf(block: Block, message: MessageLike): string | undefined {
@@ -108,7 +132,7 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 		const newest = hits.at(-1);
 		if (!record.sha256 && newest) return base(newest.block, newest.message, "unverified");
 		for (const hit of hits) {
-			if (sha256(hit.block.text) === record.sha256) return base(hit.block, hit.message, "ledger");
+			if (hashOf(hit.block) === record.sha256) return base(hit.block, hit.message, "ledger");
 			mismatch = true;
 		}
 	} catch (error) {
