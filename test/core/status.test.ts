@@ -5,22 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { bar, contextParts, keptOut, type PassRow, passRows, unfoldCost } from "../../src/core/latest-request.ts";
+import { cacheByModel, eventLines, hitRateSince } from "../../src/core/session-history.ts";
 import {
-	bar,
-	cacheByModel,
 	compactionNotice,
-	contextParts,
 	eventLabel,
-	eventLines,
 	footerText,
-	hitRateSince,
-	keptOut,
-	type PassRow,
-	passRows,
 	type StatusFacts,
 	statusText,
 	thresholdsText,
-	unfoldCost,
 } from "../../src/core/status.ts";
 import { short } from "../../src/core/tokens.ts";
 

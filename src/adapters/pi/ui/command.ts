@@ -12,8 +12,9 @@ import { CONFIG_DIR_NAME, getAgentDir, getSettingsListTheme } from "@earendil-wo
 import { type AutocompleteItem, Input, type SettingItem, SettingsList, truncateToWidth } from "@earendil-works/pi-tui";
 import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
+import { unfoldCost } from "../../../core/latest-request.ts";
 import { RECALL_LIMITS } from "../../../core/recall.ts";
-import { statusText, unfoldCost } from "../../../core/status.ts";
+import { statusText } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
 import { KNOBS, nearestKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../fold/engine.ts";

@@ -1,33 +1,21 @@
 /**
  * The footer status and the facts of `/context-fold status`, gathered from the engine (the latest
  * request, fold records), the session branch (fold events, responses, cache figures) and Pi (system
- * prompt, active tools), then turned into text by core/status.ts. The footer is set under the key
- * `context-fold` after every context pass, response, unfold and session change.
+ * prompt, active tools), read into figures by core/latest-request.ts and core/session-history.ts,
+ * then turned into text by core/status.ts. The footer is set under the key `context-fold` after every
+ * context pass, response, unfold and session change.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
 import { blockWhat } from "../../../core/block-line.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
+import { contextParts, keptOut, type PassRow, type PassSnapshot } from "../../../core/latest-request.ts";
 import { backstopFor, economicTails, isHot, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
 import { isHotOrWritten } from "../../../core/policy/working-set.ts";
-import {
-	cacheByModel,
-	contextParts,
-	eventLines,
-	eventSaving,
-	type FoldedBlock,
-	type FoldPoint,
-	footerText,
-	hitRateSince,
-	keptOut,
-	opSaving,
-	type PassRow,
-	type PassSnapshot,
-	percent,
-	type StatusFacts,
-} from "../../../core/status.ts";
+import { cacheByModel, eventLines, eventSaving, hitRateSince, opSaving } from "../../../core/session-history.ts";
+import { type FoldedBlock, type FoldPoint, footerText, percent, type StatusFacts } from "../../../core/status.ts";
 import { estTokens } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE } from "../fold/persistence.ts";

@@ -1,0 +1,201 @@
+/**
+ * The session's history as the user's view reads it, pure: from the branch's entries as Pi stores
+ * them (read tolerantly), the cache hit rate since the latest fold event or unfold, the cache
+ * figures per provider and model, and each fold event, unfold and compaction with the rewrite the
+ * next response paid; and the tokens a fold keeps out, estimated from its record.
+ */
+import type { FoldOp } from "./apply.ts";
+import type { FoldRecord } from "./fold-registry.ts";
+import { blockCost } from "./tokens.ts";
+
+/** The fields of a session entry the status reads (Pi's shapes, read tolerantly). */
+export interface EntryLike {
+	type?: string;
+	customType?: string;
+	kind?: string;
+	provider?: string;
+	model?: string;
+	data?: unknown;
+	/** A compaction entry's size before it, and its details (context-fold's own carry `contextFold`). */
+	tokensBefore?: number;
+	details?: { contextFold?: { codes?: unknown } };
+	message?: {
+		role?: string;
+		provider?: string;
+		model?: string;
+		usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
+	};
+}
+
+function count(value: unknown): number {
+	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/** The fold payload of an entry of `entryType` (a fold event's layer, or an unfold), else undefined. */
+function foldMark(
+	entry: EntryLike,
+	entryType: string,
+): { kind: string; seq?: number; data: Record<string, unknown> } | undefined {
+	if (entry.type !== "custom" || entry.customType !== entryType) return undefined;
+	const data = entry.data as Record<string, unknown> | undefined;
+	if (!data || typeof data !== "object" || (data.kind !== "layer" && data.kind !== "unfold")) return undefined;
+	return { kind: data.kind, seq: typeof data.seq === "number" ? data.seq : undefined, data };
+}
+
+/**
+ * The cache hit rate (cache reads over prompt tokens) of the responses after the latest fold event
+ * or unfold on `branch`; undefined when no response with a prompt came back since.
+ */
+export function hitRateSince(branch: readonly unknown[], entryType: string): number | undefined {
+	let read = 0;
+	let prompt = 0;
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i] as EntryLike;
+		if (foldMark(entry, entryType)) break;
+		if (entry.type === "message" && entry.message?.role === "assistant") {
+			const u = entry.message.usage ?? {};
+			read += count(u.cacheRead);
+			prompt += count(u.input) + count(u.cacheRead) + count(u.cacheWrite);
+		}
+	}
+	return prompt > 0 ? read / prompt : undefined;
+}
+
+/** Cache figures of one provider and model over a branch. */
+export interface CacheLine {
+	provider: string;
+	model: string;
+	responses: number;
+	/** Responses that read anything from the cache. */
+	hits: number;
+	input: number;
+	cacheRead: number;
+	cacheWrite: number;
+	/** Pi's idle refreshes (`usage` entries of kind `cache_warm`). */
+	warms: number;
+}
+
+/** Cache figures per provider and model, in order of first use on `branch`. */
+export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
+	const lines = new Map<string, CacheLine>();
+	const line = (provider = "?", model = "?"): CacheLine => {
+		const key = `${provider}/${model}`;
+		let found = lines.get(key);
+		if (!found) {
+			found = { provider, model, responses: 0, hits: 0, input: 0, cacheRead: 0, cacheWrite: 0, warms: 0 };
+			lines.set(key, found);
+		}
+		return found;
+	};
+	for (const raw of branch) {
+		const entry = raw as EntryLike;
+		if (entry.type === "message" && entry.message?.role === "assistant" && entry.message.usage) {
+			const l = line(entry.message.provider, entry.message.model);
+			const u = entry.message.usage;
+			l.responses++;
+			if (count(u.cacheRead) > 0) l.hits++;
+			l.input += count(u.input);
+			l.cacheRead += count(u.cacheRead);
+			l.cacheWrite += count(u.cacheWrite);
+		} else if (entry.type === "usage" && entry.kind === "cache_warm") {
+			line(entry.provider, entry.model).warms++;
+		}
+	}
+	return [...lines.values()];
+}
+
+/** One fold event or unfold on a branch, with the rewrite the next response paid. */
+export interface EventLine {
+	/** The layer's sequence number; undefined for an unfold or a compaction. */
+	seq: number | undefined;
+	kind: "fold" | "unfold" | "compaction";
+	/** A compaction's summary was context-fold's deterministic one (no model call). */
+	ours?: boolean;
+	codes: string[];
+	/** Tokens kept out (a fold event's estimate) or put back (an unfold's), from the fold records. */
+	tokens: number;
+	/** input + cacheWrite of the first response after it: the part of the prompt written again. */
+	rewrite: number | undefined;
+	/** That response's cache hit rate. */
+	hitRate: number | undefined;
+}
+
+/**
+ * Tokens a fold keeps out, estimated from its record and op: the block's cost at fold time minus
+ * the cost of what replaced it. 0 when the record is unknown or predates character extents.
+ */
+export function opSaving(record: FoldRecord | undefined, op: FoldOp): number {
+	if (!record || record.chars < 0) return 0;
+	const folded = op.args ? (JSON.stringify(op.args) ?? "").length : (op.text?.length ?? 0);
+	return Math.max(0, blockCost(record.chars) - blockCost(folded));
+}
+
+/** The estimated tokens a fold event's ops keep out, given its records by id. */
+export function eventSaving(ops: readonly FoldOp[], record: (id: string) => FoldRecord | undefined): number {
+	return ops.reduce((n, op) => n + opSaving(record(op.id), op), 0);
+}
+
+/**
+ * The fold events and unfolds on `branch`, oldest first, each with the rewrite of the first
+ * response after it. `record` resolves a block id to its fold record (codes and sizes).
+ */
+export function eventLines(
+	branch: readonly unknown[],
+	entryType: string,
+	record: (id: string) => FoldRecord | undefined,
+): EventLine[] {
+	const lines: EventLine[] = [];
+	let open: EventLine[] = [];
+	for (const raw of branch) {
+		const entry = raw as EntryLike;
+		const mark = foldMark(entry, entryType);
+		if (mark?.kind === "layer") {
+			const ops = (Array.isArray(mark.data.ops) ? mark.data.ops : []) as FoldOp[];
+			const line: EventLine = {
+				seq: mark.seq,
+				kind: "fold",
+				codes: ops.map((op) => op.code),
+				tokens: eventSaving(ops, record),
+				rewrite: undefined,
+				hitRate: undefined,
+			};
+			lines.push(line);
+			open.push(line);
+		} else if (mark?.kind === "unfold") {
+			const ids = (Array.isArray(mark.data.ids) ? mark.data.ids : []) as string[];
+			const records = ids.map((id) => record(id));
+			const line: EventLine = {
+				seq: undefined,
+				kind: "unfold",
+				codes: records.map((r, i) => r?.code ?? ids[i]),
+				tokens: records.reduce((n, r) => n + (r && r.chars >= 0 ? blockCost(r.chars) : 0), 0),
+				rewrite: undefined,
+				hitRate: undefined,
+			};
+			lines.push(line);
+			open.push(line);
+		} else if (entry.type === "compaction") {
+			const codes = entry.details?.contextFold?.codes;
+			const line: EventLine = {
+				seq: undefined,
+				kind: "compaction",
+				codes: Array.isArray(codes) ? codes.filter((c): c is string => typeof c === "string") : [],
+				tokens: count(entry.tokensBefore),
+				rewrite: undefined,
+				hitRate: undefined,
+				ours: entry.details?.contextFold !== undefined,
+			};
+			lines.push(line);
+			open.push(line);
+		} else if (entry.type === "message" && entry.message?.role === "assistant" && open.length > 0) {
+			const u = entry.message.usage ?? {};
+			const prompt = count(u.input) + count(u.cacheRead) + count(u.cacheWrite);
+			for (const line of open) {
+				line.rewrite = count(u.input) + count(u.cacheWrite);
+				line.hitRate = prompt > 0 ? count(u.cacheRead) / prompt : undefined;
+			}
+			open = [];
+		}
+	}
+	return lines;
+}
