@@ -14,39 +14,31 @@
  * have sent in each gap reach its session as `cache_warm` entries, so it sees the cache warm or
  * cold as the price model does. What context-fold would tell the replayed session's user (its
  * advisories, on stderr in a real headless Pi) is counted, not printed. Nothing touches the network
- * or the disk.
+ * or the disk. The extensions loaded around the policy's are in extensions.ts, the hook timing in
+ * hook-timer.ts, and what is fed to the session from the recording in session-input.ts.
  */
 
 import { posix } from "node:path";
 import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
 import {
-	type AgentSession,
 	type CacheWarmingDecisionEvent,
 	createAgentSession,
-	createBashToolDefinition,
-	createEditToolDefinition,
-	createFindToolDefinition,
-	createGrepToolDefinition,
-	createLsToolDefinition,
-	createReadToolDefinition,
-	createWriteToolDefinition,
 	DefaultResourceLoader,
-	type ExtensionAPI,
 	type ExtensionFactory,
-	getPackageDir,
 	ModelRuntime,
 	SessionManager,
 	SettingsManager,
-	type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
-import { Type } from "typebox";
 import { CACHE_WARM } from "../adapters/pi/cache/telemetry.ts";
 import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
+import { FIRST_REFRESH_MS, fixedDocsPaths, peerFactory, WARM_QUESTION, warmingProbe } from "./extensions.ts";
+import { HookTimer, timed } from "./hook-timer.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
 import { PRICE_MODELS, refreshTimes, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
+import { recordBash, replayTools, settled, textAndImages } from "./session-input.ts";
 
 /** A policy to replay under. */
 export type Policy =
@@ -120,28 +112,10 @@ export interface RunOptions {
 
 /**
  * Fixed paths, so that the requests of a replay do not depend on where it runs: the working
- * directory when the session records none usable, the agent directory (nothing is read from it),
- * and where Pi's documentation is said to be installed (a global npm install, not this checkout).
+ * directory when the session records none usable, and the agent directory (nothing is read from it).
  */
 const FALLBACK_CWD = "/replay";
 const AGENT_DIR = "/replay/agent";
-const PI_PACKAGE_DIR = "/usr/local/lib/node_modules/@earendil-works/pi-coding-agent";
-
-/**
- * An extension loaded first: Pi's system prompt names its documentation by the path of the
- * installed package, here this checkout's node_modules; the section is given the fixed install
- * path instead, before any policy sees the prompt.
- */
-function fixedDocsPaths(): ExtensionFactory {
-	return (pi) => {
-		pi.on("before_agent_start", (event) => {
-			const docs = /<docs>\n([\s\S]*?)\n<\/docs>/.exec(event.systemPrompt)?.[1];
-			if (docs !== undefined)
-				event.systemPromptOptions.sections.docs = docs.split(getPackageDir()).join(PI_PACKAGE_DIR);
-			return undefined;
-		});
-	};
-}
 
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
 const COMPACT_ONLY = {
@@ -153,158 +127,6 @@ const COMPACT_ONLY = {
 	budgetFraction: 1,
 	budgetCap: 0,
 };
-
-/** The shortest gap in which any price model sends an idle refresh: a shorter one asks nothing. */
-const FIRST_REFRESH_MS = Math.min(
-	...Object.values(PRICE_MODELS).map((m) => warmingDelayMs(m.ttlMs) ?? Number.POSITIVE_INFINITY),
-);
-
-/**
- * The question Pi's cache warmer asks before a refresh. The replay's model has no prices, so the
- * economics are zero and the action is Pi's `warm`: the price models assume Pi warms every gap.
- */
-const WARM_QUESTION: CacheWarmingDecisionEvent = {
-	type: "cache_warming_decision",
-	warmCost: 0,
-	missCost: 0,
-	continuationProbability: 1,
-	action: "warm",
-};
-
-/**
- * An extension loaded ahead of the policy's: its `context` hook runs `ask` before the policy sees the
- * request, while every extension still holds the state of the gap before it.
- */
-function warmingProbe(ask: () => Promise<void>): ExtensionFactory {
-	return (pi) => {
-		pi.on("context", async () => {
-			await ask();
-			return undefined;
-		});
-	};
-}
-
-const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
-	read: (cwd) => createReadToolDefinition(cwd) as unknown as ToolDefinition,
-	bash: (cwd) => createBashToolDefinition(cwd) as unknown as ToolDefinition,
-	edit: (cwd) => createEditToolDefinition(cwd) as unknown as ToolDefinition,
-	write: (cwd) => createWriteToolDefinition(cwd) as unknown as ToolDefinition,
-	grep: (cwd) => createGrepToolDefinition(cwd) as unknown as ToolDefinition,
-	find: (cwd) => createFindToolDefinition(cwd) as unknown as ToolDefinition,
-	ls: (cwd) => createLsToolDefinition(cwd) as unknown as ToolDefinition,
-};
-
-/**
- * A request's hook time: the sum over every `context` handler a policy's extension registered
- * (context-fold has two: the fold pass and the footer refresh), beside the clone time measured
- * before the first of them.
- */
-export class HookTimer {
-	private pending: { hookMs: number; cloneMs: number } | undefined;
-
-	/** Adds one handler's time. */
-	add(hookMs: number, cloneMs: number): void {
-		this.pending = { hookMs: (this.pending?.hookMs ?? 0) + hookMs, cloneMs: this.pending?.cloneMs ?? cloneMs };
-	}
-
-	/** True before the first handler of a request: the one whose input is cloned for comparison. */
-	get fresh(): boolean {
-		return this.pending === undefined;
-	}
-
-	/** The request's times so far, and starts the next request's. */
-	take(): { hookMs?: number; cloneMs?: number } {
-		const out = this.pending ?? {};
-		this.pending = undefined;
-		return out;
-	}
-}
-
-/**
- * Wraps a factory so each of its `context` handlers is timed into `timer`, beside one structuredClone
- * of a request's input; `onInput` gets that clone after the request's first handler has been timed.
- */
-export function timed(
-	factory: ExtensionFactory,
-	timer: HookTimer,
-	now: () => number = () => performance.now(),
-	onInput?: (messages: MessageLike[]) => void,
-): ExtensionFactory {
-	return (pi: ExtensionAPI) => {
-		const on = pi.on.bind(pi);
-		const wrapped = Object.create(pi) as ExtensionAPI;
-		// biome-ignore lint/suspicious/noExplicitAny: the wrapper forwards every event type unchanged
-		(wrapped as any).on = (event: string, handler: (e: any, ctx: any) => unknown) => {
-			if (event !== "context") return on(event as never, handler as never);
-			return on("context", async (e, ctx) => {
-				// One clone per request, before its first handler: the price Pi pays once per request.
-				const c0 = now();
-				const input = timer.fresh ? structuredClone(e.messages) : undefined;
-				const c1 = now();
-				const result = await handler(e, ctx);
-				timer.add(now() - c1, c1 - c0);
-				if (input) onInput?.(input as unknown as MessageLike[]);
-				return result as never;
-			});
-		};
-		return factory(wrapped);
-	};
-}
-
-function peerFactory(transform: (messages: MessageLike[]) => void): ExtensionFactory {
-	return (pi) => {
-		pi.on("context", (event) => {
-			transform(event.messages as unknown as MessageLike[]);
-			return { messages: event.messages };
-		});
-	};
-}
-
-function textAndImages(message: MessageLike): {
-	text: string;
-	images: { type: "image"; data: string; mimeType: string }[];
-} {
-	const texts: string[] = [];
-	const images: { type: "image"; data: string; mimeType: string }[] = [];
-	for (const part of parts(message)) {
-		if (part.type === "text") texts.push(String(part.text ?? ""));
-		else if (part.type === "image")
-			images.push({ type: "image", data: String(part.data), mimeType: String(part.mimeType) });
-	}
-	return { text: texts.join("\n"), images };
-}
-
-/**
- * Waits until the session is idle and stays so: an extension may start a compaction from
- * `agent_settled` (context-fold does, once the run is over), which Pi begins a tick later.
- */
-async function settled(session: { waitForIdle(): Promise<void>; readonly isIdle: boolean }): Promise<void> {
-	do {
-		await session.waitForIdle();
-		await new Promise((resolve) => setImmediate(resolve));
-	} while (!session.isIdle);
-}
-
-/**
- * Adds a recorded user `!` command to the idle session as Pi records one (Pi's `recordBashResult`):
- * the model sees it as a user message from the next request on, unless it was run with `!!`.
- */
-function recordBash(session: AgentSession, message: MessageLike): void {
-	const exitCode = typeof message.exitCode === "number" ? message.exitCode : undefined;
-	const fullOutputPath = typeof message.fullOutputPath === "string" ? message.fullOutputPath : undefined;
-	session.recordBashResult(
-		String(message.command ?? ""),
-		{
-			output: String(message.output ?? ""),
-			exitCode,
-			cancelled: message.cancelled === true,
-			truncated: message.truncated === true,
-			...(fullOutputPath === undefined ? {} : { fullOutputPath }),
-		},
-		{ excludeFromContext: message.excludeFromContext === true },
-	);
-}
-
 /** Replays `script` under `policy` and returns every request as sent. */
 export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
 	// The recorded working directory where this machine can take it as given (a POSIX absolute path).
@@ -469,29 +291,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	};
 	faux.setResponses([step]);
 
-	const tools: ToolDefinition[] = [...new Set([...script.toolNames, "read", "bash", "edit", "write"])].map((name) => {
-		const base = BUILTIN[name]?.(cwd) ?? {
-			name,
-			label: name,
-			description: `${name} (a tool of the recorded session)`,
-			parameters: Type.Object({}, { additionalProperties: true }),
-		};
-		return {
-			...base,
-			execute: async (toolCallId: string) => {
-				// A steering message queued with this reply is in Pi's queue before its tools finish.
-				await steering;
-				const result = script.results.get(toolCallId);
-				if (!result) {
-					diverge("tool call without a recorded result");
-					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };
-				}
-				const content = parts(result);
-				if (result.isError) throw new Error(content.map((p) => String(p.text ?? "")).join("\n"));
-				return { content, details: result.details };
-			},
-		} as unknown as ToolDefinition;
-	});
+	const tools = replayTools(script, cwd, () => steering, diverge);
 
 	const settingsManager = SettingsManager.inMemory(settings as never);
 	// Nothing from this machine's disk: no settings, SYSTEM.md or APPEND_SYSTEM.md under the working

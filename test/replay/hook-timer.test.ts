@@ -9,9 +9,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { HookTimer, timed } from "../../src/replay/hook-timer.ts";
 import { type ReplayJob, runJob } from "../../src/replay/jobs.ts";
 import type { PolicyFigures } from "../../src/replay/report.ts";
-import { HookTimer, timed } from "../../src/replay/run.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 

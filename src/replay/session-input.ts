@@ -1,0 +1,114 @@
+/**
+ * What a replay feeds the Pi session from the recording, and the wait between its turns: the
+ * tools (Pi's built-in definitions, or a stand-in for another recorded tool, each returning the
+ * recorded result instead of running), a user message as prompt text and images, a user `!`
+ * command as Pi records one, and the wait until the session is idle and stays so.
+ */
+import {
+	type AgentSession,
+	createBashToolDefinition,
+	createEditToolDefinition,
+	createFindToolDefinition,
+	createGrepToolDefinition,
+	createLsToolDefinition,
+	createReadToolDefinition,
+	createWriteToolDefinition,
+	type ToolDefinition,
+} from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { MessageLike } from "../core/block.ts";
+import { parts, type ReplayScript } from "./script.ts";
+
+/** Pi's built-in tool definitions by name, for a working directory. */
+const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
+	read: (cwd) => createReadToolDefinition(cwd) as unknown as ToolDefinition,
+	bash: (cwd) => createBashToolDefinition(cwd) as unknown as ToolDefinition,
+	edit: (cwd) => createEditToolDefinition(cwd) as unknown as ToolDefinition,
+	write: (cwd) => createWriteToolDefinition(cwd) as unknown as ToolDefinition,
+	grep: (cwd) => createGrepToolDefinition(cwd) as unknown as ToolDefinition,
+	find: (cwd) => createFindToolDefinition(cwd) as unknown as ToolDefinition,
+	ls: (cwd) => createLsToolDefinition(cwd) as unknown as ToolDefinition,
+};
+
+/**
+ * The replay's tools: each recorded tool name and Pi's read, bash, edit and write, with Pi's own
+ * definition where it has one (for `cwd`), each returning the recorded result of its call id. A call
+ * first waits for `steering()` (the steering queued so far); a call with no recorded result counts
+ * as a divergence through `diverge`.
+ */
+export function replayTools(
+	script: ReplayScript,
+	cwd: string,
+	steering: () => Promise<unknown>,
+	diverge: (kind: string) => void,
+): ToolDefinition[] {
+	return [...new Set([...script.toolNames, "read", "bash", "edit", "write"])].map((name) => {
+		const base = BUILTIN[name]?.(cwd) ?? {
+			name,
+			label: name,
+			description: `${name} (a tool of the recorded session)`,
+			parameters: Type.Object({}, { additionalProperties: true }),
+		};
+		return {
+			...base,
+			execute: async (toolCallId: string) => {
+				// A steering message queued with this reply is in Pi's queue before its tools finish.
+				await steering();
+				const result = script.results.get(toolCallId);
+				if (!result) {
+					diverge("tool call without a recorded result");
+					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };
+				}
+				const content = parts(result);
+				if (result.isError) throw new Error(content.map((p) => String(p.text ?? "")).join("\n"));
+				return { content, details: result.details };
+			},
+		} as unknown as ToolDefinition;
+	});
+}
+
+/** A recorded user message as prompt text (its text parts, joined by newlines) and images. */
+export function textAndImages(message: MessageLike): {
+	text: string;
+	images: { type: "image"; data: string; mimeType: string }[];
+} {
+	const texts: string[] = [];
+	const images: { type: "image"; data: string; mimeType: string }[] = [];
+	for (const part of parts(message)) {
+		if (part.type === "text") texts.push(String(part.text ?? ""));
+		else if (part.type === "image")
+			images.push({ type: "image", data: String(part.data), mimeType: String(part.mimeType) });
+	}
+	return { text: texts.join("\n"), images };
+}
+
+/**
+ * Waits until the session is idle and stays so: an extension may start a compaction from
+ * `agent_settled` (context-fold does, once the run is over), which Pi begins a tick later.
+ */
+export async function settled(session: { waitForIdle(): Promise<void>; readonly isIdle: boolean }): Promise<void> {
+	do {
+		await session.waitForIdle();
+		await new Promise((resolve) => setImmediate(resolve));
+	} while (!session.isIdle);
+}
+
+/**
+ * Adds a recorded user `!` command to the idle session as Pi records one (Pi's `recordBashResult`):
+ * the model sees it as a user message from the next request on, unless it was run with `!!`.
+ */
+export function recordBash(session: AgentSession, message: MessageLike): void {
+	const exitCode = typeof message.exitCode === "number" ? message.exitCode : undefined;
+	const fullOutputPath = typeof message.fullOutputPath === "string" ? message.fullOutputPath : undefined;
+	session.recordBashResult(
+		String(message.command ?? ""),
+		{
+			output: String(message.output ?? ""),
+			exitCode,
+			cancelled: message.cancelled === true,
+			truncated: message.truncated === true,
+			...(fullOutputPath === undefined ? {} : { fullOutputPath }),
+		},
+		{ excludeFromContext: message.excludeFromContext === true },
+	);
+}
