@@ -30,6 +30,12 @@ function respond(stub: StubPi, usage: Record<string, number>) {
 }
 
 const notices = (stub: StubPi) => stub.ui.notices.map((n) => n.message);
+/**
+ * What the terminal UI shows in the idle warning's widget above the editor, its closing line aside:
+ * the warning found on resuming stands there, since Pi draws the restored transcript after
+ * session_start and a notice would scroll away above it.
+ */
+const standing = (stub: StubPi) => (stub.ui.widgets.get("context-fold-idle") ?? []).slice(0, -1);
 
 describe("cold input", () => {
 	it("is noticed once per streak, in the terminal UI, with its exact text", async () => {
@@ -305,17 +311,31 @@ describe("idle cache-risk warning", () => {
 	const input = (stub: StubPi, event: Record<string, unknown>) =>
 		stub.emit("input", { text: "next step", source: "interactive", ...event });
 
-	it("notices a resumed session whose cache likely expired, once", async () => {
+	it("notices a resumed session whose cache likely expired, once, above the editor until the next prompt", async () => {
 		const stub = await idleSession({}, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });
-		assert.equal(notices(stub).length, 1);
+		assert.deepEqual(notices(stub), [], "not a notice: Pi's restored transcript would bury it");
+		assert.equal(standing(stub).length, 1);
 		assert.match(
-			notices(stub)[0],
+			standing(stub)[0],
 			/^context-fold: the prompt cache of fake\/fake-model is likely cold \(idle 10m 0\ds, lifetime 5m 00s\): the next prompt re-sends ~30k tokens uncached$/,
 		);
+		assert.deepEqual(stub.ui.widgets.get("context-fold-idle")?.at(-1), "(shown until your next prompt)");
 		assert.deepEqual(await input(stub, {}), [undefined], "without confirmColdSend the input goes on");
-		assert.equal(notices(stub).length, 1, "the same idle streak is not noticed twice");
+		assert.equal(stub.ui.widgets.has("context-fold-idle"), false, "the next prompt clears it");
+		assert.deepEqual(notices(stub), [], "the same idle streak is not noticed twice");
 		assert.deepEqual(stub.ui.selects, []);
+	});
+
+	it("outside the terminal UI, the warning on resuming goes to stderr, as every notice there", async () => {
+		const stub = await idleSession({}, 10 * 60_000);
+		stub.mode = "rpc";
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(stub.ui.widgets.size, 0);
+		assert.match(
+			stub.stderr.join(""),
+			/^context-fold: the prompt cache of fake\/fake-model is likely cold \(idle 10m 0\ds/,
+		);
 	});
 
 	it("notices, once, when the interval runs out while Pi is idle, and not after a new request starts", async (t) => {
@@ -353,24 +373,28 @@ describe("idle cache-risk warning", () => {
 		for (const silent of [0, "off"]) {
 			const stub = await idleSession({ cacheIdleMinutes: silent }, 60 * 60_000);
 			await stub.emit("session_start", { reason: "resume" });
-			assert.deepEqual(notices(stub), [], `cacheIdleMinutes ${silent}: an hour idle, nothing said`);
+			assert.deepEqual(
+				[...notices(stub), ...standing(stub)],
+				[],
+				`cacheIdleMinutes ${silent}: an hour idle, nothing said`,
+			);
 		}
 		const early = await idleSession({ cacheIdleMinutes: 20 }, 10 * 60_000);
 		await early.emit("session_start", { reason: "resume" });
-		assert.deepEqual(notices(early), [], "10 minutes idle, past the 5-minute lifetime but short of 20");
+		assert.deepEqual(standing(early), [], "10 minutes idle, past the 5-minute lifetime but short of 20");
 		const late = await idleSession({ cacheIdleMinutes: 20 }, 25 * 60_000);
 		await late.emit("session_start", { reason: "resume" });
-		assert.equal(notices(late).length, 1, "25 minutes idle: the warning speaks");
-		assert.match(notices(late)[0], /likely cold \(idle 25m 0\ds, lifetime 5m 00s\)/);
+		assert.equal(standing(late).length, 1, "25 minutes idle: the warning speaks");
+		assert.match(standing(late)[0], /likely cold \(idle 25m 0\ds, lifetime 5m 00s\)/);
 	});
 
 	it("uses the provider's saved interval over cacheTtlSeconds", async () => {
 		const stub = await idleSession({ cacheTtlByProvider: "fake=3600" }, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });
-		assert.deepEqual(notices(stub), []);
+		assert.deepEqual(standing(stub), []);
 		const other = await idleSession({ cacheTtlByProvider: "other=3600", cacheTtlSeconds: 60 }, 2 * 60_000);
 		await other.emit("session_start", { reason: "resume" });
-		assert.equal(notices(other).length, 1);
+		assert.equal(standing(other).length, 1);
 	});
 
 	it("takes the model's own lifetime for the cache retention in use unless one is saved", async () => {
@@ -379,7 +403,7 @@ describe("idle cache-risk warning", () => {
 			const stub = await idleSession(settings, ageMs);
 			stub.model = { provider: "fake", id: "fake-model", promptCache: { short: 300, long: 3600 } };
 			await stub.emit("session_start", { reason: "resume" });
-			return notices(stub);
+			return standing(stub);
 		};
 		await withRetention("long", async () => {
 			assert.deepEqual(await resumed({}, 10 * 60_000), [], "an hour's lifetime: 10 minutes idle is still warm");

@@ -154,7 +154,18 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 		await ageSession(file, 60 * 60_000);
 		const tui = startTui(run.sandbox, run.sandbox.args({ mode: "tui", extensions: ["."], continueSession: true }));
 		run.tui = tui;
-		await tui.waitFor((s) => flat(s).includes("is likely cold (idle 1h"), WAIT_MS, "the idle notice on resuming");
+		const resumed = flat(
+			await tui.waitFor(
+				(s) => flat(s).includes("is likely cold (idle 1h") && flat(s).includes("Answered: first prompt"),
+				WAIT_MS,
+				"the idle notice on resuming, and the restored transcript",
+			),
+		);
+		// Pi draws the restored transcript after session_start: the warning stands below it, above the editor.
+		assert.ok(
+			resumed.indexOf("is likely cold (idle 1h") > resumed.indexOf("Answered: first prompt"),
+			`the idle warning stands below the restored transcript:\n${resumed}`,
+		);
 		assert.equal(run.server.requests.length, 1);
 
 		tui.send("second prompt", true);

@@ -85,34 +85,45 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		reported.add(message);
 		warn(message);
 	};
-	// Settings problems found while Pi restores a session: Pi draws the restored transcript after
-	// session_start, so a notice then would scroll away above it. In the terminal UI they stand in a
-	// widget above the editor until the next prompt (and in the status's list); elsewhere they are notices.
-	const SETTINGS_WIDGET = "context-fold-settings";
-	let settingsWidget = false;
+	// What is found while Pi restores a session: Pi draws the restored transcript after session_start,
+	// so a notice then would scroll away above it. In the terminal UI it stands in a widget above the
+	// editor until the next prompt; elsewhere it is a notice.
+	const standing = (key: string, trailer: string) => {
+		let shown = false;
+		return {
+			/** Shows `lines` until the next prompt; false outside the terminal UI or when the UI refuses. */
+			show(lines: readonly string[]): boolean {
+				if (!tui) return false;
+				try {
+					tui.setWidget(key, [...lines, trailer]);
+					shown = true;
+					return true;
+				} catch {
+					return false;
+				}
+			},
+			clear(): void {
+				if (!shown) return;
+				shown = false;
+				try {
+					tui?.setWidget(key, undefined);
+				} catch {
+					// The widget goes with the UI that held it.
+				}
+			},
+		};
+	};
+	// Settings problems also stay in the status's Failures list.
+	const settingsWidget = standing(
+		"context-fold-settings",
+		"(shown until your next prompt; /context-fold status lists them)",
+	);
+	const idleWidget = standing("context-fold-idle", "(shown until your next prompt)");
 	const announceSettings = (problems: readonly string[]): void => {
 		const fresh = problems.map((problem) => `context-fold: ${problem}`).filter((message) => !reported.has(message));
 		if (fresh.length === 0) return;
-		if (!tui) {
-			for (const message of fresh) warnOnce(message);
-			return;
-		}
-		for (const message of fresh) reported.add(message);
-		try {
-			tui.setWidget(SETTINGS_WIDGET, [...fresh, "(shown until your next prompt; /context-fold status lists them)"]);
-			settingsWidget = true;
-		} catch {
-			for (const message of fresh) warn(message);
-		}
-	};
-	const clearSettingsWidget = (): void => {
-		if (!settingsWidget) return;
-		settingsWidget = false;
-		try {
-			tui?.setWidget(SETTINGS_WIDGET, undefined);
-		} catch {
-			// The widget goes with the UI that held it.
-		}
+		if (settingsWidget.show(fresh)) for (const message of fresh) reported.add(message);
+		else for (const message of fresh) warnOnce(message);
 	};
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
@@ -164,6 +175,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 	const advisor = new Advisor({ notify: warn, config: () => config });
 	const warning = new CacheWarning({
 		notify: warn,
+		stand: (message) => idleWidget.show(message.split("\n")),
 		config: () => config,
 		ttlMs: (model) => lifetimeFor(model, config, ttlSecondsSet).ms,
 		now,
@@ -236,7 +248,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			advisor.restore(branch);
 			seenEntries = session.getEntryCount?.() ?? session.getEntries().length;
 			warning.reset();
-			warning.idle(ctx);
+			warning.idle(ctx, true);
 		} catch (error) {
 			engine.reset();
 			telemetry.reset();
@@ -295,7 +307,8 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		}
 	});
 	pi.on("input", async (event, ctx) => {
-		clearSettingsWidget();
+		settingsWidget.clear();
+		idleWidget.clear();
 		try {
 			return await warning.onInput(event, ctx);
 		} catch (error) {

@@ -32,6 +32,12 @@ type Image = NonNullable<InputEvent["images"]>[number];
 /** What the warning needs from its host. */
 export interface WarningDeps {
 	notify: (message: string, level: "warning" | "info") => void;
+	/**
+	 * Shows the notice found when a session is opened where Pi's redraw of the restored transcript
+	 * cannot scroll it away (the terminal UI's widget above the editor); false when it cannot, and
+	 * the notice then goes to `notify`.
+	 */
+	stand?: (message: string) => boolean;
 	config: () => FoldConfig;
 	/** The cache lifetime assumed for `model`, in ms. */
 	ttlMs: (model: Place["model"]) => number;
@@ -126,17 +132,17 @@ export class CacheWarning {
 	}
 
 	/**
-	 * The agent went idle (or a session was opened): notices a cold cache now, else arms a timer for
-	 * when the interval runs out. The timer re-checks then, so a refresh by Pi's cache warming
-	 * postpones the notice.
+	 * The agent went idle, or a session was `opened`: notices a cold cache now (on opening, where Pi's
+	 * redraw cannot scroll it away, see WarningDeps.stand), else arms a timer for when the interval
+	 * runs out. The timer re-checks then, so a refresh by Pi's cache warming postpones the notice.
 	 */
-	idle(place: Place): void {
+	idle(place: Place, opened = false): void {
 		this.disarm();
 		this.place = place;
 		const risk = this.risk(place);
 		if (!risk) return;
 		if (risk.prediction.risky) {
-			this.noticeOnce(risk);
+			this.noticeOnce(risk, opened);
 			return;
 		}
 		if (risk.carried < COLD_INPUT_MIN_TOKENS || this.noticed === risk.prediction.since) return;
@@ -224,10 +230,12 @@ export class CacheWarning {
 		}
 	}
 
-	private noticeOnce(risk: Risk): void {
+	private noticeOnce(risk: Risk, opened = false): void {
 		if (this.noticed === risk.prediction.since) return;
 		this.noticed = risk.prediction.since;
-		this.deps.notify(ADVICE.idle(risk.provider, risk.prediction, risk.ttlMs, risk.carried), "warning");
+		const message = ADVICE.idle(risk.provider, risk.prediction, risk.ttlMs, risk.carried);
+		if (opened && this.deps.stand?.(message)) return;
+		this.deps.notify(message, "warning");
 	}
 
 	private disarm(): void {
