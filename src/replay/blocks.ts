@@ -84,12 +84,26 @@ export function messageBlockTexts(message: MessageLike): BlockText[] {
 	return out;
 }
 
+/** Ids below this fit a pair key: 2^26 each, so a key stays an exact integer (under 2^53). */
+const PAIR_ID_LIMIT = 2 ** 26;
+
+/**
+ * One number for the pair (prefix id `prev`, -1 for none; block id `id`), where a string key cost an
+ * allocation per block of every request.
+ */
+function pairKey(prev: number, id: number): number {
+	if (prev + 1 >= PAIR_ID_LIMIT || id >= PAIR_ID_LIMIT)
+		throw new Error("replay: more than 2^26 distinct blocks or prefixes");
+	return (prev + 1) * PAIR_ID_LIMIT + id;
+}
+
 /** Interns block texts and prefixes across the requests of one run. */
 export class BlockTable {
 	private readonly byText = new Map<string, number>();
 	/** Tokens of an image part from its data; without it an image costs its placeholder text. */
 	private readonly imageTokens: ((data: string) => number) | undefined;
-	private readonly prefixes = new Map<string, number>();
+	/** Prefix ids by (id of the prefix before, block id), keyed as one number (see pairKey). */
+	private readonly prefixes = new Map<number, number>();
 	/** Searchable text of each block id. */
 	readonly search: string[] = [];
 	/** Tokens of each block id. */
@@ -124,7 +138,7 @@ export class BlockTable {
 					this.tokens.push(image ?? tokensOf(block.text));
 					this.fixed.push(block.fixed === true);
 				}
-				const pair = `${prev},${id}`;
+				const pair = pairKey(prev, id);
 				let key = this.prefixes.get(pair);
 				if (key === undefined) {
 					key = this.prefixes.size;
