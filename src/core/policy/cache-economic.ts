@@ -2,8 +2,9 @@
  * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
- * saving over `horizon` requests (by default no more than the session has made so far) pays for that rewrite and masks at least `minEvent` tokens (few, large
- * events), and it folds everything outside the tails from the start that pays best. Tool results the
+ * saving over `horizon` requests (by default no more than the session has made so far) pays for that
+ * rewrite and masks at least `minEvent` tokens (few, large events), and it folds everything outside
+ * the tails from the start that pays best. Tool results the
  * model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
  * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
  * the policy also asks for the deterministic compaction, which runs once the agent's run is over and
