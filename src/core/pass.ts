@@ -217,6 +217,5 @@ export function runTurn(input: PassInput, hooks: TurnHooks): Turn {
 /** Commits a planned event to the registry in memory: records first, then the frozen layer. */
 export function commitEvent(registry: FoldRegistry, plan: TurnPlan, records: readonly FoldRecord[], seq: number): void {
 	for (const record of records) registry.addRecord(record);
-	for (const collision of plan.collisions) registry.holdRaw(collision.id);
 	registry.commitLayer(seq, plan.event);
 }
