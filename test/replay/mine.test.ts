@@ -10,7 +10,6 @@
  * replay, and every file of the sandbox byte for byte and time for time as it was.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import {
 	mkdirSync,
 	mkdtempSync,
@@ -37,9 +36,9 @@ import {
 	totalReport,
 } from "../../src/replay/mine.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
+import { replayCommand } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("../fixtures/sessions/", import.meta.url));
 
 /** The first `lines` lines of a recorded session (a prefix of a session is a session), its header's cwd set. */
@@ -92,7 +91,7 @@ const before = snapshot(agent);
 function mine(cwd: string, ...args: string[]) {
 	const env: NodeJS.ProcessEnv = { ...process.env, PI_CODING_AGENT_DIR: agent };
 	delete env.PI_CODING_AGENT_SESSION_DIR;
-	return spawnSync(process.execPath, [BIN, "replay", "--mine", ...args], { cwd, env, encoding: "utf8" });
+	return replayCommand(["--mine", ...args], { cwd, env });
 }
 
 /** Runs `fn` with PI_CODING_AGENT_DIR (and PI_CODING_AGENT_SESSION_DIR when given) set, restoring both. */
@@ -205,7 +204,7 @@ test("no session to replay: a missing or empty session directory, or only a corr
 	writeFileSync(join(loneSessions, CORRUPT), readFileSync(join(projectSessions, CORRUPT)));
 	const env: NodeJS.ProcessEnv = { ...process.env, PI_CODING_AGENT_DIR: join(lone, "agent") };
 	delete env.PI_CODING_AGENT_SESSION_DIR;
-	const run = spawnSync(process.execPath, [BIN, "replay", "--mine"], { cwd: project, env, encoding: "utf8" });
+	const run = replayCommand(["--mine"], { cwd: project, env });
 	assert.equal(run.status, 2, run.stderr);
 	assert.equal(run.stdout, "2026-04-01 08:00:00: skipped, not a Pi session: line 7 is not JSON\n");
 	assert.equal(run.stderr, `context-fold replay: the one session found in ${loneSessions} could not be replayed\n`);

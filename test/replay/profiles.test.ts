@@ -11,7 +11,6 @@
  * its own colour for each, labels apart even where the points coincide.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,9 +19,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs, runReplay, UsageError } from "../../src/replay/cli.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
 import type { Policy } from "../../src/replay/run.ts";
+import { replayCommand } from "./replay-command.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
 const DEBUG_BRANCHY = fileURLToPath(new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url));
 const EVERY = [
 	"pi",
@@ -91,15 +90,13 @@ test("an unknown profile is refused, naming the profiles there are", () => {
 			error instanceof UsageError &&
 			error.message === "--set policy takes one of economic, ladder, working-set, not frugal",
 	);
-	const run = spawnSync(process.execPath, [BIN, "replay", "s.jsonl", "--policy", "context-fold:frugal"], {
-		encoding: "utf8",
-	});
+	const run = replayCommand(["s.jsonl", "--policy", "context-fold:frugal"]);
 	assert.equal(run.status, 2);
 	assert.equal(
 		run.stderr.split("\n")[0],
 		`context-fold replay: unknown context-fold profile "frugal" in context-fold:frugal: the profiles are ${names}`,
 	);
-	const help = spawnSync(process.execPath, [BIN, "replay", "--help"], { encoding: "utf8" });
+	const help = replayCommand(["--help"]);
 	assert.equal(help.status, 0);
 	assert.match(help.stdout.replace(/\s+/g, " "), /context-fold runs the default profile \(working-set/);
 	assert.ok(help.stdout.replace(/\s+/g, " ").includes(names), "the help names every profile");
@@ -176,7 +173,7 @@ test("by default the JSON names every run's policy and the HTML scatter labels a
 		const file = join(dir, "tiny.jsonl");
 		const html = join(dir, "report.html");
 		writeFileSync(file, synthetic.text());
-		const run = spawnSync(process.execPath, [BIN, "replay", file, "--json", "--html", html], { encoding: "utf8" });
+		const run = replayCommand([file, "--json", "--html", html]);
 		assert.equal(run.status, 0, run.stderr);
 		const reports = JSON.parse(run.stdout) as SessionReport[];
 		assert.deepEqual(

@@ -10,7 +10,6 @@
  * said on stderr.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,15 +25,15 @@ import {
 	verdict,
 	withRatios,
 } from "../../src/replay/report.ts";
+import { replayCommand } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
 const DEBUG_BRANCHY = fileURLToPath(new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url));
 
 /** `context-fold replay` with `args`, its stderr not a terminal. */
 function replay(...args: string[]) {
-	return spawnSync(process.execPath, [BIN, "replay", ...args], { encoding: "utf8" });
+	return replayCommand(args);
 }
 
 test("a file that is not a Pi session, an empty file, one with nothing to replay and a missing path exit 2 with one line", () => {
