@@ -93,9 +93,18 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 	};
 }
 
-/** The content parts of a message (a string content is one text part). */
+/**
+ * The content parts of a message (a string content is one text part). An entry of a content array
+ * that is not an object (a `null` a converter left) is no part: Pi sends nothing for it.
+ */
 export function parts(message: MessageLike): Record<string, unknown>[] {
 	const content = message.content;
 	if (typeof content === "string") return [{ type: "text", text: content }];
-	return Array.isArray(content) ? (content as Record<string, unknown>[]) : [];
+	if (!Array.isArray(content)) return [];
+	const all = content as unknown[];
+	return all.every(isPart) ? (all as Record<string, unknown>[]) : all.filter(isPart);
+}
+
+function isPart(part: unknown): part is Record<string, unknown> {
+	return typeof part === "object" && part !== null && !Array.isArray(part);
 }
