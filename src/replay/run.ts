@@ -38,7 +38,7 @@ import { HookTimer, timed } from "./hook-timer.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
 import { PRICE_MODELS, refreshTimes, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
-import { recordBash, replayTools, settled, textAndImages } from "./session-input.ts";
+import { recordBash, replayTools, settled, streamableReply, textAndImages } from "./session-input.ts";
 
 /** A policy to replay under. */
 export type Policy =
@@ -214,6 +214,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	// Turns whose user message is queued as steering, and the promise of the last one queued.
 	const queued = new Set<number>();
 	let steering: Promise<unknown> = Promise.resolve();
+	// The recorded reply last handed to the faux provider.
+	let delivered: MessageLike | undefined;
 	let steerAfter: (t: number) => void = () => {};
 	/** The recorded reply the next request gets: past the end of a turn, the first of a steered turn queued into its run. */
 	const upcoming = (): MessageLike | undefined => {
@@ -287,7 +289,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		const isLast = cursor === script.turns[turn].assistants.length;
 		const hasCalls = parts(recorded).some((p) => p.type === "toolCall");
 		if (isLast && hasCalls && recorded.stopReason === "toolUse" && script.turns[turn + 1]?.steered) steerAfter(turn);
-		return structuredClone(recorded) as never;
+		delivered = recorded;
+		return streamableReply(recorded, (type) => diverge(`assistant ${type} part not replayed`)) as never;
 	};
 	faux.setResponses([step]);
 
@@ -344,6 +347,14 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		}
 	};
 	session.subscribe((event) => {
+		// A recorded reply Pi ended in an error its recording does not have was lost on the way.
+		if (event.type === "message_end" && event.message.role === "assistant") {
+			const { stopReason, errorMessage } = event.message;
+			if (stopReason === "error" && delivered?.stopReason !== "error")
+				diverge(
+					`recorded reply lost to an error in the replay: ${(errorMessage ?? "").split("\n")[0].slice(0, 80)}`,
+				);
+		}
 		if (event.type === "compaction_start") compacting = true;
 		if (event.type === "compaction_end") {
 			compacting = false;

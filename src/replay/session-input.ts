@@ -1,8 +1,9 @@
 /**
  * What a replay feeds the Pi session from the recording, and the wait between its turns: the
  * tools (Pi's built-in definitions, or a stand-in for another recorded tool, each returning the
- * recorded result instead of running), a user message as prompt text and images, a user `!`
- * command as Pi records one, and the wait until the session is idle and stays so.
+ * recorded result instead of running), a recorded reply as the faux provider can stream it, a user
+ * message as prompt text and images, a user `!` command as Pi records one, and the wait until the
+ * session is idle and stays so.
  */
 import {
 	type AgentSession,
@@ -65,6 +66,27 @@ export function replayTools(
 			},
 		} as unknown as ToolDefinition;
 	});
+}
+
+/**
+ * A copy of a recorded reply that the faux provider can stream (it streams every part and fails on
+ * a text, thinking or tool call without its text, thinking or arguments), so that the session gets
+ * the reply as recorded: its content as a list of parts, a text or thinking that is not a string
+ * as one, missing arguments as none (each the same block text as recorded), and only the part
+ * types Pi's assistant messages hold (text, thinking, toolCall). Every other part is left out and
+ * named by its type through `skip`.
+ */
+export function streamableReply(recorded: MessageLike, skip: (type: string) => void): MessageLike {
+	const content: Record<string, unknown>[] = [];
+	for (const part of parts(recorded)) {
+		if (part.type === "text")
+			content.push(typeof part.text === "string" ? part : { ...part, text: String(part.text ?? "") });
+		else if (part.type === "thinking")
+			content.push(typeof part.thinking === "string" ? part : { ...part, thinking: String(part.thinking ?? "") });
+		else if (part.type === "toolCall") content.push(part.arguments === undefined ? { ...part, arguments: {} } : part);
+		else skip(String(part.type));
+	}
+	return structuredClone({ ...recorded, content });
 }
 
 /** A recorded user message as prompt text (its text parts, joined by newlines) and images. */

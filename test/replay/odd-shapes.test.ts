@@ -45,3 +45,49 @@ test("a null entry in a message's content is no part: the rest of the message is
 	assert.match(lastRequestText(run), /look at the log/);
 	assert.match(lastRequestText(run), /ERROR disk full/);
 });
+
+test("a recorded reply in shapes the faux provider cannot stream reaches the session as recorded", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "search the web" }] });
+	session.add(2, {
+		role: "assistant",
+		content: [
+			null,
+			{ type: "server_tool_use", id: "s1", name: "web_search" },
+			{ type: "thinking", redacted: true, thinkingSignature: "sig" },
+			{ type: "text" },
+			{ type: "toolCall", id: "c1", name: "web_fetch_src" },
+		],
+		stopReason: "toolUse",
+	});
+	session.add(3, {
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: "web_fetch_src",
+		content: [{ type: "text", text: "PAGE BODY" }],
+		isError: false,
+	});
+	session.add(4, { role: "assistant", content: "the page says hello", stopReason: "stop" });
+	session.add(5, { role: "user", content: [{ type: "text", text: "thanks" }] });
+	session.add(6, { role: "assistant", content: [{ type: "text", text: "welcome" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.equal(run.requests.length, 3);
+	assert.deepEqual(run.divergences, { "assistant server_tool_use part not replayed": 1 });
+	const sent = lastRequestText(run);
+	assert.match(sent, /"name":"web_fetch_src","arguments":\{\}/);
+	assert.match(sent, /PAGE BODY/);
+	assert.match(sent, /the page says hello/);
+});
+
+test("a recorded reply the replay still loses to an error is counted, not dropped silently", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	session.add(2, { role: "assistant", content: [{ type: "text", text: "half a reply" }], stopReason: "pending" });
+	session.add(3, { role: "user", content: [{ type: "text", text: "again" }] });
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.equal(run.requests.length, 2);
+	assert.deepEqual(run.divergences, {
+		"recorded reply lost to an error in the replay: Faux response ended without a stop reason": 1,
+	});
+});
