@@ -294,7 +294,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	};
 	faux.setResponses([step]);
 
-	const tools = replayTools(script, cwd, () => steering, diverge);
+	const tools = replayTools(script, cwd, () => steering, diverge, () => delivered);
 
 	const settingsManager = SettingsManager.inMemory(settings as never);
 	// Nothing from this machine's disk: no settings, SYSTEM.md or APPEND_SYSTEM.md under the working

@@ -28,15 +28,19 @@ export interface ReplayScript {
 	/** The branch's messages, compactions ignored: the source of reference visibility. */
 	messages: MessageLike[];
 	turns: ReplayTurn[];
-	/** Recorded tool results by tool-call id. */
-	results: Map<string, MessageLike>;
+	/**
+	 * Recorded tool results by the recorded reply that made the call, then by call id: a call id a
+	 * recording uses twice gets each call's own result.
+	 */
+	results: Map<MessageLike, Map<string, MessageLike>>;
 	/** Names of every tool the recorded assistant called. */
 	toolNames: string[];
 	/** Characters of each recorded compaction summary on the branch, in order. */
 	summaryChars: number[];
 	/**
 	 * Messages the replay cannot feed, by role: before the first user message, of a role it does not
-	 * drive, or a `!cmd` result recorded inside a run (Pi adds those only between runs).
+	 * drive, a `!cmd` result recorded inside a run (Pi adds those only between runs), or a tool result
+	 * that answers no call of a recorded reply before it (or one already answered).
 	 */
 	skipped: Record<string, number>;
 	/** The working directory the session header records, if any. */
@@ -48,7 +52,9 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 	const branch: Entry[] = activeBranch(session, where);
 	const messages = branchMessages(branch);
 	const turns: ReplayTurn[] = [];
-	const results = new Map<string, MessageLike>();
+	const results = new Map<MessageLike, Map<string, MessageLike>>();
+	// The latest replayed reply that made each call id.
+	const callers = new Map<string, MessageLike>();
 	const toolNames = new Set<string>();
 	const skipped: Record<string, number> = {};
 	const skip = (role: string, count = 1): void => {
@@ -69,10 +75,16 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 			skip("bashExecution", bash.length);
 			bash = [];
 			turns[turns.length - 1].assistants.push(message);
-			for (const part of parts(message)) if (part.type === "toolCall") toolNames.add(String(part.name));
-		} else if (message.role === "toolResult" && typeof message.toolCallId === "string")
-			results.set(message.toolCallId, message);
-		else {
+			for (const part of parts(message)) {
+				if (part.type !== "toolCall") continue;
+				toolNames.add(String(part.name));
+				if (typeof part.id === "string") callers.set(part.id, message);
+			}
+		} else if (message.role === "toolResult" && answers(message, callers, results)) {
+			const caller = callers.get(message.toolCallId as string) as MessageLike;
+			const byId = results.get(caller) ?? new Map<string, MessageLike>();
+			results.set(caller, byId.set(message.toolCallId as string, message));
+		} else {
 			skip(message.role);
 			continue;
 		}
@@ -91,6 +103,18 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		skipped,
 		...(cwd === undefined ? {} : { cwd }),
 	};
+}
+
+/** Whether `result` answers a call of a replayed reply that has no recorded result yet. */
+function answers(
+	result: MessageLike,
+	callers: ReadonlyMap<string, MessageLike>,
+	results: ReadonlyMap<MessageLike, ReadonlyMap<string, MessageLike>>,
+): boolean {
+	const id = result.toolCallId;
+	if (typeof id !== "string") return false;
+	const caller = callers.get(id);
+	return caller !== undefined && !results.get(caller)?.has(id);
 }
 
 /**

@@ -33,15 +33,16 @@ const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
 
 /**
  * The replay's tools: each recorded tool name and Pi's read, bash, edit and write, with Pi's own
- * definition where it has one (for `cwd`), each returning the recorded result of its call id. A call
- * first waits for `steering()` (the steering queued so far); a call with no recorded result counts
- * as a divergence through `diverge`.
+ * definition where it has one (for `cwd`), each returning the recorded result of its call in
+ * `reply()` (the recorded reply whose calls Pi is running). A call first waits for `steering()` (the
+ * steering queued so far); a call with no recorded result counts as a divergence through `diverge`.
  */
 export function replayTools(
 	script: ReplayScript,
 	cwd: string,
 	steering: () => Promise<unknown>,
 	diverge: (kind: string) => void,
+	reply: () => MessageLike | undefined,
 ): ToolDefinition[] {
 	return [...new Set([...script.toolNames, "read", "bash", "edit", "write"])].map((name) => {
 		const base = BUILTIN[name]?.(cwd) ?? {
@@ -53,9 +54,10 @@ export function replayTools(
 		return {
 			...base,
 			execute: async (toolCallId: string) => {
+				const recorded = reply();
 				// A steering message queued with this reply is in Pi's queue before its tools finish.
 				await steering();
-				const result = script.results.get(toolCallId);
+				const result = recorded && script.results.get(recorded)?.get(toolCallId);
 				if (!result) {
 					diverge("tool call without a recorded result");
 					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };

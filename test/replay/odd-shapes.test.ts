@@ -91,3 +91,34 @@ test("a recorded reply the replay still loses to an error is counted, not droppe
 		"recorded reply lost to an error in the replay: Faux response ended without a stop reason": 1,
 	});
 });
+
+test("a call id used twice gets each call's own result; a result that answers no call is counted", async () => {
+	const session = new SyntheticSession(T0);
+	const call = (command: string) => ({
+		role: "assistant",
+		content: [{ type: "toolCall", id: "call_0", name: "run_shell_command_src", arguments: { command } }],
+		stopReason: "toolUse",
+	});
+	const result = (text: string, id = "call_0") => ({
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "run_shell_command_src",
+		content: [{ type: "text", text }],
+		isError: false,
+	});
+	session.add(1, { role: "user", content: [{ type: "text", text: "first" }] });
+	session.add(2, call("ls"));
+	session.add(3, result("OUTPUT OF LS"));
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "listed" }], stopReason: "stop" });
+	session.add(5, { role: "user", content: [{ type: "text", text: "second" }] });
+	session.add(6, result("ANSWERS NOTHING", "call_9"));
+	session.add(7, call("pwd"));
+	session.add(8, result("OUTPUT OF PWD"));
+	session.add(9, { role: "assistant", content: [{ type: "text", text: "printed" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.deepEqual(run.divergences, { "toolResult message not replayed": 1 });
+	const sent = lastRequestText(run);
+	assert.ok(sent.indexOf("OUTPUT OF LS") < sent.indexOf("OUTPUT OF PWD"), sent);
+	assert.equal(sent.split("OUTPUT OF LS").length, 2);
+	assert.doesNotMatch(sent, /ANSWERS NOTHING/);
+});
