@@ -11,10 +11,12 @@
  *   (the context at each assistant message's parent), so compactions happen where they happened.
  *
  * System messages are left out everywhere, as Pi leaves them out of the `context` event. Abandoned
- * branches contribute nothing. Projected messages are cached per entry, so an entry keeps one
+ * branches contribute nothing. A message's time is read in milliseconds, the replay's clock: a date
+ * string as the time it names, a missing one as its entry's. Projected messages are cached per entry, so an entry keeps one
  * message object across requests (identity marks the unchanged prefix of consecutive requests).
  */
 import { readFileSync } from "node:fs";
+import { timeOf } from "../adapters/pi/cache/telemetry.ts";
 import type { MessageLike } from "../core/block.ts";
 
 /** One line of a session file (the header or an entry), as parsed. */
@@ -144,8 +146,13 @@ function entryMessages(entry: Entry): MessageLike[] {
 		if (message && message.role !== "system") {
 			// As Pi's loader: a missing content reads as empty; a v2 `hookMessage` is a `custom` message.
 			const empty = message.content == null && ["user", "assistant", "toolResult"].includes(message.role);
-			if (message.role === "hookMessage") out.push({ ...message, role: "custom" });
-			else out.push(empty ? { ...message, content: [] } : message);
+			// Its time in ms, the replay's clock: a date string read as one, a missing one the entry's.
+			const at = timeOf(message.timestamp) ?? timeOf(entry.timestamp);
+			let shown = message;
+			if (message.role === "hookMessage") shown = { ...shown, role: "custom" };
+			if (empty) shown = { ...shown, content: [] };
+			if (at !== undefined && at !== message.timestamp) shown = { ...shown, timestamp: at };
+			out.push(shown);
 		}
 	} else if (entry.type === "custom_message") {
 		out.push({

@@ -8,6 +8,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
 import { type PolicyRun, replayPolicy } from "../../src/replay/run.ts";
+import { replayScript } from "../../src/replay/script.ts";
+import { parseSessionText } from "../../src/replay/session-file.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
@@ -121,4 +123,33 @@ test("a call id used twice gets each call's own result; a result that answers no
 	assert.ok(sent.indexOf("OUTPUT OF LS") < sent.indexOf("OUTPUT OF PWD"), sent);
 	assert.equal(sent.split("OUTPUT OF LS").length, 2);
 	assert.doesNotMatch(sent, /ANSWERS NOTHING/);
+});
+
+test("a reply's time written as a date string, or only on its entry, is the same time on the replay's clock", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "start" }] });
+	session.add(2, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	session.add(3, { role: "user", content: [{ type: "text", text: "after lunch" }] });
+	session.add(3600, { role: "assistant", content: [{ type: "text", text: "back" }], stopReason: "stop" });
+	/** The session with each reply's own time rewritten by `retime` (undefined: none). */
+	const retimed = (retime: (at: number) => unknown) => {
+		const lines = session
+			.text()
+			.split("\n")
+			.map((line) => JSON.parse(line));
+		for (const line of lines) {
+			if (line.message?.role !== "assistant") continue;
+			const at = retime(line.message.timestamp);
+			if (at === undefined) delete line.message.timestamp;
+			else line.message.timestamp = at;
+		}
+		return replayScript(parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n")));
+	};
+	const pi = { name: "pi", kind: "pi" } as const;
+	const times = async (script: ReturnType<typeof retimed>) =>
+		(await replayPolicy(script, pi, { window: 200_000 })).requests.map((r) => r.at);
+	const recorded = [T0 + 2000, T0 + 3_600_000];
+	assert.deepEqual(await times(session.script()), recorded);
+	assert.deepEqual(await times(retimed((at) => new Date(at).toISOString())), recorded);
+	assert.deepEqual(await times(retimed(() => undefined)), recorded);
 });
