@@ -294,7 +294,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	};
 	faux.setResponses([step]);
 
-	const tools = replayTools(script, cwd, () => steering, diverge, () => delivered);
+	const ran = new Set<string>();
+	const tools = replayTools(script, cwd, { steering: () => steering, diverge, reply: () => delivered, ran });
 
 	const settingsManager = SettingsManager.inMemory(settings as never);
 	// Nothing from this machine's disk: no settings, SYSTEM.md or APPEND_SYSTEM.md under the working
@@ -354,6 +355,10 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 				diverge(
 					`recorded reply lost to an error in the replay: ${(errorMessage ?? "").split("\n")[0].slice(0, 80)}`,
 				);
+		}
+		if (event.type === "tool_execution_end" && !ran.delete(event.toolCallId)) {
+			const error = parts(event.result as MessageLike).map((p) => String(p.text ?? ""))[0] ?? "";
+			diverge(`recorded call refused by Pi: ${error.split("\n")[0].slice(0, 80)}`);
 		}
 		if (event.type === "compaction_start") compacting = true;
 		if (event.type === "compaction_end") {

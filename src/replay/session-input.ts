@@ -31,35 +31,49 @@ const BUILTIN: Record<string, (cwd: string) => ToolDefinition> = {
 	ls: (cwd) => createLsToolDefinition(cwd) as unknown as ToolDefinition,
 };
 
+/** What the replay's tools share with the run they serve. */
+export interface ToolFeed {
+	/** The steering queued so far: a call waits for it before it answers. */
+	steering: () => Promise<unknown>;
+	/** Counts a divergence of a kind. */
+	diverge: (kind: string) => void;
+	/** The recorded reply whose calls Pi is running. */
+	reply: () => MessageLike | undefined;
+	/**
+	 * Ids of the calls a tool ran, added as each runs: a call Pi ends without one having run (the
+	 * run checks at `tool_execution_end`) was refused, its recorded result replaced by Pi's error.
+	 */
+	ran: Set<string>;
+}
+
 /**
  * The replay's tools: each recorded tool name and Pi's read, bash, edit and write, with Pi's own
- * definition where it has one (for `cwd`), each returning the recorded result of its call in
- * `reply()` (the recorded reply whose calls Pi is running). A call first waits for `steering()` (the
- * steering queued so far); a call with no recorded result counts as a divergence through `diverge`.
+ * definition where it has one (for `cwd`), each returning the recorded result of its call in the
+ * reply Pi is running. A stand-in takes any arguments: Pi validates a call against the tool's schema
+ * before running it, and a stand-in's schema is the replay's, not the recorded tool's (a converter
+ * may record arguments that are not an object). A call with no recorded result counts as a
+ * divergence.
  */
-export function replayTools(
-	script: ReplayScript,
-	cwd: string,
-	steering: () => Promise<unknown>,
-	diverge: (kind: string) => void,
-	reply: () => MessageLike | undefined,
-): ToolDefinition[] {
+export function replayTools(script: ReplayScript, cwd: string, feed: ToolFeed): ToolDefinition[] {
 	return [...new Set([...script.toolNames, "read", "bash", "edit", "write"])].map((name) => {
 		const base = BUILTIN[name]?.(cwd) ?? {
 			name,
 			label: name,
 			description: `${name} (a tool of the recorded session)`,
 			parameters: Type.Object({}, { additionalProperties: true }),
+			prepareArguments: (args: unknown) =>
+				typeof args === "object" && args !== null && !Array.isArray(args) ? args : {},
 		};
 		return {
 			...base,
 			execute: async (toolCallId: string) => {
-				const recorded = reply();
+				feed.ran.add(toolCallId);
+				const recorded = feed.reply();
 				// A steering message queued with this reply is in Pi's queue before its tools finish.
-				await steering();
+				await feed.steering();
 				const result = recorded && script.results.get(recorded)?.get(toolCallId);
 				if (!result) {
-					diverge("tool call without a recorded result");
+					feed.diverge("tool call without a recorded result");
 					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };
 				}
 				const content = parts(result);

@@ -153,3 +153,31 @@ test("a reply's time written as a date string, or only on its entry, is the same
 	assert.deepEqual(await times(retimed((at) => new Date(at).toISOString())), recorded);
 	assert.deepEqual(await times(retimed(() => undefined)), recorded);
 });
+
+test("a call whose arguments Pi's schema refuses: a stand-in answers anyway, a built-in's refusal is counted", async () => {
+	const session = new SyntheticSession(T0);
+	const result = (id: string, toolName: string, text: string) => ({
+		role: "toolResult",
+		toolCallId: id,
+		toolName,
+		content: [{ type: "text", text }],
+		isError: false,
+	});
+	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	session.add(2, {
+		role: "assistant",
+		content: [
+			{ type: "toolCall", id: "c1", name: "exec_command_src", arguments: '{"cmd":"ls"}' },
+			{ type: "toolCall", id: "c2", name: "read", arguments: { file_path: "/src/a.ts" } },
+		],
+		stopReason: "toolUse",
+	});
+	session.add(3, result("c1", "exec_command_src", "LISTING"));
+	session.add(4, result("c2", "read", "FILE BODY"));
+	session.add(5, { role: "assistant", content: [{ type: "text", text: "read" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.deepEqual(run.divergences, { 'recorded call refused by Pi: Validation failed for tool "read":': 1 });
+	const sent = lastRequestText(run);
+	assert.match(sent, /LISTING/);
+	assert.doesNotMatch(sent, /FILE BODY/);
+});
