@@ -84,6 +84,14 @@ export function messageBlockTexts(message: MessageLike): BlockText[] {
 	return out;
 }
 
+/**
+ * True for a message no provider is sent: Pi's providers skip an assistant message that ended in an
+ * error or was aborted (an incomplete turn; pi-ai's transformMessages), its tool calls with it.
+ */
+export function unsent(message: MessageLike): boolean {
+	return message.role === "assistant" && (message.stopReason === "error" || message.stopReason === "aborted");
+}
+
 /** Ids below this fit a pair key: 2^26 each, so a key stays an exact integer (under 2^53). */
 const PAIR_ID_LIMIT = 2 ** 26;
 
@@ -115,7 +123,7 @@ export class BlockTable {
 		this.imageTokens = imageTokens;
 	}
 
-	/** The shape of a request made of `messages` (a leading system message, if any, is the first block). */
+	/** The shape of a request made of `messages` as a provider is sent them (see unsent; a leading system message, if any, is the first block). */
 	shape(messages: readonly MessageLike[]): RequestShape {
 		const ids: number[] = [];
 		const tokens: number[] = [];
@@ -126,6 +134,7 @@ export class BlockTable {
 		let leading = true;
 		let prev = -1;
 		for (const message of messages) {
+			if (unsent(message)) continue;
 			if (message.role !== "system") leading = false;
 			for (const block of messageBlockTexts(message)) {
 				const interned = block.image === undefined ? block.text : `${block.text}${block.image}`;

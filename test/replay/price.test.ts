@@ -3,7 +3,8 @@
  * reads and writes the same under every model, a fold event's rewrite is the suffix after the first
  * changed block, a gap past the TTL forces a full write unless idle warming kept the cache, and a
  * gap whose warming the extension stopped sends no refresh: before a fold event that saves the
- * refresh under Anthropic's breakpoints, but loses the unchanged prefix's read under OpenAI's.
+ * refresh under Anthropic's breakpoints, but loses the unchanged prefix's read under OpenAI's; an
+ * assistant message that ended in an error or was aborted is not priced, as no provider is sent it.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -152,4 +153,29 @@ test("a system message mid-conversation gets no breakpoint: a fold before it sti
 	const head = shape.tokens[0];
 	const anthropic = priceRun(run, PRICE_MODELS["anthropic-5m"], false).requests[1];
 	assert.equal(anthropic.read, head, "the leading system prompt stays cached behind its own breakpoint");
+});
+
+test("an assistant message that ended in an error or was aborted is not priced: no provider is sent it", () => {
+	const call = (stopReason: string): MessageLike => ({
+		role: "assistant",
+		stopReason,
+		content: [
+			{ type: "text", text: "g".repeat(400) },
+			{
+				type: "toolCall",
+				id: `c-${stopReason}`,
+				name: "edit",
+				arguments: { path: "a.ts", oldText: "x", newText: "y" },
+			},
+		],
+	});
+	const table = new BlockTable();
+	const plain = table.shape([u1, a1, t1]);
+	for (const stopReason of ["error", "aborted"]) {
+		const shape = table.shape([u1, call(stopReason), a1, t1]);
+		assert.deepEqual(shape.ids, plain.ids, stopReason);
+		assert.deepEqual(shape.tokens, plain.tokens, stopReason);
+	}
+	const sent = table.shape([u1, call("toolUse"), a1, t1]);
+	assert.equal(sent.ids.length, plain.ids.length + 2, "a completed one is priced, text and call");
 });
