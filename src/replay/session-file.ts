@@ -108,8 +108,9 @@ export function readPiSession(path: string): SessionEntries {
 
 /**
  * The active branch, root to leaf. With ids (v2/v3) the leaf is the last entry and each step goes to
- * `parentId` (a branch left with /tree is not on it); without ids (pre-v2) every entry, in file
- * order, as Pi's migration chains them.
+ * `parentId` (a branch left with /tree is not on it) until an entry without one, or whose parent is
+ * not in the file (Pi takes such an orphan as a root: a converter may drop the entries a chain
+ * passed through); without ids (pre-v2) every entry, in file order, as Pi's migration chains them.
  */
 export function activeBranch(session: SessionEntries, where = "session"): Entry[] {
 	const { entries } = session;
@@ -125,7 +126,6 @@ export function activeBranch(session: SessionEntries, where = "session"): Entry[
 		const parent = entry.parentId;
 		if (parent === null || parent === undefined) break;
 		entry = byId.get(parent);
-		if (!entry) throw new SessionFileError(where, `parentId ${parent} names no entry`);
 	}
 	return branch.reverse();
 }
