@@ -127,6 +127,14 @@ const COMPACT_ONLY = {
 	budgetFraction: 1,
 	budgetCap: 0,
 };
+/** The text parts of a message or tool result, joined by newlines. */
+function textOf(message: MessageLike): string {
+	return parts(message)
+		.filter((p) => p.type === "text")
+		.map((p) => String(p.text ?? ""))
+		.join("\n");
+}
+
 /** Replays `script` under `policy` and returns every request as sent. */
 export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
 	// The recorded working directory where this machine can take it as given (a POSIX absolute path).
@@ -356,9 +364,13 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 					`recorded reply lost to an error in the replay: ${(errorMessage ?? "").split("\n")[0].slice(0, 80)}`,
 				);
 		}
+		// A call Pi answered itself, without the replay's tool: a divergence unless the recording holds
+		// the same answer (a session Pi recorded holds its own refusals).
 		if (event.type === "tool_execution_end" && !ran.delete(event.toolCallId)) {
-			const error = parts(event.result as MessageLike).map((p) => String(p.text ?? ""))[0] ?? "";
-			diverge(`recorded call refused by Pi: ${error.split("\n")[0].slice(0, 80)}`);
+			const said = textOf(event.result as MessageLike);
+			const recorded = delivered && script.results.get(delivered)?.get(event.toolCallId);
+			if (!recorded || textOf(recorded) !== said)
+				diverge(`recorded call refused by Pi: ${said.split("\n")[0].slice(0, 80)}`);
 		}
 		if (event.type === "compaction_start") compacting = true;
 		if (event.type === "compaction_end") {

@@ -181,3 +181,26 @@ test("a call whose arguments Pi's schema refuses: a stand-in answers anyway, a b
 	assert.match(sent, /LISTING/);
 	assert.doesNotMatch(sent, /FILE BODY/);
 });
+
+test("a refusal Pi recorded itself is replayed as recorded, not counted", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	session.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "read", arguments: { file_path: "/src/a.ts" } }],
+		stopReason: "toolUse",
+	});
+	const refusal =
+		'Validation failed for tool "read":\n  - path: missing\n\nReceived arguments:\n{\n  "file_path": "/src/a.ts"\n}';
+	session.add(3, {
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: "read",
+		content: [{ type: "text", text: refusal }],
+		isError: true,
+	});
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "retrying" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.deepEqual(run.divergences, {});
+	assert.ok(lastRequestText(run).includes(JSON.stringify(refusal).slice(1, -1)));
+});
