@@ -100,7 +100,7 @@ export function streamableReply(recorded: MessageLike, skip: (type: string) => v
 		else if (part.type === "thinking")
 			content.push(typeof part.thinking === "string" ? part : { ...part, thinking: String(part.thinking ?? "") });
 		else if (part.type === "toolCall") content.push(part.arguments === undefined ? { ...part, arguments: {} } : part);
-		else skip(String(part.type));
+		else skip(typeof part.type === "string" && part.type !== "" ? part.type : "untyped");
 	}
 	return structuredClone({ ...recorded, content });
 }

@@ -56,6 +56,7 @@ test("a recorded reply in shapes the faux provider cannot stream reaches the ses
 		content: [
 			null,
 			{ type: "server_tool_use", id: "s1", name: "web_search" },
+			{ type: 42, text: "a part without a type name" },
 			{ type: "thinking", redacted: true, thinkingSignature: "sig" },
 			{ type: "text" },
 			{ type: "toolCall", id: "c1", name: "web_fetch_src" },
@@ -74,7 +75,10 @@ test("a recorded reply in shapes the faux provider cannot stream reaches the ses
 	session.add(6, { role: "assistant", content: [{ type: "text", text: "welcome" }], stopReason: "stop" });
 	const run = await replay(session);
 	assert.equal(run.requests.length, 3);
-	assert.deepEqual(run.divergences, { "assistant server_tool_use part not replayed": 1 });
+	assert.deepEqual(run.divergences, {
+		"assistant server_tool_use part not replayed": 1,
+		"assistant untyped part not replayed": 1,
+	});
 	const sent = lastRequestText(run);
 	assert.match(sent, /"name":"web_fetch_src","arguments":\{\}/);
 	assert.match(sent, /PAGE BODY/);
