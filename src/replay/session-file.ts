@@ -110,15 +110,14 @@ export function readPiSession(path: string): SessionEntries {
  * The active branch, root to leaf. With ids (v2/v3) the leaf is the last entry and each step goes to
  * `parentId` (a branch left with /tree is not on it) until an entry without one, or whose parent is
  * not in the file (Pi takes such an orphan as a root: a converter may drop the entries a chain
- * passed through); without ids (pre-v2) every entry, in file order, as Pi's migration chains them.
+ * passed through); an entry without an id is on no branch but as the leaf, as in Pi. Without any
+ * ids (pre-v2), every entry, in file order, as Pi's migration chains them.
  */
 export function activeBranch(session: SessionEntries, where = "session"): Entry[] {
 	const { entries } = session;
-	const withId = entries.filter((e) => typeof e.id === "string").length;
-	if (withId === 0) return [...entries];
-	if (withId !== entries.length) throw new SessionFileError(where, "some entries have ids and some do not");
+	if (!entries.some((e) => typeof e.id === "string")) return [...entries];
 	const byId = new Map<string, Entry>();
-	for (const entry of entries) byId.set(entry.id as string, entry);
+	for (const entry of entries) if (typeof entry.id === "string") byId.set(entry.id, entry);
 	const branch: Entry[] = [];
 	for (let entry = entries.at(-1); entry; ) {
 		branch.push(entry);
