@@ -76,9 +76,9 @@ export function replayTools(script: ReplayScript, cwd: string, feed: ToolFeed): 
 					feed.diverge("tool call without a recorded result");
 					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };
 				}
-				const content = parts(result);
-				if (result.isError) throw new Error(content.map((p) => String(p.text ?? "")).join("\n"));
-				return { content, details: result.details };
+				// An error result as recorded (Pi takes `isError` from a tool's result as from a throw,
+				// which would keep only its text, joined into one part).
+				return { content: parts(result), details: result.details, isError: result.isError === true };
 			},
 		} as unknown as ToolDefinition;
 	});

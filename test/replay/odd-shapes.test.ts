@@ -208,3 +208,25 @@ test("a refusal Pi recorded itself is replayed as recorded, not counted", async 
 	assert.deepEqual(run.divergences, {});
 	assert.ok(lastRequestText(run).includes(JSON.stringify(refusal).slice(1, -1)));
 });
+
+test("an error result reaches the session as recorded: every part, images too, flagged an error", async () => {
+	const session = new SyntheticSession(T0);
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+	const content = [
+		{ type: "text", text: "page failed to load" },
+		{ type: "image", data: png, mimeType: "image/png" },
+		{ type: "text", text: "timeout after 30 s" },
+	];
+	session.add(1, { role: "user", content: [{ type: "text", text: "open the page" }] });
+	session.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "browser_src", arguments: { url: "http://x" } }],
+		stopReason: "toolUse",
+	});
+	session.add(3, { role: "toolResult", toolCallId: "c1", toolName: "browser_src", content, isError: true });
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "it timed out" }], stopReason: "stop" });
+	const run = await replay(session);
+	const result = run.requests.at(-1)?.messages?.find((m) => m.role === "toolResult");
+	assert.deepEqual(result?.content, content);
+	assert.equal(result?.isError, true);
+});
