@@ -9,7 +9,7 @@
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
-import { DEFAULT_ECONOMIC } from "../../core/contract.ts";
+import { DEFAULT_ECONOMIC, type PolicyView } from "../../core/contract.ts";
 import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "./settings-schema.ts";
 
 /**
@@ -120,6 +120,18 @@ export interface Resolved {
 	config: FoldConfig;
 	sources: Record<keyof FoldConfig, KnobSource>;
 	problems: string[];
+}
+
+/**
+ * The knobs as the fold policy reads them. A horizon left at its default is left out, so the policy
+ * counts an event's saving over no more requests than the session has made so far (horizonOf); a
+ * horizon the user set is taken as given.
+ */
+export function policyConfigOf(resolved: Pick<Resolved, "config" | "sources">): PolicyView["config"] {
+	if (resolved.sources.horizon !== "default") return resolved.config;
+	const config: PolicyView["config"] = { ...resolved.config };
+	delete config.horizon;
+	return config;
 }
 
 /** Letters and digits only, lower case: `hotTail`, `HOT_TAIL` and `hottail` read alike. */

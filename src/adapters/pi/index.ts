@@ -20,7 +20,7 @@ import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, reserveOf, resolveConfig } from "./config.ts";
+import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
 import { ContextUsage } from "./fold/context-usage.ts";
 import { errorText, FoldEngine, type TurnFacts } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
@@ -56,6 +56,8 @@ export function contextFoldOnClock(now: () => number, notices: NoticeSink = toSt
 function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toStderr): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
+	// The knobs the fold policy reads: `config`, less a horizon left at its default (see policyConfigOf).
+	let policyConfig = policyConfigOf(resolveConfig(undefined, {}));
 	// Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts).
 	let ttlSecondsSet = false;
 	// Pi's compaction settings, and the keepRecentTokens and reserveTokens they give for the model of
@@ -145,6 +147,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		saved = savedHere.section(saved);
 		const resolved = resolveConfig(saved, process.env);
 		config = resolved.config;
+		policyConfig = policyConfigOf(resolved);
 		ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
 		announceSettings(resolved.problems);
 	};
@@ -183,7 +186,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 
 	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({
-		config: () => config,
+		config: () => policyConfig,
 		policy: (view) =>
 			config.policy === "working-set"
 				? workingSet(view)

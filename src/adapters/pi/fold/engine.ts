@@ -15,7 +15,6 @@ import { type PassInput, type Policy, planTurn, runTurn, type TurnPlan } from ".
 import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
 import { UseMemo } from "../../../core/working-set.ts";
-import type { FoldConfig } from "../settings-schema.ts";
 import { compactedBaseOf, ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText } from "./persistence.ts";
 
 /** sha256 of a block text, hex. */
@@ -25,7 +24,8 @@ export function sha256(text: string): string {
 
 /** What the engine needs from its host. */
 export interface EngineDeps {
-	config: () => FoldConfig;
+	/** The knobs the policy reads (see policyConfigOf). */
+	config: () => PolicyView["config"];
 	policy: Policy;
 	/** Appends one `contextfold.fold` entry durably; throws on failure. */
 	append: (entry: FoldEntry) => void;
