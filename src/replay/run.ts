@@ -29,7 +29,7 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
-import { CACHE_WARM } from "../adapters/pi/cache/telemetry.ts";
+import { CACHE_WARM, timeOf } from "../adapters/pi/cache/telemetry.ts";
 import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
@@ -247,7 +247,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			if (compacting) return;
 			const next = upcoming();
 			if (!next) return;
-			const at = Number(next.timestamp ?? lastAt);
+			const at = timeOf(next.timestamp) ?? lastAt;
 			if (sentTurn && at - lastAt >= FIRST_REFRESH_MS) {
 				clock = lastAt + FIRST_REFRESH_MS;
 				pendingStop = (await decide(WARM_QUESTION)) === "stop";
@@ -277,7 +277,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			return fauxAssistantMessage([], { stopReason: "stop" });
 		}
 		cursor++;
-		lastAt = Number(recorded.timestamp ?? lastAt);
+		lastAt = timeOf(recorded.timestamp) ?? lastAt;
 		run.requests.push({
 			kind: "turn",
 			at: lastAt,

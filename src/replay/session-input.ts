@@ -41,7 +41,7 @@ export interface ToolFeed {
 	reply: () => MessageLike | undefined;
 	/**
 	 * Ids of the calls a tool ran, added as each runs: a call Pi ends without one having run (the
-	 * run checks at `tool_execution_end`) was refused, its recorded result replaced by Pi's error.
+	 * run checks at `tool_execution_end`) Pi answered itself, refusing it.
 	 */
 	ran: Set<string>;
 }

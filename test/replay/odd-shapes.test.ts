@@ -135,8 +135,8 @@ test("a reply's time written as a date string, or only on its entry, is the same
 	session.add(2, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
 	session.add(3, { role: "user", content: [{ type: "text", text: "after lunch" }] });
 	session.add(3600, { role: "assistant", content: [{ type: "text", text: "back" }], stopReason: "stop" });
-	/** The session with each reply's own time rewritten by `retime` (undefined: none). */
-	const retimed = (retime: (at: number) => unknown) => {
+	/** The session with each reply's time rewritten by `retime` (undefined: none); `undated` drops its entry's. */
+	const retimed = (retime: (at: number) => unknown, undated?: unknown) => {
 		const lines = session
 			.text()
 			.split("\n")
@@ -146,6 +146,7 @@ test("a reply's time written as a date string, or only on its entry, is the same
 			const at = retime(line.message.timestamp);
 			if (at === undefined) delete line.message.timestamp;
 			else line.message.timestamp = at;
+			if (undated !== undefined && at === undated) delete line.timestamp;
 		}
 		return replayScript(parseSessionText(lines.map((l) => JSON.stringify(l)).join("\n")));
 	};
@@ -156,6 +157,9 @@ test("a reply's time written as a date string, or only on its entry, is the same
 	assert.deepEqual(await times(session.script()), recorded);
 	assert.deepEqual(await times(retimed((at) => new Date(at).toISOString())), recorded);
 	assert.deepEqual(await times(retimed(() => undefined)), recorded);
+	// No time the replay can read, on the message or its entry: the time of the reply before.
+	const undated = retimed((at) => (at === recorded[1] ? "after lunch" : at), "after lunch");
+	assert.deepEqual(await times(undated), [T0 + 2000, T0 + 2000]);
 });
 
 test("a call whose arguments Pi's schema refuses: a stand-in answers anyway, a built-in's refusal is counted", async () => {
