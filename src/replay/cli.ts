@@ -404,7 +404,8 @@ function scheduled(floor: PolicyFigures["foresightScheduled"]): string {
 
 /**
  * The terminal report: the verdict line of every session first, then each session's settings, its
- * table (brief, or every column when `wide`) and its foresight line, prose wrapped to 100 columns.
+ * table (brief, or every column when `wide`), its foresight line and each policy's dearest end (see
+ * dearestCut), prose wrapped to 100 columns.
  */
 export function report(reports: readonly SessionReport[], wide = false): string {
 	const out: string[] = [];
@@ -419,6 +420,15 @@ export function report(reports: readonly SessionReport[], wide = false): string 
 			out.push(
 				wrap(
 					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}`,
+				),
+			);
+		const cuts = r.policies.flatMap((f) =>
+			f.dearestCut === null ? [] : [`${f.policy} ${f.dearestCut.ratio.toFixed(3)}× after ${f.dearestCut.turns}`],
+		);
+		if (cuts.length > 0)
+			out.push(
+				wrap(
+					`dearest end (had the session ended after that many turns, cost with recalls × plain Pi's): ${cuts.join(", ")}`,
 				),
 			);
 	}

@@ -238,6 +238,7 @@ function totalFigures(runs: readonly PolicyFigures[]): PolicyFigures {
 		...runs[0],
 		peakPrompt: Math.max(...runs.map((f) => f.peakPrompt)),
 		costRatio: null,
+		dearestCut: null,
 		rewriteEvents: [],
 		hookMsP50: null,
 		hookMsP99: null,

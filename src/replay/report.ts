@@ -37,6 +37,12 @@ export interface PolicyFigures {
 	warmStopSaving: number;
 	cost: number;
 	costRatio: number | null;
+	/**
+	 * Where the session would have cost most had it ended there (see dearestCut): the largest multiple
+	 * of plain Pi's cost with recalls up to a turn that this run's came to, and that turn's count; null
+	 * on plain Pi's run, without one, or before CUT_FROM turns.
+	 */
+	dearestCut: { ratio: number; turns: number } | null;
 	rewriteEvents: { request: number; firstChangedBlock: number; tokens: number; cost: number; compaction: boolean }[];
 	foldEvents: number;
 	rewriteCost: number;
@@ -181,6 +187,7 @@ export function figuresOf(
 		warmStopSaving: warmedAll.cost - price.cost,
 		cost: price.cost,
 		costRatio: null,
+		dearestCut: null,
 		rewriteEvents,
 		foldEvents: rewriteEvents.filter((e) => !e.compaction).length,
 		rewriteCost: rewriteEvents.reduce((c, e) => c + e.cost, 0),
@@ -224,10 +231,45 @@ export interface SessionReport {
 	policies: PolicyFigures[];
 }
 
-/** Fills each policy's cost ratio against the `pi` run of the same session (null without one). */
+/** Fills each policy's cost ratio and dearest cut against the `pi` run of the same session (null without one). */
 export function withRatios(figures: PolicyFigures[]): PolicyFigures[] {
-	const base = figures.find((f) => f.policy === "pi")?.cost;
-	return figures.map((f) => ({ ...f, costRatio: base ? f.cost / base : null }));
+	const pi = figures.find((f) => f.policy === "pi");
+	const base = pi?.cost;
+	return figures.map((f) => ({
+		...f,
+		costRatio: base ? f.cost / base : null,
+		dearestCut: pi && f !== pi ? dearestCut(f, pi) : null,
+	}));
+}
+
+/** The turns a session must have made before a cut of it counts: a ratio of a few requests' costs says little. */
+export const CUT_FROM = 10;
+
+/**
+ * The dearest point for a session to have ended: over every turn from the CUT_FROM-th on, the cost
+ * with recalls of `run` up to that turn over `pi`'s up to the same turn (summaries and idle refreshes
+ * before it included). A fold event's rewrite is paid at once and its saving comes after, so a
+ * session that ends just after an event costs more than plain Pi; this says how much more at worst.
+ * Null when the runs have fewer turns than CUT_FROM.
+ */
+export function dearestCut(run: PolicyFigures, pi: PolicyFigures): { ratio: number; turns: number } | null {
+	const totals = (f: PolicyFigures): number[] => {
+		const out: number[] = [];
+		let sum = 0;
+		for (const step of f.series) {
+			sum += step.cost + step.recallCost;
+			if (step.kind === "turn") out.push(sum);
+		}
+		return out;
+	};
+	const mine = totals(run);
+	const theirs = totals(pi);
+	let worst: { ratio: number; turns: number } | null = null;
+	for (let turns = CUT_FROM; turns <= Math.min(mine.length, theirs.length); turns++) {
+		const ratio = mine[turns - 1] / theirs[turns - 1];
+		if (theirs[turns - 1] > 0 && (worst === null || ratio > worst.ratio)) worst = { ratio, turns };
+	}
+	return worst;
 }
 
 /** How many times the replay could not follow the recording, over every kind. */

@@ -28,6 +28,7 @@ function figures(policy: string, series: Step[], extra: Partial<PolicyFigures>):
 		warmStopSaving: 0,
 		cost,
 		costRatio: null,
+		dearestCut: null,
 		rewriteEvents: [],
 		foldEvents: series.filter((s) => s.rewrite).length,
 		rewriteCost: 0,
