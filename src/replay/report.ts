@@ -45,6 +45,7 @@ export interface PolicyFigures {
 	dearestCut: { ratio: number; turns: number } | null;
 	rewriteEvents: { request: number; firstChangedBlock: number; tokens: number; cost: number; compaction: boolean }[];
 	foldEvents: number;
+	/** What every rewrite cost: the fold events' and the compactions' (see rewriteEvents). */
 	rewriteCost: number;
 	hookMsP50: number | null;
 	hookMsP99: number | null;
