@@ -6,7 +6,7 @@
  * prefixes, so cache matching compares integers. Pure (the table is plain in-memory state).
  */
 import type { MessageLike } from "../core/block.ts";
-import { parts } from "./script.ts";
+import { parts, unsent } from "./script.ts";
 
 /** A request reduced to blocks: ids, token counts, prefix ids, and Anthropic-style breakpoints (prefix lengths). */
 export interface RequestShape {
@@ -82,14 +82,6 @@ export function messageBlockTexts(message: MessageLike): BlockText[] {
 	}
 	if (out.length === 0) out.push({ text: "", search: "" });
 	return out;
-}
-
-/**
- * True for a message no provider is sent: Pi's providers skip an assistant message that ended in an
- * error or was aborted (an incomplete turn; pi-ai's transformMessages), its tool calls with it.
- */
-export function unsent(message: MessageLike): boolean {
-	return message.role === "assistant" && (message.stopReason === "error" || message.stopReason === "aborted");
 }
 
 /** Ids below this fit a pair key: 2^26 each, so a key stays an exact integer (under 2^53). */

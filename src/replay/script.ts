@@ -3,8 +3,8 @@
  * compactions ignored, so every policy starts from the same history), cut into user turns, each with
  * the recorded assistant messages its run produced, plus the recorded tool results by call id and
  * the lengths of the recorded compaction summaries. A user message recorded between a run's tool
- * results and its next reply (or right after another user message that got no reply) was steered in
- * while the agent ran, and its turn says so; the `!cmd` results recorded between two runs go with
+ * calls or results and its next reply (or right after another user message that got no reply) was
+ * steered in while the agent ran, and its turn says so; the `!cmd` results recorded between two runs go with
  * the turn they precede. Pure: plain data in, plain data out.
  */
 import type { MessageLike } from "../core/block.ts";
@@ -16,7 +16,8 @@ export interface ReplayTurn {
 	assistants: MessageLike[];
 	/**
 	 * The user message reached the agent while it ran (Pi's steering): it follows the previous turn's
-	 * tool results, or a user message the recording has no reply to.
+	 * tool calls or their results (a converter may put it before the results it came in with), or a
+	 * user message the recording has no reply to.
 	 */
 	steered: boolean;
 	/** `bashExecution` messages (user `!` commands) recorded after the previous run and before this user message. */
@@ -66,7 +67,7 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 	let previous: string | undefined;
 	for (const message of messages) {
 		if (message.role === "user") {
-			const steered = previous === "toolResult" || previous === "user";
+			const steered = previous === "toolResult" || previous === "user" || previous === "toolCall";
 			if (steered) skip("bashExecution", bash.length);
 			turns.push({ user: message, assistants: [], steered, before: steered ? [] : bash });
 			bash = [];
@@ -90,7 +91,9 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 			skip(message.role);
 			continue;
 		}
-		previous = message.role;
+		// Calls that ran: Pi runs none of a reply that failed or was aborted.
+		const ran = !unsent(message) && parts(message).some((p) => p.type === "toolCall");
+		previous = message.role === "assistant" && ran ? "toolCall" : message.role;
 	}
 	const summaryChars = branch
 		.filter((e) => e.type === "compaction" && typeof e.summary === "string")
@@ -118,6 +121,15 @@ function answers(
 	if (typeof id !== "string") return false;
 	const caller = callers.get(id);
 	return caller !== undefined && !results.get(caller)?.has(id);
+}
+
+/**
+ * True for a message no provider is sent: Pi's providers skip an assistant message that ended in an
+ * error or was aborted (an incomplete turn; pi-ai's transformMessages), its tool calls with it, and
+ * Pi runs none of those calls.
+ */
+export function unsent(message: MessageLike): boolean {
+	return message.role === "assistant" && (message.stopReason === "error" || message.stopReason === "aborted");
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Replay fidelity for what a user does while the agent works, on small synthetic sessions through
  * the real Pi SDK: a user message steered in between tool results and the next reply is delivered
- * as Pi's steering (so the steered turn's replies are requested, after the tool results), a user
+ * as Pi's steering (so the steered turn's replies are requested, after the tool results), as is one
+ * recorded between a call and its result, a user
  * message that got no reply goes out with the one after it, a `!cmd` result recorded between two
  * runs reaches the next request as Pi renders it (`!!` keeps it out), and what the replay cannot
  * follow is counted by kind.
@@ -71,6 +72,42 @@ const steeredSession = session((add) => {
 	add(reply("done"));
 	add(user("thanks"));
 	add(reply("you are welcome"));
+});
+
+/** The same session as recorded with the steered message between the call and its result. */
+const steeredBeforeResult = session((add) => {
+	add(user("run two commands"));
+	add(call("c1"));
+	add(result("c1"));
+	add(call("c2"));
+	add(user("also print the date"));
+	add(result("c2"));
+	add(call("c3"));
+	add(result("c3"));
+	add(reply("done"));
+	add(user("thanks"));
+	add(reply("you are welcome"));
+});
+
+test("a message recorded between a call and its result was steered in too, and replays as Pi delivers it", async () => {
+	assert.deepEqual(
+		steeredBeforeResult.turns.map((t) => t.steered),
+		[false, true, false],
+	);
+	const run = await replayPolicy(steeredBeforeResult, POLICIES[0], { window: 200_000, keepMessages: true });
+	assert.deepEqual(run.divergences, {});
+	assert.deepEqual(
+		run.requests.map((r) => r.produced),
+		[1, 3, 6, 8, 10],
+	);
+	assert.deepEqual(transcript(run.requests[2].messages), [
+		"user: run two commands",
+		"assistant: c1",
+		"toolResult: output of c1",
+		"assistant: c2",
+		"toolResult: output of c2",
+		"user: also print the date",
+	]);
 });
 
 for (const policy of POLICIES) {
