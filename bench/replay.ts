@@ -11,7 +11,13 @@
  */
 import { ApplyMemo } from "../src/core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../src/core/block.ts";
-import { DEFAULT_ECONOMIC, DEFAULT_LADDER, DEFAULT_WORKING_SET, WORKING_SET_ECONOMIC } from "../src/core/contract.ts";
+import {
+	DEFAULT_ECONOMIC,
+	DEFAULT_LADDER,
+	DEFAULT_WORKING_SET,
+	type PolicyView,
+	WORKING_SET_ECONOMIC,
+} from "../src/core/contract.ts";
 import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
 import { workingSet } from "../src/core/policy/working-set.ts";
@@ -22,8 +28,17 @@ import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.
 import { requestCuts } from "../test/corpus/session.ts";
 
 const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 7) || 7);
-/** The shipped defaults: the working-set policy's knobs over the budget knobs every profile shares. */
-const CONFIG = { ...DEFAULT_LADDER, ...DEFAULT_ECONOMIC, ...WORKING_SET_ECONOMIC, ...DEFAULT_WORKING_SET };
+/**
+ * The shipped defaults: the working-set policy's knobs over the budget knobs every profile shares,
+ * less the horizon, which the extension leaves out while it is the default (policyConfigOf).
+ */
+const CONFIG: PolicyView["config"] = {
+	...DEFAULT_LADDER,
+	...DEFAULT_ECONOMIC,
+	...WORKING_SET_ECONOMIC,
+	...DEFAULT_WORKING_SET,
+};
+delete CONFIG.horizon;
 const WINDOWS = (process.env.BENCH_WINDOWS ?? "200000,128000")
 	.split(",")
 	.map((w) => Number(w.trim()))
