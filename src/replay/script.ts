@@ -44,8 +44,6 @@ export interface ReplayScript {
 	 * that answers no call of a recorded reply before it (or one already answered).
 	 */
 	skipped: Record<string, number>;
-	/** Lines of the session file that are no JSON object, skipped as Pi skips them (SessionEntries.unread). */
-	unreadLines: number;
 	/** The working directory the session header records, if any. */
 	cwd?: string;
 }
@@ -106,7 +104,6 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		toolNames: [...toolNames].sort(),
 		summaryChars,
 		skipped,
-		unreadLines: session.unread?.length ?? 0,
 		...(cwd === undefined ? {} : { cwd }),
 	};
 }

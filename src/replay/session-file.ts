@@ -32,8 +32,6 @@ export interface Entry {
 export interface SessionEntries {
 	header: Entry | undefined;
 	entries: Entry[];
-	/** Line numbers (1-based) of the non-blank lines that are no JSON object, skipped as Pi skips them. */
-	unread?: number[];
 }
 
 /** A session file that cannot be read as a Pi session: names the file and what is wrong. */
@@ -48,45 +46,35 @@ export class SessionFileError extends Error {
 	}
 }
 
-/**
- * Parses the text of a session file as Pi loads one: a non-blank line that is no JSON object (a line
- * a crash cut off, say) is skipped and its number kept in `unread`; the first entry read is the
- * header if it is one.
- */
-export function parseSessionText(text: string): SessionEntries {
+/** Parses the text of a session file (`where` names it in errors). Every non-blank line must be JSON. */
+export function parseSessionText(text: string, where = "session"): SessionEntries {
 	let header: Entry | undefined;
 	const entries: Entry[] = [];
-	const unread: number[] = [];
 	text.split("\n").forEach((line, i) => {
 		if (!line.trim()) return;
-		let entry: unknown;
+		let entry: Entry;
 		try {
-			entry = JSON.parse(line);
+			entry = JSON.parse(line) as Entry;
 		} catch {
-			entry = undefined;
+			throw new SessionFileError(where, `line ${i + 1} is not JSON`);
 		}
-		if (!entry || typeof entry !== "object" || Array.isArray(entry)) {
-			unread.push(i + 1);
-			return;
-		}
-		const read = entry as Entry;
-		if (read.type === "session" && header === undefined && entries.length === 0) header = read;
-		else entries.push(read);
+		if (!entry || typeof entry !== "object") throw new SessionFileError(where, `line ${i + 1} is not an object`);
+		if (entry.type === "session" && header === undefined && entries.length === 0) header = entry;
+		else entries.push(entry);
 	});
-	return { header, entries, unread };
+	return { header, entries };
 }
 
 /** Reads and parses one session file. */
 export function readSessionFile(path: string): SessionEntries {
-	return parseSessionText(readFileSync(path, "utf8"));
+	return parseSessionText(readFileSync(path, "utf8"), path);
 }
 
 /**
  * Reads one file as Pi reads a session, refusing what Pi would not open as one: a path that is
- * missing or not a readable file, an empty file, or a first entry that is not Pi's session header
- * (`{"type":"session","id":"…",…}`, the line Pi checks before it loads any entry). Lines that are no
- * JSON object are skipped, as Pi skips them (`unread`). Each refusal is a SessionFileError naming the
- * file and the problem in one sentence.
+ * missing or not a readable file, an empty file, a line that is not JSON, or a first line that is
+ * not Pi's session header (`{"type":"session","id":"…",…}`, the line Pi checks before it loads any
+ * entry). Each refusal is a SessionFileError naming the file and the problem in one sentence.
  */
 export function readPiSession(path: string): SessionEntries {
 	let text: string;
@@ -103,11 +91,17 @@ export function readPiSession(path: string): SessionEntries {
 		throw new SessionFileError(path, problem);
 	}
 	if (!text.trim()) throw new SessionFileError(path, "empty file, not a Pi session");
-	const session = parseSessionText(text);
+	let session: SessionEntries;
+	try {
+		session = parseSessionText(text, path);
+	} catch (error) {
+		if (!(error instanceof SessionFileError)) throw error;
+		throw new SessionFileError(path, `not a Pi session: ${error.problem}`);
+	}
 	if (session.header === undefined || typeof session.header.id !== "string")
 		throw new SessionFileError(
 			path,
-			'not a Pi session: its first entry is not a session header ({"type":"session","id":…})',
+			'not a Pi session: its first line is not a session header ({"type":"session","id":…})',
 		);
 	return session;
 }

@@ -23,7 +23,6 @@ import {
 	contextMessages,
 	type Entry,
 	parseSessionText,
-	readPiSession,
 	readSessionFile,
 	SessionFileError,
 } from "./session.ts";
@@ -142,7 +141,7 @@ function requestLeaves(entries: readonly Entry[], branch: readonly Entry[]): num
 }
 
 describe("a synthetic v3 session with an abandoned branch and a compaction", () => {
-	const parsed = parseSessionText(jsonl(V3));
+	const parsed = parseSessionText(jsonl(V3), "synthetic");
 	const branch = activeBranch(parsed, "synthetic");
 
 	it("follows the active branch from the last entry to the root", () => {
@@ -303,32 +302,12 @@ describe("entries without an id among entries with one", () => {
 	});
 });
 
-describe("lines that are no JSON object are skipped, as Pi skips them", () => {
-	it("a line cut off mid-write, a stray value, an array: skipped and numbered, the rest read", () => {
-		const parsed = parseSessionText(
-			'{"type":"session","id":"s"}\n{oops\n42\n\n[1]\n{"type":"message","id":"m"}\n{"ty',
+describe("bad session files get a typed error naming the file", () => {
+	it("a line that is not JSON", () => {
+		assert.throws(
+			() => parseSessionText('{"type":"session"}\n{oops\n', "bad.jsonl"),
+			(e: unknown) => e instanceof SessionFileError && /bad\.jsonl: line 2 is not JSON/.test(e.message),
 		);
-		assert.equal(parsed.header?.id, "s");
-		assert.deepEqual(
-			parsed.entries.map((e) => e.id),
-			["m"],
-		);
-		assert.deepEqual(parsed.unread, [2, 3, 5, 7]);
-	});
-
-	it("a file whose first entry read is no header is not a Pi session, with a typed error naming it", () => {
-		const dir = mkdtempSync(join(tmpdir(), "session-file-"));
-		try {
-			const file = join(dir, "torn.jsonl");
-			writeFileSync(file, '{"type":"sess\n{"type":"message","id":"m"}\n');
-			assert.throws(
-				() => readPiSession(file),
-				(e: unknown) =>
-					e instanceof SessionFileError && e.message.startsWith(`${file}: not a Pi session: its first entry`),
-			);
-		} finally {
-			rmSync(dir, { recursive: true, force: true });
-		}
 	});
 });
 

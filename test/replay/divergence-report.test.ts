@@ -3,7 +3,7 @@
  * divergence count, and names each kind with its count under the table, in the terminal and in the
  * HTML page; a replay that followed its recording shows 0 and no such line. End to end, a recording
  * that stops after a tool result (Pi asks for one more reply) and holds a message the replay does
- * not feed counts both, and a line of the session file a crash cut off is skipped and counted.
+ * not feed counts both.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -11,8 +11,6 @@ import { renderHtml } from "../../src/replay/html.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf, table, tableCells } from "../../src/replay/report.ts";
 import { replayPolicy } from "../../src/replay/run.ts";
-import { replayScript } from "../../src/replay/script.ts";
-import { parseSessionText } from "../../src/replay/session-file.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -80,17 +78,4 @@ test("a replayed session that ends after a tool result and holds an unfed messag
 		table([figures]),
 		/\npi diverged: request after the recording ends ×1, custom message not replayed ×1$/,
 	);
-});
-
-test("a session file line a crash cut off is skipped as Pi skips it, and counted", async () => {
-	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
-	synthetic.add(1, { role: "user", content: [{ type: "text", text: "hello" }] });
-	synthetic.add(2, { role: "assistant", content: [{ type: "text", text: "hi" }], stopReason: "stop" });
-	const whole = synthetic.script();
-	const torn = replayScript(parseSessionText(`${synthetic.text()}\n{"type":"message","id":"x","mess`));
-	assert.deepEqual(torn.messages, whole.messages, "the rest of the file is read");
-	const run = await replayPolicy(torn, { name: "pi", kind: "pi" }, { window: 100_000 });
-	const figures = figuresOf(torn, run, PRICE_MODELS["anthropic-5m"], true, 100_000);
-	assert.deepEqual(figures.divergences, { "session file line not JSON, skipped as Pi skips it": 1 });
-	assert.equal(figures.requests, 1);
 });
