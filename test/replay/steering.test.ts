@@ -60,41 +60,31 @@ function session(build: (add: (message: Record<string, unknown>) => void) => voi
 	return synthetic.script();
 }
 
-const steeredSession = session((add) => {
-	add(user("run two commands"));
-	add(call("c1"));
-	add(result("c1"));
-	add(call("c2"));
-	add(result("c2"));
-	add(user("also print the date"));
-	add(call("c3"));
-	add(result("c3"));
-	add(reply("done"));
-	add(user("thanks"));
-	add(reply("you are welcome"));
-});
+/** A run with a message steered in after call c2: recorded after its result, or between the call and the result. */
+function steeredRun(beforeResult: boolean) {
+	return session((add) => {
+		add(user("run two commands"));
+		add(call("c1"));
+		add(result("c1"));
+		add(call("c2"));
+		if (beforeResult) add(user("also print the date"));
+		add(result("c2"));
+		if (!beforeResult) add(user("also print the date"));
+		add(call("c3"));
+		add(result("c3"));
+		add(reply("done"));
+		add(user("thanks"));
+		add(reply("you are welcome"));
+	});
+}
 
-/** The same session as recorded with the steered message between the call and its result. */
-const steeredBeforeResult = session((add) => {
-	add(user("run two commands"));
-	add(call("c1"));
-	add(result("c1"));
-	add(call("c2"));
-	add(user("also print the date"));
-	add(result("c2"));
-	add(call("c3"));
-	add(result("c3"));
-	add(reply("done"));
-	add(user("thanks"));
-	add(reply("you are welcome"));
-});
-
-test("a message recorded between a call and its result was steered in too, and replays as Pi delivers it", async () => {
+/** The steered turn is flagged, replayed without divergence, and delivered after c2's result. */
+async function assertSteered(script: ReturnType<typeof session>, policy: Policy): Promise<void> {
 	assert.deepEqual(
-		steeredBeforeResult.turns.map((t) => t.steered),
+		script.turns.map((t) => t.steered),
 		[false, true, false],
 	);
-	const run = await replayPolicy(steeredBeforeResult, POLICIES[0], { window: 200_000, keepMessages: true });
+	const run = await replayPolicy(script, policy, { window: 200_000, keepMessages: true });
 	assert.deepEqual(run.divergences, {});
 	assert.deepEqual(
 		run.requests.map((r) => r.produced),
@@ -108,28 +98,15 @@ test("a message recorded between a call and its result was steered in too, and r
 		"toolResult: output of c2",
 		"user: also print the date",
 	]);
+}
+
+test("a message recorded between a call and its result was steered in too, and replays as Pi delivers it", async () => {
+	await assertSteered(steeredRun(true), POLICIES[0]);
 });
 
 for (const policy of POLICIES) {
 	test(`${policy.name}: a message steered in while tools ran gets its recorded replies, after the tool results`, async () => {
-		assert.deepEqual(
-			steeredSession.turns.map((t) => t.steered),
-			[false, true, false],
-		);
-		const run = await replayPolicy(steeredSession, policy, { window: 200_000, keepMessages: true });
-		assert.deepEqual(run.divergences, {});
-		assert.deepEqual(
-			run.requests.map((r) => r.produced),
-			[1, 3, 6, 8, 10],
-		);
-		assert.deepEqual(transcript(run.requests[2].messages), [
-			"user: run two commands",
-			"assistant: c1",
-			"toolResult: output of c1",
-			"assistant: c2",
-			"toolResult: output of c2",
-			"user: also print the date",
-		]);
+		await assertSteered(steeredRun(false), policy);
 	});
 }
 
