@@ -14,7 +14,10 @@ export interface RequestShape {
 	tokens: number[];
 	/** keys[i]: the id of the prefix made of blocks 0..i. */
 	keys: number[];
-	/** Prefix lengths (in blocks) where Pi places cache breakpoints: after the leading system prompt, and the whole request. */
+	/**
+	 * Prefix lengths (in blocks) of the cache breakpoints: Pi's after the leading system prompt and
+	 * after the whole request, and any an extension placed (see shape).
+	 */
 	breakpoints: number[];
 }
 
@@ -115,8 +118,12 @@ export class BlockTable {
 		this.imageTokens = imageTokens;
 	}
 
-	/** The shape of a request made of `messages` as a provider is sent them (see unsent; a leading system message, if any, is the first block). */
-	shape(messages: readonly MessageLike[]): RequestShape {
+	/**
+	 * The shape of a request made of `messages` as a provider is sent them (see unsent; a leading
+	 * system message, if any, is the first block). `marked` holds the messages after which an
+	 * extension placed a breakpoint of its own (wire.ts).
+	 */
+	shape(messages: readonly MessageLike[], marked?: ReadonlySet<number>): RequestShape {
 		const ids: number[] = [];
 		const tokens: number[] = [];
 		const keys: number[] = [];
@@ -125,7 +132,9 @@ export class BlockTable {
 		let systemEnd = 0;
 		let leading = true;
 		let prev = -1;
-		for (const message of messages) {
+		const extra: number[] = [];
+		for (let m = 0; m < messages.length; m++) {
+			const message = messages[m];
 			if (unsent(message)) continue;
 			if (message.role !== "system") leading = false;
 			for (const block of messageBlockTexts(message)) {
@@ -151,8 +160,10 @@ export class BlockTable {
 				prev = key;
 			}
 			if (leading) systemEnd = ids.length;
+			else if (marked?.has(m) && ids.length > systemEnd) extra.push(ids.length);
 		}
-		const breakpoints = systemEnd > 0 && systemEnd < ids.length ? [systemEnd, ids.length] : [ids.length];
+		const own = systemEnd > 0 && systemEnd < ids.length ? [systemEnd, ids.length] : [ids.length];
+		const breakpoints = extra.length === 0 ? own : [...new Set([...own, ...extra])].sort((a, b) => a - b);
 		return { ids, tokens, keys, breakpoints };
 	}
 }

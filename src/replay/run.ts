@@ -19,7 +19,12 @@
  */
 
 import { posix } from "node:path";
-import { fauxAssistantMessage, fauxProvider, InMemoryCredentialStore } from "@earendil-works/pi-ai";
+import {
+	type FauxResponseFactory,
+	fauxAssistantMessage,
+	fauxProvider,
+	InMemoryCredentialStore,
+} from "@earendil-works/pi-ai";
 import {
 	type CacheWarmingDecisionEvent,
 	createAgentSession,
@@ -39,6 +44,7 @@ import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
 import { PRICE_MODELS, refreshTimes, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
 import { recordBash, replayTools, settled, streamableReply, textAndImages } from "./session-input.ts";
+import { markedMessages, replayWire } from "./wire.ts";
 
 /** A policy to replay under. */
 export type Policy =
@@ -152,8 +158,11 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		divergences: {},
 		advisories: 0,
 	};
-	const captured = (messages: MessageLike[]): { shape: RequestShape; messages?: MessageLike[] } => ({
-		shape: run.table.shape(messages),
+	const captured = (
+		messages: MessageLike[],
+		marked?: ReadonlySet<number>,
+	): { shape: RequestShape; messages?: MessageLike[] } => ({
+		shape: run.table.shape(messages, marked),
 		...(options.keepMessages ? { messages } : {}),
 	});
 	const diverge = (kind: string): void => {
@@ -260,9 +269,9 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			clock = at;
 		}),
 	);
-	const step = (context: { messages: unknown[] }) => {
+	const step: FauxResponseFactory = async (context, stream, _state, model) => {
 		faux.appendResponses([step]);
-		const messages = context.messages as MessageLike[];
+		const messages = context.messages as unknown as MessageLike[];
 		if (compacting) {
 			const chars = script.summaryChars[Math.min(summaries, script.summaryChars.length - 1)] ?? 8000;
 			summaries++;
@@ -278,10 +287,13 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		}
 		cursor++;
 		lastAt = timeOf(recorded.timestamp) ?? lastAt;
+		// The extensions' provider-request handlers see the request as an Anthropic payload (wire.ts).
+		const wire = replayWire(messages);
+		const sent = (await stream?.onPayload?.(wire.request, model)) ?? wire.request;
 		run.requests.push({
 			kind: "turn",
 			at: lastAt,
-			...captured(messages),
+			...captured(messages, markedMessages(sent, wire)),
 			produced: index.get(recorded),
 			...hooks.take(),
 			afterCompaction: compactedSinceLast,

@@ -13,6 +13,7 @@ import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { workingSet } from "../../core/policy/working-set.ts";
 import { Advisor } from "./cache/advisor.ts";
+import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { lifetimeFor, rewriteInReadsFor } from "./cache/lifetime.ts";
 import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
@@ -263,12 +264,15 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		}
 	};
 
+	const breakpoints = new BreakpointPlacer();
 	pi.on("session_start", (_event, ctx) => {
 		contextUsage.reset();
+		breakpoints.reset();
 		restore(ctx);
 	});
 	pi.on("session_tree", (_event, ctx) => {
 		contextUsage.reset();
+		breakpoints.reset();
 		restore(ctx);
 	});
 
@@ -361,14 +365,20 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 		return undefined;
 	});
 	// The payload as every extension's context handler left it: the watchdog's evidence for a fold event
-	// whose request also first declared the fold tools (see cache/advisor.ts).
+	// whose request also first declared the fold tools (see cache/advisor.ts). Then the cache
+	// breakpoints that let a fold event read up to its frontier (see cache/breakpoints.ts).
 	pi.on("before_provider_request", (event) => {
 		try {
 			advisor.observePayload(event.payload);
 		} catch (error) {
 			warnOnce(`context-fold: wire watchdog skipped this request: ${errorText(error)}`);
 		}
-		return undefined;
+		try {
+			return breakpoints.place(event.payload, engine.frontier);
+		} catch (error) {
+			warnOnce(`context-fold: cache breakpoints skipped, this request goes out as Pi built it: ${errorText(error)}`);
+			return undefined;
+		}
 	});
 
 	registerCompaction(pi, { engine, index, advisor, config: () => config, warn, keepRecent: () => keepRecent });

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { ApplyMemo, type FoldOp } from "../../../core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../../core/block.ts";
 import { unfoldable } from "../../../core/cache-advice.ts";
+import { frontierAnchor } from "../../../core/cache-breakpoints.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { FoldRegistry } from "../../../core/fold-registry.ts";
@@ -83,6 +84,11 @@ export class FoldEngine {
 	requestBase = 0;
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
+	/**
+	 * The latest request's frontier, as its fold state stood before its event: the tool call whose
+	 * result its provider request marks as a cache breakpoint (core cache-breakpoints.ts).
+	 */
+	frontier: string | undefined;
 	private savings: SavingsMemo = new WeakMap();
 	private use = new UseMemo();
 	private argsCache: ArgsCache = new Map();
@@ -141,6 +147,7 @@ export class FoldEngine {
 		this.lastMessages = [];
 		this.rawContents = new Map();
 		this.overBudget = undefined;
+		this.frontier = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
 		this.previewed = undefined;
@@ -318,6 +325,7 @@ export class FoldEngine {
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.previewed = undefined;
+		this.frontier = frontierAnchor(plan.blocks, plan.view.blocks);
 		this.lastPass = {
 			view: plan.view,
 			blocks: plan.blocks,
