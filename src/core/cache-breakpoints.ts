@@ -6,10 +6,11 @@
  * folded block on, so its request finds no entry before that block and rewrites the whole
  * conversation, not the suffix the event changed. And a turn that appends more than LOOKBACK_BLOCKS
  * blocks (a large batch of tool calls) no longer reaches the previous request's entry. So each
- * request also marks the frontier (the last tool result before the first block a fold may still
- * change, as the fold state stood before this turn's event: a place the requests since the last event
- * marked as well, so an event reads up to it) and the previous request's last block. Anthropic takes
- * MAX_BREAKPOINTS marks; when both do not fit, Pi's mark on the last tool is given up (the system
+ * request also marks its frontiers (see frontierAnchors: the last tool result before the first block
+ * a fold may still change, as the fold state stood before this turn's event, a place the requests
+ * since the last event marked as well, so that an event reads up to it), and, after a turn that
+ * appended more than the lookback, the previous request's last block. Anthropic takes
+ * MAX_BREAKPOINTS marks; when they do not fit, Pi's mark on its tools is given up (the system
  * prompt's, after the tools, covers them). Nothing is marked where Pi marked no message (caching off,
  * or another wire format). Pure: plain data in, a new request out; the input is never mutated.
  */
@@ -52,12 +53,14 @@ export interface WirePlace {
 	type: string;
 	toolUseId?: string;
 	text?: string;
+	/** For a block with neither a tool call nor a text (a tool addition, say): its JSON without its mark. */
+	json?: string;
 }
 
-/** The places a request should mark besides Pi's, most valuable first. */
+/** The places a request should mark besides Pi's. */
 export interface BreakpointAnchors {
-	/** The tool call whose result is the frontier (see frontierAnchor). */
-	frontier?: string;
+	/** Tool calls whose results are frontiers (see frontierAnchors), most valuable first. */
+	frontiers: readonly string[];
 	/** The previous request's last block (see lastPlaceOf). */
 	previous?: WirePlace;
 }
@@ -68,21 +71,49 @@ export interface MarkedRequest {
 	marked: { message: number; block: number }[];
 }
 
+/** True for a block some fold may still change: eligible, not frozen, not held raw, and smaller once folded. */
+function mayChange(block: ViewBlock): boolean {
+	return block.eligible && !block.frozen && !block.held && block.saving > 0;
+}
+
 /**
- * The tool call id of the frontier: the last tool result before the first block a fold may still
- * change (eligible, not frozen, not held raw, and smaller once folded: no policy folds a block its
- * digest would not shrink), in a turn's blocks and the view built of them before its event.
- * Undefined when no tool result comes before it.
+ * The frontiers of a turn, from its blocks and the view built of them before its event: the tool
+ * call of the last tool result before the first block a fold may still change (see mayChange; no
+ * policy folds a block its digest would not shrink), counted from the first block the newest fold
+ * event folded (`from`, its id), then counted from the start. Events fold from where the one before
+ * began or later, so the first is where the next one most likely reads up to; a block an event
+ * passed over stays raw behind it, and only an event that reaches further back changes it: the
+ * second is for that. Where no block may change, the newest tool result; a frontier with no tool
+ * result before it is left out, and so is a repeat.
  */
-export function frontierAnchor(blocks: readonly Block[], view: readonly ViewBlock[]): string | undefined {
+export function frontierAnchors(blocks: readonly Block[], view: readonly ViewBlock[], from?: string): string[] {
+	let early: string | undefined;
+	let late: string | undefined;
+	let earlyFound = false;
+	let lateFound = false;
+	let open = from === undefined || !blocks.some((b) => b.id === from);
 	let anchor: string | undefined;
 	for (let i = 0; i < blocks.length && i < view.length; i++) {
-		const b = view[i];
-		if (b.eligible && !b.frozen && !b.held && b.saving > 0) return anchor;
+		if (blocks[i].id === from) open = true;
+		if (mayChange(view[i])) {
+			if (!earlyFound) {
+				early = anchor;
+				earlyFound = true;
+			}
+			if (open) {
+				late = anchor;
+				lateFound = true;
+				break;
+			}
+		}
 		const block = blocks[i];
 		if (block.kind === "toolResult" && block.toolCallId !== undefined) anchor = block.toolCallId;
 	}
-	return anchor;
+	if (!earlyFound) early = anchor;
+	if (!lateFound) late = anchor;
+	const out: string[] = [];
+	for (const id of [late, early]) if (id !== undefined && !out.includes(id)) out.push(id);
+	return out;
 }
 
 /** The last content block of a request, and what it held; undefined for an empty request. */
@@ -95,21 +126,24 @@ export function lastPlaceOf(request: WireRequest): WirePlace | undefined {
 }
 
 function placeOf(block: WireBlock, message: number, index: number): WirePlace {
-	return {
-		message,
-		block: index,
-		type: block.type,
-		...(typeof block.tool_use_id === "string" ? { toolUseId: block.tool_use_id } : {}),
-		...(typeof block.text === "string" ? { text: block.text } : {}),
-	};
+	const place: WirePlace = { message, block: index, type: block.type };
+	if (typeof block.tool_use_id === "string") place.toolUseId = block.tool_use_id;
+	else if (typeof block.text === "string") place.text = block.text;
+	else place.json = unmarked(block);
+	return place;
 }
 
-/** True when `block` is the one `place` recorded (same kind, same tool call, same text). */
+/** A block's JSON without its mark. */
+function unmarked(block: WireBlock): string {
+	return JSON.stringify({ ...block, cache_control: undefined });
+}
+
+/** True when `block` is the one `place` recorded (same kind; same tool call, same text, or else same JSON). */
 function holds(block: WireBlock | undefined, place: WirePlace): boolean {
 	if (!block || block.type !== place.type) return false;
 	if (place.toolUseId !== undefined) return block.tool_use_id === place.toolUseId;
 	if (place.text !== undefined) return block.text === place.text;
-	return false;
+	return place.json !== undefined && unmarked(block) === place.json;
 }
 
 function marks(blocks: readonly { cache_control?: unknown }[] | string | undefined): number {
@@ -120,10 +154,11 @@ function marks(blocks: readonly { cache_control?: unknown }[] | string | undefin
 }
 
 /**
- * Adds the anchors' breakpoints to `request` with the mark Pi put on its last message: the
- * frontier's tool result, then the previous request's last block where it still stands, each only
- * while the request has room (MAX_BREAKPOINTS, making room by dropping Pi's mark on the last tool).
- * A block already marked, or the last block (Pi's), is left as it is.
+ * Adds the anchors' breakpoints to `request` with the mark Pi put on its last message: the first
+ * frontier's tool result; the previous request's last block where it still stands, if more than
+ * LOOKBACK_BLOCKS blocks follow it (else Pi's mark on the last block finds its entry); then the
+ * other frontiers. Each only while the request has room (MAX_BREAKPOINTS, made by dropping Pi's
+ * mark on its tools). A block already marked, or the last block (Pi's), is left as it is.
  */
 export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors): MarkedRequest {
 	const last = request.messages[request.messages.length - 1]?.content;
@@ -137,23 +172,29 @@ export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors
 		if (Array.isArray(content) && content[block].cache_control === undefined && !isLast && !taken)
 			wanted.push({ message, block });
 	};
-	if (anchors.frontier !== undefined) {
-		const at = findToolResult(request, anchors.frontier);
-		if (at) add(at.message, at.block);
-	}
+	// Pi's mark on the last block finds the previous request's entry unless the turn appended too much.
 	const previous = anchors.previous;
-	if (previous) {
-		const content = request.messages[previous.message]?.content;
-		if (Array.isArray(content) && holds(content[previous.block], previous)) add(previous.message, previous.block);
-	}
+	const content = previous ? request.messages[previous.message]?.content : undefined;
+	const farBack =
+		previous !== undefined &&
+		Array.isArray(content) &&
+		holds(content[previous.block], previous) &&
+		blocksAfter(request, previous) > LOOKBACK_BLOCKS;
+	anchors.frontiers.forEach((id, i) => {
+		const at = findToolResult(request, id);
+		if (at) add(at.message, at.block);
+		if (i === 0 && farBack) add(previous.message, previous.block);
+	});
+	if (anchors.frontiers.length === 0 && farBack) add(previous.message, previous.block);
 	if (wanted.length === 0) return { request, marked: [] };
 	let used = marks(request.system) + marks(request.tools);
 	for (const message of request.messages) used += marks(message.content);
 	let tools = request.tools;
-	const toolMarked = tools !== undefined && tools.length > 0 && tools[tools.length - 1].cache_control !== undefined;
-	if (used + wanted.length > MAX_BREAKPOINTS && toolMarked && marks(request.system) > 0 && tools) {
-		const { cache_control: _, ...bare } = tools[tools.length - 1];
-		tools = [...tools.slice(0, -1), bare];
+	// Pi marks the last tool it declares up front; tools it defers may follow unmarked.
+	const toolMark = tools?.findLastIndex((tool) => tool.cache_control !== undefined) ?? -1;
+	if (used + wanted.length > MAX_BREAKPOINTS && tools && toolMark >= 0 && marks(request.system) > 0) {
+		const { cache_control: _, ...bare } = tools[toolMark];
+		tools = tools.with(toolMark, bare);
 		used--;
 	}
 	const placed = wanted.slice(0, Math.max(0, MAX_BREAKPOINTS - used));
@@ -165,6 +206,16 @@ export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors
 		messages[message] = { ...messages[message], content };
 	}
 	return { request: { ...request, messages, ...(tools === request.tools ? {} : { tools }) }, marked: placed };
+}
+
+/** How many content blocks of `request` come after `place`. */
+function blocksAfter(request: WireRequest, place: WirePlace): number {
+	let n = (request.messages[place.message].content as WireBlock[]).length - 1 - place.block;
+	for (let m = place.message + 1; m < request.messages.length; m++) {
+		const content = request.messages[m].content;
+		n += Array.isArray(content) ? content.length : 1;
+	}
+	return n;
 }
 
 /** Where the result of tool call `id` sits in `request`, searched from the end. */

@@ -374,7 +374,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			warnOnce(`context-fold: wire watchdog skipped this request: ${errorText(error)}`);
 		}
 		try {
-			return breakpoints.place(event.payload, engine.frontier);
+			return breakpoints.place(event.payload, engine.frontiers);
 		} catch (error) {
 			warnOnce(`context-fold: cache breakpoints skipped, this request goes out as Pi built it: ${errorText(error)}`);
 			return undefined;

@@ -1,6 +1,6 @@
 /**
  * Places context-fold's cache breakpoints on the provider request (Pi's `before_provider_request`):
- * the frontier the engine found for this request and the previous request's last block, on an
+ * the frontiers the engine found for this request and the previous request's last block, on an
  * Anthropic Messages payload where Pi marked the last message (core cache-breakpoints.ts says why and
  * where). Any other payload passes untouched. The shape is checked with a schema before anything is
  * read; the previous request's last block is the one state kept, per session.
@@ -21,7 +21,7 @@ const RequestSchema = Type.Object({
 	tools: Type.Optional(Type.Array(Type.Object({}))),
 });
 
-/** Marks each Anthropic request of one session; `frontier` is the engine's for the request at hand. */
+/** Marks each Anthropic request of one session; `frontiers` are the engine's for the request at hand. */
 export class BreakpointPlacer {
 	private previous: WirePlace | undefined;
 
@@ -31,10 +31,10 @@ export class BreakpointPlacer {
 	}
 
 	/** The payload to send: `payload` with the breakpoints added, or `undefined` to leave it as it is. */
-	place(payload: unknown, frontier: string | undefined): WireRequest | undefined {
+	place(payload: unknown, frontiers: readonly string[]): WireRequest | undefined {
 		if (!Value.Check(RequestSchema, payload)) return undefined;
 		const request = payload as WireRequest;
-		const { request: marked, marked: placed } = markBreakpoints(request, { frontier, previous: this.previous });
+		const { request: marked, marked: placed } = markBreakpoints(request, { frontiers, previous: this.previous });
 		this.previous = lastPlaceOf(marked);
 		return placed.length > 0 ? marked : undefined;
 	}

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { ApplyMemo, type FoldOp } from "../../../core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../../core/block.ts";
 import { unfoldable } from "../../../core/cache-advice.ts";
-import { frontierAnchor } from "../../../core/cache-breakpoints.ts";
+import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { FoldRegistry } from "../../../core/fold-registry.ts";
@@ -85,10 +85,12 @@ export class FoldEngine {
 	/** Set when the latest pass found usage past the budget with nothing worth folding. */
 	overBudget: Extract<FoldCommand, { type: "compact" }> | undefined;
 	/**
-	 * The latest request's frontier, as its fold state stood before its event: the tool call whose
-	 * result its provider request marks as a cache breakpoint (core cache-breakpoints.ts).
+	 * The latest request's frontiers, as its fold state stood before its event: the tool calls whose
+	 * results its provider request marks as cache breakpoints (core cache-breakpoints.ts).
 	 */
-	frontier: string | undefined;
+	frontiers: readonly string[] = [];
+	/** The first block the newest fold event of this process folded (see frontierAnchors). */
+	private eventStart: string | undefined;
 	private savings: SavingsMemo = new WeakMap();
 	private use = new UseMemo();
 	private argsCache: ArgsCache = new Map();
@@ -147,7 +149,8 @@ export class FoldEngine {
 		this.lastMessages = [];
 		this.rawContents = new Map();
 		this.overBudget = undefined;
-		this.frontier = undefined;
+		this.frontiers = [];
+		this.eventStart = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
 		this.previewed = undefined;
@@ -325,7 +328,11 @@ export class FoldEngine {
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.previewed = undefined;
-		this.frontier = frontierAnchor(plan.blocks, plan.view.blocks);
+		this.frontiers = frontierAnchors(plan.blocks, plan.view.blocks, this.eventStart);
+		if (event.length > 0) {
+			const ids = new Set(event.map((op) => op.id));
+			this.eventStart = plan.blocks.find((b) => ids.has(b.id))?.id;
+		}
 		this.lastPass = {
 			view: plan.view,
 			blocks: plan.blocks,
