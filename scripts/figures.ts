@@ -32,7 +32,7 @@ export const MEASURE = { window: 140_000, price: "anthropic-5m" } as const;
 /** The knobs changed one at a time, with the values tried. */
 const KNOB_TRIALS: readonly [string, readonly (number | string)[]][] = [
 	["useWindow", [4, 6, 12]],
-	["hotTail", [5000, 10_000]],
+	["hotTail", [3000, 7500]],
 	["coldTail", [4000]],
 	["horizon", [14, 30]],
 	["foldFrom", [30_000]],

@@ -91,10 +91,10 @@ export function frontierAnchors(blocks: readonly Block[], view: readonly ViewBlo
 	let late: string | undefined;
 	let earlyFound = false;
 	let lateFound = false;
-	let open = from === undefined || !blocks.some((b) => b.id === from);
+	let open = from === undefined;
 	let anchor: string | undefined;
 	for (let i = 0; i < blocks.length && i < view.length; i++) {
-		if (blocks[i].id === from) open = true;
+		if (!open && blocks[i].id === from) open = true;
 		if (mayChange(view[i])) {
 			if (!earlyFound) {
 				early = anchor;
@@ -110,7 +110,8 @@ export function frontierAnchors(blocks: readonly Block[], view: readonly ViewBlo
 		if (block.kind === "toolResult" && block.toolCallId !== undefined) anchor = block.toolCallId;
 	}
 	if (!earlyFound) early = anchor;
-	if (!lateFound) late = anchor;
+	// Past the end without meeting `from`: that block is gone, so the first counts from the start too.
+	if (!lateFound) late = open ? anchor : early;
 	const out: string[] = [];
 	for (const id of [late, early]) if (id !== undefined && !out.includes(id)) out.push(id);
 	return out;

@@ -128,10 +128,12 @@ export const DEFAULT_WORKING_SET: Readonly<WorkingSetConfig> = Object.freeze({
 /**
  * The economic knobs whose default differs under the working-set profile (docs/defaults.md): a
  * larger least event (10 % of 140k), since a small one late in a short session does not repay its
- * recalls.
+ * recalls; and a shorter hot tail, since a result stays raw for `useWindow` model messages after it
+ * arrives anyway (past the budget the tail is URGENT_HOT_TAIL at least, policy/cache-economic.ts).
  */
-export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent">> = Object.freeze({
+export const WORKING_SET_ECONOMIC: Readonly<Pick<EconomicConfig, "minEvent" | "hotTail">> = Object.freeze({
 	minEvent: 14_000,
+	hotTail: 4000,
 });
 
 /** Everything a policy may read. */

@@ -21,6 +21,7 @@ import {
 	KEPT_OVERHEAD,
 	leastEventOf,
 	REWRITE_IN_READS,
+	URGENT_HOT_TAIL,
 } from "../../src/core/policy/cache-economic.ts";
 
 function blk(id: string, tokens: number, saving: number, flags: Partial<ViewBlock> = {}): ViewBlock {
@@ -256,6 +257,28 @@ describe("backstop and urgency", () => {
 		);
 		const nothing = [text("t:old", 78_000), text("t:new", 6000)];
 		assert.equal(economize(mkView(nothing, { config }))[0]?.type, "compact");
+	});
+
+	it("past the budget keeps a hot tail of URGENT_HOT_TAIL at least, what an ordinary event folds", () => {
+		// r:near begins 3k before the end: outside a 2k hot tail, inside the urgent one; r:a 8k, outside both.
+		const hot = [blk("r:a", 40_000, 39_000), text("t:mid", 2000), blk("r:near", 3000, 2900), text("t:new", 3000)];
+		const config = { hotTail: 2000, horizon: 20 };
+		const ordinary = mkView(hot, { config });
+		assert.ok(ordinary.usage < 75_000, "within the budget");
+		assert.deepEqual(folds(economize(ordinary)), ["r:a", "r:near"]);
+		const past = [text("t:old", 40_000), ...hot];
+		const urgent = economize(mkView(past, { config }));
+		assert.ok(URGENT_HOT_TAIL > 3000 && URGENT_HOT_TAIL < 8000);
+		assert.deepEqual(
+			urgent.filter((c) => c.type === "fold").map((c) => [c.id, c.type === "fold" && c.urgent]),
+			[["r:a", true]],
+		);
+		const larger = economize(mkView(past, { config: { ...config, hotTail: 50_000 } }));
+		assert.deepEqual(
+			folds(larger.filter((c) => c.type === "fold")),
+			[],
+			"a larger hot tail the user set still holds",
+		);
 	});
 });
 

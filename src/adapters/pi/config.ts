@@ -14,11 +14,11 @@ import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "./
 
 /**
  * Knob defaults that depend on the profile, where they differ from the schema's (which are the
- * default profile's): the economic profile keeps its own least event.
+ * default profile's): the economic profile keeps its own least event and hot tail.
  */
 const PROFILE_DEFAULTS: Readonly<Record<FoldConfig["policy"], Partial<FoldConfig>>> = {
 	"working-set": {},
-	economic: { minEvent: DEFAULT_ECONOMIC.minEvent },
+	economic: { minEvent: DEFAULT_ECONOMIC.minEvent, hotTail: DEFAULT_ECONOMIC.hotTail },
 	ladder: {},
 };
 

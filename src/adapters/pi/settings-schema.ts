@@ -16,6 +16,7 @@ import {
 	WORKING_SET_ECONOMIC,
 	type WorkingSetConfig,
 } from "../../core/contract.ts";
+import { URGENT_HOT_TAIL } from "../../core/policy/cache-economic.ts";
 
 /** Every knob's effective value. */
 export interface FoldConfig extends LadderConfig, EconomicConfig, WorkingSetConfig {
@@ -145,8 +146,8 @@ export const KNOB_SCHEMAS = {
 		minimum: MIN_TAIL,
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
-			DEFAULT_ECONOMIC.hotTail,
-			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them; the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}).`,
+			WORKING_SET_ECONOMIC.hotTail,
+			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them (${URGENT_HOT_TAIL} at least when an event is urgent, past the budget); the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}; ${DEFAULT_ECONOMIC.hotTail} by default under economic).`,
 		),
 	}),
 	coldTail: Type.Integer({

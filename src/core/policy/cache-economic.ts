@@ -4,9 +4,9 @@
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
  * saving over `horizon` requests (by default no more than the session has made so far) pays for that
  * rewrite and masks at least `minEvent` tokens (few, large events), and it folds everything outside
- * the tails from the start that pays best. Tool results the
- * model re-reads keep a `hotTail`; everything else (thinking, text, arguments, superseded reads) a
- * shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
+ * the tails from the start that pays best. Tool results the model re-reads keep a `hotTail` (at
+ * least URGENT_HOT_TAIL past the budget); everything else (thinking, text, arguments, superseded
+ * reads) a shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
  * the policy also asks for the deterministic compaction, which runs once the agent's run is over and
  * keeps only the hot tail raw; it keeps folding meanwhile. These sizes are tokens, not shares of the
  * window: neither a saving nor a rewrite depends on the window. The window counts twice only: past the
@@ -57,6 +57,14 @@ export function rewriteInReadsOf(prices: CachePrices, longWrite: boolean): numbe
 	const write = longWrite ? 2 * input : cacheWrite > 0 ? cacheWrite : input;
 	return Math.max(0, (write - cacheRead) / cacheRead);
 }
+
+/**
+ * The least hot tail of an urgent event. Past the budget an event folds whatever it can, paying or
+ * not, and a protecting policy's working set gives way: only the tails keep what the model reads.
+ * Measured in a 32k window, where most events are urgent: with a 5k tail there cc-bhavana-rwa sees 8
+ * points less than plain Pi, with 7.5k 3.3 (docs/defaults.md).
+ */
+export const URGENT_HOT_TAIL = 7500;
 
 /** The profile's knobs: those the view carries, the defaults for the rest. */
 export function economicKnobs(view: PolicyView): EconomicConfig {
@@ -241,7 +249,8 @@ export function economize(view: PolicyView, protection?: Protection): FoldComman
 	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
 	const least = rewriteFree ? 0 : leastEventOf(view, knobs);
-	const tail = economicTails(view.blocks, knobs.hotTail, knobs.coldTail, protection?.hot);
+	const hotTail = urgent ? Math.max(knobs.hotTail, URGENT_HOT_TAIL) : knobs.hotTail;
+	const tail = economicTails(view.blocks, hotTail, knobs.coldTail, protection?.hot);
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
 	// saving needs working out (each is a digest, made the first time it is read).
