@@ -69,5 +69,8 @@ describe("the fold horizon", () => {
 		assert.equal(policyConfigOf(resolveConfig({ horizon: 30 }, {})).horizon, 30);
 		assert.equal(policyConfigOf(resolveConfig({}, { CONTEXTFOLD_HORIZON: "12" })).horizon, 12);
 		assert.equal(resolveConfig({}, {}).config.horizon, 20, "the settings still show the default");
+		assert.equal(policyConfigOf(resolveConfig({}, {})).hotTail, undefined, "a default hot tail: the profile's");
+		assert.equal(policyConfigOf(resolveConfig({ hotTail: 6000 }, {})).hotTail, 6000);
+		assert.equal(resolveConfig({}, {}).config.hotTail, 4000);
 	});
 });

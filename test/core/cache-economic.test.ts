@@ -18,6 +18,7 @@ import {
 	economicTails,
 	economize,
 	horizonOf,
+	hotTailOf,
 	KEPT_OVERHEAD,
 	leastEventOf,
 	REWRITE_IN_READS,
@@ -259,26 +260,40 @@ describe("backstop and urgency", () => {
 		assert.equal(economize(mkView(nothing, { config }))[0]?.type, "compact");
 	});
 
-	it("past the budget keeps a hot tail of URGENT_HOT_TAIL at least, what an ordinary event folds", () => {
+	it("past the budget keeps a default hot tail of URGENT_HOT_TAIL at least, what an ordinary event folds", () => {
 		// r:near begins 3k before the end: outside a 2k hot tail, inside the urgent one; r:a 8k, outside both.
 		const hot = [blk("r:a", 40_000, 39_000), text("t:mid", 2000), blk("r:near", 3000, 2900), text("t:new", 3000)];
-		const config = { hotTail: 2000, horizon: 20 };
-		const ordinary = mkView(hot, { config });
+		/** The view with no hot tail set: the profile's default (2000 here) applies. */
+		const unset = (blocks: ViewBlock[], window = 100_000): PolicyView => {
+			const view = mkView(blocks, { window });
+			delete view.config.hotTail;
+			return view;
+		};
+		const defaults = { hotTail: 2000 };
+		const ordinary = unset(hot);
 		assert.ok(ordinary.usage < 75_000, "within the budget");
-		assert.deepEqual(folds(economize(ordinary)), ["r:a", "r:near"]);
+		assert.deepEqual(folds(economize(ordinary, undefined, defaults)), ["r:a", "r:near"]);
 		const past = [text("t:old", 40_000), ...hot];
-		const urgent = economize(mkView(past, { config }));
 		assert.ok(URGENT_HOT_TAIL > 3000 && URGENT_HOT_TAIL < 8000);
 		assert.deepEqual(
-			urgent.filter((c) => c.type === "fold").map((c) => [c.id, c.type === "fold" && c.urgent]),
+			economize(unset(past), undefined, defaults)
+				.filter((c) => c.type === "fold")
+				.map((c) => [c.id, c.type === "fold" && c.urgent]),
 			[["r:a", true]],
 		);
-		const larger = economize(mkView(past, { config: { ...config, hotTail: 50_000 } }));
-		assert.deepEqual(
-			folds(larger.filter((c) => c.type === "fold")),
-			[],
-			"a larger hot tail the user set still holds",
-		);
+		const set = economize(mkView(past, { config: { hotTail: 2000 } }), undefined, defaults);
+		assert.deepEqual(folds(set.filter((c) => c.type === "fold")), ["r:a", "r:near"], "a hot tail the user set holds");
+	});
+
+	it("the urgent hot tail is never more than half the budget", () => {
+		const view = mkView([blk("r:a", 1000, 900)], { window: 8000 });
+		delete view.config.hotTail;
+		const knobs = { ...KNOBS, hotTail: 1000 };
+		const budget = 6000;
+		assert.equal(hotTailOf(view, knobs, budget, true), 3000);
+		assert.equal(hotTailOf(view, knobs, 100_000, true), URGENT_HOT_TAIL);
+		assert.equal(hotTailOf(view, knobs, 100_000, false), 1000);
+		assert.equal(hotTailOf(mkView([], { config: { hotTail: 1000 } }), knobs, 100_000, true), 1000, "set: as given");
 	});
 });
 

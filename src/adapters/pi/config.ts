@@ -124,13 +124,14 @@ export interface Resolved {
 
 /**
  * The knobs as the fold policy reads them. A horizon left at its default is left out, so the policy
- * counts an event's saving over no more requests than the session has made so far (horizonOf); a
- * horizon the user set is taken as given.
+ * counts an event's saving over no more requests than the session has made so far (horizonOf); so is
+ * a hot tail left at its default, so that an urgent event keeps a longer one (hotTailOf). What the
+ * user set is taken as given.
  */
 export function policyConfigOf(resolved: Pick<Resolved, "config" | "sources">): PolicyView["config"] {
-	if (resolved.sources.horizon !== "default") return resolved.config;
 	const config: PolicyView["config"] = { ...resolved.config };
-	delete config.horizon;
+	if (resolved.sources.horizon === "default") delete config.horizon;
+	if (resolved.sources.hotTail === "default") delete config.hotTail;
 	return config;
 }
 

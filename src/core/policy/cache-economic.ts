@@ -4,8 +4,8 @@
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
  * saving over `horizon` requests (by default no more than the session has made so far) pays for that
  * rewrite and masks at least `minEvent` tokens (few, large events), and it folds everything outside
- * the tails from the start that pays best. Tool results the model re-reads keep a `hotTail` (at
- * least URGENT_HOT_TAIL past the budget); everything else (thinking, text, arguments, superseded
+ * the tails from the start that pays best. Tool results the model re-reads keep a `hotTail` (past
+ * the budget, URGENT_HOT_TAIL at least unless the user set one); everything else (thinking, text, arguments, superseded
  * reads) a shorter `coldTail`. When folding everything would still leave the prompt above `backstopAt` tokens,
  * the policy also asks for the deterministic compaction, which runs once the agent's run is over and
  * keeps only the hot tail raw; it keeps folding meanwhile. These sizes are tokens, not shares of the
@@ -59,23 +59,31 @@ export function rewriteInReadsOf(prices: CachePrices, longWrite: boolean): numbe
 }
 
 /**
- * The least hot tail of an urgent event. Past the budget an event folds whatever it can, paying or
- * not, and a protecting policy's working set gives way: only the tails keep what the model reads.
- * Measured in a 32k window, where most events are urgent: with a 5k tail there cc-bhavana-rwa sees 8
- * points less than plain Pi, with 7.5k 3.3 (docs/defaults.md).
+ * The least hot tail of an urgent event while the user set none, and never more than half the
+ * budget. Past the budget an event folds whatever it can, paying or not, and a protecting policy's
+ * working set gives way: only the tails keep what the model reads. Measured in a 32k window, where
+ * most events are urgent: with a 5k tail there cc-bhavana-rwa sees 8 points less than plain Pi, with
+ * 7.5k 3.3 (docs/defaults.md).
  */
 export const URGENT_HOT_TAIL = 7500;
 
-/** The profile's knobs: those the view carries, the defaults for the rest. */
-export function economicKnobs(view: PolicyView): EconomicConfig {
+/** The hot tail of an event: `knobs.hotTail`, or past the budget URGENT_HOT_TAIL at least (see there). */
+export function hotTailOf(view: PolicyView, knobs: EconomicConfig, budget: number, urgent: boolean): number {
+	if (!urgent || view.config.hotTail !== undefined) return knobs.hotTail;
+	return Math.max(knobs.hotTail, Math.min(URGENT_HOT_TAIL, budget / 2));
+}
+
+/** The profile's knobs: those the view carries, else the profile's `defaults`, else the economic ones. */
+export function economicKnobs(view: PolicyView, defaults: Partial<EconomicConfig> = {}): EconomicConfig {
 	const c = view.config;
+	const d = { ...DEFAULT_ECONOMIC, ...defaults };
 	return {
-		hotTail: c.hotTail ?? DEFAULT_ECONOMIC.hotTail,
-		coldTail: c.coldTail ?? DEFAULT_ECONOMIC.coldTail,
-		horizon: c.horizon ?? DEFAULT_ECONOMIC.horizon,
-		foldFrom: c.foldFrom ?? DEFAULT_ECONOMIC.foldFrom,
-		backstopAt: c.backstopAt ?? DEFAULT_ECONOMIC.backstopAt,
-		minEvent: c.minEvent ?? DEFAULT_ECONOMIC.minEvent,
+		hotTail: c.hotTail ?? d.hotTail,
+		coldTail: c.coldTail ?? d.coldTail,
+		horizon: c.horizon ?? d.horizon,
+		foldFrom: c.foldFrom ?? d.foldFrom,
+		backstopAt: c.backstopAt ?? d.backstopAt,
+		minEvent: c.minEvent ?? d.minEvent,
 	};
 }
 
@@ -236,11 +244,18 @@ export interface Protection {
 	hot?: (block: ViewBlock) => boolean;
 }
 
-/** Decides whether an event fires now, what it folds, or whether to compact instead. */
-export function economize(view: PolicyView, protection?: Protection): FoldCommand[] {
+/**
+ * Decides whether an event fires now, what it folds, or whether to compact instead; `defaults` are
+ * the knobs' defaults of a profile built on this one (see economicKnobs).
+ */
+export function economize(
+	view: PolicyView,
+	protection?: Protection,
+	defaults?: Partial<EconomicConfig>,
+): FoldCommand[] {
 	const { window, usage } = view;
 	if (!(window > 0) || !(usage >= 0)) return [];
-	const knobs = economicKnobs(view);
+	const knobs = economicKnobs(view, defaults);
 	const budget = budgetOf(view.config, window);
 	const urgent = usage > budget;
 	if (!urgent && usage < Math.min(knobs.foldFrom, knobs.backstopAt)) return [];
@@ -249,8 +264,7 @@ export function economize(view: PolicyView, protection?: Protection): FoldComman
 	// rewritten by the next request whatever folds: the rewrite is free and any saving is worth an event.
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
 	const least = rewriteFree ? 0 : leastEventOf(view, knobs);
-	const hotTail = urgent ? Math.max(knobs.hotTail, URGENT_HOT_TAIL) : knobs.hotTail;
-	const tail = economicTails(view.blocks, hotTail, knobs.coldTail, protection?.hot);
+	const tail = economicTails(view.blocks, hotTailOf(view, knobs, budget, urgent), knobs.coldTail, protection?.hot);
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
 	// saving needs working out (each is a digest, made the first time it is read).

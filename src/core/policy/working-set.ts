@@ -25,17 +25,13 @@ export function isHotOrWritten(block: ViewBlock): boolean {
 /** Decides the event as the economic policy does, keeping the working set raw and focusing what folds on its use. */
 export function workingSet(view: PolicyView): FoldCommand[] {
 	const useWindow = view.config.useWindow ?? DEFAULT_WORKING_SET.useWindow;
-	const config = {
-		...view.config,
-		minEvent: view.config.minEvent ?? WORKING_SET_ECONOMIC.minEvent,
-		hotTail: view.config.hotTail ?? WORKING_SET_ECONOMIC.hotTail,
-	};
 	const commands = economize(
-		{ ...view, config },
+		view,
 		{
 			keep: (block) => (block.useAge ?? Number.POSITIVE_INFINITY) < useWindow,
 			hot: isHotOrWritten,
 		},
+		WORKING_SET_ECONOMIC,
 	);
 	// Most requests fold nothing: only an event pays for the lookup of its blocks' used strings.
 	if (!commands.some((c) => c.type === "fold")) return commands;
