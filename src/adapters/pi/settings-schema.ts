@@ -147,7 +147,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_HOT_TAIL",
 			WORKING_SET_ECONOMIC.hotTail,
-			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them (${URGENT_HOT_TAIL} at least when an event is urgent, past the budget); the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}; ${DEFAULT_ECONOMIC.hotTail} by default under economic).`,
+			`economic and working-set policies: tool results (and, under working-set, files the model wrote) within the newest this many tokens never fold, unless a later call superseded them (left unset, ${URGENT_HOT_TAIL} at least, and at most half the budget, when an event is urgent, past the budget); the backstop compaction keeps this many tokens raw (at least ${MIN_TAIL}; ${DEFAULT_ECONOMIC.hotTail} by default under economic).`,
 		),
 	}),
 	coldTail: Type.Integer({
