@@ -80,21 +80,25 @@ function mayChange(block: ViewBlock): boolean {
  * The frontiers of a turn, from its blocks and the view built of them before its event: the tool
  * call of the last tool result before the first block a fold may still change (see mayChange; no
  * policy folds a block its digest would not shrink), counted from the first block the newest fold
- * event folded (`from`, its id), then counted from the start. Events fold from where the one before
+ * event folded (the first whose id `newest` accepts), then counted from the start. Events fold from where the one before
  * began or later, so the first is where the next one most likely reads up to; a block an event
  * passed over stays raw behind it, and only an event that reaches further back changes it: the
  * second is for that. Where no block may change, the newest tool result; a frontier with no tool
  * result before it is left out, and so is a repeat.
  */
-export function frontierAnchors(blocks: readonly Block[], view: readonly ViewBlock[], from?: string): string[] {
+export function frontierAnchors(
+	blocks: readonly Block[],
+	view: readonly ViewBlock[],
+	newest?: (id: string) => boolean,
+): string[] {
 	let early: string | undefined;
 	let late: string | undefined;
 	let earlyFound = false;
 	let lateFound = false;
-	let open = from === undefined;
+	let open = newest === undefined;
 	let anchor: string | undefined;
 	for (let i = 0; i < blocks.length && i < view.length; i++) {
-		if (!open && blocks[i].id === from) open = true;
+		if (!open && newest?.(blocks[i].id)) open = true;
 		if (mayChange(view[i])) {
 			if (!earlyFound) {
 				early = anchor;
@@ -110,7 +114,7 @@ export function frontierAnchors(blocks: readonly Block[], view: readonly ViewBlo
 		if (block.kind === "toolResult" && block.toolCallId !== undefined) anchor = block.toolCallId;
 	}
 	if (!earlyFound) early = anchor;
-	// Past the end without meeting `from`: that block is gone, so the first counts from the start too.
+	// Past the end without meeting the newest event's blocks (gone): the first counts from the start too.
 	if (!lateFound) late = open ? anchor : early;
 	const out: string[] = [];
 	for (const id of [late, early]) if (id !== undefined && !out.includes(id)) out.push(id);

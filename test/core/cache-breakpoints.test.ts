@@ -141,9 +141,17 @@ describe("frontierAnchors", () => {
 			{ kind: "toolResult", call: "c3", eligible: true, frozen: true },
 			{ kind: "text", eligible: true },
 		]);
-		assert.deepEqual(frontierAnchors(blocks, view, "b2"), ["c3", "c0"], "c1 was passed over by the event at b2");
+		assert.deepEqual(
+			frontierAnchors(blocks, view, (id) => id === "b2"),
+			["c3", "c0"],
+			"c1 was passed over by the event at b2",
+		);
 		assert.deepEqual(frontierAnchors(blocks, view), ["c0"]);
-		assert.deepEqual(frontierAnchors(blocks, view, "gone"), ["c0"], "a block no longer there counts from the start");
+		assert.deepEqual(
+			frontierAnchors(blocks, view, (id) => id === "gone"),
+			["c0"],
+			"a block no longer there counts from the start",
+		);
 	});
 
 	test("leaves out a frontier with no tool result before it, and is the newest result when nothing may change", () => {
@@ -153,7 +161,10 @@ describe("frontierAnchors", () => {
 			{ kind: "toolResult", call: "c1", eligible: true, frozen: true },
 			{ kind: "toolResult", call: "c2" },
 		]);
-		assert.deepEqual(frontierAnchors(done.blocks, done.view, "b0"), ["c2"]);
+		assert.deepEqual(
+			frontierAnchors(done.blocks, done.view, (id) => id === "b0"),
+			["c2"],
+		);
 	});
 });
 

@@ -89,8 +89,6 @@ export class FoldEngine {
 	 * results its provider request marks as cache breakpoints (core cache-breakpoints.ts).
 	 */
 	frontiers: readonly string[] = [];
-	/** The first block the newest fold event of this process folded (see frontierAnchors). */
-	private eventStart: string | undefined;
 	private savings: SavingsMemo = new WeakMap();
 	private use = new UseMemo();
 	private argsCache: ArgsCache = new Map();
@@ -150,7 +148,6 @@ export class FoldEngine {
 		this.rawContents = new Map();
 		this.overBudget = undefined;
 		this.frontiers = [];
-		this.eventStart = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
 		this.previewed = undefined;
@@ -328,11 +325,14 @@ export class FoldEngine {
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.previewed = undefined;
-		this.frontiers = frontierAnchors(plan.blocks, plan.view.blocks, this.eventStart);
-		if (event.length > 0) {
-			const ids = new Set(event.map((op) => op.id));
-			this.eventStart = plan.blocks.find((b) => ids.has(b.id))?.id;
-		}
+		// The newest event before this turn's: its records carry its number (a rebuilt registry's too).
+		const before = this.registry.seq - (event.length > 0 ? 1 : 0);
+		const registry = this.registry;
+		this.frontiers = frontierAnchors(
+			plan.blocks,
+			plan.view.blocks,
+			before > 0 ? (id) => registry.record(id)?.seq === before : undefined,
+		);
 		this.lastPass = {
 			view: plan.view,
 			blocks: plan.blocks,
