@@ -163,7 +163,8 @@ function marks(blocks: readonly { cache_control?: unknown }[] | string | undefin
  * frontier's tool result; the previous request's last block where it still stands, if more than
  * LOOKBACK_BLOCKS blocks follow it (else Pi's mark on the last block finds its entry); then the
  * other frontiers. Each only while the request has room (MAX_BREAKPOINTS, made by dropping Pi's
- * mark on its tools). A block already marked, or the last block (Pi's), is left as it is.
+ * mark on its tools). A block already marked, the last block (Pi's) and an empty text are left as
+ * they are.
  */
 export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors): MarkedRequest {
 	const last = request.messages[request.messages.length - 1]?.content;
@@ -174,7 +175,10 @@ export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors
 		const content = request.messages[message].content;
 		const isLast = message === request.messages.length - 1 && block === content.length - 1;
 		const taken = wanted.some((w) => w.message === message && w.block === block);
-		if (Array.isArray(content) && content[block].cache_control === undefined && !isLast && !taken)
+		if (!Array.isArray(content) || isLast || taken) return;
+		// Anthropic refuses a mark on an empty text block.
+		const target = content[block];
+		if (target.cache_control === undefined && !(target.type === "text" && !target.text))
 			wanted.push({ message, block });
 	};
 	// Pi's mark on the last block finds the previous request's entry unless the turn appended too much.

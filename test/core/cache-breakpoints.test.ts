@@ -268,6 +268,10 @@ describe("markBreakpoints", () => {
 		assert.deepEqual(markBreakpoints(request, { frontiers: ["nope"] }).marked, [], "an unknown call");
 		const moved = { ...lastPlaceOf(piRequest([["a"], ["b"]]))!, toolUseId: "z" };
 		assert.deepEqual(markBreakpoints(request, { frontiers: [], previous: moved }).marked, [], "another block");
+		const empty = piRequest([batch("e", LOOKBACK_BLOCKS)]);
+		empty.messages[0] = { role: "user", content: [{ type: "text", text: "" }] };
+		const emptyPlace = { message: 0, block: 0, type: "text", text: "" };
+		assert.deepEqual(markBreakpoints(empty, { frontiers: [], previous: emptyPlace }).marked, [], "an empty text");
 		const once = markBreakpoints(request, { frontiers: ["a"] }).request;
 		assert.deepEqual(markBreakpoints(once, { frontiers: ["a"] }).marked, [], "already marked");
 	});
