@@ -189,12 +189,10 @@ export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors
 		Array.isArray(content) &&
 		holds(content[previous.block], previous) &&
 		blocksAfter(request, previous) > LOOKBACK_BLOCKS;
-	anchors.frontiers.forEach((id, i) => {
-		const at = findToolResult(request, id);
-		if (at) add(at.message, at.block);
-		if (i === 0 && farBack) add(previous.message, previous.block);
-	});
-	if (anchors.frontiers.length === 0 && farBack) add(previous.message, previous.block);
+	// In order of worth: the first frontier, the previous block if far back, the other frontiers.
+	const places = anchors.frontiers.map((id) => findToolResult(request, id));
+	if (farBack) places.splice(1, 0, previous);
+	for (const place of places) if (place) add(place.message, place.block);
 	if (wanted.length === 0) return { request, marked: [] };
 	let used = marks(request.system) + marks(request.tools);
 	for (const message of request.messages) used += marks(message.content);

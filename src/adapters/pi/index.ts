@@ -57,7 +57,7 @@ export function contextFoldOnClock(now: () => number, notices: NoticeSink = toSt
 function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toStderr): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
-	// The knobs the fold policy reads: `config`, less a horizon left at its default (see policyConfigOf).
+	// The knobs the fold policy reads: `config`, less a horizon or hot tail left at its default (see policyConfigOf).
 	let policyConfig = policyConfigOf(resolveConfig(undefined, {}));
 	// Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts).
 	let ttlSecondsSet = false;
