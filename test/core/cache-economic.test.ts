@@ -325,4 +325,36 @@ describe("savings read only when they can matter", () => {
 		assert.deepEqual(folds(economize(mkView(blocks, { config }))), ["r:a", "r:b"]);
 		assert.ok(reads.n > 0);
 	});
+
+	it("reads none of the blocks a protection keeps, even past the backstop while Pi's compaction is far", () => {
+		const reads = { n: 0 };
+		const config = { minEvent: 1_000, foldFrom: 5_000, backstopAt: 10_000 };
+		const blocks = [counted("r:a", 6000, 5500, reads), counted("r:b", 6000, 5500, reads), text("t:new", 6000)];
+		// 18k used of a 100k window whose compaction (16k reserve) comes far later: no backstop test.
+		const view = { ...mkView(blocks, { config }), reserve: 16_000 };
+		const kept = economize(view, { keep: () => true });
+		assert.deepEqual(folds(kept), []);
+		assert.equal(kept.length, 0, "no compaction either");
+		assert.equal(reads.n, 0);
+		// Kept by use or not, the same view folds both once nothing protects them.
+		assert.deepEqual(folds(economize(view, { keep: () => false })), ["r:a", "r:b"]);
+	});
+
+	it("stops the backstop count once the foldable savings could bring the usage under it", () => {
+		const reads = { n: 0 };
+		const config = { minEvent: 1_000, foldFrom: 5_000, backstopAt: 10_000 };
+		const older = Array.from({ length: 6 }, (_, i) => counted(`r:${i}`, 3000, 2900, reads));
+		// 24k used, backstop 10k: 14k of room; the kept blocks' savings pass it at the fifth.
+		const view = mkView([...older, text("t:new", 6000)], { config });
+		assert.deepEqual(economize(view, { keep: () => true }), []);
+		assert.equal(reads.n, 5);
+		// Where they cannot, the compaction is asked for, with every saving counted.
+		const tight = mkView([...older, text("t:big", 40_000)], { config });
+		reads.n = 0;
+		assert.deepEqual(
+			economize(tight, { keep: () => true }).map((c) => c.type),
+			["compact"],
+		);
+		assert.ok(reads.n >= older.length);
+	});
 });

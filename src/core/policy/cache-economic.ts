@@ -188,20 +188,20 @@ export function rewriteCost(event: EconomicEvent, inReads = REWRITE_IN_READS): n
 	return event.rewrite * inReads;
 }
 
-/**
- * Candidates outside the tails (eligible, not frozen, not held, saving > 0), with their positions.
- * `tail` may be passed when the caller already worked out economicTails of the view.
- */
-export function economicCandidates(
-	view: PolicyView,
-	knobs: EconomicConfig,
-	tail: ReadonlySet<string> = economicTails(view.blocks, knobs.hotTail, knobs.coldTail),
-): { block: ViewBlock; index: number }[] {
-	const out: { block: ViewBlock; index: number }[] = [];
-	view.blocks.forEach((block, index) => {
-		if (!block.eligible || block.frozen || block.held || block.saving <= 0 || tail.has(block.id)) return;
-		out.push({ block, index });
-	});
+/** A block outside the tails that may fold, with its position in the view. */
+interface Outside {
+	block: ViewBlock;
+	index: number;
+}
+
+/** The blocks outside `tail` that may fold (eligible, not frozen, not held), with their positions; no saving is read. */
+function outsideTails(view: PolicyView, tail: ReadonlySet<string>): Outside[] {
+	const out: Outside[] = [];
+	const blocks = view.blocks;
+	for (let index = 0; index < blocks.length; index++) {
+		const block = blocks[index];
+		if (block.eligible && !block.frozen && !block.held && !tail.has(block.id)) out.push({ block, index });
+	}
 	return out;
 }
 
@@ -275,35 +275,49 @@ export function economize(
 		}
 		if (most < least) return [];
 	}
-	const all = economicCandidates(view, knobs, tail);
-	let maskable = 0;
-	for (const c of all) maskable += c.block.saving;
-	const compact: FoldCommand = { type: "compact", usage, budget, maskable };
-	// Above the backstop even once all is folded, a compaction is asked for; it runs when the agent's
-	// run is over, so folding goes on meanwhile. A policy that protects counts every block that may
-	// fold once out of the tails and in the model's sight as foldable: only what never folds compacts.
-	let foldable = maskable;
-	if (protection && usage >= backstop) {
-		foldable = 0;
-		for (const block of view.blocks) if (block.eligible && !block.frozen) foldable += block.saving;
-	}
+	const outside = outsideTails(view, tail);
+	// Savings are read only where a decision needs them (each is a digest, made the first time it is
+	// read): the candidates of the event, and the maskable total only for a compaction's figure or the
+	// backstop test of a policy that does not protect.
+	let allMaskable: number | undefined;
+	const maskableOfAll = (): number => {
+		if (allMaskable === undefined) {
+			allMaskable = 0;
+			for (const c of outside) allMaskable += c.block.saving;
+		}
+		return allMaskable;
+	};
+	const compact = (): FoldCommand => ({ type: "compact", usage, budget, maskable: maskableOfAll() });
 	// With a protection, no compaction comes well before Pi's own would: the context unfolded, as plain
 	// Pi holds it, must have reached PI_COMPACTION_SHARE of the usage at which Pi compacts (where its
 	// compaction is on).
 	const piCompactsAt = view.reserve === undefined ? 0 : PI_COMPACTION_SHARE * (window - view.reserve);
 	const beforePi = protection !== undefined && usage + (view.masked ?? 0) < piCompactsAt;
-	const backstopped = usage >= backstop && usage - foldable >= backstop && !beforePi;
-	// Blocks in use stay raw: they count toward the backstop above, so this costs no compaction.
-	let candidates = all;
-	if (protection && !urgent) {
-		candidates = all.filter((c) => !protection.keep(c.block));
-		maskable = 0;
-		for (const c of candidates) maskable += c.block.saving;
+	// Above the backstop even once all is folded, a compaction is asked for; it runs when the agent's
+	// run is over, so folding goes on meanwhile. A policy that protects counts every block that may
+	// fold once out of the tails and in the model's sight as foldable: only what never folds compacts.
+	// Savings are never negative, so the count stops once they could bring the usage under the backstop.
+	let backstopped = false;
+	if (usage >= backstop && !beforePi) {
+		const room = usage - backstop;
+		let foldable = 0;
+		if (protection) {
+			for (const block of view.blocks) {
+				if (block.eligible && !block.frozen) foldable += block.saving;
+				if (foldable > room) break;
+			}
+		} else foldable = maskableOfAll();
+		backstopped = foldable <= room;
 	}
+	// Blocks in use stay raw: they count toward the backstop above, so this costs no compaction.
+	const keep = protection && !urgent ? protection.keep : undefined;
+	const candidates = outside.filter((c) => !keep?.(c.block) && c.block.saving > 0);
+	let maskable = 0;
+	for (const c of candidates) maskable += c.block.saving;
 	const inReads = view.cache?.rewriteInReads ?? REWRITE_IN_READS;
-	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact] : folds);
+	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact()] : folds);
 	if (urgent) {
-		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact];
+		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact()];
 		return withCompact(candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true })));
 	}
 	// Every event folds a suffix of the candidates, so none saves more than all of them do.
