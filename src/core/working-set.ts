@@ -9,14 +9,21 @@
  */
 import type { Block, MessageLike } from "./block.ts";
 
-const TOKEN = /[A-Za-z0-9_$][A-Za-z0-9_$./-]*[A-Za-z0-9_$]/g;
+/**
+ * A string: a run of word characters, `.`, `/` and `-` from a word character to the last word
+ * character of the run. Six characters at least: a run has one such string, from its first word
+ * character, so a shorter one has none, and the regex skips it without a test.
+ */
+const TOKEN = /[A-Za-z0-9_$][A-Za-z0-9_$./-]{4,}[A-Za-z0-9_$]/g;
+/** What makes a string distinctive: a digit, `_`, `/`, `.`, `$` or an inner capital. */
+const DISTINCT = /[\d_/.$]|[a-z][A-Z]/;
 
 /** The distinct distinctive strings of a text: six or more characters with a digit, `_`, `/`, `.`, `$` or an inner capital. */
 export function distinctiveTokens(text: string): Set<string> {
 	const out = new Set<string>();
 	for (const match of text.matchAll(TOKEN)) {
 		const token = match[0];
-		if (token.length >= 6 && (/[\d_/.$]/.test(token) || /[a-z][A-Z]/.test(token))) out.add(token);
+		if (DISTINCT.test(token)) out.add(token);
 	}
 	return out;
 }

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
 import { distinctiveTokens, USE_LOOKBACK, useOf } from "../../src/core/working-set.ts";
 
@@ -34,6 +35,29 @@ describe("distinctiveTokens", () => {
 	test("keeps identifiers, paths and numbers of six or more characters, and nothing plain", () => {
 		const tokens = distinctiveTokens("see src/cli.ts: parseHeader(raw_line) returned 123456 for the header");
 		assert.deepEqual([...tokens].sort(), ["123456", "parseHeader", "raw_line", "src/cli.ts"]);
+	});
+
+	test("gives the strings of the plain definition, in order: every run's string, kept when long and distinctive", () => {
+		// The definition spelled out: each run of word characters, `.`, `/` and `-`, from its first
+		// word character to its last, kept when six characters or more with a digit, `_`, `/`, `.`,
+		// `$` or an inner capital.
+		const plain = (text: string): string[] => {
+			const out: string[] = [];
+			for (const [run] of text.matchAll(/[A-Za-z0-9_$./-]+/g)) {
+				const token = run.replace(/^[./-]+/, "").replace(/[./-]+$/, "");
+				const distinct = /[\d_/.$]/.test(token) || /[a-z][A-Z]/.test(token);
+				if (token.length >= 6 && distinct && !out.includes(token)) out.push(token);
+			}
+			return out;
+		};
+		const alphabet = [..."aZ9_$./- \n(é", "src/", "parseX", "ab", "abcdef"];
+		const text = fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((parts) => parts.join(""));
+		fc.assert(
+			fc.property(text, (t) => {
+				assert.deepEqual([...distinctiveTokens(t)], plain(t));
+			}),
+			{ numRuns: 2000 },
+		);
 	});
 });
 
