@@ -3,10 +3,12 @@
  * the frontiers the engine found for this request and the previous request's last block, on an
  * Anthropic Messages payload where Pi marked the last message (core cache-breakpoints.ts says why and
  * where). Any other payload passes untouched. The shape is checked with a schema before anything is
- * read; the previous request's last block is the one state kept, per session.
+ * read, compiled once: this runs before every model request on the whole payload, which TypeBox's
+ * uncompiled check walks about fifty times slower. The previous request's last block is the one state
+ * kept, per session.
  */
 import { Type } from "typebox";
-import { Value } from "typebox/value";
+import { Compile } from "typebox/compile";
 import { lastPlaceOf, markBreakpoints, type WirePlace, type WireRequest } from "../../../core/cache-breakpoints.ts";
 
 const BlockSchema = Type.Object({ type: Type.String() });
@@ -20,6 +22,7 @@ const RequestSchema = Type.Object({
 	system: Type.Optional(Type.Union([Type.String(), Type.Array(BlockSchema)])),
 	tools: Type.Optional(Type.Array(Type.Object({}))),
 });
+const requestCheck = Compile(RequestSchema);
 
 /** Marks each Anthropic request of one session; `frontiers` are the engine's for the request at hand. */
 export class BreakpointPlacer {
@@ -32,7 +35,7 @@ export class BreakpointPlacer {
 
 	/** The payload to send: `payload` with the breakpoints added, or `undefined` to leave it as it is. */
 	place(payload: unknown, frontiers: readonly string[]): WireRequest | undefined {
-		if (!Value.Check(RequestSchema, payload)) return undefined;
+		if (!requestCheck.Check(payload)) return undefined;
 		const request = payload as WireRequest;
 		const { request: marked, marked: placed } = markBreakpoints(request, { frontiers, previous: this.previous });
 		this.previous = lastPlaceOf(marked);
