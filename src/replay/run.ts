@@ -415,6 +415,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		if (left > 0) run.divergences["recorded replies not requested"] = left;
 		for (const [role, count] of Object.entries(script.skipped))
 			run.divergences[`${role} message not replayed`] = count;
+		if (script.unreadLines > 0)
+			run.divergences["session file line not JSON, skipped as Pi skips it"] = script.unreadLines;
 	} finally {
 		session.dispose();
 	}

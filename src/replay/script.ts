@@ -44,6 +44,8 @@ export interface ReplayScript {
 	 * that answers no call of a recorded reply before it (or one already answered).
 	 */
 	skipped: Record<string, number>;
+	/** Lines of the session file that are not JSON: Pi skips them, and an entry on one is on no branch. */
+	unreadLines: number;
 	/** The working directory the session header records, if any. */
 	cwd?: string;
 }
@@ -104,6 +106,7 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		toolNames: [...toolNames].sort(),
 		summaryChars,
 		skipped,
+		unreadLines: session.unread.length,
 		...(cwd === undefined ? {} : { cwd }),
 	};
 }

@@ -32,6 +32,8 @@ export interface Entry {
 export interface SessionEntries {
 	header: Entry | undefined;
 	entries: Entry[];
+	/** Line numbers (1-based) of the lines that are not a JSON object: Pi skips them, and so does the replay. */
+	unread: number[];
 }
 
 /** A session file that cannot be read as a Pi session: names the file and what is wrong. */
@@ -46,35 +48,46 @@ export class SessionFileError extends Error {
 	}
 }
 
-/** Parses the text of a session file (`where` names it in errors). Every non-blank line must be JSON. */
-export function parseSessionText(text: string, where = "session"): SessionEntries {
+/**
+ * Parses the text of a session file as Pi 1.6 loads one: a line that is not a JSON object (a torn
+ * write, a bad escape) is skipped and its number kept in `unread`, and the header is the first line
+ * that parses.
+ */
+export function parseSessionText(text: string): SessionEntries {
 	let header: Entry | undefined;
 	const entries: Entry[] = [];
+	const unread: number[] = [];
 	text.split("\n").forEach((line, i) => {
 		if (!line.trim()) return;
-		let entry: Entry;
+		let entry: unknown;
 		try {
-			entry = JSON.parse(line) as Entry;
+			entry = JSON.parse(line);
 		} catch {
-			throw new SessionFileError(where, `line ${i + 1} is not JSON`);
+			unread.push(i + 1);
+			return;
 		}
-		if (!entry || typeof entry !== "object") throw new SessionFileError(where, `line ${i + 1} is not an object`);
-		if (entry.type === "session" && header === undefined && entries.length === 0) header = entry;
-		else entries.push(entry);
+		if (!entry || typeof entry !== "object" || Array.isArray(entry)) {
+			unread.push(i + 1);
+			return;
+		}
+		const parsed = entry as Entry;
+		if (parsed.type === "session" && header === undefined && entries.length === 0) header = parsed;
+		else entries.push(parsed);
 	});
-	return { header, entries };
+	return { header, entries, unread };
 }
 
 /** Reads and parses one session file. */
 export function readSessionFile(path: string): SessionEntries {
-	return parseSessionText(readFileSync(path, "utf8"), path);
+	return parseSessionText(readFileSync(path, "utf8"));
 }
 
 /**
  * Reads one file as Pi reads a session, refusing what Pi would not open as one: a path that is
- * missing or not a readable file, an empty file, a line that is not JSON, or a first line that is
- * not Pi's session header (`{"type":"session","id":"…",…}`, the line Pi checks before it loads any
- * entry). Each refusal is a SessionFileError naming the file and the problem in one sentence.
+ * missing or not a readable file, an empty file, or a first JSON line that is not Pi's session header
+ * (`{"type":"session","id":"…",…}`, the line Pi checks before it loads any entry). Lines that are not
+ * JSON are skipped, as Pi skips them (see parseSessionText). Each refusal is a SessionFileError
+ * naming the file and the problem in one sentence.
  */
 export function readPiSession(path: string): SessionEntries {
 	let text: string;
@@ -91,17 +104,13 @@ export function readPiSession(path: string): SessionEntries {
 		throw new SessionFileError(path, problem);
 	}
 	if (!text.trim()) throw new SessionFileError(path, "empty file, not a Pi session");
-	let session: SessionEntries;
-	try {
-		session = parseSessionText(text, path);
-	} catch (error) {
-		if (!(error instanceof SessionFileError)) throw error;
-		throw new SessionFileError(path, `not a Pi session: ${error.problem}`);
-	}
+	const session = parseSessionText(text);
+	if (session.header === undefined && session.entries.length === 0)
+		throw new SessionFileError(path, "not a Pi session: no line of it is JSON");
 	if (session.header === undefined || typeof session.header.id !== "string")
 		throw new SessionFileError(
 			path,
-			'not a Pi session: its first line is not a session header ({"type":"session","id":…})',
+			'not a Pi session: its first JSON line is not a session header ({"type":"session","id":…})',
 		);
 	return session;
 }

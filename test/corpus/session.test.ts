@@ -24,7 +24,6 @@ import {
 	type Entry,
 	parseSessionText,
 	readSessionFile,
-	SessionFileError,
 } from "./session.ts";
 
 /** The corpora as found when the file loads, before any test points the variables elsewhere. */
@@ -141,7 +140,7 @@ function requestLeaves(entries: readonly Entry[], branch: readonly Entry[]): num
 }
 
 describe("a synthetic v3 session with an abandoned branch and a compaction", () => {
-	const parsed = parseSessionText(jsonl(V3), "synthetic");
+	const parsed = parseSessionText(jsonl(V3));
 	const branch = activeBranch(parsed, "synthetic");
 
 	it("follows the active branch from the last entry to the root", () => {
@@ -302,11 +301,23 @@ describe("entries without an id among entries with one", () => {
 	});
 });
 
-describe("bad session files get a typed error naming the file", () => {
-	it("a line that is not JSON", () => {
-		assert.throws(
-			() => parseSessionText('{"type":"session"}\n{oops\n', "bad.jsonl"),
-			(e: unknown) => e instanceof SessionFileError && /bad\.jsonl: line 2 is not JSON/.test(e.message),
+describe("lines that are not JSON are skipped, as Pi 1.6 skips them", () => {
+	it("a torn last line and a bad escape: the same entries as Pi's own parser, their line numbers kept", () => {
+		const lines = jsonl(V3).trimEnd().split("\n");
+		const bad = '{"type":"message","id":"zz","text":"C:\\q"}';
+		const text = [...lines.slice(0, 3), bad, ...lines.slice(3), '{"type":"message","id":"9'].join("\n");
+		const parsed = parseSessionText(text);
+		assert.deepEqual(parsed.unread, [4, lines.length + 2]);
+		assert.deepEqual([parsed.header, ...parsed.entries], parseSessionEntries(text));
+		assert.deepEqual(parsed, { ...parseSessionText(jsonl(V3)), unread: parsed.unread });
+	});
+
+	it("a line that is JSON but no object is skipped too", () => {
+		const parsed = parseSessionText('{"type":"session","id":"s"}\n42\n[1]\nnull\n{"type":"message","id":"a"}\n');
+		assert.deepEqual(parsed.unread, [2, 3, 4]);
+		assert.deepEqual(
+			parsed.entries.map((e) => e.id),
+			["a"],
 		);
 	});
 });

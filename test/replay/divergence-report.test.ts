@@ -3,7 +3,7 @@
  * divergence count, and names each kind with its count under the table, in the terminal and in the
  * HTML page; a replay that followed its recording shows 0 and no such line. End to end, a recording
  * that stops after a tool result (Pi asks for one more reply) and holds a message the replay does
- * not feed counts both.
+ * not feed counts both; a session file line that is not JSON is skipped, as Pi skips it, and counted.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -11,6 +11,8 @@ import { renderHtml } from "../../src/replay/html.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf, table, tableCells } from "../../src/replay/report.ts";
 import { replayPolicy } from "../../src/replay/run.ts";
+import { replayScript } from "../../src/replay/script.ts";
+import { parseSessionText } from "../../src/replay/session-file.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -78,4 +80,31 @@ test("a replayed session that ends after a tool result and holds an unfed messag
 		table([figures]),
 		/\npi diverged: request after the recording ends ×1, custom message not replayed ×1$/,
 	);
+});
+
+test("lines of the session file that are not JSON are skipped as Pi skips them, and counted", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "list" }] });
+	synthetic.add(2, { role: "assistant", content: [{ type: "text", text: "sure" }], stopReason: "stop" });
+	synthetic.add(3, { role: "user", content: [{ type: "text", text: "now" }] });
+	synthetic.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const lines = synthetic.text().split("\n");
+	// A torn last write: Pi opens the session without it, and so does the replay.
+	const torn = replayScript(parseSessionText(`${lines.join("\n")}\n{"type":"message","id":"e5`));
+	const run = await replayPolicy(torn, { name: "pi", kind: "pi" }, { window: 100_000 });
+	assert.deepEqual(run.divergences, { "session file line not JSON, skipped as Pi skips it": 1 });
+	assert.equal(run.requests.length, 2);
+	assert.match(
+		table([figuresOf(torn, run, PRICE_MODELS["anthropic-5m"], true, 100_000)]),
+		/\npi diverged: session file line not JSON, skipped as Pi skips it ×1$/,
+	);
+	// A bad escape in the second entry: it is on no branch, so the branch starts after it, as in Pi.
+	const escaped = lines.with(2, lines[2].replace('"sure"', '"su\\qre"'));
+	const cut = replayScript(parseSessionText(escaped.join("\n")));
+	assert.equal(cut.unreadLines, 1);
+	assert.deepEqual(
+		cut.messages.map((m) => m.role),
+		["user", "assistant"],
+	);
+	assert.deepEqual(cut.turns.length, 1);
 });

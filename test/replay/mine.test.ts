@@ -75,14 +75,21 @@ const otherSessions = join(agent, "sessions", projectDirName(other));
 for (const dir of [project, other, join(root, "bare"), join(root, "fresh"), projectSessions, otherSessions])
 	mkdirSync(dir, { recursive: true });
 mkdirSync(join(agent, "sessions", projectDirName(join(root, "bare"))));
-// The project's sessions, newest first: a valid one, a corrupt one (cut off mid-line, as a crash
-// leaves it), an older valid one. The other project has one session.
+// The project's sessions, newest first: a valid one, a corrupt one (its header line cut off: Pi
+// skips a line that is not JSON, then finds no header, and will not open it), an older valid one. The other project has one session.
 const NEWEST = "2026-04-08T13-02-44-000Z_019d6d30-2120-709a-aedf-64a934e89d64.jsonl";
 const CORRUPT = "2026-04-01T08-00-00-000Z_019d0000-0000-7000-8000-000000000000.jsonl";
 const OLDEST = "2026-03-17T08-41-27-000Z_019cfaf5-02d8-7259-9a0f-743ec5e25170.jsonl";
 const OTHER = "2026-03-20T10-00-00-000Z_019c1111-1111-7111-8111-111111111111.jsonl";
 put(join(projectSessions, NEWEST), trimmed("debug-branchy.jsonl", 13, project), 30);
-put(join(projectSessions, CORRUPT), `${trimmed("debug-branchy.jsonl", 6, project)}{"type":"message","id":"9`, 20);
+const corrupt = trimmed("debug-branchy.jsonl", 6, project);
+put(
+	join(projectSessions, CORRUPT),
+	`{"type":"session","version":3,"id":"01${corrupt.slice(corrupt.indexOf("\n"))}`,
+	20,
+);
+/** How the replay refuses the corrupt session. */
+const NO_HEADER = 'not a Pi session: its first JSON line is not a session header ({"type":"session","id":…})';
 put(join(projectSessions, OLDEST), trimmed("refactor-long.jsonl", 11, project), 10);
 put(join(otherSessions, OTHER), trimmed("debug-branchy.jsonl", 13, other), 5);
 const before = snapshot(agent);
@@ -125,7 +132,7 @@ test("--mine replays the project's sessions newest first, skips the corrupt one 
 	assert.match(lines[0], VERDICT);
 	assert.match(lines[1], /^2026-04-08 13:02:44: context-fold /);
 	assert.match(lines[1], VERDICT);
-	assert.equal(lines[2], "2026-04-01 08:00:00: skipped, not a Pi session: line 7 is not JSON");
+	assert.equal(lines[2], `2026-04-01 08:00:00: skipped, ${NO_HEADER}`);
 	assert.match(lines[3], /^2026-03-17 08:41:27: context-fold /);
 	assert.match(lines[3], VERDICT);
 	assert.equal(lines[4], "");
@@ -161,7 +168,8 @@ test("--last 1 replays only the newest session; --all-projects finds the other p
 	);
 	assert.deepEqual(
 		out.skipped.map((s) => [s.session, s.problem]),
-		[["chartkit 2026-04-01 08:00:00", "not a Pi session: line 7 is not JSON"]],
+		// Its header is gone: the session directory's name stands for the project's.
+		[[`${projectDirName(project)} 2026-04-01 08:00:00`, NO_HEADER]],
 	);
 	assert.equal(out.total.session, "total over 3 sessions");
 	for (const [i, total] of out.total.policies.entries()) {
@@ -206,7 +214,7 @@ test("no session to replay: a missing or empty session directory, or only a corr
 	delete env.PI_CODING_AGENT_SESSION_DIR;
 	const run = replayCommand(["--mine"], { cwd: project, env });
 	assert.equal(run.status, 2, run.stderr);
-	assert.equal(run.stdout, "2026-04-01 08:00:00: skipped, not a Pi session: line 7 is not JSON\n");
+	assert.equal(run.stdout, `2026-04-01 08:00:00: skipped, ${NO_HEADER}\n`);
 	assert.equal(run.stderr, `context-fold replay: the one session found in ${loneSessions} could not be replayed\n`);
 	assert.deepEqual(snapshot(agent), before);
 });

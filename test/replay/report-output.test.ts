@@ -42,9 +42,9 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 		const header = { type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/x" };
 		const message = { type: "message", id: "m", parentId: null, message: { role: "user", content: "hi" } };
 		const cases: [string, string | undefined, string][] = [
-			["events.jsonl", `${JSON.stringify({ event: "click", x: 1 })}\n`, "not a Pi session: its first line"],
-			["headless.jsonl", `${JSON.stringify(message)}\n`, "not a Pi session: its first line"],
-			["notes.jsonl", "just some notes\n", "not a Pi session: line 1 is not JSON"],
+			["events.jsonl", `${JSON.stringify({ event: "click", x: 1 })}\n`, "not a Pi session: its first JSON line"],
+			["headless.jsonl", `${JSON.stringify(message)}\n`, "not a Pi session: its first JSON line"],
+			["notes.jsonl", "just some notes\n", "not a Pi session: no line of it is JSON"],
 			["empty.jsonl", "", "empty file, not a Pi session"],
 			["header-only.jsonl", `${JSON.stringify(header)}\n`, "without a user message: nothing to replay"],
 			["missing.jsonl", undefined, "no such file"],
