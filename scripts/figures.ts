@@ -8,6 +8,8 @@
  * - `reached` (defaults): what the default reaches against issue 24's acceptance bounds;
  * - `knobs` (defaults): the default's knobs changed one at a time;
  * - `elsewhere` (defaults): the default in a 700k and a 32k window and at the other price models.
+ * The profiles' chart in docs/defaults.md (docs/profiles-codex-civitas-employer.svg, the replay report's
+ * scatter for that session, every profile and peer) is drawn again with them.
  * `npm run figures -- --check` writes nothing and exits 1 when a block differs from what it renders.
  * The rendering is exported so the CI replay test can compare the docs with its own replay.
  */
@@ -15,6 +17,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, runReplay } from "../src/replay/cli.ts";
+import { scatterSvg } from "../src/replay/html.ts";
 import type { PolicyFigures, SessionReport } from "../src/replay/report.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -28,6 +31,35 @@ export const CORPUS_FOLDERS: readonly { prefix: string; dir: string }[] = [
 
 /** The replay's settings for every figure but the `elsewhere` ones. */
 export const MEASURE = { window: 140_000, price: "anthropic-5m" } as const;
+
+/**
+ * The session the docs chart every profile and peer on (where they differ most), the chart's file,
+ * and its policies in the replay's default order (which gives each its colour).
+ */
+export const CHART = {
+	session: "codex-civitas-employer.jsonl",
+	file: "docs/profiles-codex-civitas-employer.svg",
+	policies: [
+		"pi",
+		"context-fold",
+		"context-fold:economic",
+		"context-fold:ladder",
+		"compact-only",
+		"mask-last-5",
+		"clear-tool-uses",
+	],
+} as const;
+
+/** The docs' chart from the chart session's reports, its policies run in any split over them. */
+export function chartOf(reports: readonly SessionReport[]): string {
+	const runs = reports.flatMap((r) => r.policies);
+	const policies = CHART.policies.map((name) => {
+		const run = runs.find((p) => p.policy === name);
+		if (!run) throw new Error(`${CHART.session}: no ${name} run`);
+		return run;
+	});
+	return scatterSvg({ ...reports[0], policies });
+}
 
 /** The knobs changed one at a time, with the values tried. */
 const KNOB_TRIALS: readonly [string, readonly (number | string)[]][] = [
@@ -271,6 +303,16 @@ async function main(): Promise<void> {
 		["docs/defaults.md", "elsewhere", elsewhere.join("\n")],
 	];
 	let stale = 0;
+	const charted = sessions.findIndex((s) => basename(s.path) === CHART.session);
+	if (charted >= 0) {
+		const chart = chartOf(await replay([sessions[charted]], CHART.policies.join(",")));
+		const path = join(ROOT, CHART.file);
+		if (!existsSync(path) || readFileSync(path, "utf8") !== chart) {
+			stale++;
+			if (check) say(`figures: ${CHART.file} is stale`);
+			else writeFileSync(path, chart);
+		}
+	}
 	for (const file of new Set(blocks.map(([f]) => f))) {
 		const path = join(ROOT, file);
 		const before = readFileSync(path, "utf8");

@@ -13,14 +13,27 @@
  * TOTAL_MAX, until it does. In a window five times larger (about a
  * real 1M one) the default folds exactly as in 140k until the first compaction or the first request
  * past the 140k budget (its sizes are tokens), and is never dearer than plain Pi. The other price
- * models and the 32k window are in default-policy-variants.test.ts, which runs beside this file.
+ * models and the 32k window are in default-policy-variants.test.ts, which runs beside this file. The
+ * docs quote this replay: the corpus table's plain-Pi and default cells, the README's headline, and
+ * the chart of every profile and peer on codex-civitas-employer (with its two other profiles run here).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { test } from "node:test";
-import { blockOf, corpusSessions, headlineBlock, nameOf, piCell, profileCell, totals } from "../../scripts/figures.ts";
+import {
+	blockOf,
+	CHART,
+	chartOf,
+	corpusSessions,
+	headlineBlock,
+	nameOf,
+	piCell,
+	profileCell,
+	totals,
+} from "../../scripts/figures.ts";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
+import { parseArgs, runReplay } from "../../src/replay/cli.ts";
 import { corpusNote, listCorpora, listSessions } from "../corpus/corpora.ts";
 import { pair, replayIn, WINDOW } from "./corpus-replay.ts";
 
@@ -116,6 +129,27 @@ test("the docs quote this replay's figures (npm run figures regenerates them)", 
 	assert.equal(readme, headlineBlock(reports, "context-fold"), "README's headline: run npm run figures");
 	const total = table.split("\n").find((line) => line.startsWith(`| all ${reports.length}, cost in total |`));
 	assert.ok(total?.includes(`**${totals(reports, "context-fold").ratio.toFixed(2)}**`), "the total row");
+});
+
+test("the docs' chart of every profile and peer is this replay's (npm run figures draws it again)", async (t) => {
+	const reports = await inWindow;
+	const charted = reports.find((r) => r.session === CHART.session);
+	if (!charted) {
+		t.diagnostic(`${CHART.session} is not in the corpus here: the chart is checked where it is`);
+		return;
+	}
+	const path = listSessions().find((s) => s.file === CHART.session)?.path;
+	assert.ok(path);
+	const profiles = await runReplay(
+		{
+			...parseArgs([path, "--window", String(WINDOW), "--policy", "context-fold:economic,context-fold:ladder"]),
+			timeHooks: false,
+			foresight: false,
+		},
+		() => {},
+	);
+	const file = readFileSync(new URL(`../../${CHART.file}`, import.meta.url), "utf8");
+	assert.equal(file, chartOf([charted, ...profiles]), `${CHART.file} is stale: run npm run figures`);
 });
 
 test("the default policy folds alike in a 700k window, and never costs more than plain Pi there", async (t) => {

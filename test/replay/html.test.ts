@@ -7,12 +7,13 @@
  * write areas per policy; the figures table with the warming columns last; the same input gives the
  * same bytes; session and policy names are HTML-escaped; the page is self-contained (no script, no
  * external reference); and with every fold profile beside the peers, points coinciding and one far
- * right, the scatter's labels stay on the page and do not overlap.
+ * right, the scatter's labels stay on the page and do not overlap; one session's scatter drawn alone
+ * (the docs' chart) is the page's, with its styles inside.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { escapeHtml, PI_COLOR } from "../../src/replay/charts.ts";
-import { renderHtml } from "../../src/replay/html.ts";
+import { renderHtml, scatterSvg } from "../../src/replay/html.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 
 const count = (html: string, pattern: RegExp): number => html.match(new RegExp(pattern.source, "g"))?.length ?? 0;
@@ -218,4 +219,16 @@ test("scatter labels stay on the page and apart, with every profile beside the p
 			assert.ok(!overlap, `${a.policy} and ${b.policy} labels overlap`);
 		}
 	}
+});
+
+test("one session's scatter as a standalone SVG file: the page's points and labels, its styles inside", () => {
+	const file = scatterSvg(FIXED_REPORT[0]);
+	assert.match(file, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" id="scatter" class="scatter" /);
+	assert.match(file, /^<svg [^>]*><style>[^<]*\.point\{[^<]*<\/style><rect width="100%" height="100%" fill="#fff"\/>/);
+	assert.ok(file.endsWith("</svg>\n"));
+	const marks = (text: string): string[] =>
+		[...text.matchAll(/<(circle class="point"|text class="point-label")[^>]*>[^<]*/g)].map((m) => m[0]);
+	assert.deepEqual(marks(file), marks(svg("scatter")), "the page's scatter, point for point");
+	assert.doesNotMatch(file, /\b(src|href)=|url\(|@import|<script/i, "needs nothing outside itself");
+	assert.equal(file, scatterSvg(structuredClone(FIXED_REPORT[0])), "the same report gives the same bytes");
 });
