@@ -8,8 +8,8 @@
  * - `reached` (defaults): what the default reaches against issue 24's acceptance bounds;
  * - `knobs` (defaults): the default's knobs changed one at a time;
  * - `elsewhere` (defaults): the default in a 700k and a 32k window and at the other price models.
- * The profiles' chart in docs/defaults.md (docs/profiles-codex-civitas-employer.svg, the replay report's
- * scatter for that session, every profile and peer) is drawn again with them.
+ * The profiles' chart in docs/defaults.md (docs/profiles-codex-civitas-employer.svg, the replay
+ * report's scatter for that session, every profile and peer) is drawn again with them.
  * `npm run figures -- --check` writes nothing and exits 1 when a block differs from what it renders.
  * The rendering is exported so the CI replay test can compare the docs with its own replay.
  */

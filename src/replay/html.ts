@@ -1,12 +1,13 @@
 /**
  * The `--html` report: one self-contained page (inline CSS and SVG, no script, no external asset)
- * per replay (and `scatterSvg`, one session's scatter as a standalone SVG file). Each session gets a legend, the charts of charts.ts (prompt tokens per request with
+ * per replay. Each session gets a legend, the charts of charts.ts (prompt tokens per request with
  * each policy's fold events and compactions in a row under it, cumulative cost with recalls, cache
  * reads and writes per request, cost with recalls against visibility), a note above each saying
  * what it shows, and the figures table with the scatter's figure as a column (cost with recalls ×
  * plain Pi's beside cost × plain Pi's) and each kind of divergence (where the replay could not
  * follow the recording) under it. Plain Pi is the reference throughout: its own colour, drawn on
- * top. Pure string building: the same reports give the same bytes.
+ * top. Also one session's scatter alone, as a standalone SVG file (`scatterSvg`, the docs' chart).
+ * Pure string building: the same reports give the same bytes.
  */
 import { cacheChart, costChart, escapeHtml, policyColors, promptChart, recallRatios, scatter } from "./charts.ts";
 import { divergenceLines, type PolicyFigures, type SessionReport, tableCells } from "./report.ts";
@@ -60,7 +61,6 @@ const scatterNote = (base: string): string =>
 const tableNote = (base: string): string =>
 	`Costs are in input-token equivalents. × pi: cost over plain Pi's cost; cost+recalls × ${base}: cost with recalls over ${base}'s, the scatter's figure. Divergences: times the replay could not follow the recording (each kind is named under the table). Warm stopped: idle refreshes not sent because the policy's extension answered Pi's warming question with stop (in brackets, what they would have cost). Stop saving: the cost had Pi sent them, less the cost.`;
 
-/** The self-contained HTML page of a replay's reports. */
 /** The rules of STYLE a scatter drawn alone uses, and a white ground (an image viewer's may be dark). */
 const SCATTER_STYLE = `svg{font:11px system-ui,sans-serif;background:#fff}
 .grid{stroke:#e3e3e3}.baseline{stroke:#999;stroke-dasharray:4 3}.tick,.axis-label{fill:#555}
@@ -74,11 +74,11 @@ const SCATTER_STYLE = `svg{font:11px system-ui,sans-serif;background:#fff}
 export function scatterSvg(report: SessionReport): string {
 	const chart = scatter(report, "scatter", policyColors(report.policies));
 	const open = chart.indexOf(">") + 1;
-	const head = chart.slice(0, open - 1).replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ');
-	return `${head}><style>${SCATTER_STYLE}</style><rect width="100%" height="100%" fill="#fff"/>${chart.slice(open)}\n`;
+	const tag = chart.slice(0, open).replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ');
+	return `${tag}<style>${SCATTER_STYLE}</style><rect width="100%" height="100%" fill="#fff"/>${chart.slice(open)}\n`;
 }
 
-/** The report page of `reports`: one section per session, its charts, notes and figures table. */
+/** The self-contained HTML page of a replay's reports. */
 export function renderHtml(reports: readonly SessionReport[]): string {
 	const sections = reports.map((r, s) => {
 		const meta = `${escapeHtml(r.price)}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}`;
