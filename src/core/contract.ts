@@ -143,6 +143,8 @@ export interface PolicyView {
 	usage: number;
 	/** Tokens the frozen folds keep out of the request: `usage + masked` is the context unfolded, as plain Pi would hold it. */
 	masked?: number;
+	/** True when the conversation starts with a compaction summary: a compaction has run in this session. */
+	compacted?: boolean;
 	/**
 	 * Model requests the session has made so far: its assistant messages, those a compaction removed
 	 * included. Absent when unknown.

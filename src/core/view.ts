@@ -304,6 +304,7 @@ export function buildView(input: ViewInput): PolicyView {
 		? { blocks, usage, window, neverCacheRead, cache, config }
 		: { blocks, usage, window, neverCacheRead, config };
 	view.masked = masked;
+	if (input.messages[0]?.role === "compactionSummary") view.compacted = true;
 	view.requests = (input.requestBase ?? 0) + repliesIn(input.messages);
 	if (input.keepRecent !== undefined) view.keepRecent = input.keepRecent;
 	if (input.reserve !== undefined) view.reserve = input.reserve;

@@ -21,6 +21,7 @@ import {
 	hotTailOf,
 	KEPT_OVERHEAD,
 	leastEventOf,
+	piCompactionPoint,
 	REWRITE_IN_READS,
 	URGENT_HOT_TAIL,
 } from "../../src/core/policy/cache-economic.ts";
@@ -356,5 +357,32 @@ describe("savings read only when they can matter", () => {
 			["compact"],
 		);
 		assert.ok(reads.n >= older.length);
+	});
+});
+
+describe("the backstop and Pi's own compaction point", () => {
+	const config = { minEvent: 1_000, foldFrom: 5_000, backstopAt: 10_000 };
+	const older = Array.from({ length: 6 }, (_, i) => blk(`r:${i}`, 3000, 2900));
+	// A 100k window whose compaction reserve is 16k: Pi compacts past 84k; three quarters of that is 63k.
+	const at = (usage: number, compacted: boolean): PolicyView => ({
+		...mkView([...older, text("t:big", usage - 18_000)], { config }),
+		reserve: 16_000,
+		...(compacted ? { compacted } : {}),
+	});
+	const asks = (view: PolicyView) => economize(view, { keep: () => true }).some((c) => c.type === "compact");
+
+	it("is three quarters of Pi's point before any compaction, Pi's point after one, none where Pi's is off", () => {
+		assert.equal(piCompactionPoint(at(70_000, false)), 63_000);
+		assert.equal(piCompactionPoint(at(70_000, true)), 84_000);
+		assert.equal(piCompactionPoint(mkView([text("t", 70_000)], { config })), 0);
+	});
+
+	it("a protecting policy asks for a first compaction past three quarters, and for a later one only past Pi's point", () => {
+		assert.equal(asks(at(60_000, false)), false, "short of three quarters");
+		assert.equal(asks(at(70_000, false)), true, "past three quarters, before any compaction");
+		// Context-fold's compaction keeps less raw than Pi's, so at the same share it would come round
+		// more often than Pi's: after one, it waits for Pi's own point.
+		assert.equal(asks(at(70_000, true)), false, "after a compaction, short of Pi's point");
+		assert.equal(asks(at(86_000, true)), true, "after a compaction, past Pi's point");
 	});
 });

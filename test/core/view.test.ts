@@ -179,6 +179,15 @@ describe("buildView", () => {
 		assert.equal(buildView({ ...input, requestBase: 40 }).requests, 40 + replies);
 	});
 
+	it("says whether a compaction has run: the conversation then starts with its summary", () => {
+		assert.equal(view(session()).view.compacted, undefined);
+		const summary: MessageLike = { role: "compactionSummary", summary: "## Goal\nship it", timestamp: 0 };
+		assert.equal(view([summary, ...session()]).view.compacted, true);
+		// A summary anywhere else is not this session's compaction.
+		const [first, ...rest] = session();
+		assert.equal(view([first, summary, ...rest]).view.compacted, undefined);
+	});
+
 	it("uses the reported usage, else the local estimate", () => {
 		const messages = session();
 		const local = linearize(messages).reduce((n, b) => n + b.tokens, 0);

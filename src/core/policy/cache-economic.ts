@@ -33,10 +33,24 @@ export const REWRITE_IN_READS = 11.5;
 
 /**
  * How near Pi's own compaction point (window − reserve) the unfolded context must come before a
- * protecting policy asks for a backstop compaction. Measured on the corpus (docs/defaults.md): at 1.0 a session whose residue is signed thinking compacts late and dear; at 0.5 it compacts
- * twice where Pi compacts once; 0.75 compacts no more often than Pi on any corpus session.
+ * protecting policy asks for its first backstop compaction. Measured on the corpus
+ * (docs/defaults.md): at 1.0 a session whose residue is signed thinking compacts late and dear; at
+ * 0.5 it compacts twice where Pi compacts once; 0.75 compacts no more often than Pi on any corpus
+ * session. After a compaction the backstop waits for Pi's point itself (see piCompactionPoint).
  */
 export const PI_COMPACTION_SHARE = 0.75;
+
+/**
+ * The unfolded context at which a protecting policy may ask for a backstop compaction, or 0 where
+ * Pi's compaction is off: PI_COMPACTION_SHARE of Pi's point before any compaction, and Pi's point
+ * itself after one. Context-fold's compaction keeps only its hot tail raw where Pi's keeps
+ * `keepRecent`, so it starts lower, and at the same share it would come round more often than Pi's:
+ * a long session then compacted three times where plain Pi compacted twice (docs/defaults.md).
+ */
+export function piCompactionPoint(view: PolicyView): number {
+	if (view.reserve === undefined) return 0;
+	return (view.compacted ? 1 : PI_COMPACTION_SHARE) * (view.window - view.reserve);
+}
 
 /** A model's prices per token, as Pi's model registry gives them (any unit, the same for all three). */
 export interface CachePrices {
@@ -289,10 +303,8 @@ export function economize(
 	};
 	const compact = (): FoldCommand => ({ type: "compact", usage, budget, maskable: maskableOfAll() });
 	// With a protection, no compaction comes well before Pi's own would: the context unfolded, as plain
-	// Pi holds it, must have reached PI_COMPACTION_SHARE of the usage at which Pi compacts (where its
-	// compaction is on).
-	const piCompactsAt = view.reserve === undefined ? 0 : PI_COMPACTION_SHARE * (window - view.reserve);
-	const beforePi = protection !== undefined && usage + (view.masked ?? 0) < piCompactsAt;
+	// Pi holds it, must have reached piCompactionPoint (where Pi's compaction is on).
+	const beforePi = protection !== undefined && usage + (view.masked ?? 0) < piCompactionPoint(view);
 	// Above the backstop even once all is folded, a compaction is asked for; it runs when the agent's
 	// run is over, so folding goes on meanwhile. A policy that protects counts every block that may
 	// fold once out of the tails and in the model's sight as foldable: only what never folds compacts.
