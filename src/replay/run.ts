@@ -43,7 +43,15 @@ import { HookTimer, timed } from "./hook-timer.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
 import { PRICE_MODELS, refreshTimes, warmingDelayMs } from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
-import { recordBash, replayTools, settled, streamableReply, textAndImages } from "./session-input.ts";
+import {
+	errorAsRecorded,
+	FINAL_ERROR,
+	recordBash,
+	replayTools,
+	settled,
+	streamableReply,
+	textAndImages,
+} from "./session-input.ts";
 import { markedMessages, replayWire } from "./wire.ts";
 
 /** A policy to replay under. */
@@ -123,6 +131,13 @@ export interface RunOptions {
 const FALLBACK_CWD = "/replay";
 const AGENT_DIR = "/replay/agent";
 
+/**
+ * Pi's auto-retry runs in a replay, at once (no backoff), as often as the recording retried: a
+ * recorded error reply is retried exactly where the recording has another reply after it
+ * (errorAsRecorded), so the bound only has to exceed any recorded run of errors.
+ */
+const MAX_RETRIES = 1000;
+
 /** Settings that make context-fold never fold: only its deterministic compaction remains. */
 const COMPACT_ONLY = {
 	policy: "ladder",
@@ -172,7 +187,11 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	const time = (factory: ExtensionFactory, onInput?: (messages: MessageLike[]) => void): ExtensionFactory =>
 		options.timeHooks === false ? factory : timed(factory, hooks, undefined, onInput);
 	const factories: ExtensionFactory[] = [];
-	let settings: Record<string, unknown> = { retry: { enabled: false }, cacheWarming: "off", steeringMode: "all" };
+	let settings: Record<string, unknown> = {
+		retry: { enabled: true, maxRetries: MAX_RETRIES, baseDelayMs: 0 },
+		cacheWarming: "off",
+		steeringMode: "all",
+	};
 	const cache = options.cache ?? { ttlMs: PRICE_MODELS["anthropic-5m"].ttlMs, warming: true };
 	// context-fold runs on the recording's clock: at each request the time of the reply it produced.
 	let clock = 0;
@@ -233,6 +252,9 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let steering: Promise<unknown> = Promise.resolve();
 	// The recorded reply last handed to the faux provider.
 	let delivered: MessageLike | undefined;
+	// The reply just served was lost to an error the recording does not have; Pi is retrying it (see step).
+	let lost = false;
+	let retryingLost = false;
 	let steerAfter: (t: number) => void = () => {};
 	/** The recorded reply the next request gets: past the end of a turn, the first of a steered turn queued into its run. */
 	const upcoming = (): MessageLike | undefined => {
@@ -278,6 +300,14 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			run.requests.push({ kind: "summary", at: lastAt, ...captured(messages), afterCompaction: false });
 			return fauxAssistantMessage("x".repeat(chars));
 		}
+		// Pi retries a reply the replay lost to a transient-looking error; the recording has no retry.
+		if (retryingLost) {
+			retryingLost = false;
+			const final = fauxAssistantMessage([], { stopReason: "error", errorMessage: FINAL_ERROR });
+			delivered = final as unknown as MessageLike;
+			return final;
+		}
+		lost = false;
 		const recorded = upcoming();
 		if (!recorded) {
 			diverge(
@@ -310,7 +340,9 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		const hasCalls = parts(recorded).some((p) => p.type === "toolCall");
 		if (isLast && hasCalls && recorded.stopReason === "toolUse" && script.turns[turn + 1]?.steered) steerAfter(turn);
 		delivered = recorded;
-		return streamableReply(recorded, (type) => diverge(`assistant ${type} part not replayed`)) as never;
+		// Pi retries an error reply it deems transient: the recording says whether it did.
+		const reply = errorAsRecorded(recorded, script.turns[turn].assistants[cursor] !== undefined);
+		return streamableReply(reply, (type) => diverge(`assistant ${type} part not replayed`)) as never;
 	};
 	faux.setResponses([step]);
 
@@ -371,10 +403,17 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		// A recorded reply Pi ended in an error its recording does not have was lost on the way.
 		if (event.type === "message_end" && event.message.role === "assistant") {
 			const { stopReason, errorMessage } = event.message;
-			if (stopReason === "error" && delivered?.stopReason !== "error")
+			if (stopReason === "error" && delivered?.stopReason !== "error") {
 				diverge(
 					`recorded reply lost to an error in the replay: ${(errorMessage ?? "").split("\n")[0].slice(0, 80)}`,
 				);
+				lost = true;
+			}
+		}
+		// Pi's auto-retry of the reply the replay lost: the next request is that retry.
+		if (event.type === "auto_retry_start" && lost) {
+			lost = false;
+			retryingLost = true;
 		}
 		// A call Pi answered itself, without the replay's tool: a divergence unless the recording holds
 		// the same answer (a session Pi recorded holds its own refusals).

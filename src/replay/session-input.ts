@@ -1,10 +1,12 @@
 /**
  * What a replay feeds the Pi session from the recording, and the wait between its turns: the
  * tools (Pi's built-in definitions, or a stand-in for another recorded tool, each returning the
- * recorded result instead of running), a recorded reply as the faux provider can stream it, a user
+ * recorded result instead of running), a recorded reply as the faux provider can stream it (a
+ * recorded error as retried or final, as the recording shows it), a user
  * message as prompt text and images, a user `!` command as Pi records one, and the wait until the
  * session is idle and stays so.
  */
+import { isRetryableAssistantError } from "@earendil-works/pi-ai";
 import {
 	type AgentSession,
 	createBashToolDefinition,
@@ -103,6 +105,23 @@ export function streamableReply(recorded: MessageLike, skip: (type: string) => v
 		else skip(typeof part.type === "string" && part.type !== "" ? part.type : "untyped");
 	}
 	return structuredClone({ ...recorded, content });
+}
+
+/** The error of a recorded error reply the recording retried, where its own text is one Pi would not retry. */
+export const RETRIED_ERROR = "connection error (the recording retried this request)";
+/** The error of a recorded error reply the recording did not retry, where its own text is one Pi would retry. */
+export const FINAL_ERROR = "the recorded request failed, and the recording went on without another reply";
+
+/**
+ * A recorded error reply as Pi 1.6, its auto-retry on, must take it for the run to follow the
+ * recording: retried when the recording has another reply after it in the same run, final when it
+ * has none (the user spoke next). Its own error text is kept where Pi's classifier
+ * (isRetryableAssistantError) already takes it that way, else it gives way to one that Pi does.
+ * Any other reply is returned as it is.
+ */
+export function errorAsRecorded(recorded: MessageLike, retried: boolean): MessageLike {
+	if (recorded.stopReason !== "error" || isRetryableAssistantError(recorded as never) === retried) return recorded;
+	return { ...recorded, errorMessage: retried ? RETRIED_ERROR : FINAL_ERROR };
 }
 
 /** A recorded user message as prompt text (its text parts, joined by newlines) and images. */

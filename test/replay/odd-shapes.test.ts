@@ -2,14 +2,17 @@
  * Session files of shapes the project's own recordings never have, as converters and other harnesses
  * write them: each is replayed through the real Pi SDK, and the test checks that the replay neither
  * crashes nor loses a recorded turn silently: what the recording holds reaches the requests, and
- * what the replay cannot follow is counted among the divergences.
+ * what the replay cannot follow is counted among the divergences. A recorded error reply is retried
+ * by Pi's auto-retry exactly where the recording retried it.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { isRetryableAssistantError } from "@earendil-works/pi-ai";
 import type { MessageLike } from "../../src/core/block.ts";
 import { type PolicyRun, replayPolicy } from "../../src/replay/run.ts";
 import { replayScript } from "../../src/replay/script.ts";
 import { parseSessionText } from "../../src/replay/session-file.ts";
+import { errorAsRecorded, FINAL_ERROR, RETRIED_ERROR } from "../../src/replay/session-input.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
@@ -233,4 +236,42 @@ test("an error result reaches the session as recorded: every part, images too, f
 	const result = run.requests.at(-1)?.messages?.find((m) => m.role === "toolResult");
 	assert.deepEqual(result?.content, content);
 	assert.equal(result?.isError, true);
+});
+
+/** A recorded error reply, with no content, as Pi records a failed request. */
+function failed(errorMessage: string): Record<string, unknown> {
+	return { role: "assistant", content: [], stopReason: "error", errorMessage };
+}
+
+test("a recorded error is retried where the recording retried it, and final where the user spoke next", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "summarize the log" }] });
+	// Pi retried a dropped connection, and a request its own classifier would not retry: both retried.
+	session.add(2, failed("Connection error."));
+	session.add(3, failed("400 the request was malformed"));
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "the log is clean" }], stopReason: "stop" });
+	session.add(5, { role: "user", content: [{ type: "text", text: "and the other one?" }] });
+	// A timeout Pi would retry, after which the recording has the user speak: final.
+	session.add(6, failed("Request timed out."));
+	session.add(7, { role: "user", content: [{ type: "text", text: "try again" }] });
+	session.add(8, { role: "assistant", content: [{ type: "text", text: "also clean" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.deepEqual(run.divergences, {}, "every recorded reply requested, no request beyond the recording");
+	assert.equal(run.requests.length, 5);
+	assert.match(lastRequestText(run), /also clean|try again/);
+	assert.match(lastRequestText(run), /the log is clean/);
+});
+
+test("the stand-in errors classify as Pi's retry takes them, and a recorded text that already does is kept", () => {
+	const recorded = (errorMessage: string) => failed(errorMessage) as MessageLike;
+	assert.equal(isRetryableAssistantError(recorded(RETRIED_ERROR) as never), true);
+	assert.equal(isRetryableAssistantError(recorded(FINAL_ERROR) as never), false);
+	const timeout = recorded("Request timed out.");
+	assert.equal(errorAsRecorded(timeout, true), timeout);
+	assert.equal(errorAsRecorded(timeout, false).errorMessage, FINAL_ERROR);
+	const malformed = recorded("400 the request was malformed");
+	assert.equal(errorAsRecorded(malformed, false), malformed);
+	assert.equal(errorAsRecorded(malformed, true).errorMessage, RETRIED_ERROR);
+	const reply = { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" };
+	assert.equal(errorAsRecorded(reply, false), reply);
 });
