@@ -16,7 +16,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs, runReplay } from "../src/replay/cli.ts";
+import { DEFAULT_POLICIES, parseArgs, runReplay } from "../src/replay/cli.ts";
 import { scatterSvg } from "../src/replay/html.ts";
 import type { PolicyFigures, SessionReport } from "../src/replay/report.ts";
 
@@ -33,21 +33,13 @@ export const CORPUS_FOLDERS: readonly { prefix: string; dir: string }[] = [
 export const MEASURE = { window: 140_000, price: "anthropic-5m" } as const;
 
 /**
- * The session the docs chart every profile and peer on (where they differ most), the chart's file,
- * and its policies in the replay's default order (which gives each its colour).
+ * The session the docs chart every profile and peer on (where they differ most), and the chart's
+ * file. Its policies are the replay's default list, in that order (which gives each its colour).
  */
 export const CHART = {
 	session: "codex-civitas-employer.jsonl",
 	file: "docs/profiles-codex-civitas-employer.svg",
-	policies: [
-		"pi",
-		"context-fold",
-		"context-fold:economic",
-		"context-fold:ladder",
-		"compact-only",
-		"mask-last-5",
-		"clear-tool-uses",
-	],
+	policies: DEFAULT_POLICIES,
 } as const;
 
 /** The docs' chart from the chart session's reports, its policies run in any split over them. */

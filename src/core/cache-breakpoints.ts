@@ -80,11 +80,11 @@ function mayChange(block: ViewBlock): boolean {
  * The frontiers of a turn, from its blocks and the view built of them before its event: the tool
  * call of the last tool result before the first block a fold may still change (see mayChange; no
  * policy folds a block its digest would not shrink), counted from the first block the newest fold
- * event folded (the first whose id `newest` accepts), then counted from the start. Events fold from where the one before
- * began or later, so the first is where the next one most likely reads up to; a block an event
- * passed over stays raw behind it, and only an event that reaches further back changes it: the
- * second is for that. Where no block may change, the newest tool result; a frontier with no tool
- * result before it is left out, and so is a repeat.
+ * event folded (the first whose id `newest` accepts), then counted from the start. Events fold from
+ * where the one before began or later, so the first is where the next one most likely reads up to; a
+ * block an event passed over stays raw behind it, and only an event that reaches further back
+ * changes it: the second is for that. Where no block may change, the newest tool result; a frontier
+ * with no tool result before it is left out, and so is a repeat.
  */
 export function frontierAnchors(
 	blocks: readonly Block[],

@@ -279,17 +279,15 @@ export function economize(
 	const rewriteFree = view.cache?.warm === false || view.neverCacheRead;
 	const least = rewriteFree ? 0 : leastEventOf(view, knobs);
 	const tail = economicTails(view.blocks, hotTailOf(view, knobs, budget, urgent), knobs.coldTail, protection?.hot);
+	const outside = outsideTails(view, tail);
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
 	// saving needs working out (each is a digest, made the first time it is read).
 	if (!urgent && usage < backstop && least > 0) {
 		let most = 0;
-		for (const block of view.blocks) {
-			if (block.eligible && !block.frozen && !block.held && !tail.has(block.id)) most += block.tokens;
-		}
+		for (const c of outside) most += c.block.tokens;
 		if (most < least) return [];
 	}
-	const outside = outsideTails(view, tail);
 	// Savings are read only where a decision needs them (each is a digest, made the first time it is
 	// read): the candidates of the event, and the maskable total only for a compaction's figure or the
 	// backstop test of a policy that does not protect.
