@@ -130,9 +130,16 @@ function obligation(messages: readonly MessageLike[], usage: number, window: num
  * Pi's figure for the request (its context at the leaf, then the prompt; see piContextTokens) fills
  * to 65, 80 or 100 % (in whole thousands) in which a fold event is certain. A long session gets the
  * 65 % window; a short one, whose old results may all lie in the protected tail of a larger window,
- * or one whose old results are small, a smaller one; undefined when none is certain.
+ * or one whose old results are small, a smaller one. When none is certain (a session resumed just
+ * after a compaction can hold one large result near its end and little else), the 65 % window's
+ * figures, with `certain` false.
  */
-function resumeFigures(session: Session): { tokens: number; reported: number | undefined; must?: Obligation } {
+function resumeFigures(session: Session): {
+	tokens: number;
+	reported: number | undefined;
+	must: Obligation;
+	certain: boolean;
+} {
 	const messages: MessageLike[] = [
 		...session.context,
 		{
@@ -144,12 +151,12 @@ function resumeFigures(session: Session): { tokens: number; reported: number | u
 	let tokens = 0;
 	for (const block of linearize(messages)) tokens += block.tokens;
 	const reported = piContextTokens(session, messages);
+	const windowAt = (fill: number) => Math.ceil((reported ?? tokens) / fill / 1000) * 1000;
 	for (const fill of FILLS) {
-		const window = Math.ceil((reported ?? tokens) / fill / 1000) * 1000;
-		const must = obligation(messages, reported ?? tokens, window);
-		if (must.fires && must.least > 0) return { tokens, reported, must };
+		const must = obligation(messages, reported ?? tokens, windowAt(fill));
+		if (must.fires && must.least > 0) return { tokens, reported, must, certain: true };
 	}
-	return { tokens, reported };
+	return { tokens, reported, must: obligation(messages, reported ?? tokens, windowAt(FILLS[0])), certain: false };
 }
 
 const sessions = loadSessions();
@@ -165,11 +172,14 @@ test("the corpora resumed: the project's own sessions always, the others where p
 for (const session of sessions) {
 	describe(`resuming ${session.name} in pi`, () => {
 		it("folds old results on the first request, oldest first, and recalls one sha-verified", async (t) => {
-			const { tokens, reported, must } = resumeFigures(session);
-			assert.ok(must, `no window of ${FILLS.join(", ")} fill makes a fold event certain`);
+			const { tokens, reported, must, certain } = resumeFigures(session);
 			const { window, sure, foldable, least } = must;
 			const size = `context ${tokens} tokens, ${reported ?? "no size"} reported by Pi`;
-			t.diagnostic(`${size}, window ${window}: ${sure.length} sure candidates, at least ${least} must fold`);
+			t.diagnostic(
+				certain
+					? `${size}, window ${window}: ${sure.length} sure candidates, at least ${least} must fold`
+					: `${size}: no window of ${FILLS.join(", ")} fill makes a fold event certain; in ${window}, only what may fold folds`,
+			);
 			const server = await startModelServer((req, i) => {
 				if (i === 0) {
 					const code = toolResultsOf(req)
@@ -193,19 +203,24 @@ for (const session of sessions) {
 				writeFileSync(file, lines.join("\n"));
 				const run = await sandbox.runPrint({ prompt: PROMPT, extensions: ["."], session: file, timeoutMs: 60_000 });
 				assert.equal(run.code, 0, run.stderr);
-				assert.equal(server.requests.length, 2, "one recall, then the answer");
 				const first = toolResultsOf(server.requests[0]);
 				const codes = first.map((r) => TAG.exec(r.text)?.[1]).filter((c) => c !== undefined);
 				t.diagnostic(`${codes.length} of ${first.length} results folded on the first request`);
 				const stray = codes.filter((c) => !foldable.has(c));
 				assert.deepEqual(stray, [], "a folded result is in the protected tail, unseen, or not the session's");
-				assert.ok(codes.length >= least, `${codes.length} results folded, the ladder must fold ${least}`);
+				assert.ok(!TAG.test(first.at(-1)?.text ?? ""), "the newest result stays raw");
+				if (!certain && codes.length === 0) {
+					assert.equal(server.requests.length, 1, "nothing folded, nothing to recall: the answer alone");
+					return;
+				}
+				assert.equal(server.requests.length, 2, "one recall, then the answer");
+				const need = certain ? least : 0;
+				assert.ok(codes.length >= need, `${codes.length} results folded, the ladder must fold ${need}`);
 				// Oldest first: no sure candidate stays raw before a folded one.
 				const folded = new Set(codes);
 				const newest = sure.findLastIndex((r) => folded.has(r.code));
 				const skipped = sure.slice(0, newest).filter((r) => !folded.has(r.code));
 				assert.deepEqual(skipped, [], "an older candidate stayed raw while a newer one folded");
-				assert.ok(!TAG.test(first.at(-1)?.text ?? ""), "the newest result stays raw");
 				const recall = toolResultsOf(server.requests[1]).at(-1)?.text ?? "";
 				assert.match(recall, /^Recalled #[0-9a-z]{8}: \w+, \d+ lines \(sha256 verified\)\n1: /);
 			} finally {
