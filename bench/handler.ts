@@ -213,10 +213,11 @@ async function replayCaptured({ table, requests }: Captured): Promise<{ handler:
 		const stored = positions.map((at) => table[at]);
 		if (i > 0) await beforeRequest(extension, stored);
 		const sent = structuredClone(stored);
+		const entries = entriesOf(sent);
 		const c0 = performance.now();
 		structuredClone(sent);
 		const c1 = performance.now();
-		await extension.handle(sent, entriesOf(sent));
+		await extension.handle(sent, entries);
 		handler.push(performance.now() - c1);
 		clone.push(c1 - c0);
 		// What Pi's provider does with the request next (untimed): serialize it for the wire.
