@@ -7,43 +7,27 @@
  */
 import { type ApplyMemo, type ApplyResult, applyOps, type ContentResult, type FoldOp, withContents } from "./apply.ts";
 import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike } from "./block.ts";
-import type { CacheFacts, FoldCommand, PolicyView } from "./contract.ts";
+import type { FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
-import type { CallFactsMemo } from "./supersede.ts";
-import { buildView, type FrozenMemo, frozenFor, type SavingsMemo } from "./view.ts";
-import type { UseMemo } from "./working-set.ts";
+import { buildView, type FrozenMemo, frozenFor, type ViewInput } from "./view.ts";
 
 /** A policy: reads a view, returns commands. */
 export type Policy = (view: PolicyView) => FoldCommand[];
 
-/** Inputs of one pass. */
-export interface PassInput {
-	messages: readonly MessageLike[];
+/**
+ * Inputs of one pass: the view's inputs but the blocks and frozen ops the pass works out itself,
+ * plus the registry, the policy and the memos linearize and frozenFor keep across turns.
+ */
+export interface PassInput extends Omit<ViewInput, "blocks" | "frozen"> {
 	registry: FoldRegistry;
 	policy: Policy;
-	window: number;
-	usage?: number | null;
-	neverCacheRead: boolean;
-	cache?: CacheFacts;
-	/** Tokens Pi's compaction cut keeps raw (see PolicyView.keepRecent). */
-	keepRecent?: number;
-	/** Pi's reserveTokens while its compaction is on (see PolicyView.reserve). */
-	reserve?: number;
-	config: PolicyView["config"];
-	savings?: SavingsMemo;
-	/** Distinctive strings of blocks from earlier turns and where they are held (see UseMemo). */
-	use?: UseMemo;
 	/** User messages before the array (removed by compaction), for session-absolute turns. */
 	turnBase?: number;
-	/** Assistant messages before the array (removed by compaction), for the session's request count. */
-	requestBase?: number;
 	/** Tool-call argument texts from earlier turns (see ArgsCache). */
 	argsCache?: ArgsCache;
 	/** Blocks of messages from earlier turns, reused while a message is unchanged (see BlockMemo). */
 	blockMemo?: BlockMemo;
-	/** Call facts of those blocks (see CallFactsMemo); only with `blockMemo`. */
-	calls?: CallFactsMemo;
 	/** The registry's say on those blocks (see FrozenMemo); only with `blockMemo`. */
 	frozenMemo?: FrozenMemo;
 }
