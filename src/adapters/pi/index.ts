@@ -29,6 +29,7 @@ import { ENTRY_TYPE } from "./fold/persistence.ts";
 import { Ledger, type LedgerSource } from "./fold/session-ledger.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { registerFoldTools } from "./tools/loadout.ts";
+import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
 import { SavedSettings } from "./ui/settings.ts";
@@ -38,23 +39,16 @@ export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, Date.now);
 }
 
-/** Where context-fold's notices go when no terminal UI shows them (stderr by default). */
-export type NoticeSink = (message: string, level: "warning" | "info") => void;
-
-const toStderr: NoticeSink = (message) => {
-	process.stderr.write(`${message}\n`);
-};
-
 /**
  * context-fold on a given clock (epoch ms) instead of wall time: the replay runs it on the
  * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them, and hands its
- * notices (advisories meant for the replayed session's user) to `notices` instead of stderr.
+ * notices (advisories meant for the replayed session's user) to `sink` instead of stderr.
  */
-export function contextFoldOnClock(now: () => number, notices: NoticeSink = toStderr): (pi: ExtensionAPI) => void {
-	return (pi) => register(pi, now, notices);
+export function contextFoldOnClock(now: () => number, sink: NoticeSink = toStderr): (pi: ExtensionAPI) => void {
+	return (pi) => register(pi, now, sink);
 }
 
-function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toStderr): void {
+function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr): void {
 	if (disabledByEnv(process.env)) return;
 	let config: FoldConfig = { ...DEFAULT_CONFIG };
 	// The knobs the fold policy reads: `config`, less a horizon or hot tail left at its default (see policyConfigOf).
@@ -67,67 +61,21 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 	let keepRecent = keepRecentOf(undefined);
 	let reserve = reserveOf(undefined);
 	let compactionModel: unknown;
-	const reported = new Set<string>();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
-	let tui: ExtensionContext["ui"] | undefined;
-	const warn = (message: string, level: "warning" | "info" = "warning"): void => {
-		if (tui) {
-			try {
-				tui.notify(message, level);
-				return;
-			} catch {
-				tui = undefined;
-			}
-		}
-		notices(message, level);
-	};
-	// A degradation that can recur (each prompt, each reload) is announced once per distinct message.
-	const warnOnce = (message: string): void => {
-		if (reported.has(message)) return;
-		reported.add(message);
-		warn(message);
-	};
-	// What is found while Pi restores a session: Pi draws the restored transcript after session_start,
-	// so a notice then would scroll away above it. In the terminal UI it stands in a widget above the
-	// editor until the next prompt; elsewhere it is a notice.
-	const standing = (key: string, trailer: string) => {
-		let shown = false;
-		return {
-			/** Shows `lines` until the next prompt; false outside the terminal UI or when the UI refuses. */
-			show(lines: readonly string[]): boolean {
-				if (!tui) return false;
-				try {
-					tui.setWidget(key, [...lines, trailer]);
-					shown = true;
-					return true;
-				} catch {
-					return false;
-				}
-			},
-			clear(): void {
-				if (!shown) return;
-				shown = false;
-				try {
-					tui?.setWidget(key, undefined);
-				} catch {
-					// The widget goes with the UI that held it.
-				}
-			},
-		};
-	};
+	const notices = new Notices(sink);
+	const { warn, warnOnce } = notices;
 	// Settings problems also stay in the status's Failures list.
-	const settingsWidget = standing(
+	const settingsWidget = notices.standing(
 		"context-fold-settings",
 		"(shown until your next prompt; /context-fold status lists them)",
 	);
-	const idleWidget = standing("context-fold-idle", "(shown until your next prompt)");
-	const announceSettings = (problems: readonly string[]): void => {
-		const fresh = problems.map((problem) => `context-fold: ${problem}`).filter((message) => !reported.has(message));
-		if (fresh.length === 0) return;
-		if (settingsWidget.show(fresh)) for (const message of fresh) reported.add(message);
-		else for (const message of fresh) warnOnce(message);
-	};
+	const idleWidget = notices.standing("context-fold-idle", "(shown until your next prompt)");
+	const announceSettings = (problems: readonly string[]): void =>
+		notices.standOnce(
+			settingsWidget,
+			problems.map((problem) => `context-fold: ${problem}`),
+		);
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
 	const loadConfig = (): void => {
@@ -234,7 +182,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 	let leafOf: () => string | undefined = () => undefined;
 
 	const restore = (ctx: ExtensionContext): void => {
-		tui = ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined;
+		notices.attach(ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined);
 		try {
 			loadConfig();
 			session = ctx.sessionManager;
@@ -405,7 +353,7 @@ function register(pi: ExtensionAPI, now: () => number, notices: NoticeSink = toS
 			reload: loadConfig,
 			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
 			advisories: () => advisor.active().map((a) => a.text),
-			failures: () => [...reported],
+			failures: () => [...notices.reported],
 			lifetime: (model) => lifetimeFor(model, config, ttlSecondsSet),
 			discardImages: () => {
 				const n = warning.discardImages();
