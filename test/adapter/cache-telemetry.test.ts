@@ -124,4 +124,39 @@ describe("cache telemetry", () => {
 		t.restore([{ type: "message", message: { role: "assistant", usage: { input: 1 } } }]);
 		assert.deepEqual(t.facts(1e12, TTL), { warm: undefined }, "a response without a time says nothing of idleness");
 	});
+
+	it("catches up with the cache_warm refreshes Pi appended since it last read the session's entries", () => {
+		const at = (ms: number) => new Date(ms).toISOString();
+		const warm = (ms: number) => ({
+			type: "usage",
+			kind: "cache_warm",
+			timestamp: at(ms),
+			provider: "p",
+			model: "m",
+		});
+		const entries: unknown[] = [warm(1000)];
+		let reads = 0;
+		const source = {
+			getEntries: () => {
+				reads++;
+				return entries;
+			},
+			getEntryCount: () => entries.length,
+		};
+		const t = new CacheTelemetry();
+		t.select("p", "m");
+		t.skipEntries(source);
+		t.catchUp(source);
+		assert.equal(t.snapshot().warms, 0, "entries counted as read after a restore are not read again");
+		assert.equal(reads, 0, "an unchanged count reads no entries");
+		entries.push({ type: "message", timestamp: at(1500), message: { role: "user" } }, warm(2000));
+		t.catchUp(source);
+		t.catchUp(source);
+		assert.equal(t.snapshot().warms, 1, "each new refresh once");
+		assert.equal(t.snapshot().lastWarmAt, 2000);
+		assert.equal(reads, 1);
+		const noCount = { getEntries: () => [...entries, warm(3000)] };
+		t.catchUp(noCount);
+		assert.equal(t.snapshot().warms, 2, "without a count, the entries past those read");
+	});
 });

@@ -16,7 +16,7 @@ import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { lifetimeFor, rewriteInReadsFor } from "./cache/lifetime.ts";
-import { CACHE_WARM, CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
+import { CacheTelemetry, type EntrySource, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
@@ -102,24 +102,8 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	};
 
 	const telemetry = new CacheTelemetry();
-	// Pi's idle refreshes reach no extension event: they are read from the session's entry growth.
-	let seenEntries = 0;
-	const catchUpWarms = (ctx: ExtensionContext): void => {
-		const manager = ctx.sessionManager as LedgerSource;
-		const count = manager.getEntryCount?.();
-		if (count !== undefined && count <= seenEntries) {
-			seenEntries = count;
-			return;
-		}
-		const entries = manager.getEntries();
-		for (let i = seenEntries; i < entries.length; i++) {
-			const entry = entries[i] as { type?: string; kind?: string };
-			if (entry.type === "usage" && entry.kind === CACHE_WARM) telemetry.observeEntry(entry);
-		}
-		seenEntries = entries.length;
-	};
 	const cacheFacts = (ctx: ExtensionContext) => {
-		catchUpWarms(ctx);
+		telemetry.catchUp(ctx.sessionManager as EntrySource);
 		const facts = telemetry.facts(now(), lifetimeFor(ctx.model, config, ttlSecondsSet).ms);
 		const rewriteInReads = rewriteInReadsFor(ctx.model);
 		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
@@ -198,7 +182,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			telemetry.restore(branch);
 			telemetry.select(ctx.model?.provider, ctx.model?.id);
 			advisor.restore(branch);
-			seenEntries = session.getEntryCount?.() ?? session.getEntries().length;
+			telemetry.skipEntries(session);
 			warning.reset();
 			warning.idle(ctx, true);
 		} catch (error) {
@@ -282,7 +266,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		}
 	});
 
-	registerWarmingAnswer(pi, { engine, telemetry, catchUpWarms, debug: () => config.debug, warn });
+	registerWarmingAnswer(pi, { engine, telemetry, debug: () => config.debug, warn });
 
 	// What the fold pass reads about the request that carries `messages`.
 	const turnFacts = (messages: MessageLike[], ctx: ExtensionContext): TurnFacts => {

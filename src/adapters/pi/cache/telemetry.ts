@@ -62,9 +62,40 @@ export interface CacheSnapshot {
 	events: FoldEventFigures[];
 }
 
+/** Pi's session entries as its session manager gives them, with their count where it tells it cheaply. */
+export interface EntrySource {
+	getEntries(): readonly unknown[];
+	getEntryCount?(): number;
+}
+
 /** The cache telemetry of one session branch, for its current provider and model. */
 export class CacheTelemetry {
 	private state: CacheSnapshot = blank(undefined, undefined);
+	/** How many of the session's entries catchUp has read. */
+	private seenEntries = 0;
+
+	/**
+	 * Reads the `cache_warm` refreshes Pi appended to the session since the last call: Pi's idle
+	 * refreshes reach no extension event, only the session's entries.
+	 */
+	catchUp(source: EntrySource): void {
+		const count = source.getEntryCount?.();
+		if (count !== undefined && count <= this.seenEntries) {
+			this.seenEntries = count;
+			return;
+		}
+		const entries = source.getEntries();
+		for (let i = this.seenEntries; i < entries.length; i++) {
+			const entry = entries[i] as { type?: string; kind?: string };
+			if (entry.type === "usage" && entry.kind === CACHE_WARM) this.observeEntry(entry);
+		}
+		this.seenEntries = entries.length;
+	}
+
+	/** Counts every entry of the session as read by catchUp (after a restore from the branch). */
+	skipEntries(source: EntrySource): void {
+		this.seenEntries = source.getEntryCount?.() ?? source.getEntries().length;
+	}
 
 	/** Starts over (session start, tree navigation). */
 	reset(): void {

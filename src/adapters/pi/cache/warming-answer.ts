@@ -3,16 +3,14 @@
  * cache. When a fold event is due, the next request rewrites the cached suffix anyway, so keeping it
  * warm buys nothing: stop. Otherwise (or on any failure) the decision is left to Pi.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
-import type { CacheTelemetry } from "./telemetry.ts";
+import type { CacheTelemetry, EntrySource } from "./telemetry.ts";
 
 /** What the warming answer reads. */
 export interface WarmingAnswerDeps {
 	engine: Pick<FoldEngine, "foldDue">;
-	telemetry: Pick<CacheTelemetry, "snapshot">;
-	/** Brings the telemetry up to date with Pi's refreshes so far. */
-	catchUpWarms: (ctx: ExtensionContext) => void;
+	telemetry: Pick<CacheTelemetry, "snapshot" | "catchUp">;
 	debug: () => boolean;
 	warn: (message: string, level?: "warning" | "info") => void;
 }
@@ -22,7 +20,7 @@ export function registerWarmingAnswer(pi: ExtensionAPI, deps: WarmingAnswerDeps)
 	pi.on("cache_warming_decision", (event, ctx) => {
 		try {
 			if (event.action !== "warm") return undefined;
-			deps.catchUpWarms(ctx);
+			deps.telemetry.catchUp(ctx.sessionManager as EntrySource);
 			const last = deps.telemetry.snapshot().last;
 			const prompt = last ? last.input + last.cacheRead + last.cacheWrite : 0;
 			if (!deps.engine.foldDue(prompt)) return undefined;
