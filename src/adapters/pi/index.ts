@@ -12,6 +12,7 @@ import { extractSeedRecord } from "../../core/index/extract.ts";
 import { economize } from "../../core/policy/cache-economic.ts";
 import { conduct } from "../../core/policy/fold-ladder.ts";
 import { workingSet } from "../../core/policy/working-set.ts";
+import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
@@ -21,13 +22,12 @@ import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { DEFAULT_CONFIG, disabledByEnv, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
+import { disabledByEnv } from "./config.ts";
 import { ContextUsage } from "./fold/context-usage.ts";
 import { errorText, FoldEngine, type TurnFacts } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
 import { Ledger, type LedgerSource } from "./fold/session-ledger.ts";
-import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import { registerFoldTools } from "./tools/loadout.ts";
 import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
 import { registerUserView } from "./ui/register.ts";
@@ -50,17 +50,7 @@ export function contextFoldOnClock(now: () => number, sink: NoticeSink = toStder
 
 function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr): void {
 	if (disabledByEnv(process.env)) return;
-	let config: FoldConfig = { ...DEFAULT_CONFIG };
-	// The knobs the fold policy reads: `config`, less a horizon or hot tail left at its default (see policyConfigOf).
-	let policyConfig = policyConfigOf(resolveConfig(undefined, {}));
-	// Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts).
-	let ttlSecondsSet = false;
-	// Pi's compaction settings, and the keepRecentTokens and reserveTokens they give for the model of
-	// the latest request (resolved again only when the settings are reloaded or the model object changes).
-	let compactionSettings: unknown;
-	let keepRecent = keepRecentOf(undefined);
-	let reserve = reserveOf(undefined);
-	let compactionModel: unknown;
+	const settings = new ActiveSettings();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
 	const notices = new Notices(sink);
@@ -79,51 +69,41 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
 	const loadConfig = (): void => {
-		let saved: unknown;
-		try {
-			const settings = pi.getSettings() as Record<string, unknown>;
-			saved = settings[SETTINGS_SECTION];
-			compactionSettings = settings.compaction;
-			keepRecent = keepRecentOf(compactionSettings);
-			reserve = reserveOf(compactionSettings);
-			compactionModel = undefined;
-		} catch (error) {
-			saved = undefined;
+		const { problems, unreadable } = settings.load(
+			() => pi.getSettings() as Record<string, unknown>,
+			savedHere,
+			process.env,
+		);
+		if (unreadable !== undefined)
 			warnOnce(
-				`context-fold: Pi's settings could not be read (${errorText(error)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
+				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
 			);
-		}
-		saved = savedHere.section(saved);
-		const resolved = resolveConfig(saved, process.env);
-		config = resolved.config;
-		policyConfig = policyConfigOf(resolved);
-		ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
-		announceSettings(resolved.problems);
+		announceSettings(problems);
 	};
 
 	const telemetry = new CacheTelemetry();
 	const cacheFacts = (ctx: ExtensionContext) => {
 		telemetry.catchUp(ctx.sessionManager as EntrySource);
-		const facts = telemetry.facts(now(), lifetimeFor(ctx.model, config, ttlSecondsSet).ms);
+		const facts = telemetry.facts(now(), lifetimeFor(ctx.model, settings.config, settings.ttlSecondsSet).ms);
 		const rewriteInReads = rewriteInReadsFor(ctx.model);
 		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
 	};
-	const advisor = new Advisor({ notify: warn, config: () => config });
+	const advisor = new Advisor({ notify: warn, config: () => settings.config });
 	const warning = new CacheWarning({
 		notify: warn,
 		stand: (message) => idleWidget.show(message.split("\n")),
-		config: () => config,
-		ttlMs: (model) => lifetimeFor(model, config, ttlSecondsSet).ms,
+		config: () => settings.config,
+		ttlMs: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet).ms,
 		now,
 	});
 
 	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({
-		config: () => policyConfig,
+		config: () => settings.policy,
 		policy: (view) =>
-			config.policy === "working-set"
+			settings.config.policy === "working-set"
 				? workingSet(view)
-				: config.policy === "economic"
+				: settings.config.policy === "economic"
 					? economize(view)
 					: conduct(view),
 		append: (entry) => {
@@ -154,7 +134,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		unfolded: (codes) => advisor.observeUnfold(codes),
 		warn,
 		debug: (message) => {
-			if (config.debug) warn(message, "info");
+			if (settings.config.debug) warn(message, "info");
 		},
 	});
 	const records = new FoldRecords(engine);
@@ -266,24 +246,19 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		}
 	});
 
-	registerWarmingAnswer(pi, { engine, telemetry, debug: () => config.debug, warn });
+	registerWarmingAnswer(pi, { engine, telemetry, debug: () => settings.config.debug, warn });
 
 	// What the fold pass reads about the request that carries `messages`.
 	const turnFacts = (messages: MessageLike[], ctx: ExtensionContext): TurnFacts => {
 		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
-		if (ctx.model !== compactionModel) {
-			compactionModel = ctx.model;
-			const model = ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : undefined;
-			keepRecent = keepRecentOf(compactionSettings, model);
-			reserve = reserveOf(compactionSettings, model);
-		}
+		settings.forModel(ctx.model);
 		return {
 			window,
 			usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
 			neverCacheRead: telemetry.neverCacheRead,
 			cache: cacheFacts(ctx),
-			keepRecent,
-			reserve,
+			keepRecent: settings.keepRecent,
+			reserve: settings.reserve,
 		};
 	};
 	pi.on("context", (event, ctx) => {
@@ -313,7 +288,14 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		}
 	});
 
-	registerCompaction(pi, { engine, index, advisor, config: () => config, warn, keepRecent: () => keepRecent });
+	registerCompaction(pi, {
+		engine,
+		index,
+		advisor,
+		config: () => settings.config,
+		warn,
+		keepRecent: () => settings.keepRecent,
+	});
 	registerFoldTools(pi, {
 		engine,
 		ledger,
@@ -327,10 +309,10 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		pi,
 		{
 			engine,
-			config: () => config,
+			config: () => settings.config,
 			neverCacheRead: () => telemetry.neverCacheRead,
-			keepRecent: () => keepRecent,
-			reserve: () => reserve,
+			keepRecent: () => settings.keepRecent,
+			reserve: () => settings.reserve,
 			ledger,
 			parent: () => parent,
 			settings: savedHere,
@@ -338,7 +320,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
 			advisories: () => advisor.active().map((a) => a.text),
 			failures: () => [...notices.reported],
-			lifetime: (model) => lifetimeFor(model, config, ttlSecondsSet),
+			lifetime: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet),
 			discardImages: () => {
 				const n = warning.discardImages();
 				return n > 0

@@ -1,0 +1,76 @@
+/**
+ * The settings in force for one extension instance: context-fold's knobs as resolved from the
+ * `context-fold` section of Pi's settings, the saves this process made and the CONTEXTFOLD_*
+ * variables (config.ts); the knobs the fold policy reads; and Pi's own compaction figures
+ * (`keepRecentTokens`, `reserveTokens`) for the model of the latest request, resolved again only
+ * when the settings are reloaded or the model object changes.
+ */
+import type { PolicyView } from "../../core/contract.ts";
+import { DEFAULT_CONFIG, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
+import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
+import type { SavedSettings } from "./ui/settings.ts";
+
+/** What a load found: the settings problems to announce, and Pi's settings' read error, if any. */
+export interface SettingsLoad {
+	problems: readonly string[];
+	unreadable?: unknown;
+}
+
+/** A model as Pi's context names it. */
+interface ModelLike {
+	provider: string;
+	id: string;
+}
+
+/** context-fold's settings and Pi's compaction figures, as they stand now. */
+export class ActiveSettings {
+	config: FoldConfig = { ...DEFAULT_CONFIG };
+	/** The knobs the fold policy reads: `config`, less a horizon or hot tail left at its default (see policyConfigOf). */
+	policy: PolicyView["config"] = policyConfigOf(resolveConfig(undefined, {}));
+	/** Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts). */
+	ttlSecondsSet = false;
+	/** Pi's keepRecentTokens for the latest request's model. */
+	keepRecent = keepRecentOf(undefined);
+	/** Pi's reserveTokens for the latest request's model, undefined while Pi's compaction is off. */
+	reserve = reserveOf(undefined);
+	private compaction: unknown;
+	private model: unknown;
+
+	/**
+	 * Loads the settings: Pi's (`read`, which may throw: then the saved section is ignored and the
+	 * defaults and variables apply), the saves `saved` holds, and `env`.
+	 */
+	load(
+		read: () => Record<string, unknown>,
+		saved: SavedSettings,
+		env: Readonly<Record<string, string | undefined>>,
+	): SettingsLoad {
+		let section: unknown;
+		let unreadable: unknown;
+		try {
+			const settings = read();
+			section = settings[SETTINGS_SECTION];
+			this.compaction = settings.compaction;
+			this.keepRecent = keepRecentOf(this.compaction);
+			this.reserve = reserveOf(this.compaction);
+			this.model = undefined;
+		} catch (error) {
+			section = undefined;
+			unreadable = error;
+		}
+		const resolved = resolveConfig(saved.section(section), env);
+		this.config = resolved.config;
+		this.policy = policyConfigOf(resolved);
+		this.ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
+		return unreadable === undefined ? { problems: resolved.problems } : { problems: resolved.problems, unreadable };
+	}
+
+	/** Resolves Pi's compaction figures for `model` when it is another model object than the last one. */
+	forModel(model: ModelLike | undefined): void {
+		if (model === this.model) return;
+		this.model = model;
+		const name = model ? `${model.provider}/${model.id}` : undefined;
+		this.keepRecent = keepRecentOf(this.compaction, name);
+		this.reserve = reserveOf(this.compaction, name);
+	}
+}
