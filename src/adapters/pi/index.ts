@@ -17,7 +17,7 @@ import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { lifetimeFor, rewriteInReadsFor } from "./cache/lifetime.ts";
-import { CacheTelemetry, type EntrySource, type UsageLike } from "./cache/telemetry.ts";
+import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
@@ -83,7 +83,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 
 	const telemetry = new CacheTelemetry();
 	const cacheFacts = (ctx: ExtensionContext) => {
-		telemetry.catchUp(ctx.sessionManager as EntrySource);
+		telemetry.catchUp(ctx.sessionManager as LedgerSource);
 		const facts = telemetry.facts(now(), lifetimeFor(ctx.model, settings.config, settings.ttlSecondsSet).ms);
 		const rewriteInReads = rewriteInReadsFor(ctx.model);
 		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };

@@ -6,6 +6,7 @@
  * it and the policy can read the facts it needs (`CacheFacts`) without a clock of its own.
  */
 import type { CacheFacts } from "../../../core/contract.ts";
+import type { LedgerSource } from "../fold/session-ledger.ts";
 
 /** A usage report as Pi gives it (every field optional: Pi's shapes are read tolerantly). */
 export interface UsageLike {
@@ -62,12 +63,6 @@ export interface CacheSnapshot {
 	events: FoldEventFigures[];
 }
 
-/** Pi's session entries as its session manager gives them, with their count where it tells it cheaply. */
-export interface EntrySource {
-	getEntries(): readonly unknown[];
-	getEntryCount?(): number;
-}
-
 /** The cache telemetry of one session branch, for its current provider and model. */
 export class CacheTelemetry {
 	private state: CacheSnapshot = blank(undefined, undefined);
@@ -78,7 +73,7 @@ export class CacheTelemetry {
 	 * Reads the `cache_warm` refreshes Pi appended to the session since the last call: Pi's idle
 	 * refreshes reach no extension event, only the session's entries.
 	 */
-	catchUp(source: EntrySource): void {
+	catchUp(source: LedgerSource): void {
 		const count = source.getEntryCount?.();
 		if (count !== undefined && count <= this.seenEntries) {
 			this.seenEntries = count;
@@ -93,7 +88,7 @@ export class CacheTelemetry {
 	}
 
 	/** Counts every entry of the session as read by catchUp (after a restore from the branch). */
-	skipEntries(source: EntrySource): void {
+	skipEntries(source: LedgerSource): void {
 		this.seenEntries = source.getEntryCount?.() ?? source.getEntries().length;
 	}
 

@@ -5,7 +5,8 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
-import type { CacheTelemetry, EntrySource } from "./telemetry.ts";
+import type { LedgerSource } from "../fold/session-ledger.ts";
+import type { CacheTelemetry } from "./telemetry.ts";
 
 /** What the warming answer reads. */
 export interface WarmingAnswerDeps {
@@ -20,7 +21,7 @@ export function registerWarmingAnswer(pi: ExtensionAPI, deps: WarmingAnswerDeps)
 	pi.on("cache_warming_decision", (event, ctx) => {
 		try {
 			if (event.action !== "warm") return undefined;
-			deps.telemetry.catchUp(ctx.sessionManager as EntrySource);
+			deps.telemetry.catchUp(ctx.sessionManager as LedgerSource);
 			const last = deps.telemetry.snapshot().last;
 			const prompt = last ? last.input + last.cacheRead + last.cacheWrite : 0;
 			if (!deps.engine.foldDue(prompt)) return undefined;

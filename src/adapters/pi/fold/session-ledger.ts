@@ -12,7 +12,7 @@ export interface LedgerHit {
 	message: MessageLike;
 }
 
-/** The parts of Pi's session manager the ledger reads. */
+/** The parts of Pi's session manager that the ledger and the cache telemetry (catchUp) read its entries through. */
 export interface LedgerSource {
 	getEntries(): readonly unknown[];
 	getEntryCount?(): number;
