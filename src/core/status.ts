@@ -8,6 +8,7 @@
 import { codeLine, LINE_WIDTH } from "./block-line.ts";
 import { duration, type Lifetime } from "./cache-advice.ts";
 import { bar, PART_LABELS, PARTS, type Part } from "./latest-request.ts";
+import type { ProfileName } from "./policy/profiles.ts";
 import type { CacheLine, EventLine } from "./session-history.ts";
 import { clip, firstLine, short } from "./tokens.ts";
 
@@ -71,7 +72,7 @@ export interface FoldedBlock {
 
 /** Where the next fold may happen, in the terms of the policy in force. */
 export interface FoldPoint {
-	policy: "ladder" | "economic" | "working-set";
+	policy: ProfileName;
 	/** Usage (tokens) from which a fold event may fire. */
 	at: number;
 	/** The knob that sets it, e.g. "foldAt 45%". */

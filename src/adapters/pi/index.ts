@@ -9,9 +9,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { MessageLike } from "../../core/block.ts";
 import { ratiosOf } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
-import { economize } from "../../core/policy/cache-economic.ts";
-import { conduct } from "../../core/policy/fold-ladder.ts";
-import { workingSet } from "../../core/policy/working-set.ts";
+import { PROFILES } from "../../core/policy/profiles.ts";
 import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
@@ -100,12 +98,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({
 		config: () => settings.policy,
-		policy: (view) =>
-			settings.config.policy === "working-set"
-				? workingSet(view)
-				: settings.config.policy === "economic"
-					? economize(view)
-					: conduct(view),
+		policy: (view) => PROFILES[settings.config.policy].decide(view),
 		append: (entry) => {
 			records.note(entry);
 			pi.appendEntry(ENTRY_TYPE, entry);

@@ -17,11 +17,12 @@ import {
 	type WorkingSetConfig,
 } from "../../core/contract.ts";
 import { URGENT_HOT_TAIL } from "../../core/policy/cache-economic.ts";
+import type { ProfileName } from "../../core/policy/profiles.ts";
 
 /** Every knob's effective value. */
 export interface FoldConfig extends LadderConfig, EconomicConfig, WorkingSetConfig {
 	/** The fold policy: `working-set` (the default), `economic` (its frugal peer) or `ladder` (the seed's static ladder); see core/policy. */
-	policy: "ladder" | "economic" | "working-set";
+	policy: ProfileName;
 	debug: boolean;
 	/** `fold`: deterministic compaction summary; `native`: leave compaction to Pi. */
 	compact: "fold" | "native";

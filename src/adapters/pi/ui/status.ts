@@ -11,9 +11,9 @@ import { blockWhat } from "../../../core/block-line.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
 import { contextParts, keptOut, type PassRow, type PassSnapshot } from "../../../core/latest-request.ts";
-import { backstopFor, economicTails, isHot, leastEventFor } from "../../../core/policy/cache-economic.ts";
+import { backstopFor, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
-import { isHotOrWritten } from "../../../core/policy/working-set.ts";
+import { PROFILES, type Profile } from "../../../core/policy/profiles.ts";
 import { cacheByModel, eventLines, eventSaving, hitRateSince, opSaving } from "../../../core/session-history.ts";
 import { type FoldedBlock, type FoldPoint, footerText, percent, type StatusFacts } from "../../../core/status.ts";
 import { estTokens } from "../../../core/tokens.ts";
@@ -141,8 +141,9 @@ export function foldPoint(
 
 /** The protected tail of a request's rows under the policy in force. */
 export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: number): Set<string> {
-	return config.policy !== "ladder"
-		? economicTails(rows, config.hotTail, config.coldTail, config.policy === "working-set" ? isHotOrWritten : isHot)
+	const profile: Profile = PROFILES[config.policy];
+	return profile.hot
+		? economicTails(rows, config.hotTail, config.coldTail, profile.hot)
 		: protectedTail(rows, tailOf(config, window));
 }
 
