@@ -14,17 +14,17 @@ import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { lifetimeFor, rewriteInReadsFor } from "./cache/lifetime.ts";
+import { lifetimeFor } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { disabledByEnv } from "./config.ts";
-import { ContextUsage } from "./fold/context-usage.ts";
-import { errorText, FoldEngine, type TurnFacts } from "./fold/engine.ts";
+import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
+import { RequestFacts } from "./fold/request-facts.ts";
 import { Ledger, type LedgerSource } from "./fold/session-ledger.ts";
 import { registerFoldTools } from "./tools/loadout.ts";
 import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
@@ -80,12 +80,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	};
 
 	const telemetry = new CacheTelemetry();
-	const cacheFacts = (ctx: ExtensionContext) => {
-		telemetry.catchUp(ctx.sessionManager as LedgerSource);
-		const facts = telemetry.facts(now(), lifetimeFor(ctx.model, settings.config, settings.ttlSecondsSet).ms);
-		const rewriteInReads = rewriteInReadsFor(ctx.model);
-		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
-	};
+	const requestFacts = new RequestFacts(settings, telemetry, now);
 	const advisor = new Advisor({ notify: warn, config: () => settings.config });
 	const warning = new CacheWarning({
 		notify: warn,
@@ -95,7 +90,6 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		now,
 	});
 
-	const contextUsage = new ContextUsage();
 	const engine = new FoldEngine({
 		config: () => settings.policy,
 		policy: (view) => PROFILES[settings.config.policy].decide(view),
@@ -171,12 +165,12 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 
 	const breakpoints = new BreakpointPlacer();
 	pi.on("session_start", (_event, ctx) => {
-		contextUsage.reset();
+		requestFacts.reset();
 		breakpoints.reset();
 		restore(ctx);
 	});
 	pi.on("session_tree", (_event, ctx) => {
-		contextUsage.reset();
+		requestFacts.reset();
 		breakpoints.reset();
 		restore(ctx);
 	});
@@ -241,24 +235,11 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 
 	registerWarmingAnswer(pi, { engine, telemetry, debug: () => settings.config.debug, warn });
 
-	// What the fold pass reads about the request that carries `messages`.
-	const turnFacts = (messages: MessageLike[], ctx: ExtensionContext): TurnFacts => {
-		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
-		settings.forModel(ctx.model);
-		return {
-			window,
-			usage: contextUsage.tokens(messages, () => ctx.getContextUsage()?.tokens),
-			neverCacheRead: telemetry.neverCacheRead,
-			cache: cacheFacts(ctx),
-			keepRecent: settings.keepRecent,
-			reserve: settings.reserve,
-		};
-	};
 	pi.on("context", (event, ctx) => {
 		try {
 			advisor.beginRequest();
 			const messages = event.messages as unknown as MessageLike[];
-			engine.run(messages, turnFacts(messages, ctx));
+			engine.run(messages, requestFacts.of(messages, ctx));
 		} catch (error) {
 			warnOnce(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
 		}
@@ -293,7 +274,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		engine,
 		ledger,
 		parent: () => parent,
-		foldsNext: (messages, ctx) => engine.foldsNext(messages, turnFacts(messages, ctx)),
+		foldsNext: (messages, ctx) => engine.foldsNext(messages, requestFacts.of(messages, ctx)),
 		declared: () => advisor.observeDeclarations(),
 		warn,
 	});

@@ -1,0 +1,58 @@
+/**
+ * What the fold pass reads about one request besides its messages, gathered from Pi's context and
+ * context-fold's own state at the moment the request goes out: the model's context window, the
+ * context's size (fold/context-usage.ts), whether the session never read from the cache and whether
+ * the cache is cold anyway (cache telemetry, on the extension's clock, at the model's cache lifetime
+ * and rewrite price), and Pi's compaction figures for the model in use (ActiveSettings).
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { MessageLike } from "../../../core/block.ts";
+import type { CacheFacts } from "../../../core/contract.ts";
+import type { ActiveSettings } from "../active-settings.ts";
+import { lifetimeFor, rewriteInReadsFor } from "../cache/lifetime.ts";
+import type { CacheTelemetry } from "../cache/telemetry.ts";
+import { ContextUsage } from "./context-usage.ts";
+import type { TurnFacts } from "./engine.ts";
+import type { LedgerSource } from "./session-ledger.ts";
+
+/** A request's facts for the fold pass, from Pi's context at the request. */
+export class RequestFacts {
+	private readonly usage = new ContextUsage();
+	private readonly settings: ActiveSettings;
+	private readonly telemetry: CacheTelemetry;
+	private readonly now: () => number;
+
+	constructor(settings: ActiveSettings, telemetry: CacheTelemetry, now: () => number) {
+		this.settings = settings;
+		this.telemetry = telemetry;
+		this.now = now;
+	}
+
+	/** Forgets what the context size was read from (after `/tree` or a session change). */
+	reset(): void {
+		this.usage.reset();
+	}
+
+	/** The facts of the request that carries `messages`. */
+	of(messages: readonly MessageLike[], ctx: ExtensionContext): TurnFacts {
+		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
+		this.settings.forModel(ctx.model);
+		return {
+			window,
+			usage: this.usage.tokens(messages, () => ctx.getContextUsage()?.tokens),
+			neverCacheRead: this.telemetry.neverCacheRead,
+			cache: this.cache(ctx),
+			keepRecent: this.settings.keepRecent,
+			reserve: this.settings.reserve,
+		};
+	}
+
+	/** The cache as telemetry sees it now, with the model's rewrite price when it has its own. */
+	private cache(ctx: ExtensionContext): CacheFacts {
+		this.telemetry.catchUp(ctx.sessionManager as LedgerSource);
+		const { ms } = lifetimeFor(ctx.model, this.settings.config, this.settings.ttlSecondsSet);
+		const facts = this.telemetry.facts(this.now(), ms);
+		const rewriteInReads = rewriteInReadsFor(ctx.model);
+		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
+	}
+}

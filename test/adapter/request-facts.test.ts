@@ -1,0 +1,102 @@
+/**
+ * RequestFacts (src/adapters/pi/fold/request-facts.ts): what the fold pass reads about a request,
+ * from a stand-in for Pi's context: the window (the model's, else Pi's usage report), the context
+ * size from the request's own messages (Pi asked only with no response yet), the cache on the
+ * extension's clock (warm within the model's lifetime, cold past it, with the model's rewrite price),
+ * the cache_warm refreshes Pi recorded meanwhile, and Pi's compaction figures for the model.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { ActiveSettings } from "../../src/adapters/pi/active-settings.ts";
+import { CacheTelemetry } from "../../src/adapters/pi/cache/telemetry.ts";
+import { RequestFacts } from "../../src/adapters/pi/fold/request-facts.ts";
+import { SavedSettings } from "../../src/adapters/pi/ui/settings.ts";
+import type { MessageLike } from "../../src/core/block.ts";
+
+const MODEL = {
+	provider: "acme",
+	id: "big",
+	api: "openai-completions",
+	contextWindow: 100_000,
+	cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+};
+
+/** Pi's context, as far as RequestFacts reads it: the model, Pi's usage report and the session's entries. */
+function context(model: unknown, entries: unknown[] = [], asked: string[] = []): ExtensionContext {
+	return {
+		model,
+		getContextUsage: () => {
+			asked.push("usage");
+			return { tokens: 4321, contextWindow: 64_000 };
+		},
+		sessionManager: { getEntries: () => entries },
+	} as unknown as ExtensionContext;
+}
+
+const user: MessageLike = { role: "user", content: "go", timestamp: 1 };
+const reply: MessageLike = {
+	role: "assistant",
+	content: [{ type: "text", text: "done" }],
+	usage: { input: 100, output: 20, cacheRead: 900, cacheWrite: 0, totalTokens: 1020 },
+	stopReason: "stop",
+	timestamp: 2,
+};
+
+function setup(now: { t: number }) {
+	const settings = new ActiveSettings();
+	settings.load(() => ({ compaction: { reserveTokens: 20_000, keepRecentTokens: 30_000 } }), new SavedSettings(), {});
+	const telemetry = new CacheTelemetry();
+	return { telemetry, facts: new RequestFacts(settings, telemetry, () => now.t) };
+}
+
+describe("RequestFacts", () => {
+	test("the window is the model's, else Pi's usage report's", () => {
+		const { facts } = setup({ t: 0 });
+		assert.equal(facts.of([user], context(MODEL)).window, 100_000);
+		assert.equal(facts.of([user], context(undefined)).window, 64_000);
+	});
+
+	test("the size comes from the latest response's usage; Pi is asked only before any response", () => {
+		const { facts } = setup({ t: 0 });
+		const asked: string[] = [];
+		assert.equal(facts.of([user], context(MODEL, [], asked)).usage, 4321, "no response yet: Pi's figure");
+		assert.deepEqual(asked, ["usage"]);
+		const next: MessageLike = { role: "user", content: "x".repeat(400), timestamp: 3 };
+		const usage = facts.of([user, reply, next], context(MODEL, [], asked)).usage;
+		assert.ok(
+			typeof usage === "number" && usage > 1020 && usage < 1200,
+			`1020 from the reply and ~100 for the prompt: ${usage}`,
+		);
+		assert.deepEqual(asked, ["usage"], "Pi was not asked again");
+	});
+
+	test("the cache is warm within the lifetime, cold past it, and a recorded refresh warms it again", () => {
+		const now = { t: 0 };
+		const { telemetry, facts } = setup(now);
+		telemetry.observeResponse(reply.usage as never, 1_000);
+		const entries: unknown[] = [];
+		const ctx = context(MODEL, entries);
+		now.t = 1_000 + 60_000;
+		const warm = facts.of([user, reply], ctx).cache;
+		assert.equal(warm?.warm, true);
+		assert.equal(warm?.rewriteInReads, (3.75 - 0.3) / 0.3, "the model's own write premium, in reads");
+		now.t = 1_000 + 301_000;
+		assert.equal(facts.of([user, reply], ctx).cache?.warm, false, "past five minutes: cold");
+		entries.push({
+			type: "usage",
+			kind: "cache_warm",
+			provider: "acme",
+			timestamp: new Date(1_000 + 290_000).toISOString(),
+		});
+		assert.equal(facts.of([user, reply], ctx).cache?.warm, true, "Pi's idle refresh, read from the session");
+		assert.equal(facts.of([user, reply], ctx).neverCacheRead, false);
+	});
+
+	test("Pi's compaction figures come with the facts", () => {
+		const { facts } = setup({ t: 0 });
+		const f = facts.of([user], context(MODEL));
+		assert.equal(f.keepRecent, 30_000);
+		assert.equal(f.reserve, 20_000);
+	});
+});
