@@ -19,7 +19,8 @@
  *
  * Run with `npm run bench` (after bench/replay.ts), which passes --expose-gc so the scaling samples
  * start from a collected heap. Knobs: BENCH_WINDOW (default 200000, the replay's default too),
- * BENCH_RUNS (default 3), BENCH_REPLAY (0: no replay column), BENCH_SCALING (0: no scaling table).
+ * BENCH_RUNS (default 3), BENCH_REPLAY (0: no replay column), BENCH_SCALING (0: no scaling table),
+ * BENCH_ONLY (only the sessions whose path holds this text, e.g. `sweagent`).
  */
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
@@ -326,7 +327,8 @@ console.log(
 		withReplay ? `${"replay x p50".padStart(13)}${"x p99".padStart(7)}${"agree".padStart(7)}` : ""
 	}`,
 );
-const sessions = loadSessions();
+const only = process.env.BENCH_ONLY;
+const sessions = loadSessions().filter((session) => !only || session.path.includes(only));
 for (const session of sessions) {
 	const self = new URL(import.meta.url);
 	const captured = await inWorker(self, { capture: session.path }, (message) => message as Captured);
