@@ -3,6 +3,8 @@
  * first, under 200 lines and 100 columns, and the rest lives in docs/. Every relative link and image
  * in README.md and docs/*.md must name a file that exists, and a `#fragment` must name a heading of
  * that file (GitHub's heading slugs), so moving a section cannot leave a dead link behind.
+ * ARCHITECTURE.md's map names every source file, by its path under src/core/, src/adapters/pi/ or
+ * src/replay/, so a new room cannot go unlisted.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -130,4 +132,27 @@ describe("links in README.md and docs/*.md", () => {
 			rmSync(dir, { recursive: true, force: true });
 		}
 	});
+});
+
+/** Every TypeScript file under `dir`, as paths relative to it. */
+function sources(dir: string): string[] {
+	return readdirSync(dir, { recursive: true, encoding: "utf8" })
+		.filter((name) => name.endsWith(".ts") && statSync(join(dir, name)).isFile())
+		.map((name) => name.split("\\").join("/"));
+}
+
+describe("ARCHITECTURE.md", () => {
+	const map = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+
+	for (const part of ["src/core", "src/adapters/pi", "src/replay"]) {
+		it(`names every file of ${part}/`, () => {
+			const files = sources(join(ROOT, part));
+			assert.ok(files.length > 5, `only ${files.length} files in ${part}`);
+			assert.deepEqual(
+				files.filter((file) => !map.includes(file)),
+				[],
+				"files ARCHITECTURE.md's map does not name",
+			);
+		});
+	}
 });
