@@ -22,7 +22,10 @@ const MODEL = {
 	cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
 };
 
-/** Pi's context, as far as RequestFacts reads it: the model, Pi's usage report and the session's entries. */
+/**
+ * Pi's context, as far as RequestFacts reads it: the model, Pi's usage report and the session's
+ * entries; `asked` records each question put to Pi ("usage", "entries").
+ */
 function context(model: unknown, entries: unknown[] = [], asked: string[] = []): ExtensionContext {
 	return {
 		model,
@@ -30,7 +33,12 @@ function context(model: unknown, entries: unknown[] = [], asked: string[] = []):
 			asked.push("usage");
 			return { tokens: 4321, contextWindow: 64_000 };
 		},
-		sessionManager: { getEntries: () => entries },
+		sessionManager: {
+			getEntries: () => {
+				asked.push("entries");
+				return entries;
+			},
+		},
 	} as unknown as ExtensionContext;
 }
 
@@ -91,6 +99,20 @@ describe("RequestFacts", () => {
 		});
 		assert.equal(facts.of([user, reply], ctx).cache?.warm, true, "Pi's idle refresh, read from the session");
 		assert.equal(facts.of([user, reply], ctx).neverCacheRead, false);
+	});
+
+	test("while the latest response is within the lifetime, the session's entries are not read", () => {
+		const now = { t: 0 };
+		const { telemetry, facts } = setup(now);
+		telemetry.observeResponse(reply.usage as never, 1_000);
+		const asked: string[] = [];
+		const ctx = context(MODEL, [{ type: "usage", kind: "cache_warm", provider: "acme" }], asked);
+		now.t = 1_000 + 200_000;
+		assert.equal(facts.of([user, reply], ctx).cache?.warm, true);
+		assert.deepEqual(asked, [], "a warm cache needs no refresh from the session");
+		now.t = 1_000 + 400_000;
+		facts.of([user, reply], ctx);
+		assert.deepEqual(asked, ["entries"], "past the lifetime the refreshes are read");
 	});
 
 	test("Pi's compaction figures come with the facts", () => {

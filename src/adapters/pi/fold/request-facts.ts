@@ -47,11 +47,19 @@ export class RequestFacts {
 		};
 	}
 
-	/** The cache as telemetry sees it now, with the model's rewrite price when it has its own. */
+	/**
+	 * The cache as telemetry sees it now, with the model's rewrite price when it has its own. Pi's idle
+	 * refreshes are read from the session (a copy of all its entries) only when the cache looks cold
+	 * without them: a refresh can only make it warm, and on most requests the latest response is
+	 * recent enough that it is warm anyway.
+	 */
 	private cache(ctx: ExtensionContext): CacheFacts {
-		this.telemetry.catchUp(ctx.sessionManager as LedgerSource);
 		const { ms } = lifetimeFor(ctx.model, this.settings.config, this.settings.ttlSecondsSet);
-		const facts = this.telemetry.facts(this.now(), ms);
+		let facts = this.telemetry.facts(this.now(), ms);
+		if (facts.warm === false) {
+			this.telemetry.catchUp(ctx.sessionManager as LedgerSource);
+			facts = this.telemetry.facts(this.now(), ms);
+		}
 		const rewriteInReads = rewriteInReadsFor(ctx.model);
 		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
 	}
