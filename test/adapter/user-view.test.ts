@@ -337,13 +337,16 @@ describe("/context-fold", () => {
 		assert.match(own, /useWindow = 10, saved to .*; applies from the next request/);
 	});
 
-	it("refuses a bad value and a knob the environment sets, and lists that knob as locked", async () => {
+	it("refuses a bad value, a missing value and a knob the environment sets, and lists that knob as locked", async () => {
 		writeFileSync(settingsFile, "{}");
 		const stub = await started();
 		process.env.CONTEXTFOLD_TAIL = "5000";
 		try {
 			const bad = (await stub.command("context-fold", "settings foldAt lots")).stdout;
 			assert.match(bad, /foldAt not changed: .*is not a valid fraction/);
+			// Without a value a boolean would read as false (an empty variable is off): nothing is saved.
+			const bare = (await stub.command("context-fold", "settings debug")).stdout;
+			assert.match(bare, /debug not changed: give a value \(\/context-fold settings debug <value>\)/);
 			const locked = (await stub.command("context-fold", "settings tail 3000")).stdout;
 			assert.match(locked, /tail is set by CONTEXTFOLD_TAIL in the environment \(5000\)/);
 			assert.match(

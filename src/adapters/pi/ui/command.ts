@@ -150,6 +150,14 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 			text: `context-fold: ${key} is set by ${row.env} in the environment (${row.value}); a saved value would not apply`,
 		};
 	}
+	// An empty value reads as `false` for a boolean (an empty environment variable is off), but typed
+	// without one, a knob is named to be changed, not switched off.
+	if (value.trim() === "") {
+		return {
+			ok: false,
+			text: `context-fold: ${key} not changed: give a value (/context-fold settings ${key} <value>)`,
+		};
+	}
 	try {
 		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
 		deps.reload();
