@@ -175,7 +175,7 @@ export const KNOB_SCHEMAS = {
 	backstopAt: tokens(
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
-		"economic and working-set policies: when folding everything would still leave more than this many tokens (but at least 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
+		"economic and working-set policies: when folding everything would still leave at least this many tokens (a figure never below 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over.",
 	),
 	minEvent: tokens(
 		"CONTEXTFOLD_MIN_EVENT",
