@@ -188,7 +188,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		throw new UsageError("--last takes a whole number ≥ 1");
 	if (files.length === 0 && !mine) throw new UsageError("no session file given");
 	if (mine && !policyGiven) names = [...MINE_POLICIES];
-	if (!PRICE_MODELS[price]) throw new UsageError(`unknown price model ${price}`);
+	if (!Object.hasOwn(PRICE_MODELS, price)) throw new UsageError(`unknown price model ${price}`);
 	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
 	if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs takes a whole number ≥ 1");
 	for (const [k, v] of Object.entries(clear)) {

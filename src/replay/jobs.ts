@@ -44,9 +44,19 @@ const scripts = new Map<string, ReplayScript>();
 export function sessionScript(file: string): ReplayScript {
 	let script = scripts.get(file);
 	if (!script) {
-		script = replayScript(readPiSession(file), file);
-		if (script.turns.length === 0)
-			throw new SessionFileError(file, "a Pi session without a user message: nothing to replay");
+		const session = readPiSession(file);
+		script = replayScript(session, file);
+		if (script.turns.length === 0) {
+			const { unread } = session;
+			const lines = `line${unread.length === 1 ? "" : "s"} ${unread.slice(0, 3).join(", ")}${unread.length > 3 ? ", …" : ""}`;
+			const torn = unread.length > 0 ? ` (${lines} not a JSON object, skipped as Pi skips them)` : "";
+			throw new SessionFileError(file, `a Pi session without a user message${torn}: nothing to replay`);
+		}
+		// Pi 1.6 looks a tool's prompt guidelines up by name in a plain object, so a tool named after a
+		// key of Object.prototype (`constructor`, `toString`) breaks its system prompt: no run can start.
+		const inherited = script.toolNames.find((name) => name in Object.prototype);
+		if (inherited !== undefined)
+			throw new SessionFileError(file, `a recorded tool is named "${inherited}", a name Pi 1.6 cannot load`);
 		scripts.set(file, script);
 	}
 	return script;

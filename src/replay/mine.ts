@@ -19,7 +19,7 @@
  * - the newest session is the one whose file changed last (`findMostRecentSession`, which `pi -c`
  *   continues); a session file is named `<start time, ':' and '.' as '-'>_<session id>.jsonl`.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { CONFIG_DIR_NAME, getAgentDir } from "@earendil-works/pi-coding-agent";
@@ -27,6 +27,7 @@ import { Type } from "typebox";
 import { Value } from "typebox/value";
 import type { PolicyFigures, SessionReport } from "./report.ts";
 import { withRatios } from "./report.ts";
+import { openRegularFile } from "./session-file.ts";
 
 /** The variable that moves Pi's session storage (Pi's `ENV_SESSION_DIR`, not exported). */
 export const ENV_SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR";
@@ -96,7 +97,7 @@ export function sessionStore(cwd: string): SessionStore {
 function firstLine(file: string): string | undefined {
 	let fd: number;
 	try {
-		fd = openSync(file, "r");
+		fd = openRegularFile(file);
 	} catch {
 		return undefined;
 	}

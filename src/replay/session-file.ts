@@ -15,7 +15,7 @@
  * string as the time it names, a missing one as its entry's. Projected messages are cached per entry, so an entry keeps one
  * message object across requests (identity marks the unchanged prefix of consecutive requests).
  */
-import { readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { timeOf } from "../adapters/pi/cache/telemetry.ts";
 import type { MessageLike } from "../core/block.ts";
 
@@ -77,6 +77,25 @@ export function parseSessionText(text: string): SessionEntries {
 	return { header, entries, unread };
 }
 
+/**
+ * Opens `path` for reading only if it is a regular file, or throws a SessionFileError. The open never
+ * blocks (a FIFO would wait for a writer, with signals held off, so the command could not be
+ * stopped): it is checked on the open descriptor, not by name first.
+ */
+export function openRegularFile(path: string): number {
+	let fd: number;
+	try {
+		fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		throw new SessionFileError(path, code === "ENOENT" ? "no such file" : `cannot be read (${code ?? error})`);
+	}
+	const stat = fstatSync(fd);
+	if (stat.isFile()) return fd;
+	closeSync(fd);
+	throw new SessionFileError(path, stat.isDirectory() ? "a directory, not a session file" : "not a regular file");
+}
+
 /** Reads and parses one session file. */
 export function readSessionFile(path: string): SessionEntries {
 	return parseSessionText(readFileSync(path, "utf8"));
@@ -84,29 +103,25 @@ export function readSessionFile(path: string): SessionEntries {
 
 /**
  * Reads one file as Pi reads a session, refusing what Pi would not open as one: a path that is
- * missing or not a readable file, an empty file, or a first JSON line that is not Pi's session header
+ * missing or not a readable regular file (a directory, a FIFO, a device), an empty file, or a first JSON line that is not Pi's session header
  * (`{"type":"session","id":"…",…}`, the line Pi checks before it loads any entry). Lines that are not
  * JSON are skipped, as Pi skips them (see parseSessionText). Each refusal is a SessionFileError
  * naming the file and the problem in one sentence.
  */
 export function readPiSession(path: string): SessionEntries {
+	const fd = openRegularFile(path);
 	let text: string;
 	try {
-		text = readFileSync(path, "utf8");
+		text = readFileSync(fd, "utf8");
 	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		const problem =
-			code === "ENOENT"
-				? "no such file"
-				: code === "EISDIR"
-					? "a directory, not a session file"
-					: `cannot be read (${code ?? error})`;
-		throw new SessionFileError(path, problem);
+		throw new SessionFileError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? error})`);
+	} finally {
+		closeSync(fd);
 	}
 	if (!text.trim()) throw new SessionFileError(path, "empty file, not a Pi session");
 	const session = parseSessionText(text);
 	if (session.header === undefined && session.entries.length === 0)
-		throw new SessionFileError(path, "not a Pi session: no line of it is JSON");
+		throw new SessionFileError(path, "not a Pi session: no line of it is a JSON object");
 	if (session.header === undefined || typeof session.header.id !== "string")
 		throw new SessionFileError(
 			path,

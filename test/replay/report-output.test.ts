@@ -10,12 +10,14 @@
  * said on stderr.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { parseArgs, report } from "../../src/replay/cli.ts";
+import { parseArgs, report, UsageError } from "../../src/replay/cli.ts";
+import { projectDirName } from "../../src/replay/mine.ts";
 import { ProgressLine } from "../../src/replay/progress.ts";
 import {
 	type PolicyFigures,
@@ -44,7 +46,10 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 		const cases: [string, string | undefined, string][] = [
 			["events.jsonl", `${JSON.stringify({ event: "click", x: 1 })}\n`, "not a Pi session: its first JSON line"],
 			["headless.jsonl", `${JSON.stringify(message)}\n`, "not a Pi session: its first JSON line"],
-			["notes.jsonl", "just some notes\n", "not a Pi session: no line of it is JSON"],
+			["notes.jsonl", "just some notes\n", "not a Pi session: no line of it is a JSON object"],
+			["numbers.jsonl", "[1,2,3]\nnull\n", "not a Pi session: no line of it is a JSON object"],
+			["torn.jsonl", `${JSON.stringify(header)}\n{"type":"message","id":"m","mess\n`, "(line 2 not a JSON object"],
+			["dir.jsonl", undefined, "a directory, not a session file"],
 			["empty.jsonl", "", "empty file, not a Pi session"],
 			["header-only.jsonl", `${JSON.stringify(header)}\n`, "without a user message: nothing to replay"],
 			["missing.jsonl", undefined, "no such file"],
@@ -52,6 +57,7 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 		for (const [name, text, problem] of cases) {
 			const file = join(dir, name);
 			if (text !== undefined) writeFileSync(file, text);
+			if (name === "dir.jsonl") mkdirSync(file);
 			const run = replay(file, "--policy", "pi");
 			assert.equal(run.status, 2, `${name}: ${run.stderr}`);
 			assert.equal(run.stdout, "", name);
@@ -80,6 +86,75 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 		rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+test("names that Object.prototype holds are no price model, and a session with a tool so named is refused", () => {
+	for (const price of ["toString", "constructor", "__proto__"])
+		assert.throws(() => parseArgs(["s.jsonl", "--price", price]), UsageError, price);
+	const dir = mkdtempSync(join(tmpdir(), "replay-tool-names-"));
+	try {
+		for (const tool of ["mytool", "constructor", "__proto__", "toString"]) {
+			const session = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+			session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+			const usage = { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 };
+			const call = { type: "toolCall", id: "t", name: tool, arguments: {} };
+			session.add(2, { role: "assistant", content: [call], stopReason: "toolUse", usage });
+			const result = [{ type: "text", text: "the recorded result" }];
+			session.add(3, { role: "toolResult", toolCallId: "t", toolName: tool, content: result, isError: false });
+			session.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop", usage });
+			const file = join(dir, `${tool}.jsonl`);
+			writeFileSync(file, session.text());
+			const run = replay(file, "--policy", "pi");
+			if (tool === "mytool") {
+				assert.equal(run.status, 0, run.stderr);
+				continue;
+			}
+			// Pi 1.6 itself cannot start a run with such a tool (its prompt guidelines are looked up by name).
+			assert.equal(run.status, 2, `${tool}: ${run.stderr}`);
+			assert.equal(
+				run.stderr,
+				`context-fold replay: ${file}: a recorded tool is named "${tool}", a name Pi 1.6 cannot load\n`,
+			);
+		}
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test(
+	"a FIFO named like a session is refused at once, never waited on (alone and under --mine)",
+	{
+		skip: process.platform === "win32" ? "no mkfifo on Windows" : false,
+	},
+	() => {
+		const dir = mkdtempSync(join(tmpdir(), "replay-fifo-"));
+		try {
+			const fifo = join(dir, "pipe.jsonl");
+			execFileSync("mkfifo", [fifo]);
+			// Bounded: a replay that opened the FIFO would wait for a writer, deaf to signals but SIGKILL.
+			const bounded = { timeout: 60_000, killSignal: "SIGKILL" as const };
+			const alone = replayCommand([fifo, "--policy", "pi"], bounded);
+			assert.equal(alone.signal, null, "the replay waited on the FIFO until it was killed");
+			assert.equal(alone.status, 2, alone.stderr);
+			assert.equal(alone.stderr, `context-fold replay: ${fifo}: not a regular file\n`);
+			// --mine lists the session files of the project's directory: the FIFO among them is skipped.
+			const agent = join(dir, "agent");
+			const project = join(dir, "project");
+			mkdirSync(project);
+			const sessions = join(agent, "sessions", projectDirName(project));
+			mkdirSync(sessions, { recursive: true });
+			execFileSync("mkfifo", [join(sessions, "2026-01-02T00-00-00-000Z_odd.jsonl")]);
+			const mine = replayCommand(["--mine", "--policy", "pi"], {
+				...bounded,
+				cwd: project,
+				env: { ...process.env, PI_CODING_AGENT_DIR: agent, PI_CODING_AGENT_SESSION_DIR: "" },
+			});
+			assert.equal(mine.signal, null, "--mine waited on the FIFO until it was killed");
+			assert.match(mine.stderr + mine.stdout, /not a regular file/);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	},
+);
 
 test("a replay prints the verdict first, a table within 100 columns, and no advisory of the replayed extension", () => {
 	// In a 24k window the default compacts once, and says so: an advisory to count, not to show.
