@@ -22,6 +22,17 @@ export const RECALL_LIMITS = {
 } as const;
 
 /**
+ * Why a grep or search pattern cannot be matched, said after its name ("is 600 characters; at most
+ * 500"), or undefined: a match is within one line, so a pattern holds no line break.
+ */
+export function patternProblem(pattern: string): string | undefined {
+	const most = RECALL_LIMITS.patternChars;
+	if (pattern.length > most) return `is ${pattern.length} characters; at most ${most}`;
+	if (/[\r\n]/.test(pattern)) return "holds a line break; a match is within one line";
+	return undefined;
+}
+
+/**
  * Readable text of a tool call's arguments: one `key: value` line per small value, and large or
  * multi-line strings as raw blocks under their key path, so grep and line slices see the real text.
  */

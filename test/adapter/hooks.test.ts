@@ -120,7 +120,29 @@ describe("tools", () => {
 		assert.match(await stub.call("recall_folded", { codes: ["abcdefgh"] }), /not a fold code of this session/);
 		assert.match(await stub.call("recall_folded", { codes: [code], lines: "9-2" }), /`lines` must look like/);
 		assert.match(await stub.call("recall_folded", { search: "x".repeat(5000) }), /at most 500/);
+		// A match is within one line: a pattern across lines would count blocks and show no match.
+		for (const pattern of ["check 1 output ok\nError: check 1 failed", "\n"]) {
+			assert.match(await stub.call("recall_folded", { search: pattern }), /`search` holds a line break/);
+			assert.match(await stub.call("recall_folded", { codes: [code], grep: pattern }), /`grep` holds a line break/);
+		}
 		assert.match(await stub.call("recall_folded", { codes: "nonsense" }), /not a fold code/);
+	});
+
+	it("reads a header's parent session that is no path as none: an unknown code is only unknown", async () => {
+		for (const parentSession of [5, { path: "x" }]) {
+			const stub = loadStub({ parentSession });
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			const code = resultTexts(await stub.request())
+				.map((t) => FOLDED.exec(t)?.[1])
+				.find((c) => c !== undefined);
+			assert.ok(code, "the session folded");
+			assert.match(stub.stderr.join(""), /names its parent session by no path/);
+			assert.match(await stub.call("recall_folded", { codes: ["zzzzzzzz"] }), /not a fold code of this session/);
+			// The good code of a mixed call is served all the same.
+			assert.match(await stub.call("recall_folded", { codes: [code, "zzzzzzzz"] }), /sha256 verified/);
+			assert.match(await stub.call("unfold", { codes: ["zzzzzzzz"] }), /not a fold code of this session/);
+		}
 	});
 
 	it("flags a call that served nothing as an error result, and nothing else", async () => {

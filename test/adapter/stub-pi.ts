@@ -104,7 +104,7 @@ export interface StubPi {
 
 /** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
 export function loadStub(
-	options: { window?: number; sessionDir?: string; sessionFile?: string; parentSession?: string } = {},
+	options: { window?: number; sessionDir?: string; sessionFile?: string; parentSession?: unknown } = {},
 ): StubPi {
 	let counter = 0;
 	/**

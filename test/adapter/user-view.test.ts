@@ -357,6 +357,11 @@ describe("/context-fold", () => {
 			delete process.env.CONTEXTFOLD_TAIL;
 		}
 		assert.equal(readFileSync(settingsFile, "utf8"), "{}", "nothing was written");
+		// A settings file that is no JSON is named, and left as it is.
+		writeFileSync(settingsFile, "{ not json");
+		const corrupt = (await stub.command("context-fold", "settings foldAt 0.6")).stdout;
+		assert.ok(corrupt.includes(`foldAt not changed: ${settingsFile} cannot be read as JSON (`), corrupt);
+		assert.equal(readFileSync(settingsFile, "utf8"), "{ not json");
 	});
 
 	it("recalls an original for the user without touching the context", async () => {
@@ -368,6 +373,10 @@ describe("/context-fold", () => {
 		assert.match(stdout, /line 199 of check \d output ok/);
 		assert.equal(stub.entries.length, before, "no entry appended");
 		assert.match((await stub.command("context-fold", "recall zzzzzzzz")).stdout, /not a fold code of this session/);
+		// What is not a code is quoted clipped, as the tools quote it, not echoed whole.
+		const long = (await stub.command("context-fold", `recall ${"x".repeat(10_000)}`)).stdout;
+		assert.match(long, /is not a fold code/);
+		assert.ok(long.length < 400, `${long.length} characters`);
 		const tagged = await stub.command("context-fold", `recall {#${code.toUpperCase()} FOLDED}`);
 		assert.match(tagged.stdout, new RegExp(`^Recalled #${code}:`), "a whole tag in any case names the code");
 		const typo = await stub.command("context-fold", "recall see above");
@@ -553,7 +562,9 @@ describe("blocks a user can recognise", () => {
 			assert.match(stdout, new RegExp(`\n#${code} bash: check \\d \\([\\d.]+k tokens\\): 1 match\n`));
 		assert.doesNotMatch(stdout, /recall_folded|Recalled/);
 		const long = await stub.command("context-fold", `search ${"x".repeat(501)}`);
-		assert.match(long.stdout, /^context-fold: search for at most 500 characters \(got 501\)/);
+		assert.match(long.stdout, /^context-fold: the search text is 501 characters; at most 500/);
+		const twoLines = await stub.command("context-fold", "search failed at\nstep");
+		assert.match(twoLines.stdout, /^context-fold: the search text holds a line break; a match is within one line/);
 	});
 
 	it("lists the blocks of a fold event under its line in the transcript, every block when expanded", async () => {

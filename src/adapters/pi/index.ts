@@ -139,8 +139,12 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			session = ctx.sessionManager;
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
-			const parentFile = ctx.sessionManager.getHeader?.()?.parentSession;
-			parent = parentFile ? new ParentSession(parentFile, warn) : undefined;
+			const parentFile: unknown = ctx.sessionManager.getHeader?.()?.parentSession;
+			parent = typeof parentFile === "string" && parentFile ? new ParentSession(parentFile, warn) : undefined;
+			if (parentFile && typeof parentFile !== "string")
+				warnOnce(
+					"context-fold: this session's header names its parent session by no path; its codes cannot be read",
+				);
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warnOnce(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);

@@ -38,13 +38,13 @@ export function codeList(input: unknown): { codes: string[]; bad: string[] } | s
 		const code = parseCode(item);
 		if (code) {
 			if (!codes.includes(code)) codes.push(code);
-		} else bad.push(clip(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)), 40));
+		} else bad.push(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)));
 	}
 	return { codes, bad };
 }
 
-/** The message for items that are not fold codes. */
+/** The message for items that are not fold codes, each clipped to 40 characters. */
 export function notCodes(bad: readonly string[]): string {
-	const list = bad.map((b) => JSON.stringify(b)).join(", ");
+	const list = bad.map((b) => JSON.stringify(clip(b, 40))).join(", ");
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
 }

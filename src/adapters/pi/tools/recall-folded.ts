@@ -7,7 +7,14 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { quoteTags } from "../../../core/digest.ts";
-import { grepText, matchQuality, parseLineRange, RECALL_LIMITS, sliceLines } from "../../../core/recall.ts";
+import {
+	grepText,
+	matchQuality,
+	parseLineRange,
+	patternProblem,
+	RECALL_LIMITS,
+	sliceLines,
+} from "../../../core/recall.ts";
 import { lineCount } from "../../../core/tokens.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
@@ -186,11 +193,8 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 			if (value === undefined) continue;
 			if (typeof value !== "string" || value.length === 0)
 				return failure(`recall_folded: \`${name}\` must be non-empty text`);
-			if (value.length > RECALL_LIMITS.patternChars) {
-				return failure(
-					`recall_folded: \`${name}\` is ${value.length} characters; at most ${RECALL_LIMITS.patternChars}`,
-				);
-			}
+			const problem = patternProblem(value);
+			if (problem) return failure(`recall_folded: \`${name}\` ${problem}`);
 		}
 		const range = args?.lines === undefined ? null : parseLineRange(args.lines);
 		if (args?.lines !== undefined && !range)

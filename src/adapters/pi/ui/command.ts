@@ -13,7 +13,7 @@ import { type AutocompleteItem, Input, type SettingItem, SettingsList, truncateT
 import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
 import { unfoldCost } from "../../../core/latest-request.ts";
-import { RECALL_LIMITS } from "../../../core/recall.ts";
+import { patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
 import { statusText } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
 import { KNOBS, nearestKnob, resolveConfig } from "../config.ts";
@@ -388,8 +388,8 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 
 /** `/context-fold search <text>`: every folded block holding the text, each headed by what it was. */
 function search(deps: CommandDeps, pattern: string): string {
-	const most = RECALL_LIMITS.patternChars;
-	if (pattern.length > most) return `context-fold: search for at most ${most} characters (got ${pattern.length})`;
+	const problem = patternProblem(pattern);
+	if (problem) return `context-fold: the search text ${problem}`;
 	return searchFolded(pattern, deps.engine, deps.ledger, RECALL_LIMITS.totalChars, {
 		head: (r) => blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
 		narrow: "narrow the search, or read a block whole with /context-fold recall <code>",

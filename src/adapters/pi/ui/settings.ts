@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { KNOBS, type KnobSource, type Resolved, resolveConfig } from "../config.ts";
+import { errorText } from "../fold/engine.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 
 /** One knob as the settings view lists it. */
@@ -150,12 +151,17 @@ function withLock<T>(file: string, fn: () => T): T {
 	}
 }
 
-/** The settings object of a file: {} when it is missing; throws when it is not a JSON object. */
+/** The settings object of a file: {} when it is missing; throws, naming the file, when it is no JSON object. */
 function readObject(file: string): Record<string, unknown> {
 	if (!existsSync(file)) return {};
-	const text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
-	if (text.trim() === "") return {};
-	const value = JSON.parse(text) as unknown;
+	let value: unknown;
+	try {
+		const text = readFileSync(file, "utf8").replace(/^\uFEFF/, "");
+		if (text.trim() === "") return {};
+		value = JSON.parse(text);
+	} catch (error) {
+		throw new Error(`${file} cannot be read as JSON (${errorText(error)}); fix or remove it`);
+	}
 	if (!value || typeof value !== "object" || Array.isArray(value))
 		throw new Error(`${file} does not hold a JSON object`);
 	return value as Record<string, unknown>;
