@@ -1,5 +1,6 @@
 /**
- * compactedBaseOf: what the latest compaction of a branch removed from live history, by role. The
+ * compactedBaseOf: what the latest compaction of a branch removed from live history, by role, as Pi
+ * projects it. The
  * user messages keep turn numbers session-absolute; the assistant messages keep the session's request
  * count whole, which bounds how many requests a fold event's saving is counted over.
  */
@@ -32,9 +33,17 @@ describe("compactedBaseOf", () => {
 		assert.deepEqual(compactedBaseOf(branch), { turns: 2, requests: 3 });
 	});
 
-	it("is zero without a compaction, or when its first kept entry is not on the branch", () => {
+	it("is zero without a compaction, or when it keeps the branch from its first entry", () => {
 		assert.deepEqual(compactedBaseOf(history), { turns: 0, requests: 0 });
-		assert.deepEqual(compactedBaseOf([...history, compaction("c1", "gone")]), { turns: 0, requests: 0 });
 		assert.deepEqual(compactedBaseOf([null, 3, "x", compaction("c1", "u1")]), { turns: 0, requests: 0 });
+		assert.deepEqual(compactedBaseOf([...history, compaction("c1", "u1")]), { turns: 0, requests: 0 });
+	});
+
+	it("counts every message before the compaction when no earlier entry is its first kept one, as Pi keeps none", () => {
+		// Pi's projection (buildContextEntries) looks for the first kept entry before the compaction only.
+		assert.deepEqual(compactedBaseOf([...history, compaction("c1", "gone")]), { turns: 3, requests: 4 });
+		assert.deepEqual(compactedBaseOf([...history, compaction("c1", "c1")]), { turns: 3, requests: 4 });
+		const after = [...history.slice(0, 4), compaction("c1", "u3"), ...history.slice(4)];
+		assert.deepEqual(compactedBaseOf(after), { turns: 1, requests: 2 }, "u3 comes after the compaction");
 	});
 });

@@ -472,6 +472,29 @@ describe("cache facts from telemetry", () => {
 });
 
 describe("restore of malformed fold entries", () => {
+	it("sends raw a block whose frozen op has no fold record of its id and code, and says so", async () => {
+		for (const damage of ["drop the record", "change the op's code"]) {
+			const stub = await started();
+			await stub.request();
+			const records = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
+			const layer = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "layer");
+			const data = records?.data as { records: { id: string }[] };
+			const ops = (layer?.data as { ops: { id: string; code: string }[] }).ops;
+			const op = ops[0];
+			if (damage === "drop the record") data.records = data.records.filter((r) => r.id !== op.id);
+			else op.code = "zzzzzzzz";
+			stub.stderr.length = 0;
+			await stub.emit("session_start", { reason: "resume" });
+			const sent = resultTexts(await stub.request());
+			assert.ok(!sent.some((t) => t.startsWith("{#zzzzzzzz FOLDED}")), damage);
+			assert.match(stub.stderr.join(""), /1 frozen op without its fold record \(that block is sent raw\)/, damage);
+			for (const text of sent) {
+				const code = FOLDED.exec(text)?.[1];
+				if (code) assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/, code);
+			}
+		}
+	});
+
 	it("counts the records and ops it skips and warns once per restore, naming the counts", async () => {
 		const stub = await started();
 		await stub.request();
@@ -485,15 +508,21 @@ describe("restore of malformed fold entries", () => {
 		ops[0].code = null;
 		stub.stderr.length = 0;
 		await stub.emit("session_start", { reason: "resume" });
-		await stub.request();
+		const sent = resultTexts(await stub.request());
 		await stub.call("recall_folded", { codes: [String(data.records[2].code)] });
 		const warnings = stub.stderr
 			.join("")
 			.split("\n")
 			.filter((l) => l.includes("skipped"));
+		// The op of the record whose id went bad is readable but backed by no record: raw too.
 		assert.deepEqual(warnings, [
-			"context-fold: restoring fold state skipped 2 malformed fold records (their codes will not resolve), 1 malformed frozen op (that block is sent raw)",
+			"context-fold: restoring fold state skipped 2 malformed fold records (their codes will not resolve), 1 malformed frozen op (that block is sent raw), 1 frozen op without its fold record (that block is sent raw)",
 		]);
+		// Every digest the request carries is one whose code resolves.
+		for (const text of sent) {
+			const code = FOLDED.exec(text)?.[1];
+			if (code) assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/, code);
+		}
 		await stub.emit("session_start", { reason: "resume" });
 		assert.equal(
 			stub.stderr

@@ -32,7 +32,7 @@ const layer = (seq: number, entries: { id: string; digestText: string }[]) =>
 describe("rebuildRegistry over 0.5.1 entries", () => {
 	it("reads fold, spool, layer, unfold and layer-break entries without skipping any", () => {
 		const { registry, skipped } = rebuildRegistry(legacyEntries());
-		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0 });
+		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0, unbacked: 0 });
 		const bash = registry.record(L.bashId);
 		assert.deepEqual(bash, {
 			id: L.bashId,
@@ -73,7 +73,7 @@ describe("rebuildRegistry over 0.5.1 entries", () => {
 			layer(1, [{ id: "r:a", digestText: "{#aaaaaa FOLDED} second" }]),
 			fold("r:a", "aaaaaa", { sha256: "2".repeat(64) }),
 		]);
-		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0 });
+		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0, unbacked: 0 });
 		assert.equal(registry.record("r:a")?.sha256, "2".repeat(64));
 		assert.equal(registry.frozenOp("r:a")?.text, "{#aaaaaa FOLDED} second");
 		assert.deepEqual(
@@ -99,7 +99,7 @@ describe("rebuildRegistry over 0.5.1 entries", () => {
 			custom({ kind: "layer-break", seq: 3 }),
 			custom({ kind: "gate", entry: { blockId: "r:g", code: "GGGGGG", tool: "bash", isError: 0 } }),
 		]);
-		assert.deepEqual(skipped, { entries: 5, records: 0, ops: 0 });
+		assert.deepEqual(skipped, { entries: 5, records: 0, ops: 0, unbacked: 0 });
 	});
 
 	it("replays 0.5.1 state first, then this version's entries: new 8-character codes coexist", () => {
@@ -114,7 +114,7 @@ describe("rebuildRegistry over 0.5.1 entries", () => {
 			ours({ kind: "layer", seq: 3, ops: [{ id: "r:toolu_big1", code: "k3x9a0b2", text: "{#k3x9a0b2 FOLDED} x" }] }),
 			ours({ kind: "unfold", ids: ["a:resp_4Lw8:1"] }),
 		]);
-		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0 });
+		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0, unbacked: 0 });
 		assert.equal(registry.seq, 3);
 		assert.equal(registry.idOf("k3x9a0b2"), "r:toolu_big1");
 		assert.equal(registry.idOf(CODES.bash), L.bashId);

@@ -55,6 +55,8 @@ export interface Skipped {
 	entries: number;
 	records: number;
 	ops: number;
+	/** Readable ops with no fold record of their id and code: their code would not resolve. */
+	unbacked: number;
 }
 
 /** One line naming what a restore skipped, or undefined when it skipped nothing. */
@@ -74,6 +76,11 @@ export function skippedText(skipped: Skipped): string | undefined {
 		"malformed frozen op (that block is sent raw)",
 		"malformed frozen ops (those blocks are sent raw)",
 	);
+	count(
+		skipped.unbacked,
+		"frozen op without its fold record (that block is sent raw)",
+		"frozen ops without their fold records (those blocks are sent raw)",
+	);
 	return parts.length > 0 ? `context-fold: restoring fold state skipped ${parts.join(", ")}` : undefined;
 }
 
@@ -86,7 +93,7 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 	const registry = new FoldRegistry();
 	const legacy = legacyState();
 	const own: Record<string, unknown>[] = [];
-	const skipped: Skipped = { entries: 0, records: 0, ops: 0 };
+	const skipped: Skipped = { entries: 0, records: 0, ops: 0, unbacked: 0 };
 	for (const raw of entries) {
 		const entry = raw as EntryLike;
 		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
@@ -112,7 +119,11 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 			}
 			const ops = data.ops.filter(isOp);
 			skipped.ops += data.ops.length - ops.length;
-			registry.commitLayer(data.seq, ops);
+			// A digest whose code no record resolves could never be recalled (nor checked for a changed
+			// block): that block is sent raw, as a legacy op without its record is.
+			const backed = ops.filter((op) => registry.record(op.id)?.code === op.code);
+			skipped.unbacked += ops.length - backed.length;
+			registry.commitLayer(data.seq, backed);
 		} else if (kind === "unfold" && Array.isArray(data.ids)) {
 			for (const id of data.ids) if (typeof id === "string") registry.unfold(id);
 		} else {
@@ -131,24 +142,22 @@ export interface CompactedBase {
 }
 
 /**
- * The messages of the branch that the latest compaction removed from live history (those before its
- * first kept entry), by role; none without a compaction.
+ * The messages of the branch that the latest compaction removed from live history, by role; none
+ * without a compaction. As in Pi's projection: those before its first kept entry, or every message
+ * before the compaction when no earlier entry has that id (Pi then keeps none of them).
  */
 export function compactedBaseOf(branch: readonly unknown[]): CompactedBase {
-	let firstKept: unknown;
-	for (const raw of branch) {
-		const entry = raw as { type?: unknown; firstKeptEntryId?: unknown };
-		if (entry?.type === "compaction") firstKept = entry.firstKeptEntryId;
-	}
-	const none = { turns: 0, requests: 0 };
-	if (typeof firstKept !== "string") return none;
+	let at = -1;
+	for (let i = 0; i < branch.length; i++) if ((branch[i] as { type?: unknown })?.type === "compaction") at = i;
 	const base = { turns: 0, requests: 0 };
-	for (const raw of branch) {
-		const entry = raw as { type?: unknown; id?: unknown; message?: { role?: unknown } };
-		if (entry?.id === firstKept) return base;
+	if (at < 0) return base;
+	const firstKept = (branch[at] as { firstKeptEntryId?: unknown }).firstKeptEntryId;
+	for (let i = 0; i < at; i++) {
+		const entry = branch[i] as { type?: unknown; id?: unknown; message?: { role?: unknown } };
+		if (entry?.id === firstKept) break;
 		if (entry?.type !== "message") continue;
 		if (entry.message?.role === "user") base.turns++;
 		else if (entry.message?.role === "assistant") base.requests++;
 	}
-	return none;
+	return base;
 }
