@@ -20,11 +20,25 @@ import {
 	setIf,
 } from "./seed-index.ts";
 
-/** A retraction record for the compaction (or, with `target`, the fold event) numbered `seq`. */
-export function retraction(seq: number, reason: string, target?: "fold" | "compaction"): SeedRetraction {
+/**
+ * A retraction record for the compaction (or, with `target`, the fold event) numbered `seq`, written
+ * at `leaf` when the record it cancels names one.
+ */
+export function retraction(seq: number, reason: string, target?: "fold" | "compaction", leaf?: string): SeedRetraction {
 	const record: SeedRetraction = { v: SEED_INDEX_VERSION, kind: "retraction", seq, reason };
 	if (target === "fold") record.target = "fold";
+	if (leaf !== undefined) record.leaf = leaf;
 	return record;
+}
+
+/** True when `retraction` cancels `record`: its kind and seq, and its leaf when the retraction names one. */
+export function cancels(retraction: SeedRetraction, record: SeedRecord): boolean {
+	const kind = retraction.target ?? "compaction";
+	return (
+		record.kind === kind &&
+		record.seq === retraction.seq &&
+		(retraction.leaf === undefined || record.leaf === retraction.leaf)
+	);
 }
 
 /** One record (or retraction) as one JSON line, newline included, ready to append. */
@@ -146,7 +160,8 @@ function readDropped(value: unknown): Record<string, number> | undefined {
  * JSON object with a positive integer `v`, a known `kind` and a numeric `seq` (a malformed line, a
  * last line cut mid-write) is counted in `skipped`. Unknown fields are ignored; a record with a
  * newer `v` is read by the fields this version knows and counted in `newer`. A retraction removes
- * every record of its target kind (compaction unless it says fold) and `seq` that precedes it.
+ * every record of its target kind (compaction unless it says fold) and `seq` that precedes it, of
+ * its `leaf` when it names one (see cancels).
  * Lines context-fold 0.5.1 wrote are read too (see legacy-seed-index.ts) by 0.5.1's own rules:
  * among them the latest record per `seq` wins, and a `fold-retract` voids the one before it.
  */
@@ -192,13 +207,11 @@ export function parseSeedIndex(input: string): ParsedSeedIndex {
 		}
 		const kind = value.kind;
 		if (kind === "retraction") {
-			const target = value.target === "fold" ? "fold" : "compaction";
 			const item: SeedRetraction = { v, kind, seq, reason: asString(value.reason) ?? "" };
-			if (target === "fold") item.target = "fold";
+			if (value.target === "fold") item.target = "fold";
+			setIf(item, "leaf", asString(value.leaf));
 			retracted.push(item);
-			for (let i = records.length - 1; i >= 0; i--) {
-				if (records[i].kind === target && records[i].seq === seq) records.splice(i, 1);
-			}
+			for (let i = records.length - 1; i >= 0; i--) if (cancels(item, records[i])) records.splice(i, 1);
 		} else if (kind === "fold" || kind === "compaction") {
 			const record: SeedRecord = {
 				v,

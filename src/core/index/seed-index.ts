@@ -102,6 +102,11 @@ export interface SeedRetraction {
 	seq: number;
 	reason: string;
 	target?: "fold" | "compaction";
+	/**
+	 * The leaf of the record it cancels: sequence numbers restart on each branch, so only the record
+	 * of that seq written at that leaf is cancelled (absent: every record of its kind and seq before it).
+	 */
+	leaf?: string;
 }
 
 /** Bounds that keep a record small whatever the session's length. */

@@ -5,7 +5,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
+import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 import { errorText } from "../fold/engine.ts";
 
@@ -35,6 +35,8 @@ export class IndexStore {
 	private records: SeedRecord[] = [];
 	private dir: string | undefined;
 	private unwritable = false;
+	/** The file ends in a line cut mid-write: the next append starts a new line first. */
+	private torn = false;
 	private readonly warn: (message: string) => void;
 
 	constructor(warn: (message: string) => void = () => {}) {
@@ -50,6 +52,7 @@ export class IndexStore {
 		this.dir = artifactDir(session);
 		this.records = [];
 		this.unwritable = false;
+		this.torn = false;
 		if (!this.dir) return { skipped: 0 };
 		const file = this.file() as string;
 		let text = "";
@@ -67,6 +70,7 @@ export class IndexStore {
 		}
 		const parsed = parseSeedIndex(text);
 		this.records = parsed.records;
+		this.torn = text.length > 0 && !text.endsWith("\n");
 		return { skipped: parsed.skipped };
 	}
 
@@ -91,10 +95,16 @@ export class IndexStore {
 		this.records.push(record);
 	}
 
-	/** Appends a retraction of compaction (or fold event) `seq` and drops that record from memory. */
+	/**
+	 * Appends a retraction of the newest record of compaction (or fold event) `seq`, at that record's
+	 * leaf (sequence numbers restart on each branch: another branch's record of the same seq stays),
+	 * and drops it from memory.
+	 */
 	retract(seq: number, reason: string, target: "fold" | "compaction" = "compaction"): void {
-		this.write(retraction(seq, reason, target));
-		this.records = this.records.filter((r) => !(r.kind === target && r.seq === seq));
+		const newest = this.records.findLast((r) => r.kind === target && r.seq === seq);
+		const line = retraction(seq, reason, target, newest?.leaf);
+		this.write(line);
+		this.records = this.records.filter((r) => !cancels(line, r));
 	}
 
 	/** The next compaction sequence number. */
@@ -109,7 +119,9 @@ export class IndexStore {
 		if (!file || !this.dir || this.unwritable) return;
 		try {
 			mkdirSync(this.dir, { recursive: true });
-			appendFileSync(file, serializeRecord(record), { encoding: "utf8" });
+			// After a line cut mid-write, a new line first: else this record would join the torn one, unread.
+			appendFileSync(file, `${this.torn ? "\n" : ""}${serializeRecord(record)}`, { encoding: "utf8" });
+			this.torn = false;
 		} catch (error) {
 			this.unwritable = true;
 			this.warn(

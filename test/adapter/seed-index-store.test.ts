@@ -1,0 +1,86 @@
+/**
+ * The seed index on disk (IndexStore) after damage: a file whose last line was cut mid-write keeps
+ * every record appended after it readable, and a fold event rejected on one branch retracts only
+ * that branch's record of its seq (sequence numbers restart on each branch).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { IndexStore, type SessionPlace } from "../../src/adapters/pi/compaction/seed-index-store.ts";
+import { parseSeedIndex, serializeRecord } from "../../src/core/index/reader.ts";
+import type { SeedRecord } from "../../src/core/index/seed-index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "seed-index-store-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A saved session named `id` in the temporary folder. */
+function place(id: string): SessionPlace {
+	return { getSessionDir: () => dir, getSessionId: () => id, getSessionFile: () => join(dir, `${id}.jsonl`) };
+}
+
+/** A fold record of event `seq`, written at `leaf`. */
+function fold(seq: number, leaf: string): SeedRecord {
+	return {
+		v: 1,
+		kind: "fold",
+		seq,
+		files: [],
+		commands: [],
+		errors: [],
+		identifiers: [],
+		intents: [],
+		spans: [],
+		leaf,
+	};
+}
+
+const tags = (records: readonly SeedRecord[]) => records.map((r) => `${r.kind}:${r.seq}@${r.leaf}`);
+
+describe("IndexStore", () => {
+	it("appends after a line cut mid-write on a new line, so the new record stays readable", () => {
+		const store = new IndexStore();
+		store.open(place("torn"));
+		const file = store.file() as string;
+		store.append(fold(1, "e1"));
+		writeFileSync(file, readFileSync(file, "utf8").slice(0, -20));
+		const reopened = new IndexStore();
+		assert.deepEqual(reopened.open(place("torn")), { skipped: 1 });
+		reopened.append(fold(2, "e2"));
+		const parsed = parseSeedIndex(readFileSync(file, "utf8"));
+		assert.deepEqual(tags(parsed.records), ["fold:2@e2"]);
+		assert.equal(parsed.skipped, 1, "only the line cut mid-write is lost");
+	});
+
+	it("retracts a rejected event's record on its own branch only", () => {
+		const store = new IndexStore();
+		store.open(place("branches"));
+		store.append(fold(1, "a7"));
+		// /tree to another branch: its first event is numbered 1 again, and is rejected.
+		store.append(fold(1, "b9"));
+		store.retract(1, "layer could not be appended", "fold");
+		assert.deepEqual(tags(store.all()), ["fold:1@a7"]);
+		const reopened = new IndexStore();
+		reopened.open(place("branches"));
+		assert.deepEqual(tags(reopened.all()), ["fold:1@a7"]);
+		const lines = readFileSync(store.file() as string, "utf8")
+			.trim()
+			.split("\n");
+		assert.equal(lines.length, 3);
+		assert.deepEqual(JSON.parse(lines[2]), {
+			v: 1,
+			kind: "retraction",
+			seq: 1,
+			reason: "layer could not be appended",
+			target: "fold",
+			leaf: "b9",
+		});
+	});
+
+	it("reads a retraction without a leaf as before: every record of its kind and seq", () => {
+		const text = [fold(1, "a7"), fold(1, "b9")].map(serializeRecord).join("");
+		const retraction = `${JSON.stringify({ v: 1, kind: "retraction", seq: 1, reason: "old", target: "fold" })}\n`;
+		assert.deepEqual(tags(parseSeedIndex(text + retraction).records), []);
+	});
+});
