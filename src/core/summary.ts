@@ -180,7 +180,8 @@ export function renderSummary(input: SummaryInput): string {
 /** What a handoff seed is rendered from. */
 export interface HandoffInput {
 	goal: string;
-	parentSession: string;
+	/** The parent session file; undefined for an in-memory parent, whose codes nothing can read back. */
+	parentSession: string | undefined;
 	/** When the seed was written (the adapter supplies the clock). */
 	writtenAt: string;
 	/** A rendered summary of the parent session (see renderSummary). */
@@ -200,15 +201,24 @@ export function renderHandoff(input: HandoffInput): string {
 		HANDOFF_HEADER,
 		"",
 		`Goal: ${quoteTags(input.goal.trim()) || "(none given: continue the parent session's work)"}`,
-		`Parent session: ${input.parentSession}`,
+		`Parent session: ${input.parentSession ?? "(in-memory session, not saved)"}`,
 		`Written: ${input.writtenAt}`,
 		"",
 		"Everything below was extracted deterministically from the parent session; no model wrote it: every intent,",
-		"path, command, error line and identifier is copied verbatim, and the parent session file is the ground truth.",
-		"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above, not into this",
-		'session. recall_folded codes=["<code>"] (whole, or with grep / lines) reads them from that file, read-only and',
-		"checked against the parent's fold-time sha256; unfold cannot bring them into this context, and search covers",
-		"only this session's own folds.",
+		...(input.parentSession === undefined
+			? [
+					"path, command, error line and identifier is copied verbatim. The parent session was not saved, so this",
+					"text is all that is left of it: codes such as {#<code> FOLDED} name blocks of the parent that nothing can",
+					"read back (recall_folded does not reach them).",
+				]
+			: [
+					"path, command, error line and identifier is copied verbatim, and the parent session file is the ground truth.",
+					"Provenance: codes such as {#<code> FOLDED} point into the PARENT session file named above, not into this",
+					'session. recall_folded codes=["<code>"] (whole, or with grep / lines) reads them from that file, read-only and',
+					"checked against the parent's fold-time sha256; unfold cannot bring them into this context, and search covers",
+					"only this session's own folds. The codes reach one session back: a code that the parent's own seed named",
+					"(a grandparent's) is not read from here.",
+				]),
 		"",
 		body.trim(),
 		"",

@@ -284,6 +284,32 @@ describe("seed index on disk", () => {
 			assert.match(text, /Provenance/);
 		});
 	});
+
+	it("/fold-handoff tags only codes the parent recorded: every pointer of the seed resolves", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			const sent = resultTexts(await stub.request());
+			const raw = sent.filter((t) => !/^\{#[0-9a-z]{8} FOLDED\}/.test(t));
+			assert.ok(
+				raw.some((t) => /Error: check \d failed/.test(t)),
+				"a newest result with an error line is raw",
+			);
+			await stub.command("fold-handoff", "go on");
+			const folder = join(dir, "context-fold", "stub");
+			const seed = readFileSync(
+				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
+				"utf8",
+			);
+			const codes = [...seed.matchAll(/\{#([0-9a-z]{8}) FOLDED\}/g)].map((m) => m[1]);
+			assert.ok(codes.length > 0, "the seed points at the folded blocks");
+			for (const code of new Set(codes))
+				assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/, code);
+			// The raw results' error lines are in the seed all the same, untagged.
+			assert.match(seed, /Error: check 5 failed/);
+		});
+	});
 });
 
 describe("unfold after a compaction", () => {

@@ -267,13 +267,15 @@ describe("settings footguns", () => {
 
 	it("says what each kind of knob accepts, in plain words", () => {
 		const { problems } = resolveConfig(
-			{ foldAt: "lots", budgetCap: "big", debug: "maybe", compact: "llm" },
+			{ foldAt: "lots", budgetCap: "big", cacheIdleMinutes: -1, useWindow: 2.5, debug: "maybe", compact: "llm" },
 			{ CONTEXTFOLD_TAIL: "1.5" },
 		);
 		assert.deepEqual(problems, [
 			'settings context-fold.foldAt="lots" is not a valid fraction (a number in (0, 1] or a percentage such as 45%); using 0.45',
 			'settings context-fold.budgetCap="big" is not a valid token count (a whole number, or "off"); using 200000',
 			'CONTEXTFOLD_TAIL="1.5" is not a valid token count (a whole number of at least 1000); using 20000',
+			'settings context-fold.cacheIdleMinutes=-1 is not a valid number of minutes (a whole number, or "auto" or "off"); using "auto"',
+			"settings context-fold.useWindow=2.5 is not a valid number of messages (a whole number); using 8",
 			'settings context-fold.debug="maybe" is not true or false (also yes/no, on/off, 1/0); using false',
 			'settings context-fold.compact="llm" is not fold or native; using "fold"',
 		]);

@@ -115,6 +115,15 @@ describe("renderHandoff", () => {
 		assert.doesNotMatch(seed, /cannot serve/);
 		assert.doesNotMatch(seed, /Read any block back with recall_folded/);
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);
+		assert.match(seed, /The codes reach one session back/);
+	});
+
+	it("promises no recall from a parent that was not saved", () => {
+		const summary = renderSummary({ summary: fixed, scope: "s." });
+		const seed = renderHandoff({ goal: "g", parentSession: undefined, writtenAt: "t", summary });
+		assert.match(seed, /Parent session: \(in-memory session, not saved\)/);
+		assert.match(seed, /nothing can\nread back \(recall_folded does not reach them\)/);
+		assert.doesNotMatch(seed, /Provenance:|reads them from that file/);
 	});
 });
 

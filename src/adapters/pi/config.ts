@@ -10,7 +10,7 @@ import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
 import { DEFAULT_ECONOMIC, type PolicyView } from "../../core/contract.ts";
-import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "./settings-schema.ts";
+import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION, UNIT_KEYWORD } from "./settings-schema.ts";
 
 /**
  * Knob defaults that depend on the profile, where they differ from the schema's (which are the
@@ -37,6 +37,7 @@ interface Shape {
 	minimum?: number;
 	default?: unknown;
 	[ENV_KEYWORD]?: string;
+	[UNIT_KEYWORD]?: string;
 }
 
 /** The knob table, derived from the schema: key, environment variable and schema. */
@@ -98,16 +99,17 @@ function normalise(schema: TSchema, raw: unknown): unknown {
 /** Why a value was rejected, in the user's terms: what the knob accepts. */
 function complaint(schema: TSchema): string {
 	const shape = schema as Shape;
+	const unit = shape[UNIT_KEYWORD] ?? "token count";
 	if (shape.type === "number") return "is not a valid fraction (a number in (0, 1] or a percentage such as 45%)";
 	if (shape.type === "integer") {
 		const least = shape.minimum ? ` of at least ${shape.minimum}` : "";
-		return `is not a valid token count (a whole number${least})`;
+		return `is not a valid ${unit} (a whole number${least})`;
 	}
 	if (shape.type === "boolean") return "is not true or false (also yes/no, on/off, 1/0)";
 	if (shape.type === "string") return 'is not a list of provider=seconds pairs (e.g. "anthropic=300, openai=3600")';
 	const words = (shape.anyOf ?? []).filter((member) => member.const !== undefined).map((member) => member.const);
 	if (shape.anyOf?.some((member) => member.type === "integer")) {
-		return `is not a valid token count (a whole number, or ${words.map((word) => JSON.stringify(word)).join(" or ")})`;
+		return `is not a valid ${unit} (a whole number, or ${words.map((word) => JSON.stringify(word)).join(" or ")})`;
 	}
 	return `is not ${words.join(" or ")}`;
 }

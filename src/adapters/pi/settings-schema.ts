@@ -42,6 +42,9 @@ export const SETTINGS_SECTION = "context-fold";
 /** The schema keyword naming a knob's environment variable. */
 export const ENV_KEYWORD = "x-env";
 
+/** The schema keyword naming what a whole-number knob counts, where that is not tokens (a refusal says it). */
+export const UNIT_KEYWORD = "x-unit";
+
 /** The annotations every knob carries: default, meaning (naming the variable) and variable. */
 function annotations(env: string, fallback: unknown, meaning: string) {
 	return { default: fallback, description: `${meaning} Environment: ${env}.`, [ENV_KEYWORD]: env };
@@ -106,6 +109,7 @@ export const KNOB_SCHEMAS = {
 	}),
 	cacheTtlSeconds: Type.Integer({
 		minimum: 1,
+		[UNIT_KEYWORD]: "number of seconds",
 		...annotations(
 			"CONTEXTFOLD_CACHE_TTL_SECONDS",
 			300,
@@ -127,14 +131,14 @@ export const KNOB_SCHEMAS = {
 			'Terminal UI: before sending a prompt that likely finds the prompt cache cold (idle past its lifetime, 20k+ tokens carried), ask "Keep draft / Send anyway". Keep draft puts the text back in the editor and keeps its images for the next prompt.',
 		),
 	),
-	cacheIdleMinutes: Type.Union(
-		[Type.Integer({ minimum: 0 }), Type.Literal("auto"), Type.Literal("off")],
-		annotations(
+	cacheIdleMinutes: Type.Union([Type.Integer({ minimum: 0 }), Type.Literal("auto"), Type.Literal("off")], {
+		[UNIT_KEYWORD]: "number of minutes",
+		...annotations(
 			"CONTEXTFOLD_CACHE_IDLE_MINUTES",
 			"auto",
 			'The idle cache-risk warning (and confirmColdSend\'s question) waits at least this many idle minutes besides the cache lifetime; "auto": the lifetime alone; 0 or "off": the warning never speaks.',
 		),
-	),
+	}),
 	policy: Type.Union(
 		[Type.Literal("ladder"), Type.Literal("economic"), Type.Literal("working-set")],
 		annotations(
@@ -161,6 +165,7 @@ export const KNOB_SCHEMAS = {
 	}),
 	horizon: Type.Integer({
 		minimum: 1,
+		[UNIT_KEYWORD]: "number of requests",
 		...annotations(
 			"CONTEXTFOLD_HORIZON",
 			DEFAULT_ECONOMIC.horizon,
@@ -184,6 +189,7 @@ export const KNOB_SCHEMAS = {
 	),
 	useWindow: Type.Integer({
 		minimum: 0,
+		[UNIT_KEYWORD]: "number of messages",
 		...annotations(
 			"CONTEXTFOLD_USE_WINDOW",
 			DEFAULT_WORKING_SET.useWindow,

@@ -51,6 +51,12 @@ export interface SeedInput {
 	 * the ids it folds. A bash command is in scope when its call or its result is.
 	 */
 	scope?: ReadonlySet<string>;
+	/**
+	 * Tag blocks with the spans' codes only: a handoff seed points into the parent session, where a
+	 * block that never folded has no record and its computed code would not resolve. Absent, a
+	 * foldable block without a span gets the code it folds under (a fold event's or compaction's own).
+	 */
+	recordedOnly?: boolean;
 	/** Overrides of SEED_CAPS (tests use small ones). */
 	caps?: Partial<SeedCaps>;
 	/** User messages before `messages` (removed by compaction), so turns are session-absolute. */
@@ -189,7 +195,8 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 	const spanCodes = new Map<string, string>();
 	for (const span of input.spans) if (!spanCodes.has(span.id)) spanCodes.set(span.id, span.code);
 	const codeOf = (block: Block): string | undefined =>
-		spanCodes.get(block.id) ?? (block.durable && block.foldable ? foldCode(block.id) : undefined);
+		spanCodes.get(block.id) ??
+		(!input.recordedOnly && block.durable && block.foldable ? foldCode(block.id) : undefined);
 
 	const results = new Map<string, Block>();
 	for (const block of blocks) {

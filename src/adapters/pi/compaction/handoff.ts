@@ -28,7 +28,14 @@ export function writeHandoff(
 ): { path: string; text: string } {
 	const branch = ctx.sessionManager.getBranch() as { id?: string; type?: string; message?: MessageLike }[];
 	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
-	const live = extractSeedRecord({ kind: "compaction", seq: 0, messages, spans: engine.registry.allRecords() });
+	// Only recorded codes tag the seed: the child reads them from the parent's fold records.
+	const live = extractSeedRecord({
+		kind: "compaction",
+		seq: 0,
+		messages,
+		spans: engine.registry.allRecords(),
+		recordedOnly: true,
+	});
 	const summary = renderSummary({
 		summary: summarizeIndex([
 			...branchRecords(index, branchView(new Set(branch.map((e) => e.id ?? "")), engine)),
@@ -36,7 +43,7 @@ export function writeHandoff(
 		]),
 		scope: `The parent session holds ${messages.length} messages on this branch.`,
 	});
-	const parent = ctx.sessionManager.getSessionFile() ?? "(in-memory session, not saved)";
+	const parent = ctx.sessionManager.getSessionFile();
 	const text = renderHandoff({ goal, parentSession: parent, writtenAt: now.toISOString(), summary });
 	const dir = index.folder() ?? join(tmpdir(), "context-fold", "in-memory");
 	mkdirSync(dir, { recursive: true });
