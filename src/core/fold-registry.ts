@@ -46,8 +46,8 @@ export class FoldRegistry {
 	 */
 	private readonly marked = new Set<string>();
 	private readonly keys = new Map<string, string>();
-	/** Ids of byte-extent (0.5.1) records → the UTF-16 length of the text that matched their bytes. */
-	private readonly matchedBytes = new Map<string, number>();
+	/** Ids of records → the text that last matched them (see hasExtent). */
+	private readonly matched = new Map<string, string>();
 	private newestSeq = 0;
 	private changes = 0;
 
@@ -139,24 +139,30 @@ export class FoldRegistry {
 			return;
 		}
 		this.records.set(record.id, record);
-		this.matchedBytes.delete(record.id);
+		this.matched.delete(record.id);
 		this.owners.set(record.code, record.id);
 		if (record.key && !this.keys.has(record.key)) this.keys.set(record.key, record.code);
 	}
 
 	/**
-	 * True when `text` still has the extent recorded for `id` at fold time: its UTF-16 length, or,
-	 * for a 0.5.1 record, its UTF-8 byte length. An id without a record, or a record whose extent is
-	 * unknown (a 0.5.1 record without `bytes`), always matches. A byte match is remembered by UTF-16
-	 * length, so an unchanged block is measured once rather than on every request.
+	 * True when `text` is still the block recorded for `id` at fold time: its UTF-16 length, or, for a
+	 * 0.5.1 record, its UTF-8 byte length; and, given `sha256` (the adapter's hash: the core never
+	 * hashes by itself), the record's fold-time sha256 where it has one, so that an edit of the same
+	 * length is caught too. An id without a record always matches; a record whose extent is unknown (a
+	 * 0.5.1 record without `bytes`) matches on its hash alone. A text that matched is remembered, so an unchanged
+	 * block (the same string, or an equal one) is checked once rather than on every request.
 	 */
-	hasExtent(id: string, text: string): boolean {
+	hasExtent(id: string, text: string, sha256?: (text: string) => string): boolean {
 		const record = this.records.get(id);
 		if (!record) return true;
-		if (record.bytes === undefined) return record.chars < 0 || record.chars === text.length;
-		if (this.matchedBytes.get(id) === text.length) return true;
-		if (text.length > record.bytes || utf8Length(text) !== record.bytes) return false;
-		this.matchedBytes.set(id, text.length);
+		if (this.matched.get(id) === text) return true;
+		const extent =
+			record.bytes === undefined
+				? record.chars < 0 || record.chars === text.length
+				: text.length <= record.bytes && utf8Length(text) === record.bytes;
+		if (!extent) return false;
+		if (sha256 && record.sha256 && sha256(text) !== record.sha256.toLowerCase()) return false;
+		this.matched.set(id, text);
 		return true;
 	}
 

@@ -30,6 +30,8 @@ export interface PassInput extends Omit<ViewInput, "blocks" | "frozen"> {
 	blockMemo?: BlockMemo;
 	/** The registry's say on those blocks (see FrozenMemo); only with `blockMemo`. */
 	frozenMemo?: FrozenMemo;
+	/** Hashes a block text, to tell a frozen block edited to the same length (the adapter passes node:crypto). */
+	sha256?: (text: string) => string;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -48,7 +50,7 @@ export interface TurnPlan {
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
 	const blocks = linearize(input.messages, input.turnBase, input.argsCache, input.blockMemo);
-	const frozen = frozenFor(blocks, input.registry, input.frozenMemo);
+	const frozen = frozenFor(blocks, input.registry, input.frozenMemo, input.sha256);
 	// Spelled out: spreading `input` into a literal that adds keys costs microseconds in V8.
 	const view = buildView({
 		messages: input.messages,

@@ -89,10 +89,15 @@ export class FrozenMemo {
 
 /**
  * The registry's say on each block: the frozen op in force (present, and with the extent recorded at
- * fold time, see hasExtent; else it is stale), the cost as sent, and eligibility. `memo` carries the
+ * fold time, and its fold-time sha256 given `sha256`, see hasExtent; else it is stale), the cost as sent, and eligibility. `memo` carries the
  * answers for unchanged blocks over from the previous request (see FrozenMemo).
  */
-export function frozenFor(blocks: readonly Block[], registry: FoldRegistry, memo?: FrozenMemo): Frozen {
+export function frozenFor(
+	blocks: readonly Block[],
+	registry: FoldRegistry,
+	memo?: FrozenMemo,
+	sha256?: (text: string) => string,
+): Frozen {
 	const reuse = memo?.registry === registry && memo.version === registry.version;
 	const ops: FoldOp[] = [];
 	const byBlock: (FoldOp | undefined)[] = [];
@@ -111,7 +116,7 @@ export function frozenFor(blocks: readonly Block[], registry: FoldRegistry, memo
 			continue;
 		}
 		let op = block.durable ? registry.frozenOp(block.id) : undefined;
-		const lost = op !== undefined && !registry.hasExtent(block.id, block.text);
+		const lost = op !== undefined && !registry.hasExtent(block.id, block.text, sha256);
 		if (lost) {
 			stale.push(block.id);
 			op = undefined;

@@ -471,6 +471,27 @@ describe("cache facts from telemetry", () => {
 	});
 });
 
+describe("a folded block edited in place", () => {
+	it("goes out raw when its text changed to one of the same length, and says so once", async () => {
+		const stub = await started();
+		const first = resultTexts(await stub.request());
+		assert.ok(FOLDED.test(first[0]), "the first result folded");
+		// Another extension (or a context edit) rewrites it: same length, a failure where a pass was.
+		const entry = stub.entries.find(
+			(e) => (e.message as { toolCallId?: string } | undefined)?.toolCallId === "call_0",
+		);
+		const part = (entry?.message as { content: { text: string }[] }).content[0];
+		const edited = part.text.replace("line 3 of check 0 output ok", "line 3 of check 0 output NO");
+		assert.equal(edited.length, part.text.length);
+		part.text = edited;
+		const sent = resultTexts(await stub.request());
+		assert.equal(sent[0], edited, "sent raw, as it now is");
+		assert.match(stub.stderr.join(""), /block r:call_0 changed since it was folded; it is sent raw/);
+		assert.equal(resultTexts(await stub.request())[0], edited);
+		assert.equal(stub.stderr.join("").match(/changed since it was folded/g)?.length, 1, "said once");
+	});
+});
+
 describe("restore of malformed fold entries", () => {
 	it("sends raw a block whose frozen op has no fold record of its id and code, and says so", async () => {
 		for (const damage of ["drop the record", "change the op's code"]) {

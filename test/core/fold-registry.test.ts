@@ -3,6 +3,7 @@
  * and raw holds.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
 import type { FoldOp } from "../../src/core/apply.ts";
 import { foldCode } from "../../src/core/digest.ts";
@@ -174,5 +175,25 @@ describe("unfold", () => {
 		registry.unfold("r:a");
 		assert.equal(registry.plannable("r:c"), true);
 		assert.equal(registry.isUnfolded("r:c"), false);
+	});
+});
+
+describe("hasExtent with the adapter's hash", () => {
+	it("tells an edit of the same length by the record's sha256, and hashes a matched text once", () => {
+		let hashed = 0;
+		const hash = (text: string) => {
+			hashed++;
+			return createHash("sha256").update(text, "utf8").digest("hex");
+		};
+		const r = new FoldRegistry();
+		const text = "Tests: 80 passed";
+		r.addRecord({ id: "r:d", code: "dddddddd", chars: text.length, sha256: hash(text).toUpperCase(), seq: 1 });
+		assert.equal(r.hasExtent("r:d", "Tests: 80 FAILED", hash), false, "same length, other text");
+		assert.equal(r.hasExtent("r:d", "Tests: 80 FAILED"), true, "without a hash only the extent is compared");
+		assert.equal(r.hasExtent("r:d", text, hash), true);
+		const before = hashed;
+		assert.equal(r.hasExtent("r:d", `${text.slice(0, 5)}${text.slice(5)}`, hash), true, "a remembered match");
+		assert.equal(hashed, before, "an equal text is not hashed again");
+		assert.equal(r.hasExtent("r:d", "Tests: 80 FAILED", hash), false, "an edit after a match");
 	});
 });

@@ -256,6 +256,7 @@ export class FoldEngine {
 			blockMemo: this.blockMemo,
 			calls: this.calls,
 			frozenMemo: this.frozenMemo,
+			sha256,
 		};
 	}
 
