@@ -163,9 +163,18 @@ export function toolResultDigest(input: ToolResultDigestInput): string {
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 
-/** Digest of a block whose bytes equal an already-folded block: a pointer to the first one. */
-export function duplicateDigest(code: string, label: string, text: string, originalCode: string): string {
-	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.`;
+/**
+ * Digest of a block whose bytes equal an already-folded block: a pointer to the first one, with the
+ * block's own risk lines (the first one's digest may have left the context with a compaction).
+ */
+export function duplicateDigest(
+	code: string,
+	label: string,
+	text: string,
+	originalCode: string,
+	isError = false,
+): string {
+	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${riskSection(code, text, isError)}`;
 }
 
 /** One-line digest of an unsigned thinking block. */

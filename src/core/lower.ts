@@ -50,7 +50,7 @@ export function renderFold(block: Block, message: MessageLike | undefined, dupli
 			const label = block.toolName ?? "tool";
 			const text =
 				duplicateOf && duplicateOf !== code
-					? duplicateDigest(code, label, block.text, duplicateOf)
+					? duplicateDigest(code, label, block.text, duplicateOf, block.isError === true)
 					: toolResultDigest({ code, toolName: label, text: block.text, isError: block.isError === true });
 			return { id: block.id, code, text };
 		}

@@ -294,6 +294,14 @@ describe("duplicateDigest", () => {
 			"{#bbbbbbbb FOLDED} read: identical to {#aaaaaaaa FOLDED}, ~10 tokens.",
 		);
 	});
+
+	it("keeps its own risk lines: the first one's digest may have left the context", () => {
+		const text = ["running", "Error: expected 3 to equal 4", "done"].join("\n");
+		assert.equal(
+			duplicateDigest("bbbbbbbb", "bash", text, "aaaaaaaa", true),
+			"{#bbbbbbbb FOLDED} bash: identical to {#aaaaaaaa FOLDED}, ~11 tokens.\nL2: Error: expected 3 to equal 4",
+		);
+	});
 });
 
 describe("thinkingDigest", () => {
