@@ -148,9 +148,9 @@ export class FoldRegistry {
 	 * True when `text` is still the block recorded for `id` at fold time: its UTF-16 length, or, for a
 	 * 0.5.1 record, its UTF-8 byte length; and, given `sha256` (the adapter's hash: the core never
 	 * hashes by itself), the record's fold-time sha256 where it has one, so that an edit of the same
-	 * length is caught too. An id without a record always matches; a record whose extent is unknown (a
-	 * 0.5.1 record without `bytes`) matches on its hash alone. A text that matched is remembered, so an unchanged
-	 * block (the same string, or an equal one) is checked once rather than on every request.
+	 * length is caught too. An id without a record always matches; a record whose extent is unknown
+	 * (a 0.5.1 record without `bytes`) matches on its hash alone. A text that matched is remembered,
+	 * so an unchanged block (the same string, or an equal one) is checked once, not on every request.
 	 */
 	hasExtent(id: string, text: string, sha256?: (text: string) => string): boolean {
 		const record = this.records.get(id);
