@@ -93,7 +93,10 @@ export function openRegularFile(path: string): number {
 	const stat = fstatSync(fd);
 	if (stat.isFile()) return fd;
 	closeSync(fd);
-	throw new SessionFileError(path, stat.isDirectory() ? "a directory, not a session file" : "not a regular file");
+	const problem = stat.isDirectory()
+		? "a directory, not a session file"
+		: "not a regular file (a pipe or a device: save the session to a file and replay that)";
+	throw new SessionFileError(path, problem);
 }
 
 /** Reads and parses one session file. */

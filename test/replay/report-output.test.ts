@@ -135,7 +135,10 @@ test(
 			const alone = replayCommand([fifo, "--policy", "pi"], bounded);
 			assert.equal(alone.signal, null, "the replay waited on the FIFO until it was killed");
 			assert.equal(alone.status, 2, alone.stderr);
-			assert.equal(alone.stderr, `context-fold replay: ${fifo}: not a regular file\n`);
+			assert.equal(
+				alone.stderr,
+				`context-fold replay: ${fifo}: not a regular file (a pipe or a device: save the session to a file and replay that)\n`,
+			);
 			// --mine lists the session files of the project's directory: the FIFO among them is skipped.
 			const agent = join(dir, "agent");
 			const project = join(dir, "project");
