@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { IndexStore, type SessionPlace } from "../../src/adapters/pi/compaction/seed-index-store.ts";
+import { extractSeedRecord } from "../../src/core/index/extract.ts";
 import { parseSeedIndex, serializeRecord } from "../../src/core/index/reader.ts";
 import type { SeedRecord } from "../../src/core/index/seed-index.ts";
 
@@ -20,20 +21,9 @@ function place(id: string): SessionPlace {
 	return { getSessionDir: () => dir, getSessionId: () => id, getSessionFile: () => join(dir, `${id}.jsonl`) };
 }
 
-/** A fold record of event `seq`, written at `leaf`. */
+/** A fold record of event `seq` (of no messages), written at `leaf`. */
 function fold(seq: number, leaf: string): SeedRecord {
-	return {
-		v: 1,
-		kind: "fold",
-		seq,
-		files: [],
-		commands: [],
-		errors: [],
-		identifiers: [],
-		intents: [],
-		spans: [],
-		leaf,
-	};
+	return { ...extractSeedRecord({ kind: "fold", seq, messages: [], spans: [] }), leaf };
 }
 
 const tags = (records: readonly SeedRecord[]) => records.map((r) => `${r.kind}:${r.seq}@${r.leaf}`);
