@@ -31,6 +31,11 @@ function count(value: unknown): number {
 	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
+/** The prompt tokens a response reports (uncached, read and written); 0 for a reply without usage, such as a provider error. */
+function promptOf(usage: { input?: number; cacheRead?: number; cacheWrite?: number } | undefined): number {
+	return usage ? count(usage.input) + count(usage.cacheRead) + count(usage.cacheWrite) : 0;
+}
+
 /** The fold payload of an entry of `entryType` (a fold event's layer, or an unfold), else undefined. */
 function foldMark(
 	entry: EntryLike,
@@ -53,9 +58,8 @@ export function hitRateSince(branch: readonly unknown[], entryType: string): num
 		const entry = branch[i] as EntryLike;
 		if (foldMark(entry, entryType)) break;
 		if (entry.type === "message" && entry.message?.role === "assistant") {
-			const u = entry.message.usage ?? {};
-			read += count(u.cacheRead);
-			prompt += count(u.input) + count(u.cacheRead) + count(u.cacheWrite);
+			read += count(entry.message.usage?.cacheRead);
+			prompt += promptOf(entry.message.usage);
 		}
 	}
 	return prompt > 0 ? read / prompt : undefined;
@@ -65,6 +69,7 @@ export function hitRateSince(branch: readonly unknown[], entryType: string): num
 export interface CacheLine {
 	provider: string;
 	model: string;
+	/** Responses that report a prompt (a provider error's reply reports none). */
 	responses: number;
 	/** Responses that read anything from the cache. */
 	hits: number;
@@ -89,9 +94,9 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 	};
 	for (const raw of branch) {
 		const entry = raw as EntryLike;
-		if (entry.type === "message" && entry.message?.role === "assistant" && entry.message.usage) {
+		if (entry.type === "message" && entry.message?.role === "assistant" && promptOf(entry.message.usage) > 0) {
 			const l = line(entry.message.provider, entry.message.model);
-			const u = entry.message.usage;
+			const u = entry.message.usage ?? {};
 			l.responses++;
 			if (count(u.cacheRead) > 0) l.hits++;
 			l.input += count(u.input);
@@ -188,11 +193,13 @@ export function eventLines(
 			lines.push(line);
 			open.push(line);
 		} else if (entry.type === "message" && entry.message?.role === "assistant" && open.length > 0) {
+			// A reply that reports no prompt (a provider error) paid nothing: the request that carried the event comes later.
 			const u = entry.message.usage ?? {};
-			const prompt = count(u.input) + count(u.cacheRead) + count(u.cacheWrite);
+			const prompt = promptOf(u);
+			if (prompt === 0) continue;
 			for (const line of open) {
 				line.rewrite = count(u.input) + count(u.cacheWrite);
-				line.hitRate = prompt > 0 ? count(u.cacheRead) / prompt : undefined;
+				line.hitRate = count(u.cacheRead) / prompt;
 			}
 			open = [];
 		}

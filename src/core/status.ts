@@ -182,7 +182,8 @@ export function statusText(f: StatusFacts): string {
 		const next = f.preview ? " · as the next request would send it" : "";
 		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})${piCount(f)}${next}`);
 		if (p) {
-			const toFold = p.at - f.usage;
+			// The policy's thresholds read Pi's count (see piUsage), so "away" and "reached" do too.
+			const toFold = p.at - (f.piUsage ?? f.usage);
 			const head = `Next fold ${short(p.at)} (${p.policy} ${p.knob})`;
 			const where = toFold > 0 ? `${short(toFold)} away` : "reached";
 			const items = [head, where, ...(p.event ?? []), ...thresholdsText(p).split(" · ")];

@@ -67,6 +67,22 @@ describe("footer status", () => {
 		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache read –", "cache read 94%"));
 	});
 
+	it("after an unfold, the footer and the status count only the folds still in force, before the next request", async () => {
+		const stub = await started();
+		stub.mode = "tui";
+		await stub.emit("session_start", { reason: "resume" });
+		const codes = foldedCodes(await stub.request());
+		assert.ok(codes.length > 1, "the request folded fewer than two blocks");
+		assert.match(await stub.call("unfold", { codes: [codes[0]] }), /^Unfolded/);
+		await stub.emit("tool_execution_end", { toolName: "unfold" });
+		assert.match(String(stub.statuses.get("context-fold")), new RegExp(`^fold ${codes.length - 1} · `));
+		stub.mode = "print";
+		const status = (await stub.command("context-fold", "status")).stdout;
+		assert.match(status, new RegExp(`Folds +${codes.length - 1} in context`));
+		assert.ok(!status.includes(`#${codes[0]} `), `the unfolded block is no longer listed as folded:\n${status}`);
+		assert.deepEqual(foldedCodes(await stub.request()), codes.slice(1));
+	});
+
 	it("a context pass sets the footer again only when the folds in force or the session's blocks changed", async () => {
 		const stub = await started();
 		stub.mode = "tui";
@@ -173,6 +189,17 @@ describe("/context-fold", () => {
 			if (compaction) stub.settings = { ...stub.settings, compaction };
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.request();
+			// A response that read the cache: a session that never did needs no least event (see below).
+			stub.addMessage({
+				role: "assistant",
+				provider: "p",
+				model: "m",
+				content: [{ type: "text", text: "ok" }],
+				usage: { input: 10, output: 2, cacheRead: 900, cacheWrite: 0 },
+				stopReason: "stop",
+				timestamp: 2_000_000_000_000,
+			});
+			await stub.emit("message_end", { message: stub.entries.at(-1)?.message });
 			const { stdout } = await stub.command("context-fold", "status");
 			return stdout.match(/^Next fold .*(\n {10}.*)*$/m)?.[0].replace(/\n {10}/g, " · ") ?? stdout;
 		};
@@ -191,6 +218,26 @@ describe("/context-fold", () => {
 			/an event of 11200\+ tokens that repays/,
 			"with Pi's compaction off nothing caps it",
 		);
+	});
+
+	it("names no least event while the session never read from the cache: every rewrite is free then", async () => {
+		const stub = await started({ window: 100_000, settings: { policy: "economic" } });
+		await stub.request();
+		for (const at of [2_000_000_000_000, 2_000_000_001_000]) {
+			stub.addMessage({
+				role: "assistant",
+				provider: "p",
+				model: "m",
+				content: [{ type: "text", text: "ok" }],
+				usage: { input: 900, output: 2, cacheRead: 0, cacheWrite: 0 },
+				stopReason: "stop",
+				timestamp: at,
+			});
+			await stub.emit("message_end", { message: stub.entries.at(-1)?.message });
+		}
+		const { stdout } = await stub.command("context-fold", "status");
+		assert.match(stdout, /any event that saves tokens: this session never read from the cache/, stdout);
+		assert.doesNotMatch(stdout, /an event of \d+\+ tokens/);
 	});
 
 	it("names the cache lifetime it assumes and where it came from", async () => {

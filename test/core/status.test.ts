@@ -170,6 +170,27 @@ describe("figures from session entries", () => {
 		assert.equal(lines[1].rewrite, undefined);
 	});
 
+	it("takes an event's rewrite from the first reply that reports a prompt, past a provider error", () => {
+		const records = new Map([["r:a", { id: "r:a", code: "aaaaaaaa", chars: 4000, seq: 1 }]]);
+		const error = { type: "message", message: { role: "assistant", provider: "p", model: "m", stopReason: "error" } };
+		const zero = assistant({ input: 0, cacheRead: 0, cacheWrite: 0 });
+		const branch = [
+			assistant({ input: 100, cacheRead: 900, cacheWrite: 0 }),
+			layer(1, [{ id: "r:a", code: "aaaaaaaa", text: "d".repeat(40) }]),
+			error,
+			zero,
+			assistant({ input: 50, cacheRead: 300, cacheWrite: 650 }),
+		];
+		const [line] = eventLines(branch, T, (id) => records.get(id));
+		assert.equal(line.rewrite, 700, "the retry's rewrite, not the error's nothing");
+		assert.equal(line.hitRate, 0.3);
+		assert.deepEqual(
+			cacheByModel(branch).map((l) => [l.responses, l.hits]),
+			[[2, 2]],
+			"the error replies are no responses",
+		);
+	});
+
 	it("lists compactions with the fold events, saying whose summary it was", () => {
 		const lines = eventLines(
 			[
@@ -278,6 +299,17 @@ describe("labels, costs and the status text", () => {
 		const long = full.split("\n").find((l) => l.startsWith("  #q7w8e9r0"));
 		assert.equal(long?.length, 98, "a long path is clipped to the 98 columns the view keeps in 100");
 		assert.ok(long?.endsWith("… (~900 tokens kept out)"), long);
+	});
+
+	it("measures how far the next fold is on Pi's count, as the policy does, not on the chars/4 figure", () => {
+		const point = { policy: "ladder" as const, at: 6_600, knob: "foldAt 33%", budget: 15_000 };
+		const next = (piUsage?: number) =>
+			statusText({ ...NOTHING_KNOWN, usage: 6_300, window: 20_000, point, piUsage })
+				.split("\n")
+				.find((l) => l.startsWith("Next fold"));
+		assert.equal(next(6_780), "Next fold 6.6k (ladder foldAt 33%) · reached · budget 15k");
+		assert.equal(next(6_500), "Next fold 6.6k (ladder foldAt 33%) · 100 away · budget 15k");
+		assert.equal(next(undefined), "Next fold 6.6k (ladder foldAt 33%) · 300 away · budget 15k", "no count from Pi");
 	});
 
 	it("wraps the legend and the next-fold line between entries, within the view's 98 columns", () => {

@@ -175,7 +175,7 @@ export class FoldEngine {
 		return last.snapshot;
 	}
 
-	/** Forgets the latest request's status rows: the context changed under them (a compaction). */
+	/** Forgets the latest request's status rows: the context changed under them (a compaction, an unfold). */
 	forgetPass(): void {
 		this.lastPass = undefined;
 		this.previewed = undefined;
@@ -394,6 +394,8 @@ export class FoldEngine {
 		if (ids.length === 0) return;
 		this.deps.append({ v: ENTRY_VERSION, kind: "unfold", ids: [...ids] });
 		for (const id of ids) this.registry.unfold(id);
+		// The latest request's rows still show these blocks folded: the user's view previews the next request instead.
+		this.forgetPass();
 		try {
 			this.deps.unfolded?.(ids.map((id) => this.registry.record(id)?.code ?? id));
 		} catch (error) {

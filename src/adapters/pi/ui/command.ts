@@ -316,12 +316,13 @@ async function pick(deps: CommandDeps, ctx: Ctx, sub: "recall" | "unfold"): Prom
 }
 
 /** The confirmation text of an unfold, stating what the block was and what unfolding it costs the cache. */
-export function unfoldQuestion(deps: CommandDeps, code: string): string | undefined {
+export function unfoldQuestion(deps: CommandDeps, code: string, ctx: Ctx): string | undefined {
 	const id = deps.engine.registry.idOf(code);
 	const record = id ? deps.engine.registry.record(id) : undefined;
 	const facts = factsOf(deps, code);
 	if (!id || !record || !facts) return undefined;
-	const cost = unfoldCost(deps.engine.pass()?.rows ?? [], id);
+	// The latest request's rows, or after an unfold or a compaction the next request's (see viewPass).
+	const cost = unfoldCost(viewPass(deps, ctx)?.rows ?? [], id);
 	const back = cost?.back ?? (record.chars >= 0 ? blockCost(record.chars) : 0);
 	const rewrite = cost
 		? `the next request writes ~${short(cost.rewrite)} tokens to the prompt cache again (this block and everything after it) instead of reading them`
@@ -332,7 +333,7 @@ export function unfoldQuestion(deps: CommandDeps, code: string): string | undefi
 /** Unfolds `code` after the user confirmed its cache cost; headless (no dialog) it only states the cost. */
 async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> {
 	const refusal = unfoldRefusal(deps, ctx, code);
-	const question = refusal ? undefined : unfoldQuestion(deps, code);
+	const question = refusal ? undefined : unfoldQuestion(deps, code, ctx);
 	if (!question) {
 		say(ctx, `context-fold: ${refusal ?? `#${code} cannot be unfolded`}`, "warning");
 		return;

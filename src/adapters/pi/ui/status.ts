@@ -103,8 +103,10 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
 }
 
 /**
- * Where the next fold may happen under the policy in force (`keepRecent`: Pi's, for the backstop's
- * floor; `reserve`: Pi's while its compaction is on, for the least event).
+ * Where the next fold may happen under the policy in force (`neverCacheRead`: the session never read
+ * from the cache, so the economic profiles need no least event and the ladder folds at coldFoldAt;
+ * `keepRecent`: Pi's, for the backstop's floor; `reserve`: Pi's while its compaction is on, for the
+ * least event).
  */
 export function foldPoint(
 	config: FoldConfig,
@@ -117,8 +119,12 @@ export function foldPoint(
 	const piCompactsAt = reserve === undefined ? undefined : Math.max(0, window - reserve);
 	if (config.policy !== "ladder") {
 		const least = Math.floor(leastEventFor(config.minEvent, window, reserve));
-		const event = [`an event of ${least}+ tokens that repays its rewrite`];
-		if (least < config.minEvent) event.push(`minEvent ${config.minEvent} capped at a fifth of where Pi compacts`);
+		// A session that never read from the cache rewrites it on every request anyway (policy/cache-economic.ts).
+		const event = neverCacheRead
+			? ["any event that saves tokens: this session never read from the cache, so a rewrite costs nothing"]
+			: [`an event of ${least}+ tokens that repays its rewrite`];
+		if (!neverCacheRead && least < config.minEvent)
+			event.push(`minEvent ${config.minEvent} capped at a fifth of where Pi compacts`);
 		return {
 			policy: config.policy,
 			at: Math.min(config.foldFrom, budget),
