@@ -121,13 +121,27 @@ export function frontierAnchors(
 	return out;
 }
 
-/** The last content block of a request, and what it held; undefined for an empty request. */
+/**
+ * Where the request's last content block sits: in its last message with any content. Pi follows the
+ * message it marks with a content-less `system` message where the model takes its effort
+ * mid-conversation (`output_config`, the newest Claude models), so the last message may hold none.
+ * Undefined for a request with no content block, or whose last message with content is a string.
+ */
+function lastBlockOf(request: WireRequest): { message: number; block: number } | undefined {
+	for (let message = request.messages.length - 1; message >= 0; message--) {
+		const content = request.messages[message].content;
+		if (Array.isArray(content) && content.length === 0) continue;
+		return Array.isArray(content) ? { message, block: content.length - 1 } : undefined;
+	}
+	return undefined;
+}
+
+/** The last content block of a request (see lastBlockOf), and what it held; undefined for none. */
 export function lastPlaceOf(request: WireRequest): WirePlace | undefined {
-	const message = request.messages.length - 1;
-	const content = request.messages[message]?.content;
-	if (!Array.isArray(content) || content.length === 0) return undefined;
-	const block = content.length - 1;
-	return placeOf(content[block], message, block);
+	const last = lastBlockOf(request);
+	if (!last) return undefined;
+	const content = request.messages[last.message].content as WireBlock[];
+	return placeOf(content[last.block], last.message, last.block);
 }
 
 function placeOf(block: WireBlock, message: number, index: number): WirePlace {
@@ -159,7 +173,7 @@ function marks(blocks: readonly { cache_control?: unknown }[] | string | undefin
 }
 
 /**
- * Adds the anchors' breakpoints to `request` with the mark Pi put on its last message: the first
+ * Adds the anchors' breakpoints to `request` with the mark Pi put on its last block (see lastBlockOf): the first
  * frontier's tool result; the previous request's last block where it still stands, if more than
  * LOOKBACK_BLOCKS blocks follow it (else Pi's mark on the last block finds its entry); then the
  * other frontiers. Each only while the request has room (MAX_BREAKPOINTS, made by dropping Pi's
@@ -167,13 +181,13 @@ function marks(blocks: readonly { cache_control?: unknown }[] | string | undefin
  * they are.
  */
 export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors): MarkedRequest {
-	const last = request.messages[request.messages.length - 1]?.content;
-	const mark = Array.isArray(last) ? last[last.length - 1]?.cache_control : undefined;
-	if (mark === undefined) return { request, marked: [] };
+	const last = lastBlockOf(request);
+	const mark = last ? (request.messages[last.message].content as WireBlock[])[last.block].cache_control : undefined;
+	if (!last || mark === undefined) return { request, marked: [] };
 	const wanted: { message: number; block: number }[] = [];
 	const add = (message: number, block: number): void => {
 		const content = request.messages[message].content;
-		const isLast = message === request.messages.length - 1 && block === content.length - 1;
+		const isLast = message === last.message && block === last.block;
 		const taken = wanted.some((w) => w.message === message && w.block === block);
 		if (!Array.isArray(content) || isLast || taken) return;
 		// Anthropic refuses a mark on an empty text block.

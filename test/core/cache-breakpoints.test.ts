@@ -254,6 +254,31 @@ describe("markBreakpoints", () => {
 		assert.equal(markCount(out), MAX_BREAKPOINTS);
 	});
 
+	test("finds Pi's mark before the content-less effort messages Pi adds for the newest Claude models", () => {
+		// Pi's insertThinkingLevelMessages: an effort message before each assistant message and one after the last.
+		const effort = (level: string): WireRequest["messages"][number] => ({
+			role: "system",
+			content: [],
+			output_config: { effort: level },
+		});
+		const plain = piRequest([["a"], ["b"], ["c"]]);
+		const request = { ...plain, messages: [...plain.messages, effort("high")] };
+		request.messages.splice(3, 0, effort("low"));
+		const { request: out, marked: placed } = markBreakpoints(request, { frontiers: ["b", "a"] });
+		assert.deepEqual(placed, [
+			{ message: 5, block: 0 },
+			{ message: 2, block: 0 },
+		]);
+		assert.deepEqual(marked(out), ["2:0", "5:0", "7:0"]);
+		assert.equal(markCount(out), MAX_BREAKPOINTS);
+		assert.deepEqual(lastPlaceOf(request), { message: 7, block: 0, type: "tool_result", toolUseId: "c" });
+		const grown = piRequest([["a"], ["b"], ["c"], batch("x", 11)]);
+		const next = { ...grown, messages: [...grown.messages, effort("high")] };
+		next.messages.splice(3, 0, effort("low"));
+		const far = markBreakpoints(next, { frontiers: [], previous: lastPlaceOf(request) });
+		assert.deepEqual(far.marked, [{ message: 7, block: 0 }], "the previous request's last block, found past the lookback");
+	});
+
 	test("marks nothing where Pi marked no message: caching off, or another wire format", () => {
 		const request = piRequest([["a"], ["b"]]);
 		(request.messages[4].content as WireBlock[])[0] = result("b");

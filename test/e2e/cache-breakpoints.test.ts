@@ -18,10 +18,12 @@
  *   just before it marked as well, so the event reads the cache up to there;
  * - with Pi's caching off (`cacheRetention: "none"`, test/e2e/fixtures/no-cache-retention.ts), a
  *   session that folds goes out without a single mark.
- * Two wires: Anthropic Messages as the harness configures it (Pi declares the whole tool list again
- * when the fold tools join), and with mid-conversation tool changes, as Pi's catalog sets current
+ * Three wires: Anthropic Messages as the harness configures it (Pi declares the whole tool list again
+ * when the fold tools join); with mid-conversation tool changes, as Pi's catalog sets current
  * Claude models (the fold tools join in a `tool_addition`, and a deferred placeholder tool follows
- * the last real one).
+ * the last real one); and with thinking on a model that takes its effort mid-conversation (Pi's
+ * `supportsMidConvoEffort`, the newest Claude models), where every request ends in a content-less
+ * system message after the block Pi marks.
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
@@ -122,12 +124,17 @@ function messageMarks(req: CapturedRequest): Mark[] {
 	return out;
 }
 
-/** The last block of a request's last message, with its position. */
+/**
+ * The last block of a request's last message with content, with its position: where the model takes
+ * its effort mid-conversation, Pi ends the request with a content-less system message.
+ */
 function lastBlock(req: CapturedRequest): { message: number; block: number; value: WireBlock } | undefined {
 	const messages = messagesOf(req);
-	const blocks = blocksOf(messages.at(-1));
+	let at = messages.length - 1;
+	while (at >= 0 && blocksOf(messages[at])?.length === 0) at--;
+	const blocks = blocksOf(messages[at]);
 	if (!blocks || blocks.length === 0) return undefined;
-	return { message: messages.length - 1, block: blocks.length - 1, value: blocks[blocks.length - 1] };
+	return { message: at, block: blocks.length - 1, value: blocks[blocks.length - 1] };
 }
 
 const describeBlock = (b: WireBlock | undefined) =>
@@ -237,19 +244,31 @@ function assertEventReadsToFrontier(
 	return seen;
 }
 
+const NATIVE = { supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true };
 const WIRES = [
-	{ name: "Anthropic Messages, the tool list declared again when the fold tools join", native: false },
-	{ name: "Anthropic Messages with mid-conversation tool changes, as for current Claude models", native: true },
+	{ name: "Anthropic Messages, the tool list declared again when the fold tools join", native: false, effort: false },
+	{
+		name: "Anthropic Messages with mid-conversation tool changes, as for current Claude models",
+		native: true,
+		effort: false,
+	},
+	{
+		name: "with thinking on a model that takes its effort mid-conversation: each request ends in an effort message",
+		native: true,
+		effort: true,
+	},
 ];
 
 for (const wire of WIRES) {
 	describe(`cache breakpoints of context-fold (${wire.name})`, () => {
 		const held = scriptedPi(script(), {
 			contextWindow: WINDOW,
-			settings: { compaction: { enabled: false } },
-			...(wire.native
-				? { modelExtra: { compat: { supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true } } }
-				: {}),
+			settings: { compaction: { enabled: false }, ...(wire.effort ? { defaultThinkingLevel: "medium" } : {}) },
+			...(wire.effort
+				? { modelExtra: { reasoning: true, compat: { ...NATIVE, supportsMidConvoEffort: true } } }
+				: wire.native
+					? { modelExtra: { compat: NATIVE } }
+					: {}),
 		});
 		let main: Run;
 		let uncached: Run;
@@ -259,6 +278,7 @@ for (const wire of WIRES) {
 			const result = await sandbox.runPrint({
 				prompt: "Run the batches.",
 				extensions: ["."],
+				...(wire.effort ? { args: ["--thinking", "medium"] } : {}),
 				timeoutMs: RUN_TIMEOUT_MS,
 			});
 			main = { result, from: 0, to: server.requests.length };
@@ -274,6 +294,14 @@ for (const wire of WIRES) {
 
 		it("runs to the scripted end, folding", () => {
 			assertCompleted(main, held.server.errors);
+			if (!wire.effort) return;
+			for (const req of held.server.requests.slice(main.from, main.to)) {
+				const last = messagesOf(req).at(-1);
+				assert.ok(
+					last?.role === "system" && blocksOf(last)?.length === 0,
+					`request ${req.index} ends in ${req.raw.slice(-200)}`,
+				);
+			}
 		});
 
 		it("(a) no request carries more than four cache_control marks; Pi's system and last-block marks stay", () => {
