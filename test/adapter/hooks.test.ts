@@ -423,11 +423,12 @@ describe("cache facts from telemetry", () => {
 	});
 
 	it("counts the cache cold by the model's own lifetime for the retention in use (1 h with PI_CACHE_RETENTION=long)", async () => {
-		const tenMinutesIdle = (retention: string | undefined) =>
+		const tiers = { provider: "fake", id: "fake-model", promptCache: { short: 300, long: 3600 } };
+		const tenMinutesIdle = (retention: string | undefined, model: Record<string, unknown> = tiers) =>
 			withRetention(retention, async () => {
 				const stub = loadStub({ window: 100_000 });
 				stub.settings = { "context-fold": { policy: "ladder", tail: 1000 } };
-				stub.model = { provider: "fake", id: "fake-model", promptCache: { short: 300, long: 3600 } };
+				stub.model = model;
 				bashSession(stub, 6);
 				exchangeAt(stub, Date.now() - 10 * 60_000, { input: 10, output: 5, cacheRead: 900, cacheWrite: 0 });
 				stub.usage = { tokens: 50_000, contextWindow: 100_000 };
@@ -439,6 +440,16 @@ describe("cache facts from telemetry", () => {
 			await tenMinutesIdle(undefined),
 			true,
 			"the short tier's 5 minutes: cold, so anything maskable folds",
+		);
+		assert.equal(
+			await tenMinutesIdle("long", { provider: "fake", id: "fake-model", api: "anthropic-messages" }),
+			false,
+			"Anthropic Messages declaring no tiers (a gateway's Claude): Pi marks the long retention's hour all the same",
+		);
+		assert.equal(
+			await tenMinutesIdle(undefined, { provider: "fake", id: "fake-model", api: "anthropic-messages" }),
+			true,
+			"and the short retention's 5 minutes without it",
 		);
 	});
 

@@ -241,9 +241,13 @@ describe("/context-fold", () => {
 	});
 
 	it("names the cache lifetime it assumes and where it came from", async () => {
-		const lifetimeLine = async (settings: Record<string, unknown>, promptCache?: Record<string, number>) => {
+		const lifetimeLine = async (
+			settings: Record<string, unknown>,
+			promptCache?: Record<string, number>,
+			model: Record<string, unknown> = {},
+		) => {
 			const stub = await started({ settings });
-			stub.model = { provider: "fake", id: "fake-model", ...(promptCache ? { promptCache } : {}) };
+			stub.model = { provider: "fake", id: "fake-model", ...(promptCache ? { promptCache } : {}), ...model };
 			await stub.request();
 			const { stdout } = await stub.command("context-fold", "status");
 			return stdout.match(/^ {2}lifetime .*$/m)?.[0] ?? stdout;
@@ -260,7 +264,23 @@ describe("/context-fold", () => {
 				"  lifetime 2m 00s (saved: cacheTtlByProvider)",
 			);
 			assert.equal(await lifetimeLine({}), "  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)");
+			// Pi marks any Anthropic Messages request with the hour under the long retention (OpenRouter, a gateway).
+			const anthropic = { provider: "openrouter", api: "anthropic-messages" };
+			assert.equal(
+				await lifetimeLine({}, undefined, anthropic),
+				"  lifetime 1h 00m (the model's, for the cache retention in use)",
+			);
+			assert.equal(
+				await lifetimeLine({}, undefined, { ...anthropic, compat: { supportsLongCacheRetention: false } }),
+				"  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)",
+				"a model that refuses the long retention is marked with the short one",
+			);
 		});
+		assert.equal(
+			await lifetimeLine({}, undefined, { provider: "openrouter", api: "anthropic-messages" }),
+			"  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)",
+			"the short retention",
+		);
 	});
 
 	it("prints the status headless, naming the fold event, its codes and the largest folds", async () => {

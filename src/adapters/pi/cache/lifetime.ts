@@ -14,15 +14,34 @@ import type { FoldConfig } from "../settings-schema.ts";
 
 type ModelLike = ExtensionContext["model"];
 
-/** The lifetime Pi gives `model` for the retention in use, in ms; undefined when it declares none. */
+/** Anthropic's long cache retention, in ms: the `ttl: "1h"` Pi's mark carries under it. */
+const ANTHROPIC_LONG_MS = 3_600_000;
+
+/**
+ * True when Pi writes `model`'s cache with Anthropic's one-hour mark: the Anthropic Messages API under
+ * `PI_CACHE_RETENTION=long`, unless the model's compat refuses long retention (Pi then marks the
+ * short one). Any provider serving that API counts (OpenRouter, gateways, a models.json entry).
+ */
+function writesLongRetention(model: ModelLike): boolean {
+	if (process.env.PI_CACHE_RETENTION !== "long" || model?.api !== "anthropic-messages") return false;
+	const compat = (model as { compat?: { supportsLongCacheRetention?: unknown } }).compat;
+	return compat?.supportsLongCacheRetention !== false;
+}
+
+/**
+ * The lifetime Pi gives `model` for the retention in use, in ms: its `promptCache` tier, else the
+ * hour of Anthropic's long retention where Pi writes it (see writesLongRetention); undefined when
+ * neither applies.
+ */
 function modelLifetimeMs(model: ModelLike): number | undefined {
 	if (!model) return undefined;
 	try {
 		const ms = getPromptCacheTtlMs(model, undefined);
-		return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+		if (typeof ms === "number" && Number.isFinite(ms) && ms > 0) return ms;
 	} catch {
-		return undefined;
+		// A model Pi cannot read a tier of: as if it declared none.
 	}
+	return writesLongRetention(model) ? ANTHROPIC_LONG_MS : undefined;
 }
 
 /** The cache lifetime for `model` under `config` (see cacheLifetime); `secondsSet` when the user set `cacheTtlSeconds`. */
@@ -38,11 +57,10 @@ export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: bo
 
 /**
  * What a rewritten cached token costs over a read, in reads, at `model`'s prices for the cache
- * retention in use: Anthropic writes the long retention (`PI_CACHE_RETENTION=long`) at twice the
+ * retention in use: Anthropic writes the long retention (see writesLongRetention) at twice the
  * input price, as Pi prices it; undefined when the model declares no cache-read price.
  */
 export function rewriteInReadsFor(model: ModelLike): number | undefined {
 	if (!model?.cost) return undefined;
-	const long = process.env.PI_CACHE_RETENTION === "long" && model.api === "anthropic-messages";
-	return rewriteInReadsOf(model.cost, long);
+	return rewriteInReadsOf(model.cost, writesLongRetention(model));
 }
