@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { foldCode } from "../../src/core/digest.ts";
-import { bashSession, exchangeAt, loadStub, resultTexts, withRetention } from "./stub-pi.ts";
+import { bashSession, exchangeAt, loadStub, resultTexts, type StubModel, withRetention } from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
 
@@ -424,7 +424,7 @@ describe("cache facts from telemetry", () => {
 
 	it("counts the cache cold by the model's own lifetime for the retention in use (1 h with PI_CACHE_RETENTION=long)", async () => {
 		const tiers = { provider: "fake", id: "fake-model", promptCache: { short: 300, long: 3600 } };
-		const tenMinutesIdle = (retention: string | undefined, model: Record<string, unknown> = tiers) =>
+		const tenMinutesIdle = (retention: string | undefined, model: StubModel = tiers) =>
 			withRetention(retention, async () => {
 				const stub = loadStub({ window: 100_000 });
 				stub.settings = { "context-fold": { policy: "ladder", tail: 1000 } };

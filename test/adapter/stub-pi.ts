@@ -52,10 +52,8 @@ export interface StubPi {
 	/** Context usage reported to the hook; null tokens means "unknown". */
 	usage: { tokens: number | null; contextWindow: number } | undefined;
 	window: number;
-	/** The model's provider, id, prices and cache lifetimes (undefined: a model with a window only). */
-	model:
-		| { provider: string; id: string; cost?: Record<string, number>; promptCache?: { short?: number; long?: number } }
-		| undefined;
+	/** The model's provider, id, API, compat, prices and cache lifetimes (undefined: a model with a window only). */
+	model: StubModel | undefined;
 	/** The run mode the context reports (default: print). */
 	mode: "tui" | "rpc" | "json" | "print";
 	/** Whether the context reports a dialog UI; undefined: any mode but print has one. */
@@ -100,6 +98,16 @@ export interface StubPi {
 	entryRenderers: Map<string, (entry: unknown, options: unknown, theme: unknown) => unknown>;
 	/** Tool renderer resolvers registered. */
 	toolRenderers: ((toolName: string, next: () => unknown) => unknown)[];
+}
+
+/** The fields of a Pi model the extension reads. */
+export interface StubModel {
+	provider: string;
+	id: string;
+	api?: string;
+	compat?: Record<string, unknown>;
+	cost?: Record<string, number>;
+	promptCache?: { short?: number; long?: number };
 }
 
 /** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */

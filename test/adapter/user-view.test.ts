@@ -13,7 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
 import { knobRows } from "../../src/adapters/pi/ui/settings.ts";
-import { bashSession, loadStub, resultTexts, type StubPi, withRetention } from "./stub-pi.ts";
+import { bashSession, loadStub, resultTexts, type StubModel, type StubPi, withRetention } from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
 const plain = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
@@ -244,7 +244,7 @@ describe("/context-fold", () => {
 		const lifetimeLine = async (
 			settings: Record<string, unknown>,
 			promptCache?: Record<string, number>,
-			model: Record<string, unknown> = {},
+			model: Partial<StubModel> = {},
 		) => {
 			const stub = await started({ settings });
 			stub.model = { provider: "fake", id: "fake-model", ...(promptCache ? { promptCache } : {}), ...model };

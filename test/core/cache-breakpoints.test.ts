@@ -276,7 +276,11 @@ describe("markBreakpoints", () => {
 		const next = { ...grown, messages: [...grown.messages, effort("high")] };
 		next.messages.splice(3, 0, effort("low"));
 		const far = markBreakpoints(next, { frontiers: [], previous: lastPlaceOf(request) });
-		assert.deepEqual(far.marked, [{ message: 7, block: 0 }], "the previous request's last block, found past the lookback");
+		assert.deepEqual(
+			far.marked,
+			[{ message: 7, block: 0 }],
+			"the previous request's last block, found past the lookback",
+		);
 	});
 
 	test("marks nothing where Pi marked no message: caching off, or another wire format", () => {
