@@ -35,6 +35,21 @@ describe("cache telemetry", () => {
 		assert.equal(t.neverCacheRead, false);
 	});
 
+	it("a reply that reports no prompt (a provider error) is no response: no count, no time, no verdict", () => {
+		const t = new CacheTelemetry();
+		t.observeResponse({ input: 900, cacheRead: 0, cacheWrite: 900 }, 1000);
+		const error = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+		t.observeResponse(error, 500_000);
+		assert.equal(t.neverCacheRead, false, "one good response and an error: still not enough to tell");
+		assert.equal(t.snapshot().responses, 1);
+		assert.equal(t.facts(400_000, TTL).warm, false, "idle since the good response, not the error");
+		t.restore([
+			{ type: "message", timestamp: 1000, message: { role: "assistant", usage: { input: 10, cacheRead: 0 } } },
+			{ type: "message", timestamp: 2000, message: { role: "assistant", stopReason: "error", usage: error } },
+		]);
+		assert.equal(t.neverCacheRead, false, "rebuilt from a branch the same way");
+	});
+
 	it("starts over when the provider or model changes, not when the same one is named again", () => {
 		const t = new CacheTelemetry();
 		t.select("anthropic", "m1");

@@ -110,20 +110,25 @@ export class CacheTelemetry {
 		this.state = blank(provider, model);
 	}
 
-	/** Feeds one assistant response's usage, ended at `at`. */
+	/**
+	 * Feeds one assistant response's usage, ended at `at`. A reply that reports no prompt (a provider
+	 * error, a request aborted before the provider answered) is no response: it read nothing, wrote
+	 * nothing and touched no cache, as the cache warning and the advisor count it too.
+	 */
 	observeResponse(usage: UsageLike | undefined, at: number | undefined): void {
 		if (!usage) return;
 		const input = count(usage.input);
 		const cacheRead = count(usage.cacheRead);
 		const cacheWrite = count(usage.cacheWrite);
 		const prompt = input + cacheRead + cacheWrite;
+		if (prompt === 0) return;
 		const figures: ResponseFigures = {
 			at,
 			input,
 			cacheRead,
 			cacheWrite,
 			cacheWrite1h: count(usage.cacheWrite1h),
-			hitRatio: prompt > 0 ? cacheRead / prompt : 0,
+			hitRatio: cacheRead / prompt,
 		};
 		const s = this.state;
 		s.responses++;
@@ -151,7 +156,7 @@ export class CacheTelemetry {
 		this.state.events.push({ seq, at, masked, rewrite: undefined, responses: 0, netAhead: 0 });
 	}
 
-	/** True once two responses reported usage and none of them read from the cache. */
+	/** True once two responses reported a prompt and none of them read from the cache. */
 	get neverCacheRead(): boolean {
 		return this.state.responses >= 2 && this.state.hits === 0;
 	}
