@@ -327,6 +327,15 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(stub.ui.selects, []);
 	});
 
+	it("says nothing after a compaction since the latest response: the next request writes the prompt anew anyway", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		stub.compact(String(stub.entries.at(-1)?.id));
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual([...notices(stub), ...standing(stub)], [], "no warning quoting the size from before it");
+		assert.deepEqual(await input(stub, {}), [undefined], "and no dialog before the prompt");
+		assert.deepEqual(stub.ui.selects, []);
+	});
+
 	it("outside the terminal UI, the warning on resuming goes to stderr, as every notice there", async () => {
 		const stub = await idleSession({}, 10 * 60_000);
 		stub.mode = "rpc";

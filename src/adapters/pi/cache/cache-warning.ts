@@ -92,7 +92,10 @@ export class CacheWarning {
 		this.failures.clear();
 	}
 
-	/** The prediction for `place`'s provider and model; undefined without a completed response of it. */
+	/**
+	 * The prediction for `place`'s provider and model; undefined without a completed response of it,
+	 * or when a compaction came after that response.
+	 */
 	risk(place: Place): Risk | undefined {
 		const provider = place.model?.provider;
 		const model = place.model?.id;
@@ -103,6 +106,9 @@ export class CacheWarning {
 		const branch = place.sessionManager.getBranch() as EntryLike[];
 		for (let i = branch.length - 1; i >= 0 && completedAt === undefined; i--) {
 			const entry = branch[i];
+			// A compaction since the latest response changed the prompt's head: the next request writes it
+			// whole however long the pause, so a warning would only quote the size from before it.
+			if (entry.type === "compaction") return undefined;
 			// Pi records a refresh under the response's model name, which may be an alias: the provider decides.
 			if (entry.type === "usage" && entry.kind === CACHE_WARM && entry.provider === provider) {
 				const at = timeOf(entry.timestamp);
