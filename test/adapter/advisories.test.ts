@@ -13,7 +13,10 @@ import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/
 import { withoutAdvisories } from "../e2e/harness/advisories.ts";
 import { bashSession, exchangeAt, loadStub, type StubPi, withRetention } from "./stub-pi.ts";
 
-const COLD = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
+/** A cold response of a provider that caches: it read nothing and wrote the whole prompt again. */
+const COLD = { input: 10, output: 5, cacheRead: 0, cacheWrite: 29_990 };
+/** A response of a provider that never caches (a local endpoint, caching off). */
+const UNCACHED = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
 const WARM = { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 };
 
 async function tui(settings: Record<string, unknown> = {}): Promise<StubPi> {
@@ -57,6 +60,14 @@ describe("cold input", () => {
 		assert.equal(stub.stderr.join(""), "");
 		await respond(stub, COLD);
 		assert.equal(stub.stderr.join(""), `${ADVICE.coldInput(COLD)}\n`);
+	});
+
+	it("is never noticed for a provider that never caches: every prompt costs the same", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		for (let i = 0; i < 3; i++) await respond(stub, UNCACHED);
+		assert.deepEqual(notices(stub), []);
+		assert.equal(stub.statuses.get("context-fold"), undefined, "no advisory flag");
 	});
 
 	it("is held back on the first response after a compaction or a model change", async () => {
@@ -173,7 +184,7 @@ describe("wire watchdog", () => {
 
 describe("the footer's view of the advisor", () => {
 	const config = () => ({ ...DEFAULT_CONFIG });
-	const facts = { window: 200_000, unfoldable: 0, ratios: DEFAULT_RATIOS };
+	const facts = { window: 200_000, unfoldable: 0, ratios: DEFAULT_RATIOS, caches: true };
 
 	it("lists the active advisories and the watchdog flag until their streak ends", () => {
 		const shown: string[] = [];
@@ -333,6 +344,15 @@ describe("idle cache-risk warning", () => {
 		await stub.emit("session_start", { reason: "resume" });
 		assert.deepEqual([...notices(stub), ...standing(stub)], [], "no warning quoting the size from before it");
 		assert.deepEqual(await input(stub, {}), [undefined], "and no dialog before the prompt");
+		assert.deepEqual(stub.ui.selects, []);
+	});
+
+	it("says nothing where the provider never caches: a pause makes no prompt dearer", async () => {
+		const stub = await tui({ confirmColdSend: true });
+		exchangeAt(stub, Date.now() - 10 * 60_000, { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 });
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual([...notices(stub), ...standing(stub)], []);
+		assert.deepEqual(await input(stub, {}), [undefined]);
 		assert.deepEqual(stub.ui.selects, []);
 	});
 

@@ -116,7 +116,7 @@ describe("footer status", () => {
 		await stub.request();
 		const footer = String(stub.statuses.get("context-fold"));
 		assert.doesNotMatch(footer, /⚠/);
-		const cold = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
+		const cold = { input: 10, output: 5, cacheRead: 0, cacheWrite: 29_990 };
 		for (let i = 0; i < 2; i++) {
 			await stub.emit("message_end", { message: { role: "assistant", provider: "p", model: "m", usage: cold } });
 		}

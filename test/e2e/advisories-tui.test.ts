@@ -2,7 +2,7 @@
  * The cache advisories in Pi's real terminal UI (tmux, read with capture-pane) against the scripted
  * model server:
  * - the cold-input notice, for a response whose scripted usage read nothing from the cache while
- *   carrying 30k tokens;
+ *   carrying 30k tokens (and wrote them again: the provider caches);
  * - the wire watchdog, with a fixture extension loaded after context-fold that sends the raw
  *   messages instead of the folded ones (the request of fold event 1, which also first declares the
  *   fold tools, goes out without its digests), and quiet in the same session without that fixture;
@@ -31,7 +31,8 @@ import { flat, startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts
 
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (these advisories are read off the terminal UI)";
 const WAIT_MS = 120_000;
-const COLD = { input: 30_000, cacheRead: 0, cacheWrite: 0 };
+/** A cold response of a provider that caches: nothing read, the whole 30k prompt written again. */
+const COLD = { input: 10, cacheRead: 0, cacheWrite: 29_990 };
 
 /** The editor's text: the lines between the last two horizontal rules on the screen. */
 function editorText(screen: string): string {

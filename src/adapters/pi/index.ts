@@ -88,6 +88,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		config: () => settings.config,
 		ttlMs: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet).ms,
 		now,
+		caches: () => telemetry.caches,
 	});
 
 	const engine = new FoldEngine({
@@ -193,6 +194,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 				// The reset flag asks only whether more than half the window cannot fold.
 				unfoldable: window ? engine.unfoldableOver(window / 2) : undefined,
 				ratios: ratiosOf(ctx.model?.cost),
+				caches: telemetry.caches,
 			});
 		} catch (error) {
 			warnOnce(`context-fold: usage telemetry skipped: ${errorText(error)}`);

@@ -49,6 +49,11 @@ export interface ResponseContext {
 	unfoldable: number | undefined;
 	/** The model's price ratios (core `ratiosOf`). */
 	ratios: PriceRatios;
+	/**
+	 * Whether this provider and model has read from or written to the cache (this response
+	 * included): a provider that never caches reads nothing on every response, which is no cold input.
+	 */
+	caches: boolean;
 }
 
 /** How a fold code stands in the current branch, for recall churn. */
@@ -217,7 +222,7 @@ export class Advisor {
 				this.raise("watchdog", text, "warning");
 			} else if (!this.tripped) this.notices.delete("watchdog");
 		}
-		const cold = isColdInput(f, this.rewriteExpected);
+		const cold = facts.caches && isColdInput(f, this.rewriteExpected);
 		this.rewriteExpected = false;
 		this.check("cold-input", cold, () => ADVICE.coldInput(f), "warning");
 		const reason = resetReason({

@@ -43,6 +43,11 @@ export interface WarningDeps {
 	ttlMs: (model: Place["model"]) => number;
 	/** The adapter's clock (epoch ms). */
 	now: () => number;
+	/**
+	 * Whether the provider caches the current model's prompts (a response read from or wrote to the
+	 * cache); where it never does, a pause makes no prompt dearer and nothing is said.
+	 */
+	caches: () => boolean;
 }
 
 /** What the prediction reads from Pi's context. */
@@ -94,12 +99,12 @@ export class CacheWarning {
 
 	/**
 	 * The prediction for `place`'s provider and model; undefined without a completed response of it,
-	 * or when a compaction came after that response.
+	 * when a compaction came after that response, or where the provider never caches.
 	 */
 	risk(place: Place): Risk | undefined {
 		const provider = place.model?.provider;
 		const model = place.model?.id;
-		if (provider === undefined) return undefined;
+		if (provider === undefined || !this.deps.caches()) return undefined;
 		let completedAt: number | undefined;
 		let warmedAt: number | undefined;
 		let carried = 0;

@@ -54,6 +54,8 @@ export interface CacheSnapshot {
 	responses: number;
 	/** Responses that read anything from the cache. */
 	hits: number;
+	/** A response read from or wrote to the cache: the provider caches this model's prompts. */
+	cached: boolean;
 	last: ResponseFigures | undefined;
 	/** When a response last read from the cache (epoch ms). */
 	lastHitAt: number | undefined;
@@ -133,6 +135,7 @@ export class CacheTelemetry {
 		const s = this.state;
 		s.responses++;
 		s.last = figures;
+		if (cacheRead > 0 || cacheWrite > 0) s.cached = true;
 		if (cacheRead > 0) {
 			s.hits++;
 			if (at !== undefined) s.lastHitAt = at;
@@ -154,6 +157,14 @@ export class CacheTelemetry {
 	/** Records a committed fold event that kept `masked` tokens out of the request. */
 	observeFold(seq: number, masked: number, at: number): void {
 		this.state.events.push({ seq, at, masked, rewrite: undefined, responses: 0, netAhead: 0 });
+	}
+
+	/**
+	 * True once a response read from or wrote to the cache: the provider caches. A provider that
+	 * never does (a local endpoint, Pi's caching off) makes no prompt dearer than another by a pause.
+	 */
+	get caches(): boolean {
+		return this.state.cached;
 	}
 
 	/** True once two responses reported a prompt and none of them read from the cache. */
@@ -239,6 +250,7 @@ function blank(provider: string | undefined, model: string | undefined): CacheSn
 		model,
 		responses: 0,
 		hits: 0,
+		cached: false,
 		last: undefined,
 		lastHitAt: undefined,
 		warms: 0,
