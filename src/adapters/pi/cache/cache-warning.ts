@@ -1,5 +1,5 @@
 /**
- * The idle cache-risk warning. It predicts, from the active branch's assistant completion times and
+ * The idle cache-risk warning. It predicts, from the active branch's assistant responses (stamped when their request started) and
  * Pi's own idle refreshes (`usage` entries of kind `cache_warm`) for the current provider and model,
  * whether the next prompt finds the prompt cache cold, with the cache lifetime the host gives the
  * model (see cache/lifetime.ts: a saved one, else the model's own). It notices this once per idle
