@@ -1,8 +1,8 @@
 /**
- * The idle cache-risk warning. It predicts, from the active branch's assistant responses (stamped when their request started) and
- * Pi's own idle refreshes (`usage` entries of kind `cache_warm`) for the current provider and model,
- * whether the next prompt finds the prompt cache cold, with the cache lifetime the host gives the
- * model (see cache/lifetime.ts: a saved one, else the model's own). It notices this once per idle
+ * The idle cache-risk warning. It predicts, from the active branch's assistant responses (stamped
+ * when their request started) and Pi's own idle refreshes (`usage` entries of kind `cache_warm`) for
+ * the current provider and model, whether the next prompt finds the prompt cache cold, with the
+ * cache lifetime the host gives the model (see cache/lifetime.ts: a saved one, else the model's own). It notices this once per idle
  * streak: when the interval runs out while Pi is idle (a timer), on resuming a session, or at the
  * next prompt. With `confirmColdSend` on, the `input` hook asks before a likely-cold interactive
  * prompt is sent: "Keep draft" puts the text back in the editor and keeps its images for the next
