@@ -133,6 +133,30 @@ describe("deterministic compaction", () => {
 		assert.match(await stub.call("recall_folded", { codes: [code], lines: "1-2" }), /line 0 of check 1 output ok/);
 	});
 
+	it("a compacted custom message (a handoff seed, another extension's) is recalled by its code, sha256 verified", async () => {
+		const stub = loadStub();
+		const at = "2026-12-05T10:00:00.123Z";
+		const seed = "context-fold handoff seed\nGoal: ship the parser\nError: parser.test.ts failed at line 12";
+		stub.entries.push({
+			type: "custom_message",
+			id: "c1",
+			parentId: null,
+			timestamp: at,
+			customType: "seed",
+			content: seed,
+			display: true,
+		});
+		bashSession(stub, 4);
+		await stub.emit("session_start", { reason: "startup" });
+		// The custom message as Pi puts it in the context (createCustomMessage), then the session's messages.
+		const custom = { role: "custom", customType: "seed", content: seed, display: true, timestamp: Date.parse(at) };
+		await compact(stub, 6, { messagesToSummarize: [custom, ...messagesOf(stub).slice(0, 6)] });
+		const code = foldCode(`u:custom:${Date.parse(at)}`);
+		const recalled = await stub.call("recall_folded", { codes: [code] });
+		assert.match(recalled, /sha256 verified/, recalled);
+		assert.match(recalled, /Error: parser\.test\.ts failed at line 12/);
+	});
+
 	it("covers turnPrefixMessages when messagesToSummarize is empty (split turn)", async () => {
 		const stub = loadStub();
 		bashSession(stub, 3);

@@ -50,6 +50,15 @@ describe("Ledger cache", () => {
 		assert.equal(s.calls.getEntries, 2);
 	});
 
+	it("finds a custom message (another extension's, a handoff seed) by the id the request gave it", () => {
+		const at = "2026-12-05T10:00:00.123Z";
+		const entry = { type: "custom_message", customType: "seed", content: "the plan", display: true, timestamp: at };
+		const ledger = new Ledger(() => source([result("a", "alpha"), entry]));
+		const [hit] = ledger.lookup(`u:custom:${Date.parse(at)}`);
+		assert.equal(hit?.block.text, "the plan");
+		assert.equal(hit?.message.role, "custom");
+	});
+
 	it("starts over when the source shrinks or is replaced, and after reset()", () => {
 		let current = source([result("a", "alpha"), result("b", "beta")]);
 		const ledger = new Ledger(() => current);

@@ -21,9 +21,35 @@ export interface LedgerSource {
 interface EntryLike {
 	type?: unknown;
 	message?: unknown;
+	customType?: unknown;
+	content?: unknown;
+	display?: unknown;
+	details?: unknown;
+	timestamp?: unknown;
 }
 
-/** Lazily built id → occurrences index over a session's message entries. */
+/**
+ * The message an entry puts in the context, as Pi builds it: a `message` entry's own, and a
+ * `custom_message` entry (another extension's message, context-fold's handoff seed) as Pi's
+ * `createCustomMessage` makes it, a `custom` message stamped with the entry's time in ms, so its
+ * durable id is the one linearize gave it in the request. Undefined for any other entry.
+ */
+function contextMessageOf(entry: EntryLike): MessageLike | undefined {
+	if (entry.type === "message") {
+		return entry.message && typeof entry.message === "object" ? (entry.message as MessageLike) : undefined;
+	}
+	if (entry.type !== "custom_message") return undefined;
+	return {
+		role: "custom",
+		customType: entry.customType,
+		content: entry.content ?? [],
+		display: entry.display,
+		details: entry.details,
+		timestamp: new Date(entry.timestamp as string | number).getTime(),
+	};
+}
+
+/** Lazily built id → occurrences index over the messages a session's entries put in the context. */
 export class Ledger {
 	private index = new Map<string, LedgerHit[]>();
 	private seen = 0;
@@ -52,9 +78,9 @@ export class Ledger {
 		}
 		if (entries.length < this.seen) this.reset();
 		for (let i = this.seen; i < entries.length; i++) {
-			const entry = entries[i] as EntryLike;
-			if (entry?.type !== "message" || !entry.message || typeof entry.message !== "object") continue;
-			const message = entry.message as MessageLike;
+			const entry = entries[i] as EntryLike | undefined;
+			const message = entry && typeof entry === "object" ? contextMessageOf(entry) : undefined;
+			if (!message) continue;
 			if (message.role === "user") this.turn++;
 			for (const block of messageBlocks(message, i, this.turn)) {
 				if (!block.durable) continue;
