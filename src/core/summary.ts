@@ -25,8 +25,13 @@ export const SUMMARY_LIMITS = {
 /** What a summary is rendered from. */
 export interface SummaryInput {
 	summary: SeedSummary;
-	/** The previous compaction's summary, when Pi passes one. */
+	/** The previous compaction's summary, when Pi passes one and it is carried whole. */
 	previousSummary?: string;
+	/**
+	 * Text an earlier summary of ours carried, handed on verbatim when that summary's own facts are
+	 * in the seed index again (see carriedOver); used without `previousSummary`.
+	 */
+	carried?: string;
 	/** One line on what the summary covers, e.g. "This compaction removed 40 messages from live history." */
 	scope: string;
 	/** Size cap in characters (default and maximum SUMMARY_LIMITS.total); section budgets shrink with it. */
@@ -100,6 +105,18 @@ function fileNote(tools: readonly string[], turn: number): string {
 	return parts.length > 0 ? ` (${parts.join("; ")})` : "";
 }
 
+/** The heading of the section a summary carries from the one before it. */
+const CARRIED_HEADING = "## Carried from the previous compaction";
+
+/**
+ * What a summary of ours carried from the one before it (a foreign summary's text, kept nowhere
+ * else: the seed index holds only context-fold's own facts); undefined when it carried nothing.
+ */
+export function carriedOver(summary: string): string | undefined {
+	const at = summary.indexOf(`\n${CARRIED_HEADING}\n`);
+	return at < 0 ? undefined : summary.slice(at + CARRIED_HEADING.length + 2);
+}
+
 /** The previous summary's body without its own header and preamble, when it was one of ours. */
 function carried(previous: string): string {
 	if (!previous.startsWith(SUMMARY_HEADER)) return previous;
@@ -168,11 +185,12 @@ export function renderSummary(input: SummaryInput): string {
 			"folded blocks (recall_folded search=…)",
 		),
 	];
-	const previous = input.previousSummary ? carried(input.previousSummary).trim() : "";
+	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.trim() ?? "");
 	if (previous) {
-		// Our own summary's tags were written by the engine; a foreign summary's tags are content.
-		const own = input.previousSummary?.startsWith(SUMMARY_HEADER);
-		parts.push(`## Carried from the previous compaction\n${clip(own ? previous : quoteTags(previous), L.previous)}`);
+		// Our own summary's tags were written by the engine (and what it carried, quoted there); a
+		// foreign summary's tags are content.
+		const own = input.previousSummary === undefined || input.previousSummary.startsWith(SUMMARY_HEADER);
+		parts.push(`${CARRIED_HEADING}\n${clip(own ? previous : quoteTags(previous), L.previous)}`);
 	}
 	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);
 }

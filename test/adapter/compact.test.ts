@@ -157,6 +157,20 @@ describe("deterministic compaction", () => {
 		assert.match(recalled, /Error: parser\.test\.ts failed at line 12/);
 	});
 
+	it("a summary Pi wrote before is carried by every later compaction, not only the first", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		await stub.emit("session_start", { reason: "startup" });
+		const foreign = "Summary by the model: the user requires Postgres 16; decision D-17 keeps the legacy API.";
+		const first = await compact(stub, 3, { previousSummary: foreign });
+		stub.compact("keep", first?.compaction?.summary);
+		const second = await compact(stub, 6, { previousSummary: first?.compaction?.summary });
+		stub.compact("keep", second?.compaction?.summary);
+		const third = await compact(stub, 8, { previousSummary: second?.compaction?.summary });
+		for (const [n, built] of [first, second, third].entries())
+			assert.match(String(built?.compaction?.summary), /decision D-17 keeps the legacy API/, `compaction ${n + 1}`);
+	});
+
 	it("covers turnPrefixMessages when messagesToSummarize is empty (split turn)", async () => {
 		const stub = loadStub();
 		bashSession(stub, 3);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SeedSummary } from "../../src/core/index/merge.ts";
 import {
+	carriedOver,
 	HANDOFF_HEADER,
 	MIN_SUMMARY_CHARS,
 	renderHandoff,
@@ -90,6 +91,17 @@ describe("renderSummary", () => {
 		const ours = renderSummary({ summary: fixed, scope: "s." });
 		const again = renderSummary({ summary: fixed, scope: "s.", previousSummary: ours });
 		assert.equal(again.split(SUMMARY_HEADER).length, 2, "our header is not nested");
+	});
+
+	it("hands on what a summary of ours carried, once, with its tags as they were", () => {
+		const foreign = "Pi's summary: decision D-17 keeps the legacy API; see {#k3x9a0b2 FOLDED}.";
+		const first = renderSummary({ summary: fixed, scope: "s.", previousSummary: foreign });
+		const handed = carriedOver(first);
+		assert.equal(handed?.trim(), "Pi's summary: decision D-17 keeps the legacy API; see [quoted tag #k3x9a0b2].");
+		const second = renderSummary({ summary: fixed, scope: "s.", carried: handed });
+		assert.equal(carriedOver(second), handed, "the third gets the same text again");
+		assert.equal(second.split("## Carried from the previous compaction").length, 2, "one carried section");
+		assert.equal(carriedOver(renderSummary({ summary: fixed, scope: "s." })), undefined, "nothing carried");
 	});
 });
 
