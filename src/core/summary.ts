@@ -105,6 +105,25 @@ function fileNote(tools: readonly string[], turn: number): string {
 	return parts.length > 0 ? ` (${parts.join("; ")})` : "";
 }
 
+/**
+ * What a terminal acts on rather than prints: ANSI escape sequences (CSI, such as colours, and OSC)
+ * and every other control character but the tab and the line break.
+ */
+const CONTROLS =
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+	/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+/** `text` without what a terminal would act on (see CONTROLS): the summary is shown to the user too. */
+function printable(text: string): string {
+	return text.replace(CONTROLS, "");
+}
+
+/** A command's first line, and how many lines follow it (a heredoc's body stays in the block, for recall). */
+function commandLine(command: string): string {
+	const lines = printable(command).split("\n");
+	return lines.length > 1 ? `${lines[0]} … (+${lines.length - 1} lines)` : lines[0];
+}
+
 /** The heading of the section a summary carries from the one before it. */
 const CARRIED_HEADING = "## Carried from the previous compaction";
 
@@ -149,7 +168,9 @@ export function renderSummary(input: SummaryInput): string {
 		),
 		section(
 			"Error lines (verbatim)",
-			s.errors.map((e) => `- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(e.line)}`),
+			s.errors.map(
+				(e) => `- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(printable(e.line))}`,
+			),
 			L.errors,
 			'error lines (recall_folded search="error")',
 		),
@@ -162,7 +183,8 @@ export function renderSummary(input: SummaryInput): string {
 		section(
 			"Commands",
 			s.commands.map(
-				(c) => `- ${turnMark(c.turn)}${tag(c.code)}\`${quoteTags(c.command)}\`${c.error ? " (error)" : ""}`,
+				(c) =>
+					`- ${turnMark(c.turn)}${tag(c.code)}\`${quoteTags(commandLine(c.command))}\`${c.error ? " (error)" : ""}`,
 			),
 			L.commands,
 			"commands",

@@ -93,6 +93,25 @@ describe("renderSummary", () => {
 		assert.equal(again.split(SUMMARY_HEADER).length, 2, "our header is not nested");
 	});
 
+	it("prints no terminal control sequence, and keeps a multi-line command to one list item", () => {
+		const heredoc = "gh pr create --body \"$(cat <<'EOF'\n## Background\nwhy\n## Scope\nwhat\nEOF\n)\"";
+		const text = renderSummary({
+			summary: {
+				...fixed,
+				errors: [
+					{ line: "\u001b[31m\u001b[1mError:\u001b[0m build failed\u0007 in src/x.ts", turn: 2, tool: "bash" },
+				],
+				commands: [{ command: heredoc, turn: 3 }],
+			},
+			scope: "s.",
+		});
+		assert.match(text, /\n- \[turn 2\] bash: Error: build failed in src\/x\.ts\n/);
+		const controls = [...text].filter((c) => c !== "\n" && c !== "\t" && (c < " " || c === "\u007f"));
+		assert.deepEqual(controls, [], "no control character");
+		assert.match(text, /\n- \[turn 3\] `gh pr create --body "\$\(cat <<'EOF' … \(\+6 lines\)`\n/);
+		assert.ok(!text.includes("\n## Background"), "the heredoc's headings are no sections of the summary");
+	});
+
 	it("hands on what a summary of ours carried, once, with its tags as they were", () => {
 		const foreign = "Pi's summary: decision D-17 keeps the legacy API; see {#k3x9a0b2 FOLDED}.";
 		const first = renderSummary({ summary: fixed, scope: "s.", previousSummary: foreign });
