@@ -180,7 +180,8 @@ export interface GrepResult {
  * matching line, also when it falls in another match's context; `n-` for context), `--` between
  * separate hunks, at most about `maxMatches` matching lines and `maxChars` characters. When not every
  * match fits, the best are shown (see matchQuality: an exact identifier finds its own lines before
- * longer tokens and case variants), still in line order. A long line is shown around its best match.
+ * longer tokens and case variants; of equal ones, lines that begin with the pattern first), still in
+ * line order. A long line is shown around its best match.
  */
 export function grepText(
 	text: string,
@@ -196,7 +197,10 @@ export function grepText(
 		if (lines[i].toLowerCase().includes(needle)) matches.set(i, bestMatch(lines[i], pattern));
 	}
 	const quality = (i: number): number => matches.get(i)?.quality ?? 3;
-	const ranked = [...matches.keys()].sort((a, b) => quality(a) - quality(b) || a - b);
+	// Of two equal matches, a line that begins with the pattern (past its indentation) is the one it
+	// names rather than one that quotes it: a long error line is shown before the longer lines around it.
+	const starts = (i: number): number => (matches.get(i)?.at === lines[i].length - lines[i].trimStart().length ? 0 : 1);
+	const ranked = [...matches.keys()].sort((a, b) => quality(a) - quality(b) || starts(a) - starts(b) || a - b);
 	const shownLines = new Map<number, string>();
 	const render = (centers: readonly number[]): { text: string; shown: number } => {
 		const out: string[] = [];

@@ -121,6 +121,16 @@ describe("grepText", () => {
 			"the whole token, then the first exact case in a longer token; the rest waits",
 		);
 	});
+	it("when not every match fits, shows a line that begins with the pattern before lines that quote it", () => {
+		const tail = "Property 'apiKey' does not exist on type 'SessionOptions'. ".repeat(8);
+		const error = `test/a.test.ts(21,26): error TS2339: ${tail}`;
+		const text = [`../pkg/${error}`, "ok", `  ${error}`, "ok", `see ../other/${error}`].join("\n");
+		const g = grepText(text, error.slice(0, 200), 700, 8, 0);
+		assert.equal(g.matches, 3);
+		assert.equal(g.shown, 1);
+		assert.match(g.text, /^3: {3}test\/a\.test\.ts\(21,26\)/, "the line the pattern begins, past its indentation");
+	});
+
 	it("shows a long line around its exact-case whole-token match, not an earlier case variant", () => {
 		const line = `apatxx ${"filler ".repeat(200)}lsig=APaTxx. ${"tail ".repeat(200)}`;
 		const g = grepText(line, "APaTxx", 10_000);
