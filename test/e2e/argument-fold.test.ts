@@ -22,7 +22,7 @@ const SETTINGS = {
 	"context-fold": {
 		policy: "economic",
 		hotTail: 1000,
-		coldTail: 500,
+		coldTail: 1000,
 		// A long horizon: any event pays for its rewrite, so firing depends on the tails and sizes alone.
 		horizon: 1000,
 		foldFrom: 2000,
