@@ -448,6 +448,8 @@ describe("/context-fold", () => {
 		assert.match(tagged.stdout, new RegExp(`^Recalled #${code}:`), "a whole tag in any case names the code");
 		const typo = await stub.command("context-fold", "recall see above");
 		assert.match(typo.stdout, /"see above" is not a fold code \(a code is 8 letters or digits/);
+		const two = await stub.command("context-fold", `unfold ${code} #${code}`);
+		assert.match(two.stdout, /\/context-fold unfold takes one code at a time \(got 2\)/);
 	});
 
 	it("unfolds only after a confirmation that states the cache cost; headless it only states it", async () => {

@@ -354,6 +354,15 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 	updateFooter(deps, ctx);
 }
 
+/** Why `rest` is no code for `sub`: several codes are named as such (the subcommands take one), anything else as no code. */
+function codeRefusal(sub: "recall" | "unfold", rest: string): string {
+	const words = rest.split(/\s+/);
+	if (words.length > 1 && words.every((word) => parseCode(word) !== null)) {
+		return `context-fold: /context-fold ${sub} takes one code at a time (got ${words.length})`;
+	}
+	return `context-fold: ${notCodes([rest])}`;
+}
+
 /**
  * `/context-fold recall <code>`: the whole original (not the model's capped recall), titled with what
  * the block was; a block still folded in the context may then be unfolded, one a compaction removed
@@ -366,7 +375,7 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 	}
 	const bare = parseCode(code);
 	if (!bare) {
-		say(ctx, `context-fold: ${notCodes([code])}`, "warning");
+		say(ctx, codeRefusal("recall", code), "warning");
 		return;
 	}
 	const r = resolveAny(bare, deps.engine, deps.ledger, deps.parent());
@@ -433,7 +442,7 @@ export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 			case "unfold": {
 				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");
 				const bare = parseCode(rest);
-				if (!bare) return say(ctx, `context-fold: ${notCodes([rest])}`, "warning");
+				if (!bare) return say(ctx, codeRefusal("unfold", rest), "warning");
 				return confirmUnfold(deps, ctx, bare);
 			}
 			case "discard-images":
