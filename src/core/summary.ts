@@ -118,10 +118,12 @@ function printable(text: string): string {
 	return text.replace(CONTROLS, "");
 }
 
-/** A command's first line, and how many lines follow it (a heredoc's body stays in the block, for recall). */
+/** Marks where a multi-line command (a heredoc) broke its line, so that it stays one list item. */
+const LINE_BREAK = " ⏎ ";
+
+/** A command on one line: its line breaks shown as LINE_BREAK, its text kept (a model may cite a heredoc's body). */
 function commandLine(command: string): string {
-	const lines = printable(command).split("\n");
-	return lines.length > 1 ? `${lines[0]} … (+${lines.length - 1} lines)` : lines[0];
+	return printable(command).split("\n").join(LINE_BREAK);
 }
 
 /** The heading of the section a summary carries from the one before it. */

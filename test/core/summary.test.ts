@@ -108,7 +108,10 @@ describe("renderSummary", () => {
 		assert.match(text, /\n- \[turn 2\] bash: Error: build failed in src\/x\.ts\n/);
 		const controls = [...text].filter((c) => c !== "\n" && c !== "\t" && (c < " " || c === "\u007f"));
 		assert.deepEqual(controls, [], "no control character");
-		assert.match(text, /\n- \[turn 3\] `gh pr create --body "\$\(cat <<'EOF' … \(\+6 lines\)`\n/);
+		assert.match(
+			text,
+			/\n- \[turn 3\] `gh pr create --body "\$\(cat <<'EOF' ⏎ ## Background ⏎ why ⏎ ## Scope ⏎ what ⏎ EOF ⏎ \)"`\n/,
+		);
 		assert.ok(!text.includes("\n## Background"), "the heredoc's headings are no sections of the summary");
 	});
 
