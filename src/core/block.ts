@@ -76,6 +76,17 @@ export function fromLegacyId(id: string): string {
 	return match ? `a:${match[1]}:${match[2]}` : id;
 }
 
+/**
+ * True for an assistant message the model gets back in later requests: not one that ended in an
+ * error or was aborted, which pi-ai leaves out of every request (`transformMessages`), so no
+ * model ever answered after what it was sent with.
+ */
+export function isModelReply(message: MessageLike | undefined): boolean {
+	if (message?.role !== "assistant") return false;
+	const stop = (message as { stopReason?: unknown }).stopReason;
+	return stop !== "error" && stop !== "aborted";
+}
+
 /** Durable id of the folded arguments of tool call `toolCallId`. */
 export function argsId(toolCallId: string): string {
 	return `a:${toolCallId}:args`;

@@ -3,16 +3,19 @@
  * applied), eligibility, first-delivery holds, and lazily computed savings.
  */
 import type { FoldOp } from "./apply.ts";
-import type { Block, MessageLike } from "./block.ts";
+import { type Block, isModelReply, type MessageLike } from "./block.ts";
 import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 import { type CallFactsMemo, supersededReads } from "./supersede.ts";
 import { type Use, UseMemo, useAges, useOf } from "./working-set.ts";
 
-/** Index of the latest assistant message, -1 when there is none. */
+/**
+ * Index of the latest model reply (see isModelReply: a reply that failed or was aborted answered
+ * nothing the request carried), -1 when there is none.
+ */
 function lastAssistantOf(messages: readonly MessageLike[]): number {
-	for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "assistant") return i;
+	for (let i = messages.length - 1; i >= 0; i--) if (isModelReply(messages[i])) return i;
 	return -1;
 }
 

@@ -7,7 +7,7 @@
  * age is how many model messages back its latest use, or its arrival, was. Pure: messages and blocks
  * in, ages out.
  */
-import type { Block, MessageLike } from "./block.ts";
+import { type Block, isModelReply, type MessageLike } from "./block.ts";
 
 /**
  * A string: a run of word characters, `.`, `/` and `-` from a word character to the last word
@@ -159,7 +159,7 @@ function lookback(
 	const models: Model[] = [];
 	for (let i = blocks.length - 1; i >= 0 && models.length <= USE_LOOKBACK; i--) {
 		const msg = blocks[i].msg;
-		if (messages[msg]?.role !== "assistant") continue;
+		if (!isModelReply(messages[msg])) continue;
 		const last = models[models.length - 1];
 		if (last && last.msg === msg) last.from = i;
 		else models.push({ msg, from: i, to: i });

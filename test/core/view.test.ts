@@ -88,6 +88,17 @@ describe("heldIds", () => {
 		assert.deepEqual([...held], ["a:lost:args"]);
 	});
 
+	it("keeps holding the batch past a reply that failed or was aborted: no model answered it", () => {
+		for (const stopReason of ["error", "aborted"]) {
+			const failed = { role: "assistant", stopReason, content: [{ type: "text", text: "" }], timestamp: 7 };
+			const messages = [...session(), failed, { role: "user", content: "continue", timestamp: 8 }];
+			const held = heldIds(messages, linearize(messages));
+			for (const id of ["r:p1", "r:p2", "r:p3"])
+				assert.ok(held.has(id), `${id} after a reply that ended in ${stopReason}`);
+			assert.ok(!held.has("r:old1"));
+		}
+	});
+
 	it("holds every result when there is no assistant message at all", () => {
 		const messages = [result("solo")];
 		assert.deepEqual([...heldIds(messages, linearize(messages))], ["r:solo"]);

@@ -78,6 +78,20 @@ describe("useOf", () => {
 		assert.equal(ageOf(messages, "c1"), 1);
 	});
 
+	test("a reply that failed or was aborted is no model message: no model saw what came before it", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("c1", "read", { path: "a.ts" }),
+			result("c1", "read", FILE),
+			call("c2", "bash", { command: "ls" }),
+			result("c2", "bash", "one two"),
+			{ role: "assistant", stopReason: "error", content: [{ type: "text", text: "" }], timestamp: clock++ },
+			{ role: "assistant", stopReason: "aborted", content: [{ type: "text", text: "" }], timestamp: clock++ },
+		];
+		assert.equal(ageOf(messages, "c2"), 0, "not seen yet");
+		assert.equal(ageOf(messages, "c1"), 0, "seen by the latest model message, the call of c2");
+	});
+
 	test("a model message that repeats one of a block's strings renews it; plain words do not", () => {
 		const base: MessageLike[] = [
 			{ role: "user", content: "fix it", timestamp: clock++ },

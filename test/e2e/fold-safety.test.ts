@@ -3,7 +3,9 @@
  * - with `CONTEXTFOLD=0` the extension registers nothing: every request goes out raw even far past
  *   the budget, and neither recall_folded nor unfold is declared;
  * - a parallel tool batch the model has not seen yet is never folded in the request that delivers
- *   it, even when that request is far past the threshold and the budget (and folds once seen).
+ *   it, even when that request is far past the threshold and the budget (and folds once seen);
+ * - nor after that request failed (a provider error, Pi's retry off): Pi keeps the error reply, but
+ *   no model answered the batch, so the next request (the user's "continue") still carries it raw.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -150,6 +152,99 @@ describe("a parallel tool batch just delivered is never folded", () => {
 		assert.ok(
 			later.some((f) => [...f.folded.keys()].some((k) => k.startsWith("toolu_par_"))),
 			"no result of the batch ever folded after it was seen",
+		);
+	});
+});
+
+describe("a batch whose delivering request failed is still unseen", () => {
+	const parId = (k: number) => `toolu_par_${k}`;
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+	let runs: RunResult[];
+	/** Requests the model answered (not with an HTTP error). */
+	const answered = new Set<number>();
+
+	before(async () => {
+		let failed = false;
+		server = await startModelServer((req: CapturedRequest): Reply => {
+			const done = new Set(toolResultsOf(req).map((r) => r.toolCallId));
+			if (req.index > 20) return { text: "guard: too many requests" };
+			const answer = (reply: Reply): Reply => {
+				answered.add(req.index);
+				return reply;
+			};
+			for (const k of [1, 2, 3, 4]) {
+				const callId = `toolu_seq_${k}`;
+				if (!done.has(callId))
+					return answer({
+						toolCalls: [{ id: callId, name: "bash", args: { command: noisyCommand(`seq ${k}`, 350) } }],
+					});
+			}
+			if (!done.has(parId(1))) {
+				const toolCalls = [1, 2, 3].map((k) => ({
+					id: parId(k),
+					name: "bash",
+					args: { command: noisyCommand(`par ${k}`, 500) },
+				}));
+				return answer({ toolCalls });
+			}
+			if (!failed) {
+				failed = true;
+				return { error: { status: 400, message: "request rejected (simulated provider failure)" } };
+			}
+			return answer({ text: "continuing" });
+		});
+		sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: WINDOW,
+			settings: {
+				compaction: { enabled: false },
+				retry: { enabled: false },
+				"context-fold": { policy: "ladder", tail: 1000 },
+			},
+		});
+		const first = await sandbox.runPrint({
+			prompt: "Run the batches.",
+			extensions: ["."],
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		const next = await sandbox.runPrint({
+			prompt: "continue",
+			extensions: ["."],
+			continueSession: true,
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		runs = [first, next];
+	});
+	after(async () => {
+		await server?.close();
+		await sandbox?.cleanup();
+	});
+
+	it("folds no result before a request that carried it raw was answered", () => {
+		assert.equal(runs[1].code, 0, runs[1].stderr);
+		assert.equal(runs[1].stdout.trim(), "continuing");
+		const folds = analyze(server.requests);
+		const failedAt = server.requests.findIndex((r) => !answered.has(r.index));
+		assert.ok(failedAt > 0 && folds[failedAt].fresh.includes(parId(1)), "the failed request delivered the batch");
+		const seen = new Set<string>();
+		for (const [i, req] of server.requests.entries()) {
+			assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] }, `request ${i}`);
+			for (const id of folds[i].folded.keys())
+				assert.ok(seen.has(id), `request ${i} folded ${id}, which no model answered`);
+			if (answered.has(req.index)) for (const r of folds[i].results) if (!folds[i].folded.has(r.id)) seen.add(r.id);
+		}
+		const retry = folds.length - 1;
+		for (const k of [1, 2, 3]) {
+			const text = resultText(folds[retry], parId(k)) ?? "";
+			assert.ok(
+				text.includes(`Error: planted failure par ${k}`) && !ANY_TAG.test(text),
+				`par ${k} after the failure: ${text.slice(0, 80)}`,
+			);
+		}
+		assert.ok(
+			folds.some((f) => f.folded.size > 0),
+			"nothing ever folded: the test did not reach the policy",
 		);
 	});
 });
