@@ -3,7 +3,7 @@
  * slices, literal case-insensitive grep with context, and the caps that stop a recall from
  * re-flooding the context.
  */
-import { clip } from "./tokens.ts";
+import { clip, clipAround } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
 export const RECALL_LIMITS = {
@@ -106,14 +106,6 @@ export function sliceLines(
 	return { text: out.join("\n"), total: lines.length, cut, ...(cut ? { next: range.start + out.length } : {}) };
 }
 
-/** A long line clipped to a window showing `length` characters at `at` (-1: its head). */
-function around(line: string, at: number, length: number, max: number): string {
-	if (line.length <= max) return line;
-	if (at < 0 || at + length <= max - 1) return clip(line, max);
-	const start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
-	return `…${clip(line.slice(start), max - 1)}`;
-}
-
 /** Letters, digits, `_` and `$`: what continues a token. */
 const TOKEN_CHAR = /[\w$]/;
 
@@ -214,7 +206,7 @@ export function grepText(
 				let line = shownLines.get(i);
 				const match = matches.get(i);
 				if (line === undefined) {
-					const text = around(lines[i], match?.at ?? -1, pattern.length, RECALL_LIMITS.lineChars);
+					const text = clipAround(lines[i], match?.at ?? -1, pattern.length, RECALL_LIMITS.lineChars);
 					line = `${i + 1}${match ? ":" : "-"} ${text}`;
 					shownLines.set(i, line);
 				}

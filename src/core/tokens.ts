@@ -53,6 +53,20 @@ export function clip(text: string, max: number): string {
 	return `${safeSlice(text, Math.max(0, max - 1))}…`;
 }
 
+/**
+ * A line clipped to `max` characters so that the `length` characters at `at` stay in sight: its
+ * head when they fit there (or `at` is -1), else a window from a third of `max` before them,
+ * opened with an ellipsis. Never splits a surrogate pair.
+ */
+export function clipAround(line: string, at: number, length: number, max: number): string {
+	if (line.length <= max) return line;
+	if (at < 0 || at + length <= max - 1) return clip(line, max);
+	let start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
+	const code = line.charCodeAt(start);
+	if (code >= 0xdc00 && code <= 0xdfff) start++;
+	return `…${clip(line.slice(start), max - 1)}`;
+}
+
 /** The first line of `text` that holds something other than white space, trimmed ("" if none). */
 export function firstLine(text: string): string {
 	let start = 0;

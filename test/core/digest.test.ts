@@ -197,6 +197,22 @@ describe("toolResultDigest", () => {
 		assert.ok(!ok.includes("L2:"), "a successful result keeps only lexicon lines");
 	});
 
+	it("cuts a long risk line around its error, not at its head, so the failure signal stays", () => {
+		const items = Array.from({ length: 60 }, (_, i) => `{"id":${i},"state":"ok"}`).join(",");
+		const line = `{"status":"done","items":[${items}],"code":"ECONNREFUSED","message":"connect refused: did not finish"}`;
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text: `start\n${line}\nend`, isError: false });
+		const risk = out.split("\n").find((l) => l.startsWith("L2: ")) ?? "";
+		assert.ok(risk?.includes('"code":"ECONNREFUSED","message":"connect refused'), risk);
+		assert.ok(risk.startsWith("L2: …") && risk.length <= "L2: ".length + DIGEST_LIMITS.riskLineChars, risk);
+		const short = toolResultDigest({
+			code: "abc12345",
+			toolName: "bash",
+			text: "Error: at the head",
+			isError: false,
+		});
+		assert.ok(short.endsWith("\nL1: Error: at the head"), "a short line is whole");
+	});
+
 	it("clips the first line", () => {
 		const long = "x".repeat(500);
 		const out = toolResultDigest({ code: "abc12345", toolName: "read", text: long, isError: false });

@@ -49,6 +49,14 @@ export function isErrorLine(line: string): boolean {
 	return ERROR_PATTERN.test(line) || ERRNO_PATTERN.test(line);
 }
 
+/** Where `line` first reads as an error (see isErrorLine) and how long that reading is; undefined if it does not. */
+export function errorSignal(line: string): { at: number; length: number } | undefined {
+	const matches = [ERROR_PATTERN.exec(line), ERRNO_PATTERN.exec(line)].filter((m) => m !== null);
+	if (matches.length === 0) return undefined;
+	const first = matches.reduce((a, b) => (b.index < a.index ? b : a));
+	return { at: first.index, length: first[0].length };
+}
+
 /** The error patterns, to search a whole text at once (see errorLineStarts). */
 const ERROR_SCANS = [new RegExp(ERROR_PATTERN.source, "gi"), new RegExp(ERRNO_PATTERN.source, "g")];
 
