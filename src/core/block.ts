@@ -209,8 +209,14 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 			return [make(ts === undefined ? undefined : `u:custom:${ts}`, msg, -1, "custom", text, turn, { images })];
 		}
 		case "bashExecution": {
-			const text = `${str(message.command) ?? ""}\n${typeof message.output === "string" ? message.output : ""}`;
-			return [make(ts === undefined ? undefined : `u:bash:${ts}`, msg, -1, "bashExecution", text, turn)];
+			// A `!!cmd` run is kept out of every request (Pi's convertToLlm): it costs nothing and holds nothing the model sees.
+			const excluded = message.excludeFromContext === true;
+			const text = excluded
+				? ""
+				: `${str(message.command) ?? ""}\n${typeof message.output === "string" ? message.output : ""}`;
+			const block = make(ts === undefined ? undefined : `u:bash:${ts}`, msg, -1, "bashExecution", text, turn);
+			if (excluded) block.tokens = 0;
+			return [block];
 		}
 		case "compactionSummary":
 		case "branchSummary": {
@@ -296,7 +302,7 @@ const OTHER_FIELDS = ["role", "timestamp", "content"] as const;
 const FIELDS_BY_ROLE: ReadonlyMap<unknown, readonly string[]> = new Map<unknown, readonly string[]>([
 	["user", OTHER_FIELDS],
 	["custom", OTHER_FIELDS],
-	["bashExecution", ["role", "timestamp", "command", "output"]],
+	["bashExecution", ["role", "timestamp", "command", "output", "excludeFromContext"]],
 	["compactionSummary", ["role", "timestamp", "summary"]],
 	["branchSummary", ["role", "timestamp", "summary"]],
 	["toolResult", ["role", "timestamp", "content", "toolCallId", "toolName", "isError"]],

@@ -256,6 +256,18 @@ describe("foldability by shape", () => {
 		for (const block of blocks) assert.equal(block.foldable, false, block.id);
 	});
 
+	it("gives a `!!cmd` run kept out of the context (excludeFromContext) no text and no cost", () => {
+		const big = "z".repeat(30_000);
+		const [kept, excluded] = linearize([
+			{ role: "bashExecution", command: "ls", output: big, timestamp: 1 },
+			{ role: "bashExecution", command: "cat log", output: big, excludeFromContext: true, timestamp: 2 },
+		]);
+		assert.ok(kept.tokens > 7000);
+		assert.equal(excluded.text, "");
+		assert.equal(excluded.tokens, 0);
+		assert.equal(excluded.id, "u:bash:2");
+	});
+
 	it("makes assistant text foldable from TEXT_FOLD_CHARS on, unless it is signed", () => {
 		const long = "t".repeat(TEXT_FOLD_CHARS);
 		const blocks = linearize([
