@@ -12,7 +12,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { basename } from "node:path";
-import { DEFAULT_CONFIG, resolveConfig } from "../adapters/pi/config.ts";
+import { DEFAULT_CONFIG, ownVariablesIn, resolveConfig, withoutOwnVariables } from "../adapters/pi/config.ts";
 import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
 import type { ImagePricing } from "./image-size.ts";
@@ -280,9 +280,15 @@ export async function main(args: readonly string[]): Promise<number> {
 		process.stderr.write(`context-fold replay: ${error.message}\n${USAGE}\n`);
 		return 2;
 	}
-	// What the replayed extension will say of the `--set` knobs and CONTEXTFOLD_* variables is said to
-	// the user here: in the replay it is counted among the extension's advisories, not shown.
-	for (const problem of resolveConfig(options.knobs, process.env).problems)
+	// What the replayed extension will say of the `--set` knobs is said to the user here: in the replay
+	// it is counted among the extension's advisories, not shown. The user's own CONTEXTFOLD_* variables
+	// do not reach it (the figures would change unseen); they are named.
+	const own = ownVariablesIn(process.env);
+	if (own.length > 0)
+		process.stderr.write(
+			`context-fold replay: ignoring ${own.join(", ")} from your environment: the replay's knobs are its --set ones\n`,
+		);
+	for (const problem of resolveConfig(options.knobs, withoutOwnVariables(process.env)).problems)
 		process.stderr.write(`context-fold replay: ${problem.replace(`settings ${SETTINGS_SECTION}.`, "--set ")}\n`);
 	const status = new ProgressLine(process.stderr, options.quiet);
 	if (options.mine) return replayMine(options, options.mine, status);

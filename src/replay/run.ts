@@ -35,6 +35,7 @@ import {
 	SettingsManager,
 } from "@earendil-works/pi-coding-agent";
 import { CACHE_WARM, timeOf } from "../adapters/pi/cache/telemetry.ts";
+import { withoutOwnVariables } from "../adapters/pi/config.ts";
 import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
@@ -203,6 +204,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 					() => {
 						run.advisories++;
 					},
+					// The knobs are the policy's alone: the user's CONTEXTFOLD_* variables would change the figures unseen.
+					withoutOwnVariables(process.env),
 				),
 				options.onHookInput,
 			),

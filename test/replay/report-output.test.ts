@@ -38,6 +38,27 @@ function replay(...args: string[]) {
 	return replayCommand(args);
 }
 
+test("the user's CONTEXTFOLD variables change no figure: they are named on stderr and left out", () => {
+	const args = [DEBUG_BRANCHY, "--window", "32000", "--policy", "pi,context-fold", "--quiet"];
+	const clean = replayCommand(args, { env: withoutOwn(process.env) });
+	const own = replayCommand(args, {
+		env: { ...withoutOwn(process.env), CONTEXTFOLD: "0", CONTEXTFOLD_POLICY: "ladder" },
+	});
+	assert.equal(clean.status, 0, clean.stderr);
+	assert.equal(own.status, 0, own.stderr);
+	assert.equal(own.stdout, clean.stdout, "the same report");
+	assert.match(clean.stdout, /context-fold 0\.34× plain Pi's cost/);
+	assert.equal(
+		own.stderr,
+		"context-fold replay: ignoring CONTEXTFOLD, CONTEXTFOLD_POLICY from your environment: the replay's knobs are its --set ones\n",
+	);
+});
+
+/** `env` without context-fold's variables (a test run may carry some). */
+function withoutOwn(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+	return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("CONTEXTFOLD")));
+}
+
 test("a file that is not a Pi session, an empty file, one with nothing to replay and a missing path exit 2 with one line", () => {
 	const dir = mkdtempSync(join(tmpdir(), "replay-input-"));
 	try {

@@ -257,6 +257,25 @@ function deprecatedFor(
 		});
 }
 
+/** True for the name of one of context-fold's variables: CONTEXTFOLD, CONTEXTFOLD_*. */
+function ownVariable(name: string): boolean {
+	return name === "CONTEXTFOLD" || name.startsWith("CONTEXTFOLD_");
+}
+
+/** The names of context-fold's variables set in `env`, sorted. */
+export function ownVariablesIn(env: Readonly<Record<string, string | undefined>>): string[] {
+	return Object.keys(env)
+		.filter((name) => ownVariable(name) && env[name] !== undefined)
+		.sort();
+}
+
+/** `env` without context-fold's variables: the replay's, whose knobs come from `--set` alone. */
+export function withoutOwnVariables(
+	env: Readonly<Record<string, string | undefined>>,
+): Record<string, string | undefined> {
+	return Object.fromEntries(Object.entries(env).filter(([name]) => !ownVariable(name)));
+}
+
 /** True when `CONTEXTFOLD` disables the extension for this process (`0`, `off`, `false`, `no`). */
 export function disabledByEnv(env: Readonly<Record<string, string | undefined>>): boolean {
 	const value = env.CONTEXTFOLD?.trim().toLowerCase();

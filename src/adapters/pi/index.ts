@@ -37,17 +37,25 @@ export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, Date.now);
 }
 
+/** The environment context-fold reads its variables from (CONTEXTFOLD, CONTEXTFOLD_*). */
+type Env = Readonly<Record<string, string | undefined>>;
+
 /**
  * context-fold on a given clock (epoch ms) instead of wall time: the replay runs it on the
- * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them, and hands its
- * notices (advisories meant for the replayed session's user) to `sink` instead of stderr.
+ * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them, hands its
+ * notices (advisories meant for the replayed session's user) to `sink` instead of stderr, and gives
+ * it the environment to read its variables from (the replay's has none of the user's).
  */
-export function contextFoldOnClock(now: () => number, sink: NoticeSink = toStderr): (pi: ExtensionAPI) => void {
-	return (pi) => register(pi, now, sink);
+export function contextFoldOnClock(
+	now: () => number,
+	sink: NoticeSink = toStderr,
+	env: Env = process.env,
+): (pi: ExtensionAPI) => void {
+	return (pi) => register(pi, now, sink, env);
 }
 
-function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr): void {
-	if (disabledByEnv(process.env)) return;
+function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr, env: Env = process.env): void {
+	if (disabledByEnv(env)) return;
 	const settings = new ActiveSettings();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
@@ -67,11 +75,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
 	const loadConfig = (): void => {
-		const { problems, unreadable } = settings.load(
-			() => pi.getSettings() as Record<string, unknown>,
-			savedHere,
-			process.env,
-		);
+		const { problems, unreadable } = settings.load(() => pi.getSettings() as Record<string, unknown>, savedHere, env);
 		if (unreadable !== undefined)
 			warnOnce(
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
