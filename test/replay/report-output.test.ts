@@ -10,7 +10,7 @@
  * said on stderr.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -52,6 +52,18 @@ test("the user's CONTEXTFOLD variables change no figure: they are named on stder
 		own.stderr,
 		"context-fold replay: ignoring CONTEXTFOLD, CONTEXTFOLD_POLICY from your environment: the replay's knobs are its --set ones\n",
 	);
+});
+
+test("as the checkout's npm script, relative paths mean the directory npm was run in", () => {
+	const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
+	const root = fileURLToPath(new URL("../../", import.meta.url));
+	const run = spawnSync(
+		"npm",
+		["--prefix", root, "run", "-s", "replay", "--", "sessions/debug-branchy.jsonl", "--policy", "pi", "--quiet"],
+		{ cwd: fixtures, encoding: "utf8", env: withoutOwn(process.env) },
+	);
+	assert.equal(run.status, 0, run.stderr);
+	assert.match(run.stdout, /^debug-branchy\.jsonl — /m);
 });
 
 /** `env` without context-fold's variables (a test run may carry some). */
