@@ -16,7 +16,7 @@ import { DEFAULT_CONFIG, ownVariablesIn, resolveConfig, withoutOwnVariables } fr
 import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
 import type { ImagePricing } from "./image-size.ts";
-import { type ReplayJob, runJobs, sessionScript } from "./jobs.ts";
+import { type ReplayJob, runJobs, sessionScript, WORKERS_RUN } from "./jobs.ts";
 import { DEFAULT_LAST, findSessions, sessionLabel, totalReport } from "./mine.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { ProgressLine } from "./progress.ts";
@@ -290,6 +290,10 @@ export async function main(args: readonly string[]): Promise<number> {
 		);
 	for (const problem of resolveConfig(options.knobs, withoutOwnVariables(process.env)).problems)
 		process.stderr.write(`context-fold replay: ${problem.replace(`settings ${SETTINGS_SECTION}.`, "--set ")}\n`);
+	if (options.jobs > 1 && !WORKERS_RUN)
+		process.stderr.write(
+			"context-fold replay: --jobs runs one replay at a time from an installed copy (its worker threads need a checkout)\n",
+		);
 	const status = new ProgressLine(process.stderr, options.quiet);
 	if (options.mine) return replayMine(options, options.mine, status);
 	let reports: SessionReport[];

@@ -108,6 +108,12 @@ function inWorker(job: ReplayJob, onProgress: (done: number, total: number) => v
 }
 
 /**
+ * Whether replays can run in worker threads: from a checkout, not from an installed copy, whose
+ * TypeScript Node does not strip under node_modules (the command loads it through jiti instead).
+ */
+export const WORKERS_RUN = !import.meta.url.includes("/node_modules/");
+
+/**
  * Runs every job, at most `parallel` at a time, and returns their figures in job order. `onProgress`
  * gets the job's index with each progress report.
  */
@@ -116,7 +122,7 @@ export async function runJobs(
 	parallel: number,
 	onProgress: (job: number, done: number, total: number) => void,
 ): Promise<PolicyFigures[]> {
-	const threaded = parallel > 1 && jobs.length > 1 && !import.meta.url.includes("/node_modules/");
+	const threaded = parallel > 1 && jobs.length > 1 && WORKERS_RUN;
 	const results: PolicyFigures[] = new Array(jobs.length);
 	let next = 0;
 	const lane = async (): Promise<void> => {
