@@ -36,12 +36,13 @@ const LEADING_TAGS = /^(?:\s*\{#[0-9a-z]{6,8} FOLDED\}[ \t]*)+/i;
 
 /**
  * `text` headed by the authoritative tag of `code`, any leading tag the op carried removed. A text
- * already headed by exactly that tag and one space, and by no further tag, is returned unchanged,
- * so frozen bytes replayed from a 0.5.1 layer reach the wire byte for byte.
+ * already headed by exactly that tag and one space, and by no further tag, is returned unchanged;
+ * so is a `verbatim` one (a 0.5.1 layer's digest, whose bytes reach the wire as recorded, even when
+ * a tag the block's own text cited follows its head).
  */
-export function retag(code: string, text: string): string {
+export function retag(code: string, text: string, verbatim = false): string {
 	const head = `${foldTag(code)} `;
-	if (text.startsWith(head) && !LEADING_TAGS.test(text.slice(head.length))) return text;
+	if (text.startsWith(head) && (verbatim || !LEADING_TAGS.test(text.slice(head.length)))) return text;
 	return `${head}${text.replace(LEADING_TAGS, "")}`;
 }
 
@@ -166,8 +167,8 @@ function keptArgs(entry: Applied, part: Record<string, unknown>): Record<string,
 
 /** The re-tagged text `entry` keeps for its op, made on first use; made afresh without an entry. */
 function keptText(op: FoldOp, entry: Applied | undefined): string {
-	if (!entry) return retag(op.code, op.text ?? "");
-	entry.text ??= retag(op.code, op.text ?? "");
+	if (!entry) return retag(op.code, op.text ?? "", op.legacy);
+	entry.text ??= retag(op.code, op.text ?? "", op.legacy);
 	return entry.text;
 }
 

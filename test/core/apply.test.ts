@@ -346,4 +346,15 @@ describe("retag", () => {
 		assert.equal(retag("abc12345", "  {#zzzzzzzz FOLDED}hello"), "{#abc12345 FOLDED} hello");
 		assert.equal(retag("abc12345", "see {#zzzzzzzz FOLDED}"), "{#abc12345 FOLDED} see {#zzzzzzzz FOLDED}");
 	});
+
+	it("keeps a 0.5.1 digest byte for byte when its own tag heads it, a cited tag after it included", () => {
+		const digest = "{#wk1jhb FOLDED} {#lfnrzh FOLDED} shows the header test failing";
+		assert.equal(retag("wk1jhb", digest, true), digest);
+		assert.equal(retag("wk1jhb", digest), "{#wk1jhb FOLDED} shows the header test failing", "this version's ops");
+		assert.equal(
+			retag("wk1jhb", "{#zzzzzz FOLDED} x", true),
+			"{#wk1jhb FOLDED} x",
+			"another code's head is replaced",
+		);
+	});
 });
