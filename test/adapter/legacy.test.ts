@@ -84,9 +84,10 @@ describe("rebuildRegistry over 0.5.1 entries", () => {
 	});
 
 	it("leaves out a layer op whose block has no record (that block renders raw)", () => {
-		const { registry } = rebuildRegistry([layer(1, [{ id: "r:x", digestText: "{#xxxxxx FOLDED} x" }])]);
+		const { registry, skipped } = rebuildRegistry([layer(1, [{ id: "r:x", digestText: "{#xxxxxx FOLDED} x" }])]);
 		assert.equal(registry.frozenOp("r:x"), undefined);
 		assert.equal(registry.seq, 1);
+		assert.equal(skipped.unbacked, 1, "and the restore notice counts it");
 	});
 
 	it("counts as skipped only what is not a readable shape", () => {
@@ -98,8 +99,9 @@ describe("rebuildRegistry over 0.5.1 entries", () => {
 			custom({ kind: "somethingelse" }),
 			custom({ kind: "layer-break", seq: 3 }),
 			custom({ kind: "gate", entry: { blockId: "r:g", code: "GGGGGG", tool: "bash", isError: 0 } }),
+			layer(2, [{ id: "r:g", digestText: "{#gggggg FOLDED} g" }, { id: "r:h" } as never, "junk" as never]),
 		]);
-		assert.deepEqual(skipped, { entries: 5, records: 0, ops: 0, unbacked: 0 });
+		assert.deepEqual(skipped, { entries: 5, records: 0, ops: 2, unbacked: 0 });
 	});
 
 	it("replays 0.5.1 state first, then this version's entries: new 8-character codes coexist", () => {
@@ -207,6 +209,53 @@ describe("a 0.5.1 session through the hooks", () => {
 		);
 		const search = await stub.call("recall_folded", { search: "HEADER_MAGIC" });
 		assert.match(search, new RegExp(`Recalled #${CODES.read}`));
+	});
+
+	it("serves a sha-less 0.5.1 record whose call id occurs twice from its newest copy, from a child too", async () => {
+		await inTempDir(async (dir) => {
+			const code = "c0c0c0";
+			const message = (m: Record<string, unknown>) => ({ type: "message", message: m });
+			const call = (ts: number) =>
+				message({
+					role: "assistant",
+					content: [{ type: "toolCall", id: "call_0", name: "bash", arguments: {} }],
+					timestamp: ts,
+				});
+			const result = (ts: number, text: string) =>
+				message({
+					role: "toolResult",
+					toolCallId: "call_0",
+					toolName: "bash",
+					content: [{ type: "text", text }],
+					timestamp: ts,
+				});
+			const entries = [
+				message({ role: "user", content: "go", timestamp: 10 }),
+				call(11),
+				result(12, "OLD COPY"),
+				call(13),
+				result(14, "NEW COPY"),
+				custom({ kind: "spool", entry: { blockId: "r:call_0", code, tool: "bash", isError: false, bytes: 8 } }),
+			];
+			const file = join(dir, "parent.jsonl");
+			const header = { type: "session", version: 3, id: "p", timestamp: "2026-09-10T14:00:00.000Z", cwd: dir };
+			const lines = entries.map((e, i) =>
+				JSON.stringify({ ...e, id: `p${i}`, parentId: i > 0 ? `p${i - 1}` : null }),
+			);
+			writeFileSync(file, `${[JSON.stringify(header), ...lines].join("\n")}\n`);
+			const local = loadStub({ window: WINDOW });
+			local.entries.push(...entries.map((e, i) => ({ ...e, id: `p${i}` })));
+			await local.emit("session_start", { reason: "resume" });
+			assert.match(await local.call("recall_folded", { codes: [code] }), /\nNEW COPY$/);
+			const child = loadStub({ window: WINDOW, parentSession: file });
+			child.addMessage({ role: "user", content: "seeded", timestamp: 1 });
+			await child.emit("session_start", { reason: "new" });
+			assert.match(
+				await child.call("recall_folded", { codes: [code] }),
+				/\nNEW COPY$/,
+				"the parent route serves the same copy",
+			);
+		});
 	});
 
 	it("unfolds a 0.5.1 code: raw from the next request on, and after a restart", async () => {

@@ -19,11 +19,15 @@ export interface LegacyState {
 	layers: Map<number, { id: string; digestText: string }[]>;
 	/** Unfolded (mapped) block ids. */
 	unfolded: Set<string>;
+	/** Layer items that are no `{id, digestText}` (their blocks are sent raw). */
+	malformedOps: number;
+	/** Layer ops whose block has no fold record (their blocks are sent raw); counted by replayLegacy. */
+	unbacked: number;
 }
 
 /** An empty LegacyState. */
 export function legacyState(): LegacyState {
-	return { records: new Map(), layers: new Map(), unfolded: new Set() };
+	return { records: new Map(), layers: new Map(), unfolded: new Set(), malformedOps: 0, unbacked: 0 };
 }
 
 type Data = Record<string, unknown>;
@@ -86,6 +90,7 @@ export function readLegacyEntry(data: Data, state: LegacyState): boolean {
 			(e): e is { id: string; digestText: string } =>
 				isObj(e) && typeof e.id === "string" && typeof e.digestText === "string" && e.digestText.length > 0,
 		);
+		state.malformedOps += layer.entries.length - entries.length;
 		state.layers.set(layer.seq as number, entries);
 		return true;
 	}
@@ -99,7 +104,7 @@ export function readLegacyEntry(data: Data, state: LegacyState): boolean {
 /**
  * Replays collected 0.5.1 state into `registry`: the records, then the layers in ascending seq
  * (each op under its block's recorded code, its digest bytes as recorded; an op whose block has
- * no record is left out, so that block renders raw), then the unfolds.
+ * no record is left out and counted in `state.unbacked`, so that block renders raw), then the unfolds.
  */
 export function replayLegacy(state: LegacyState, registry: FoldRegistry): void {
 	const layers = [...state.layers.entries()].sort((a, b) => a[0] - b[0]);
@@ -117,6 +122,7 @@ export function replayLegacy(state: LegacyState, registry: FoldRegistry): void {
 			const id = fromLegacyId(e.id);
 			const record = registry.record(id);
 			if (record) ops.push({ id, code: record.code, text: e.digestText, legacy: true });
+			else state.unbacked++;
 		}
 		registry.commitLayer(seq, ops);
 	}

@@ -11,7 +11,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { sha256 } from "./engine.ts";
 import { rebuildRegistry } from "./persistence.ts";
-import { Ledger } from "./session-ledger.ts";
+import { Ledger, type LedgerHit } from "./session-ledger.ts";
 
 /** Largest parent session file read (bytes). */
 const MAX_PARENT_BYTES = 512 * 1024 * 1024;
@@ -137,17 +137,19 @@ export class ParentSession {
 				error: `#${code} is not a fold code of this session or of its parent ${this.file}${this.damageNote()}`,
 			};
 		}
-		for (const hit of loaded.ledger.lookup(id)) {
-			const base = {
-				ok: true as const,
-				record,
-				text: hit.block.text,
-				toolName: hit.block.toolName,
-				file: this.file,
-			};
-			if (!record.sha256) return { ...base, verified: false };
-			if (sha256(hit.block.text) === record.sha256) return { ...base, verified: true };
-		}
+		const hits = loaded.ledger.lookup(id);
+		const served = (hit: LedgerHit, verified: boolean): ParentHit => ({
+			ok: true,
+			record,
+			text: hit.block.text,
+			toolName: hit.block.toolName,
+			file: this.file,
+			verified,
+		});
+		// Without a fold-time hash nothing tells the copies apart: the newest one, as the local route serves.
+		const newest = hits.at(-1);
+		if (!record.sha256 && newest) return served(newest, false);
+		for (const hit of hits) if (sha256(hit.block.text) === record.sha256) return served(hit, true);
 		return {
 			ok: false,
 			error: `#${code}: the parent session file has no copy matching the fold-time sha256${this.damageNote()}`,

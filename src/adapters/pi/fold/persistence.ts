@@ -103,6 +103,8 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 		else if (!readLegacyEntry(data, legacy)) skipped.entries++;
 	}
 	replayLegacy(legacy, registry);
+	skipped.ops += legacy.malformedOps;
+	skipped.unbacked += legacy.unbacked;
 	const recorded = new Set<number>();
 	for (const data of own) {
 		const kind = data.kind;
