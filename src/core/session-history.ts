@@ -5,7 +5,10 @@
  * next response paid; and the tokens a fold keeps out, estimated from its record.
  */
 import type { FoldOp } from "./apply.ts";
+import { fromLegacyId } from "./block.ts";
+import { codesIn } from "./digest.ts";
 import type { FoldRecord } from "./fold-registry.ts";
+import { isOwnSummary } from "./summary.ts";
 import { blockCost } from "./tokens.ts";
 
 /** The fields of a session entry the status reads (Pi's shapes, read tolerantly). */
@@ -16,8 +19,9 @@ export interface EntryLike {
 	provider?: string;
 	model?: string;
 	data?: unknown;
-	/** A compaction entry's size before it, and its details (context-fold's own carry `contextFold`). */
+	/** A compaction entry's size before it, its summary, and its details (context-fold's own carry `contextFold`). */
 	tokensBefore?: number;
+	summary?: unknown;
 	details?: { contextFold?: { codes?: unknown } };
 	message?: {
 		role?: string;
@@ -36,15 +40,49 @@ function promptOf(usage: { input?: number; cacheRead?: number; cacheWrite?: numb
 	return usage ? count(usage.input) + count(usage.cacheRead) + count(usage.cacheWrite) : 0;
 }
 
-/** The fold payload of an entry of `entryType` (a fold event's layer, or an unfold), else undefined. */
-function foldMark(
-	entry: EntryLike,
-	entryType: string,
-): { kind: string; seq?: number; data: Record<string, unknown> } | undefined {
+/** What a fold event's layer or an unfold entry says, this version's or context-fold 0.5.1's. */
+export type FoldMark =
+	| { kind: "layer"; seq: number | undefined; ops: FoldOp[] }
+	| { kind: "unfold"; seq: undefined; ids: string[] };
+
+/**
+ * A fold entry's data read as a layer (this version's `{seq, ops}`, or 0.5.1's `{layer: {seq,
+ * entries: [{id, digestText}]}}`, whose ops take the code heading each digest) or an unfold (block
+ * ids, 0.5.1's mapped to this version's, see fromLegacyId); undefined for anything else.
+ */
+export function readFoldMark(data: unknown): FoldMark | undefined {
+	if (!data || typeof data !== "object") return undefined;
+	const d = data as Record<string, unknown>;
+	if (d.kind === "unfold" && Array.isArray(d.ids)) {
+		const ids = d.ids.filter((id): id is string => typeof id === "string");
+		return { kind: "unfold", seq: undefined, ids: typeof d.v === "number" ? ids : ids.map(fromLegacyId) };
+	}
+	if (d.kind !== "layer") return undefined;
+	if (Array.isArray(d.ops)) return { kind: "layer", seq: typeof d.seq === "number" ? d.seq : undefined, ops: d.ops };
+	const layer = d.layer as { seq?: unknown; entries?: unknown } | undefined;
+	if (!layer || typeof layer !== "object" || !Array.isArray(layer.entries)) return undefined;
+	const ops: FoldOp[] = [];
+	for (const e of layer.entries as { id?: unknown; digestText?: unknown }[]) {
+		const code = typeof e?.digestText === "string" ? codesIn(e.digestText.slice(0, 32))[0] : undefined;
+		if (typeof e?.id === "string" && code) ops.push({ id: fromLegacyId(e.id), code, text: e.digestText as string });
+	}
+	return { kind: "layer", seq: typeof layer.seq === "number" ? layer.seq : undefined, ops };
+}
+
+/** The fold payload of an entry of `entryType` (see readFoldMark), else undefined. */
+function foldMark(entry: EntryLike, entryType: string): FoldMark | undefined {
 	if (entry.type !== "custom" || entry.customType !== entryType) return undefined;
-	const data = entry.data as Record<string, unknown> | undefined;
-	if (!data || typeof data !== "object" || (data.kind !== "layer" && data.kind !== "unfold")) return undefined;
-	return { kind: data.kind, seq: typeof data.seq === "number" ? data.seq : undefined, data };
+	return readFoldMark(entry.data);
+}
+
+/**
+ * A block's cost when it was folded, from its record: its characters, or for a 0.5.1 record (which
+ * kept UTF-8 bytes instead) its bytes; 0 when neither is known.
+ */
+export function recordCost(record: FoldRecord | undefined): number {
+	if (!record) return 0;
+	if (record.chars >= 0) return blockCost(record.chars);
+	return record.bytes !== undefined ? blockCost(record.bytes) : 0;
 }
 
 /**
@@ -126,13 +164,14 @@ export interface EventLine {
 }
 
 /**
- * Tokens a fold keeps out, estimated from its record and op: the block's cost at fold time minus
- * the cost of what replaced it. 0 when the record is unknown or predates character extents.
+ * Tokens a fold keeps out, estimated from its record and op: the block's cost at fold time (see
+ * recordCost) minus the cost of what replaced it. 0 when the record is unknown or has no extent.
  */
 export function opSaving(record: FoldRecord | undefined, op: FoldOp): number {
-	if (!record || record.chars < 0) return 0;
+	const cost = recordCost(record);
+	if (cost === 0) return 0;
 	const folded = op.args ? (JSON.stringify(op.args) ?? "").length : (op.text?.length ?? 0);
-	return Math.max(0, blockCost(record.chars) - blockCost(folded));
+	return Math.max(0, cost - blockCost(folded));
 }
 
 /** The estimated tokens a fold event's ops keep out, given its records by id. */
@@ -155,7 +194,7 @@ export function eventLines(
 		const entry = raw as EntryLike;
 		const mark = foldMark(entry, entryType);
 		if (mark?.kind === "layer") {
-			const ops = (Array.isArray(mark.data.ops) ? mark.data.ops : []) as FoldOp[];
+			const ops = mark.ops;
 			const line: EventLine = {
 				seq: mark.seq,
 				kind: "fold",
@@ -167,13 +206,13 @@ export function eventLines(
 			lines.push(line);
 			open.push(line);
 		} else if (mark?.kind === "unfold") {
-			const ids = (Array.isArray(mark.data.ids) ? mark.data.ids : []) as string[];
+			const ids = mark.ids;
 			const records = ids.map((id) => record(id));
 			const line: EventLine = {
 				seq: undefined,
 				kind: "unfold",
 				codes: records.map((r, i) => r?.code ?? ids[i]),
-				tokens: records.reduce((n, r) => n + (r && r.chars >= 0 ? blockCost(r.chars) : 0), 0),
+				tokens: records.reduce((n, r) => n + recordCost(r), 0),
 				rewrite: undefined,
 				hitRate: undefined,
 			};
@@ -188,7 +227,7 @@ export function eventLines(
 				tokens: count(entry.tokensBefore),
 				rewrite: undefined,
 				hitRate: undefined,
-				ours: entry.details?.contextFold !== undefined,
+				ours: entry.details?.contextFold !== undefined || isOwnSummary(entry.summary),
 			};
 			lines.push(line);
 			open.push(line);

@@ -126,6 +126,16 @@ function commandLine(command: string): string {
 	return printable(command).split("\n").join(LINE_BREAK);
 }
 
+/** The first line of the compaction summary context-fold 0.5.1 wrote (no model was involved either). */
+export const LEGACY_SUMMARY_HEADER = "# Compaction summary (deterministic seed index — no model involved)";
+
+/** True for a compaction summary context-fold wrote, this version or 0.5.1: its tags are live fold codes. */
+export function isOwnSummary(summary: unknown): boolean {
+	return (
+		typeof summary === "string" && (summary.startsWith(SUMMARY_HEADER) || summary.startsWith(LEGACY_SUMMARY_HEADER))
+	);
+}
+
 /** The heading of the section a summary carries from the one before it. */
 const CARRIED_HEADING = "## Carried from the previous compaction";
 
@@ -213,7 +223,7 @@ export function renderSummary(input: SummaryInput): string {
 	if (previous) {
 		// Our own summary's tags were written by the engine (and what it carried, quoted there); a
 		// foreign summary's tags are content.
-		const own = input.previousSummary === undefined || input.previousSummary.startsWith(SUMMARY_HEADER);
+		const own = input.previousSummary === undefined || isOwnSummary(input.previousSummary);
 		parts.push(`${CARRIED_HEADING}\n${clip(own ? previous : quoteTags(previous), L.previous)}`);
 	}
 	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);

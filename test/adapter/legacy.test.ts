@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { rebuildRegistry } from "../../src/adapters/pi/fold/persistence.ts";
+import { entryLine } from "../../src/adapters/pi/ui/renderers.ts";
 import { fromLegacyId } from "../../src/core/block.ts";
 import {
 	bytesOf,
@@ -256,6 +257,33 @@ describe("a 0.5.1 session through the hooks", () => {
 				"the parent route serves the same copy",
 			);
 		});
+	});
+
+	it("lists 0.5.1's fold events, unfold and deterministic compaction in the status, by code and size", async () => {
+		const stub = await legacyStub();
+		stub.entries.push({
+			type: "compaction",
+			id: "c1",
+			summary: "# Compaction summary (deterministic seed index — no model involved)\n...",
+			firstKeptEntryId: "l1",
+			tokensBefore: 171_000,
+		});
+		const { stdout } = await stub.command("context-fold", "status");
+		const events = stdout.slice(stdout.indexOf("\nEvents"));
+		assert.match(events, /\n {2}#1 fold {3}3 blocks, ~[\d.]+k? kept out/, events);
+		assert.match(events, /\n {2}#2 fold {3}1 block, ~\d+ kept out/);
+		assert.match(events, new RegExp(`\n {2}unfold {4}#${CODES.unfolded}, ~\\d+ back`));
+		assert.match(events, /\n {2}compaction of ~171k, deterministic summary \(no model call\)/);
+		assert.doesNotMatch(events, /~0 kept out|~0 back|#\? fold/);
+		const layerOne = legacyEntries().find(
+			(e) => (e as { data?: { layer?: { seq?: number } } }).data?.layer?.seq === 1,
+		) as { data: unknown };
+		const record = (id: string) => rebuildRegistry(legacyEntries()).registry.record(id);
+		assert.match(
+			entryLine(layerOne.data, record) ?? "",
+			new RegExp(`^folded #${CODES.bash}, #${CODES.thinking}, #${CODES.text} · ~[\\d.]+k? tokens kept out$`),
+			"the transcript's line for a 0.5.1 layer",
+		);
 	});
 
 	it("unfolds a 0.5.1 code: raw from the next request on, and after a restart", async () => {

@@ -8,6 +8,7 @@ import type { SeedSummary } from "../../src/core/index/merge.ts";
 import {
 	carriedOver,
 	HANDOFF_HEADER,
+	LEGACY_SUMMARY_HEADER,
 	MIN_SUMMARY_CHARS,
 	renderHandoff,
 	renderSummary,
@@ -113,6 +114,13 @@ describe("renderSummary", () => {
 			/\n- \[turn 3\] `gh pr create --body "\$\(cat <<'EOF' ⏎ ## Background ⏎ why ⏎ ## Scope ⏎ what ⏎ EOF ⏎ \)"`\n/,
 		);
 		assert.ok(!text.includes("\n## Background"), "the heredoc's headings are no sections of the summary");
+	});
+
+	it("carries a summary context-fold 0.5.1 wrote as its own: its tags stay live codes", () => {
+		const legacy = `${LEGACY_SUMMARY_HEADER}\n- bash, turn 1 {#lfnrzh FOLDED}`;
+		const text = renderSummary({ summary: fixed, scope: "s.", previousSummary: legacy });
+		assert.ok(text.includes("- bash, turn 1 {#lfnrzh FOLDED}"), text);
+		assert.ok(!text.includes("[quoted tag #lfnrzh]"));
 	});
 
 	it("hands on what a summary of ours carried, once, with its tags as they were", () => {

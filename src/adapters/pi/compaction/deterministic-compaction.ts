@@ -13,7 +13,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
 import { contentKey } from "../../../core/lower.ts";
-import { carriedOver, renderSummary, SUMMARY_HEADER, summaryCapFor } from "../../../core/summary.ts";
+import { carriedOver, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
 import { errorText, type FoldEngine, sha256 } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
 import type { IndexStore } from "./seed-index-store.ts";
@@ -115,7 +115,7 @@ export function buildCompaction(
 	const priorCompactions = records.filter((r) => r.kind === "compaction" && r.seq !== seq).length;
 	const previous = input.previousSummary;
 	// A summary of ours whose facts the index holds again hands on only what it carried itself.
-	const whole = !!previous && (!previous.startsWith(SUMMARY_HEADER) || priorCompactions === 0);
+	const whole = !!previous && (!isOwnSummary(previous) || priorCompactions === 0);
 	const summary = renderSummary({
 		summary: summarizeIndex(records),
 		previousSummary: whole ? previous : undefined,

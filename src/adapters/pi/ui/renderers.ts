@@ -10,12 +10,11 @@
  */
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import type { FoldOp } from "../../../core/apply.ts";
 import { type BlockFacts, blockLine, blockWhat, LINE_WIDTH } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
-import { eventSaving } from "../../../core/session-history.ts";
+import { eventSaving, readFoldMark, recordCost } from "../../../core/session-history.ts";
 import { eventLabel } from "../../../core/status.ts";
-import { blockCost, clip, estTokens, short } from "../../../core/tokens.ts";
+import { clip, estTokens, short } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
@@ -44,22 +43,20 @@ export class FoldRecords {
 
 /** The line a fold event's layer or an unfold entry reads as; undefined for a records entry or anything else. */
 export function entryLine(data: unknown, record: (id: string) => FoldRecord | undefined): string | undefined {
-	const entry = data as Partial<FoldEntry> | undefined;
-	if (!entry || typeof entry !== "object") return undefined;
-	if (entry.kind === "layer" && Array.isArray(entry.ops)) {
-		const ops = entry.ops as FoldOp[];
+	const mark = readFoldMark(data);
+	if (mark?.kind === "layer") {
 		return eventLabel(
 			"fold",
-			ops.map((op) => op.code),
-			eventSaving(ops, record),
+			mark.ops.map((op) => op.code),
+			eventSaving(mark.ops, record),
 		);
 	}
-	if (entry.kind === "unfold" && Array.isArray(entry.ids)) {
-		const records = entry.ids.map((id) => record(id));
+	if (mark?.kind === "unfold") {
+		const records = mark.ids.map((id) => record(id));
 		return eventLabel(
 			"unfold",
-			records.map((r, i) => r?.code ?? String(entry.ids?.[i])),
-			records.reduce((n, r) => n + (r && r.chars >= 0 ? blockCost(r.chars) : 0), 0),
+			records.map((r, i) => r?.code ?? mark.ids[i]),
+			records.reduce((n, r) => n + recordCost(r), 0),
 		);
 	}
 	return undefined;
@@ -75,14 +72,8 @@ export function entryBlocks(
 	facts: (record: FoldRecord) => BlockFacts,
 	max: number,
 ): string[] {
-	const entry = data as Partial<FoldEntry> | undefined;
-	if (!entry || typeof entry !== "object") return [];
-	const ids =
-		entry.kind === "layer" && Array.isArray(entry.ops)
-			? (entry.ops as FoldOp[]).map((op) => op.id)
-			: entry.kind === "unfold" && Array.isArray(entry.ids)
-				? entry.ids
-				: [];
+	const mark = readFoldMark(data);
+	const ids = mark?.kind === "layer" ? mark.ops.map((op) => op.id) : (mark?.ids ?? []);
 	return ids.slice(0, max).flatMap((id) => {
 		const r = record(id);
 		return r ? [`  ${blockLine(facts(r), LINE_WIDTH - 2)}`] : [];
@@ -157,8 +148,7 @@ export function unfoldSummary(
 	if (!m) return text.split("\n").filter((l) => l.length > 0);
 	const codes = m[1].split(", ").map((c) => c.slice(1));
 	const tokens = codes.reduce((n, c) => {
-		const r = record(c);
-		return n + (r && r.chars >= 0 ? blockCost(r.chars) : 0);
+		return n + recordCost(record(c));
 	}, 0);
 	const blocks = codes.slice(0, 8).flatMap((c) => {
 		const known = facts?.(c);
