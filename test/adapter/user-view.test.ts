@@ -28,6 +28,20 @@ async function started(
 	return stub;
 }
 
+/** A response of provider p, model m with `usage`, stored in the session at `at` and announced (message_end). */
+async function respond(stub: StubPi, usage: Record<string, number>, at = 2_000_000_000_000): Promise<void> {
+	stub.addMessage({
+		role: "assistant",
+		provider: "p",
+		model: "m",
+		content: [{ type: "text", text: "ok" }],
+		usage,
+		stopReason: "stop",
+		timestamp: at,
+	});
+	await stub.emit("message_end", { message: stub.entries.at(-1)?.message });
+}
+
 function foldedCodes(sent: Record<string, unknown>[]): string[] {
 	return resultTexts(sent).flatMap((t) => FOLDED.exec(t)?.[1] ?? []);
 }
@@ -54,16 +68,7 @@ describe("footer status", () => {
 		assert.ok(codes.length > 0, "the request folded");
 		const footer = stub.statuses.get("context-fold");
 		assert.match(String(footer), new RegExp(`^fold ${codes.length} · −\\d+(\\.\\d)?k · cache read –$`));
-		stub.addMessage({
-			role: "assistant",
-			provider: "p",
-			model: "m",
-			content: [{ type: "text", text: "done" }],
-			usage: { input: 60, output: 2, cacheRead: 940, cacheWrite: 0 },
-			stopReason: "stop",
-			timestamp: 2_000_000_000_000,
-		});
-		await stub.emit("message_end", { message: { role: "assistant", usage: {} } });
+		await respond(stub, { input: 60, output: 2, cacheRead: 940, cacheWrite: 0 });
 		assert.equal(stub.statuses.get("context-fold"), String(footer).replace("cache read –", "cache read 94%"));
 	});
 
@@ -190,16 +195,7 @@ describe("/context-fold", () => {
 			await stub.emit("session_start", { reason: "startup" });
 			await stub.request();
 			// A response that read the cache: a session that never did needs no least event (see below).
-			stub.addMessage({
-				role: "assistant",
-				provider: "p",
-				model: "m",
-				content: [{ type: "text", text: "ok" }],
-				usage: { input: 10, output: 2, cacheRead: 900, cacheWrite: 0 },
-				stopReason: "stop",
-				timestamp: 2_000_000_000_000,
-			});
-			await stub.emit("message_end", { message: stub.entries.at(-1)?.message });
+			await respond(stub, { input: 10, output: 2, cacheRead: 900, cacheWrite: 0 });
 			const { stdout } = await stub.command("context-fold", "status");
 			return stdout.match(/^Next fold .*(\n {10}.*)*$/m)?.[0].replace(/\n {10}/g, " · ") ?? stdout;
 		};
@@ -223,18 +219,8 @@ describe("/context-fold", () => {
 	it("names no least event while the session never read from the cache: every rewrite is free then", async () => {
 		const stub = await started({ window: 100_000, settings: { policy: "economic" } });
 		await stub.request();
-		for (const at of [2_000_000_000_000, 2_000_000_001_000]) {
-			stub.addMessage({
-				role: "assistant",
-				provider: "p",
-				model: "m",
-				content: [{ type: "text", text: "ok" }],
-				usage: { input: 900, output: 2, cacheRead: 0, cacheWrite: 0 },
-				stopReason: "stop",
-				timestamp: at,
-			});
-			await stub.emit("message_end", { message: stub.entries.at(-1)?.message });
-		}
+		for (const at of [2_000_000_000_000, 2_000_000_001_000])
+			await respond(stub, { input: 900, output: 2, cacheRead: 0, cacheWrite: 0 }, at);
 		const { stdout } = await stub.command("context-fold", "status");
 		assert.match(stdout, /any event that saves tokens: this session never read from the cache/, stdout);
 		assert.doesNotMatch(stdout, /an event of \d+\+ tokens/);

@@ -61,17 +61,20 @@ describe("distinctiveTokens", () => {
 	});
 });
 
+/** A prompt, a read of a.ts (c1), then an ls (c2), each call answered. */
+function twoCalls(): MessageLike[] {
+	return [
+		{ role: "user", content: "fix it", timestamp: clock++ },
+		call("c1", "read", { path: "a.ts" }),
+		result("c1", "read", FILE),
+		call("c2", "bash", { command: "ls" }),
+		result("c2", "bash", "one two"),
+	];
+}
+
 describe("useOf", () => {
 	test("a result's arrival counts as a use by the first model message that saw it", () => {
-		const messages: MessageLike[] = [
-			{ role: "user", content: "fix it", timestamp: clock++ },
-			call("c1", "read", { path: "a.ts" }),
-			result("c1", "read", FILE),
-			call("c2", "bash", { command: "ls" }),
-			result("c2", "bash", "one two"),
-			call("c3", "bash", { command: "pwd" }),
-			result("c3", "bash", "three"),
-		];
+		const messages = [...twoCalls(), call("c3", "bash", { command: "pwd" }), result("c3", "bash", "three")];
 		// c3's result is not seen yet; c2's was seen by the latest model message; c1's by the one before.
 		assert.equal(ageOf(messages, "c3"), 0);
 		assert.equal(ageOf(messages, "c2"), 0);
@@ -80,11 +83,7 @@ describe("useOf", () => {
 
 	test("a reply that failed or was aborted is no model message: no model saw what came before it", () => {
 		const messages: MessageLike[] = [
-			{ role: "user", content: "fix it", timestamp: clock++ },
-			call("c1", "read", { path: "a.ts" }),
-			result("c1", "read", FILE),
-			call("c2", "bash", { command: "ls" }),
-			result("c2", "bash", "one two"),
+			...twoCalls(),
 			{ role: "assistant", stopReason: "error", content: [{ type: "text", text: "" }], timestamp: clock++ },
 			{ role: "assistant", stopReason: "aborted", content: [{ type: "text", text: "" }], timestamp: clock++ },
 		];
