@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { HANDOFF_MESSAGE_TYPE } from "../../src/adapters/pi/compaction/handoff.ts";
 import { bashSession, loadStub, resultTexts, type StubPi } from "./stub-pi.ts";
 
 const FOLDED = /^\{#[0-9a-z]{8} FOLDED\}/;
@@ -129,10 +130,27 @@ describe("fold tool declarations", () => {
 		assert.deepEqual(stub.active, [...OTHERS, ...FOLD_TOOLS]);
 	});
 
-	it("are present from the start of a session started from a parent session (a handoff seed)", async () => {
+	it("are present from the start of a session seeded by /fold-handoff from its parent", async () => {
 		const stub = loadStub({ parentSession: "/nonexistent/parent-session.jsonl" });
+		stub.entries.push({
+			type: "custom_message",
+			id: "seed",
+			parentId: null,
+			timestamp: "2026-12-05T10:00:00.000Z",
+			customType: HANDOFF_MESSAGE_TYPE,
+			content: "# context-fold handoff seed",
+			display: true,
+		});
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "new" });
 		assert.deepEqual(stub.active, [...OTHERS, ...FOLD_TOOLS]);
+	});
+
+	it("stay absent in a session Pi forked or cloned: it names a parent, but no code of it", async () => {
+		const stub = loadStub({ parentSession: "/nonexistent/parent-session.jsonl" });
+		bashSession(stub, 1);
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "fork" });
+		assert.deepEqual(stub.active, [...OTHERS]);
 	});
 });

@@ -1,6 +1,6 @@
 /**
  * When the model is told about recall_folded and unfold. Both are registered inactive: a session with
- * nothing folded, nothing compacted by context-fold and no parent session declares neither, so it
+ * nothing folded, nothing compacted by context-fold and no handoff seed declares neither, so it
  * costs what plain Pi costs. They join the active tools (added to whatever is active, never removing
  * anything) once there is something to recall, and stay for the rest of the session: a removal would
  * change the declarations again.
@@ -13,10 +13,12 @@
  * the very request that carries the first digest. Should the plan miss (a steering message that
  * arrived after it, the cache going cold in between), the `context` hook activates them after the
  * fold, and they reach the next request. A compaction that recorded blocks, a resumed branch with
- * fold records and a session with a parent session activate them at once.
+ * fold records and a session seeded by /fold-handoff from a parent session activate them at once (a
+ * session Pi forked or cloned names a parent too, but no code of it).
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
+import { HANDOFF_MESSAGE_TYPE } from "../compaction/handoff.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
@@ -44,6 +46,12 @@ function nextMessages(ctx: ExtensionContext): MessageLike[] {
 	return messages.filter((m) => m.role !== "system");
 }
 
+/** True when the branch holds a /fold-handoff seed (its message names the parent session's codes). */
+function seededByHandoff(ctx: ExtensionContext): boolean {
+	const branch = ctx.sessionManager.getBranch() as { type?: unknown; customType?: unknown }[];
+	return branch.some((entry) => entry.type === "custom_message" && entry.customType === HANDOFF_MESSAGE_TYPE);
+}
+
 /** Registers recall_folded and unfold inactive, and activates them once the session has something to recall. */
 export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 	const { engine, ledger, parent, foldsNext, declared, warn } = deps;
@@ -62,7 +70,10 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 		pi.setActiveTools([...active, ...missing]);
 		declared();
 	};
-	const recallable = (): boolean => parent() !== undefined || engine.registry.allRecords().length > 0;
+	// A parent's codes reach this session through a /fold-handoff seed; a session Pi forked or cloned
+	// names its parent too, but carries no seed, so its parent alone declares nothing (a rewrite).
+	let seeded = false;
+	const recallable = (): boolean => (seeded && parent() !== undefined) || engine.registry.allRecords().length > 0;
 	const guarded = (step: () => void): void => {
 		try {
 			step();
@@ -71,8 +82,9 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 		}
 	};
 	// On a session's start and on a /tree move, Pi has restored the active tools the branch declared.
-	const restore = (): void =>
+	const restore = (_event: unknown, ctx: ExtensionContext): void =>
 		guarded(() => {
+			seeded = seededByHandoff(ctx);
 			const active = pi.getActiveTools();
 			const registered = new Set(pi.getAllTools().map((tool) => tool.name));
 			settled = FOLD_TOOLS.every((name) => active.includes(name) || !registered.has(name));
