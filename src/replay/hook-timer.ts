@@ -9,8 +9,8 @@ import type { MessageLike } from "../core/block.ts";
 
 /**
  * A request's hook time: the sum over every `context` handler a policy's extension registered
- * (context-fold has two: the fold pass and the footer refresh), beside the clone time measured
- * before the first of them.
+ * (context-fold has three: the fold pass, the fold tools' declaration check and the footer refresh),
+ * beside the clone time measured before the first of them.
  */
 export class HookTimer {
 	private pending: { hookMs: number; cloneMs: number } | undefined;

@@ -158,7 +158,8 @@ export const EVENT_ROOM_SHARE = 0.2;
 
 /**
  * The least saving of an ordinary event: `minEvent`, but never more than EVENT_ROOM_SHARE of the usage
- * at which Pi compacts on its own (none binds from a window of about 72k with Pi's defaults).
+ * at which Pi compacts on its own (none binds from a window of about 72k with Pi's defaults and the
+ * economic `minEvent`, 86k with the working-set's).
  */
 export function leastEventOf(view: PolicyView, knobs: EconomicConfig): number {
 	return leastEventFor(knobs.minEvent, view.window, view.reserve);
