@@ -25,10 +25,14 @@ if (!piVersion || Number(piVersion.split(".")[0]) < 1 || (Number(piVersion.split
 	);
 	process.exit(1);
 }
-// Run as this package's npm script (`npm run replay`, or `npm --prefix <checkout> run replay` from a
+// Run as this package's `replay` script (`npm run replay`, or `npm --prefix <checkout> run replay` from a
 // project), npm starts it in the package's own directory: relative paths and `--mine` mean where
 // the user ran npm, which npm names in INIT_CWD.
-if (process.env.npm_package_name === "context-fold" && process.env.npm_lifecycle_event && process.env.INIT_CWD) {
+if (
+	process.env.npm_package_name === "context-fold" &&
+	process.env.npm_lifecycle_event === "replay" &&
+	process.env.INIT_CWD
+) {
 	process.chdir(process.env.INIT_CWD);
 }
 const entry = new URL("../src/replay/cli.ts", import.meta.url);
