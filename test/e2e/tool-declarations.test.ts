@@ -10,6 +10,8 @@
  * tools join in a `tool_addition` block and the cached system prompt and tool list stay as they
  * were), and Anthropic Messages and OpenAI chat completions without them (Pi then declares the
  * whole tool list again from that request on). Every assertion is on the captured request bodies.
+ * And a session Pi forks (`pi --fork`) from one that never folded names a parent session in its
+ * header but carries no code of it: it declares neither tool either.
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
@@ -148,3 +150,38 @@ for (const wire of WIRES) {
 		}
 	});
 }
+
+describe("a forked session of one that never folded", () => {
+	const held = scriptedPi(() => ({ text: "ok" }), { contextWindow: 200_000 });
+	let runs: RunResult[] = [];
+
+	before(async () => {
+		const { sandbox } = held;
+		const first = await sandbox.runPrint({
+			prompt: "hello, plan the work",
+			extensions: ["."],
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		const file = await sandbox.latestSessionFile();
+		assert.ok(file, "the first run wrote no session");
+		const fork = await sandbox.runPrint({
+			prompt: "carry on",
+			extensions: ["."],
+			args: ["--fork", file],
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		runs = [first, fork];
+	});
+
+	it("declares neither fold tool: the parent it names holds no code it was given", () => {
+		for (const run of runs) assert.equal(run.code, 0, run.stderr);
+		const requests = held.server.requests;
+		assert.equal(requests.length, 2);
+		assert.match(requests[1].raw, /carry on/, "the second request is the fork's");
+		for (const req of requests) {
+			const tools = toolNamesOf(req);
+			assert.ok(tools.includes("bash"), `request ${req.index} tools: ${tools}`);
+			for (const name of FOLD_TOOLS) assert.ok(!tools.includes(name), `request ${req.index} declares ${name}`);
+		}
+	});
+});
