@@ -219,7 +219,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		policies,
 		price,
 		window,
-		warming,
+		// Pi warms no cache without a lifetime (OpenAI's models declare none): the replay does not either.
+		warming: warming && PRICE_MODELS[price].warmed,
 		images,
 		json,
 		wide,

@@ -69,7 +69,9 @@ export async function runJob(
 ): Promise<PolicyFigures> {
 	const script = sessionScript(job.file);
 	const model = PRICE_MODELS[job.price];
-	const cache = { ttlMs: model.ttlMs, warming: job.warming, read: model.read, write: model.write };
+	// Pi warms no cache without a lifetime (see PriceModel.warmed), whatever the job asks.
+	const warming = job.warming && model.warmed;
+	const cache = { ttlMs: model.ttlMs, warming, read: model.read, write: model.write };
 	const imageTokens =
 		job.images === "size" ? (data: string) => visionTokens(imageSize(data), model.vision) : undefined;
 	const run = await replayPolicy(script, job.policy, {
@@ -79,7 +81,7 @@ export async function runJob(
 		imageTokens,
 		timeHooks: job.timeHooks,
 	});
-	return figuresOf(script, run, model, job.warming, job.window, job.foresight);
+	return figuresOf(script, run, model, warming, job.window, job.foresight);
 }
 
 const WORKER = new URL("./worker.ts", import.meta.url);

@@ -32,6 +32,11 @@ export interface PriceModel {
 	lookback: number;
 	/** How the provider prices an image (`--images size`, image-size.ts). */
 	vision: Vision;
+	/**
+	 * Whether Pi's idle warming refreshes this provider's cache: Pi warms only a model with a cache
+	 * lifetime (its `promptCache`, which Anthropic's models declare and OpenAI's do not).
+	 */
+	warmed: boolean;
 }
 
 /** The price models the replay knows, by name. */
@@ -44,6 +49,7 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 		matching: "breakpoints",
 		lookback: 20,
 		vision: "anthropic",
+		warmed: true,
 	},
 	"anthropic-1h": {
 		name: "anthropic-1h",
@@ -53,8 +59,18 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 		matching: "breakpoints",
 		lookback: 20,
 		vision: "anthropic",
+		warmed: true,
 	},
-	openai: { name: "openai", write: 1, read: 0.1, ttlMs: 300_000, matching: "prefix", lookback: 0, vision: "openai" },
+	openai: {
+		name: "openai",
+		write: 1,
+		read: 0.1,
+		ttlMs: 300_000,
+		matching: "prefix",
+		lookback: 0,
+		vision: "openai",
+		warmed: false,
+	},
 };
 
 /** Pi's idle warming limit. */

@@ -11,7 +11,12 @@
  * threshold above both, nothing is due and Pi warms; `pi` has no answer and always warms.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
+import { parseArgs } from "../../src/replay/cli.ts";
+import { runJob } from "../../src/replay/jobs.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf } from "../../src/replay/report.ts";
 import { type Policy, replayPolicy } from "../../src/replay/run.ts";
@@ -87,4 +92,24 @@ test("no fold event due at the gap, or no answer: Pi warms, each refresh in the 
 			`${policy.name}: per-request costs, refreshes in, sum to the cost`,
 		);
 	}
+});
+
+test("under OpenAI prices nothing warms, as in Pi, which warms only a model that declares a cache lifetime", async () => {
+	assert.equal(parseArgs(["s.jsonl", "--price", "openai"]).warming, false);
+	assert.equal(parseArgs(["s.jsonl", "--price", "openai", "--warming", "idle"]).warming, false);
+	assert.equal(parseArgs(["s.jsonl"]).warming, true, "anthropic-5m warms by default");
+	const file = join(mkdtempSync(join(tmpdir(), "replay-warming-")), "s.jsonl");
+	writeFileSync(file, session.text());
+	const job = (price: string) => ({
+		file,
+		policy: { name: "pi", kind: "pi" } as Policy,
+		price,
+		window: WINDOW,
+		warming: true,
+		images: "text" as const,
+		foresight: false,
+		timeHooks: false,
+	});
+	assert.equal((await runJob(job("anthropic-5m"), () => {})).warmRefreshes, 2);
+	assert.equal((await runJob(job("openai"), () => {})).warmRefreshes, 0, "a job that asks for warming gets none");
 });
