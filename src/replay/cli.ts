@@ -76,7 +76,7 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   --window <tokens>          context window of the replayed model (default 200000)
   --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
-  --warming idle|off         model Pi's idle cache warming (default idle)
+  --warming idle|off         model Pi's idle cache warming (default idle; never under openai)
   --images text|size         price an image as its placeholder text (default) or by its pixel size,
                              as the price model's provider charges it
   --json                     every figure as JSON on stdout
