@@ -39,6 +39,20 @@ export function promptOf(f: PromptFigures): number {
 }
 
 /**
+ * A usage report's prompt figures, read tolerantly (a missing or invalid count is 0): all 0 for a
+ * reply without usage, such as a provider error's.
+ */
+export function figuresOf(
+	usage: { input?: unknown; cacheRead?: unknown; cacheWrite?: unknown } | undefined,
+): PromptFigures {
+	return { input: count(usage?.input), cacheRead: count(usage?.cacheRead), cacheWrite: count(usage?.cacheWrite) };
+}
+
+function count(value: unknown): number {
+	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/**
  * A cold input: the response read nothing from the cache while at least COLD_INPUT_MIN_TOKENS were
  * carried, and no rewrite was expected (the response right after a fold event or an unfold).
  */

@@ -6,6 +6,7 @@
  */
 import type { FoldOp } from "./apply.ts";
 import { fromLegacyId } from "./block.ts";
+import { figuresOf, promptOf } from "./cache-advice.ts";
 import { codesIn } from "./digest.ts";
 import type { FoldRecord } from "./fold-registry.ts";
 import { isOwnSummary } from "./summary.ts";
@@ -33,11 +34,6 @@ export interface EntryLike {
 
 function count(value: unknown): number {
 	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
-}
-
-/** The prompt tokens a response reports (uncached, read and written); 0 for a reply without usage, such as a provider error. */
-function promptOf(usage: { input?: number; cacheRead?: number; cacheWrite?: number } | undefined): number {
-	return usage ? count(usage.input) + count(usage.cacheRead) + count(usage.cacheWrite) : 0;
 }
 
 /** What a fold event's layer or an unfold entry says, this version's or context-fold 0.5.1's. */
@@ -97,7 +93,7 @@ export function hitRateSince(branch: readonly unknown[], entryType: string): num
 		if (foldMark(entry, entryType)) break;
 		if (entry.type === "message" && entry.message?.role === "assistant") {
 			read += count(entry.message.usage?.cacheRead);
-			prompt += promptOf(entry.message.usage);
+			prompt += promptOf(figuresOf(entry.message.usage));
 		}
 	}
 	return prompt > 0 ? read / prompt : undefined;
@@ -132,7 +128,11 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 	};
 	for (const raw of branch) {
 		const entry = raw as EntryLike;
-		if (entry.type === "message" && entry.message?.role === "assistant" && promptOf(entry.message.usage) > 0) {
+		if (
+			entry.type === "message" &&
+			entry.message?.role === "assistant" &&
+			promptOf(figuresOf(entry.message.usage)) > 0
+		) {
 			const l = line(entry.message.provider, entry.message.model);
 			const u = entry.message.usage ?? {};
 			l.responses++;
@@ -234,7 +234,7 @@ export function eventLines(
 		} else if (entry.type === "message" && entry.message?.role === "assistant" && open.length > 0) {
 			// A reply that reports no prompt (a provider error) paid nothing: the request that carried the event comes later.
 			const u = entry.message.usage ?? {};
-			const prompt = promptOf(u);
+			const prompt = promptOf(figuresOf(u));
 			if (prompt === 0) continue;
 			for (const line of open) {
 				line.rewrite = count(u.input) + count(u.cacheWrite);

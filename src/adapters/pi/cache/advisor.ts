@@ -13,11 +13,11 @@
 import {
 	ADVICE,
 	CHURN_CALLS,
+	figuresOf,
 	foldMissedWire,
 	handoffPayback,
 	isColdInput,
 	type PriceRatios,
-	type PromptFigures,
 	promptOf,
 	resetReason,
 	Streaks,
@@ -259,13 +259,4 @@ export class Advisor {
 		this.notices.set(id, text);
 		this.deps.notify(text, level);
 	}
-}
-
-/** A usage report's prompt figures (missing or invalid counts are 0). */
-export function figuresOf(usage: UsageLike | undefined): PromptFigures {
-	return { input: count(usage?.input), cacheRead: count(usage?.cacheRead), cacheWrite: count(usage?.cacheWrite) };
-}
-
-function count(value: unknown): number {
-	return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
 }

@@ -16,6 +16,7 @@ import type { ExtensionContext, InputEvent, InputEventResult } from "@earendil-w
 import {
 	ADVICE,
 	COLD_INPUT_MIN_TOKENS,
+	figuresOf,
 	type IdlePrediction,
 	KEEP_DRAFT,
 	predictIdle,
@@ -24,7 +25,6 @@ import {
 } from "../../../core/cache-advice.ts";
 import { errorText } from "../fold/engine.ts";
 import type { FoldConfig } from "../settings-schema.ts";
-import { figuresOf } from "./advisor.ts";
 import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
 
 type Image = NonNullable<InputEvent["images"]>[number];

@@ -5,6 +5,7 @@
  * plain data only (times in epoch milliseconds, as Pi records them), so the user's view can render
  * it and the policy can read the facts it needs (`CacheFacts`) without a clock of its own.
  */
+import { figuresOf, promptOf } from "../../../core/cache-advice.ts";
 import type { CacheFacts } from "../../../core/contract.ts";
 import type { LedgerSource } from "../fold/session-ledger.ts";
 
@@ -119,10 +120,8 @@ export class CacheTelemetry {
 	 */
 	observeResponse(usage: UsageLike | undefined, at: number | undefined): void {
 		if (!usage) return;
-		const input = count(usage.input);
-		const cacheRead = count(usage.cacheRead);
-		const cacheWrite = count(usage.cacheWrite);
-		const prompt = input + cacheRead + cacheWrite;
+		const { input, cacheRead, cacheWrite } = figuresOf(usage);
+		const prompt = promptOf({ input, cacheRead, cacheWrite });
 		if (prompt === 0) return;
 		const figures: ResponseFigures = {
 			at,
