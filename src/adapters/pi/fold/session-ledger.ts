@@ -4,6 +4,7 @@
  * history, after compaction and after a restart. Linearization is cached and extended only by the
  * entries appended since the last lookup.
  */
+import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import { type Block, type MessageLike, messageBlocks } from "../../../core/block.ts";
 
 /** One place a durable id occurs in the ledger. */
@@ -21,32 +22,18 @@ export interface LedgerSource {
 interface EntryLike {
 	type?: unknown;
 	message?: unknown;
-	customType?: unknown;
-	content?: unknown;
-	display?: unknown;
-	details?: unknown;
-	timestamp?: unknown;
 }
 
 /**
- * The message an entry puts in the context, as Pi builds it: a `message` entry's own, and a
- * `custom_message` entry (another extension's message, context-fold's handoff seed) as Pi's
- * `createCustomMessage` makes it, a `custom` message stamped with the entry's time in ms, so its
- * durable id is the one linearize gave it in the request. Undefined for any other entry.
+ * The messages an entry puts in the context, as Pi's own projection builds them
+ * (`sessionEntryToContextMessages`): a `message` entry's, and a `custom_message` entry's (another
+ * extension's message, context-fold's handoff seed) as a `custom` message stamped with the entry's
+ * time, so its durable id is the one linearize gave it in the request. None for any other entry.
  */
-function contextMessageOf(entry: EntryLike): MessageLike | undefined {
-	if (entry.type === "message") {
-		return entry.message && typeof entry.message === "object" ? (entry.message as MessageLike) : undefined;
-	}
-	if (entry.type !== "custom_message") return undefined;
-	return {
-		role: "custom",
-		customType: entry.customType,
-		content: entry.content ?? [],
-		display: entry.display,
-		details: entry.details,
-		timestamp: new Date(entry.timestamp as string | number).getTime(),
-	};
+function contextMessagesOf(entry: EntryLike): MessageLike[] {
+	if (entry.type === "message" ? !entry.message || typeof entry.message !== "object" : entry.type !== "custom_message")
+		return [];
+	return sessionEntryToContextMessages(entry as SessionEntry) as unknown as MessageLike[];
 }
 
 /** Lazily built id → occurrences index over the messages a session's entries put in the context. */
@@ -79,14 +66,15 @@ export class Ledger {
 		if (entries.length < this.seen) this.reset();
 		for (let i = this.seen; i < entries.length; i++) {
 			const entry = entries[i] as EntryLike | undefined;
-			const message = entry && typeof entry === "object" ? contextMessageOf(entry) : undefined;
-			if (!message) continue;
-			if (message.role === "user") this.turn++;
-			for (const block of messageBlocks(message, i, this.turn)) {
-				if (!block.durable) continue;
-				const hits = this.index.get(block.id);
-				if (hits) hits.push({ block, message });
-				else this.index.set(block.id, [{ block, message }]);
+			if (!entry || typeof entry !== "object") continue;
+			for (const message of contextMessagesOf(entry)) {
+				if (message.role === "user") this.turn++;
+				for (const block of messageBlocks(message, i, this.turn)) {
+					if (!block.durable) continue;
+					const hits = this.index.get(block.id);
+					if (hits) hits.push({ block, message });
+					else this.index.set(block.id, [{ block, message }]);
+				}
 			}
 		}
 		this.seen = entries.length;
