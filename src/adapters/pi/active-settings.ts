@@ -6,7 +6,7 @@
  * when the settings are reloaded or the model object changes.
  */
 import type { PolicyView } from "../../core/contract.ts";
-import { DEFAULT_CONFIG, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
+import { DEFAULT_CONFIG, type Env, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import type { SavedSettings } from "./ui/settings.ts";
 
@@ -40,11 +40,7 @@ export class ActiveSettings {
 	 * Loads the settings: Pi's (`read`, which may throw: then the saved section is ignored and the
 	 * defaults and variables apply), the saves `saved` holds, and `env`.
 	 */
-	load(
-		read: () => Record<string, unknown>,
-		saved: SavedSettings,
-		env: Readonly<Record<string, string | undefined>>,
-	): SettingsLoad {
+	load(read: () => Record<string, unknown>, saved: SavedSettings, env: Env): SettingsLoad {
 		let section: unknown;
 		let unreadable: unknown;
 		try {

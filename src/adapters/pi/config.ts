@@ -12,6 +12,9 @@ import { Value } from "typebox/value";
 import { DEFAULT_ECONOMIC, type PolicyView } from "../../core/contract.ts";
 import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION, UNIT_KEYWORD } from "./settings-schema.ts";
 
+/** The environment context-fold's variables are read from (CONTEXTFOLD, CONTEXTFOLD_*). */
+export type Env = Readonly<Record<string, string | undefined>>;
+
 /**
  * Knob defaults that depend on the profile, where they differ from the schema's (which are the
  * default profile's): the economic profile keeps its own least event and hot tail.
@@ -193,7 +196,7 @@ export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = 
 };
 
 /** Resolves every knob from defaults, a saved settings section, and the environment. */
-export function resolveConfig(saved: unknown, env: Readonly<Record<string, string | undefined>>): Resolved {
+export function resolveConfig(saved: unknown, env: Env): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
 	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as Resolved["sources"];
 	const problems: string[] = [];
@@ -244,7 +247,7 @@ export function resolveConfig(saved: unknown, env: Readonly<Record<string, strin
  */
 function deprecatedFor(
 	knob: Knob,
-	env: Readonly<Record<string, string | undefined>>,
+	env: Env,
 	problems: string[],
 ): (readonly [string, string | undefined, KnobSource])[] {
 	const old = Object.keys(DEPRECATED_VARIABLES).filter((name) => DEPRECATED_VARIABLES[name] === knob.key);
@@ -263,21 +266,19 @@ function ownVariable(name: string): boolean {
 }
 
 /** The names of context-fold's variables set in `env`, sorted. */
-export function ownVariablesIn(env: Readonly<Record<string, string | undefined>>): string[] {
+export function ownVariablesIn(env: Env): string[] {
 	return Object.keys(env)
 		.filter((name) => ownVariable(name) && env[name] !== undefined)
 		.sort();
 }
 
 /** `env` without context-fold's variables: the replay's, whose knobs come from `--set` alone. */
-export function withoutOwnVariables(
-	env: Readonly<Record<string, string | undefined>>,
-): Record<string, string | undefined> {
+export function withoutOwnVariables(env: Env): Record<string, string | undefined> {
 	return Object.fromEntries(Object.entries(env).filter(([name]) => !ownVariable(name)));
 }
 
 /** True when `CONTEXTFOLD` disables the extension for this process (`0`, `off`, `false`, `no`). */
-export function disabledByEnv(env: Readonly<Record<string, string | undefined>>): boolean {
+export function disabledByEnv(env: Env): boolean {
 	const value = env.CONTEXTFOLD?.trim().toLowerCase();
 	return value === "0" || value === "off" || value === "false" || value === "no";
 }

@@ -20,7 +20,7 @@ import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { disabledByEnv } from "./config.ts";
+import { disabledByEnv, type Env } from "./config.ts";
 import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
@@ -36,9 +36,6 @@ import { SavedSettings } from "./ui/settings.ts";
 export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, Date.now);
 }
-
-/** The environment context-fold reads its variables from (CONTEXTFOLD, CONTEXTFOLD_*). */
-type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * context-fold on a given clock (epoch ms) instead of wall time: the replay runs it on the

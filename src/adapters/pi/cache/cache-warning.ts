@@ -1,16 +1,17 @@
 /**
  * The idle cache-risk warning. It predicts, from the active branch's assistant responses (stamped
- * when their request started) and Pi's own idle refreshes (`usage` entries of kind `cache_warm`) for
- * the current provider and model, whether the next prompt finds the prompt cache cold, with the
- * cache lifetime the host gives the model (see cache/lifetime.ts: a saved one, else the model's own). It notices this once per idle
- * streak: when the interval runs out while Pi is idle (a timer), on resuming a session, or at the
- * next prompt. With `confirmColdSend` on, the `input` hook asks before a likely-cold interactive
- * prompt is sent: "Keep draft" puts the text back in the editor and keeps its images for the next
- * prompt (until `discardImages()`), "Send anyway" sends it. Automation, RPC and queued input pass
- * untouched. If the estimate or the dialog throws, the input proceeds and the failure is announced
- * once; if the editor refuses the draft, nothing is sent and the notice says the draft was not kept
- * and quotes its text. The timer, the notice bookkeeping and the kept images live only here; session
- * start, navigation and shutdown reset them.
+ * when their request started) and Pi's own idle refreshes (`usage` entries of kind `cache_warm`)
+ * for the current provider and model, whether the next prompt finds the prompt cache cold, with the
+ * cache lifetime the host gives the model (see cache/lifetime.ts: a saved one, else the model's
+ * own). It notices this once per idle streak: when the interval runs out while Pi is idle (a
+ * timer), on resuming a session, or at the next prompt. With `confirmColdSend` on, the `input` hook
+ * asks before a likely-cold interactive prompt is sent: "Keep draft" puts the text back in the
+ * editor and keeps its images for the next prompt (until `discardImages()`), "Send anyway" sends
+ * it. Automation, RPC and queued input pass untouched. If the estimate or the dialog throws, the
+ * input proceeds and the failure is announced once; if the editor refuses the draft, nothing is
+ * sent and the notice says the draft was not kept and quotes its text. The timer, the notice
+ * bookkeeping and the kept images live only here; session start, navigation and shutdown reset
+ * them.
  */
 import type { ExtensionContext, InputEvent, InputEventResult } from "@earendil-works/pi-coding-agent";
 import {
