@@ -185,14 +185,16 @@ export function grepText(
 	const needle = pattern.toLowerCase();
 	const lines = splitLines(text);
 	const matches = new Map<number, Match>();
+	// Each match's rank: its quality, then, of two equal ones, 0 for a line that begins with the
+	// pattern (past its indentation), the line it names rather than one that quotes it.
+	const rank = new Map<number, number>();
 	for (let i = 0; i < lines.length; i++) {
-		if (lines[i].toLowerCase().includes(needle)) matches.set(i, bestMatch(lines[i], pattern));
+		if (!lines[i].toLowerCase().includes(needle)) continue;
+		const match = bestMatch(lines[i], pattern);
+		matches.set(i, match);
+		rank.set(i, 2 * match.quality + (match.at === lines[i].length - lines[i].trimStart().length ? 0 : 1));
 	}
-	const quality = (i: number): number => matches.get(i)?.quality ?? 3;
-	// Of two equal matches, a line that begins with the pattern (past its indentation) is the one it
-	// names rather than one that quotes it: a long error line is shown before the longer lines around it.
-	const starts = (i: number): number => (matches.get(i)?.at === lines[i].length - lines[i].trimStart().length ? 0 : 1);
-	const ranked = [...matches.keys()].sort((a, b) => quality(a) - quality(b) || starts(a) - starts(b) || a - b);
+	const ranked = [...matches.keys()].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0) || a - b);
 	const shownLines = new Map<number, string>();
 	const render = (centers: readonly number[]): { text: string; shown: number } => {
 		const out: string[] = [];
