@@ -450,6 +450,27 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 2, "a new over-budget state compacts again");
 	});
 
+	it("the run settles only once its compaction has ended, so that Pi takes no prompt meanwhile", async () => {
+		for (const end of ["onComplete", "onError"] as const) {
+			const stub = smallKeep(10_000);
+			stub.compactEnd = "hold";
+			bigPrompt(stub);
+			await stub.emit("session_start", { reason: "startup" });
+			await turn(stub);
+			let settled = false;
+			const settling = stub.emit("agent_settled", { aborted: false }).then(() => {
+				settled = true;
+			});
+			await new Promise((resolve) => setImmediate(resolve));
+			assert.equal(stub.compactions.length, 1);
+			assert.equal(settled, false, `the handler waits while the compaction runs (${end})`);
+			if (end === "onComplete") stub.compactions[0].onComplete?.({});
+			else stub.compactions[0].onError?.(new Error("Nothing to compact (session too small)"));
+			await settling;
+			assert.equal(settled, true, `${end} ends the wait`);
+		}
+	});
+
 	it("after a compaction, compacts again only once the context grew past what the compaction left", async () => {
 		const stub = await compactedOnce();
 		assert.equal(stub.compactions.length, 1);

@@ -65,8 +65,13 @@ export interface StubPi {
 	addMessage(message: Record<string, unknown>): void;
 	/** Runs every handler of an event. */
 	emit(name: string, event?: Record<string, unknown>): Promise<unknown[]>;
-	/** Calls of `ctx.compact()` the extension made. */
-	compactions: unknown[];
+	/** Calls of `ctx.compact()` the extension made, with the options it passed. */
+	compactions: CompactOptions[];
+	/**
+	 * How Pi answers the next `ctx.compact()` calls: undefined completes them (`onComplete`), an Error
+	 * fails them (`onError`), "hold" leaves them running until the test calls an option itself.
+	 */
+	compactEnd: Error | "hold" | undefined;
 	/** Appends a compaction entry: from then on requests carry its summary and the messages from `firstKeptEntryId` on. */
 	compact(firstKeptEntryId: string, summary?: string): void;
 	/** Runs the context hook on a structuredClone of the live messages (as Pi sends them); returns what would be sent. */
@@ -98,6 +103,12 @@ export interface StubPi {
 	entryRenderers: Map<string, (entry: unknown, options: unknown, theme: unknown) => unknown>;
 	/** Tool renderer resolvers registered. */
 	toolRenderers: ((toolName: string, next: () => unknown) => unknown)[];
+}
+
+/** The options of a `ctx.compact()` call. */
+export interface CompactOptions {
+	onComplete?: (result: unknown) => void;
+	onError?: (error: Error) => void;
 }
 
 /** The fields of a Pi model the extension reads. */
@@ -132,6 +143,7 @@ export function loadStub(
 		commands: new Map(),
 		entries: [],
 		compactions: [],
+		compactEnd: undefined,
 		// Hook tests drive the fold mechanism through the ladder, whose thresholds are simple to reach;
 		// a test of the default policy sets its own settings.
 		settings: { "context-fold": { policy: "ladder" } },
@@ -240,8 +252,12 @@ export function loadStub(
 			return { contextWindow: stub.window, ...stub.model };
 		},
 		getContextUsage: () => stub.usage,
-		compact(options?: { onError?: (error: Error) => void }) {
-			stub.compactions.push(options ?? {});
+		compact(options: CompactOptions = {}) {
+			stub.compactions.push(options);
+			// Pi runs the compaction after compact() returns and then calls one of the options.
+			const end = stub.compactEnd;
+			if (end === "hold") return;
+			queueMicrotask(() => (end ? options.onError?.(end) : options.onComplete?.({})));
 		},
 		ui: {
 			notify(message: string, level?: string) {

@@ -1,12 +1,13 @@
 /**
  * Past the fold budget with nothing worth folding (a huge user message never folds), context-fold
  * compacts at once with its deterministic summary through real `pi`: a fromHook compaction entry,
- * no summarization request at the model server, and one notice for the streak.
+ * no summarization request at the model server, and one notice for the streak; and in `pi -p` or
+ * `--mode json` with several messages, the compaction between two of them ends before the next is sent.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { isSummarizationRequest, type ModelServer, startModelServer } from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox, waitForEntries } from "./harness/pi-runner.ts";
+import { isSummarizationRequest, lastUserText, type ModelServer, startModelServer } from "./harness/model-server.ts";
+import { createPiSandbox, type PiRpc, type PiSandbox, readSessionFile, waitForEntries } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
@@ -52,4 +53,44 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(notices.length, 1, rpc.stderr());
 		assert.match(rpc.stderr(), /compacting now with the deterministic summary \(no model call\)/);
 	});
+});
+
+describe("over budget between the messages of one print-mode run", () => {
+	// Four ~6.3k-token notes (user text never folds) pass the default policy's backstop (25.2k in a
+	// 200k window) after the fourth; Pi's own compaction is off, so only context-fold's compacts.
+	const note = (k: number) =>
+		`Notes ${k}, keep verbatim:\n${`constraint ${k}: the parser must keep every byte of the input. `.repeat(450)}`;
+	const messages = [note(1), note(2), note(3), note(4), "Last: what now?"];
+
+	for (const mode of ["text", "json"] as const) {
+		it(`${mode === "text" ? "pi -p" : "--mode json"}: the compaction ends before the next message, which Pi sends`, async () => {
+			const server = await startModelServer((req) =>
+				isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
+			);
+			const sandbox = await createPiSandbox({
+				serverUrl: server.url,
+				contextWindow: 200_000,
+				settings: { compaction: { enabled: false }, "context-fold": { policy: "working-set" } },
+			});
+			try {
+				const run = await sandbox.runCommand([...sandbox.args({ extensions: ["."], mode }), "--", ...messages], {
+					timeoutMs: 120_000,
+				});
+				assert.equal(run.code, 0, run.stderr);
+				assert.deepEqual(
+					server.requests.map((r) => lastUserText(r)),
+					messages,
+					"every message reached the model, in order",
+				);
+				const file = await sandbox.latestSessionFile();
+				assert.ok(file);
+				const compactions = (await readSessionFile(file)).filter((e) => e.type === "compaction");
+				assert.equal(compactions.length, 1, "context-fold compacted between two messages");
+				if (mode === "text") assert.match(run.stdout, /reply 4/, "the last message's answer is printed");
+			} finally {
+				await server.close();
+				await sandbox.cleanup();
+			}
+		});
+	}
 });

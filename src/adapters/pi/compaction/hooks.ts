@@ -51,7 +51,11 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	});
 	// Pi's compact() aborts the agent's run in progress and never resumes it, so the compaction waits
 	// until the run is over (as Pi's own threshold compaction does); the policy keeps folding meanwhile.
-	pi.on("agent_settled", (_event, ctx) => {
+	// The handler returns once the compaction has ended: Pi awaits agent_settled handlers before its
+	// prompt() returns, so print and json modes send their next message only then (Pi refuses a prompt
+	// while a compaction runs) and RPC clients see agent_settled after it.
+	pi.on("agent_settled", async (_event, ctx) => {
+		let ended: Promise<void> | undefined;
 		try {
 			const over = engine.overBudget;
 			if (!over || actedOn || (left !== undefined && over.usage <= left)) return;
@@ -70,8 +74,14 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
 			advisor.willForceCompaction();
 			ownKeep = config().policy !== "ladder" ? config().hotTail : undefined;
+			let end = (): void => {};
+			ended = new Promise<void>((resolve) => {
+				end = resolve;
+			});
 			ctx.compact({
+				onComplete: () => end(),
 				onError: (error) => {
+					end();
 					// Pi refused (too little to compact, say): try again once the context has grown. Its
 					// "Nothing to compact" only means that, and is said only with debug on.
 					ownKeep = undefined;
@@ -82,8 +92,10 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 				},
 			});
 		} catch (error) {
+			ended = undefined;
 			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
 		}
+		await ended;
 	});
 
 	pi.on("session_before_compact", (event, ctx) => {
