@@ -41,12 +41,13 @@ export function footerText(facts: FooterFacts): string | undefined {
 }
 
 /**
- * What the user is told when a compaction used context-fold's deterministic summary: that no model
- * was called, what it summarised and kept raw, and that every block stays readable.
+ * What the user is told when a compaction used context-fold's deterministic summary: why, when
+ * context-fold asked for it itself (`why`), that no model was called, what it summarised and kept
+ * raw, and that every block stays readable.
  */
-export function compactionNotice(tokensBefore: number, blocks: number): string {
+export function compactionNotice(tokensBefore: number, blocks: number, why?: string): string {
 	return (
-		`context-fold: compacted ~${short(tokensBefore)} tokens with its deterministic summary (no model call); ` +
+		`context-fold: ${why ? `${why}, so it ` : ""}compacted ~${short(tokensBefore)} tokens with its deterministic summary (no model call); ` +
 		`the newest messages stay raw, and each of the ${blocks} block${blocks === 1 ? "" : "s"} it summarised ` +
 		"is still read by /context-fold recall <code>"
 	);

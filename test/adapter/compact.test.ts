@@ -377,22 +377,6 @@ describe("unfold after a compaction", () => {
 	});
 });
 
-/** What `act` writes to stderr. */
-function stderrOf(act: () => void): string {
-	const written: string[] = [];
-	const write = process.stderr.write;
-	process.stderr.write = ((chunk: string | Uint8Array) => {
-		written.push(String(chunk));
-		return true;
-	}) as typeof process.stderr.write;
-	try {
-		act();
-	} finally {
-		process.stderr.write = write;
-	}
-	return written.join("");
-}
-
 describe("over budget with nothing worth folding", () => {
 	/** A stub host whose Pi keeps 1k raw at a compaction, so that ~11k tokens of messages can compact. */
 	function smallKeep(window: number) {
@@ -440,7 +424,11 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 0, "no compaction while the run goes on: Pi's compact() would abort it");
 		await stub.emit("agent_settled", { aborted: false });
 		assert.equal(stub.compactions.length, 1, "one compaction once the run is over");
-		assert.match(stub.stderr.join(""), /past the fold budget .* compacting now with the deterministic summary/);
+		assert.match(
+			stub.stderr.join(""),
+			/past the fold budget .*, so it compacted ~12k tokens with its deterministic summary \(no model call\)/,
+			"said once the compaction completed",
+		);
 		await run(stub);
 		assert.equal(stub.compactions.length, 1, "the same over-budget state is acted on once");
 		stub.usage = { tokens: 1_000, contextWindow: 10_000 };
@@ -464,11 +452,35 @@ describe("over budget with nothing worth folding", () => {
 			await new Promise((resolve) => setImmediate(resolve));
 			assert.equal(stub.compactions.length, 1);
 			assert.equal(settled, false, `the handler waits while the compaction runs (${end})`);
-			if (end === "onComplete") stub.compactions[0].onComplete?.({});
+			if (end === "onComplete") stub.compactions[0].onComplete?.({ tokensBefore: 0 });
 			else stub.compactions[0].onError?.(new Error("Nothing to compact (session too small)"));
 			await settling;
 			assert.equal(settled, true, `${end} ends the wait`);
 		}
+	});
+
+	it("in the terminal UI, says why on the compaction's own notice, once, after it happened", async () => {
+		const stub = smallKeep(10_000);
+		stub.mode = "tui";
+		stub.hasUI = true;
+		stub.compactEnd = "hold";
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await turn(stub);
+		const settling = stub.emit("agent_settled", { aborted: false });
+		await new Promise((resolve) => setImmediate(resolve));
+		const told = () => stub.ui.notices.filter((n) => /past the fold budget/.test(n.message)).map((n) => n.message);
+		assert.deepEqual(told(), [], "nothing said while the compaction may yet be refused");
+		const result = { tokensBefore: 11_000, details: { contextFold: { v: 1, seq: 1, codes: ["a1", "b2"] } } };
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: result, fromExtension: true });
+		stub.compactions[0].onComplete?.(result);
+		await settling;
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		assert.equal(told().length, 1, told().join("\n"));
+		assert.match(
+			told()[0],
+			/nothing left is worth folding, so it compacted ~11k tokens with its deterministic summary/,
+		);
 	});
 
 	it("after a compaction, compacts again only once the context grew past what the compaction left", async () => {
@@ -482,21 +494,41 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 2, "grown past it: compacts again");
 	});
 
-	it("when Pi refuses the compaction, tries again once the context has grown", async () => {
-		const stub = await compactedOnce();
+	it("when Pi refuses the compaction, says so once a session, announces no compaction, and tries again once the context has grown", async () => {
+		const stub = smallKeep(10_000);
+		stub.compactEnd = new Error("Nothing to compact (session too small)");
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await run(stub);
 		assert.equal(stub.compactions.length, 1);
-		const onError = (n: number) => (stub.compactions[n] as { onError?: (error: Error) => void }).onError;
-		const said = stderrOf(() => onError(0)?.(new Error("Nothing to compact (session too small)")));
-		assert.equal(said, "", "Pi's refusal for want of content is not shown (only with debug)");
+		const refusal =
+			/past the fold budget .*, but Pi cannot compact yet: it keeps the newest messages raw \(compaction\.keepRecentTokens, 1000 tokens\)/;
+		assert.match(stub.stderr.join(""), refusal);
+		assert.doesNotMatch(stub.stderr.join(""), /compact(ing|ed) now|so it compacted/, "no compaction is announced");
 		await run(stub);
 		assert.equal(stub.compactions.length, 1, "the same context: Pi would refuse again");
-		stub.addMessage({ role: "user", content: `more:\n${"another constraint to keep. ".repeat(200)}`, timestamp: 4 });
+		const more = (t: number) =>
+			stub.addMessage({
+				role: "user",
+				content: `more:\n${"another constraint to keep. ".repeat(200)}`,
+				timestamp: t,
+			});
+		more(4);
 		await run(stub);
 		assert.equal(stub.compactions.length, 2, "grown: tries again");
-		assert.match(
-			stderrOf(() => onError(1)?.(new Error("disk full"))),
-			/the over-budget compaction failed: disk full/,
+		assert.equal(
+			stub.stderr.join("").match(new RegExp(refusal, "g"))?.length,
+			1,
+			"the refusal is said once a session",
 		);
+		await stub.emit("session_start", { reason: "resume" });
+		more(5);
+		await run(stub);
+		assert.equal(stub.stderr.join("").match(new RegExp(refusal, "g"))?.length, 2, "and again in the next session");
+		stub.compactEnd = new Error("disk full");
+		more(6);
+		await run(stub);
+		assert.match(stub.stderr.join(""), /the over-budget compaction failed: disk full/);
 	});
 
 	it("under policy=economic, waits while the messages hold no more than keepRecentTokens, though usage is past the backstop", async () => {
@@ -541,7 +573,7 @@ describe("over budget with nothing worth folding", () => {
 				await run(stub);
 				if (policy === "economic") {
 					assert.equal(stub.compactions.length, 1, "the backstop compacts");
-					assert.match(stub.stderr.join(""), /below the economic policy's backstop .* compacting now/);
+					assert.match(stub.stderr.join(""), /below the economic policy's backstop .*, so it compacted/);
 				} else assert.equal(stub.compactions.length, 0, "the ladder waits for the budget");
 			} finally {
 				delete process.env.CONTEXTFOLD_POLICY;

@@ -68,8 +68,9 @@ export interface StubPi {
 	/** Calls of `ctx.compact()` the extension made, with the options it passed. */
 	compactions: CompactOptions[];
 	/**
-	 * How Pi answers the next `ctx.compact()` calls: undefined completes them (`onComplete`), an Error
-	 * fails them (`onError`), "hold" leaves them running until the test calls an option itself.
+	 * How Pi answers the next `ctx.compact()` calls: undefined completes them (`onComplete`) with a
+	 * compaction of ~12k tokens that context-fold built, an Error fails them (`onError`), "hold" leaves
+	 * them running until the test calls an option itself.
 	 */
 	compactEnd: Error | "hold" | undefined;
 	/** Appends a compaction entry: from then on requests carry its summary and the messages from `firstKeptEntryId` on. */
@@ -107,7 +108,7 @@ export interface StubPi {
 
 /** The options of a `ctx.compact()` call. */
 export interface CompactOptions {
-	onComplete?: (result: unknown) => void;
+	onComplete?: (result: { tokensBefore: number; details?: unknown }) => void;
 	onError?: (error: Error) => void;
 }
 
@@ -257,7 +258,8 @@ export function loadStub(
 			// Pi runs the compaction after compact() returns and then calls one of the options.
 			const end = stub.compactEnd;
 			if (end === "hold") return;
-			queueMicrotask(() => (end ? options.onError?.(end) : options.onComplete?.({})));
+			const built = { tokensBefore: 12_000, details: { contextFold: { v: 1, seq: 0, codes: ["a1"] } } };
+			queueMicrotask(() => (end ? options.onError?.(end) : options.onComplete?.(built)));
 		},
 		ui: {
 			notify(message: string, level?: string) {

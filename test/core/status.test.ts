@@ -240,6 +240,10 @@ describe("figures from session entries", () => {
 			"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 3 blocks it summarised is still read by /context-fold recall <code>",
 		);
 		assert.match(compactionNotice(2000, 1), /each of the 1 block it summarised/);
+		assert.match(
+			compactionNotice(2000, 1, "the context is past the fold budget"),
+			/^context-fold: the context is past the fold budget, so it compacted ~2k tokens with its deterministic summary/,
+		);
 	});
 });
 

@@ -2,7 +2,9 @@
  * Past the fold budget with nothing worth folding (a huge user message never folds), context-fold
  * compacts at once with its deterministic summary through real `pi`: a fromHook compaction entry,
  * no summarization request at the model server, and one notice for the streak; and in `pi -p` or
- * `--mode json` with several messages, the compaction between two of them ends before the next is sent.
+ * `--mode json` with several messages, the compaction between two of them ends before the next is sent;
+ * when Pi refuses the compaction (the newest messages fill keepRecentTokens), no compaction is
+ * announced, and the refusal is said once.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -51,7 +53,7 @@ describe("over budget with nothing worth folding", () => {
 		await rpc.prompt("And now?");
 		const notices = rpc.stderr().match(/past the fold budget/g) ?? [];
 		assert.equal(notices.length, 1, rpc.stderr());
-		assert.match(rpc.stderr(), /compacting now with the deterministic summary \(no model call\)/);
+		assert.match(rpc.stderr(), /, so it compacted ~[\d.]+k? tokens with its deterministic summary \(no model call\)/);
 	});
 });
 
@@ -93,4 +95,37 @@ describe("over budget between the messages of one print-mode run", () => {
 			}
 		});
 	}
+});
+
+describe("over budget when Pi refuses to compact", () => {
+	it("announces no compaction that did not happen, and says once why there is none", async () => {
+		// Two ~14k-token notes pass the backstop (25.2k in a 200k window); Pi keeps its default 20k raw,
+		// which the notes fill: it has nothing older to compact after the second note, nor the third prompt.
+		const note = (k: number) =>
+			`Notes ${k}, keep verbatim:\n${`constraint ${k}: the parser must keep every byte of the input. `.repeat(1000)}`;
+		const server = await startModelServer((req) =>
+			isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
+		);
+		const sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: 200_000,
+			settings: { compaction: { enabled: false }, "context-fold": { policy: "working-set" } },
+		});
+		try {
+			const run = await sandbox.runCommand(
+				[...sandbox.args({ extensions: ["."] }), "--", note(1), note(2), "Third: what now?"],
+				{ timeoutMs: 120_000 },
+			);
+			assert.equal(run.code, 0, run.stderr);
+			const file = await sandbox.latestSessionFile();
+			assert.ok(file);
+			const compactions = (await readSessionFile(file)).filter((e) => e.type === "compaction");
+			assert.equal(compactions.length, 0, "Pi refused every compaction");
+			assert.doesNotMatch(run.stderr, /compacting now|so it compacted/, "no compaction is announced");
+			assert.equal(run.stderr.match(/but Pi cannot compact yet/g)?.length, 1, run.stderr);
+		} finally {
+			await server.close();
+			await sandbox.cleanup();
+		}
+	});
 });

@@ -5,7 +5,8 @@
  * compacts once the agent's run is over when folding cannot hold the context (past the budget, or
  * above the economic or working-set policy's backstop), once for each such state. That compaction, under those
  * policies, keeps only the policy's hot tail raw instead of Pi's `keepRecentTokens` (see kept-tail.ts);
- * a compaction the user or Pi starts keeps Pi's cut.
+ * a compaction the user or Pi starts keeps Pi's cut. It is announced once it has happened, with why;
+ * Pi refusing it for want of older messages is said once a session.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { compactionNotice } from "../../../core/status.ts";
@@ -34,6 +35,13 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	let pendingCompaction: number | undefined;
 	// Tokens the compaction context-fold itself starts keeps raw; undefined for any other compaction.
 	let ownKeep: number | undefined;
+	// Why context-fold started the compaction under way, for its notice; undefined for any other.
+	let ownWhy: string | undefined;
+	// Whether this session was told that Pi refused context-fold's compaction (said once a session).
+	let refusalSaid = false;
+	pi.on("session_start", () => {
+		refusalSaid = false;
+	});
 
 	// The over-budget state the latest passes report was already compacted or announced (`actedOn`).
 	// A compaction starts a new state, but one that leaves the context where it was is not repeated:
@@ -71,24 +79,38 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 				warn(`context-fold: ${where}; /compact or /fold-handoff frees it (compact=native leaves compaction to Pi)`);
 				return;
 			}
-			warn(`context-fold: ${where}; compacting now with the deterministic summary (no model call)`, "info");
 			advisor.willForceCompaction();
 			ownKeep = config().policy !== "ladder" ? config().hotTail : undefined;
+			ownWhy = where;
+			const tui = ctx.mode === "tui";
 			let end = (): void => {};
 			ended = new Promise<void>((resolve) => {
 				end = resolve;
 			});
 			ctx.compact({
-				onComplete: () => end(),
+				onComplete: (result) => {
+					end();
+					// The terminal UI is told on session_compact (below); headless runs here, once it happened.
+					const ours = contextFoldDetails(result.details);
+					if (!tui && ours) warn(compactionNotice(result.tokensBefore, blockCount(ours), where), "info");
+				},
 				onError: (error) => {
 					end();
 					// Pi refused (too little to compact, say): try again once the context has grown. Its
-					// "Nothing to compact" only means that, and is said only with debug on.
+					// "Nothing to compact" means the newest messages, which it keeps raw, hold nearly all of it.
 					ownKeep = undefined;
+					ownWhy = undefined;
 					actedOn = false;
 					left = over.usage;
-					if (!/nothing to compact/i.test(error.message) || config().debug)
+					if (!/nothing to compact/i.test(error.message))
 						warn(`context-fold: the over-budget compaction failed: ${error.message}`);
+					else if (!refusalSaid || config().debug) {
+						refusalSaid = true;
+						warn(
+							`context-fold: ${where}, but Pi cannot compact yet: it keeps the newest messages raw (compaction.keepRecentTokens, ${keepRecent()} tokens) and they are nearly all there is; context-fold asks again as the context grows (said once a session)`,
+							"info",
+						);
+					}
 				},
 			});
 		} catch (error) {
@@ -146,13 +168,15 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		// The status shows the compacted context (a preview) until the next request, not the one before.
 		engine.forgetPass();
 		advisor.observeCompaction(event.reason !== "manual");
-		// Told in the terminal UI, below Pi's own "Compacted from" line; headless runs stay quiet. Pi
-		// clears and redraws the transcript on compaction_end, which it emits right after this event
-		// (agent-session.js), so a notice now would vanish: it waits for the next turn of the loop.
-		const ours = (event.compactionEntry?.details as { contextFold?: { codes?: unknown } } | undefined)?.contextFold;
+		// Told in the terminal UI, below Pi's own "Compacted from" line; headless runs stay quiet but for
+		// context-fold's own compaction (told when ctx.compact() completes, above). Pi clears and redraws
+		// the transcript on compaction_end, which it emits right after this event (agent-session.js), so
+		// a notice now would vanish: it waits for the next turn of the loop.
+		const why = ownWhy;
+		ownWhy = undefined;
+		const ours = contextFoldDetails(event.compactionEntry?.details);
 		if (ours && ctx.mode === "tui") {
-			const blocks = Array.isArray(ours.codes) ? ours.codes.length : 0;
-			const notice = compactionNotice(event.compactionEntry.tokensBefore ?? 0, blocks);
+			const notice = compactionNotice(event.compactionEntry.tokensBefore ?? 0, blockCount(ours), why);
 			setTimeout(() => {
 				try {
 					ctx.ui.notify(notice, "info");
@@ -177,4 +201,15 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
 		}
 	});
+}
+
+/** What context-fold wrote into a compaction's details, if it built the compaction. */
+function contextFoldDetails(details: unknown): { codes?: unknown } | undefined {
+	const ours = (details as { contextFold?: unknown } | undefined)?.contextFold;
+	return typeof ours === "object" && ours !== null ? ours : undefined;
+}
+
+/** How many blocks the compaction whose details are `ours` summarised. */
+function blockCount(ours: { codes?: unknown }): number {
+	return Array.isArray(ours.codes) ? ours.codes.length : 0;
 }
