@@ -333,6 +333,18 @@ describe("/context-fold", () => {
 		assert.doesNotMatch((await stub.command("context-fold", "status")).stdout, /as the next request would send it/);
 	});
 
+	it("after a switch to a model with another window, shows the context in the new window until the next request", async () => {
+		const stub = await started({ window: 20_000 });
+		await stub.request();
+		assert.match((await stub.command("context-fold", "status")).stdout, /Context +[\d.]+k of 20k window/);
+		stub.window = 8_000;
+		await stub.emit("model_select", { model: { provider: "p", id: "small" }, source: "set" });
+		const after = (await stub.command("context-fold", "status")).stdout;
+		assert.match(after, /Context +[\d.]+k of 8k window \(\d+%\) · as the next request would send it\n/);
+		await stub.request();
+		assert.match((await stub.command("context-fold", "status")).stdout, /Context +[\d.]+k of 8k window \(\d+%\)\n/);
+	});
+
 	it("says there is nothing to show when the session holds no message yet", async () => {
 		const stub = loadStub({ window: 10_000 });
 		await stub.emit("session_start", { reason: "startup" });

@@ -9,12 +9,13 @@
  *   (labelled-only filter) names the fold event; after `/compact` (context-fold's deterministic summary)
  *   the recall view of a compacted block says it can be read, not unfolded, and offers no `u unfold`;
  * - `/context-fold status` as text in print mode (on stderr, where Pi puts an extension's output)
- *   and over RPC (a notification), neither calling the model.
+ *   and over RPC (a notification), neither calling the model; after an RPC `set_model` to a model
+ *   with a smaller window, the status names the new window.
  * The sandbox pins the ladder with a high threshold (nothing folds until the setting changes), a
  * small tail and step. Screens are polled generously and never timed.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -309,5 +310,42 @@ describe("/context-fold status beside Pi's own count", () => {
 			);
 		assert.ok(figures, String(line));
 		assert.ok(Number(figures[2]) > 2 * Number(figures[1]), String(line));
+	});
+});
+
+describe("/context-fold status after a switch to a model with a smaller window", () => {
+	let server: ModelServer;
+	let sandbox: PiSandbox;
+	before(async () => {
+		server = await startModelServer((req) => ({ text: `noted ${req.index}` }));
+		sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: WINDOW });
+		const file = join(sandbox.agentDir, "models.json");
+		const models = JSON.parse(await readFile(file, "utf8"));
+		const model = models.providers[sandbox.provider].models[0];
+		models.providers[sandbox.provider].models.push({ ...model, id: "small-model", contextWindow: 8_000 });
+		await writeFile(file, JSON.stringify(models));
+	});
+	after(async () => {
+		await server?.close();
+		await sandbox?.cleanup();
+	});
+
+	it("names the new model's window before the next request", async () => {
+		const rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: WAIT });
+		try {
+			const status = async () => {
+				const { events } = await rpc.prompt("/context-fold status", { timeoutMs: WAIT });
+				const note = events.find((e) => e.type === "extension_ui_request" && e.method === "notify");
+				return String(note?.message ?? "")
+					.split("\n")
+					.find((l) => l.startsWith("Context "));
+			};
+			await rpc.prompt("Note the plan.", { timeoutMs: WAIT });
+			assert.match(String(await status()), /of 20k window/);
+			await rpc.call({ type: "set_model", provider: sandbox.provider, modelId: "small-model" });
+			assert.match(String(await status()), /of 8k window \(\d+%\) · as the next request would send it$/);
+		} finally {
+			await rpc.close();
+		}
 	});
 });

@@ -233,6 +233,9 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	});
 	pi.on("model_select", (event) => {
 		try {
+			// The last request was measured against the previous model's window: until the next one, the
+			// status previews the context in the new model's.
+			engine.forgetPass();
 			telemetry.select(event.model?.provider, event.model?.id);
 			advisor.observeModelChange();
 		} catch (error) {
