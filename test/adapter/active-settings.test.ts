@@ -1,6 +1,7 @@
 /**
  * ActiveSettings (src/adapters/pi/active-settings.ts): a load from Pi's settings, the variables and
- * this process's saves; a settings file Pi cannot read; and Pi's compaction figures per model.
+ * this process's saves; a settings file Pi cannot read; and Pi's compaction figures per model, read
+ * again from Pi's live settings.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -72,5 +73,29 @@ describe("ActiveSettings", () => {
 		s.forModel(big);
 		assert.equal(s.keepRecent, 50_000, "the same model object after a reload is resolved again");
 		assert.equal(s.reserve, undefined);
+	});
+
+	test("Pi's compaction figures are read again from Pi's live settings when refreshed, for the model in use", () => {
+		const s = new ActiveSettings();
+		let live: Record<string, unknown> = { compaction };
+		s.load(() => live, new SavedSettings(), {});
+		s.forModel({ provider: "acme", id: "big" });
+		live = { compaction: { ...compaction, enabled: false } };
+		assert.equal(s.reserve, 40_000, "nothing read until asked");
+		s.refreshCompaction();
+		assert.equal(s.reserve, undefined, "Pi's compaction switched off mid-session");
+		assert.equal(s.keepRecent, 50_000, "the model's override still applies");
+		live = { compaction };
+		s.refreshCompaction();
+		assert.equal(s.reserve, 40_000, "and on again");
+		s.load(
+			() => {
+				throw new Error("EACCES");
+			},
+			new SavedSettings(),
+			{},
+		);
+		s.refreshCompaction();
+		assert.equal(s.reserve, 40_000, "unreadable: the figures read last stay");
 	});
 });

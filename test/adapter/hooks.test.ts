@@ -400,6 +400,28 @@ describe("config", () => {
 		assert.ok((await folds({ reserveTokens: 4_000 })) > 0, "Pi compacts past 28k: a least event of 5.6k");
 		assert.equal(await folds({ enabled: false }), 0, "Pi never compacts on its own: minEvent stands");
 	});
+
+	it("follows Pi's compaction switched off or on during the session (/settings, RPC set_auto_compaction)", async () => {
+		// The same session as above: whether the event fires tells which reserve the request was planned with.
+		const stub = loadStub({ window: 32_000 });
+		stub.settings = { "context-fold": { policy: "economic" } };
+		bashSession(stub, 12);
+		stub.usage = { tokens: 16_000, contextWindow: 32_000 };
+		await stub.emit("session_start", { reason: "startup" });
+		for (let i = 0; i < 2; i++) {
+			await stub.emit("message_end", {
+				message: { role: "assistant", usage: { input: 10, output: 5, cacheRead: 500, cacheWrite: 0 } },
+			});
+		}
+		const status = async () => (await stub.command("context-fold", "status")).stdout;
+		assert.match(await status(), /Pi compacts at/);
+		stub.settings = { ...stub.settings, compaction: { enabled: false } };
+		assert.doesNotMatch(await status(), /Pi compacts at/, "the status follows before any request");
+		const folds = async () => resultTexts(await stub.request()).filter((t) => FOLDED.test(t)).length;
+		assert.equal(await folds(), 0, "Pi's compaction off: minEvent stands");
+		stub.settings = { ...stub.settings, compaction: { enabled: true } };
+		assert.ok((await folds()) > 0, "back on: the least event fits below Pi's compaction point again");
+	});
 });
 
 describe("cache facts from telemetry", () => {

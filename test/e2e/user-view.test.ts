@@ -10,7 +10,8 @@
  *   the recall view of a compacted block says it can be read, not unfolded, and offers no `u unfold`;
  * - `/context-fold status` as text in print mode (on stderr, where Pi puts an extension's output)
  *   and over RPC (a notification), neither calling the model; after an RPC `set_model` to a model
- *   with a smaller window, the status names the new window.
+ *   with a smaller window, the status names the new window; after RPC `set_auto_compaction` off, it
+ *   no longer says where Pi compacts.
  * The sandbox pins the ladder with a high threshold (nothing folds until the setting changes), a
  * small tail and step. Screens are polled generously and never timed.
  */
@@ -346,6 +347,31 @@ describe("/context-fold status after a switch to a model with a smaller window",
 			assert.match(String(await status()), /of 8k window \(\d+%\) · as the next request would send it$/);
 		} finally {
 			await rpc.close();
+		}
+	});
+});
+
+describe("/context-fold status after Pi's auto-compaction is switched off", () => {
+	it("no longer says where Pi compacts", async () => {
+		const server = await startModelServer((req) => ({ text: `noted ${req.index}` }));
+		const sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: WINDOW });
+		const rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: WAIT });
+		try {
+			const nextFold = async () => {
+				const { events } = await rpc.prompt("/context-fold status", { timeoutMs: WAIT });
+				const note = events.find((e) => e.type === "extension_ui_request" && e.method === "notify");
+				return String(note?.message ?? "")
+					.split("\n")
+					.find((l) => l.startsWith("Next fold"));
+			};
+			await rpc.prompt("Note the plan.", { timeoutMs: WAIT });
+			assert.match(String(await nextFold()), /Pi compacts at 15k/);
+			await rpc.call({ type: "set_auto_compaction", enabled: false });
+			assert.doesNotMatch(String(await nextFold()), /Pi compacts/);
+		} finally {
+			await rpc.close();
+			await server.close();
+			await sandbox.cleanup();
 		}
 	});
 });

@@ -2,8 +2,8 @@
  * The settings in force for one extension instance: context-fold's knobs as resolved from the
  * `context-fold` section of Pi's settings, the saves this process made and the CONTEXTFOLD_*
  * variables (config.ts); the knobs the fold policy reads; and Pi's own compaction figures
- * (`keepRecentTokens`, `reserveTokens`) for the model of the latest request, resolved again only
- * when the settings are reloaded or the model object changes.
+ * (`keepRecentTokens`, `reserveTokens`) for the model of the latest request, read again from Pi's
+ * live settings when asked (Pi changes them mid-session: `/settings`, RPC `set_auto_compaction`).
  */
 import type { PolicyView } from "../../core/contract.ts";
 import { DEFAULT_CONFIG, type Env, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
@@ -34,7 +34,8 @@ export class ActiveSettings {
 	/** Pi's reserveTokens for the latest request's model, undefined while Pi's compaction is off. */
 	reserve = reserveOf(undefined);
 	private compaction: unknown;
-	private model: unknown;
+	private model: ModelLike | undefined;
+	private read: (() => Record<string, unknown>) | undefined;
 
 	/**
 	 * Loads the settings: Pi's (`read`, which may throw: then the saved section is ignored and the
@@ -43,13 +44,13 @@ export class ActiveSettings {
 	load(read: () => Record<string, unknown>, saved: SavedSettings, env: Env): SettingsLoad {
 		let section: unknown;
 		let unreadable: unknown;
+		this.read = read;
 		try {
 			const settings = read();
 			section = settings[SETTINGS_SECTION];
 			this.compaction = settings.compaction;
-			this.keepRecent = keepRecentOf(this.compaction);
-			this.reserve = reserveOf(this.compaction);
 			this.model = undefined;
+			this.resolveCompaction();
 		} catch (error) {
 			section = undefined;
 			unreadable = error;
@@ -65,7 +66,25 @@ export class ActiveSettings {
 	forModel(model: ModelLike | undefined): void {
 		if (model === this.model) return;
 		this.model = model;
-		const name = model ? `${model.provider}/${model.id}` : undefined;
+		this.resolveCompaction();
+	}
+
+	/**
+	 * Reads Pi's compaction settings again through the reader of the last load; keeps the figures read
+	 * last when that read fails (the load that could not read them said so).
+	 */
+	refreshCompaction(): void {
+		if (!this.read) return;
+		try {
+			this.compaction = this.read().compaction;
+		} catch {
+			return;
+		}
+		this.resolveCompaction();
+	}
+
+	private resolveCompaction(): void {
+		const name = this.model ? `${this.model.provider}/${this.model.id}` : undefined;
 		this.keepRecent = keepRecentOf(this.compaction, name);
 		this.reserve = reserveOf(this.compaction, name);
 	}

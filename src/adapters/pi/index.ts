@@ -295,8 +295,16 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			engine,
 			config: () => settings.config,
 			neverCacheRead: () => telemetry.neverCacheRead,
-			keepRecent: () => settings.keepRecent,
-			reserve: () => settings.reserve,
+			// Pi's compaction figures as they stand now: the status may be asked between requests, after
+			// a change in Pi's settings.
+			keepRecent: () => {
+				settings.refreshCompaction();
+				return settings.keepRecent;
+			},
+			reserve: () => {
+				settings.refreshCompaction();
+				return settings.reserve;
+			},
 			ledger,
 			parent: () => parent,
 			settings: savedHere,
