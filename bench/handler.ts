@@ -169,7 +169,7 @@ async function capture(file: string): Promise<Captured> {
 	const model = PRICE_MODELS["anthropic-5m"];
 	await replayPolicy(sessionScript(file), REPLAY_POLICY, {
 		window: WINDOW,
-		cache: { ttlMs: model.ttlMs, warming: true, read: model.read, write: model.write },
+		cache: { model, warming: true },
 		onHookInput: (messages) => {
 			requests.push(
 				messages.map((message) => {

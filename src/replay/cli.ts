@@ -76,7 +76,8 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   --window <tokens>          context window of the replayed model (default 200000)
   --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
-  --warming idle|off         model Pi's idle cache warming (default idle; never under openai)
+  --warming idle|off         model Pi's cache warming, each refresh sent only where Pi's rule finds
+                             it pays at Claude Opus 4.5's prices (default idle; never under openai)
   --images text|size         price an image as its placeholder text (default) or by its pixel size,
                              as the price model's provider charges it
   --json                     every figure as JSON on stdout

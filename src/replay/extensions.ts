@@ -6,7 +6,7 @@
  */
 import { type CacheWarmingDecisionEvent, type ExtensionFactory, getPackageDir } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../core/block.ts";
-import { PRICE_MODELS, warmingDelayMs } from "./price.ts";
+import { PRICE_MODELS, type WarmingDecision, warmingDelayMs } from "./price.ts";
 
 /**
  * Where Pi's documentation is said to be installed (a global npm install, not this checkout), so
@@ -35,17 +35,11 @@ export const FIRST_REFRESH_MS = Math.min(
 	...Object.values(PRICE_MODELS).map((m) => warmingDelayMs(m.ttlMs) ?? Number.POSITIVE_INFINITY),
 );
 
-/**
- * The question Pi's cache warmer asks before a refresh. The replay's model has no prices, so the
- * economics are zero and the action is Pi's `warm`: the price models assume Pi warms every gap.
- */
-export const WARM_QUESTION: CacheWarmingDecisionEvent = {
-	type: "cache_warming_decision",
-	warmCost: 0,
-	missCost: 0,
-	continuationProbability: 1,
-	action: "warm",
-};
+/** The question Pi's cache warmer asks the extensions before a refresh, carrying Pi's own decision (price.ts piWarming). */
+export function warmQuestion(decision: WarmingDecision): CacheWarmingDecisionEvent {
+	const { warmCost, missCost, continuationProbability, action } = decision;
+	return { type: "cache_warming_decision", warmCost, missCost, continuationProbability, action };
+}
 
 /**
  * An extension loaded ahead of the policy's: its `context` hook runs `ask` before the policy sees the

@@ -5,9 +5,10 @@
  * `digestTokens`, unless no fold may touch it at all (user text, summaries, signed thinking: `fixed`,
  * see blocks.ts; and the first block, the system prompt), which stays raw as in every context-fold
  * run. The cache never expires and nothing is warmed. The same formula over the run as sent (nothing
- * folded) is the baseline, so the ratio compares like with like. On the `pi` run it bounds how far a
- * fold policy could bring a session's cost down; a session whose floor is above a cost target cannot
- * meet that target without losing references.
+ * folded) is each floor's own baseline; the report divides the floors by the run's priced cost
+ * instead (which also pays Pi's compactions and cache expiries), as every policy's × pi is. On the
+ * `pi` run it bounds how far a fold policy could bring a session's cost down; a session whose floor
+ * is above a cost target cannot meet that target without losing references.
  *
  * Allowed to leave `lose` references unseen, the floor gives up the ones that save the most (the
  * model's latest uses of a block, chosen exactly over all blocks): what a policy could reach at a
@@ -214,13 +215,17 @@ export function scheduledFloor(input: FloorInput): ScheduledForesight {
 	// best[e + 1]: the least cost of requests 0..e with an event at e; from[e + 1]: the event before it.
 	const best: number[] = [0];
 	const from: number[] = [-1];
+	// Costs summed in different orders differ by rounding: one lower by no more than that is a tie,
+	// and a tie keeps the schedule found first, whose previous event is the earlier one, so an event
+	// that folds nothing new (it costs exactly what its absence does) is left out.
+	const lower = (c: number, than: number) => (Number.isFinite(than) ? c < than - 1e-9 * Math.abs(than) : c < than);
 	for (let e = 0; e < n; e++) {
 		let least = Number.POSITIVE_INFINITY;
 		let prior = -1;
 		for (let p = -1; p < e; p++) {
 			if (p >= 0 && !Number.isFinite(best[p + 1])) continue;
 			const c = best[p + 1] + between(p, p + 1, e) + cost(e, p, e);
-			if (c < least) {
+			if (lower(c, least)) {
 				least = c;
 				prior = p;
 			}
@@ -233,7 +238,7 @@ export function scheduledFloor(input: FloorInput): ScheduledForesight {
 	for (let e = -1; e < n; e++) {
 		if (e >= 0 && !Number.isFinite(best[e + 1])) continue;
 		const c = best[e + 1] + between(e, e + 1, n);
-		if (c < total) {
+		if (lower(c, total)) {
 			total = c;
 			end = e;
 		}

@@ -71,7 +71,7 @@ export async function runJob(
 	const model = PRICE_MODELS[job.price];
 	// Pi warms no cache without a lifetime (see PriceModel.warmed), whatever the job asks.
 	const warming = job.warming && model.warmed;
-	const cache = { ttlMs: model.ttlMs, warming, read: model.read, write: model.write };
+	const cache = { model, warming };
 	const imageTokens =
 		job.images === "size" ? (data: string) => visionTokens(imageSize(data), model.vision) : undefined;
 	const run = await replayPolicy(script, job.policy, {

@@ -8,14 +8,18 @@
  *   unexpired entry covers, found by looking back at most `lookback` blocks from each of its own
  *   breakpoints. A read refreshes the entry's TTL.
  * - Prefix model (OpenAI): every prefix of a request is cached; the longest unexpired one is read.
- * - Idle warming (Pi 1.6 `cacheWarming: "idle"`): in a gap between requests, the last request is
- *   re-sent every min(0.9 TTL, TTL - 10 s), for at most 30 minutes; each refresh is priced as a
+ * - Idle warming (Pi 1.6 `cacheWarming: "idle"`): in a gap between requests, Pi re-sends the last
+ *   request every min(0.9 TTL, TTL - 10 s) while a refresh pays for itself by Pi's own rule
+ *   (`evaluateCacheWarming` at the price model's reference prices: in a gap within an agent run
+ *   the next request is certain, in a gap between runs it comes with Pi's 15 % chance), for at most
+ *   an hour after the request within a run and 30 minutes between runs; each refresh is priced as a
  *   request of its own (usually a full read) and counted apart. Before each refresh Pi asks the
  *   extensions (`cache_warming_decision`); a request marked `warmingStopped` had the answer `stop` in
  *   the gap before it, so that gap sends no refresh (Pi stops at the first one) and its refreshes are
  *   counted as stopped instead.
  */
 
+import { CACHE_WARMING_MAX_AGE_MS, CACHE_WARMING_MAX_IDLE_AGE_MS, evaluateCacheWarming } from "@earendil-works/pi-ai";
 import type { RequestShape } from "./blocks.ts";
 import type { Vision } from "./image-size.ts";
 
@@ -37,7 +41,19 @@ export interface PriceModel {
 	 * lifetime (its `promptCache`, which Anthropic's models declare and OpenAI's do not).
 	 */
 	warmed: boolean;
+	/**
+	 * For a warmed model, one of Pi's catalog with these ratios, whose list prices in dollars per
+	 * million tokens Pi's warming rule weighs (it sends a refresh only when it expects to save five cents).
+	 */
+	reference?: { model: string; input: number; output: number; cacheRead: number; cacheWrite: number };
 }
+
+/**
+ * Claude Opus 4.5's list prices: its cache read and write are 0.1 and 1.25 of its input, Anthropic's
+ * 5-minute ratios, and its 200k window is the real one the replay's 140k default stands for. Pi
+ * weighs a one-hour refresh at the same prices (its rule prices the write at the 5-minute rate).
+ */
+const OPUS_4_5 = { model: "claude-opus-4-5", input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };
 
 /** The price models the replay knows, by name. */
 export const PRICE_MODELS: Record<string, PriceModel> = {
@@ -50,6 +66,7 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 		lookback: 20,
 		vision: "anthropic",
 		warmed: true,
+		reference: OPUS_4_5,
 	},
 	"anthropic-1h": {
 		name: "anthropic-1h",
@@ -60,6 +77,7 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 		lookback: 20,
 		vision: "anthropic",
 		warmed: true,
+		reference: OPUS_4_5,
 	},
 	openai: {
 		name: "openai",
@@ -73,14 +91,45 @@ export const PRICE_MODELS: Record<string, PriceModel> = {
 	},
 };
 
-/** Pi's idle warming limit. */
-export const WARMING_MAX_IDLE_MS = 30 * 60_000;
+/**
+ * Where a gap before a request falls for Pi's cache warmer: `streaming` within an agent run (the
+ * request follows tool results, and surely comes), `idle` between runs (it opens a run on a prompt
+ * the user may never type).
+ */
+export type WarmingPhase = "streaming" | "idle";
+
+/** Pi's warming decision for one refresh (`evaluateCacheWarming`'s result). */
+export type WarmingDecision = ReturnType<typeof evaluateCacheWarming>;
+
+/**
+ * Pi's cache warmer's decision on refreshing the cache of a `prompt`-token request in a gap of
+ * `phase`: Pi's own rule (`evaluateCacheWarming`) at `model`'s reference prices; undefined for a
+ * model Pi never warms.
+ */
+export function piWarming(model: PriceModel, prompt: number, phase: WarmingPhase): WarmingDecision | undefined {
+	if (!model.warmed || !model.reference) return undefined;
+	const { input, output, cacheRead, cacheWrite } = model.reference;
+	const priced = { cost: { input, output, cacheRead, cacheWrite } } as Parameters<typeof evaluateCacheWarming>[0];
+	return evaluateCacheWarming(priced, prompt, phase);
+}
+
+/** Whether Pi's cache warmer refreshes the cache of a `prompt`-token request in a gap of `phase` (see piWarming). */
+export function piWarms(model: PriceModel, prompt: number, phase: WarmingPhase): boolean {
+	return piWarming(model, prompt, phase)?.action === "warm";
+}
+
+/** Tokens of a request's prompt, as its shape holds them. */
+export function promptOf(shape: RequestShape): number {
+	return sum(shape.tokens, 0, shape.tokens.length);
+}
 
 /** One request to price. `kind: "summary"` is a compaction's summary request (never warmed). */
 export interface PriceInput {
 	at: number;
 	kind: "turn" | "summary";
 	shape: RequestShape;
+	/** The request opens an agent run (the gap before it is Pi's idle phase); else it continues one. */
+	opensRun?: boolean;
 	/** The extensions answered `stop` when asked whether to warm, in the gap before this request. */
 	warmingStopped?: boolean;
 }
@@ -129,12 +178,13 @@ export function warmingDelayMs(ttlMs: number): number | undefined {
 }
 
 /**
- * When Pi's idle warming refreshes the cache between a request at `from` and the next at `to`:
- * every `delay` ms, for at most WARMING_MAX_IDLE_MS after `from`.
+ * When Pi's warming refreshes the cache between a request at `from` and the next at `to`, once it
+ * pays: every `delay` ms, for at most an hour after `from` within a run, 30 minutes between runs.
  */
-export function refreshTimes(from: number, to: number, delay: number): number[] {
+export function refreshTimes(from: number, to: number, delay: number, phase: WarmingPhase): number[] {
 	const times: number[] = [];
-	const stop = Math.min(to, from + WARMING_MAX_IDLE_MS + 1);
+	const most = phase === "idle" ? CACHE_WARMING_MAX_IDLE_AGE_MS : CACHE_WARMING_MAX_AGE_MS;
+	const stop = Math.min(to, from + most + 1);
 	for (let t = from + delay; t < stop; t += delay) times.push(t);
 	return times;
 }
@@ -180,8 +230,9 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 	for (const input of inputs) {
 		let gapRefreshes = 0;
 		let gapCost = 0;
-		if (lastTurn && delay !== undefined) {
-			for (const t of refreshTimes(lastTurn.at, input.at, delay)) {
+		const phase: WarmingPhase = input.opensRun ? "idle" : "streaming";
+		if (lastTurn && delay !== undefined && piWarms(model, promptOf(lastTurn.shape), phase)) {
+			for (const t of refreshTimes(lastTurn.at, input.at, delay, phase)) {
 				if (input.warmingStopped) {
 					out.warmStopped++;
 					continue;

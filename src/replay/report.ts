@@ -56,21 +56,21 @@ export interface PolicyFigures {
 	recallCost: number;
 	costWithRecalls: number;
 	/**
-	 * On the `pi` run only (null elsewhere): the foresight floor's cost over the same formula's cost
-	 * of the run as sent (foresight.ts), the least share of its cost any fold policy could reach
-	 * while keeping every reference visible.
+	 * On the `pi` run only (null elsewhere): the foresight floor's cost (foresight.ts) over the run's
+	 * own cost with recalls, the denominator of every policy's × pi: about the least share of plain
+	 * Pi's cost any fold policy could reach while keeping every reference visible.
 	 */
 	foresight: number | null;
 	/**
 	 * On the `pi` run only: the same floor allowed to leave unseen as many references as the
-	 * visibility bar lets a policy lose (VISIBILITY_BAR_LOSS of them): the least share of its cost any
-	 * fold policy passing the bar could reach.
+	 * visibility bar lets a policy lose (VISIBILITY_BAR_LOSS of them), over the same denominator: the
+	 * least share of plain Pi's cost any fold policy passing the bar could reach.
 	 */
 	foresightAtBar: number | null;
 	/**
 	 * On the `pi` run only: the floor at the visibility bar with folds priced as the cache prices them
 	 * (a rewrite from the first changed block), at the cheapest times for fold events (foresight.ts
-	 * `scheduledFloor`), and how many events that takes.
+	 * `scheduledFloor`), over the same denominator, and how many events that takes.
 	 */
 	foresightScheduled: { ratio: number; events: number } | null;
 	divergences: Record<string, number>;
@@ -93,15 +93,26 @@ export interface PolicyFigures {
 	}[];
 }
 
-/** The scheduled floor at the visibility bar (see PolicyFigures.foresightScheduled). */
-function scheduledAtBar(
+/**
+ * The three foresight floors of the `pi` run (see PolicyFigures.foresight), each over `plain`, the
+ * run's cost with recalls: the floors' own baseline prices neither Pi's compactions nor expiry, so
+ * over it they would not compare with any policy's × pi.
+ */
+function floorsOf(
 	produced: readonly Produced[],
 	vis: Visibility,
 	model: PriceModel,
 	fixed: readonly boolean[],
-): { ratio: number; events: number } {
-	const floor = scheduledFloor({ produced, needs: vis.needs, model, fixed, lose: barLoss(vis.references) });
-	return { ratio: floor.ratio, events: floor.events.length };
+	plain: number,
+): Pick<PolicyFigures, "foresight" | "foresightAtBar" | "foresightScheduled"> {
+	const over = (cost: number) => (plain > 0 ? cost / plain : 1);
+	const lose = barLoss(vis.references);
+	const scheduled = scheduledFloor({ produced, needs: vis.needs, model, fixed, lose });
+	return {
+		foresight: over(foresightFloor({ produced, needs: vis.needs, model, fixed }).cost),
+		foresightAtBar: over(foresightFloor({ produced, needs: vis.needs, model, fixed, lose }).cost),
+		foresightScheduled: { ratio: over(scheduled.cost), events: scheduled.events.length },
+	};
 }
 
 /** How many of `references` a policy may leave unseen and still pass the visibility bar. */
@@ -133,6 +144,7 @@ export function figuresOf(
 		kind: r.kind,
 		shape: r.shape,
 		...(r.warmingStopped ? { warmingStopped: true } : {}),
+		...(r.opensRun ? { opensRun: true } : {}),
 	}));
 	const price = priceRun(inputs, model, warming);
 	const warmedAll =
@@ -200,12 +212,9 @@ export function figuresOf(
 		recallsNeeded: vis.recalls,
 		recallCost,
 		costWithRecalls: price.cost + recallCost,
-		foresight: floors ? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed }).ratio : null,
-		foresightAtBar: floors
-			? foresightFloor({ produced, needs: vis.needs, model, fixed: table.fixed, lose: barLoss(vis.references) })
-					.ratio
-			: null,
-		foresightScheduled: floors ? scheduledAtBar(produced, vis, model, table.fixed) : null,
+		...(floors
+			? floorsOf(produced, vis, model, table.fixed, price.cost + recallCost)
+			: { foresight: null, foresightAtBar: null, foresightScheduled: null }),
 		divergences: run.divergences,
 		advisories: run.advisories,
 		series: price.requests.map((p, i) => ({

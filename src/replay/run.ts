@@ -8,9 +8,10 @@
  * command's recorded result enters the session between runs, as Pi records one. Each request is captured as sent:
  * the faux provider receives the messages after every `context` hook, and reduced to its block shape
  * there, so a long replay does not hold every request's messages. Where a recorded gap is long
- * enough for idle cache warming to refresh, the replay asks the extensions Pi's own question for
- * that gap (`cache_warming_decision`, through the session's extension runner) and records a `stop`
- * on the request after it. context-fold runs on the recording's clock, and the refreshes Pi would
+ * enough for cache warming to refresh, the replay asks the extensions Pi's own question for that gap
+ * (`cache_warming_decision`, with Pi's decision by its rule at the price model's reference prices,
+ * through the session's extension runner) and records a `stop` the extensions gave where Pi would
+ * warm on the request after it. context-fold runs on the recording's clock, and the refreshes Pi would
  * have sent in each gap reach its session as `cache_warm` entries, so it sees the cache warm or
  * cold as the price model does. What context-fold would tell the replayed session's user (its
  * advisories, on stderr in a real headless Pi) is counted, not printed. Nothing touches the network
@@ -39,10 +40,18 @@ import { withoutOwnVariables } from "../adapters/pi/config.ts";
 import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { BlockTable, type RequestShape } from "./blocks.ts";
-import { FIRST_REFRESH_MS, fixedDocsPaths, peerFactory, WARM_QUESTION, warmingProbe } from "./extensions.ts";
+import { FIRST_REFRESH_MS, fixedDocsPaths, peerFactory, warmingProbe, warmQuestion } from "./extensions.ts";
 import { HookTimer, timed } from "./hook-timer.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
-import { PRICE_MODELS, refreshTimes, warmingDelayMs } from "./price.ts";
+import {
+	PRICE_MODELS,
+	type PriceModel,
+	piWarming,
+	promptOf,
+	refreshTimes,
+	type WarmingPhase,
+	warmingDelayMs,
+} from "./price.ts";
 import { parts, type ReplayScript } from "./script.ts";
 import {
 	errorAsRecorded,
@@ -81,6 +90,8 @@ export interface CapturedRequest {
 	afterCompaction: boolean;
 	/** Asked whether to warm the previous turn request in the gap before this one, the extensions said stop. */
 	warmingStopped?: boolean;
+	/** The request opens an agent run: the gap before it is Pi's idle phase (see price.ts WarmingPhase). */
+	opensRun?: boolean;
 }
 
 /** One policy's replay. */
@@ -103,10 +114,10 @@ export interface PolicyRun {
 export interface RunOptions {
 	window: number;
 	/**
-	 * The cache the run is priced under, as context-fold should see it in the idle gaps: its lifetime
-	 * and whether Pi warms it (default: anthropic-5m, warming on, the CLI's defaults).
+	 * The cache the run is priced under, as context-fold should see it in the idle gaps: its price
+	 * model and whether Pi warms it (default: anthropic-5m, warming on, the CLI's defaults).
 	 */
-	cache?: { ttlMs: number; warming: boolean; read?: number; write?: number };
+	cache?: { model: PriceModel; warming: boolean };
 	onProgress?: (done: number, total: number) => void;
 	/** Keep each request's messages (tests); by default only their shape is kept. */
 	keepMessages?: boolean;
@@ -193,7 +204,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		cacheWarming: "off",
 		steeringMode: "all",
 	};
-	const cache = options.cache ?? { ttlMs: PRICE_MODELS["anthropic-5m"].ttlMs, warming: true };
+	const cache = options.cache ?? { model: PRICE_MODELS["anthropic-5m"], warming: true };
+	const { ttlMs, read, write } = cache.model;
 	// context-fold runs on the recording's clock: at each request the time of the reply it produced.
 	let clock = 0;
 	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
@@ -211,7 +223,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			),
 		);
 		const knobs = policy.kind === "context-fold" ? policy.settings : COMPACT_ONLY;
-		settings = { ...settings, "context-fold": { cacheTtlSeconds: Math.ceil(cache.ttlMs / 1000), ...knobs } };
+		settings = { ...settings, "context-fold": { cacheTtlSeconds: Math.ceil(ttlMs / 1000), ...knobs } };
 	} else if (policy.kind === "mask") {
 		const keep = policy.keep;
 		factories.push(time(peerFactory((m) => maskLastN(m, keep))));
@@ -230,7 +242,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 				maxTokens: 32_000,
 				reasoning: true,
 				// The price model's prices, per input token, so that context-fold prices a rewrite as it is priced.
-				cost: { input: 1, output: 0, cacheRead: cache.read ?? 0.1, cacheWrite: cache.write ?? 1.25 },
+				cost: { input: 1, output: 0, cacheRead: read, cacheWrite: write },
 			},
 		],
 		tokenSize: { min: 1e9, max: 1e9 },
@@ -273,7 +285,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	let sentTurn = false;
 	let decide: (event: CacheWarmingDecisionEvent) => Promise<"warm" | "stop"> = async (event) => event.action;
 	let recordWarm: (at: number) => void = () => {};
-	const warmDelay = cache.warming ? warmingDelayMs(cache.ttlMs) : undefined;
+	const warmDelay = cache.warming ? warmingDelayMs(ttlMs) : undefined;
 	factories.unshift(
 		fixedDocsPaths(),
 		warmingProbe(async () => {
@@ -282,14 +294,21 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			const next = upcoming();
 			if (!next) return;
 			const at = timeOf(next.timestamp) ?? lastAt;
-			if (sentTurn && at - lastAt >= FIRST_REFRESH_MS) {
+			// The next reply opens a run (a prompt, not one steered into the run) after Pi's idle phase.
+			const phase: WarmingPhase = cursor === 0 && !queued.has(turn) ? "idle" : "streaming";
+			const last = run.requests.findLast((r) => r.kind === "turn");
+			const decision = last && piWarming(cache.model, promptOf(last.shape), phase);
+			let warms = false;
+			if (sentTurn && decision && at - lastAt >= FIRST_REFRESH_MS) {
 				clock = lastAt + FIRST_REFRESH_MS;
-				pendingStop = (await decide(WARM_QUESTION)) === "stop";
+				const answer = await decide(warmQuestion(decision));
+				pendingStop = decision.action === "warm" && answer === "stop";
+				warms = decision.action === "warm" && answer === "warm";
 			}
-			// Pi's idle refreshes of the gap, as the price model sends them, reach the session as
-			// `cache_warm` usage entries, which context-fold reads to tell a warm cache from a cold one.
-			if (sentTurn && warmDelay !== undefined && !pendingStop) {
-				for (const t of refreshTimes(lastAt, at, warmDelay)) recordWarm(t);
+			// Pi's refreshes of the gap, as the price model sends them, reach the session as `cache_warm`
+			// usage entries, which context-fold reads to tell a warm cache from a cold one.
+			if (warms && warmDelay !== undefined) {
+				for (const t of refreshTimes(lastAt, at, warmDelay, phase)) recordWarm(t);
 			}
 			clock = at;
 		}),
@@ -318,6 +337,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			);
 			return fauxAssistantMessage([], { stopReason: "stop" });
 		}
+		// The first reply of a turn whose prompt was not steered into a run opens one.
+		const opensRun = cursor === 0 && !queued.has(turn);
 		cursor++;
 		lastAt = timeOf(recorded.timestamp) ?? lastAt;
 		// The extensions' provider-request handlers see the request as an Anthropic payload (wire.ts).
@@ -331,6 +352,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			...hooks.take(),
 			afterCompaction: compactedSinceLast,
 			...(pendingStop ? { warmingStopped: true } : {}),
+			...(opensRun ? { opensRun: true } : {}),
 		});
 		pendingStop = false;
 		sentTurn = true;

@@ -3,7 +3,7 @@
  * tells a warm cache from a cold one as it would have in the recorded session: after a gap longer
  * than Pi warms (30 minutes) or with warming off, the cache is cold and the economic policy folds
  * with no least event size (the rewrite is free); while Pi's refreshes keep the cache warm, it does
- * not. Through the real Pi SDK.
+ * not, where Pi's rule finds a refresh worth sending. Through the real Pi SDK.
  *
  * The synthetic session reads a 10k-token file, then a 2k-token one, and answers; after the gap a
  * new prompt gets one more answer. With `minEvent` at half the window no event is worth it on a warm
@@ -14,11 +14,13 @@ import { test } from "node:test";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf } from "../../src/replay/report.ts";
 import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { DEAR } from "./dear-model.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const WINDOW = 100_000;
-const MODEL = PRICE_MODELS["anthropic-5m"];
+/** Every refresh pays at these prices (see dear-model.ts); the last test weighs Pi's rule at real ones. */
+const MODEL = DEAR;
 const policy: Policy = {
 	name: "context-fold",
 	kind: "context-fold",
@@ -58,12 +60,12 @@ function session(gapSeconds: number) {
 	return synthetic.script();
 }
 
-async function foldRequests(gapSeconds: number, warming: boolean): Promise<number[]> {
+async function foldRequests(gapSeconds: number, warming: boolean, model = MODEL): Promise<number[]> {
 	const script = session(gapSeconds);
-	const run = await replayPolicy(script, policy, { window: WINDOW, cache: { ttlMs: MODEL.ttlMs, warming } });
+	const run = await replayPolicy(script, policy, { window: WINDOW, cache: { model, warming } });
 	assert.deepEqual(run.divergences, {});
 	assert.equal(run.requests.length, 4);
-	return figuresOf(script, run, MODEL, warming, WINDOW).rewriteEvents.map((e) => e.request);
+	return figuresOf(script, run, model, warming, WINDOW).rewriteEvents.map((e) => e.request);
 }
 
 test("past Pi's 30 minutes of warming the cache is cold: the request after the gap folds", async () => {
@@ -76,4 +78,8 @@ test("while Pi's refreshes keep the cache warm, nothing folds", async () => {
 
 test("with warming off the same gap leaves the cache cold: the request after it folds", async () => {
 	assert.deepEqual(await foldRequests(600, false), [3]);
+});
+
+test("at Opus 4.5's prices Pi does not keep a 12k prompt warm between runs: after the same gap the request folds", async () => {
+	assert.deepEqual(await foldRequests(600, true, PRICE_MODELS["anthropic-5m"]), [3]);
 });

@@ -10,7 +10,15 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
 import { BlockTable } from "../../src/replay/blocks.ts";
-import { PRICE_MODELS, type PriceInput, priceRun, refreshTimes, WARMING_MAX_IDLE_MS } from "../../src/replay/price.ts";
+import {
+	PRICE_MODELS,
+	type PriceInput,
+	type PriceModel,
+	piWarms,
+	priceRun,
+	refreshTimes,
+} from "../../src/replay/price.ts";
+import { DEAR } from "./dear-model.ts";
 
 const text = (role: string, chars: number, fill = "a"): MessageLike => ({
 	role,
@@ -22,6 +30,9 @@ const a1 = text("assistant", 200, "b");
 const t1 = text("toolResult", 800, "c");
 const a2 = text("assistant", 40, "d");
 const t2 = text("toolResult", 80, "e");
+
+/** OpenAI's prefix caching, warmed at DEAR's prices (Pi warms no OpenAI model: the prefix mechanics only). */
+const DEAR_PREFIX: PriceModel = { ...PRICE_MODELS.openai, warmed: true, reference: DEAR.reference };
 
 function inputs(requests: MessageLike[][], gapMs = 10_000): PriceInput[] {
 	const table = new BlockTable();
@@ -69,7 +80,7 @@ test("a gap past the TTL forces a full write; idle warming keeps the cache for i
 	const run = inputs([[u1], [u1, a1, t1]], 301_000);
 	const cold = priceRun(run, PRICE_MODELS["anthropic-5m"], false);
 	assert.deepEqual([cold.requests[1].read, cold.requests[1].write], [0, 350]);
-	const warm = priceRun(run, PRICE_MODELS["anthropic-5m"], true);
+	const warm = priceRun(run, DEAR, true);
 	assert.equal(warm.warmRefreshes, 1, "one refresh at 270 s");
 	assert.equal(warm.warmRead, 100);
 	assert.equal(warm.warmCost, 10);
@@ -78,11 +89,13 @@ test("a gap past the TTL forces a full write; idle warming keeps the cache for i
 	assert.deepEqual([hour.requests[1].read, hour.requests[1].write], [100, 250], "within the 1 h TTL");
 });
 
-test("warming stops after 30 idle minutes", () => {
-	const run = inputs([[u1], [u1, a1, t1]], 3_600_000);
-	const warm = priceRun(run, PRICE_MODELS["anthropic-5m"], true);
-	assert.equal(warm.warmRefreshes, 6, "every 270 s up to 1800 s");
-	assert.deepEqual([warm.requests[1].read, warm.requests[1].write], [0, 350]);
+test("warming stops after 30 minutes between runs, after an hour within one", () => {
+	const [first, second] = inputs([[u1], [u1, a1, t1]], 7_200_000);
+	const idle = priceRun([first, { ...second, opensRun: true }], DEAR, true);
+	assert.equal(idle.warmRefreshes, 6, "every 270 s up to 1800 s");
+	assert.deepEqual([idle.requests[1].read, idle.requests[1].write], [0, 350]);
+	const streaming = priceRun([first, second], DEAR, true);
+	assert.equal(streaming.warmRefreshes, 13, "every 270 s up to 3600 s");
 });
 
 test("a stopped gap sends no refresh: the refresh saved against the prefix read lost", () => {
@@ -95,9 +108,8 @@ test("a stopped gap sends no refresh: the refresh saved against the prefix read 
 		301_000,
 	);
 	const stopped = run.map((input, i) => (i === 1 ? { ...input, warmingStopped: true } : input));
-	const anthropic = PRICE_MODELS["anthropic-5m"];
-	const warm = priceRun(run, anthropic, true);
-	const stop = priceRun(stopped, anthropic, true);
+	const warm = priceRun(run, DEAR, true);
+	const stop = priceRun(stopped, DEAR, true);
 	assert.deepEqual([warm.warmRefreshes, warm.warmStopped, warm.warmCost], [1, 0, 35], "one full read of 350 at 270 s");
 	assert.deepEqual(
 		[warm.requests[1].warmRefreshes, warm.requests[1].warmCost],
@@ -109,9 +121,8 @@ test("a stopped gap sends no refresh: the refresh saved against the prefix read 
 	assert.deepEqual([warm.requests[1].read, warm.requests[1].write], [0, 190]);
 	assert.deepEqual([stop.requests[1].read, stop.requests[1].write], [0, 190]);
 	assert.deepEqual([warm.cost, stop.cost], [437.5 + 35 + 237.5, 437.5 + 237.5]);
-	const openai = PRICE_MODELS.openai;
-	const warmO = priceRun(run, openai, true);
-	const stopO = priceRun(stopped, openai, true);
+	const warmO = priceRun(run, DEAR_PREFIX, true);
+	const stopO = priceRun(stopped, DEAR_PREFIX, true);
 	assert.equal(stopO.warmStopped, 1);
 	// Every prefix is cached: the refresh kept u1 a1 (150) readable; stopped, it expired at 300 s.
 	assert.deepEqual([warmO.requests[1].read, warmO.requests[1].write], [150, 40]);
@@ -122,21 +133,52 @@ test("a stopped gap sends no refresh: the refresh saved against the prefix read 
 test("a stop stops every refresh of its gap, and only that gap's", () => {
 	const run = inputs([[u1], [u1, a1, t1], [u1, a1, t1, a2, t2]], 900_000);
 	const stopped = run.map((input, i) => (i === 1 ? { ...input, warmingStopped: true } : input));
-	const price = priceRun(stopped, PRICE_MODELS["anthropic-5m"], true);
+	const price = priceRun(stopped, DEAR, true);
 	assert.equal(price.warmStopped, 3, "270, 540 and 810 s into the first gap");
 	assert.deepEqual(
 		price.requests.map((r) => r.warmRefreshes),
 		[0, 0, 3],
 	);
-	assert.equal(priceRun(stopped, PRICE_MODELS["anthropic-5m"], false).warmStopped, 0, "no warming, nothing to stop");
+	assert.equal(priceRun(stopped, DEAR, false).warmStopped, 0, "no warming, nothing to stop");
 });
 
-test("idle refreshes come every delay after a request, for at most 30 minutes, and not at the next request", () => {
-	assert.deepEqual(refreshTimes(0, 600_000, 270_000), [270_000, 540_000]);
-	assert.deepEqual(refreshTimes(0, 540_000, 270_000), [270_000]);
-	const long = refreshTimes(1_000, 7_200_000, 270_000);
-	assert.equal(long.length, 6);
-	assert.ok(long.every((t) => t <= 1_000 + WARMING_MAX_IDLE_MS));
+test("refreshes come every delay after a request, for at most 30 minutes between runs or an hour within one, and not at the next request", () => {
+	assert.deepEqual(refreshTimes(0, 600_000, 270_000, "idle"), [270_000, 540_000]);
+	assert.deepEqual(refreshTimes(0, 540_000, 270_000, "streaming"), [270_000]);
+	const idle = refreshTimes(1_000, 7_200_000, 270_000, "idle");
+	assert.equal(idle.length, 6);
+	assert.ok(idle.every((t) => t <= 1_000 + 30 * 60_000));
+	const streaming = refreshTimes(1_000, 7_200_000, 270_000, "streaming");
+	assert.equal(streaming.length, 13);
+	assert.ok(streaming.every((t) => t <= 1_000 + 60 * 60_000));
+});
+
+test("Pi's rule decides each gap: at Opus 4.5's prices a refresh pays from about 9.5k tokens within a run, 138k between runs", () => {
+	// Worked by hand from Pi's rule: warm when p * (write - read) * tokens - (read * tokens + one output token)
+	// saves at least $0.05, p = 1 within a run and 0.15 between runs; $ per million tokens 5 / 25 / 0.5 / 6.25.
+	// Within a run: 5.25 t - 25 >= 50,000 from t = 9,529; between runs: 0.3625 t - 25 >= 50,000 from t = 138,000.
+	const model = PRICE_MODELS["anthropic-5m"];
+	assert.equal(piWarms(model, 9_520, "streaming"), false);
+	assert.equal(piWarms(model, 9_540, "streaming"), true);
+	assert.equal(piWarms(model, 137_900, "idle"), false);
+	assert.equal(piWarms(model, 138_100, "idle"), true);
+	assert.equal(
+		piWarms(PRICE_MODELS.openai, 1_000_000, "streaming"),
+		false,
+		"Pi warms no model without a cache lifetime",
+	);
+	// In a priced run: a 20k-token prompt is kept warm through a 6-minute tool run, not through a 6-minute pause between runs.
+	const table = new BlockTable();
+	const big = text("toolResult", 80_000, "z");
+	const shapes = [table.shape([u1, big]), table.shape([u1, big, a1, t1])];
+	const gap = (opensRun: boolean): PriceInput[] => [
+		{ at: 0, kind: "turn", shape: shapes[0] },
+		{ at: 360_000, kind: "turn", shape: shapes[1], opensRun },
+	];
+	assert.equal(priceRun(gap(false), model, true).warmRefreshes, 1, "within a run");
+	const between = priceRun(gap(true), model, true);
+	assert.equal(between.warmRefreshes, 0, "between runs");
+	assert.deepEqual([between.requests[1].read, between.requests[1].write], [0, 20_350], "so the cache went cold");
 });
 
 test("a system message mid-conversation gets no breakpoint: a fold before it still reads the leading system prompt", () => {

@@ -8,7 +8,9 @@
  * also pays the join between blocks, so the response reports about 2,000 tokens more than the usage
  * the request was planned with. The first-fold threshold (15k of a 100k window) lies between the two:
  * the request goes out unfolded, and in the 10-minute gap after it a fold event is due. With the
- * threshold above both, nothing is due and Pi warms; `pi` has no answer and always warms.
+ * threshold above both, nothing is due and Pi warms; `pi` has no answer and always warms. The
+ * prompts are small, so these runs are priced at DEAR's prices, where every refresh pays (at real
+ * prices Pi would not warm them between runs); the last test weighs Pi's rule at real prices.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -20,6 +22,7 @@ import { runJob } from "../../src/replay/jobs.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { figuresOf } from "../../src/replay/report.ts";
 import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { DEAR } from "./dear-model.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
@@ -53,7 +56,7 @@ const fold = (foldAt: number): Policy => ({
 });
 
 test("a fold event due at the idle gap: context-fold stops the warming, the next request rewrites", async () => {
-	const run = await replayPolicy(script, fold(0.15), { window: WINDOW });
+	const run = await replayPolicy(script, fold(0.15), { window: WINDOW, cache: { model: DEAR, warming: true } });
 	assert.deepEqual(run.divergences, {});
 	assert.deepEqual(
 		run.requests.map((r) => [r.at - T0, r.warmingStopped === true]),
@@ -64,7 +67,7 @@ test("a fold event due at the idle gap: context-fold stops the warming, the next
 			[606_000, true],
 		],
 	);
-	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	const figures = figuresOf(script, run, DEAR, true, WINDOW);
 	assert.deepEqual(
 		figures.rewriteEvents.map((e) => e.request),
 		[3],
@@ -79,12 +82,12 @@ test("a fold event due at the idle gap: context-fold stops the warming, the next
 
 test("no fold event due at the gap, or no answer: Pi warms, each refresh in the cost of the request after it", async () => {
 	for (const policy of [fold(0.2), { name: "pi", kind: "pi" } as Policy]) {
-		const run = await replayPolicy(script, policy, { window: WINDOW });
+		const run = await replayPolicy(script, policy, { window: WINDOW, cache: { model: DEAR, warming: true } });
 		assert.ok(
 			run.requests.every((r) => r.warmingStopped === undefined),
 			policy.name,
 		);
-		const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+		const figures = figuresOf(script, run, DEAR, true, WINDOW);
 		assert.deepEqual([figures.warmRefreshes, figures.warmStopped, figures.warmStopSaving], [2, 0, 0], policy.name);
 		const perRequest = figures.series.reduce((c, s) => c + s.cost, 0);
 		assert.ok(
@@ -98,8 +101,30 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 	assert.equal(parseArgs(["s.jsonl", "--price", "openai"]).warming, false);
 	assert.equal(parseArgs(["s.jsonl", "--price", "openai", "--warming", "idle"]).warming, false);
 	assert.equal(parseArgs(["s.jsonl"]).warming, true, "anthropic-5m warms by default");
+	// A 10-minute tool run within a run, after a 12k-token request: at Opus 4.5's prices Pi keeps that warm.
+	const tool = new SyntheticSession(T0);
+	tool.add(1, { role: "user", content: [{ type: "text", text: "read the spec, then run the slow tests" }] });
+	tool.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "r1", name: "read", arguments: { path: "/no/such/spec.md" } }],
+		stopReason: "toolUse",
+	});
+	tool.add(2, {
+		role: "toolResult",
+		toolCallId: "r1",
+		toolName: "read",
+		content: [{ type: "text", text: "spec ".repeat(10_000) }],
+		isError: false,
+	});
+	tool.add(3, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "b1", name: "bash", arguments: { command: "npm test" } }],
+		stopReason: "toolUse",
+	});
+	tool.add(603, { role: "toolResult", toolCallId: "b1", toolName: "bash", content: [{ type: "text", text: "ok" }] });
+	tool.add(604, { role: "assistant", content: [{ type: "text", text: "all pass" }], stopReason: "stop" });
 	const file = join(mkdtempSync(join(tmpdir(), "replay-warming-")), "s.jsonl");
-	writeFileSync(file, session.text());
+	writeFileSync(file, tool.text());
 	const job = (price: string) => ({
 		file,
 		policy: { name: "pi", kind: "pi" } as Policy,
@@ -112,4 +137,10 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 	});
 	assert.equal((await runJob(job("anthropic-5m"), () => {})).warmRefreshes, 2);
 	assert.equal((await runJob(job("openai"), () => {})).warmRefreshes, 0, "a job that asks for warming gets none");
+});
+
+test("Pi sends no refresh its rule finds unprofitable: a 12k-token prompt between runs, at Opus 4.5's prices", async () => {
+	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: WINDOW });
+	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	assert.deepEqual([figures.warmRefreshes, figures.warmStopped], [0, 0]);
 });
