@@ -417,7 +417,11 @@ describe("config", () => {
 		assert.match(await status(), /Pi compacts at/);
 		stub.settings = { ...stub.settings, compaction: { enabled: false } };
 		assert.doesNotMatch(await status(), /Pi compacts at/, "the status follows before any request");
-		const folds = async () => resultTexts(await stub.request()).filter((t) => FOLDED.test(t)).length;
+		// Each request opens a run, as a prompt does: Pi's settings are read again before it.
+		const folds = async () => {
+			await stub.emit("before_agent_start", { prompt: "go on", images: [] });
+			return resultTexts(await stub.request()).filter((t) => FOLDED.test(t)).length;
+		};
 		assert.equal(await folds(), 0, "Pi's compaction off: minEvent stands");
 		stub.settings = { ...stub.settings, compaction: { enabled: true } };
 		assert.ok((await folds()) > 0, "back on: the least event fits below Pi's compaction point again");

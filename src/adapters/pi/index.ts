@@ -182,6 +182,16 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	});
 
 	pi.on("session_shutdown", () => warning.reset());
+	// Pi's compaction settings change between runs (`/settings`, RPC `set_auto_compaction`): read again
+	// before each run, not at every request (Pi copies its whole settings object on each read).
+	pi.on("before_agent_start", () => {
+		try {
+			settings.refreshCompaction();
+		} catch (error) {
+			warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
+		}
+		return undefined;
+	});
 
 	pi.on("message_end", (event, ctx) => {
 		try {

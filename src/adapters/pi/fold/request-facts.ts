@@ -4,7 +4,7 @@
  * context's size (fold/context-usage.ts), whether the session never read from the cache and whether
  * the cache is cold anyway (cache telemetry, on the extension's clock, at the model's cache lifetime
  * and rewrite price), and Pi's compaction figures for the model in use, read again from Pi's settings
- * at each request (ActiveSettings).
+ * before each run (ActiveSettings).
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
@@ -37,7 +37,6 @@ export class RequestFacts {
 	/** The facts of the request that carries `messages`. */
 	of(messages: readonly MessageLike[], ctx: ExtensionContext): TurnFacts {
 		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
-		this.settings.refreshCompaction();
 		this.settings.forModel(ctx.model);
 		return {
 			window,
