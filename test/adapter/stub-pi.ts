@@ -58,6 +58,8 @@ export interface StubPi {
 	mode: "tui" | "rpc" | "json" | "print";
 	/** Whether the context reports a dialog UI; undefined: any mode but print has one. */
 	hasUI: boolean | undefined;
+	/** What `ctx.isProjectTrusted()` answers (default false, as Pi headless without a trust decision). */
+	projectTrusted: boolean;
 	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
 	ui: StubUi;
 	stderr: string[];
@@ -149,6 +151,7 @@ export function loadStub(
 		model: undefined,
 		mode: "print",
 		hasUI: undefined,
+		projectTrusted: false,
 		ui: { notices: [], selects: [], answers: [], editorText: "", views: [], viewKeys: [], widgets: new Map() },
 		stderr: [],
 		addMessage(message) {
@@ -234,6 +237,7 @@ export function loadStub(
 		get mode() {
 			return stub.mode;
 		},
+		isProjectTrusted: () => stub.projectTrusted,
 		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
 		getSystemPrompt: () => "You are a stub.",
 		get model() {

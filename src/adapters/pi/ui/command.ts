@@ -25,7 +25,15 @@ import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
 import { blockFacts } from "./blocks.ts";
-import { idleUnder, type KnobRow, knobRows, knobText, type SavedSettings, shownValue } from "./settings.ts";
+import {
+	idleUnder,
+	type KnobRow,
+	knobRows,
+	knobText,
+	type SavedSettings,
+	type SettingsPaths,
+	shownValue,
+} from "./settings.ts";
 import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
 import { TextView, type ViewAction } from "./viewer.ts";
 
@@ -120,9 +128,13 @@ async function show(ctx: Ctx, title: string, text: string, actions: ViewAction[]
 	);
 }
 
-/** The settings.json files a change may go to. */
-function settingsPaths(ctx: ExtensionContext): { global: string; project: string } {
-	return { global: join(getAgentDir(), "settings.json"), project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") };
+/**
+ * The settings.json files a change may go to: the project's only while Pi trusts the project, since
+ * Pi ignores an untrusted project's settings.json (a value saved there would never apply).
+ */
+function settingsPaths(ctx: ExtensionContext): SettingsPaths {
+	const global = join(getAgentDir(), "settings.json");
+	return ctx.isProjectTrusted() ? { global, project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") } : { global };
 }
 
 /** The knobs as they resolve now, with sources. */

@@ -108,7 +108,7 @@ export function knobText(rows: readonly KnobRow[]): string {
 	].join("\n");
 }
 
-/** Where settings.json files live: Pi's global one, and the project's if any. */
+/** Where settings.json files live: Pi's global one, and the project's when Pi trusts the project. */
 export interface SettingsPaths {
 	global: string;
 	project?: string;
