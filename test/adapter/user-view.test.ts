@@ -357,6 +357,35 @@ describe("/context-fold", () => {
 		assert.match(listing, /cacheTtlByProvider +"" +\(default\)/, "an empty value is shown, not left blank");
 	});
 
+	it('unsets a saved knob with `default` (and cacheTtlByProvider with ""), from the file and from the next request', async () => {
+		const section = { policy: "ladder", tail: 1000, step: 0.02, coldFoldAt: 0.9, cacheTtlByProvider: "fake=60" };
+		writeFileSync(settingsFile, JSON.stringify({ theme: "dark", "context-fold": section }));
+		// Pi's settings in memory keep the saved values until Pi reloads: the unset must hold over them.
+		const stub = await started({ window: 20_000, settings: section });
+		assert.deepEqual(foldedCodes(await stub.request()), [], "below coldFoldAt 0.9 nothing folds");
+		const unset = (await stub.command("context-fold", "settings coldFoldAt default")).stdout;
+		assert.equal(
+			unset,
+			`context-fold: coldFoldAt unset (removed from ${settingsFile}); its default applies from the next request\n`,
+		);
+		const empty = (await stub.command("context-fold", 'settings cacheTtlByProvider ""')).stdout;
+		assert.match(empty, /^context-fold: cacheTtlByProvider unset \(removed from /);
+		const file = JSON.parse(readFileSync(settingsFile, "utf8"));
+		assert.deepEqual(file, { theme: "dark", "context-fold": { policy: "ladder", tail: 1000, step: 0.02 } });
+		assert.ok(foldedCodes(await stub.request()).length > 0, "the next request folds at the default 0.25");
+		const listing = (await stub.command("context-fold", "settings")).stdout;
+		assert.match(listing, /coldFoldAt +0\.25 +\(default\)/);
+		assert.match(listing, /cacheTtlByProvider +"" +\(default\)/);
+		const again = (await stub.command("context-fold", "settings coldFoldAt DEFAULT")).stdout;
+		assert.match(again, /coldFoldAt unset \(no settings.json set it\)/);
+		const notEmpty = (await stub.command("context-fold", 'settings hotTail ""')).stdout;
+		assert.match(
+			notEmpty,
+			/hotTail not changed: .*is not a valid token count/,
+			'"" unsets only the empty-by-default knob',
+		);
+	});
+
 	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {
 		const keys = (saved: Record<string, unknown>) => knobRows(resolveConfig(saved, {})).map((r) => r.key);
 		const economicKnobs = ["hotTail", "coldTail", "horizon", "foldFrom", "backstopAt", "minEvent"];

@@ -3,6 +3,7 @@
  * to and whether the next Pi process reads it back. A project's `.pi/settings.json` is written only
  * while Pi trusts the project (`--approve`); untrusted (the harness's `defaultProjectTrust: "never"`),
  * Pi ignores that file, so the change goes to the global one even where the project file sets the knob.
+ * The value `default` removes a saved knob.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -67,5 +68,14 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 		assert.ok(saved.includes(`hotTail = 9000, saved to ${projectFile};`), saved);
 		assert.deepEqual(projectSection(), { hotTail: 9000 });
 		assert.match(await command("settings", ["--approve"]), /hotTail +9000 +\(saved\)/);
+	});
+
+	it("unsets a saved knob with `default`: the key leaves the file and the next session has the default", async () => {
+		const unset = await command("settings hotTail default");
+		assert.ok(unset.includes(`hotTail unset (removed from ${join(sandbox.agentDir, "settings.json")});`), unset);
+		assert.equal(globalSection().hotTail, undefined);
+		assert.equal(globalSection().policy, "working-set", "the section's other knobs are kept");
+		assert.deepEqual(projectSection(), { hotTail: 9000 }, "the untrusted project's file is left alone");
+		assert.match(await command("settings"), /hotTail +4000 +\(default\)/);
 	});
 });

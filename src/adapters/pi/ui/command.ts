@@ -30,6 +30,7 @@ import {
 	type KnobRow,
 	knobRows,
 	knobText,
+	meansUnset,
 	type SavedSettings,
 	type SettingsPaths,
 	shownValue,
@@ -171,6 +172,12 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 		};
 	}
 	try {
+		if (meansUnset(row.key, value)) {
+			const files = deps.settings.unset(row.key, settingsPaths(ctx));
+			deps.reload();
+			const where = files.length > 0 ? `removed from ${files.join(" and ")}` : "no settings.json set it";
+			return { ok: true, text: `context-fold: ${key} unset (${where}); its default applies from the next request` };
+		}
 		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
 		deps.reload();
 		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
@@ -238,7 +245,7 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`)),
 			theme.fg(
 				"dim",
-				"Saved to Pi's settings.json; a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
+				"Saved to Pi's settings.json (type default to unset a number); a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
 			),
 		];
 		return {
