@@ -27,6 +27,8 @@ export interface StubUi {
 	views: string[];
 	/** Keys pressed in the next custom views, one each, in order; none: the view is closed with Escape. */
 	viewKeys: string[];
+	/** Each custom view as drawn again after its key from `viewKeys` (none for a view closed with Escape). */
+	viewsAfterKey: string[];
 	/** The widgets shown above the editor, by key (`ctx.ui.setWidget` with lines; undefined removes one). */
 	widgets: Map<string, string[]>;
 }
@@ -152,7 +154,16 @@ export function loadStub(
 		mode: "print",
 		hasUI: undefined,
 		projectTrusted: false,
-		ui: { notices: [], selects: [], answers: [], editorText: "", views: [], viewKeys: [], widgets: new Map() },
+		ui: {
+			notices: [],
+			selects: [],
+			answers: [],
+			editorText: "",
+			views: [],
+			viewKeys: [],
+			viewsAfterKey: [],
+			widgets: new Map(),
+		},
 		stderr: [],
 		addMessage(message) {
 			stub.entries.push({ type: "message", ...entryHead(message.timestamp), message });
@@ -285,7 +296,9 @@ export function loadStub(
 					result = r;
 				});
 				stub.ui.views.push(view.render(100).join("\n"));
-				view.handleInput?.(stub.ui.viewKeys.shift() ?? "\x1b");
+				const key = stub.ui.viewKeys.shift();
+				view.handleInput?.(key ?? "\x1b");
+				if (key !== undefined) stub.ui.viewsAfterKey.push(view.render(100).join("\n"));
 				return result;
 			},
 			setEditorText(text: string) {

@@ -10,6 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { stripVTControlCharacters } from "node:util";
+import { initTheme } from "@earendil-works/pi-coding-agent";
 import { KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
 import { knobRows } from "../../src/adapters/pi/ui/settings.ts";
@@ -384,6 +386,25 @@ describe("/context-fold", () => {
 			/hotTail not changed: .*is not a valid token count/,
 			'"" unsets only the empty-by-default knob',
 		);
+	});
+
+	it("in the terminal UI's list, a change of policy brings the title and the other rows to the new profile", async () => {
+		writeFileSync(settingsFile, "{}");
+		initTheme("dark"); // Pi's settings list draws with Pi's theme, which the terminal UI sets up
+		const stub = await started({ settings: { policy: "ladder" } });
+		stub.mode = "tui";
+		stub.ui.viewKeys.push("\r"); // Enter on the first row, policy: ladder cycles to economic
+		await stub.command("context-fold", "settings");
+		const bare = (screen: string | undefined) => stripVTControlCharacters(String(screen));
+		const before = bare(stub.ui.views.at(-1));
+		assert.match(before, /context-fold settings · policy ladder/);
+		assert.match(before, /hotTail · default +4000/);
+		const after = bare(stub.ui.viewsAfterKey.at(-1));
+		assert.match(stub.ui.notices.at(-1)?.message ?? "", /policy = economic, saved to /);
+		assert.match(after, /context-fold settings · policy economic/, "the title names the policy now in force");
+		assert.match(after, /policy · saved +economic/);
+		assert.match(after, /hotTail · default +7500/, "economic's own hot tail");
+		assert.match(after, /minEvent · default +11200/, "economic's own least event");
 	});
 
 	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {

@@ -197,17 +197,20 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 
 /**
  * `/context-fold settings` in the terminal UI: a title naming the active policy, then Pi's
- * SettingsList; a locked knob cannot be changed.
+ * SettingsList; a locked knob cannot be changed. After each change every row and the title are read
+ * again, since a change of policy changes other knobs' values (their profile defaults).
  */
 async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Promise<void> {
-	const rows = currentRows(pi, deps);
+	let rows = currentRows(pi, deps);
 	const labelOf = (r: KnobRow) => `${r.key} · ${r.locked ? `${r.env}, locked` : r.source}`;
+	const descriptionOf = (r: KnobRow) =>
+		r.locked ? `${r.description} Set by the environment: locked.` : r.description;
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		const items: SettingItem[] = rows.map((r) => {
 			const item: SettingItem = {
 				id: r.key,
 				label: labelOf(r),
-				description: r.locked ? `${r.description} Set by the environment: locked.` : r.description,
+				description: descriptionOf(r),
 				currentValue: shownValue(r.value),
 			};
 			if (r.locked) return item;
@@ -228,28 +231,34 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			Math.min(items.length, 20),
 			getSettingsListTheme(),
 			(id, value) => {
-				const row = rows.find((r) => r.key === id);
 				const result = saveKnob(pi, deps, ctx, id, value);
 				ctx.ui.notify(result.text, result.ok ? "info" : "error");
-				const now = currentRows(pi, deps).find((r) => r.key === id);
-				const item = items.find((i) => i.id === id);
-				if (item && now) item.label = labelOf(now);
-				list.updateValue(id, shownValue(now?.value ?? row?.value ?? value));
+				rows = currentRows(pi, deps);
+				for (const item of items) {
+					const row = rows.find((r) => r.key === item.id);
+					if (!row) continue;
+					item.label = labelOf(row);
+					item.description = descriptionOf(row);
+					list.updateValue(item.id, shownValue(row.value));
+				}
 				tui.requestRender();
 			},
 			() => done(undefined),
 			{ enableSearch: true },
 		);
-		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
-		const head = [
-			theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`)),
-			theme.fg(
-				"dim",
-				"Saved to Pi's settings.json (type default to unset a number); a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
-			),
-		];
+		const hint = theme.fg(
+			"dim",
+			"Saved to Pi's settings.json (type default to unset a number); a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
+		);
+		const title = () => {
+			const policy = rows.find((r) => r.key === "policy")?.value;
+			return theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`));
+		};
 		return {
-			render: (width: number) => [...head.map((line) => truncateToWidth(line, width)), ...list.render(width)],
+			render: (width: number) => [
+				...[title(), hint].map((line) => truncateToWidth(line, width)),
+				...list.render(width),
+			],
 			handleInput: (data: string) => list.handleInput(data),
 			invalidate: () => list.invalidate(),
 		};
