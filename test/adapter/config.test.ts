@@ -111,12 +111,14 @@ describe("resolveConfig", () => {
 		assert.equal(old.config.step, 0.2);
 		assert.equal(old.config.floor, 0.05);
 		assert.equal(old.sources.step, "environment");
+		assert.deepEqual(old.variables, { step: "CONTEXTFOLD_FOLD_STEP", floor: "CONTEXTFOLD_FOLD_FLOOR" });
 		assert.deepEqual(old.problems, [
 			"CONTEXTFOLD_FOLD_STEP is deprecated; rename it CONTEXTFOLD_STEP (read this time)",
 			"CONTEXTFOLD_FOLD_FLOOR is deprecated; rename it CONTEXTFOLD_FLOOR (read this time)",
 		]);
 		const both = resolveConfig({}, { CONTEXTFOLD_FOLD_STEP: "0.2", CONTEXTFOLD_STEP: "0.3" });
 		assert.equal(both.config.step, 0.3);
+		assert.deepEqual(both.variables, { step: "CONTEXTFOLD_STEP" });
 		assert.deepEqual(both.problems, [
 			"CONTEXTFOLD_FOLD_STEP is deprecated; rename it CONTEXTFOLD_STEP (CONTEXTFOLD_STEP wins)",
 		]);

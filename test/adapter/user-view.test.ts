@@ -459,6 +459,18 @@ describe("/context-fold", () => {
 		} finally {
 			delete process.env.CONTEXTFOLD_TAIL;
 		}
+		process.env.CONTEXTFOLD_FOLD_STEP = "0.3";
+		try {
+			// An earlier release's variable, still read: the one set is named, not the current name.
+			const old = (await stub.command("context-fold", "settings step 0.2")).stdout;
+			assert.match(old, /step is set by CONTEXTFOLD_FOLD_STEP in the environment \(0\.3\)/);
+			assert.match(
+				(await stub.command("context-fold", "settings")).stdout,
+				/step +0\.3 +\(environment: CONTEXTFOLD_FOLD_STEP, locked\)/,
+			);
+		} finally {
+			delete process.env.CONTEXTFOLD_FOLD_STEP;
+		}
 		assert.equal(readFileSync(settingsFile, "utf8"), "{}", "nothing was written");
 		// A settings file that is no JSON is named, and left as it is.
 		writeFileSync(settingsFile, "{ not json");

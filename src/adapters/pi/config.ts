@@ -120,10 +120,14 @@ function complaint(schema: TSchema): string {
 /** Where a knob's value comes from. */
 export type KnobSource = "default" | "saved" | "environment";
 
-/** The outcome of resolving the knobs: values, where each came from, and one message per rejected input. */
+/**
+ * The outcome of resolving the knobs: values, where each came from (for a knob the environment
+ * sets, the variable read: its own or an earlier release's name), and one message per rejected input.
+ */
 export interface Resolved {
 	config: FoldConfig;
 	sources: Record<keyof FoldConfig, KnobSource>;
+	variables: Partial<Record<keyof FoldConfig, string>>;
 	problems: string[];
 }
 
@@ -199,6 +203,7 @@ export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = 
 export function resolveConfig(saved: unknown, env: Env): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
 	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as Resolved["sources"];
+	const variables: Resolved["variables"] = {};
 	const problems: string[] = [];
 	const isSection = typeof saved === "object" && saved !== null && !Array.isArray(saved);
 	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);
@@ -233,12 +238,13 @@ export function resolveConfig(saved: unknown, env: Env): Resolved {
 			}
 			bag[knob.key] = value;
 			sources[knob.key] = origin;
+			if (origin === "environment") variables[knob.key] = source;
 		}
 	}
 	for (const [key, value] of Object.entries(PROFILE_DEFAULTS[config.policy])) {
 		if (sources[key as keyof FoldConfig] === "default") bag[key] = value;
 	}
-	return { config, sources, problems };
+	return { config, sources, variables, problems };
 }
 
 /**

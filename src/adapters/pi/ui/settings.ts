@@ -17,6 +17,7 @@ import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 /** One knob as the settings view lists it. */
 export interface KnobRow {
 	key: keyof FoldConfig;
+	/** The environment variable that sets it: the one read where one is (maybe an earlier release's name), else its own. */
 	env: string;
 	value: string;
 	source: KnobSource;
@@ -65,7 +66,7 @@ function rank(key: keyof FoldConfig, policy: FoldConfig["policy"]): number {
  * The knob table with values and sources from a resolution, in the order a user reads it: `policy`,
  * then the knobs of the profile in use, then those every profile reads, then the other profile's.
  */
-export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRow[] {
+export function knobRows(resolved: Pick<Resolved, "config" | "sources" | "variables">): KnobRow[] {
 	const policy = resolved.config.policy;
 	const ordered = KNOBS.map((knob, index) => ({ knob, index })).sort(
 		(a, b) => rank(a.knob.key, policy) - rank(b.knob.key, policy) || a.index - b.index,
@@ -82,7 +83,7 @@ export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRo
 		const source = resolved.sources[knob.key];
 		return {
 			key: knob.key,
-			env: knob.env,
+			env: resolved.variables[knob.key] ?? knob.env,
 			value: String(resolved.config[knob.key]),
 			source,
 			locked: source === "environment",
