@@ -62,6 +62,8 @@ export interface StubPi {
 	hasUI: boolean | undefined;
 	/** What `ctx.isProjectTrusted()` answers (default false, as Pi headless without a trust decision). */
 	projectTrusted: boolean;
+	/** The providers of the models `ctx.modelRegistry.getAll()` lists; undefined: the context has no registry. */
+	providers: string[] | undefined;
 	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
 	ui: StubUi;
 	stderr: string[];
@@ -154,6 +156,7 @@ export function loadStub(
 		mode: "print",
 		hasUI: undefined,
 		projectTrusted: false,
+		providers: undefined,
 		ui: {
 			notices: [],
 			selects: [],
@@ -249,6 +252,10 @@ export function loadStub(
 			return stub.mode;
 		},
 		isProjectTrusted: () => stub.projectTrusted,
+		get modelRegistry() {
+			const providers = stub.providers;
+			return providers && { getAll: () => providers.map((provider) => ({ provider, id: `${provider}-model` })) };
+		},
 		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
 		getSystemPrompt: () => "You are a stub.",
 		get model() {

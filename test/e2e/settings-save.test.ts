@@ -3,7 +3,8 @@
  * to and whether the next Pi process reads it back. A project's `.pi/settings.json` is written only
  * while Pi trusts the project (`--approve`); untrusted (the harness's `defaultProjectTrust: "never"`),
  * Pi ignores that file, so the change goes to the global one even where the project file sets the knob.
- * The value `default` removes a saved knob.
+ * The value `default` removes a saved knob. A `cacheTtlByProvider` entry is judged against the
+ * providers of Pi's model registry.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -77,5 +78,13 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 		assert.equal(globalSection().policy, "working-set", "the section's other knobs are kept");
 		assert.deepEqual(projectSection(), { hotTail: 9000 }, "the untrusted project's file is left alone");
 		assert.match(await command("settings"), /hotTail +4000 +\(default\)/);
+	});
+
+	it("names a cacheTtlByProvider entry that matches no provider in Pi's model registry, in any case", async () => {
+		const out = await command("settings", [], { CONTEXTFOLD_CACHE_TTL_BY_PROVIDER: "Anthropic=3600, antropic=3600" });
+		const named = out.split("\n").filter((line) => line.includes("names no provider"));
+		assert.deepEqual(named, [
+			'context-fold: cacheTtlByProvider entry "antropic" names no provider Pi knows, so it never applies (did you mean anthropic?)',
+		]);
 	});
 });

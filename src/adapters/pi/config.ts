@@ -191,6 +191,21 @@ export function nearestKnob(name: string): Knob | undefined {
 }
 
 /**
+ * The one of `names` a slip of a key or two away from `name` (one key for names under six letters;
+ * case and separators aside), the closest first; undefined when none is.
+ */
+export function nearestName(name: string, names: Iterable<string>): string | undefined {
+	const want = squeezed(name);
+	const limit = want.length < 6 ? 1 : 2;
+	let best: { name: string; edits: number } | undefined;
+	for (const candidate of names) {
+		const edits = editsBetween(want, squeezed(candidate), limit);
+		if (edits <= limit && (!best || edits < best.edits)) best = { name: candidate, edits };
+	}
+	return best?.name;
+}
+
+/**
  * Variables earlier releases read, by the knob they set: still read, with a notice naming the
  * variable that follows the one rule (`CONTEXTFOLD_` and the knob's name in upper snake case).
  */

@@ -14,7 +14,7 @@ import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { lifetimeFor } from "./cache/lifetime.ts";
+import { knownProviders, lifetimeFor, providerTableProblems } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
@@ -71,13 +71,15 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		);
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
+	/** The providers Pi's model registry knew at the latest session start (undefined: it could not be read). */
+	let providers: string[] | undefined;
 	const loadConfig = (): void => {
 		const { problems, unreadable } = settings.load(() => pi.getSettings() as Record<string, unknown>, savedHere, env);
 		if (unreadable !== undefined)
 			warnOnce(
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
 			);
-		announceSettings(problems);
+		announceSettings([...problems, ...providerTableProblems(settings.config.cacheTtlByProvider, providers)]);
 	};
 
 	const telemetry = new CacheTelemetry();
@@ -137,6 +139,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const restore = (ctx: ExtensionContext): void => {
 		notices.attach(ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined);
 		try {
+			providers = knownProviders(ctx.modelRegistry);
 			loadConfig();
 			session = ctx.sessionManager;
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
