@@ -148,6 +148,10 @@ describe("resolveConfig", () => {
 
 	it("accepts percentages for fractions", () => {
 		assert.equal(resolveConfig({}, { CONTEXTFOLD_FOLD_AT: "45%" }).config.foldAt, 0.45);
+		// 33.3 / 100 is 0.33299999999999996 in floating point: the value saved is the one typed.
+		assert.equal(resolveConfig({ foldAt: "33.3%" }, {}).config.foldAt, 0.333);
+		assert.equal(resolveConfig({ floor: "1.1%" }, {}).config.floor, 0.011);
+		assert.equal(resolveConfig({ step: "12.345678%" }, {}).config.step, 0.12345678);
 	});
 
 	it("reports a bad value and keeps the previous one", () => {

@@ -65,12 +65,13 @@ const DECIMAL = /^(\d+(?:\.\d*)?|\.\d+)(\s*%)?$/;
 
 /**
  * Reads text as a number: a fraction may be a percentage, a token count only whole digits.
- * Anything else (`0x10`, `1e4`, `-0`, empty) is NaN, for the schema to reject.
+ * Anything else (`0x10`, `1e4`, `-0`, empty) is NaN, for the schema to reject. A percentage is
+ * divided and rounded to 12 significant digits, so that `33.3%` is 0.333, not 0.33299999999999996.
  */
 function numberFrom(text: string, fraction: boolean): number {
 	const match = DECIMAL.exec(text.trim());
 	if (!match || (!fraction && (match[2] || match[1].includes(".")))) return Number.NaN;
-	return match[2] ? Number(match[1]) / 100 : Number(match[1]);
+	return match[2] ? Number((Number(match[1]) / 100).toPrecision(12)) : Number(match[1]);
 }
 
 /**
