@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import {
 	DEFAULT_CONFIG,
 	DEPRECATED_VARIABLES,
-	disabledByEnv,
+	envSwitch,
 	KNOBS,
 	nearestKnob,
 	reserveOf,
@@ -300,9 +300,18 @@ describe("unknown settings keys", () => {
 	});
 });
 
-describe("disabledByEnv", () => {
-	it("is on for 0, off, false, no (any case) and off otherwise", () => {
-		for (const v of ["0", "off", "FALSE", " no "]) assert.equal(disabledByEnv({ CONTEXTFOLD: v }), true, v);
-		for (const v of [undefined, "1", "on", ""]) assert.equal(disabledByEnv({ CONTEXTFOLD: v }), false, String(v));
+describe("envSwitch", () => {
+	it("is off for 0, off, false, no (any case), on for 1, on, true, yes, unset or empty", () => {
+		for (const v of ["0", "off", "FALSE", " no "]) assert.deepEqual(envSwitch({ CONTEXTFOLD: v }), { on: false }, v);
+		for (const v of [undefined, "1", "on", "Yes", "true", ""])
+			assert.deepEqual(envSwitch({ CONTEXTFOLD: v }), { on: true }, String(v));
+	});
+	it("is off for any other value, saying it was not understood and which values are", () => {
+		for (const v of ["disable", "disabled", "none"]) {
+			assert.deepEqual(envSwitch({ CONTEXTFOLD: v }), {
+				on: false,
+				problem: `context-fold: CONTEXTFOLD="${v}" is not understood, so context-fold is off as with CONTEXTFOLD=0 (off: 0, off, false, no; on: 1, on, true, yes, or unset)`,
+			});
+		}
 	});
 });

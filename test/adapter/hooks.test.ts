@@ -301,9 +301,25 @@ describe("config", () => {
 				const stub = loadStub();
 				assert.equal(stub.handlers.size, 0);
 				assert.equal(stub.tools.size, 0);
+				assert.deepEqual(stub.stderr, []);
 			} finally {
 				delete process.env.CONTEXTFOLD;
 			}
+		}
+	});
+
+	it("a CONTEXTFOLD value not understood (disable) registers nothing either, and says so on stderr", () => {
+		process.env.CONTEXTFOLD = "disable";
+		try {
+			const stub = loadStub();
+			assert.equal(stub.handlers.size, 0);
+			assert.equal(stub.tools.size, 0);
+			assert.match(
+				stub.stderr.join(""),
+				/^context-fold: CONTEXTFOLD="disable" is not understood, so context-fold is off/,
+			);
+		} finally {
+			delete process.env.CONTEXTFOLD;
 		}
 	});
 

@@ -299,10 +299,22 @@ export function withoutOwnVariables(env: Env): Record<string, string | undefined
 	return Object.fromEntries(Object.entries(env).filter(([name]) => !ownVariable(name)));
 }
 
-/** True when `CONTEXTFOLD` disables the extension for this process (`0`, `off`, `false`, `no`). */
-export function disabledByEnv(env: Env): boolean {
-	const value = env.CONTEXTFOLD?.trim().toLowerCase();
-	return value === "0" || value === "off" || value === "false" || value === "no";
+/**
+ * Whether `CONTEXTFOLD` leaves the extension on for this process: unset or empty, or an on word
+ * (`1`, `on`, `true`, `yes`), on; an off word (`0`, `off`, `false`, `no`), off. Any other value
+ * (`disable`, `disabled`) is off too, since setting the variable at all asks for the escape hatch,
+ * with a `problem` saying the value was not understood and which are.
+ */
+export function envSwitch(env: Env): { on: boolean; problem?: string } {
+	const raw = env.CONTEXTFOLD;
+	const word = raw?.trim().toLowerCase();
+	if (word === undefined || word === "") return { on: true };
+	const on = BOOLEAN_WORDS.get(word);
+	if (on !== undefined) return { on };
+	return {
+		on: false,
+		problem: `context-fold: CONTEXTFOLD=${JSON.stringify(raw)} is not understood, so context-fold is off as with CONTEXTFOLD=0 (off: 0, off, false, no; on: 1, on, true, yes, or unset)`,
+	};
 }
 
 /**

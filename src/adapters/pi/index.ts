@@ -20,7 +20,7 @@ import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { disabledByEnv, type Env } from "./config.ts";
+import { type Env, envSwitch } from "./config.ts";
 import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
@@ -32,7 +32,7 @@ import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
 import { SavedSettings } from "./ui/settings.ts";
 
-/** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
+/** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0 or a value not understood). */
 export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, Date.now);
 }
@@ -52,7 +52,9 @@ export function contextFoldOnClock(
 }
 
 function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr, env: Env = process.env): void {
-	if (disabledByEnv(env)) return;
+	const { on, problem } = envSwitch(env);
+	if (problem) sink(problem, "warning");
+	if (!on) return;
 	const settings = new ActiveSettings();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
