@@ -239,12 +239,28 @@ export interface Lifetime {
 	source: "cacheTtlByProvider" | "cacheTtlSeconds" | "model" | "default";
 }
 
+/** The seconds the table gives `provider`, its name matched in any case (`Anthropic=3600` is anthropic's). */
+function tableEntry(table: string, provider: string): number | undefined {
+	const want = provider.toLowerCase();
+	for (const [name, seconds] of parseProviderTtls(table)) if (name.toLowerCase() === want) return seconds;
+	return undefined;
+}
+
 /**
- * The cache lifetime, most specific first: the provider's entry in the table, else `cacheTtlSeconds`
- * when the user set it, else the lifetime the model declares, else the default `cacheTtlSeconds`.
+ * The table's provider names that match none of `providers` in any case: entries that never apply.
+ */
+export function unknownProviders(table: string, providers: Iterable<string>): string[] {
+	const known = new Set([...providers].map((name) => name.toLowerCase()));
+	return [...parseProviderTtls(table).keys()].filter((name) => !known.has(name.toLowerCase()));
+}
+
+/**
+ * The cache lifetime, most specific first: the provider's entry in the table (its name in any case),
+ * else `cacheTtlSeconds` when the user set it, else the lifetime the model declares, else the default
+ * `cacheTtlSeconds`.
  */
 export function cacheLifetime(inputs: LifetimeInputs): Lifetime {
-	const entry = inputs.provider === undefined ? undefined : parseProviderTtls(inputs.table).get(inputs.provider);
+	const entry = inputs.provider === undefined ? undefined : tableEntry(inputs.table, inputs.provider);
 	if (entry !== undefined) return { ms: entry * 1000, source: "cacheTtlByProvider" };
 	if (inputs.secondsSet) return { ms: inputs.seconds * 1000, source: "cacheTtlSeconds" };
 	if (inputs.modelMs !== undefined && inputs.modelMs > 0) return { ms: inputs.modelMs, source: "model" };

@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Advisor } from "../../src/adapters/pi/cache/advisor.ts";
-import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
+import { CacheWarning } from "../../src/adapters/pi/cache/cache-warning.ts";
+import { DEFAULT_CONFIG, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
 import { withoutAdvisories } from "../e2e/harness/advisories.ts";
 import { bashSession, exchangeAt, loadStub, type StubPi, withRetention } from "./stub-pi.ts";
@@ -396,6 +397,43 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(notices(busy), [], "a request in flight disarms the timer");
 		await stub.emit("session_shutdown", {});
 		await busy.emit("session_shutdown", {});
+	});
+
+	it("waits out an interval longer than Node's longest timer without re-checking in a loop", (t) => {
+		// Node fires a timer of more than 2^31-1 ms (24.8 days) after 1 ms; the mock clock does the same.
+		t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_000_000 });
+		const { config } = resolveConfig({ cacheIdleMinutes: 40_000 }, {});
+		const said: string[] = [];
+		const warning = new CacheWarning({
+			notify: (message) => said.push(message),
+			config: () => config,
+			ttlMs: () => 300_000,
+			now: () => Date.now(),
+			caches: () => true,
+		});
+		const usage = { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 };
+		const response = { role: "assistant", provider: "fake", model: "fake-model", usage, timestamp: Date.now() };
+		let scans = 0;
+		const sessionManager = {
+			getBranch: () => {
+				scans++;
+				return [{ type: "message", timestamp: new Date(Date.now()).toISOString(), message: response }];
+			},
+		};
+		warning.idle({ model: { provider: "fake", id: "fake-model" }, sessionManager } as never);
+		assert.equal(scans, 1);
+		t.mock.timers.tick(60_000);
+		assert.equal(scans, 1, "a minute on, the timer has not fired");
+		t.mock.timers.tick(2 ** 31);
+		assert.equal(scans, 2, "at the longest timer the check runs once, and re-arms for the rest");
+		assert.deepEqual(said, []);
+		t.mock.timers.tick(40_000 * 60_000 - 2 ** 31 - 60_000);
+		assert.deepEqual(said, [], "40000 minutes on, within the interval (the timer allows a second)");
+		t.mock.timers.tick(1_000);
+		assert.equal(said.length, 1, "the interval ran out: noticed");
+		assert.equal(scans, 3);
+		assert.match(said[0], /likely cold \(idle 666h 40m, lifetime 5m 00s\)/);
+		warning.reset();
 	});
 
 	it("cacheIdleMinutes: 0 or off silences the idle warning; N minutes hold it back until then", async () => {

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import {
 	DEFAULT_CONFIG,
 	DEPRECATED_VARIABLES,
-	disabledByEnv,
+	envSwitch,
 	KNOBS,
 	nearestKnob,
 	reserveOf,
@@ -111,12 +111,14 @@ describe("resolveConfig", () => {
 		assert.equal(old.config.step, 0.2);
 		assert.equal(old.config.floor, 0.05);
 		assert.equal(old.sources.step, "environment");
+		assert.deepEqual(old.variables, { step: "CONTEXTFOLD_FOLD_STEP", floor: "CONTEXTFOLD_FOLD_FLOOR" });
 		assert.deepEqual(old.problems, [
 			"CONTEXTFOLD_FOLD_STEP is deprecated; rename it CONTEXTFOLD_STEP (read this time)",
 			"CONTEXTFOLD_FOLD_FLOOR is deprecated; rename it CONTEXTFOLD_FLOOR (read this time)",
 		]);
 		const both = resolveConfig({}, { CONTEXTFOLD_FOLD_STEP: "0.2", CONTEXTFOLD_STEP: "0.3" });
 		assert.equal(both.config.step, 0.3);
+		assert.deepEqual(both.variables, { step: "CONTEXTFOLD_STEP" });
 		assert.deepEqual(both.problems, [
 			"CONTEXTFOLD_FOLD_STEP is deprecated; rename it CONTEXTFOLD_STEP (CONTEXTFOLD_STEP wins)",
 		]);
@@ -146,6 +148,10 @@ describe("resolveConfig", () => {
 
 	it("accepts percentages for fractions", () => {
 		assert.equal(resolveConfig({}, { CONTEXTFOLD_FOLD_AT: "45%" }).config.foldAt, 0.45);
+		// 33.3 / 100 is 0.33299999999999996 in floating point: the value saved is the one typed.
+		assert.equal(resolveConfig({ foldAt: "33.3%" }, {}).config.foldAt, 0.333);
+		assert.equal(resolveConfig({ floor: "1.1%" }, {}).config.floor, 0.011);
+		assert.equal(resolveConfig({ step: "12.345678%" }, {}).config.step, 0.12345678);
 	});
 
 	it("reports a bad value and keeps the previous one", () => {
@@ -294,9 +300,18 @@ describe("unknown settings keys", () => {
 	});
 });
 
-describe("disabledByEnv", () => {
-	it("is on for 0, off, false, no (any case) and off otherwise", () => {
-		for (const v of ["0", "off", "FALSE", " no "]) assert.equal(disabledByEnv({ CONTEXTFOLD: v }), true, v);
-		for (const v of [undefined, "1", "on", ""]) assert.equal(disabledByEnv({ CONTEXTFOLD: v }), false, String(v));
+describe("envSwitch", () => {
+	it("is off for 0, off, false, no (any case), on for 1, on, true, yes, unset or empty", () => {
+		for (const v of ["0", "off", "FALSE", " no "]) assert.deepEqual(envSwitch({ CONTEXTFOLD: v }), { on: false }, v);
+		for (const v of [undefined, "1", "on", "Yes", "true", ""])
+			assert.deepEqual(envSwitch({ CONTEXTFOLD: v }), { on: true }, String(v));
+	});
+	it("is off for any other value, saying it was not understood and which values are", () => {
+		for (const v of ["disable", "disabled", "none"]) {
+			assert.deepEqual(envSwitch({ CONTEXTFOLD: v }), {
+				on: false,
+				problem: `context-fold: CONTEXTFOLD="${v}" is not understood, so context-fold is off as with CONTEXTFOLD=0 (off: 0, off, false, no; on: 1, on, true, yes, or unset)`,
+			});
+		}
 	});
 });

@@ -301,9 +301,25 @@ describe("config", () => {
 				const stub = loadStub();
 				assert.equal(stub.handlers.size, 0);
 				assert.equal(stub.tools.size, 0);
+				assert.deepEqual(stub.stderr, []);
 			} finally {
 				delete process.env.CONTEXTFOLD;
 			}
+		}
+	});
+
+	it("a CONTEXTFOLD value not understood (disable) registers nothing either, and says so on stderr", () => {
+		process.env.CONTEXTFOLD = "disable";
+		try {
+			const stub = loadStub();
+			assert.equal(stub.handlers.size, 0);
+			assert.equal(stub.tools.size, 0);
+			assert.match(
+				stub.stderr.join(""),
+				/^context-fold: CONTEXTFOLD="disable" is not understood, so context-fold is off/,
+			);
+		} finally {
+			delete process.env.CONTEXTFOLD;
 		}
 	});
 
@@ -341,6 +357,22 @@ describe("config", () => {
 		} finally {
 			delete process.env.CONTEXTFOLD_FOLD_AT;
 		}
+	});
+
+	it("names once a cacheTtlByProvider entry that matches no provider Pi knows, in any case", async () => {
+		const stub = loadStub();
+		stub.providers = ["anthropic", "openai", "fake"];
+		stub.settings = { "context-fold": { cacheTtlByProvider: "Anthropic=3600, antropic=3600, gemeni=60" } };
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.emit("session_start", { reason: "reload" });
+		assert.deepEqual(stub.stderr.join("").trim().split("\n"), [
+			'context-fold: cacheTtlByProvider entry "antropic" names no provider Pi knows, so it never applies (did you mean anthropic?)',
+			`context-fold: cacheTtlByProvider entry "gemeni" names no provider Pi knows, so it never applies (a provider's name as /model shows it, e.g. anthropic)`,
+		]);
+		const quiet = loadStub();
+		quiet.settings = { "context-fold": { cacheTtlByProvider: "antropic=3600" } };
+		await quiet.emit("session_start", { reason: "startup" });
+		assert.deepEqual(quiet.stderr, [], "without Pi's model registry nothing is judged");
 	});
 
 	/** Whether the next request folds after two responses that read `cacheRead` from the cache, at 30 % usage. */

@@ -27,6 +27,8 @@ export interface StubUi {
 	views: string[];
 	/** Keys pressed in the next custom views, one each, in order; none: the view is closed with Escape. */
 	viewKeys: string[];
+	/** Each custom view as drawn again after its key from `viewKeys` (none for a view closed with Escape). */
+	viewsAfterKey: string[];
 	/** The widgets shown above the editor, by key (`ctx.ui.setWidget` with lines; undefined removes one). */
 	widgets: Map<string, string[]>;
 }
@@ -58,6 +60,10 @@ export interface StubPi {
 	mode: "tui" | "rpc" | "json" | "print";
 	/** Whether the context reports a dialog UI; undefined: any mode but print has one. */
 	hasUI: boolean | undefined;
+	/** What `ctx.isProjectTrusted()` answers (default false, as Pi headless without a trust decision). */
+	projectTrusted: boolean;
+	/** The providers of the models `ctx.modelRegistry.getAll()` lists; undefined: the context has no registry. */
+	providers: string[] | undefined;
 	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
 	ui: StubUi;
 	stderr: string[];
@@ -162,7 +168,18 @@ export function loadStub(
 		model: undefined,
 		mode: "print",
 		hasUI: undefined,
-		ui: { notices: [], selects: [], answers: [], editorText: "", views: [], viewKeys: [], widgets: new Map() },
+		projectTrusted: false,
+		providers: undefined,
+		ui: {
+			notices: [],
+			selects: [],
+			answers: [],
+			editorText: "",
+			views: [],
+			viewKeys: [],
+			viewsAfterKey: [],
+			widgets: new Map(),
+		},
 		stderr: [],
 		addMessage(message) {
 			stub.entries.push({ type: "message", ...entryHead(message.timestamp), message });
@@ -247,6 +264,11 @@ export function loadStub(
 		get mode() {
 			return stub.mode;
 		},
+		isProjectTrusted: () => stub.projectTrusted,
+		get modelRegistry() {
+			const providers = stub.providers;
+			return providers && { getAll: () => providers.map((provider) => ({ provider, id: `${provider}-model` })) };
+		},
 		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
 		getSystemPrompt: () => "You are a stub.",
 		get model() {
@@ -299,7 +321,9 @@ export function loadStub(
 					result = r;
 				});
 				stub.ui.views.push(view.render(100).join("\n"));
-				view.handleInput?.(stub.ui.viewKeys.shift() ?? "\x1b");
+				const key = stub.ui.viewKeys.shift();
+				view.handleInput?.(key ?? "\x1b");
+				if (key !== undefined) stub.ui.viewsAfterKey.push(view.render(100).join("\n"));
 				return result;
 			},
 			setEditorText(text: string) {

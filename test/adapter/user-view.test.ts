@@ -10,6 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { stripVTControlCharacters } from "node:util";
+import { initTheme } from "@earendil-works/pi-coding-agent";
 import { KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
 import { knobRows } from "../../src/adapters/pi/ui/settings.ts";
@@ -369,6 +371,54 @@ describe("/context-fold", () => {
 		assert.match(listing, /cacheTtlByProvider +"" +\(default\)/, "an empty value is shown, not left blank");
 	});
 
+	it('unsets a saved knob with `default` (and cacheTtlByProvider with ""), from the file and from the next request', async () => {
+		const section = { policy: "ladder", tail: 1000, step: 0.02, coldFoldAt: 0.9, cacheTtlByProvider: "fake=60" };
+		writeFileSync(settingsFile, JSON.stringify({ theme: "dark", "context-fold": section }));
+		// Pi's settings in memory keep the saved values until Pi reloads: the unset must hold over them.
+		const stub = await started({ window: 20_000, settings: section });
+		assert.deepEqual(foldedCodes(await stub.request()), [], "below coldFoldAt 0.9 nothing folds");
+		const unset = (await stub.command("context-fold", "settings coldFoldAt default")).stdout;
+		assert.equal(
+			unset,
+			`context-fold: coldFoldAt unset (removed from ${settingsFile}); its default applies from the next request\n`,
+		);
+		const empty = (await stub.command("context-fold", 'settings cacheTtlByProvider ""')).stdout;
+		assert.match(empty, /^context-fold: cacheTtlByProvider unset \(removed from /);
+		const file = JSON.parse(readFileSync(settingsFile, "utf8"));
+		assert.deepEqual(file, { theme: "dark", "context-fold": { policy: "ladder", tail: 1000, step: 0.02 } });
+		assert.ok(foldedCodes(await stub.request()).length > 0, "the next request folds at the default 0.25");
+		const listing = (await stub.command("context-fold", "settings")).stdout;
+		assert.match(listing, /coldFoldAt +0\.25 +\(default\)/);
+		assert.match(listing, /cacheTtlByProvider +"" +\(default\)/);
+		const again = (await stub.command("context-fold", "settings coldFoldAt DEFAULT")).stdout;
+		assert.match(again, /coldFoldAt unset \(no settings.json set it\)/);
+		const notEmpty = (await stub.command("context-fold", 'settings hotTail ""')).stdout;
+		assert.match(
+			notEmpty,
+			/hotTail not changed: .*is not a valid token count/,
+			'"" unsets only the empty-by-default knob',
+		);
+	});
+
+	it("in the terminal UI's list, a change of policy brings the title and the other rows to the new profile", async () => {
+		writeFileSync(settingsFile, "{}");
+		initTheme("dark"); // Pi's settings list draws with Pi's theme, which the terminal UI sets up
+		const stub = await started({ settings: { policy: "ladder" } });
+		stub.mode = "tui";
+		stub.ui.viewKeys.push("\r"); // Enter on the first row, policy: ladder cycles to economic
+		await stub.command("context-fold", "settings");
+		const bare = (screen: string | undefined) => stripVTControlCharacters(String(screen));
+		const before = bare(stub.ui.views.at(-1));
+		assert.match(before, /context-fold settings · policy ladder/);
+		assert.match(before, /hotTail · default +4000/);
+		const after = bare(stub.ui.viewsAfterKey.at(-1));
+		assert.match(stub.ui.notices.at(-1)?.message ?? "", /policy = economic, saved to /);
+		assert.match(after, /context-fold settings · policy economic/, "the title names the policy now in force");
+		assert.match(after, /policy · saved +economic/);
+		assert.match(after, /hotTail · default +7500/, "economic's own hot tail");
+		assert.match(after, /minEvent · default +11200/, "economic's own least event");
+	});
+
 	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {
 		const keys = (saved: Record<string, unknown>) => knobRows(resolveConfig(saved, {})).map((r) => r.key);
 		const economicKnobs = ["hotTail", "coldTail", "horizon", "foldFrom", "backstopAt", "minEvent"];
@@ -420,6 +470,18 @@ describe("/context-fold", () => {
 			);
 		} finally {
 			delete process.env.CONTEXTFOLD_TAIL;
+		}
+		process.env.CONTEXTFOLD_FOLD_STEP = "0.3";
+		try {
+			// An earlier release's variable, still read: the one set is named, not the current name.
+			const old = (await stub.command("context-fold", "settings step 0.2")).stdout;
+			assert.match(old, /step is set by CONTEXTFOLD_FOLD_STEP in the environment \(0\.3\)/);
+			assert.match(
+				(await stub.command("context-fold", "settings")).stdout,
+				/step +0\.3 +\(environment: CONTEXTFOLD_FOLD_STEP, locked\)/,
+			);
+		} finally {
+			delete process.env.CONTEXTFOLD_FOLD_STEP;
 		}
 		assert.equal(readFileSync(settingsFile, "utf8"), "{}", "nothing was written");
 		// A settings file that is no JSON is named, and left as it is.

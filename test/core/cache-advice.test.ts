@@ -24,6 +24,7 @@ import {
 	resetReason,
 	Streaks,
 	unfoldable,
+	unknownProviders,
 } from "../../src/core/cache-advice.ts";
 
 describe("cold input", () => {
@@ -186,6 +187,21 @@ describe("per-provider lifetimes", () => {
 		assert.deepEqual(cacheLifetime({ ...set, provider: "openai" }), { ms: 3_600_000, source: "cacheTtlByProvider" });
 		assert.deepEqual(cacheLifetime({ ...set, provider: "google" }), { ms: 120_000, source: "cacheTtlSeconds" });
 		assert.equal(cacheLifetime({ ...set, provider: undefined, table: "anthropic=300" }).ms, 120_000);
+	});
+	it("matches a provider's name in any case, and names the entries that match no provider", () => {
+		const set = { seconds: 300, secondsSet: false };
+		assert.deepEqual(cacheLifetime({ ...set, table: "Anthropic=3600", provider: "anthropic" }), {
+			ms: 3_600_000,
+			source: "cacheTtlByProvider",
+		});
+		assert.equal(cacheLifetime({ ...set, table: "anthropic=3600", provider: "MyProxy" }).source, "default");
+		assert.equal(cacheLifetime({ ...set, table: "myproxy=60", provider: "MyProxy" }).ms, 60_000);
+		const known = ["anthropic", "openai", "MyProxy"];
+		assert.deepEqual(unknownProviders("Anthropic=3600, antropic=3600, myproxy=60, gemini=1", known), [
+			"antropic",
+			"gemini",
+		]);
+		assert.deepEqual(unknownProviders("", known), []);
 	});
 	it("puts the model's own lifetime after a saved one and before the default", () => {
 		const hour = 3_600_000;

@@ -65,12 +65,13 @@ const DECIMAL = /^(\d+(?:\.\d*)?|\.\d+)(\s*%)?$/;
 
 /**
  * Reads text as a number: a fraction may be a percentage, a token count only whole digits.
- * Anything else (`0x10`, `1e4`, `-0`, empty) is NaN, for the schema to reject.
+ * Anything else (`0x10`, `1e4`, `-0`, empty) is NaN, for the schema to reject. A percentage is
+ * divided and rounded to 12 significant digits, so that `33.3%` is 0.333, not 0.33299999999999996.
  */
 function numberFrom(text: string, fraction: boolean): number {
 	const match = DECIMAL.exec(text.trim());
 	if (!match || (!fraction && (match[2] || match[1].includes(".")))) return Number.NaN;
-	return match[2] ? Number(match[1]) / 100 : Number(match[1]);
+	return match[2] ? Number((Number(match[1]) / 100).toPrecision(12)) : Number(match[1]);
 }
 
 /**
@@ -120,10 +121,14 @@ function complaint(schema: TSchema): string {
 /** Where a knob's value comes from. */
 export type KnobSource = "default" | "saved" | "environment";
 
-/** The outcome of resolving the knobs: values, where each came from, and one message per rejected input. */
+/**
+ * The outcome of resolving the knobs: values, where each came from (for a knob the environment
+ * sets, the variable read: its own or an earlier release's name), and one message per rejected input.
+ */
 export interface Resolved {
 	config: FoldConfig;
 	sources: Record<keyof FoldConfig, KnobSource>;
+	variables: Partial<Record<keyof FoldConfig, string>>;
 	problems: string[];
 }
 
@@ -187,6 +192,21 @@ export function nearestKnob(name: string): Knob | undefined {
 }
 
 /**
+ * The one of `names` a slip of a key or two away from `name` (one key for names under six letters;
+ * case and separators aside), the closest first; undefined when none is.
+ */
+export function nearestName(name: string, names: Iterable<string>): string | undefined {
+	const want = squeezed(name);
+	const limit = want.length < 6 ? 1 : 2;
+	let best: { name: string; edits: number } | undefined;
+	for (const candidate of names) {
+		const edits = editsBetween(want, squeezed(candidate), limit);
+		if (edits <= limit && (!best || edits < best.edits)) best = { name: candidate, edits };
+	}
+	return best?.name;
+}
+
+/**
  * Variables earlier releases read, by the knob they set: still read, with a notice naming the
  * variable that follows the one rule (`CONTEXTFOLD_` and the knob's name in upper snake case).
  */
@@ -199,6 +219,7 @@ export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = 
 export function resolveConfig(saved: unknown, env: Env): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
 	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as Resolved["sources"];
+	const variables: Resolved["variables"] = {};
 	const problems: string[] = [];
 	const isSection = typeof saved === "object" && saved !== null && !Array.isArray(saved);
 	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);
@@ -233,12 +254,13 @@ export function resolveConfig(saved: unknown, env: Env): Resolved {
 			}
 			bag[knob.key] = value;
 			sources[knob.key] = origin;
+			if (origin === "environment") variables[knob.key] = source;
 		}
 	}
 	for (const [key, value] of Object.entries(PROFILE_DEFAULTS[config.policy])) {
 		if (sources[key as keyof FoldConfig] === "default") bag[key] = value;
 	}
-	return { config, sources, problems };
+	return { config, sources, variables, problems };
 }
 
 /**
@@ -277,10 +299,22 @@ export function withoutOwnVariables(env: Env): Record<string, string | undefined
 	return Object.fromEntries(Object.entries(env).filter(([name]) => !ownVariable(name)));
 }
 
-/** True when `CONTEXTFOLD` disables the extension for this process (`0`, `off`, `false`, `no`). */
-export function disabledByEnv(env: Env): boolean {
-	const value = env.CONTEXTFOLD?.trim().toLowerCase();
-	return value === "0" || value === "off" || value === "false" || value === "no";
+/**
+ * Whether `CONTEXTFOLD` leaves the extension on for this process: unset or empty, or an on word
+ * (`1`, `on`, `true`, `yes`), on; an off word (`0`, `off`, `false`, `no`), off. Any other value
+ * (`disable`, `disabled`) is off too, since setting the variable at all asks for the escape hatch,
+ * with a `problem` saying the value was not understood and which are.
+ */
+export function envSwitch(env: Env): { on: boolean; problem?: string } {
+	const raw = env.CONTEXTFOLD;
+	const word = raw?.trim().toLowerCase();
+	if (word === undefined || word === "") return { on: true };
+	const on = BOOLEAN_WORDS.get(word);
+	if (on !== undefined) return { on };
+	return {
+		on: false,
+		problem: `context-fold: CONTEXTFOLD=${JSON.stringify(raw)} is not understood, so context-fold is off as with CONTEXTFOLD=0 (off: 0, off, false, no; on: 1, on, true, yes, or unset)`,
+	};
 }
 
 /**

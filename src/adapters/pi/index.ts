@@ -14,13 +14,13 @@ import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { lifetimeFor } from "./cache/lifetime.ts";
+import { knownProviders, lifetimeFor, providerTableProblems } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
-import { disabledByEnv, type Env } from "./config.ts";
+import { type Env, envSwitch } from "./config.ts";
 import { errorText, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
@@ -32,7 +32,7 @@ import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
 import { SavedSettings } from "./ui/settings.ts";
 
-/** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0). */
+/** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0 or a value not understood). */
 export default function contextFold(pi: ExtensionAPI): void {
 	register(pi, Date.now);
 }
@@ -52,7 +52,9 @@ export function contextFoldOnClock(
 }
 
 function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr, env: Env = process.env): void {
-	if (disabledByEnv(env)) return;
+	const { on, problem } = envSwitch(env);
+	if (problem) sink(problem, "warning");
+	if (!on) return;
 	const settings = new ActiveSettings();
 	let session: (LedgerSource & SessionPlace) | undefined;
 
@@ -71,13 +73,15 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		);
 	const index = new IndexStore(warn);
 	const savedHere = new SavedSettings();
+	/** The providers Pi's model registry knew at the latest session start (undefined: it could not be read). */
+	let providers: string[] | undefined;
 	const loadConfig = (): void => {
 		const { problems, unreadable } = settings.load(() => pi.getSettings() as Record<string, unknown>, savedHere, env);
 		if (unreadable !== undefined)
 			warnOnce(
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
 			);
-		announceSettings(problems);
+		announceSettings([...problems, ...providerTableProblems(settings.config.cacheTtlByProvider, providers)]);
 	};
 
 	const telemetry = new CacheTelemetry();
@@ -137,6 +141,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const restore = (ctx: ExtensionContext): void => {
 		notices.attach(ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined);
 		try {
+			providers = knownProviders(ctx.modelRegistry);
 			loadConfig();
 			session = ctx.sessionManager;
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;

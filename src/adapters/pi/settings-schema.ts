@@ -121,7 +121,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_CACHE_TTL_BY_PROVIDER",
 			"",
-			'Prompt-cache lifetimes per provider, overriding cacheTtlSeconds and the lifetime the model declares for that provider: "provider=seconds", comma separated, e.g. "anthropic=300, openai=3600"; empty: none. These saved intervals drive the idle cache-risk warning and the cold-anyway facts; they do not change what the provider retains.',
+			'Prompt-cache lifetimes per provider, overriding cacheTtlSeconds and the lifetime the model declares for that provider: "provider=seconds", comma separated, e.g. "anthropic=300, openai=3600" (provider names in any case); empty: none. These saved intervals drive the idle cache-risk warning and the cold-anyway facts; they do not change what the provider retains.',
 		),
 	}),
 	confirmColdSend: Type.Boolean(

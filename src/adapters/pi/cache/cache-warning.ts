@@ -30,6 +30,12 @@ import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
 
 type Image = NonNullable<InputEvent["images"]>[number];
 
+/**
+ * The longest delay Node's setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires after
+ * 1 ms. An idle interval past it is waited out in steps: each recheck re-arms for the rest.
+ */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /** What the warning needs from its host. */
 export interface WarningDeps {
 	notify: (message: string, level: "warning" | "info") => void;
@@ -146,7 +152,8 @@ export class CacheWarning {
 	/**
 	 * The agent went idle, or a session was `opened`: notices a cold cache now (on opening, where Pi's
 	 * redraw cannot scroll it away, see WarningDeps.stand), else arms a timer for when the interval
-	 * runs out. The timer re-checks then, so a refresh by Pi's cache warming postpones the notice.
+	 * runs out. The timer re-checks then, so a refresh by Pi's cache warming postpones the notice; an
+	 * interval past Node's longest timer is waited out in steps (LONGEST_TIMER_MS).
 	 */
 	idle(place: Place, opened = false): void {
 		this.disarm();
@@ -158,7 +165,8 @@ export class CacheWarning {
 			return;
 		}
 		if (risk.carried < COLD_INPUT_MIN_TOKENS || this.noticed === risk.prediction.since) return;
-		this.timer = setTimeout(() => this.recheck(), Math.max(0, risk.prediction.leftMs) + 1_000);
+		const wait = Math.max(0, risk.prediction.leftMs) + 1_000;
+		this.timer = setTimeout(() => this.recheck(), Math.min(wait, LONGEST_TIMER_MS));
 		this.timer.unref?.();
 	}
 

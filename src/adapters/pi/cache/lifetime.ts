@@ -4,12 +4,14 @@
  * 5 minutes for the short tier and 1 hour for the long one, which `PI_CACHE_RETENTION=long` selects)
  * and warms the cache by it; context-fold's idle warning and cold-anyway rule use the same figure
  * unless the user saved a lifetime (`cacheTtlByProvider`, `cacheTtlSeconds`). It also reads the
- * model's prices for what a cache rewrite costs under that retention.
+ * model's prices for what a cache rewrite costs under that retention, and the providers Pi knows, to
+ * name a `cacheTtlByProvider` entry that would never apply.
  */
 import { getPromptCacheTtlMs } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { cacheLifetime, type Lifetime } from "../../../core/cache-advice.ts";
+import { cacheLifetime, type Lifetime, unknownProviders } from "../../../core/cache-advice.ts";
 import { rewriteInReadsOf } from "../../../core/policy/cache-economic.ts";
+import { nearestName } from "../config.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 
 type ModelLike = ExtensionContext["model"];
@@ -63,4 +65,29 @@ export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: bo
 export function rewriteInReadsFor(model: ModelLike): number | undefined {
 	if (!model?.cost) return undefined;
 	return rewriteInReadsOf(model.cost, writesLongRetention(model));
+}
+
+/** The providers of every model Pi's registry knows; undefined when there is no registry or it cannot be read. */
+export function knownProviders(
+	registry: Pick<ExtensionContext["modelRegistry"], "getAll"> | undefined,
+): string[] | undefined {
+	try {
+		const models = registry?.getAll();
+		return models ? [...new Set(models.map((model) => model.provider))] : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * One problem for each `cacheTtlByProvider` entry whose name matches none of `providers` in any
+ * case (such an entry never applies), with the provider a slip of a key away; none without `providers`.
+ */
+export function providerTableProblems(table: string, providers: readonly string[] | undefined): string[] {
+	if (!providers) return [];
+	return unknownProviders(table, providers).map((name) => {
+		const near = nearestName(name, providers);
+		const hint = near ? `did you mean ${near}?` : "a provider's name as /model shows it, e.g. anthropic";
+		return `cacheTtlByProvider entry "${name}" names no provider Pi knows, so it never applies (${hint})`;
+	});
 }

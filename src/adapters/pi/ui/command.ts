@@ -25,7 +25,16 @@ import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
 import { blockFacts } from "./blocks.ts";
-import { idleUnder, type KnobRow, knobRows, knobText, type SavedSettings, shownValue } from "./settings.ts";
+import {
+	idleUnder,
+	type KnobRow,
+	knobRows,
+	knobText,
+	meansUnset,
+	type SavedSettings,
+	type SettingsPaths,
+	shownValue,
+} from "./settings.ts";
 import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
 import { TextView, type ViewAction } from "./viewer.ts";
 
@@ -120,9 +129,13 @@ async function show(ctx: Ctx, title: string, text: string, actions: ViewAction[]
 	);
 }
 
-/** The settings.json files a change may go to. */
-function settingsPaths(ctx: ExtensionContext): { global: string; project: string } {
-	return { global: join(getAgentDir(), "settings.json"), project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") };
+/**
+ * The settings.json files a change may go to: the project's only while Pi trusts the project, since
+ * Pi ignores an untrusted project's settings.json (a value saved there would never apply).
+ */
+function settingsPaths(ctx: ExtensionContext): SettingsPaths {
+	const global = join(getAgentDir(), "settings.json");
+	return ctx.isProjectTrusted() ? { global, project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") } : { global };
 }
 
 /** The knobs as they resolve now, with sources. */
@@ -159,6 +172,12 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 		};
 	}
 	try {
+		if (meansUnset(row.key, value)) {
+			const files = deps.settings.unset(row.key, settingsPaths(ctx));
+			deps.reload();
+			const where = files.length > 0 ? `removed from ${files.join(" and ")}` : "no settings.json set it";
+			return { ok: true, text: `context-fold: ${key} unset (${where}); its default applies from the next request` };
+		}
 		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
 		deps.reload();
 		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
@@ -178,17 +197,20 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 
 /**
  * `/context-fold settings` in the terminal UI: a title naming the active policy, then Pi's
- * SettingsList; a locked knob cannot be changed.
+ * SettingsList; a locked knob cannot be changed. After each change every row and the title are read
+ * again, since a change of policy changes other knobs' values (their profile defaults).
  */
 async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Promise<void> {
-	const rows = currentRows(pi, deps);
+	let rows = currentRows(pi, deps);
 	const labelOf = (r: KnobRow) => `${r.key} · ${r.locked ? `${r.env}, locked` : r.source}`;
+	const descriptionOf = (r: KnobRow) =>
+		r.locked ? `${r.description} Set by the environment: locked.` : r.description;
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		const items: SettingItem[] = rows.map((r) => {
 			const item: SettingItem = {
 				id: r.key,
 				label: labelOf(r),
-				description: r.locked ? `${r.description} Set by the environment: locked.` : r.description,
+				description: descriptionOf(r),
 				currentValue: shownValue(r.value),
 			};
 			if (r.locked) return item;
@@ -209,28 +231,34 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			Math.min(items.length, 20),
 			getSettingsListTheme(),
 			(id, value) => {
-				const row = rows.find((r) => r.key === id);
 				const result = saveKnob(pi, deps, ctx, id, value);
 				ctx.ui.notify(result.text, result.ok ? "info" : "error");
-				const now = currentRows(pi, deps).find((r) => r.key === id);
-				const item = items.find((i) => i.id === id);
-				if (item && now) item.label = labelOf(now);
-				list.updateValue(id, shownValue(now?.value ?? row?.value ?? value));
+				rows = currentRows(pi, deps);
+				for (const item of items) {
+					const row = rows.find((r) => r.key === item.id);
+					if (!row) continue;
+					item.label = labelOf(row);
+					item.description = descriptionOf(row);
+					list.updateValue(item.id, shownValue(row.value));
+				}
 				tui.requestRender();
 			},
 			() => done(undefined),
 			{ enableSearch: true },
 		);
-		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
-		const head = [
-			theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`)),
-			theme.fg(
-				"dim",
-				"Saved to Pi's settings.json; a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
-			),
-		];
+		const hint = theme.fg(
+			"dim",
+			"Saved to Pi's settings.json (type default to unset a number); a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
+		);
+		const title = () => {
+			const policy = rows.find((r) => r.key === "policy")?.value;
+			return theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`));
+		};
 		return {
-			render: (width: number) => [...head.map((line) => truncateToWidth(line, width)), ...list.render(width)],
+			render: (width: number) => [
+				...[title(), hint].map((line) => truncateToWidth(line, width)),
+				...list.render(width),
+			],
 			handleInput: (data: string) => list.handleInput(data),
 			invalidate: () => list.invalidate(),
 		};

@@ -4,7 +4,9 @@
  * settings.json Pi reads. Pi offers extensions no settings write API, so the file is edited here the
  * way Pi edits it: under its lock (a `settings.json.lock` directory, as proper-lockfile takes it),
  * read fresh, every other key kept, written back whole. Pi's in-memory settings do not see the change
- * until it reloads, so the values saved by this process are kept as an overlay over `pi.getSettings()`.
+ * until it reloads, so the values saved (and unset) by this process are kept as an overlay over
+ * `pi.getSettings()`. A knob is unset with the word `default` (see meansUnset): its key is removed from
+ * the files that set it, and it falls back to its default, or to what unset means for it.
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -15,6 +17,7 @@ import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 /** One knob as the settings view lists it. */
 export interface KnobRow {
 	key: keyof FoldConfig;
+	/** The environment variable that sets it: the one read where one is (maybe an earlier release's name), else its own. */
 	env: string;
 	value: string;
 	source: KnobSource;
@@ -63,7 +66,7 @@ function rank(key: keyof FoldConfig, policy: FoldConfig["policy"]): number {
  * The knob table with values and sources from a resolution, in the order a user reads it: `policy`,
  * then the knobs of the profile in use, then those every profile reads, then the other profile's.
  */
-export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRow[] {
+export function knobRows(resolved: Pick<Resolved, "config" | "sources" | "variables">): KnobRow[] {
 	const policy = resolved.config.policy;
 	const ordered = KNOBS.map((knob, index) => ({ knob, index })).sort(
 		(a, b) => rank(a.knob.key, policy) - rank(b.knob.key, policy) || a.index - b.index,
@@ -80,7 +83,7 @@ export function knobRows(resolved: Pick<Resolved, "config" | "sources">): KnobRo
 		const source = resolved.sources[knob.key];
 		return {
 			key: knob.key,
-			env: knob.env,
+			env: resolved.variables[knob.key] ?? knob.env,
 			value: String(resolved.config[knob.key]),
 			source,
 			locked: source === "environment",
@@ -104,11 +107,11 @@ export function knobText(rows: readonly KnobRow[]): string {
 	return [
 		"context-fold settings (default < settings.json < environment)",
 		...lines,
-		`Change one: /context-fold settings <knob> <value>; it is saved to settings.json under "${SETTINGS_SECTION}".`,
+		`Change one: /context-fold settings <knob> <value>; it is saved to settings.json under "${SETTINGS_SECTION}" (the value default removes it).`,
 	].join("\n");
 }
 
-/** Where settings.json files live: Pi's global one, and the project's if any. */
+/** Where settings.json files live: Pi's global one, and the project's when Pi trusts the project. */
 export interface SettingsPaths {
 	global: string;
 	project?: string;
@@ -174,15 +177,30 @@ function sectionOf(settings: Record<string, unknown>): Record<string, unknown> |
 		: undefined;
 }
 
-/** The values this process saved, kept over Pi's settings until Pi reloads them. */
-export class SavedSettings {
-	private readonly written: Record<string, unknown> = {};
+/**
+ * True when `text` asks to unset `key` rather than give it a value: the word `default` (any case),
+ * or for `cacheTtlByProvider`, whose default is empty, also `""` as the listings show it.
+ */
+export function meansUnset(key: keyof FoldConfig, text: string): boolean {
+	const word = text.trim();
+	return word.toLowerCase() === "default" || (key === "cacheTtlByProvider" && word === '""');
+}
 
-	/** Pi's `context-fold` section with this process's saved values over it. */
+/** The values this process saved or unset, kept over Pi's settings until Pi reloads them. */
+export class SavedSettings {
+	/** By knob: the value saved, or undefined for a knob unset. */
+	private readonly written = new Map<string, unknown>();
+
+	/** Pi's `context-fold` section with this process's saved values over it and its unset knobs left out. */
 	section(fromPi: unknown): unknown {
-		if (Object.keys(this.written).length === 0) return fromPi;
+		if (this.written.size === 0) return fromPi;
 		const base = fromPi && typeof fromPi === "object" && !Array.isArray(fromPi) ? fromPi : {};
-		return { ...base, ...this.written };
+		const section: Record<string, unknown> = { ...base };
+		for (const [key, value] of this.written) {
+			if (value === undefined) delete section[key];
+			else section[key] = value;
+		}
+		return section;
 	}
 
 	/**
@@ -201,7 +219,30 @@ export class SavedSettings {
 			settings[SETTINGS_SECTION] = { ...sectionOf(settings), [key]: value };
 			writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
 		});
-		this.written[key] = value;
+		this.written.set(key, value);
 		return { file, value };
+	}
+
+	/**
+	 * Removes `key` from the `context-fold` section of every file in `paths` that sets it (the global
+	 * one, and the project's), so that the knob falls back to its default from the next request.
+	 * Returns the files changed (none when no file set it); throws when one cannot be read or written.
+	 */
+	unset(key: keyof FoldConfig, paths: SettingsPaths): string[] {
+		const files = [paths.global, paths.project].filter(
+			(file): file is string =>
+				file !== undefined && existsSync(file) && sectionOf(readObject(file))?.[key] !== undefined,
+		);
+		for (const file of files) {
+			withLock(file, () => {
+				const settings = readObject(file);
+				const section = { ...sectionOf(settings) };
+				delete section[key];
+				settings[SETTINGS_SECTION] = section;
+				writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
+			});
+		}
+		this.written.set(key, undefined);
+		return files;
 	}
 }
