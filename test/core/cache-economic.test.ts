@@ -131,10 +131,10 @@ describe("the break-even rule", () => {
 		assert.deepEqual(folds(economize(mkView(blocks, { window: 200_000, config: WIDE }))), ["r:big1", "r:big2"]);
 	});
 
-	it("when the cache is cold anyway, folds without charging the rewrite and without a least size", () => {
-		// Does not pay over 10 requests against a warm cache, and masks less than minEvent.
+	it("when the cache is cold anyway, folds without charging the rewrite, once it saves half the least event", () => {
+		// Does not pay over 10 requests against a warm cache, and masks 18k: less than minEvent (36k), half of it.
 		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 9000)];
-		const knobs = { ...WIDE, horizon: 10, minEvent: 40_000 };
+		const knobs = { ...WIDE, horizon: 10, minEvent: 36_000 };
 		assert.deepEqual(economize(mkView(blocks, { window: 200_000, config: knobs })), []);
 		const warm = { ...mkView(blocks, { window: 200_000, config: knobs }), cache: { warm: true } };
 		assert.deepEqual(economize(warm), []);
@@ -142,11 +142,16 @@ describe("the break-even rule", () => {
 		assert.deepEqual(folds(economize(cold)), ["r:a", "r:b"]);
 		const unknown = { ...mkView(blocks, { window: 200_000, config: knobs }), cache: { warm: undefined } };
 		assert.deepEqual(economize(unknown), []);
+		const dearer = {
+			...mkView(blocks, { window: 200_000, config: { ...knobs, minEvent: 40_000 } }),
+			cache: { warm: false },
+		};
+		assert.deepEqual(economize(dearer), [], "18k saved is less than half of a 40k least event");
 	});
 
-	it("when the session never read from the cache, folds without charging the rewrite and without a least size", () => {
+	it("when the session never read from the cache, folds without charging the rewrite, once it saves half the least event", () => {
 		const blocks = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 9000)];
-		const knobs = { ...WIDE, horizon: 10, minEvent: 40_000 };
+		const knobs = { ...WIDE, horizon: 10, minEvent: 36_000 };
 		assert.deepEqual(economize(mkView(blocks, { window: 200_000, config: knobs })), []);
 		const never = { ...mkView(blocks, { window: 200_000, config: knobs }), neverCacheRead: true };
 		assert.deepEqual(folds(economize(never)), ["r:a", "r:b"]);
