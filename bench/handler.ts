@@ -188,21 +188,28 @@ async function capture(file: string): Promise<Captured> {
 }
 
 /**
- * Tells the extension what Pi tells it before a request (untimed): `before_agent_start` when the
- * request opens a run (it ends with the user's prompt), else the previous turn's `turn_end` with the
- * tool results the request ends with. Until the fold tools are declared, both plan the next request.
+ * Tells the extension what Pi tells it before a request (untimed): the previous response's
+ * `message_end`, then `before_agent_start` when the request opens a run (it ends with the user's
+ * prompt), else the `message_end` of each tool result the request ends with, each while Pi's session
+ * holds the messages before it (Pi stores a message after its handlers ran). Until the fold tools are
+ * declared, `before_agent_start` and the last tool result plan the next request.
  */
 async function beforeRequest(extension: Extension, stored: readonly MessageLike[]): Promise<void> {
 	const last = stored.at(-1);
+	let from = stored.length;
+	if (last?.role === "user") from--;
+	else while (from > 0 && stored[from - 1].role === "toolResult") from--;
+	const response = stored[from - 1];
+	if (response?.role === "assistant")
+		await extension.emit("message_end", { message: response }, stored.slice(0, from - 1));
 	if (last?.role === "user") {
 		const content = Array.isArray(last.content) ? (last.content as { type?: string; text?: string }[]) : [];
 		const prompt = typeof last.content === "string" ? last.content : content.map((p) => p.text ?? "").join("\n");
 		await extension.emit("before_agent_start", { prompt, images: [] }, stored.slice(0, -1));
 		return;
 	}
-	let from = stored.length;
-	while (from > 0 && stored[from - 1].role === "toolResult") from--;
-	await extension.emit("turn_end", { message: stored[from - 1], toolResults: stored.slice(from) }, stored);
+	for (let i = from; i < stored.length; i++)
+		await extension.emit("message_end", { message: stored[i] }, stored.slice(0, i));
 }
 
 /** Per-request handler and clone times (ms) of a fresh extension over the captured requests, in order. */

@@ -29,8 +29,10 @@ async function tui(settings: Record<string, unknown> = {}): Promise<StubPi> {
 	return stub;
 }
 
-function respond(stub: StubPi, usage: Record<string, number>) {
-	return stub.emit("message_end", { message: { role: "assistant", provider: "fake", model: "fake-model", usage } });
+function respond(stub: StubPi, usage: Record<string, number>, content: unknown[] = []) {
+	return stub.emit("message_end", {
+		message: { role: "assistant", provider: "fake", model: "fake-model", usage, content },
+	});
 }
 
 const notices = (stub: StubPi) => stub.ui.notices.map((n) => n.message);
@@ -128,7 +130,7 @@ describe("wire watchdog", () => {
 
 	/**
 	 * One agent run of bash turns as Pi drives it (before_agent_start; per request the `context` pass,
-	 * the provider payload, the response; the tool result and turn_end), up to the first request that
+	 * the provider payload, the response; the tool result's message_end), up to the first request that
 	 * folds. `payload` is what goes out for it, `usage` what its response reports. Returns that request.
 	 */
 	async function firstFold(
@@ -144,20 +146,29 @@ describe("wire watchdog", () => {
 			const sent = await stub.request();
 			const folds = sent.some((m) => JSON.stringify(m.content).includes(" FOLDED}"));
 			await stub.emit("before_provider_request", { payload: folds ? payload(sent) : { messages: sent } });
-			await respond(stub, folds ? usage : { input: 10, cacheRead: 1_000 * (i + 1), cacheWrite: 900 });
-			if (folds) return { active, sent };
+			if (folds) {
+				await respond(stub, usage);
+				return { active, sent };
+			}
 			const id = `call_${i}`;
+			const call = { type: "toolCall", id, name: "bash", arguments: { command: `check ${i}` } };
+			await respond(stub, { input: 10, cacheRead: 1_000 * (i + 1), cacheWrite: 900 }, [call]);
 			stub.addMessage({
 				role: "assistant",
-				content: [{ type: "toolCall", id, name: "bash", arguments: { command: `check ${i}` } }],
+				content: [call],
 				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
 				stopReason: "toolUse",
 				timestamp: 1_700_000_000_000 + 10 * i + 1,
 			});
 			const text = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} ok`).join("\n");
-			const result = { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }] };
-			stub.addMessage({ ...result, isError: false, timestamp: 1_700_000_000_000 + 10 * i + 2 });
-			await stub.emit("turn_end", { turnIndex: i, toolResults: [result] });
+			await stub.endMessage({
+				role: "toolResult",
+				toolCallId: id,
+				toolName: "bash",
+				content: [{ type: "text", text }],
+				isError: false,
+				timestamp: 1_700_000_000_000 + 10 * i + 2,
+			});
 		}
 		throw new Error("no request folded");
 	}

@@ -404,12 +404,12 @@ describe("over budget with nothing worth folding", () => {
 		return stub;
 	}
 
-	/** One request and its turn's end, as Pi runs them inside an agent run. */
+	/** One request and its response's message_end, as Pi runs them inside an agent run. */
 	async function turn(stub: ReturnType<typeof loadStub>) {
 		await stub.request();
-		await stub.emit("turn_end");
+		await stub.emit("message_end", { message: { role: "assistant", content: [], stopReason: "stop" } });
 	}
-	/** One request, its turn's end, and the end of the agent's run. */
+	/** One request, its response, and the end of the agent's run. */
 	async function run(stub: ReturnType<typeof loadStub>) {
 		await turn(stub);
 		await stub.emit("agent_settled", { aborted: false });

@@ -96,6 +96,18 @@ describe("per-turn pipeline", () => {
 	});
 });
 
+describe("what Pi pays for the hooks", () => {
+	it("registers no turn_end handler", () => {
+		// Pi 1.6 builds a preview of the whole branch (a session manager and its projection) once before
+		// the turn_end handlers and again after each of them, every turn whichever handler it is, so each
+		// one slows every model step in proportion to the session's length (agent-session.js
+		// `_dispatchTurnEndBoundary`, extensions/runner.js `emitBoundary`). Nothing would be skipped when
+		// no extension registers one.
+		const stub = loadStub();
+		assert.deepEqual(stub.handlers.get("turn_end") ?? [], []);
+	});
+});
+
 describe("tools", () => {
 	it("recall_folded serves the original whole, by grep, by lines and by search; bad input gets a clear message", async () => {
 		const stub = await started();

@@ -1,10 +1,11 @@
 /**
- * The seed index on disk (IndexStore) after damage: a file whose last line was cut mid-write keeps
- * every record appended after it readable, and a fold event rejected on one branch retracts only
- * that branch's record of its seq (sequence numbers restart on each branch).
+ * The seed index on disk (IndexStore) after damage: a file whose last line was cut mid-write (before
+ * this process opened it, or later by another process on the same session) keeps every record
+ * appended after it readable, and a fold event rejected on one branch retracts only that branch's
+ * record of its seq (sequence numbers restart on each branch).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -41,6 +42,21 @@ describe("IndexStore", () => {
 		const parsed = parseSeedIndex(readFileSync(file, "utf8"));
 		assert.deepEqual(tags(parsed.records), ["fold:2@e2"]);
 		assert.equal(parsed.skipped, 1, "only the line cut mid-write is lost");
+	});
+
+	it("appends on a new line after a line another process cut mid-write once this one had opened the file", () => {
+		const store = new IndexStore();
+		store.open(place("torn-later"));
+		const file = store.file() as string;
+		store.append(fold(1, "e1"));
+		// A second pi on the same session dies in the middle of its append.
+		appendFileSync(file, serializeRecord(fold(7, "x7")).slice(0, 30));
+		store.append(fold(2, "e2"));
+		store.retract(1, "layer could not be appended", "fold");
+		const reopened = new IndexStore();
+		assert.deepEqual(reopened.open(place("torn-later")), { skipped: 1 }, "only the other process's fragment");
+		assert.deepEqual(tags(reopened.all()), ["fold:2@e2"], "record 2 kept, record 1 retracted");
+		assert.ok(readFileSync(file, "utf8").endsWith("\n"));
 	});
 
 	it("retracts a rejected event's record on its own branch only", () => {

@@ -71,6 +71,8 @@ export interface StubPi {
 	addMessage(message: Record<string, unknown>): void;
 	/** Runs every handler of an event. */
 	emit(name: string, event?: Record<string, unknown>): Promise<unknown[]>;
+	/** Ends a message as Pi does: runs the `message_end` handlers, then stores it in the session. */
+	endMessage(message: Record<string, unknown>): Promise<void>;
 	/** Calls of `ctx.compact()` the extension made, with the options it passed. */
 	compactions: CompactOptions[];
 	/**
@@ -189,6 +191,10 @@ export function loadStub(
 			for (const handler of stub.handlers.get(name) ?? [])
 				results.push(await handler({ type: name, ...event }, ctx));
 			return results;
+		},
+		async endMessage(message) {
+			await stub.emit("message_end", { message });
+			stub.addMessage(message);
 		},
 		compact(firstKeptEntryId, summary = "compacted") {
 			stub.entries.push({ type: "compaction", ...entryHead(), summary, firstKeptEntryId, tokensBefore: 0 });

@@ -1,8 +1,8 @@
 /**
  * When recall_folded and unfold are declared, over the stub host: inactive while the session has
- * nothing to recall, active from the request that carries the first digest on (the turn before it
- * plans that request), added to the tools already active without removing any, and active at once in a
- * session resumed with fold records or started from a parent session.
+ * nothing to recall, active from the request that carries the first digest on (the last tool result
+ * before it plans that request), added to the tools already active without removing any, and active
+ * at once in a session resumed with fold records or started from a parent session.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -14,26 +14,38 @@ const FOLD_TOOLS = ["recall_folded", "unfold"];
 /** Pi's built-in tools and another extension's, active before context-fold does anything. */
 const OTHERS = ["read", "bash", "edit", "other_extension_tool"];
 
-/** Adds one agent turn to the stub session: a bash call and its 200-line result, as Pi persists them. */
-function bashTurn(stub: StubPi, i: number, at: number): Record<string, unknown> {
-	const id = `call_${i}`;
-	stub.addMessage({
-		role: "assistant",
-		content: [{ type: "toolCall", id, name: "bash", arguments: { command: `check ${i}` } }],
-		usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
-		stopReason: "toolUse",
-		timestamp: at,
-	});
-	const result = {
+/** A bash call of check `i`. */
+function bashCall(i: number): Record<string, unknown> {
+	return { type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `check ${i}` } };
+}
+
+/** The 200-line result of check `i`. */
+function bashResult(i: number, at: number): Record<string, unknown> {
+	return {
 		role: "toolResult",
-		toolCallId: id,
+		toolCallId: `call_${i}`,
 		toolName: "bash",
 		content: [{ type: "text", text: Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} ok`).join("\n") }],
 		isError: false,
-		timestamp: at + 1,
+		timestamp: at,
 	};
-	stub.addMessage(result);
-	return result;
+}
+
+/** A response asking for the bash calls of `checks`. */
+function bashResponse(checks: number[], at: number): Record<string, unknown> {
+	return {
+		role: "assistant",
+		content: checks.map(bashCall),
+		usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+		stopReason: "toolUse",
+		timestamp: at,
+	};
+}
+
+/** One agent turn after its request, as Pi ends it: a bash call and its 200-line result, each message ended and stored. */
+async function bashTurn(stub: StubPi, i: number, at: number): Promise<void> {
+	await stub.endMessage(bashResponse([i], at));
+	await stub.endMessage(bashResult(i, at + 1));
 }
 
 /** The fold tools among `names`. */
@@ -41,22 +53,27 @@ function foldTools(names: readonly string[]): string[] {
 	return names.filter((name) => FOLD_TOOLS.includes(name));
 }
 
+/** The tools active when a request is sent, and whether its `context` pass folded something. */
+async function send(stub: StubPi): Promise<{ active: string[]; folded: boolean }> {
+	const active = [...stub.active];
+	const sent = await stub.request();
+	return { active, folded: resultTexts(sent).some((t) => FOLDED.test(t)) };
+}
+
 /**
  * One agent run of bash turns, driven as Pi drives it: before_agent_start, then per request the tools
- * active when it is sent and its `context` pass, then the turn's tool result and turn_end.
+ * active when it is sent and its `context` pass, then the response's and the tool result's
+ * message_end (each stored after its handlers ran).
  */
 async function run(stub: StubPi, turns: number) {
 	const requests: { active: string[]; folded: boolean }[] = [];
 	await stub.emit("before_agent_start", { messageType: "user", prompt: "run the checks" });
 	let at = 1_700_000_000_000;
-	stub.addMessage({ role: "user", content: "run the checks", timestamp: at });
+	await stub.endMessage({ role: "user", content: "run the checks", timestamp: at });
 	for (let i = 0; i < turns; i++) {
-		const active = [...stub.active];
-		const sent = await stub.request();
-		requests.push({ active, folded: resultTexts(sent).some((t) => FOLDED.test(t)) });
+		requests.push(await send(stub));
 		at += 10;
-		const result = bashTurn(stub, i, at);
-		await stub.emit("turn_end", { turnIndex: i, toolResults: [result] });
+		await bashTurn(stub, i, at);
 	}
 	return requests;
 }
@@ -82,6 +99,30 @@ describe("fold tool declarations", () => {
 		}
 		// One change, made before the request it serves: only the two names added to what was active.
 		assert.deepEqual(stub.toolSets, [[...OTHERS, ...FOLD_TOOLS]]);
+	});
+
+	it("are planned at the last tool result of a response that asked for several, not at an earlier one", async () => {
+		const plain = loadStub();
+		await plain.emit("session_start", { reason: "startup" });
+		const first = (await run(plain, 10)).findIndex((r) => r.folded);
+		// The same run up to two requests before the first fold, then a response asking for three checks:
+		// its first result alone brings the next request to a fold.
+		const stub = loadStub();
+		stub.active = [...OTHERS];
+		await stub.emit("session_start", { reason: "startup" });
+		await run(stub, first - 1);
+		assert.equal((await send(stub)).folded, false);
+		const at = 1_800_000_000_000;
+		await stub.endMessage(bashResponse([first - 1, first, first + 1], at));
+		for (const [k, check] of [first - 1, first].entries()) {
+			await stub.endMessage(bashResult(check, at + 1 + k));
+			assert.deepEqual(stub.toolSets, [], `nothing planned at result ${k + 1} of 3: Pi still waits for the rest`);
+		}
+		await stub.endMessage(bashResult(first + 1, at + 3));
+		assert.deepEqual(stub.toolSets, [[...OTHERS, ...FOLD_TOOLS]], "planned at the last result");
+		const next = await send(stub);
+		assert.ok(next.folded, "the next request folds");
+		assert.deepEqual(next.active, [...OTHERS, ...FOLD_TOOLS], "and declares the fold tools");
 	});
 
 	it("stay absent through a session that never folds", async () => {

@@ -49,7 +49,10 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	let actedOn = false;
 	let compacted = false;
 	let left: number | undefined;
-	pi.on("turn_end", () => {
+	// Read after each response, which follows its request's pass and comes before agent_settled (not at
+	// turn_end: Pi rebuilds a preview of the whole branch for each turn_end handler, every turn).
+	pi.on("message_end", (event) => {
+		if (event.message.role !== "assistant") return;
 		const over = engine.overBudget;
 		if (!over) {
 			actedOn = false;

@@ -1,9 +1,11 @@
 /**
  * The seed index on disk: `<sessionDir>/context-fold/<sessionId>/seed-index.jsonl`, one record per
  * committed fold event and per compaction, append-only. An in-memory session (`--no-session`)
- * keeps the records in memory only and writes no file.
+ * keeps the records in memory only and writes no file. Another process may append to the same file
+ * (a second `pi` on the session) and die mid-line: each append looks at the file's last byte first
+ * and starts a new line after such a fragment, so the record stays a line of its own.
  */
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
@@ -35,8 +37,6 @@ export class IndexStore {
 	private records: SeedRecord[] = [];
 	private dir: string | undefined;
 	private unwritable = false;
-	/** The file ends in a line cut mid-write: the next append starts a new line first. */
-	private torn = false;
 	private readonly warn: (message: string) => void;
 
 	constructor(warn: (message: string) => void = () => {}) {
@@ -52,7 +52,6 @@ export class IndexStore {
 		this.dir = artifactDir(session);
 		this.records = [];
 		this.unwritable = false;
-		this.torn = false;
 		if (!this.dir) return { skipped: 0 };
 		const file = this.file() as string;
 		let text = "";
@@ -70,7 +69,6 @@ export class IndexStore {
 		}
 		const parsed = parseSeedIndex(text);
 		this.records = parsed.records;
-		this.torn = text.length > 0 && !text.endsWith("\n");
 		return { skipped: parsed.skipped };
 	}
 
@@ -119,14 +117,31 @@ export class IndexStore {
 		if (!file || !this.dir || this.unwritable) return;
 		try {
 			mkdirSync(this.dir, { recursive: true });
-			// After a line cut mid-write, a new line first: else this record would join the torn one, unread.
-			appendFileSync(file, `${this.torn ? "\n" : ""}${serializeRecord(record)}`, { encoding: "utf8" });
-			this.torn = false;
+			appendLine(file, serializeRecord(record));
 		} catch (error) {
 			this.unwritable = true;
 			this.warn(
 				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); this session keeps it in memory only, so later summaries after a restart will lack what it would have held`,
 			);
 		}
+	}
+}
+
+/**
+ * Appends `line` (ending in a newline) to `file`, after a newline of its own when the file ends in a
+ * line cut mid-write, by this process or any other since it was opened: else the record would join
+ * that fragment and be skipped with it. Two system calls more than a plain append, once per record.
+ */
+function appendLine(file: string, line: string): void {
+	const fd = openSync(file, "a+");
+	try {
+		const size = fstatSync(fd).size;
+		const last = Buffer.alloc(1);
+		const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+		const bytes = Buffer.from(`${torn ? "\n" : ""}${line}`, "utf8");
+		let written = 0;
+		while (written < bytes.length) written += writeSync(fd, bytes, written);
+	} finally {
+		closeSync(fd);
 	}
 }

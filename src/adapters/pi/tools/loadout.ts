@@ -6,15 +6,17 @@
  * change the declarations again.
  *
  * Pi 1.6 fixes a request's declarations before the `context` hook folds it: the tools a run's first
- * request declares are settled after `before_agent_start`, those of a later request in the run after
- * the previous turn's `turn_end` (and after any compaction Pi runs in between, whose
- * `session_compact` comes first). So at those two points the engine plans the next request's pass on
- * the conversation as Pi will send it, and when that pass would fold, the tools are activated for
- * the very request that carries the first digest. Should the plan miss (a steering message that
- * arrived after it, the cache going cold in between), the `context` hook activates them after the
- * fold, and they reach the next request. A compaction that recorded blocks, a resumed branch with
- * fold records and a session seeded by /fold-handoff from a parent session activate them at once (a
- * session Pi forked or cloned names a parent too, but no code of it).
+ * request declares are settled after `before_agent_start`, those of a later request in the run once
+ * the previous turn has ended (and after any compaction Pi runs in between, whose `session_compact`
+ * comes first). So at `before_agent_start`, and at the `message_end` of the last tool result a
+ * response asked for, the engine plans the next request's pass on the conversation as Pi will send
+ * it, and when that pass would fold, the tools are activated for the very request that carries the
+ * first digest. No `turn_end` handler: Pi rebuilds a preview of the whole branch for each one an
+ * extension registers, every turn. Should the plan miss (a steering message that arrived after it,
+ * the cache going cold in between), the `context` hook activates them after the fold, and they
+ * reach the next request. A compaction that recorded blocks, a resumed branch with fold records and
+ * a session seeded by /fold-handoff from a parent session activate them at once (a session Pi forked
+ * or cloned names a parent too, but no code of it).
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
@@ -115,11 +117,27 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 		ahead(ctx, [start]);
 		return undefined;
 	});
-	pi.on("turn_end", (event, ctx) => {
-		// A turn without tool results ends the run: the next request is a new run's, planned before it starts.
-		if ((event.toolResults?.length ?? 0) > 0) ahead(ctx);
-		return undefined;
-	});
+	// The tool results the latest response still waits for. Pi emits a message_end for each tool call
+	// of a response (a call it did not run, or one cut off by the output limit, gets an error result),
+	// and none after a failed or aborted response. The last of them completes the next request's
+	// conversation; Pi runs message_end handlers before it stores the message, so it is added to the
+	// conversation the plan reads. A batch whose every tool asked to end the run is planned too: a
+	// queued follow-up continues it without a before_agent_start.
+	let awaited = 0;
+	pi.on("message_end", (event, ctx) =>
+		guarded(() => {
+			if (settled) return;
+			const message = event.message as { role?: unknown; stopReason?: unknown; content?: unknown };
+			if (message.role === "assistant") {
+				const failed = message.stopReason === "error" || message.stopReason === "aborted";
+				const parts = Array.isArray(message.content) ? (message.content as { type?: unknown }[]) : [];
+				awaited = failed ? 0 : parts.filter((part) => part.type === "toolCall").length;
+			} else if (message.role === "toolResult" && awaited > 0) {
+				awaited--;
+				if (awaited === 0) ahead(ctx, [event.message as unknown as MessageLike]);
+			}
+		}),
+	);
 	// After the fold pass (registered before this one): a fold the plan did not foresee is declared from
 	// the next request on.
 	pi.on("context", () => {

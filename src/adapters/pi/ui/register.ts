@@ -1,8 +1,10 @@
 /**
  * The user's view, registered in one call: the `/context-fold` command, the renderers, and the
- * footer status refreshed after each response (once Pi has stored it: turn and agent end), tool
- * result (an unfold), compaction and session change, and after a context pass that changed what it
- * shows. Registered after the engine's hooks, so each refresh sees the pass it follows.
+ * footer status refreshed after each message and at the agent's end (once Pi has stored the last
+ * response), after an unfold's tool result, a compaction and a session change, and after a context
+ * pass that changed what it shows. Registered after the engine's hooks, so each refresh sees the
+ * pass it follows. Not at `turn_end`: Pi rebuilds a preview of the whole branch for each handler of
+ * it, every turn, and the refreshes around it already show what it would.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type CommandDeps, registerCommand } from "./command.ts";
@@ -26,7 +28,7 @@ export function registerUserView(pi: ExtensionAPI, deps: CommandDeps, records: F
 			updateFooter(deps, ctx);
 		});
 	}
-	for (const event of ["message_end", "turn_end", "agent_end"] as const) pi.on(event as "message_end", refresh);
+	for (const event of ["message_end", "agent_end"] as const) pi.on(event as "message_end", refresh);
 	pi.on("context", (_event, ctx) => {
 		const now = { version: deps.engine.registry.version, advisory: deps.advisoryActive?.() ?? false };
 		if (!moved && shown?.version === now.version && shown.advisory === now.advisory) return;
