@@ -8,9 +8,9 @@
  * cheaper and more visible; every recorded reply reaches the model as under plain Pi. Cost with
  * recalls priced: at most 1.0x plain Pi on every session whose plain-Pi prompt peaks below 100k.
  * Where plain Pi peaks at 100k or more the issue asks 0.65x, and 0.55x over the corpus; the default
- * does not reach that on every session yet (docs/defaults.md: codex-civitas-employer 0.774x,
- * accordion-sample 0.651x, 0.560x in total), so this file holds it at what it reaches, PEAKED_MAX and
- * TOTAL_MAX, until it does. In a window five times larger (about a
+ * does not reach that on every session yet (docs/defaults.md: codex-civitas-employer 0.851x,
+ * accordion-sample 0.661x, 0.557x in total, since the replay weighs Pi's refreshes by Pi's own rule),
+ * so this file holds it at what it reaches, PEAKED_MAX and TOTAL_MAX, until it does. In a window five times larger (about a
  * real 1M one) the default folds exactly as in 140k until the first compaction or the first request
  * past the 140k budget (its sizes are tokens), and is never dearer than plain Pi. The other price
  * models and the 32k window are in default-policy-variants.test.ts, which runs beside this file. The
@@ -39,10 +39,14 @@ import { pair, replayIn, WINDOW } from "./corpus-replay.ts";
 
 /** The least plain-Pi peak at which issue 24 asks for 0.65x. */
 const PEAKED = 100_000;
-/** What the default reaches on sessions peaking at 100k or more (issue 24 asks 0.65). */
-const PEAKED_MAX = 0.78;
 /**
- * What the default reaches over the corpus (issue 24 asks 0.55): 0.560 over all three folders, 0.581
+ * What the default reaches on sessions peaking at 100k or more (issue 24 asks 0.65): 0.851
+ * (codex-civitas-employer), which was 0.774 while the replay warmed every pause, where plain Pi
+ * paid for refreshes its own rule would not send.
+ */
+const PEAKED_MAX = 0.86;
+/**
+ * What the default reaches over the corpus (issue 24 asks 0.55): 0.557 over all three folders, 0.581
  * over the project's two alone (refactor-long weighs most there), as on a machine without the others.
  */
 const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.565 : 0.59;

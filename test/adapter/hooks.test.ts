@@ -412,13 +412,18 @@ describe("config", () => {
 		assert.equal(await foldsAfterTwoResponses(ladder, 500), false, "a warm cache: 30 % is below the 45 % threshold");
 	});
 
-	it("under the economic policy, two responses without a cache read make any saving worth an event", async () => {
-		// minEvent at half the window: no event could reach it while the rewrite is paid for.
-		const economic = { policy: "economic", hotTail: 1000, coldTail: 1000, minEvent: 50_000, backstopAt: 90_000 };
+	it("under the economic policy, two responses without a cache read make an event of half minEvent worth it", async () => {
+		// The results outside the tails save about 7k: less than a 12k minEvent, more than half of it.
+		const economic = { policy: "economic", hotTail: 1000, coldTail: 1000, minEvent: 12_000, backstopAt: 90_000 };
 		assert.equal(
 			await foldsAfterTwoResponses(economic, 0),
 			true,
-			"never a cache read: the rewrite is free and minEvent does not apply",
+			"never a cache read: the rewrite is free and half of minEvent applies",
+		);
+		assert.equal(
+			await foldsAfterTwoResponses({ ...economic, minEvent: 16_000 }, 0),
+			false,
+			"never a cache read, but the saving is short of half of minEvent",
 		);
 		assert.equal(await foldsAfterTwoResponses(economic, 500), false, "a warm cache: the event must reach minEvent");
 	});
