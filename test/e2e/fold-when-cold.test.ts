@@ -1,8 +1,8 @@
 /**
  * Fold-when-cold through real `pi`, under both profiles: with a least event size no ordinary event can
- * reach (the ladder's `step`, the economic policy's `minEvent`), a session past the threshold never
- * folds while its cache is warm, and folds on the first request after an idle gap past the cache
- * lifetime. The gap is simulated: the scripted server forgets its cache
+ * reach (the ladder's `step`, the economic policy's `minEvent`, 4k against 2–3k foldable), a
+ * session past the threshold never folds while its cache is warm, and folds on the first request
+ * after an idle gap past the cache lifetime (where the economic policy asks half of `minEvent`). The gap is simulated: the scripted server forgets its cache
  * (`expireCache()`) and the session file's recorded times move ten minutes back before `pi` resumes
  * it (harness/idle-gap.ts), so the branch's response times read as long past on the wall clock.
  * The lifetime is the model's own when none is saved: a model declaring Pi's `promptCache` tiers, run
@@ -26,7 +26,7 @@ const PROFILES: Record<string, Record<string, unknown>> = {
 	economic: {
 		policy: "economic",
 		foldFrom: 4_800,
-		minEvent: 14_400,
+		minEvent: 4_000,
 		hotTail: 1000,
 		coldTail: 1000,
 		budgetFraction: 0.95,
