@@ -428,32 +428,13 @@ describe("config", () => {
 		assert.equal(await foldsAfterTwoResponses(economic, 500), false, "a warm cache: the event must reach minEvent");
 	});
 
-	it("under the economic policy, the least event fits below where Pi compacts on its own (its reserveTokens)", async () => {
-		// Twelve ~1.4k-token results, ~16k in a 32k window: the six outside the 7.5k hot tail save ~8k, less
-		// than minEvent (11.2k). Pi compacts past 32k - 16,384 (its default reserve), so the least event is a
-		// fifth of that, 3.1k; with Pi's compaction off, minEvent stands.
-		const folds = async (compaction?: Record<string, unknown>) => {
-			const stub = loadStub({ window: 32_000 });
-			stub.settings = { "context-fold": { policy: "economic" }, ...(compaction ? { compaction } : {}) };
-			bashSession(stub, 12);
-			stub.usage = { tokens: 16_000, contextWindow: 32_000 };
-			await stub.emit("session_start", { reason: "startup" });
-			for (let i = 0; i < 2; i++) {
-				await stub.emit("message_end", {
-					message: { role: "assistant", usage: { input: 10, output: 5, cacheRead: 500, cacheWrite: 0 } },
-				});
-			}
-			return resultTexts(await stub.request()).filter((t) => FOLDED.test(t)).length;
-		};
-		assert.ok((await folds()) > 0, "Pi's default reserve: the event fires");
-		assert.ok((await folds({ reserveTokens: 4_000 })) > 0, "Pi compacts past 28k: a least event of 5.6k");
-		assert.equal(await folds({ enabled: false }), 0, "Pi never compacts on its own: minEvent stands");
-	});
-
-	it("follows Pi's compaction switched off or on during the session (/settings, RPC set_auto_compaction)", async () => {
-		// The same session as above: whether the event fires tells which reserve the request was planned with.
+	/**
+	 * Twelve ~1.4k-token results, ~16k in a 32k window, under the economic policy with Pi's `compaction`
+	 * settings, after two responses that read from the cache (a warm cache: the least event applies).
+	 */
+	const warmEconomicSession = async (compaction?: Record<string, unknown>) => {
 		const stub = loadStub({ window: 32_000 });
-		stub.settings = { "context-fold": { policy: "economic" } };
+		stub.settings = { "context-fold": { policy: "economic" }, ...(compaction ? { compaction } : {}) };
 		bashSession(stub, 12);
 		stub.usage = { tokens: 16_000, contextWindow: 32_000 };
 		await stub.emit("session_start", { reason: "startup" });
@@ -462,6 +443,23 @@ describe("config", () => {
 				message: { role: "assistant", usage: { input: 10, output: 5, cacheRead: 500, cacheWrite: 0 } },
 			});
 		}
+		return stub;
+	};
+
+	it("under the economic policy, the least event fits below where Pi compacts on its own (its reserveTokens)", async () => {
+		// Twelve ~1.4k-token results, ~16k in a 32k window: the six outside the 7.5k hot tail save ~8k, less
+		// than minEvent (11.2k). Pi compacts past 32k - 16,384 (its default reserve), so the least event is a
+		// fifth of that, 3.1k; with Pi's compaction off, minEvent stands.
+		const folds = async (compaction?: Record<string, unknown>) =>
+			resultTexts(await (await warmEconomicSession(compaction)).request()).filter((t) => FOLDED.test(t)).length;
+		assert.ok((await folds()) > 0, "Pi's default reserve: the event fires");
+		assert.ok((await folds({ reserveTokens: 4_000 })) > 0, "Pi compacts past 28k: a least event of 5.6k");
+		assert.equal(await folds({ enabled: false }), 0, "Pi never compacts on its own: minEvent stands");
+	});
+
+	it("follows Pi's compaction switched off or on during the session (/settings, RPC set_auto_compaction)", async () => {
+		// The same session as above: whether the event fires tells which reserve the request was planned with.
+		const stub = await warmEconomicSession();
 		const status = async () => (await stub.command("context-fold", "status")).stdout;
 		assert.match(await status(), /Pi compacts at/);
 		stub.settings = { ...stub.settings, compaction: { enabled: false } };

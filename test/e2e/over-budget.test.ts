@@ -57,6 +57,22 @@ describe("over budget with nothing worth folding", () => {
 	});
 });
 
+/**
+ * A sandbox under the default policy in a 200k window, Pi's own compaction off (so only context-fold's
+ * compacts), against a server that answers each request with its number.
+ */
+async function defaultPolicySandbox(): Promise<{ server: ModelServer; sandbox: PiSandbox }> {
+	const server = await startModelServer((req) =>
+		isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
+	);
+	const sandbox = await createPiSandbox({
+		serverUrl: server.url,
+		contextWindow: 200_000,
+		settings: { compaction: { enabled: false }, "context-fold": { policy: "working-set" } },
+	});
+	return { server, sandbox };
+}
+
 describe("over budget between the messages of one print-mode run", () => {
 	// Four ~6.3k-token notes (user text never folds) pass the default policy's backstop (25.2k in a
 	// 200k window) after the fourth; Pi's own compaction is off, so only context-fold's compacts.
@@ -66,14 +82,7 @@ describe("over budget between the messages of one print-mode run", () => {
 
 	for (const mode of ["text", "json"] as const) {
 		it(`${mode === "text" ? "pi -p" : "--mode json"}: the compaction ends before the next message, which Pi sends`, async () => {
-			const server = await startModelServer((req) =>
-				isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
-			);
-			const sandbox = await createPiSandbox({
-				serverUrl: server.url,
-				contextWindow: 200_000,
-				settings: { compaction: { enabled: false }, "context-fold": { policy: "working-set" } },
-			});
+			const { server, sandbox } = await defaultPolicySandbox();
 			try {
 				const run = await sandbox.runCommand([...sandbox.args({ extensions: ["."], mode }), "--", ...messages], {
 					timeoutMs: 120_000,
@@ -103,14 +112,7 @@ describe("over budget when Pi refuses to compact", () => {
 		// which the notes fill: it has nothing older to compact after the second note, nor the third prompt.
 		const note = (k: number) =>
 			`Notes ${k}, keep verbatim:\n${`constraint ${k}: the parser must keep every byte of the input. `.repeat(1000)}`;
-		const server = await startModelServer((req) =>
-			isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
-		);
-		const sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: 200_000,
-			settings: { compaction: { enabled: false }, "context-fold": { policy: "working-set" } },
-		});
+		const { server, sandbox } = await defaultPolicySandbox();
 		try {
 			const run = await sandbox.runCommand(
 				[...sandbox.args({ extensions: ["."] }), "--", note(1), note(2), "Third: what now?"],
