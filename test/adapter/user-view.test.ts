@@ -347,6 +347,23 @@ describe("/context-fold", () => {
 		assert.match((await stub.command("context-fold", "status")).stdout, /Context +[\d.]+k of 8k window \(\d+%\)\n/);
 	});
 
+	it("after a switch to a model with its own compaction figures, says where Pi compacts for the new model", async () => {
+		const stub = loadStub({ window: 20_000 });
+		stub.settings = { compaction: { reserveTokens: 5_000, modelOverrides: { "p/small": { reserveTokens: 1_000 } } } };
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		assert.match((await stub.command("context-fold", "status")).stdout, /Pi compacts at 15k/);
+		stub.window = 8_000;
+		stub.model = { provider: "p", id: "small" };
+		await stub.emit("model_select", { model: { provider: "p", id: "small" }, source: "set" });
+		assert.match(
+			(await stub.command("context-fold", "status")).stdout,
+			/Pi compacts at 7k/,
+			"8k less its own 1k reserve",
+		);
+	});
+
 	it("says there is nothing to show when the session holds no message yet", async () => {
 		const stub = loadStub({ window: 10_000 });
 		await stub.emit("session_start", { reason: "startup" });

@@ -249,8 +249,9 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	pi.on("model_select", (event) => {
 		try {
 			// The last request was measured against the previous model's window: until the next one, the
-			// status previews the context in the new model's.
+			// status previews the context in the new model's, with Pi's compaction figures for it.
 			engine.forgetPass();
+			settings.forModel(event.model);
 			telemetry.select(event.model?.provider, event.model?.id);
 			advisor.observeModelChange();
 		} catch (error) {
