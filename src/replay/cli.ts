@@ -431,7 +431,7 @@ export function report(reports: readonly SessionReport[], wide = false): string 
 		if (pi?.foresight != null && pi.foresightAtBar != null)
 			out.push(
 				wrap(
-					`foresight: ${pi.foresight.toFixed(3)}× pi at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}`,
+					`foresight (× pi's cost+recalls): ${pi.foresight.toFixed(3)}× at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}`,
 				),
 			);
 		const cuts = r.policies.flatMap((f) =>

@@ -6,7 +6,7 @@
  * see blocks.ts; and the first block, the system prompt), which stays raw as in every context-fold
  * run. The cache never expires and nothing is warmed. The same formula over the run as sent (nothing
  * folded) is each floor's own baseline; the report divides the floors by the run's priced cost
- * instead (which also pays Pi's compactions and cache expiries), as every policy's × pi is. On the
+ * instead (which also pays Pi's compactions and cache expiries), as every policy's cost+recalls × pi is. On the
  * `pi` run it bounds how far a fold policy could bring a session's cost down; a session whose floor
  * is above a cost target cannot meet that target without losing references.
  *

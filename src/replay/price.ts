@@ -12,7 +12,8 @@
  *   request every min(0.9 TTL, TTL - 10 s) while a refresh pays for itself by Pi's own rule
  *   (`evaluateCacheWarming` at the price model's reference prices: in a gap within an agent run
  *   the next request is certain, in a gap between runs it comes with Pi's 15 % chance), for at most
- *   an hour after the request within a run and 30 minutes between runs; each refresh is priced as a
+ *   an hour after the request within a run and 30 minutes between runs (none after a compaction at
+ *   the end of a run: its new context stops Pi's warming); each refresh is priced as a
  *   request of its own (usually a full read) and counted apart. Before each refresh Pi asks the
  *   extensions (`cache_warming_decision`); a request marked `warmingStopped` had the answer `stop` in
  *   the gap before it, so that gap sends no refresh (Pi stops at the first one) and its refreshes are
@@ -130,6 +131,11 @@ export interface PriceInput {
 	shape: RequestShape;
 	/** The request opens an agent run (the gap before it is Pi's idle phase); else it continues one. */
 	opensRun?: boolean;
+	/**
+	 * A compaction ran since the previous request. Before a request that opens a run, it ran when the
+	 * previous run ended, and its new context ended Pi's warming of the previous request: no refresh.
+	 */
+	afterCompaction?: boolean;
 	/** The extensions answered `stop` when asked whether to warm, in the gap before this request. */
 	warmingStopped?: boolean;
 }
@@ -231,7 +237,8 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 		let gapRefreshes = 0;
 		let gapCost = 0;
 		const phase: WarmingPhase = input.opensRun ? "idle" : "streaming";
-		if (lastTurn && delay !== undefined && piWarms(model, promptOf(lastTurn.shape), phase)) {
+		const compactedAtRunEnd = input.opensRun === true && input.afterCompaction === true;
+		if (lastTurn && delay !== undefined && !compactedAtRunEnd && piWarms(model, promptOf(lastTurn.shape), phase)) {
 			for (const t of refreshTimes(lastTurn.at, input.at, delay, phase)) {
 				if (input.warmingStopped) {
 					out.warmStopped++;

@@ -57,8 +57,9 @@ export interface PolicyFigures {
 	costWithRecalls: number;
 	/**
 	 * On the `pi` run only (null elsewhere): the foresight floor's cost (foresight.ts) over the run's
-	 * own cost with recalls, the denominator of every policy's × pi: about the least share of plain
-	 * Pi's cost any fold policy could reach while keeping every reference visible.
+	 * own cost with recalls, the denominator of every policy's cost+recalls × pi (the table's × pi
+	 * leaves recalls out): about the least share of plain Pi's cost any fold policy could reach
+	 * while keeping every reference visible.
 	 */
 	foresight: number | null;
 	/**
@@ -145,6 +146,7 @@ export function figuresOf(
 		shape: r.shape,
 		...(r.warmingStopped ? { warmingStopped: true } : {}),
 		...(r.opensRun ? { opensRun: true } : {}),
+		...(r.afterCompaction ? { afterCompaction: true } : {}),
 	}));
 	const price = priceRun(inputs, model, warming);
 	const warmedAll =

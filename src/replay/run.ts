@@ -297,7 +297,9 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			// The next reply opens a run (a prompt, not one steered into the run) after Pi's idle phase.
 			const phase: WarmingPhase = cursor === 0 && !queued.has(turn) ? "idle" : "streaming";
 			const last = run.requests.findLast((r) => r.kind === "turn");
-			const decision = last && piWarming(cache.model, promptOf(last.shape), phase);
+			// A compaction at the end of the previous run gave Pi a new context, which ended its warming.
+			const stopped = phase === "idle" && compactedSinceLast;
+			const decision = last && !stopped && piWarming(cache.model, promptOf(last.shape), phase);
 			let warms = false;
 			if (sentTurn && decision && at - lastAt >= FIRST_REFRESH_MS) {
 				clock = lastAt + FIRST_REFRESH_MS;

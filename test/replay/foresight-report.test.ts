@@ -1,6 +1,6 @@
 /**
  * The foresight floors as the report gives them, on a real session through the real Pi SDK: shares of
- * plain Pi's priced cost with recalls, the denominator of every policy's × pi, so that they compare
+ * plain Pi's priced cost with recalls, the denominator of every policy's cost+recalls × pi, so that they compare
  * with the table where plain Pi compacts (their own baseline prices neither compactions nor expiry);
  * and the scheduled floor's fold events, counted without an event that folds nothing new.
  */

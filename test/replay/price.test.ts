@@ -153,6 +153,14 @@ test("refreshes come every delay after a request, for at most 30 minutes between
 	assert.ok(streaming.every((t) => t <= 1_000 + 60 * 60_000));
 });
 
+test("after a compaction at the end of a run nothing is warmed; after one within a run the gap before it was", () => {
+	const [first, second] = inputs([[u1], [u1, a1, t1]], 600_000);
+	const refreshes = (opensRun: boolean) =>
+		priceRun([first, { ...second, opensRun, afterCompaction: true }], DEAR, true).warmRefreshes;
+	assert.equal(refreshes(true), 0, "the compaction ended the run, and Pi's warming with it");
+	assert.equal(refreshes(false), 2, "the compaction came after the tool run Pi kept warm");
+});
+
 test("Pi's rule decides each gap: at Opus 4.5's prices a refresh pays from about 9.5k tokens within a run, 138k between runs", () => {
 	// Worked by hand from Pi's rule: warm when p * (write - read) * tokens - (read * tokens + one output token)
 	// saves at least $0.05, p = 1 within a run and 0.15 between runs; $ per million tokens 5 / 25 / 0.5 / 6.25.

@@ -144,3 +144,36 @@ test("Pi sends no refresh its rule finds unprofitable: a 12k-token prompt betwee
 	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
 	assert.deepEqual([figures.warmRefreshes, figures.warmStopped], [0, 0]);
 });
+
+test("no refresh in the pause after a compaction at the end of a run: its new context stopped Pi's warming", async () => {
+	// A run ends at about 87k tokens in a 100k window; Pi compacts then, and the next prompt comes 20 minutes later.
+	const long = new SyntheticSession(T0);
+	long.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
+	long.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "/no/such/a.ts" } }],
+		stopReason: "toolUse",
+	});
+	long.add(2, {
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: "read",
+		content: [{ type: "text", text: "x".repeat(300_000) }],
+		isError: false,
+	});
+	long.add(4, {
+		role: "assistant",
+		content: [{ type: "text", text: `done ${"y".repeat(48_000)}` }],
+		stopReason: "stop",
+	});
+	long.add(1204, { role: "user", content: [{ type: "text", text: "again" }] });
+	long.add(1205, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	const compacted = long.script();
+	const run = await replayPolicy(
+		compacted,
+		{ name: "pi", kind: "pi" },
+		{ window: WINDOW, cache: { model: DEAR, warming: true } },
+	);
+	assert.equal(run.compactions, 1, "plain Pi compacts when the run ends");
+	assert.equal(figuresOf(compacted, run, DEAR, true, WINDOW, false).warmRefreshes, 0);
+});
