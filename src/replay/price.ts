@@ -136,6 +136,8 @@ export interface PriceInput {
 	 * previous run ended, and its new context ended Pi's warming of the previous request: no refresh.
 	 */
 	afterCompaction?: boolean;
+	/** Its reply failed without reporting a prompt: Pi weighs a refresh of this request at 0 tokens (none). */
+	failedWithoutUsage?: boolean;
 	/** The extensions answered `stop` when asked whether to warm, in the gap before this request. */
 	warmingStopped?: boolean;
 }
@@ -238,7 +240,8 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 		let gapCost = 0;
 		const phase: WarmingPhase = input.opensRun ? "idle" : "streaming";
 		const compactedAtRunEnd = input.opensRun === true && input.afterCompaction === true;
-		if (lastTurn && delay !== undefined && !compactedAtRunEnd && piWarms(model, promptOf(lastTurn.shape), phase)) {
+		const prompt = lastTurn?.failedWithoutUsage ? 0 : lastTurn && promptOf(lastTurn.shape);
+		if (lastTurn && delay !== undefined && !compactedAtRunEnd && piWarms(model, prompt ?? 0, phase)) {
 			for (const t of refreshTimes(lastTurn.at, input.at, delay, phase)) {
 				if (input.warmingStopped) {
 					out.warmStopped++;

@@ -147,6 +147,7 @@ export function figuresOf(
 		...(r.warmingStopped ? { warmingStopped: true } : {}),
 		...(r.opensRun ? { opensRun: true } : {}),
 		...(r.afterCompaction ? { afterCompaction: true } : {}),
+		...(r.failedWithoutUsage ? { failedWithoutUsage: true } : {}),
 	}));
 	const price = priceRun(inputs, model, warming);
 	const warmedAll =

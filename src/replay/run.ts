@@ -92,6 +92,8 @@ export interface CapturedRequest {
 	warmingStopped?: boolean;
 	/** The request opens an agent run: the gap before it is Pi's idle phase (see price.ts WarmingPhase). */
 	opensRun?: boolean;
+	/** Its reply failed (an error, an abort) and reported no prompt: Pi weighs a refresh of it at 0 tokens. */
+	failedWithoutUsage?: boolean;
 }
 
 /** One policy's replay. */
@@ -108,6 +110,16 @@ export interface PolicyRun {
 	 * warnings), counted instead of printed: they advise that user, not whoever runs the replay.
 	 */
 	advisories: number;
+}
+
+/**
+ * Whether a recorded reply failed (an error, an abort) without reporting its prompt: Pi weighs the
+ * refreshes after it by the last reply's usage, and at 0 tokens it sends none.
+ */
+function failedWithoutUsage(reply: MessageLike): boolean {
+	if (reply.stopReason !== "error" && reply.stopReason !== "aborted") return false;
+	const usage = (reply as { usage?: { input?: number; cacheRead?: number; cacheWrite?: number } }).usage;
+	return (usage?.input ?? 0) + (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0) === 0;
 }
 
 /** Options of a replay. */
@@ -299,7 +311,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			const last = run.requests.findLast((r) => r.kind === "turn");
 			// A compaction at the end of the previous run gave Pi a new context, which ended its warming.
 			const stopped = phase === "idle" && compactedSinceLast;
-			const decision = last && !stopped && piWarming(cache.model, promptOf(last.shape), phase);
+			const prompt = last?.failedWithoutUsage ? 0 : last && promptOf(last.shape);
+			const decision = last && !stopped && piWarming(cache.model, prompt ?? 0, phase);
 			let warms = false;
 			if (sentTurn && decision && at - lastAt >= FIRST_REFRESH_MS) {
 				clock = lastAt + FIRST_REFRESH_MS;
@@ -355,6 +368,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			afterCompaction: compactedSinceLast,
 			...(pendingStop ? { warmingStopped: true } : {}),
 			...(opensRun ? { opensRun: true } : {}),
+			...(failedWithoutUsage(recorded) ? { failedWithoutUsage: true } : {}),
 		});
 		pendingStop = false;
 		sentTurn = true;

@@ -177,3 +177,37 @@ test("no refresh in the pause after a compaction at the end of a run: its new co
 	assert.equal(run.compactions, 1, "plain Pi compacts when the run ends");
 	assert.equal(figuresOf(compacted, run, DEAR, true, WINDOW, false).warmRefreshes, 0);
 });
+
+test("no refresh after a run that ended in an error reply reporting no prompt: Pi has nothing to weigh", async () => {
+	const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+	const failed = new SyntheticSession(T0);
+	failed.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
+	failed.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "e1", name: "read", arguments: { path: "/no/such/e1.ts" } }],
+		stopReason: "toolUse",
+	});
+	failed.add(2, {
+		role: "toolResult",
+		toolCallId: "e1",
+		toolName: "read",
+		content: [{ type: "text", text: "x".repeat(80_000) }],
+		isError: false,
+	});
+	failed.add(4, {
+		role: "assistant",
+		content: [],
+		stopReason: "error",
+		errorMessage: "400 invalid_request_error: bad request",
+		usage: { ...none, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+	});
+	failed.add(1204, { role: "user", content: [{ type: "text", text: "again" }] });
+	failed.add(1205, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	const ended = failed.script();
+	const run = await replayPolicy(
+		ended,
+		{ name: "pi", kind: "pi" },
+		{ window: WINDOW, cache: { model: DEAR, warming: true } },
+	);
+	assert.equal(figuresOf(ended, run, DEAR, true, WINDOW, false).warmRefreshes, 0);
+});
