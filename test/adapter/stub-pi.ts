@@ -62,6 +62,8 @@ export interface StubPi {
 	hasUI: boolean | undefined;
 	/** What `ctx.isProjectTrusted()` answers (default false, as Pi headless without a trust decision). */
 	projectTrusted: boolean;
+	/** What `ctx.hasPendingMessages()` answers: a steering or follow-up message queued (default false). */
+	pending: boolean;
 	/** The providers of the models `ctx.modelRegistry.getAll()` lists; undefined: the context has no registry. */
 	providers: string[] | undefined;
 	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
@@ -171,6 +173,7 @@ export function loadStub(
 		mode: "print",
 		hasUI: undefined,
 		projectTrusted: false,
+		pending: false,
 		providers: undefined,
 		ui: {
 			notices: [],
@@ -271,6 +274,7 @@ export function loadStub(
 			return stub.mode;
 		},
 		isProjectTrusted: () => stub.projectTrusted,
+		hasPendingMessages: () => stub.pending,
 		get modelRegistry() {
 			const providers = stub.providers;
 			return providers && { getAll: () => providers.map((provider) => ({ provider, id: `${provider}-model` })) };

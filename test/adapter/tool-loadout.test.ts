@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { estimateTokens } from "@earendil-works/pi-coding-agent";
 import { HANDOFF_MESSAGE_TYPE } from "../../src/adapters/pi/compaction/handoff.ts";
 import { bashSession, loadStub, resultTexts, type StubPi } from "./stub-pi.ts";
 
@@ -122,6 +123,45 @@ describe("fold tool declarations", () => {
 		assert.deepEqual(stub.toolSets, [[...OTHERS, ...FOLD_TOOLS]], "planned at the last result");
 		const next = await send(stub);
 		assert.ok(next.folded, "the next request folds");
+		assert.deepEqual(next.active, [...OTHERS, ...FOLD_TOOLS], "and declares the fold tools");
+	});
+
+	it("are planned at a response without tool calls while a follow-up is queued, which Pi sends in the same run", async () => {
+		const plain = loadStub();
+		await plain.emit("session_start", { reason: "startup" });
+		const first = (await run(plain, 10)).findIndex((r) => r.folded);
+		// The same run up to the request before the first fold, whose response is a long text in place
+		// of a bash call: with it, the next request is the first to fold.
+		const answer = async (stub: StubPi) => {
+			stub.active = [...OTHERS];
+			await stub.emit("session_start", { reason: "startup" });
+			await run(stub, first - 1);
+			const sent = await stub.request();
+			assert.equal(
+				resultTexts(sent).some((t) => FOLDED.test(t)),
+				false,
+			);
+			const text = Array.from({ length: 200 }, (_, k) => `line ${k} of the summary: all checks pass`).join("\n");
+			// As a provider reports it: the request's prompt, and the response's own tokens as output.
+			const prompt = sent.reduce((n, m) => n + estimateTokens(m as never), 0);
+			await stub.endMessage({
+				role: "assistant",
+				content: [{ type: "text", text }],
+				usage: { input: prompt, output: Math.ceil(text.length / 4), cacheRead: 0, cacheWrite: 0 },
+				stopReason: "stop",
+				timestamp: 1_800_000_000_000,
+			});
+		};
+		const idle = loadStub();
+		await answer(idle);
+		assert.deepEqual(idle.toolSets, [], "nothing queued: the run ends, the next one's before_agent_start plans");
+		const stub = loadStub();
+		stub.pending = true;
+		await answer(stub);
+		assert.deepEqual(stub.toolSets, [[...OTHERS, ...FOLD_TOOLS]], "planned at the response");
+		await stub.endMessage({ role: "user", content: "and the lint too", timestamp: 1_800_000_000_001 });
+		const next = await send(stub);
+		assert.ok(next.folded, "the follow-up's request folds");
 		assert.deepEqual(next.active, [...OTHERS, ...FOLD_TOOLS], "and declares the fold tools");
 	});
 

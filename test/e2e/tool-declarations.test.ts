@@ -11,11 +11,13 @@
  * were), and Anthropic Messages and OpenAI chat completions without them (Pi then declares the
  * whole tool list again from that request on). Every assertion is on the captured request bodies.
  * And a session Pi forks (`pi --fork`) from one that never folded names a parent session in its
- * header but carries no code of it: it declares neither tool either.
+ * header but carries no code of it: it declares neither tool either. And over RPC, a follow-up the
+ * user queued while a tool ran, which Pi delivers in the same run after a reply without tool calls,
+ * goes out with the first digest and both tools (no before_agent_start plans that request).
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { analyze, FoldTracker, headJson, type RequestFolds } from "./harness/fold-wire.ts";
+import { ANY_TAG, analyze, FoldTracker, headJson, type RequestFolds } from "./harness/fold-wire.ts";
 import { type CapturedRequest, type JsonObject, type Script, toolNamesOf } from "./harness/model-server.ts";
 import type { PiApi, RunResult } from "./harness/pi-runner.ts";
 import { scriptedPi } from "./harness/scripted.ts";
@@ -182,6 +184,61 @@ describe("a forked session of one that never folded", () => {
 			const tools = toolNamesOf(req);
 			assert.ok(tools.includes("bash"), `request ${req.index} tools: ${tools}`);
 			for (const name of FOLD_TOOLS) assert.ok(!tools.includes(name), `request ${req.index} declares ${name}`);
+		}
+	});
+});
+
+/**
+ * The follow-up scenario's model: the eight batches, each reply reporting a small prompt, the last
+ * one slow (the follow-up is queued while it runs); the reply to it is text that reports a 12k
+ * cached prompt, so the request that delivers the follow-up, in the same run, is the first to fold.
+ */
+function followUpScript(): Script {
+	const tracker = new FoldTracker();
+	return (req) => {
+		const folds = tracker.observe(req);
+		if (req.index > 20) return { text: "guard: too many requests" };
+		const delivered = new Set(folds.results.map((r) => r.id));
+		const usage = { input: 50, cacheRead: 1000 + 10 * req.index, cacheWrite: 20 };
+		for (let k = 1; k <= BATCHES; k++) {
+			if (delivered.has(batchId(k))) continue;
+			const command = k === BATCHES ? `sleep 3; ${batchCommand(k)}` : batchCommand(k);
+			return { toolCalls: [{ id: batchId(k), name: "bash", args: { command } }], usage };
+		}
+		if (!req.raw.includes("Follow-up:")) return { text: "pausing here", usage: { ...usage, cacheRead: 12_000 } };
+		return { text: "done" };
+	};
+}
+
+describe("a follow-up queued during a run, delivered with the first fold", () => {
+	const held = scriptedPi(followUpScript(), {
+		api: "anthropic-messages",
+		contextWindow: WINDOW,
+		settings: { compaction: { enabled: false } },
+	});
+
+	before(async () => {
+		const rpc = await held.sandbox.startRpc({ extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
+		const from = rpc.records.length;
+		const started = rpc.send({ type: "prompt", message: "Run the batches." }, RUN_TIMEOUT_MS);
+		await rpc.waitFor((r) => r.type === "tool_execution_start" && r.toolCallId === batchId(BATCHES), {
+			from,
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		await rpc.send({ type: "follow_up", message: "Follow-up: carry on." });
+		await started;
+		await rpc.waitFor((r) => r.type === "agent_settled", { from, timeoutMs: RUN_TIMEOUT_MS });
+		await rpc.close();
+	});
+
+	it("declares both tools from the follow-up's request, the first with a digest, and none before", () => {
+		const requests = held.server.requests;
+		const first = requests.findIndex((req) => ANY_TAG.test(req.raw));
+		assert.ok(first > 0, "a request carries a digest");
+		assert.match(requests[first].raw, /Follow-up: carry on\./, "the first digest goes out with the follow-up");
+		for (const [i, req] of requests.entries()) {
+			const names = declared(req);
+			for (const tool of FOLD_TOOLS) assert.equal(names.includes(tool), i >= first, `request ${i}: ${names}`);
 		}
 	});
 });

@@ -8,8 +8,9 @@
  * Pi 1.6 fixes a request's declarations before the `context` hook folds it: the tools a run's first
  * request declares are settled after `before_agent_start`, those of a later request in the run once
  * the previous turn has ended (and after any compaction Pi runs in between, whose `session_compact`
- * comes first). So at `before_agent_start`, and at the `message_end` of the last tool result a
- * response asked for, the engine plans the next request's pass on the conversation as Pi will send
+ * comes first). So at `before_agent_start`, at the `message_end` of the last tool result a
+ * response asked for, and at that of a response without tool calls while a follow-up or steering
+ * message is queued (Pi delivers it in the same run), the engine plans the next request's pass on the conversation as Pi will send
  * it, and when that pass would fold, the tools are activated for the very request that carries the
  * first digest. No `turn_end` handler: Pi rebuilds a preview of the whole branch for each one an
  * extension registers, every turn. Should the plan miss (a steering message that arrived after it,
@@ -122,7 +123,9 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 	// and none after a failed or aborted response. The last of them completes the next request's
 	// conversation; Pi runs message_end handlers before it stores the message, so it is added to the
 	// conversation the plan reads. A batch whose every tool asked to end the run is planned too: a
-	// queued follow-up continues it without a before_agent_start.
+	// queued follow-up continues it without a before_agent_start. So does a response without tool
+	// calls while a message is queued: Pi fixes the declarations of the request that carries it before
+	// it emits that message, so the plan reads the conversation up to the response.
 	let awaited = 0;
 	pi.on("message_end", (event, ctx) =>
 		guarded(() => {
@@ -132,6 +135,8 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 				const failed = message.stopReason === "error" || message.stopReason === "aborted";
 				const parts = Array.isArray(message.content) ? (message.content as { type?: unknown }[]) : [];
 				awaited = failed ? 0 : parts.filter((part) => part.type === "toolCall").length;
+				if (!failed && awaited === 0 && ctx.hasPendingMessages())
+					ahead(ctx, [event.message as unknown as MessageLike]);
 			} else if (message.role === "toolResult" && awaited > 0) {
 				awaited--;
 				if (awaited === 0) ahead(ctx, [event.message as unknown as MessageLike]);
