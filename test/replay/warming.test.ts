@@ -29,14 +29,17 @@ const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const WINDOW = 100_000;
 const session = new SyntheticSession(T0);
 const add = (second: number, message: Record<string, unknown>): void => session.add(second, message);
-function read(second: number, id: string, content: { type: "text"; text: string }[]): void {
-	add(second, {
+/** Adds to `target` a response asking to read file `id` and its result, `content`, at `second`. */
+function readInto(target: SyntheticSession, second: number, id: string, content: { type: "text"; text: string }[]) {
+	target.add(second, {
 		role: "assistant",
 		content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
 		stopReason: "toolUse",
 	});
-	add(second, { role: "toolResult", toolCallId: id, toolName: "read", content, isError: false });
+	target.add(second, { role: "toolResult", toolCallId: id, toolName: "read", content, isError: false });
 }
+const read = (second: number, id: string, content: { type: "text"; text: string }[]) =>
+	readInto(session, second, id, content);
 add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
 read(2, "c1", [{ type: "text", text: "x".repeat(40_000) }]);
 read(
@@ -104,18 +107,7 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 	// A 10-minute tool run within a run, after a 12k-token request: at Opus 4.5's prices Pi keeps that warm.
 	const tool = new SyntheticSession(T0);
 	tool.add(1, { role: "user", content: [{ type: "text", text: "read the spec, then run the slow tests" }] });
-	tool.add(2, {
-		role: "assistant",
-		content: [{ type: "toolCall", id: "r1", name: "read", arguments: { path: "/no/such/spec.md" } }],
-		stopReason: "toolUse",
-	});
-	tool.add(2, {
-		role: "toolResult",
-		toolCallId: "r1",
-		toolName: "read",
-		content: [{ type: "text", text: "spec ".repeat(10_000) }],
-		isError: false,
-	});
+	readInto(tool, 2, "r1", [{ type: "text", text: "spec ".repeat(10_000) }]);
 	tool.add(3, {
 		role: "assistant",
 		content: [{ type: "toolCall", id: "b1", name: "bash", arguments: { command: "npm test" } }],
@@ -149,18 +141,7 @@ test("no refresh in the pause after a compaction at the end of a run: its new co
 	// A run ends at about 87k tokens in a 100k window; Pi compacts then, and the next prompt comes 20 minutes later.
 	const long = new SyntheticSession(T0);
 	long.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
-	long.add(2, {
-		role: "assistant",
-		content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "/no/such/a.ts" } }],
-		stopReason: "toolUse",
-	});
-	long.add(2, {
-		role: "toolResult",
-		toolCallId: "c1",
-		toolName: "read",
-		content: [{ type: "text", text: "x".repeat(300_000) }],
-		isError: false,
-	});
+	readInto(long, 2, "c1", [{ type: "text", text: "x".repeat(300_000) }]);
 	long.add(4, {
 		role: "assistant",
 		content: [{ type: "text", text: `done ${"y".repeat(48_000)}` }],
@@ -182,18 +163,7 @@ test("no refresh after a run that ended in an error reply reporting no prompt: P
 	const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
 	const failed = new SyntheticSession(T0);
 	failed.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
-	failed.add(2, {
-		role: "assistant",
-		content: [{ type: "toolCall", id: "e1", name: "read", arguments: { path: "/no/such/e1.ts" } }],
-		stopReason: "toolUse",
-	});
-	failed.add(2, {
-		role: "toolResult",
-		toolCallId: "e1",
-		toolName: "read",
-		content: [{ type: "text", text: "x".repeat(80_000) }],
-		isError: false,
-	});
+	readInto(failed, 2, "e1", [{ type: "text", text: "x".repeat(80_000) }]);
 	failed.add(4, {
 		role: "assistant",
 		content: [],
