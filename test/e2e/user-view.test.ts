@@ -28,12 +28,21 @@ import {
 	serializePrompt,
 	startModelServer,
 } from "./harness/model-server.ts";
-import { createPiSandbox, type JsonRecord, type PiSandbox } from "./harness/pi-runner.ts";
+import { createPiSandbox, type JsonRecord, type PiRpc, type PiSandbox } from "./harness/pi-runner.ts";
 import { scriptedPi } from "./harness/scripted.ts";
 import { editorText, flat, runCommand, startTui, type TuiSession, tmuxAvailable } from "./harness/tui.ts";
 
 const WINDOW = 20_000;
 const WAIT = 90_000;
+
+/** The line of `/context-fold status`, asked over RPC, that starts with `prefix`. */
+async function statusLine(rpc: PiRpc, prefix: string): Promise<string | undefined> {
+	const { events } = await rpc.prompt("/context-fold status", { timeoutMs: WAIT });
+	const note = events.find((e) => e.type === "extension_ui_request" && e.method === "notify");
+	return String(note?.message ?? "")
+		.split("\n")
+		.find((l) => l.startsWith(prefix));
+}
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (the footer and views exist only in the TUI)";
 const FOOTER = /^fold (\d+) · −[\d.]+k · cache read (–|\d+%)$/m;
 const batchId = (k: number) => `toolu_view_batch_${k}`;
@@ -334,13 +343,7 @@ describe("/context-fold status after a switch to a model with a smaller window",
 	it("names the new model's window before the next request", async () => {
 		const rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: WAIT });
 		try {
-			const status = async () => {
-				const { events } = await rpc.prompt("/context-fold status", { timeoutMs: WAIT });
-				const note = events.find((e) => e.type === "extension_ui_request" && e.method === "notify");
-				return String(note?.message ?? "")
-					.split("\n")
-					.find((l) => l.startsWith("Context "));
-			};
+			const status = () => statusLine(rpc, "Context ");
 			await rpc.prompt("Note the plan.", { timeoutMs: WAIT });
 			assert.match(String(await status()), /of 20k window/);
 			await rpc.call({ type: "set_model", provider: sandbox.provider, modelId: "small-model" });
@@ -357,13 +360,7 @@ describe("/context-fold status after Pi's auto-compaction is switched off", () =
 		const sandbox = await createPiSandbox({ serverUrl: server.url, contextWindow: WINDOW });
 		const rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: WAIT });
 		try {
-			const nextFold = async () => {
-				const { events } = await rpc.prompt("/context-fold status", { timeoutMs: WAIT });
-				const note = events.find((e) => e.type === "extension_ui_request" && e.method === "notify");
-				return String(note?.message ?? "")
-					.split("\n")
-					.find((l) => l.startsWith("Next fold"));
-			};
+			const nextFold = () => statusLine(rpc, "Next fold");
 			await rpc.prompt("Note the plan.", { timeoutMs: WAIT });
 			assert.match(String(await nextFold()), /Pi compacts at 15k/);
 			await rpc.call({ type: "set_auto_compaction", enabled: false });

@@ -137,47 +137,46 @@ test("Pi sends no refresh its rule finds unprofitable: a 12k-token prompt betwee
 	assert.deepEqual([figures.warmRefreshes, figures.warmStopped], [0, 0]);
 });
 
+/**
+ * A run that reads a file of `chars` characters and ends with `last` (the reply after the read),
+ * then a new prompt twenty minutes later, replayed under plain Pi at DEAR's prices (every refresh
+ * its rule weighs pays): the run and its figures.
+ */
+async function pauseAfter(chars: number, last: Record<string, unknown>) {
+	const synthetic = new SyntheticSession(T0);
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
+	readInto(synthetic, 2, "c1", [{ type: "text", text: "x".repeat(chars) }]);
+	synthetic.add(4, last);
+	synthetic.add(1204, { role: "user", content: [{ type: "text", text: "again" }] });
+	synthetic.add(1205, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	const paused = synthetic.script();
+	const run = await replayPolicy(
+		paused,
+		{ name: "pi", kind: "pi" },
+		{ window: WINDOW, cache: { model: DEAR, warming: true } },
+	);
+	return { run, figures: figuresOf(paused, run, DEAR, true, WINDOW, false) };
+}
+
 test("no refresh in the pause after a compaction at the end of a run: its new context stopped Pi's warming", async () => {
-	// A run ends at about 87k tokens in a 100k window; Pi compacts then, and the next prompt comes 20 minutes later.
-	const long = new SyntheticSession(T0);
-	long.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
-	readInto(long, 2, "c1", [{ type: "text", text: "x".repeat(300_000) }]);
-	long.add(4, {
+	// The run ends at about 87k tokens in a 100k window, and Pi compacts then.
+	const { run, figures } = await pauseAfter(300_000, {
 		role: "assistant",
 		content: [{ type: "text", text: `done ${"y".repeat(48_000)}` }],
 		stopReason: "stop",
 	});
-	long.add(1204, { role: "user", content: [{ type: "text", text: "again" }] });
-	long.add(1205, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
-	const compacted = long.script();
-	const run = await replayPolicy(
-		compacted,
-		{ name: "pi", kind: "pi" },
-		{ window: WINDOW, cache: { model: DEAR, warming: true } },
-	);
 	assert.equal(run.compactions, 1, "plain Pi compacts when the run ends");
-	assert.equal(figuresOf(compacted, run, DEAR, true, WINDOW, false).warmRefreshes, 0);
+	assert.equal(figures.warmRefreshes, 0);
 });
 
 test("no refresh after a run that ended in an error reply reporting no prompt: Pi has nothing to weigh", async () => {
 	const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
-	const failed = new SyntheticSession(T0);
-	failed.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
-	readInto(failed, 2, "e1", [{ type: "text", text: "x".repeat(80_000) }]);
-	failed.add(4, {
+	const { figures } = await pauseAfter(80_000, {
 		role: "assistant",
 		content: [],
 		stopReason: "error",
 		errorMessage: "400 invalid_request_error: bad request",
 		usage: { ...none, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
 	});
-	failed.add(1204, { role: "user", content: [{ type: "text", text: "again" }] });
-	failed.add(1205, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
-	const ended = failed.script();
-	const run = await replayPolicy(
-		ended,
-		{ name: "pi", kind: "pi" },
-		{ window: WINDOW, cache: { model: DEAR, warming: true } },
-	);
-	assert.equal(figuresOf(ended, run, DEAR, true, WINDOW, false).warmRefreshes, 0);
+	assert.equal(figures.warmRefreshes, 0);
 });
