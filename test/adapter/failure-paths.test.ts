@@ -13,6 +13,7 @@ import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
 import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
+import { ENTRY_TYPE, rebuildRegistry, skippedText } from "../../src/adapters/pi/fold/persistence.ts";
 import { resolveCode } from "../../src/adapters/pi/fold/recall-sources.ts";
 import { Ledger } from "../../src/adapters/pi/fold/session-ledger.ts";
 import { ADVICE, KEEP_DRAFT } from "../../src/core/cache-advice.ts";
@@ -253,6 +254,21 @@ describe("a parent session file with a damaged line", () => {
 		return file;
 	};
 
+	it("serves a code folded on a branch the parent has since left (it went on with /tree)", async () => {
+		const { lines, code } = await parentLines();
+		// The parent's last entry now continues from its first message: the fold is on another branch.
+		const side = JSON.stringify({
+			type: "message",
+			id: "side",
+			parentId: "e1",
+			timestamp: new Date(1).toISOString(),
+			message: { role: "user", content: "a side question", timestamp: 1 },
+		});
+		const answer = new ParentSession(write([...lines, side])).resolve(code);
+		assert.equal(answer.ok, true, JSON.stringify(answer));
+		assert.ok(answer.ok && answer.verified, "sha-verified against the record of the other branch");
+	});
+
 	it("skips a torn last line quietly", async () => {
 		const { lines, code } = await parentLines();
 		const heard: string[] = [];
@@ -275,6 +291,28 @@ describe("a parent session file with a damaged line", () => {
 		assert.deepEqual(heard, [`context-fold: ${damage}`]);
 		assert.equal(answer.ok, false);
 		assert.ok(!answer.ok && answer.error.endsWith(`(${damage})`), JSON.stringify(answer));
+	});
+});
+
+describe("a fold layer whose records entry is missing", () => {
+	it("is read, its blocks counted as sent raw, not as an unreadable entry", () => {
+		const entry = (data: Record<string, unknown>) => ({
+			type: "custom",
+			customType: ENTRY_TYPE,
+			data: { v: 1, ...data },
+		});
+		const { registry, skipped } = rebuildRegistry([
+			entry({ kind: "records", seq: 1, records: [{ id: "r:a", code: "aaaa1111", chars: 10, seq: 1 }] }),
+			entry({ kind: "layer", seq: 1, ops: [{ id: "r:a", code: "aaaa1111", text: "{#aaaa1111 FOLDED} a" }] }),
+			entry({ kind: "layer", seq: 2, ops: [{ id: "r:b", code: "bbbb2222", text: "{#bbbb2222 FOLDED} b" }] }),
+		]);
+		assert.ok(registry.frozenOp("r:a"));
+		assert.equal(registry.frozenOp("r:b"), undefined, "the block without its record is sent raw");
+		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0, unbacked: 1 });
+		assert.equal(
+			skippedText(skipped),
+			"context-fold: restoring fold state skipped 1 frozen op without its fold record (that block is sent raw)",
+		);
 	});
 });
 

@@ -36,6 +36,7 @@ import {
 } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
+const GOTO = join(import.meta.dirname, "fixtures", "goto-extension.ts");
 const RUN_TIMEOUT_MS = 60_000;
 const PLANTED_PATH = "src/planted/needle.ts";
 const PLANTED_SOURCE = 'export const needle = "planted needle";\n';
@@ -440,7 +441,7 @@ describe("/compact and /fold-handoff over RPC", () => {
 		// Default reserve (window / 4): no automatic compaction; a small keepRecentTokens so /compact
 		// has something to summarize.
 		sandbox = await sandboxWithNeedle(server, { compaction: { keepRecentTokens: 1_000 } });
-		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
+		rpc = await sandbox.startRpc({ extensions: [".", GOTO], timeoutMs: RUN_TIMEOUT_MS });
 	});
 	after(async () => {
 		if (rpc) {
@@ -557,6 +558,27 @@ describe("/compact and /fold-handoff over RPC", () => {
 		const unfolded = resultOf(server.requests, "toolu_child_unfold").text;
 		assert.match(unfolded, /belongs to the parent session .* cannot be unfolded here, recall_folded reads it/);
 		assert.equal(await readFile(sessionFile, "utf8"), parentBefore, "the parent session file was written");
+	});
+
+	it("after the parent goes on from an earlier entry (/tree), its codes still recall in the seeded session", async () => {
+		assert.ok(childSeed, "the accepted handoff test did not run");
+		const code = codeOnLine(childSeed, "Error: planted failure 2");
+		const child = (await rpc.call<{ sessionFile: string }>({ type: "get_state" })).sessionFile;
+		await rpc.call({ type: "switch_session", sessionPath: sessionFile });
+		const first = (await readSessionFile(sessionFile)).find((e) => e.type === "message") as { id: string };
+		holder.plan = { steps: [], final: "A side answer." };
+		await rpc.prompt(`/goto ${first.id}`);
+		await rpc.prompt("A side question.");
+		const last = (await readSessionFile(sessionFile)).at(-1) as { parentId?: string; type?: string };
+		assert.equal(last.type, "message", "the parent's last entry is the side branch's reply");
+		await rpc.call({ type: "switch_session", sessionPath: child });
+		holder.plan = {
+			steps: [{ id: "toolu_child_recall_2", call: () => ({ name: "recall_folded", args: { codes: [code] } }) }],
+			final: "Parent block read again.",
+		};
+		await rpc.prompt("Read the parent's failing batch again.");
+		const head = resultOf(server.requests, "toolu_child_recall_2").text.split("\n")[0];
+		assert.ok(head.includes(`from the parent session ${sessionFile}, sha256 verified`), head);
 	});
 });
 

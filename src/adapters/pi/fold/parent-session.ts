@@ -3,14 +3,16 @@
  * session whose header names a `parentSession`) carries the parent's fold codes as provenance
  * pointers; this module serves them from the parent's own session file, the one Pi wrote into this
  * session's header, with the same sha256 check as local recall. Nothing else is ever opened, and
- * the parent file is only read. A torn last line (a parent still being written) is skipped quietly;
+ * the parent file is only read. A code is looked up on the parent's last branch first, then on any
+ * other branch of the file: the parent may have moved on with `/tree` since the handoff, and its
+ * codes stay what they named. A torn last line (a parent still being written) is skipped quietly;
  * an unparsable line anywhere else is announced once and named in every miss, since the codes it
  * held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { sha256 } from "./engine.ts";
-import { rebuildRegistry } from "./persistence.ts";
+import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
 
 /** Largest parent session file read (bytes). */
@@ -35,7 +37,10 @@ export interface ParentMiss {
 }
 
 interface Loaded {
+	/** The fold state of the parent's last branch. */
 	registry: FoldRegistry;
+	/** The fold records of every branch by code, the newest for a code recorded more than once. */
+	anyBranch: Map<string, FoldRecord>;
 	ledger: Ledger;
 }
 
@@ -114,23 +119,30 @@ export class ParentSession {
 		const branch = lastBranch(entries);
 		this.loaded = {
 			registry: rebuildRegistry(branch).registry,
+			anyBranch: new Map(recordsOfEveryBranch(entries).map((record) => [record.code, record] as const)),
 			ledger: new Ledger(() => ({ getEntries: () => entries })),
 		};
 		return this.loaded;
 	}
 
-	/** True when the parent's branch recorded `code`. */
+	/** The parent's fold record of `code`: on its last branch, else on any other. */
+	private recordOf(loaded: Loaded, code: string): FoldRecord | undefined {
+		const id = loaded.registry.idOf(code);
+		return (id ? loaded.registry.record(id) : undefined) ?? loaded.anyBranch.get(code);
+	}
+
+	/** True when any branch of the parent recorded `code`. */
 	has(code: string): boolean {
 		const loaded = this.load();
-		return typeof loaded !== "string" && loaded.registry.idOf(code) !== undefined;
+		return typeof loaded !== "string" && this.recordOf(loaded, code) !== undefined;
 	}
 
 	/** Serves a parent code, sha-verified against the parent's fold record. */
 	resolve(code: string): ParentHit | ParentMiss {
 		const loaded = this.load();
 		if (typeof loaded === "string") return { ok: false, error: `#${code}: ${loaded}` };
-		const id = loaded.registry.idOf(code);
-		const record = id ? loaded.registry.record(id) : undefined;
+		const record = this.recordOf(loaded, code);
+		const id = record?.id;
 		if (!id || !record) {
 			return {
 				ok: false,

@@ -115,12 +115,13 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 			}
 			recorded.add(data.seq);
 		} else if (kind === "layer" && Array.isArray(data.ops) && typeof data.seq === "number") {
-			if (!recorded.has(data.seq)) {
-				skipped.entries++;
-				continue;
-			}
 			const ops = data.ops.filter(isOp);
 			skipped.ops += data.ops.length - ops.length;
+			// A layer whose records entry is missing is readable: its blocks are sent raw, and said so.
+			if (!recorded.has(data.seq)) {
+				skipped.unbacked += ops.length;
+				continue;
+			}
 			// A digest whose code no record resolves could never be recalled (nor checked for a changed
 			// block): that block is sent raw, as a legacy op without its record is.
 			const backed = ops.filter((op) => registry.record(op.id)?.code === op.code);
@@ -133,6 +134,23 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 		}
 	}
 	return { registry, skipped };
+}
+
+/**
+ * Every well-formed fold record in `entries`, whatever branch its entry is on, in file order: what a
+ * session's codes named on any of its branches (a code is made from its block's durable id, so it
+ * names the same block on every branch).
+ */
+export function recordsOfEveryBranch(entries: readonly unknown[]): FoldRecord[] {
+	const out: FoldRecord[] = [];
+	for (const raw of entries) {
+		const entry = raw as EntryLike;
+		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
+		const data = entry.data as Record<string, unknown> | undefined;
+		if (data?.kind !== "records" || !Array.isArray(data.records) || typeof data.seq !== "number") continue;
+		for (const record of data.records) if (isRecord(record)) out.push({ ...record, seq: record.seq ?? data.seq });
+	}
+	return out;
 }
 
 /** What the latest compaction removed from live history: its user messages and its model replies. */
