@@ -631,6 +631,29 @@ describe("renderers and /tree labels", () => {
 			assert.match(drawn(tool, false)[0], /^<muted>/);
 		}
 	});
+
+	it("collapses a whole recall of a build log to its header: the log's own error lines are content", async () => {
+		const stub = loadStub({ window: 40_000 });
+		bashSession(stub, 30, 400);
+		const log = Array.from({ length: 300 }, (_, i) => `error: E0308 mismatched types at src/lib.rs:${i + 1}`);
+		const first = stub.entries.find((e) => (e.message as { role?: string } | undefined)?.role === "toolResult");
+		(first?.message as { content: { text: string }[] }).content[0].text = log.join("\n");
+		await stub.emit("session_start", { reason: "startup" });
+		const [code] = foldedCodes(await stub.request());
+		assert.ok(code, "the log was folded");
+		const result = await stub.tools.get("recall_folded")?.execute("call", { codes: [code] });
+		const renderers = stub.toolRenderers[0]("recall_folded", () => ({})) as {
+			renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
+		};
+		const theme = { fg: (_color: string, text: string) => text };
+		const drawn = renderers
+			.renderResult(result, { expanded: false, isPartial: false }, theme, {})
+			.render(200)
+			.map((line) => line.trimEnd());
+		assert.equal(drawn.length, 2, drawn.slice(0, 4).join("\n"));
+		assert.match(drawn[0], new RegExp(`^recalled #${code} · bash: check 0 · 300 lines · sha256 verified$`));
+		assert.match(drawn[1], /^~[\d.]+k tokens returned$/);
+	});
 });
 
 /**

@@ -14,6 +14,8 @@ export const MAX_CODES = 20;
 export interface ToolAnswer {
 	text: string;
 	failed: boolean;
+	/** The line opening each part of the answer, for the terminal UI's collapsed view (see renderers.ts). */
+	heads?: string[];
 }
 
 /** A failed call's answer. */

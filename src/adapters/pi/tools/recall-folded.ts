@@ -239,9 +239,14 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 			);
 		}
 		const out = parts.join("\n\n");
-		const text =
-			out.length <= CAP ? out : `${out.slice(0, CAP - 80)}\n… cut at the output cap (${CAP} characters per call)`;
-		return { text, failed: search === undefined && served === 0 && unserved.length === 0 };
+		const cut = `… cut at the output cap (${CAP} characters per call)`;
+		const text = out.length <= CAP ? out : `${out.slice(0, CAP - 80)}\n${cut}`;
+		const heads = parts.map((part) => part.split("\n", 1)[0]);
+		return {
+			text,
+			failed: search === undefined && served === 0 && unserved.length === 0,
+			heads: out.length <= CAP ? heads : [...heads, cut],
+		};
 	} catch (error) {
 		return failure(`recall_folded failed: ${errorText(error)}`);
 	}
@@ -263,7 +268,8 @@ export function registerRecallFolded(
 			"`search` looks in every folded block.",
 		parameters: recallParameters,
 		async execute(_id, params) {
-			return toolText(runRecall(params as RecallArgs, engine, ledger, parent()));
+			const answer = runRecall(params as RecallArgs, engine, ledger, parent());
+			return toolText(answer, answer.heads ? { heads: answer.heads } : {});
 		},
 	});
 }

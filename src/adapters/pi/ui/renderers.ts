@@ -110,13 +110,28 @@ interface Recalled {
 const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
 
 /**
+ * The lines that open each part of a recall_folded answer: the result's `heads` (its details), else,
+ * for a result recorded without them, the first line and each line after a blank one. Only these are
+ * read for headers and notices: a recalled block's own lines (a build log's `error: …`) are content.
+ */
+function headsOf(text: string, heads: unknown): readonly string[] {
+	if (Array.isArray(heads) && heads.every((h) => typeof h === "string")) return heads;
+	const lines = text.split("\n");
+	return lines.filter((_, i) => i === 0 || lines[i - 1] === "");
+}
+
+/**
  * The summary lines of a recall_folded result: one per recalled block (what it was by `facts` where
  * the code is this branch's, else by the result's header), then any errors or cut notices.
  */
-export function recallSummary(text: string, facts?: (code: string) => BlockFacts | undefined): string[] {
+export function recallSummary(
+	text: string,
+	facts?: (code: string) => BlockFacts | undefined,
+	heads?: unknown,
+): string[] {
 	const found: Recalled[] = [];
 	const other: string[] = [];
-	for (const line of text.split("\n")) {
+	for (const line of headsOf(text, heads)) {
 		const m = HEADER.exec(line);
 		if (m) found.push({ code: m[1], what: m[2], lines: Number(m[3]), how: m[4] });
 		else if (/^(error: |recall_folded|… output cap|no folded block contains|\d+ blocks? contains? ")/.test(line))
@@ -194,7 +209,9 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 			renderResult: (result, options, theme, context) => {
 				if (options.isPartial) return new Text(theme.fg("dim", `${toolName}…`), 0, 0);
 				const text = resultText(result as { content?: { type: string; text?: string }[] });
-				const lines = toolName === "unfold" ? unfoldSummary(text, byCode, factsOf) : recallSummary(text, factsOf);
+				const heads = (result as { details?: { heads?: unknown } }).details?.heads;
+				const lines =
+					toolName === "unfold" ? unfoldSummary(text, byCode, factsOf) : recallSummary(text, factsOf, heads);
 				let shown = theme.fg(context?.isError ? "error" : "muted", lines.join("\n"));
 				if (options.expanded && toolName === "recall_folded") shown += `\n\n${text}`;
 				return new Text(shown, 0, 0);
