@@ -696,6 +696,14 @@ describe("blocks a user can recognise", () => {
 		assert.ok(!unfold.includes(gone), "a compacted block is not offered for unfolding");
 	});
 
+	it("after a compaction, before the next request, unfold completes only codes still in the context", async () => {
+		const { stub, gone, kept } = await compactedFolds();
+		const complete = stub.commands.get("context-fold")?.getArgumentCompletions;
+		const unfold = ((complete?.("unfold ") as { label: string }[] | null) ?? []).map((i) => i.label);
+		assert.ok(unfold.includes(kept), "a folded block in the context is offered for unfolding");
+		assert.ok(!unfold.includes(gone), "a compacted block is not offered for unfolding");
+	});
+
 	it("the menu's recall picker lists every folded block by what it was, and opens the one chosen", async () => {
 		const { stub, codes, kept } = await compactedFolds();
 		stub.mode = "tui";

@@ -9,6 +9,7 @@
  * Pi refusing it for want of older messages is said once a session.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { MessageLike } from "../../../core/block.ts";
 import { compactionNotice } from "../../../core/status.ts";
 import type { Advisor } from "../cache/advisor.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
@@ -168,8 +169,14 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		pendingCompaction = undefined;
 		actedOn = false;
 		compacted = true;
-		// The status shows the compacted context (a preview) until the next request, not the one before.
+		// The status shows the compacted context (a preview) until the next request, not the one before;
+		// what is live (unfold's completions) is the compacted context too.
 		engine.forgetPass();
+		try {
+			engine.observeLive(ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[]);
+		} catch (error) {
+			warn(`context-fold: the compacted context was not read, unfold may offer removed blocks: ${errorText(error)}`);
+		}
 		advisor.observeCompaction(event.reason !== "manual");
 		// Told in the terminal UI, below Pi's own "Compacted from" line; headless runs stay quiet but for
 		// context-fold's own compaction (told when ctx.compact() completes, above). Pi clears and redraws

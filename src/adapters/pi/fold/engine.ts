@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { ApplyMemo, type FoldOp } from "../../../core/apply.ts";
-import { type ArgsCache, type Block, BlockMemo, type MessageLike } from "../../../core/block.ts";
+import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../../../core/block.ts";
 import { unfoldable } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
@@ -173,6 +173,16 @@ export class FoldEngine {
 			window: last.view.window,
 		};
 		return last.snapshot;
+	}
+
+	/**
+	 * Takes `messages`, the context as Pi now projects it, as the live history until the next request:
+	 * after a compaction, which removed blocks the latest request still carried (liveBlock, mayBeLive).
+	 */
+	observeLive(messages: readonly MessageLike[]): void {
+		this.lastBlocks = linearize(messages, this.turnBase);
+		this.lastMessages = messages.slice();
+		this.rawContents = new Map();
 	}
 
 	/** Forgets the latest request's status rows: the context changed under them (a compaction, an unfold). */
