@@ -311,15 +311,11 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			engine,
 			config: () => settings.config,
 			neverCacheRead: () => telemetry.neverCacheRead,
-			// Pi's compaction figures as they stand now: the status may be asked between requests, after
-			// a change in Pi's settings.
-			keepRecent: () => {
+			// Pi's compaction figures as they stand now, read once: the status may be asked between
+			// requests, after a change in Pi's settings.
+			piCompaction: () => {
 				settings.refreshCompaction();
-				return settings.keepRecent;
-			},
-			reserve: () => {
-				settings.refreshCompaction();
-				return settings.reserve;
+				return { keepRecent: settings.keepRecent, reserve: settings.reserve };
 			},
 			ledger,
 			parent: () => parent,

@@ -34,10 +34,12 @@ export interface ViewSources {
 	config: () => FoldConfig;
 	/** True once two responses came back and none read from the cache (the ladder's cold threshold applies). */
 	neverCacheRead: () => boolean;
-	/** Pi's `compaction.keepRecentTokens`, which puts a floor under the economic backstop; none when absent. */
-	keepRecent?: () => number;
-	/** Pi's `compaction.reserveTokens` while its compaction is on, which caps the least event in a small window. */
-	reserve?: () => number | undefined;
+	/**
+	 * Pi's compaction figures as they stand: `keepRecentTokens`, which puts a floor under the economic
+	 * backstop, and `reserveTokens` while its compaction is on, which caps the least event in a small
+	 * window; none when absent.
+	 */
+	piCompaction?: () => { keepRecent: number; reserve: number | undefined };
 	/** Whether an advisory is active (the footer flags it); the cache advisor's, false when absent. */
 	advisoryActive?: () => boolean;
 	/** The active advisories, one line each, for the status (the cache advisor's). */
@@ -194,11 +196,12 @@ export function statusFacts(
 	const figures = foldFigures(engine, pass);
 	const system = systemTokens(pi, ctx);
 	const rows = pass?.rows ?? [];
+	const compaction = sources.piCompaction?.();
 	return {
 		usage: pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined,
 		window,
 		point: window
-			? foldPoint(config, window, sources.neverCacheRead(), sources.keepRecent?.(), sources.reserve?.())
+			? foldPoint(config, window, sources.neverCacheRead(), compaction?.keepRecent, compaction?.reserve)
 			: undefined,
 		parts: pass && window ? contextParts(rows, tailIds(rows, config, window), system) : undefined,
 		folds: figures.folds,
