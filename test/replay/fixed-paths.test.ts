@@ -17,12 +17,7 @@ import { SyntheticSession } from "./synthetic-session.ts";
 const CHECKOUT = resolve(import.meta.dirname, "../..");
 const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
 synthetic.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
-synthetic.add(2, {
-	role: "assistant",
-	content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "src/a.ts" } }],
-	stopReason: "toolUse",
-});
-synthetic.add(3, { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "a" }] });
+synthetic.read(2, "c1", [{ type: "text", text: "a" }], "src/a.ts");
 synthetic.add(4, { role: "assistant", content: [{ type: "text", text: "read" }], stopReason: "stop" });
 const script = synthetic.script();
 

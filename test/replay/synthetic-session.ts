@@ -28,6 +28,16 @@ export class SyntheticSession {
 		});
 	}
 
+	/** Appends, at `second`, a response asking to read `path` (tool call `id`) and that call's result, `content`. */
+	read(second: number, id: string, content: { type: "text"; text: string }[], path = `/no/such/${id}.ts`): void {
+		this.add(second, {
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "read", arguments: { path } }],
+			stopReason: "toolUse",
+		});
+		this.add(second, { role: "toolResult", toolCallId: id, toolName: "read", content, isError: false });
+	}
+
 	/** The session file's text so far. */
 	text(): string {
 		return this.lines.map((l) => JSON.stringify(l)).join("\n");

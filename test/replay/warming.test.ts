@@ -29,17 +29,8 @@ const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const WINDOW = 100_000;
 const session = new SyntheticSession(T0);
 const add = (second: number, message: Record<string, unknown>): void => session.add(second, message);
-/** Adds to `target` a response asking to read file `id` and its result, `content`, at `second`. */
-function readInto(target: SyntheticSession, second: number, id: string, content: { type: "text"; text: string }[]) {
-	target.add(second, {
-		role: "assistant",
-		content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
-		stopReason: "toolUse",
-	});
-	target.add(second, { role: "toolResult", toolCallId: id, toolName: "read", content, isError: false });
-}
 const read = (second: number, id: string, content: { type: "text"; text: string }[]) =>
-	readInto(session, second, id, content);
+	session.read(second, id, content);
 add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
 read(2, "c1", [{ type: "text", text: "x".repeat(40_000) }]);
 read(
@@ -107,7 +98,7 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 	// A 10-minute tool run within a run, after a 12k-token request: at Opus 4.5's prices Pi keeps that warm.
 	const tool = new SyntheticSession(T0);
 	tool.add(1, { role: "user", content: [{ type: "text", text: "read the spec, then run the slow tests" }] });
-	readInto(tool, 2, "r1", [{ type: "text", text: "spec ".repeat(10_000) }]);
+	tool.read(2, "r1", [{ type: "text", text: "spec ".repeat(10_000) }]);
 	tool.add(3, {
 		role: "assistant",
 		content: [{ type: "toolCall", id: "b1", name: "bash", arguments: { command: "npm test" } }],
@@ -145,7 +136,7 @@ test("Pi sends no refresh its rule finds unprofitable: a 12k-token prompt betwee
 async function pauseAfter(chars: number, last: Record<string, unknown>) {
 	const synthetic = new SyntheticSession(T0);
 	synthetic.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
-	readInto(synthetic, 2, "c1", [{ type: "text", text: "x".repeat(chars) }]);
+	synthetic.read(2, "c1", [{ type: "text", text: "x".repeat(chars) }]);
 	synthetic.add(4, last);
 	synthetic.add(1204, { role: "user", content: [{ type: "text", text: "again" }] });
 	synthetic.add(1205, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
