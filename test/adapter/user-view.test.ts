@@ -704,6 +704,18 @@ describe("blocks a user can recognise", () => {
 		assert.ok(!unfold.includes(gone), "a compacted block is not offered for unfolding");
 	});
 
+	it("in a resumed session, before its first request, unfold completes only codes still in the context", async () => {
+		const { stub, gone, kept } = await compactedFolds();
+		// A new process on the same session file: a fresh extension over the entries as written.
+		const resumed = loadStub({ window: 10_000 });
+		resumed.entries.push(...stub.entries);
+		await resumed.emit("session_start", { reason: "resume" });
+		const complete = resumed.commands.get("context-fold")?.getArgumentCompletions;
+		const unfold = ((complete?.("unfold ") as { label: string }[] | null) ?? []).map((i) => i.label);
+		assert.ok(unfold.includes(kept), "a folded block in the context is offered for unfolding");
+		assert.ok(!unfold.includes(gone), "a compacted block is not offered for unfolding");
+	});
+
 	it("the menu's recall picker lists every folded block by what it was, and opens the one chosen", async () => {
 		const { stub, codes, kept } = await compactedFolds();
 		stub.mode = "tui";

@@ -171,6 +171,17 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			warnOnce(
 				`context-fold: could not restore fold state, prior folds render raw this session: ${errorText(error)}`,
 			);
+			return;
+		}
+		// Until this process sends a request, what is live (unfold's completions) is the context Pi restored:
+		// a code whose block a compaction removed is not offered. Read only when the branch has folds.
+		if (engine.registry.allRecords().length === 0) return;
+		try {
+			engine.observeLive(ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[]);
+		} catch (error) {
+			warnOnce(
+				`context-fold: the restored context was not read, unfold may offer removed blocks: ${errorText(error)}`,
+			);
 		}
 	};
 
