@@ -654,6 +654,27 @@ describe("renderers and /tree labels", () => {
 		assert.match(drawn[0], new RegExp(`^recalled #${code} · bash: check 0 · 300 lines · sha256 verified$`));
 		assert.match(drawn[1], /^~[\d.]+k tokens returned$/);
 	});
+
+	it("collapses a search to the blocks it found, each by what it was, never as recalled whole", async () => {
+		const stub = await started();
+		const codes = foldedCodes(await stub.request());
+		assert.ok(codes.length > 1, "several blocks were folded");
+		const result = await stub.tools.get("recall_folded")?.execute("call", { search: "failed at step" });
+		const renderers = stub.toolRenderers[0]("recall_folded", () => ({})) as {
+			renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
+		};
+		const theme = { fg: (_color: string, text: string) => text };
+		const drawn = renderers
+			.renderResult(result, { expanded: false, isPartial: false }, theme, {})
+			.render(200)
+			.map((line) => line.trimEnd());
+		assert.equal(drawn[0], `${codes.length} blocks contain "failed at step":`);
+		const hits = drawn.slice(1, -1);
+		assert.deepEqual(hits.map((l) => l.slice(3, 11)).sort(), [...codes].sort(), drawn.join("\n"));
+		for (const line of hits) assert.match(line, /^ {2}#\w{8} · bash: check \d · 1 match$/);
+		assert.match(drawn.at(-1) ?? "", /^~[\d.]+k? tokens returned$/);
+		assert.ok(!drawn.some((l) => l.startsWith("recalled")), "a search recalls no block whole");
+	});
 });
 
 /**

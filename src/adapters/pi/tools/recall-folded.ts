@@ -133,6 +133,12 @@ const MODEL_WORDS: SearchWords = {
 	narrow: "narrow the search, or recall a code with grep",
 };
 
+/** A search's answer, and the lines that head it: its first, each block's it shows, and a notice of more. */
+export interface SearchAnswer {
+	text: string;
+	heads: string[];
+}
+
 /**
  * Searches every recorded block (folded, or removed by a compaction), within `room` characters, in
  * `words` (the model's by default; the user's command passes its own). Blocks holding the pattern in
@@ -146,7 +152,7 @@ export function searchFolded(
 	ledger: Ledger,
 	room: number,
 	words: SearchWords = MODEL_WORDS,
-): string {
+): SearchAnswer {
 	const tiers: Resolved[][] = [[], [], []];
 	let unreadable = 0;
 	for (const record of engine.registry.allRecords()) {
@@ -160,22 +166,27 @@ export function searchFolded(
 	}
 	const hits = tiers.flat();
 	if (hits.length === 0) {
-		return `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
+		const none = `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
+		return { text: none, heads: [none] };
 	}
 	const out: string[] = [];
+	const heads = [`${hits.length === 1 ? "1 block contains" : `${hits.length} blocks contain`} "${pattern}":`];
 	let budget = room - 200;
 	for (const r of hits) {
 		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
 		const g = grepText(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
-		const entry = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}\n${g.text}${g.cut ? "\n…" : ""}`;
+		const head = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}`;
+		const entry = `${head}\n${g.text}${g.cut ? "\n…" : ""}`;
+		heads.push(head);
 		out.push(entry);
 		budget -= entry.length + 2;
 	}
-	const more =
-		hits.length > out.length
-			? `\n… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); ${words.narrow}`
-			: "";
-	return `${hits.length === 1 ? "1 block contains" : `${hits.length} blocks contain`} "${pattern}":\n\n${out.join("\n\n")}${more}`;
+	let more = "";
+	if (hits.length > out.length) {
+		more = `… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); ${words.narrow}`;
+		heads.push(more);
+	}
+	return { text: `${heads[0]}\n\n${out.join("\n\n")}${more ? `\n${more}` : ""}`, heads };
 }
 
 /**
@@ -231,17 +242,22 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 				`… output cap (${CAP} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
 			);
 		}
+		// The line opening each part; a search's hits each head a part of their own.
+		const heads = parts.map((part) => part.split("\n", 1)[0]);
 		if (search !== undefined) {
-			parts.push(
+			const found: SearchAnswer =
 				budget < MIN_PIECE
-					? `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`
-					: searchFolded(search, engine, ledger, budget),
-			);
+					? {
+							text: `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`,
+							heads: [],
+						}
+					: searchFolded(search, engine, ledger, budget);
+			parts.push(found.text);
+			heads.push(...(found.heads.length > 0 ? found.heads : [found.text]));
 		}
 		const out = parts.join("\n\n");
 		const cut = `… cut at the output cap (${CAP} characters per call)`;
 		const text = out.length <= CAP ? out : `${out.slice(0, CAP - 80)}\n${cut}`;
-		const heads = parts.map((part) => part.split("\n", 1)[0]);
 		return {
 			text,
 			failed: search === undefined && served === 0 && unserved.length === 0,

@@ -431,7 +431,7 @@ function search(deps: CommandDeps, pattern: string): string {
 	return searchFolded(pattern, deps.engine, deps.ledger, RECALL_LIMITS.totalChars, {
 		head: (r) => blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
 		narrow: "narrow the search, or read a block whole with /context-fold recall <code>",
-	});
+	}).text;
 }
 
 /** Registers `/context-fold`. */

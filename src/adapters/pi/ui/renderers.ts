@@ -108,6 +108,8 @@ interface Recalled {
 }
 
 const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
+/** A search hit's header: a recall header and the count of matching lines shown under it. */
+const HIT = /^Recalled #([0-9a-z]+): (.+), \d+ lines \(.+?\)(?:\. Warning: .*)?: (\d+ match(?:es)?)$/;
 
 /**
  * The lines that open each part of a recall_folded answer: the result's `heads` (its details), else,
@@ -132,9 +134,22 @@ export function recallSummary(
 	const found: Recalled[] = [];
 	const other: string[] = [];
 	for (const line of headsOf(text, heads)) {
+		const hit = HIT.exec(line);
+		if (hit) {
+			const what = facts?.(hit[1]);
+			const tail = ` · ${hit[3]}`;
+			other.push(
+				`  #${hit[1]} · ${clip(what ? blockWhat(what) : hit[2], Math.max(10, LINE_WIDTH - hit[1].length - 6 - tail.length))}${tail}`,
+			);
+			continue;
+		}
 		const m = HEADER.exec(line);
 		if (m) found.push({ code: m[1], what: m[2], lines: Number(m[3]), how: m[4] });
-		else if (/^(error: |recall_folded|… output cap|no folded block contains|\d+ blocks? contains? ")/.test(line))
+		else if (
+			/^(error: |recall_folded|… output cap|… \d+ more blocks match|no folded block contains|\d+ blocks? contains? ")/.test(
+				line,
+			)
+		)
 			other.push(line);
 	}
 	const size = `~${short(estTokens(text))} tokens`;
@@ -144,9 +159,10 @@ export function recallSummary(
 		const what = known ? blockWhat(known) : r.what;
 		return `recalled #${r.code} · ${clip(what, Math.max(10, LINE_WIDTH - r.code.length - 13 - tail.length))}${tail}`;
 	});
-	if (out.length === 0 && other.length === 0) out.push(`recall_folded · ${size}`);
-	else out.push(`${size} returned`);
-	return [...out, ...other];
+	if (out.length === 0 && other.length === 0) return [`recall_folded · ${size}`];
+	// A search alone reads as its own lines, then what it returned.
+	if (out.length === 0) return [...other, `${size} returned`];
+	return [...out, `${size} returned`, ...other];
 }
 
 /**
