@@ -6,7 +6,7 @@
  * summaries.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -157,6 +157,7 @@ describe("/context-fold", () => {
 	after(() => {
 		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
 		else process.env.PI_CODING_AGENT_DIR = saved;
+		rmSync(dir, { recursive: true, force: true });
 	});
 
 	it("completes its subcommands, knob names and fold codes", async () => {

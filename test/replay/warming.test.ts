@@ -13,7 +13,7 @@
  * prices Pi would not warm them between runs); the last test weighs Pi's rule at real prices.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -91,7 +91,7 @@ test("no fold event due at the gap, or no answer: Pi warms, each refresh in the 
 	}
 });
 
-test("under OpenAI prices nothing warms, as in Pi, which warms only a model that declares a cache lifetime", async () => {
+test("under OpenAI prices nothing warms, as in Pi, which warms only a model that declares a cache lifetime", async (t) => {
 	assert.equal(parseArgs(["s.jsonl", "--price", "openai"]).warming, false);
 	assert.equal(parseArgs(["s.jsonl", "--price", "openai", "--warming", "idle"]).warming, false);
 	assert.equal(parseArgs(["s.jsonl"]).warming, true, "anthropic-5m warms by default");
@@ -106,7 +106,9 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 	});
 	tool.add(603, { role: "toolResult", toolCallId: "b1", toolName: "bash", content: [{ type: "text", text: "ok" }] });
 	tool.add(604, { role: "assistant", content: [{ type: "text", text: "all pass" }], stopReason: "stop" });
-	const file = join(mkdtempSync(join(tmpdir(), "replay-warming-")), "s.jsonl");
+	const dir = mkdtempSync(join(tmpdir(), "replay-warming-"));
+	t.after(() => rmSync(dir, { recursive: true, force: true }));
+	const file = join(dir, "s.jsonl");
 	writeFileSync(file, tool.text());
 	const job = (price: string) => ({
 		file,
