@@ -642,15 +642,7 @@ describe("renderers and /tree labels", () => {
 		await stub.emit("session_start", { reason: "startup" });
 		const [code] = foldedCodes(await stub.request());
 		assert.ok(code, "the log was folded");
-		const result = await stub.tools.get("recall_folded")?.execute("call", { codes: [code] });
-		const renderers = stub.toolRenderers[0]("recall_folded", () => ({})) as {
-			renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
-		};
-		const theme = { fg: (_color: string, text: string) => text };
-		const drawn = renderers
-			.renderResult(result, { expanded: false, isPartial: false }, theme, {})
-			.render(200)
-			.map((line) => line.trimEnd());
+		const drawn = collapsedRecall(stub, await stub.tools.get("recall_folded")?.execute("call", { codes: [code] }));
 		assert.equal(drawn.length, 2, drawn.slice(0, 4).join("\n"));
 		assert.match(drawn[0], new RegExp(`^recalled #${code} · bash: check 0 · 300 lines · sha256 verified$`));
 		assert.match(drawn[1], /^~[\d.]+k tokens returned$/);
@@ -660,15 +652,10 @@ describe("renderers and /tree labels", () => {
 		const stub = await started();
 		const codes = foldedCodes(await stub.request());
 		assert.ok(codes.length > 1, "several blocks were folded");
-		const result = await stub.tools.get("recall_folded")?.execute("call", { search: "failed at step" });
-		const renderers = stub.toolRenderers[0]("recall_folded", () => ({})) as {
-			renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
-		};
-		const theme = { fg: (_color: string, text: string) => text };
-		const drawn = renderers
-			.renderResult(result, { expanded: false, isPartial: false }, theme, {})
-			.render(200)
-			.map((line) => line.trimEnd());
+		const drawn = collapsedRecall(
+			stub,
+			await stub.tools.get("recall_folded")?.execute("call", { search: "failed at step" }),
+		);
 		assert.equal(drawn[0], `${codes.length} blocks contain "failed at step":`);
 		const hits = drawn.slice(1, -1);
 		assert.deepEqual(hits.map((l) => l.slice(3, 11)).sort(), [...codes].sort(), drawn.join("\n"));
@@ -677,6 +664,18 @@ describe("renderers and /tree labels", () => {
 		assert.ok(!drawn.some((l) => l.startsWith("recalled")), "a search recalls no block whole");
 	});
 });
+
+/** A recall_folded result as the terminal UI draws it collapsed, by the registered renderer, in plain text. */
+function collapsedRecall(stub: StubPi, result: unknown): string[] {
+	const renderers = stub.toolRenderers[0]("recall_folded", () => ({})) as {
+		renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
+	};
+	const theme = { fg: (_color: string, text: string) => text };
+	return renderers
+		.renderResult(result, { expanded: false, isPartial: false }, theme, {})
+		.render(200)
+		.map((line) => line.trimEnd());
+}
 
 /**
  * A session of eight bash calls whose first request folded some, then compacted so that only the
