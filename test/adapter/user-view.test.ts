@@ -684,12 +684,14 @@ function collapsedRecall(stub: StubPi, result: unknown): string[] {
  */
 async function compactedFolds(
 	mode?: StubPi["mode"],
+	beforeCompaction?: (stub: StubPi, codes: string[]) => Promise<void>,
 ): Promise<{ stub: StubPi; codes: string[]; gone: string; kept: string }> {
 	const stub = await started({ n: 8 });
 	if (mode) stub.mode = mode;
 	const sent = await stub.request();
 	const codes = foldedCodes(sent);
 	assert.ok(codes.length > 1, "the request folded more than one block");
+	await beforeCompaction?.(stub, codes);
 	// Keep the messages from the last folded result's call on: every earlier folded result leaves.
 	const lastFolded = sent.findLastIndex((m) => FOLDED.test(resultTexts([m])[0] ?? ""));
 	const messages = stub.entries.filter((e) => e.type === "message");
@@ -735,6 +737,34 @@ describe("blocks a user can recognise", () => {
 		const unfold = ((complete?.("unfold ") as { label: string }[] | null) ?? []).map((i) => i.label);
 		assert.ok(unfold.includes(kept), "a folded block in the context is offered for unfolding");
 		assert.ok(!unfold.includes(gone), "a compacted block is not offered for unfolding");
+	});
+
+	it("unfold of a block put back, then compacted away, says it left the context, not that it is unfolded", async () => {
+		const { stub, gone } = await compactedFolds(undefined, async (s, codes) => {
+			await s.tools.get("unfold")?.execute("call", { codes: [codes[0]] });
+			await s.request();
+		});
+		const tool = (await stub.tools.get("unfold")?.execute("call", { codes: [gone] })) as {
+			content: { text: string }[];
+			isError?: boolean;
+		};
+		assert.match(
+			tool.content[0].text,
+			new RegExp(`^#${gone} is no longer in the live context \\(compacted\\); use recall_folded`),
+		);
+		assert.equal(tool.isError, true);
+		const { stdout } = await stub.command("context-fold", `unfold ${gone}`);
+		assert.match(stdout, /is no longer in the context \(a compaction removed it\)/);
+		assert.doesNotMatch(stdout, /already unfolded/);
+		// Recalled again and again, it is churn to be told as such, not a block "already unfolded".
+		stub.mode = "tui";
+		stub.hasUI = true;
+		await stub.emit("session_start", { reason: "resume" });
+		for (let i = 0; i < 3; i++)
+			await stub.emit("tool_result", { toolName: "recall_folded", input: { codes: [gone] }, content: [] });
+		const churn = stub.ui.notices.map((n) => n.message).filter((m) => m.includes("recall churn"));
+		assert.equal(churn.length, 1, churn.join("\n"));
+		assert.doesNotMatch(churn[0], /already unfolded/);
 	});
 
 	it("the menu's recall picker lists every folded block by what it was, and opens the one chosen", async () => {

@@ -229,7 +229,8 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	});
 	pi.on("tool_result", (event) => {
 		try {
-			if (!event.isError) advisor.observeToolResult(event.toolName, event.input, engine.registry);
+			if (!event.isError)
+				advisor.observeToolResult(event.toolName, event.input, engine.registry, (id) => engine.mayBeLive(id));
 		} catch (error) {
 			warnOnce(`context-fold: recall churn check skipped: ${errorText(error)}`);
 		}

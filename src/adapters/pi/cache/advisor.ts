@@ -183,14 +183,22 @@ export class Advisor {
 		}
 	}
 
-	/** A tool finished: a recall_folded or unfold call counts toward recall churn for the codes it named. */
-	observeToolResult(toolName: string, input: unknown, registry: FoldRegistry): void {
+	/**
+	 * A tool finished: a recall_folded or unfold call counts toward recall churn for the codes it named.
+	 * `live` says whether a block is still in the context: one a compaction removed is not unfolded there.
+	 */
+	observeToolResult(
+		toolName: string,
+		input: unknown,
+		registry: FoldRegistry,
+		live: (id: string) => boolean = () => true,
+	): void {
 		if (toolName !== "recall_folded" && toolName !== "unfold") return;
 		const parsed = codeList((input as { codes?: unknown } | undefined)?.codes);
 		if (typeof parsed === "string") return;
 		this.observeRecall(parsed.codes, (code) => {
 			const id = registry.idOf(code);
-			return id === undefined ? undefined : { unfolded: registry.isUnfolded(id) };
+			return id === undefined ? undefined : { unfolded: registry.isUnfolded(id) && live(id) };
 		});
 	}
 

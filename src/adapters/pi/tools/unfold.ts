@@ -37,11 +37,12 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
 				);
 			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
-			else if (engine.registry.isUnfolded(id)) {
+			else if (!engine.mayBeLive(id) || (!engine.registry.isUnfolded(id) && !engine.registry.frozenOp(id))) {
+				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
+				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
+			} else if (engine.registry.isUnfolded(id)) {
 				already++;
 				lines.push(`#${code} is already unfolded`);
-			} else if (!engine.registry.frozenOp(id) || !engine.mayBeLive(id)) {
-				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else ids.push(id);
 		}
 		if (ids.length > 0) {

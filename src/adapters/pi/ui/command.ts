@@ -298,11 +298,11 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 			? `#${code} belongs to the parent session ${parent.path}, so it cannot be unfolded here; ${read}`
 			: `#${code} is not a fold code of this session branch`;
 	}
-	if (registry.isUnfolded(id)) return `#${code} is already unfolded`;
-	if (!registry.frozenOp(id) || !inContext(deps, ctx, id)) {
+	const unfolded = registry.isUnfolded(id);
+	if (!inContext(deps, ctx, id) || (!unfolded && !registry.frozenOp(id))) {
 		return `#${code} is no longer in the context (a compaction removed it), so it cannot be unfolded; ${read}`;
 	}
-	return undefined;
+	return unfolded ? `#${code} is already unfolded` : undefined;
 }
 
 /**
