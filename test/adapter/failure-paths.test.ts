@@ -269,6 +269,25 @@ describe("a parent session file with a damaged line", () => {
 		assert.ok(answer.ok && answer.verified, "sha-verified against the record of the other branch");
 	});
 
+	it("says why a missing parent cannot be read, and serves its codes once the file is back", async () => {
+		const { lines, code } = await parentLines();
+		const file = write(lines);
+		const text = readFileSync(file, "utf8");
+		rmSync(file);
+		const parent = new ParentSession(file);
+		const missing = parent.resolve(code);
+		assert.equal(missing.ok, false);
+		assert.ok(
+			!missing.ok &&
+				missing.error ===
+					`#${code}: the parent session file ${file} cannot be read: no such file (moved or deleted?)`,
+			JSON.stringify(missing),
+		);
+		writeFileSync(file, text);
+		const back = parent.resolve(code);
+		assert.ok(back.ok && back.verified, JSON.stringify(back));
+	});
+
 	it("skips a torn last line quietly", async () => {
 		const { lines, code } = await parentLines();
 		const heard: string[] = [];

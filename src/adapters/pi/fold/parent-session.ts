@@ -44,16 +44,24 @@ interface Loaded {
 	ledger: Ledger;
 }
 
-/** Reads a whole regular file once, without following a final symlink; undefined if that fails. */
-function readRegularFile(path: string): string | undefined {
+/**
+ * Reads a whole regular file once, without following a final symlink: its text, or why it cannot be
+ * read (as the end of "the parent session file … cannot be read: …").
+ */
+function readRegularFile(path: string): { text: string } | { why: string } {
 	let fd: number | undefined;
 	try {
 		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
 		const stat = fstatSync(fd);
-		if (!stat.isFile() || stat.size > MAX_PARENT_BYTES) return undefined;
-		return readFileSync(fd, "utf8");
-	} catch {
-		return undefined;
+		if (!stat.isFile()) return { why: "it is not a regular file" };
+		if (stat.size > MAX_PARENT_BYTES) return { why: `it is larger than ${MAX_PARENT_BYTES / 1024 / 1024} MiB` };
+		return { text: readFileSync(fd, "utf8") };
+	} catch (error) {
+		const code = (error as { code?: unknown }).code;
+		if (code === "ENOENT") return { why: "no such file (moved or deleted?)" };
+		if (code === "ELOOP") return { why: "it is a symbolic link, which is not followed" };
+		if (code === "EACCES" || code === "EPERM") return { why: "permission denied" };
+		return { why: typeof code === "string" ? code : String(error) };
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
@@ -74,7 +82,7 @@ function lastBranch(entries: readonly Record<string, unknown>[]): Record<string,
 
 /** The parent session of the current one, loaded on first use. */
 export class ParentSession {
-	private loaded: Loaded | string | undefined;
+	private loaded: Loaded | undefined;
 	private readonly file: string;
 	private readonly warn: (message: string) => void;
 	/** The unparsable lines before the last one (1-based), which may have held a code's record or copy. */
@@ -91,13 +99,17 @@ export class ParentSession {
 		return this.file;
 	}
 
+	/**
+	 * The parent's fold state, read on first use and kept; a file that cannot be read is tried again
+	 * on the next use (it may be back), and the answer says why it could not be read.
+	 */
 	private load(): Loaded | string {
 		if (this.loaded !== undefined) return this.loaded;
-		const text = this.file.endsWith(".jsonl") ? readRegularFile(this.file) : undefined;
-		if (text === undefined) {
-			this.loaded = `the parent session file ${this.file} cannot be read`;
-			return this.loaded;
-		}
+		const read = this.file.endsWith(".jsonl")
+			? readRegularFile(this.file)
+			: { why: "it is not a .jsonl session file" };
+		if ("why" in read) return `the parent session file ${this.file} cannot be read: ${read.why}`;
+		const { text } = read;
 		const entries: Record<string, unknown>[] = [];
 		const lines = text.split("\n");
 		let last = lines.length - 1;
