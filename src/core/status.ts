@@ -47,7 +47,7 @@ export function footerText(facts: FooterFacts): string | undefined {
  */
 export function compactionNotice(tokensBefore: number, blocks: number, why?: string): string {
 	return (
-		`context-fold: ${why ? `${why}, so it ` : ""}compacted ~${short(tokensBefore)} tokens with its deterministic summary (no model call); ` +
+		`context-fold: ${why ? `${why}, so it ` : ""}compacted the context from ~${short(tokensBefore)} tokens with its deterministic summary (no model call); ` +
 		`the newest messages stay raw, and each of the ${blocks} block${blocks === 1 ? "" : "s"} it summarised ` +
 		"is still read by /context-fold recall <code>"
 	);
@@ -211,7 +211,7 @@ export function statusText(f: StatusFacts): string {
 				e.kind === "fold"
 					? `  #${e.seq ?? "?"} fold   ${e.codes.length} block${e.codes.length === 1 ? "" : "s"}, ~${short(e.tokens)} kept out`
 					: e.kind === "compaction"
-						? `  compaction of ~${short(e.tokens)}, ${e.ours ? "deterministic summary (no model call)" : "Pi's own summary"}`
+						? `  compaction from ~${short(e.tokens)}, ${e.ours ? "deterministic summary (no model call)" : "Pi's own summary"}`
 						: `  unfold    ${e.codes.map((c) => `#${c}`).join(", ")}, ~${short(e.tokens)} back`;
 			const rewrite =
 				e.rewrite === undefined

@@ -69,14 +69,14 @@ describe("deterministic compaction", () => {
 		stub.hasUI = true;
 		await stub.emit("session_start", { reason: "startup" });
 		await stub.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
-		const told = () => stub.ui.notices.filter((n) => n.message.includes("compacted ~"));
+		const told = () => stub.ui.notices.filter((n) => n.message.includes("compacted the context from ~"));
 		// Pi redraws the transcript on compaction_end, right after this event: the notice waits for it.
 		assert.deepEqual(told(), [], "not before Pi's redraw");
 		await new Promise((resolve) => setTimeout(resolve, 0));
 		assert.deepEqual(told(), [
 			{
 				message:
-					"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 2 blocks it summarised is still read by /context-fold recall <code>",
+					"context-fold: compacted the context from ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 2 blocks it summarised is still read by /context-fold recall <code>",
 				level: "info",
 			},
 		]);
@@ -92,7 +92,7 @@ describe("deterministic compaction", () => {
 		await headless.emit("session_compact", { reason: "threshold", compactionEntry: entry, fromExtension: true });
 		await new Promise((resolve) => setTimeout(resolve, 0));
 		assert.deepEqual(
-			headless.stderr.filter((line) => line.includes("compacted ~")),
+			headless.stderr.filter((line) => line.includes("compacted the context from ~")),
 			[],
 			"pi -p stays quiet",
 		);
@@ -426,7 +426,7 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(stub.compactions.length, 1, "one compaction once the run is over");
 		assert.match(
 			stub.stderr.join(""),
-			/past the fold budget .*, so it compacted ~12k tokens with its deterministic summary \(no model call\)/,
+			/past the fold budget .*, so it compacted the context from ~12k tokens with its deterministic summary \(no model call\)/,
 			"said once the compaction completed",
 		);
 		await run(stub);
@@ -479,7 +479,7 @@ describe("over budget with nothing worth folding", () => {
 		assert.equal(told().length, 1, told().join("\n"));
 		assert.match(
 			told()[0],
-			/nothing left is worth folding, so it compacted ~11k tokens with its deterministic summary/,
+			/nothing left is worth folding, so it compacted the context from ~11k tokens with its deterministic summary/,
 		);
 	});
 

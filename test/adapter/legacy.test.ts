@@ -273,7 +273,7 @@ describe("a 0.5.1 session through the hooks", () => {
 		assert.match(events, /\n {2}#1 fold {3}3 blocks, ~[\d.]+k? kept out/, events);
 		assert.match(events, /\n {2}#2 fold {3}1 block, ~\d+ kept out/);
 		assert.match(events, new RegExp(`\n {2}unfold {4}#${CODES.unfolded}, ~\\d+ back`));
-		assert.match(events, /\n {2}compaction of ~171k, deterministic summary \(no model call\)/);
+		assert.match(events, /\n {2}compaction from ~171k, deterministic summary \(no model call\)/);
 		assert.doesNotMatch(events, /~0 kept out|~0 back|#\? fold/);
 		const layerOne = legacyEntries().find(
 			(e) => (e as { data?: { layer?: { seq?: number } } }).data?.layer?.seq === 1,

@@ -215,9 +215,9 @@ describe("figures from session entries", () => {
 		const text = statusText({ ...NOTHING_KNOWN, events: lines });
 		assert.match(
 			text,
-			/\n {2}compaction of ~16k, deterministic summary \(no model call\); rewrite 3\.9k, cache read 0% of the next prompt\n/,
+			/\n {2}compaction from ~16k, deterministic summary \(no model call\); rewrite 3\.9k, cache read 0% of the next prompt\n/,
 		);
-		assert.match(text, /\n {2}compaction of ~40k, Pi's own summary; no response since\n/);
+		assert.match(text, /\n {2}compaction from ~40k, Pi's own summary; no response since\n/);
 	});
 
 	it("names only the thresholds Pi's own compaction leaves reachable, and Pi's point where it hides one", () => {
@@ -237,12 +237,12 @@ describe("figures from session entries", () => {
 	it("tells the user a compaction was deterministic, what stays raw, and that every block is still read", () => {
 		assert.equal(
 			compactionNotice(15_995, 3),
-			"context-fold: compacted ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 3 blocks it summarised is still read by /context-fold recall <code>",
+			"context-fold: compacted the context from ~16k tokens with its deterministic summary (no model call); the newest messages stay raw, and each of the 3 blocks it summarised is still read by /context-fold recall <code>",
 		);
 		assert.match(compactionNotice(2000, 1), /each of the 1 block it summarised/);
 		assert.match(
 			compactionNotice(2000, 1, "the context is past the fold budget"),
-			/^context-fold: the context is past the fold budget, so it compacted ~2k tokens with its deterministic summary/,
+			/^context-fold: the context is past the fold budget, so it compacted the context from ~2k tokens with its deterministic summary/,
 		);
 	});
 });

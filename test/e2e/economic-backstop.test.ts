@@ -86,7 +86,10 @@ describe("economic policy: the backstop", () => {
 		assert.ok(String(compactions[0].summary).startsWith(OUR_HEADER));
 		assertNoSummarization(server);
 		assert.match(rpc.stderr(), /below the economic policy's backstop \(backstopAt 4800 tokens\)/);
-		assert.match(rpc.stderr(), /, so it compacted ~[\d.]+k? tokens with its deterministic summary \(no model call\)/);
+		assert.match(
+			rpc.stderr(),
+			/, so it compacted the context from ~[\d.]+k? tokens with its deterministic summary \(no model call\)/,
+		);
 	});
 });
 

@@ -53,7 +53,10 @@ describe("over budget with nothing worth folding", () => {
 		await rpc.prompt("And now?");
 		const notices = rpc.stderr().match(/past the fold budget/g) ?? [];
 		assert.equal(notices.length, 1, rpc.stderr());
-		assert.match(rpc.stderr(), /, so it compacted ~[\d.]+k? tokens with its deterministic summary \(no model call\)/);
+		assert.match(
+			rpc.stderr(),
+			/, so it compacted the context from ~[\d.]+k? tokens with its deterministic summary \(no model call\)/,
+		);
 	});
 });
 

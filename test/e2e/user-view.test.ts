@@ -270,13 +270,18 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		await runCommand(tui, "/compact");
 		await tui.waitFor((s) => /Compacted from/i.test(s), WAIT, "the compaction");
 		await tui.waitFor(
-			(s) => /compacted ~[\d.]+k tokens with its deterministic summary \(no model call\)/.test(flat(s)),
+			(s) =>
+				/compacted the context from ~[\d.]+k tokens with its deterministic summary \(no model call\)/.test(flat(s)),
 			WAIT,
 			"context-fold's notice that the summary was its own",
 		);
 		await runCommand(tui, "/context-fold status");
 		const status = await tui.waitFor((s) => s.includes("Largest folded blocks"), WAIT, "the status view");
-		assert.match(status, /compaction of ~[\d.]+k, deterministic summary \(no model call\)/, "listed with the events");
+		assert.match(
+			status,
+			/compaction from ~[\d.]+k, deterministic summary \(no model call\)/,
+			"listed with the events",
+		);
 		tui.send("Escape");
 		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
 		await runCommand(tui, `/context-fold recall ${code}`);
