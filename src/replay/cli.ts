@@ -10,7 +10,7 @@
  * session directory instead (mine.ts finds them), plain Pi beside context-fold by default, skipping
  * with one line each one that cannot be replayed, and prints the verdict over all of them first.
  */
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import { DEFAULT_CONFIG, ownVariablesIn, resolveConfig, withoutOwnVariables } from "../adapters/pi/config.ts";
 import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
@@ -298,6 +298,11 @@ export async function main(args: readonly string[]): Promise<number> {
 		);
 	const status = new ProgressLine(process.stderr, options.quiet);
 	if (options.mine) return replayMine(options, options.mine, status);
+	const clash = htmlClash(options.html, options.files);
+	if (clash) {
+		process.stderr.write(`context-fold replay: ${clash}\n`);
+		return 2;
+	}
 	let reports: SessionReport[];
 	try {
 		reports = await runReplay(options, (line) => status.update(line));
@@ -307,10 +312,32 @@ export async function main(args: readonly string[]): Promise<number> {
 		return error instanceof SessionFileError ? 2 : 1;
 	}
 	status.clear();
-	if (!writeHtml(options, reports)) return 1;
+	// The figures first: an HTML file that cannot be written costs the page, not the replay's output.
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
 	else process.stdout.write(report(reports, options.wide));
-	return 0;
+	return writeHtml(options, reports) ? 0 : 1;
+}
+
+/**
+ * Why `--html <file>` may not be written: it is one of the sessions to replay (the same file by any
+ * path or link), which the page would overwrite. Undefined when it is not (or names no file yet).
+ */
+function htmlClash(html: string | undefined, files: readonly string[]): string | undefined {
+	if (html === undefined) return undefined;
+	const id = (path: string) => {
+		try {
+			const stat = statSync(path);
+			return `${stat.dev}:${stat.ino}`;
+		} catch {
+			return undefined;
+		}
+	};
+	const target = id(html);
+	if (target === undefined) return undefined;
+	const session = files.find((file) => id(file) === target);
+	return session === undefined
+		? undefined
+		: `--html ${html} is the session file ${session}, which the report would overwrite; give another file`;
 }
 
 /** Writes the HTML report when `--html` asks for one; false (said on stderr) when it cannot be written. */
@@ -355,6 +382,11 @@ async function replayMine(
 		);
 		return 2;
 	}
+	const clash = htmlClash(options.html, found.files);
+	if (clash) {
+		process.stderr.write(`context-fold replay: ${clash}\n`);
+		return 2;
+	}
 	const replayed: { file: string; report: SessionReport }[] = [];
 	const skipped: { file: string; session: string; problem: string }[] = [];
 	const lines: string[] = [];
@@ -383,11 +415,10 @@ async function replayMine(
 		return 2;
 	}
 	const total = totalReport(reports, `total over ${reports.length} session${reports.length === 1 ? "" : "s"}`);
-	if (!writeHtml(options, reports)) return 1;
 	if (options.json) {
 		const sessions = replayed.map((r) => ({ file: r.file, ...r.report }));
 		process.stdout.write(`${JSON.stringify({ total, sessions, skipped }, null, 1)}\n`);
-		return 0;
+		return writeHtml(options, reports) ? 0 : 1;
 	}
 	const out = [
 		verdict(total) ?? total.session,
@@ -399,7 +430,7 @@ async function replayMine(
 		table(total.policies, options.wide),
 	];
 	process.stdout.write(`${out.join("\n")}\n`);
-	return 0;
+	return writeHtml(options, reports) ? 0 : 1;
 }
 
 /** A report's name and the settings it was replayed under, for the line above its table. */

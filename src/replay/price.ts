@@ -51,7 +51,7 @@ export interface PriceModel {
 
 /**
  * Claude Opus 4.5's list prices: its cache read and write are 0.1 and 1.25 of its input, Anthropic's
- * 5-minute ratios, and its 200k window is the real one the replay's 140k default stands for. Pi
+ * 5-minute ratios, and its 200k window is the real one the project's 140k replays stand for. Pi
  * weighs a one-hour refresh at the same prices (its rule prices the write at the 5-minute rate).
  */
 const OPUS_4_5 = { model: "claude-opus-4-5", input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };

@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -115,6 +115,35 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			typo.stderr,
 			"context-fold replay: --set hottail is not a context-fold setting; ignoring it (did you mean hotTail?)\n",
 		);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test("--html never overwrites a session being replayed, and a page that cannot be written keeps the figures", () => {
+	const dir = mkdtempSync(join(tmpdir(), "replay-html-"));
+	try {
+		const good = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+		good.add(1, { role: "user", content: [{ type: "text", text: "hi" }] });
+		good.add(2, { role: "assistant", content: [{ type: "text", text: "hello" }], stopReason: "stop" });
+		const file = join(dir, "s.jsonl");
+		writeFileSync(file, good.text());
+		const linked = join(dir, "link.html");
+		symlinkSync(file, linked);
+		for (const target of [file, join(dir, ".", "s.jsonl"), linked]) {
+			const run = replay(file, "--policy", "pi", "--html", target);
+			assert.equal(run.status, 2, run.stderr);
+			assert.equal(run.stdout, "");
+			assert.match(
+				run.stderr,
+				/is the session file .*s\.jsonl, which the report would overwrite; give another file\n$/,
+			);
+			assert.equal(readFileSync(file, "utf8"), good.text(), "the session file is untouched");
+		}
+		const unwritable = replay(file, "--policy", "pi", "--html", join(dir, "no-such-dir", "r.html"));
+		assert.equal(unwritable.status, 1);
+		assert.match(unwritable.stdout, /^s\.jsonl/m, "the figures are printed");
+		assert.match(unwritable.stderr, /cannot write .*r\.html/);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
