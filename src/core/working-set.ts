@@ -9,21 +9,45 @@
  */
 import { type Block, isModelReply, type MessageLike } from "./block.ts";
 
-/**
- * A string: a run of word characters, `.`, `/` and `-` from a word character to the last word
- * character of the run. Six characters at least: a run has one such string, from its first word
- * character, so a shorter one has none, and the regex skips it without a test.
- */
-const TOKEN = /[A-Za-z0-9_$][A-Za-z0-9_$./-]{4,}[A-Za-z0-9_$]/g;
 /** What makes a string distinctive: a digit, `_`, `/`, `.`, `$` or an inner capital. */
 const DISTINCT = /[\d_/.$]|[a-z][A-Z]/;
 
-/** The distinct distinctive strings of a text: six or more characters with a digit, `_`, `/`, `.`, `$` or an inner capital. */
+/** True for a word character: a letter, a digit, `_` or `$` (by UTF-16 code). */
+function isWord(c: number): boolean {
+	return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+}
+
+/** True for a character a string may hold: a word character, `.`, `/` or `-`. */
+function inString(c: number): boolean {
+	return isWord(c) || c === 46 || c === 47 || c === 45;
+}
+
+/**
+ * The distinct distinctive strings of a text. A string is each run of word characters, `.`, `/` and
+ * `-`, from its first word character to its last, of six characters or more; it is distinctive with
+ * a digit, `_`, `/`, `.`, `$` or an inner capital. Scanned by hand, in one pass: a regex over a run
+ * of millions of such characters ran out of stack.
+ */
 export function distinctiveTokens(text: string): Set<string> {
 	const out = new Set<string>();
-	for (const match of text.matchAll(TOKEN)) {
-		const token = match[0];
-		if (DISTINCT.test(token)) out.add(token);
+	const n = text.length;
+	let i = 0;
+	while (i < n) {
+		if (!inString(text.charCodeAt(i))) {
+			i++;
+			continue;
+		}
+		let end = i + 1;
+		while (end < n && inString(text.charCodeAt(end))) end++;
+		let first = i;
+		while (first < end && !isWord(text.charCodeAt(first))) first++;
+		let last = end - 1;
+		while (last > first && !isWord(text.charCodeAt(last))) last--;
+		if (last - first + 1 >= 6) {
+			const token = text.slice(first, last + 1);
+			if (DISTINCT.test(token)) out.add(token);
+		}
+		i = end;
 	}
 	return out;
 }

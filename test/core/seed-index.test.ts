@@ -508,6 +508,15 @@ describe("identifiers", () => {
 		assert.deepEqual(identifiersIn(`${blob} shortName`), ["shortName"]);
 	});
 
+	it("skip a run of millions of identifier characters (a number, a blob) without running out of stack, and find the rest", () => {
+		for (const run of ["1".repeat(6_000_000), "a1".repeat(3_000_000), `v${"1".repeat(3_000_000)}.2.3`]) {
+			assert.deepEqual(identifiersIn(`fooBar ${run} then:a1b2c3d4e`), ["fooBar", "a1b2c3d4e"]);
+		}
+		// Beside no long run, a text is scanned as a whole, cut or not.
+		const text = "at v1.2.3-beta.1+b7 the fooBar.baz.qux of 0123456789 in 3f2a9c1";
+		assert.deepEqual(identifiersIn(text), identifiersIn(`${text} ${"9".repeat(10_001)}`));
+	});
+
 	it("keep exact identifiers first when the cap binds, in first-occurrence order", () => {
 		const words = Array.from({ length: 10 }, (_, i) => `symbolName${String.fromCharCode(65 + i)}`);
 		const text = `${words.join(" ")} abc1234 v9.9.9 ${words.map((w) => `${w}Z`).join(" ")}`;

@@ -59,6 +59,15 @@ describe("distinctiveTokens", () => {
 			{ numRuns: 2000 },
 		);
 	});
+
+	test("reads a run of millions of string characters (a minified bundle, a base64 blob) without running out of stack", () => {
+		const run = `x1${"a/b-c.d_".repeat(1_000_000)}z`;
+		const tokens = distinctiveTokens(`see ${run}. then`);
+		assert.deepEqual(
+			[...tokens].map((t) => t.length),
+			[run.length],
+		);
+	});
 });
 
 /** A prompt, a read of a.ts (c1), then an ls (c2), each call answered. */

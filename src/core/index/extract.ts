@@ -128,7 +128,61 @@ interface Found {
 	exact: boolean;
 }
 
+/**
+ * The longest run of characters an identifier may hold or sit beside (word characters, `.`, `+`, `-`,
+ * `\\`) that is scanned for identifiers. A longer one (a minified bundle, a base64 blob, a log line of
+ * one number) holds none worth a seed, and the scan's backtracking over it runs out of stack.
+ */
+const LONGEST_RUN = 10_000;
+
+/** True for a character an identifier may hold or sit beside (see LONGEST_RUN), by UTF-16 code. */
+function inRun(c: number): boolean {
+	return (
+		(c >= 97 && c <= 122) ||
+		(c >= 65 && c <= 90) ||
+		(c >= 48 && c <= 57) ||
+		c === 95 ||
+		c === 36 ||
+		c === 46 ||
+		c === 43 ||
+		c === 45 ||
+		c === 92
+	);
+}
+
+/**
+ * The pieces of `text` to scan for identifiers: the text itself, or, when it has a run longer than
+ * LONGEST_RUN, the text cut at that run's ends with the run left out. Every other character bounds
+ * each alternative and its look-arounds the way the end of a text does, so what the pieces yield is
+ * what the whole text yields outside the long runs.
+ */
+function scannable(text: string): string[] {
+	const pieces: string[] = [];
+	let from = 0;
+	let i = 0;
+	while (i < text.length) {
+		if (!inRun(text.charCodeAt(i))) {
+			i++;
+			continue;
+		}
+		let end = i + 1;
+		while (end < text.length && inRun(text.charCodeAt(end))) end++;
+		if (end - i > LONGEST_RUN) {
+			pieces.push(text.slice(from, i));
+			from = end;
+		}
+		i = end;
+	}
+	if (from === 0) return [text];
+	pieces.push(text.slice(from));
+	return pieces;
+}
+
 function scanIdentifiers(text: string, maxChars: number, out: Found[]): void {
+	for (const piece of scannable(text)) scanPiece(piece, maxChars, out);
+}
+
+function scanPiece(text: string, maxChars: number, out: Found[]): void {
 	for (const match of text.matchAll(IDENTIFIER_PATTERN)) {
 		const groups = match.groups ?? {};
 		const value = match[0];
