@@ -32,10 +32,18 @@ export interface SummaryInput {
 	 * in the seed index again (see carriedOver); used without `previousSummary`.
 	 */
 	carried?: string;
+	/** The handoff seed this session started from, when it leaves live history with this compaction. */
+	seed?: CarriedSeed;
 	/** One line on what the summary covers, e.g. "This compaction removed 40 messages from live history." */
 	scope: string;
 	/** Size cap in characters (default and maximum SUMMARY_LIMITS.total); section budgets shrink with it. */
 	maxChars?: number;
+}
+
+/** A handoff seed carried by a compaction: its text, and the fold code that reads it back whole. */
+export interface CarriedSeed {
+	text: string;
+	code?: string;
 }
 
 /** Smallest cap a summary is scaled down to. */
@@ -138,14 +146,30 @@ export function isOwnSummary(summary: unknown): boolean {
 
 /** The heading of the section a summary carries from the one before it. */
 const CARRIED_HEADING = "## Carried from the previous compaction";
+/** The heading of a handoff seed carried by the first compaction that removes it. */
+const SEED_HEADING = "## Carried from the handoff seed this session started from";
+/** What both headings open with: a later compaction finds either. */
+const CARRIED_PREFIX = "## Carried from ";
+/** The line a foreign summary is carried under: the preamble's claim covers context-fold's own text only. */
+const FOREIGN_NOTE = "(Pi's own summary, written by a model and carried as it was: context-fold did not extract it.)";
 
 /**
- * What a summary of ours carried from the one before it (a foreign summary's text, kept nowhere
- * else: the seed index holds only context-fold's own facts); undefined when it carried nothing.
+ * What a summary of ours carried from the one before it or from a handoff seed (a foreign summary's
+ * text or the seed, kept nowhere else: the seed index holds only context-fold's own facts);
+ * undefined when it carried nothing.
  */
 export function carriedOver(summary: string): string | undefined {
-	const at = summary.indexOf(`\n${CARRIED_HEADING}\n`);
-	return at < 0 ? undefined : summary.slice(at + CARRIED_HEADING.length + 2);
+	const at = summary.indexOf(`\n${CARRIED_PREFIX}`);
+	const end = at < 0 ? -1 : summary.indexOf("\n", at + 1);
+	return end < 0 ? undefined : summary.slice(end + 1);
+}
+
+/** The seed's text within `budget` characters; a cut one ends naming the code that reads it whole. */
+function seedText(seed: CarriedSeed, budget: number): string {
+	if (seed.text.length <= budget) return seed.text;
+	const whole = seed.code ? `recall_folded codes=["${seed.code}"] reads it whole` : "the session file holds it whole";
+	const note = `… the seed is cut here; ${whole}`;
+	return `${clip(seed.text, Math.max(0, budget - note.length - 1))}\n${note}`;
 }
 
 /** The previous summary's body without its own header and preamble, when it was one of ours. */
@@ -220,12 +244,17 @@ export function renderSummary(input: SummaryInput): string {
 		),
 	];
 	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.trim() ?? "");
+	const carriedParts: string[] = [];
 	if (previous) {
 		// Our own summary's tags were written by the engine (and what it carried, quoted there); a
-		// foreign summary's tags are content.
+		// foreign summary's tags are content, and it says who wrote it.
 		const own = input.previousSummary === undefined || isOwnSummary(input.previousSummary);
-		parts.push(`${CARRIED_HEADING}\n${clip(own ? previous : quoteTags(previous), L.previous)}`);
+		carriedParts.push(clip(own ? previous : `${FOREIGN_NOTE}\n${quoteTags(previous)}`, L.previous));
 	}
+	// The seed's codes are the parent's, which recall_folded serves as they stand.
+	if (input.seed) carriedParts.push(seedText(input.seed, L.previous));
+	if (carriedParts.length > 0)
+		parts.push(`${previous ? CARRIED_HEADING : SEED_HEADING}\n${carriedParts.join("\n\n")}`);
 	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);
 }
 

@@ -6,9 +6,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { HANDOFF_MESSAGE_TYPE } from "../../src/adapters/pi/compaction/handoff.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/reader.ts";
-import { SUMMARY_HEADER } from "../../src/core/summary.ts";
+import { HANDOFF_HEADER, SUMMARY_HEADER } from "../../src/core/summary.ts";
 import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 
 type Compaction = { compaction?: { summary: string; firstKeptEntryId: string; details: unknown } } | undefined;
@@ -157,6 +158,44 @@ describe("deterministic compaction", () => {
 		assert.match(recalled, /Error: parser\.test\.ts failed at line 12/);
 	});
 
+	it("a handoff seed that leaves history is carried by the compaction, and by every later one", async () => {
+		const stub = loadStub();
+		const at = "2026-12-05T10:00:00.123Z";
+		const seed = `${HANDOFF_HEADER}\n\nGoal: ship the parser\nParent session: /p/s.jsonl\n${"- fact\n".repeat(1000)}`;
+		stub.entries.push({
+			type: "custom_message",
+			id: "c1",
+			parentId: null,
+			timestamp: at,
+			customType: HANDOFF_MESSAGE_TYPE,
+			content: seed,
+			display: true,
+		});
+		bashSession(stub, 8);
+		await stub.emit("session_start", { reason: "startup" });
+		const custom = {
+			role: "custom",
+			customType: HANDOFF_MESSAGE_TYPE,
+			content: seed,
+			display: true,
+			timestamp: Date.parse(at),
+		};
+		const first = await compact(stub, 4, { messagesToSummarize: [custom, ...messagesOf(stub).slice(0, 4)] });
+		const summary = String(first?.compaction?.summary);
+		assert.match(
+			summary,
+			/\n## Carried from the handoff seed this session started from\n# context-fold handoff seed\n/,
+		);
+		assert.match(summary, /Goal: ship the parser\nParent session: \/p\/s\.jsonl/);
+		// Too long to carry whole: cut, naming the code that reads it back.
+		const code = foldCode(`u:custom:${Date.parse(at)}`);
+		assert.match(summary, new RegExp(`… the seed is cut here; recall_folded codes=\\["${code}"\\] reads it whole`));
+		assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/);
+		stub.compact("keep", summary);
+		const second = await compact(stub, 8, { previousSummary: summary });
+		assert.match(String(second?.compaction?.summary), /Goal: ship the parser/, "the next compaction carries it on");
+	});
+
 	it("a summary Pi wrote before is carried by every later compaction, not only the first", async () => {
 		const stub = loadStub();
 		bashSession(stub, 4);
@@ -167,8 +206,14 @@ describe("deterministic compaction", () => {
 		const second = await compact(stub, 6, { previousSummary: first?.compaction?.summary });
 		stub.compact("keep", second?.compaction?.summary);
 		const third = await compact(stub, 8, { previousSummary: second?.compaction?.summary });
-		for (const [n, built] of [first, second, third].entries())
+		for (const [n, built] of [first, second, third].entries()) {
 			assert.match(String(built?.compaction?.summary), /decision D-17 keeps the legacy API/, `compaction ${n + 1}`);
+			// It is said to be the model's: the summary's preamble claims only context-fold's own text.
+			assert.match(
+				String(built?.compaction?.summary),
+				/\(Pi's own summary, written by a model and carried as it was/,
+			);
+		}
 	});
 
 	it("covers turnPrefixMessages when messagesToSummarize is empty (split turn)", async () => {
@@ -320,6 +365,32 @@ describe("seed index on disk", () => {
 			assert.match(text, new RegExp(`Parent session: ${join(dir, "s.jsonl")}`));
 			assert.match(text, /src\/planted\/Widget\.ts/);
 			assert.match(text, /Provenance/);
+		});
+	});
+
+	it("/fold-handoff from a seeded session hands its own seed on (the first goal, the grandparent)", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			stub.entries.push({
+				type: "custom_message",
+				id: "c1",
+				parentId: null,
+				timestamp: "2026-12-05T10:00:00.123Z",
+				customType: HANDOFF_MESSAGE_TYPE,
+				content: `${HANDOFF_HEADER}\n\nGoal: ship the parser\nParent session: /p/grandparent.jsonl\n`,
+				display: true,
+			});
+			bashSession(stub, 3);
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.command("fold-handoff", "now the docs");
+			const folder = join(dir, "context-fold", "stub");
+			const seed = readFileSync(
+				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
+				"utf8",
+			);
+			assert.match(seed, /^Goal: now the docs$/m);
+			assert.match(seed, /## Carried from the handoff seed this session started from\n# context-fold handoff seed/);
+			assert.match(seed, /Goal: ship the parser\nParent session: \/p\/grandparent\.jsonl/);
 		});
 	});
 

@@ -88,7 +88,10 @@ describe("renderSummary", () => {
 
 	it("carries a previous summary that was not ours, and only the body of one that was", () => {
 		const foreign = renderSummary({ summary: fixed, scope: "s.", previousSummary: "The user fixed the parser." });
-		assert.match(foreign, /## Carried from the previous compaction\nThe user fixed the parser\./);
+		assert.match(
+			foreign,
+			/## Carried from the previous compaction\n\(Pi's own summary, written by a model and carried as it was: context-fold did not extract it\.\)\nThe user fixed the parser\./,
+		);
 		const ours = renderSummary({ summary: fixed, scope: "s." });
 		const again = renderSummary({ summary: fixed, scope: "s.", previousSummary: ours });
 		assert.equal(again.split(SUMMARY_HEADER).length, 2, "our header is not nested");
@@ -127,7 +130,11 @@ describe("renderSummary", () => {
 		const foreign = "Pi's summary: decision D-17 keeps the legacy API; see {#k3x9a0b2 FOLDED}.";
 		const first = renderSummary({ summary: fixed, scope: "s.", previousSummary: foreign });
 		const handed = carriedOver(first);
-		assert.equal(handed?.trim(), "Pi's summary: decision D-17 keeps the legacy API; see [quoted tag #k3x9a0b2].");
+		assert.equal(
+			handed?.trim(),
+			"(Pi's own summary, written by a model and carried as it was: context-fold did not extract it.)\nPi's summary: decision D-17 keeps the legacy API; see [quoted tag #k3x9a0b2].",
+			"the note on who wrote it travels with it",
+		);
 		const second = renderSummary({ summary: fixed, scope: "s.", carried: handed });
 		assert.equal(carriedOver(second), handed, "the third gets the same text again");
 		assert.equal(second.split("## Carried from the previous compaction").length, 2, "one carried section");

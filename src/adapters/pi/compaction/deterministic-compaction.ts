@@ -13,7 +13,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
 import { contentKey } from "../../../core/lower.ts";
-import { carriedOver, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
+import { carriedOver, HANDOFF_HEADER, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
 import { errorText, type FoldEngine, sha256 } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
 import type { IndexStore } from "./seed-index-store.ts";
@@ -99,7 +99,10 @@ export function buildCompaction(
 ): BuiltCompaction {
 	const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages] as MessageLike[];
 	const fresh = recordLeavers(messages, engine, append, warn);
-	const ids = new Set(linearize(messages).map((b) => b.id));
+	const blocks = linearize(messages);
+	const ids = new Set(blocks.map((b) => b.id));
+	// The seed a /fold-handoff session started from leaves with this compaction: carried, not lost.
+	const seedBlock = blocks.find((b) => b.kind === "custom" && b.text.startsWith(HANDOFF_HEADER));
 	const spans = engine.registry.allRecords().filter((r) => ids.has(r.id));
 	const seq = index.nextCompactionSeq();
 	const record: SeedRecord = extractSeedRecord({
@@ -120,6 +123,7 @@ export function buildCompaction(
 		summary: summarizeIndex(records),
 		previousSummary: whole ? previous : undefined,
 		carried: !whole && previous ? carriedOver(previous) : undefined,
+		seed: seedBlock && { text: seedBlock.text, code: engine.registry.record(seedBlock.id)?.code },
 		scope: `This compaction removed ${messages.length} messages from live history.`,
 		maxChars: summaryCapFor(window),
 	});

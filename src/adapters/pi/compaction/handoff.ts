@@ -26,8 +26,17 @@ export function writeHandoff(
 	index: IndexStore,
 	now: Date,
 ): { path: string; text: string } {
-	const branch = ctx.sessionManager.getBranch() as { id?: string; type?: string; message?: MessageLike }[];
+	const branch = ctx.sessionManager.getBranch() as {
+		id?: string;
+		type?: string;
+		message?: MessageLike;
+		customType?: string;
+		content?: unknown;
+	}[];
 	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
+	// A session seeded by an earlier handoff hands its own seed on (its goal, its parent's codes).
+	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
+	const seed = seeded && typeof seeded.content === "string" ? { text: seeded.content } : undefined;
 	// Only recorded codes tag the seed: the child reads them from the parent's fold records.
 	const live = extractSeedRecord({
 		kind: "compaction",
@@ -41,6 +50,7 @@ export function writeHandoff(
 			...branchRecords(index, branchView(new Set(branch.map((e) => e.id ?? "")), engine)),
 			live,
 		]),
+		seed,
 		scope: `The parent session holds ${messages.length} messages on this branch.`,
 	});
 	const parent = ctx.sessionManager.getSessionFile();
