@@ -39,7 +39,8 @@ const scripts = new Map<string, ReplayScript>();
 
 /**
  * The replay script of one session file, read once per thread. A file Pi would not open as a session,
- * or a session without a user message (nothing to replay), is refused with a SessionFileError.
+ * or a session without a user message or without a recorded reply (nothing to replay), is refused with a
+ * SessionFileError.
  */
 export function sessionScript(file: string): ReplayScript {
 	let script = scripts.get(file);
@@ -52,6 +53,9 @@ export function sessionScript(file: string): ReplayScript {
 			const torn = unread.length > 0 ? ` (${lines} not a JSON object, skipped as Pi skips them)` : "";
 			throw new SessionFileError(file, `a Pi session without a user message${torn}: nothing to replay`);
 		}
+		// A prompt with no recorded reply has no request to price: its figures would read as a replay.
+		if (script.turns.every((turn) => turn.assistants.length === 0))
+			throw new SessionFileError(file, "a Pi session without a recorded reply of the model: nothing to replay");
 		// Pi 1.6 looks a tool's prompt guidelines up by name in a plain object, so a tool named after a
 		// key of Object.prototype (`constructor`, `toString`) breaks its system prompt: no run can start.
 		const inherited = script.toolNames.find((name) => name in Object.prototype);

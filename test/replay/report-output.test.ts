@@ -85,6 +85,11 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			["dir.jsonl", undefined, "a directory, not a session file"],
 			["empty.jsonl", "", "empty file, not a Pi session"],
 			["header-only.jsonl", `${JSON.stringify(header)}\n`, "without a user message: nothing to replay"],
+			[
+				"no-reply.jsonl",
+				`${JSON.stringify(header)}\n${JSON.stringify(message)}\n`,
+				"without a recorded reply of the model: nothing to replay",
+			],
 			["missing.jsonl", undefined, "no such file"],
 		];
 		for (const [name, text, problem] of cases) {
