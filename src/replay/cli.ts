@@ -257,8 +257,12 @@ export async function runReplay(options: ReplayOptions, progress: (status: strin
 			`replay ${i + 1}/${jobs.length}, request ${done}/${total}: ${jobs[i].policy.name} on ${basename(jobs[i].file)}`,
 		);
 	});
+	const names = options.files.map((file) => basename(file));
+	// Two sessions of one name (from two folders) are told apart by their paths as given.
+	const named = (file: string, f: number) =>
+		names.indexOf(names[f]) !== names.lastIndexOf(names[f]) ? file : names[f];
 	return options.files.map((file, f) => ({
-		session: basename(file),
+		session: named(file, f),
 		price: model.name,
 		warming: options.warming,
 		window: options.window,

@@ -125,7 +125,7 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 	}
 });
 
-test("--html never overwrites a session being replayed, and a page that cannot be written keeps the figures", () => {
+test("--html never overwrites a session replayed, an unwritable page keeps the figures, and twin names are told apart", () => {
 	const dir = mkdtempSync(join(tmpdir(), "replay-html-"));
 	try {
 		const good = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
@@ -145,6 +145,15 @@ test("--html never overwrites a session being replayed, and a page that cannot b
 			);
 			assert.equal(readFileSync(file, "utf8"), good.text(), "the session file is untouched");
 		}
+		// The same name in two folders: each session is named by its path, as given.
+		mkdirSync(join(dir, "b"));
+		const twin = join(dir, "b", "s.jsonl");
+		writeFileSync(twin, good.text());
+		const twins = replay(file, twin, "--policy", "pi", "--json");
+		assert.deepEqual(
+			(JSON.parse(twins.stdout) as { session: string }[]).map((r) => r.session),
+			[file, twin],
+		);
 		const unwritable = replay(file, "--policy", "pi", "--html", join(dir, "no-such-dir", "r.html"));
 		assert.equal(unwritable.status, 1);
 		assert.match(unwritable.stdout, /^s\.jsonl/m, "the figures are printed");
