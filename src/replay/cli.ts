@@ -119,8 +119,13 @@ export class UsageError extends Error {}
 
 const CLEAR_KEYS = new Set(["trigger", "keep", "clearAtLeast"]);
 
+/** A plain decimal number (`140000`, `0.5`), as the usage text writes them; NaN for anything else (`1e5`, `0x10`, ""). */
+function decimal(text: string): number {
+	return /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+}
+
 function value(text: string): unknown {
-	if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+	if (/^\d+(\.\d+)?$/.test(text)) return decimal(text);
 	if (text === "true" || text === "false") return text === "true";
 	return text;
 }
@@ -155,10 +160,10 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			names = next().split(",");
 			policyGiven = true;
 		} else if (arg === "--mine") mine = true;
-		else if (arg === "--last") last = Number(next());
+		else if (arg === "--last") last = decimal(next());
 		else if (arg === "--all-projects") allProjects = true;
 		else if (arg === "--price") price = next();
-		else if (arg === "--window") window = Number(next());
+		else if (arg === "--window") window = decimal(next());
 		else if (arg === "--warming") {
 			const w = next();
 			if (w !== "idle" && w !== "off") throw new UsageError(`--warming takes idle or off, not ${w}`);
@@ -168,7 +173,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
 			if (key === "policy" && !PROFILES.includes(rest.join("=")))
 				throw new UsageError(`--set policy takes one of ${PROFILES.join(", ")}, not ${rest.join("=")}`);
-			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = Number(rest.join("="));
+			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = decimal(rest.join("="));
 			else knobs[key] = value(rest.join("="));
 		} else if (arg === "--images") {
 			const how = next();
@@ -178,7 +183,7 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		else if (arg === "--wide") wide = true;
 		else if (arg === "--quiet") quiet = true;
 		else if (arg === "--html") html = next();
-		else if (arg === "--jobs") jobs = Number(next());
+		else if (arg === "--jobs") jobs = decimal(next());
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}

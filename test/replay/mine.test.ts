@@ -237,6 +237,12 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["--mine", "--last", "0"], "--last takes a whole number ≥ 1"],
 		[["--mine", "--last", "two"], "--last takes a whole number ≥ 1"],
 		[["--mine", "x.jsonl"], "--mine finds the sessions itself: give no session file"],
+		// Numbers are plain decimals, as the usage writes them: no exponent, no hex, none left empty.
+		[["a.jsonl", "--window", "1e5"], "--window takes a whole number ≥ 1000"],
+		[["a.jsonl", "--window", "0x10000"], "--window takes a whole number ≥ 1000"],
+		[["a.jsonl", "--window", " 5000"], "--window takes a whole number ≥ 1000"],
+		[["a.jsonl", "--jobs", "2e0"], "--jobs takes a whole number ≥ 1"],
+		[["a.jsonl", "--set", "trigger="], "--set trigger takes a number ≥ 0"],
 	];
 	for (const [args, problem] of mistakes) {
 		assert.throws(
