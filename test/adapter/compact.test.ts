@@ -368,6 +368,20 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("/fold-handoff in a session with no message yet writes nothing and says so", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			await stub.emit("session_start", { reason: "startup" });
+			const printed = await stub.command("fold-handoff", "go");
+			assert.equal(printed.stderr, "context-fold: nothing to hand off yet: this session has no messages\n");
+			assert.deepEqual(
+				readdirSync(dir).filter((f) => f === "context-fold"),
+				[],
+				"no seed written",
+			);
+		});
+	});
+
 	it("/fold-handoff from a seeded session hands its own seed on (the first goal, the grandparent)", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

@@ -67,13 +67,21 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 	pi.registerCommand("fold-handoff", {
 		description: "Write a deterministic handoff seed of this session (optionally: /fold-handoff <goal>)",
 		handler: async (args, ctx) => {
+			const say = (message: string, level: "info" | "error") => {
+				if (ctx.hasUI) ctx.ui.notify(message, level);
+				else process.stderr.write(`${message}\n`);
+			};
+			// A session with no message has nothing to hand on, and Pi has not written its file yet: a seed
+			// would name a parent that does not exist.
+			if (!ctx.sessionManager.getBranch().some((e) => (e as { type?: string }).type === "message")) {
+				say("context-fold: nothing to hand off yet: this session has no messages", "info");
+				return;
+			}
 			let written: { path: string; text: string };
 			try {
 				written = writeHandoff(args ?? "", ctx, engine, index, new Date());
 			} catch (error) {
-				const message = `context-fold: could not write the handoff seed: ${errorText(error)}`;
-				if (ctx.hasUI) ctx.ui.notify(message, "error");
-				else process.stderr.write(`${message}\n`);
+				say(`context-fold: could not write the handoff seed: ${errorText(error)}`, "error");
 				return;
 			}
 			if (!ctx.hasUI) {
