@@ -13,11 +13,11 @@ import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
 import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
-import { ENTRY_TYPE, rebuildRegistry, skippedText } from "../../src/adapters/pi/fold/persistence.ts";
+import { rebuildRegistry, skippedText } from "../../src/adapters/pi/fold/persistence.ts";
 import { resolveCode } from "../../src/adapters/pi/fold/recall-sources.ts";
 import { Ledger } from "../../src/adapters/pi/fold/session-ledger.ts";
 import { ADVICE, KEEP_DRAFT } from "../../src/core/cache-advice.ts";
-import { bashSession, exchangeAt, loadStub, type StubPi } from "./stub-pi.ts";
+import { bashSession, exchangeAt, foldEntry, loadStub, type StubPi } from "./stub-pi.ts";
 
 const dirs: string[] = [];
 after(() => {
@@ -315,15 +315,10 @@ describe("a parent session file with a damaged line", () => {
 
 describe("a fold layer whose records entry is missing", () => {
 	it("is read, its blocks counted as sent raw, not as an unreadable entry", () => {
-		const entry = (data: Record<string, unknown>) => ({
-			type: "custom",
-			customType: ENTRY_TYPE,
-			data: { v: 1, ...data },
-		});
 		const { registry, skipped } = rebuildRegistry([
-			entry({ kind: "records", seq: 1, records: [{ id: "r:a", code: "aaaa1111", chars: 10, seq: 1 }] }),
-			entry({ kind: "layer", seq: 1, ops: [{ id: "r:a", code: "aaaa1111", text: "{#aaaa1111 FOLDED} a" }] }),
-			entry({ kind: "layer", seq: 2, ops: [{ id: "r:b", code: "bbbb2222", text: "{#bbbb2222 FOLDED} b" }] }),
+			foldEntry({ kind: "records", seq: 1, records: [{ id: "r:a", code: "aaaa1111", chars: 10, seq: 1 }] }),
+			foldEntry({ kind: "layer", seq: 1, ops: [{ id: "r:a", code: "aaaa1111", text: "{#aaaa1111 FOLDED} a" }] }),
+			foldEntry({ kind: "layer", seq: 2, ops: [{ id: "r:b", code: "bbbb2222", text: "{#bbbb2222 FOLDED} b" }] }),
 		]);
 		assert.ok(registry.frozenOp("r:a"));
 		assert.equal(registry.frozenOp("r:b"), undefined, "the block without its record is sent raw");

@@ -22,7 +22,7 @@ import {
 	legacySeedIndex,
 	sha,
 } from "../fixtures/legacy-0.5.1.ts";
-import { loadStub } from "./stub-pi.ts";
+import { foldEntry, loadStub } from "./stub-pi.ts";
 
 const custom = (data: Record<string, unknown>) => ({ type: "custom", customType: LEGACY_TYPE, data });
 const fold = (blockId: string, code: string, extra: Record<string, unknown> = {}) =>
@@ -106,16 +106,15 @@ describe("rebuildRegistry over 0.5.1 entries", () => {
 	});
 
 	it("replays 0.5.1 state first, then this version's entries: new 8-character codes coexist", () => {
-		const ours = (data: Record<string, unknown>) => ({
-			type: "custom",
-			customType: LEGACY_TYPE,
-			data: { v: 1, ...data },
-		});
 		const { registry, skipped } = rebuildRegistry([
 			...legacyEntries(),
-			ours({ kind: "records", seq: 3, records: [{ id: "r:toolu_big1", code: "k3x9a0b2", chars: 10, seq: 3 }] }),
-			ours({ kind: "layer", seq: 3, ops: [{ id: "r:toolu_big1", code: "k3x9a0b2", text: "{#k3x9a0b2 FOLDED} x" }] }),
-			ours({ kind: "unfold", ids: ["a:resp_4Lw8:1"] }),
+			foldEntry({ kind: "records", seq: 3, records: [{ id: "r:toolu_big1", code: "k3x9a0b2", chars: 10, seq: 3 }] }),
+			foldEntry({
+				kind: "layer",
+				seq: 3,
+				ops: [{ id: "r:toolu_big1", code: "k3x9a0b2", text: "{#k3x9a0b2 FOLDED} x" }],
+			}),
+			foldEntry({ kind: "unfold", ids: ["a:resp_4Lw8:1"] }),
 		]);
 		assert.deepEqual(skipped, { entries: 0, records: 0, ops: 0, unbacked: 0 });
 		assert.equal(registry.seq, 3);

@@ -3,6 +3,7 @@
  * tools, keeps an in-memory session (message and custom entries), and lets a test inject failures.
  */
 import { estimateTokens } from "@earendil-works/pi-coding-agent";
+import { ENTRY_TYPE, ENTRY_VERSION } from "../../src/adapters/pi/fold/persistence.ts";
 import contextFold from "../../src/adapters/pi/index.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
@@ -452,6 +453,11 @@ function estimateAll(messages: Record<string, unknown>[]): number {
 }
 
 /** Builds a session of `n` bash turns each returning `lines` lines (one planted error line each). */
+/** A context-fold session entry (`contextfold.fold`, this version) holding `data`, as the engine appends them. */
+export function foldEntry(data: Record<string, unknown>): Record<string, unknown> {
+	return { type: "custom", customType: ENTRY_TYPE, data: { v: ENTRY_VERSION, ...data } };
+}
+
 export function bashSession(stub: StubPi, n: number, lines = 200): void {
 	let ts = 1_700_000_000_000;
 	stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
