@@ -13,7 +13,7 @@ import { type Block, isModelReply, type MessageLike } from "./block.ts";
 const DISTINCT = /[\d_/.$]|[a-z][A-Z]/;
 
 /** True for a word character: a letter, a digit, `_` or `$` (by UTF-16 code). */
-function isWord(c: number): boolean {
+export function isWord(c: number): boolean {
 	return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
 }
 

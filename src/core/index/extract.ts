@@ -7,6 +7,7 @@ import { foldCode } from "../digest.ts";
 import type { FoldRecord } from "../fold-registry.ts";
 import { riskLines } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
+import { isWord } from "../working-set.ts";
 import {
 	droppedOf,
 	keepEnds,
@@ -137,17 +138,7 @@ const LONGEST_RUN = 10_000;
 
 /** True for a character an identifier may hold or sit beside (see LONGEST_RUN), by UTF-16 code. */
 function inRun(c: number): boolean {
-	return (
-		(c >= 97 && c <= 122) ||
-		(c >= 65 && c <= 90) ||
-		(c >= 48 && c <= 57) ||
-		c === 95 ||
-		c === 36 ||
-		c === 46 ||
-		c === 43 ||
-		c === 45 ||
-		c === 92
-	);
+	return isWord(c) || c === 46 || c === 43 || c === 45 || c === 92;
 }
 
 /**

@@ -245,15 +245,11 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 		// The line opening each part; a search's hits each head a part of their own.
 		const heads = parts.map((part) => part.split("\n", 1)[0]);
 		if (search !== undefined) {
+			const late = `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`;
 			const found: SearchAnswer =
-				budget < MIN_PIECE
-					? {
-							text: `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`,
-							heads: [],
-						}
-					: searchFolded(search, engine, ledger, budget);
+				budget < MIN_PIECE ? { text: late, heads: [late] } : searchFolded(search, engine, ledger, budget);
 			parts.push(found.text);
-			heads.push(...(found.heads.length > 0 ? found.heads : [found.text]));
+			heads.push(...found.heads);
 		}
 		const out = parts.join("\n\n");
 		const cut = `… cut at the output cap (${CAP} characters per call)`;
