@@ -332,6 +332,18 @@ describe("savings read only when they can matter", () => {
 		assert.ok(reads.n > 0);
 	});
 
+	it("reads none when the blocks a protection leaves cost less than the least event", () => {
+		const reads = { n: 0 };
+		const config = { minEvent: 10_000, foldFrom: 5_000 };
+		// Outside the tails 15k could fold, but the 6k block is in use: the 9k left cannot make an event.
+		const used = counted("r:used", 6000, 5500, reads);
+		const blocks = [used, counted("r:a", 4500, 4000, reads), counted("r:b", 4500, 4000, reads), text("t:new", 6000)];
+		const view = mkView(blocks, { config });
+		assert.deepEqual(economize(view, { keep: (b) => b.id === "r:used" }), []);
+		assert.equal(reads.n, 0);
+		assert.deepEqual(folds(economize(view, { keep: () => false })), ["r:used", "r:a", "r:b"]);
+	});
+
 	it("reads none of the blocks a protection keeps, even past the backstop while Pi's compaction is far", () => {
 		const reads = { n: 0 };
 		const config = { minEvent: 1_000, foldFrom: 5_000, backstopAt: 10_000 };

@@ -231,6 +231,13 @@ function outsideTails(view: PolicyView, tail: ReadonlySet<string>): Outside[] {
 	return out;
 }
 
+/** What `blocks` cost as sent: no fold of them saves more. */
+function tokensOf(blocks: readonly Outside[]): number {
+	let tokens = 0;
+	for (const c of blocks) tokens += c.block.tokens;
+	return tokens;
+}
+
 /**
  * Every event the candidates allow, one per starting candidate (fold it and every later candidate),
  * oldest start first. Costs are from the blocks as they will be sent.
@@ -296,11 +303,7 @@ export function economize(
 	// Short of the backstop and the budget, only an event saving at least `least` can come out. A fold
 	// saves at most its block's cost, so when the blocks that could fold cost less than that in all, no
 	// saving needs working out (each is a digest, made the first time it is read).
-	if (!urgent && usage < backstop && least > 0) {
-		let most = 0;
-		for (const c of outside) most += c.block.tokens;
-		if (most < least) return [];
-	}
+	if (!urgent && usage < backstop && least > 0 && tokensOf(outside) < least) return [];
 	// Savings are read only where a decision needs them (each is a digest, made the first time it is
 	// read): the candidates of the event, and the maskable total only for a compaction's figure or the
 	// backstop test of a policy that does not protect.
@@ -332,13 +335,17 @@ export function economize(
 		} else foldable = maskableOfAll();
 		backstopped = foldable <= room;
 	}
+	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact()] : folds);
 	// Blocks in use stay raw: they count toward the backstop above, so this costs no compaction.
 	const keep = protection && !urgent ? protection.keep : undefined;
-	const candidates = outside.filter((c) => !keep?.(c.block) && c.block.saving > 0);
+	const unkept = keep ? outside.filter((c) => !keep(c.block)) : outside;
+	// Short of the budget, an event needs `foldFrom` and a saving of `least`; the blocks left cost at
+	// least what they would save, so most requests end here without a saving worked out.
+	if (!urgent && (usage < knobs.foldFrom || tokensOf(unkept) < least)) return withCompact([]);
+	const candidates = unkept.filter((c) => c.block.saving > 0);
 	let maskable = 0;
 	for (const c of candidates) maskable += c.block.saving;
 	const inReads = view.cache?.rewriteInReads ?? REWRITE_IN_READS;
-	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact()] : folds);
 	if (urgent) {
 		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact()];
 		return withCompact(candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true })));
