@@ -756,6 +756,8 @@ describe("blocks a user can recognise", () => {
 		const { stdout } = await stub.command("context-fold", `unfold ${gone}`);
 		assert.match(stdout, /is no longer in the context \(a compaction removed it\)/);
 		assert.doesNotMatch(stdout, /already unfolded/);
+		const recalled = await stub.command("context-fold", `recall ${gone}`);
+		assert.match(recalled.stdout, /No longer in the context \(a compaction removed it\)/);
 		// Recalled again and again, it is churn to be told as such, not a block "already unfolded".
 		stub.mode = "tui";
 		stub.hasUI = true;

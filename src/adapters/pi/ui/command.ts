@@ -298,11 +298,16 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 			? `#${code} belongs to the parent session ${parent.path}, so it cannot be unfolded here; ${read}`
 			: `#${code} is not a fold code of this session branch`;
 	}
-	const unfolded = registry.isUnfolded(id);
-	if (!inContext(deps, ctx, id) || (!unfolded && !registry.frozenOp(id))) {
+	if (compactedAway(deps, ctx, id)) {
 		return `#${code} is no longer in the context (a compaction removed it), so it cannot be unfolded; ${read}`;
 	}
-	return unfolded ? `#${code} is already unfolded` : undefined;
+	return registry.isUnfolded(id) ? `#${code} is already unfolded` : undefined;
+}
+
+/** True when a compaction removed the block `id` from the context, folded or put back. */
+function compactedAway(deps: CommandDeps, ctx: ExtensionContext, id: string): boolean {
+	const registry = deps.engine.registry;
+	return !inContext(deps, ctx, id) || (!registry.isUnfolded(id) && !registry.frozenOp(id));
 }
 
 /**
@@ -413,10 +418,11 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 	}
 	const registry = deps.engine.registry;
 	const id = registry.idOf(bare);
+	// A block put back and then compacted away has left the context as surely as a folded one.
+	const compacted = id !== undefined && compactedAway(deps, ctx, id);
 	const folded = id !== undefined && !registry.isUnfolded(id) && registry.frozenOp(id) !== undefined;
-	const refusal = folded ? unfoldRefusal(deps, ctx, bare) : undefined;
-	const actions = folded && !refusal ? [{ key: "u", hint: "unfold" }] : [];
-	const gone = refusal
+	const actions = folded && !compacted ? [{ key: "u", hint: "unfold" }] : [];
+	const gone = compacted
 		? "\nNo longer in the context (a compaction removed it): it can be read here, not unfolded."
 		: "";
 	const title = blockLine(factsOf(deps, bare) ?? blockFacts(r.record, deps.engine, deps.ledger));
