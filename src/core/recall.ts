@@ -82,28 +82,32 @@ function splitLines(text: string): string[] {
 
 /**
  * Lines `range` of `text`, numbered, clipped per line and to `maxChars` in all. When the size cut
- * them short, `next` is the first line number not shown.
+ * them short, `next` is the first line number not shown; `clipped` counts the lines shown clipped.
  */
 export function sliceLines(
 	text: string,
 	range: LineRange,
 	maxChars: number,
-): { text: string; total: number; cut: boolean; next?: number } {
+): { text: string; total: number; cut: boolean; clipped: number; next?: number } {
 	const lines = splitLines(text);
 	const out: string[] = [];
 	let used = 0;
 	let cut = false;
+	let clipped = 0;
 	const last = Math.min(range.end, lines.length);
 	for (let n = range.start; n <= last; n++) {
-		const line = `${n}: ${clip(lines[n - 1], RECALL_LIMITS.lineChars)}`;
+		const whole = lines[n - 1];
+		const line = `${n}: ${clip(whole, RECALL_LIMITS.lineChars)}`;
 		if (used + line.length + 1 > maxChars) {
 			cut = true;
 			break;
 		}
+		if (whole.length > RECALL_LIMITS.lineChars) clipped++;
 		out.push(line);
 		used += line.length + 1;
 	}
-	return { text: out.join("\n"), total: lines.length, cut, ...(cut ? { next: range.start + out.length } : {}) };
+	const next = cut ? { next: range.start + out.length } : {};
+	return { text: out.join("\n"), total: lines.length, cut, clipped, ...next };
 }
 
 /** Letters, digits, `_` and `$`: what continues a token. */
@@ -170,7 +174,8 @@ export interface GrepResult {
 /**
  * Literal, case-insensitive grep with `context` lines around each match; numbered lines (`n:` for a
  * matching line, also when it falls in another match's context; `n-` for context), `--` between
- * separate hunks, at most about `maxMatches` matching lines and `maxChars` characters. When not every
+ * separate hunks, at most `maxMatches` matching lines and about `maxChars` characters (the best match
+alone, without context, when it does not fit with it). When not every
  * match fits, the best are shown (see matchQuality: an exact identifier finds its own lines before
  * longer tokens and case variants; of equal ones, lines that begin with the pattern first), still in
  * line order. A long line is shown around its best match.
@@ -224,7 +229,16 @@ export function grepText(
 	for (const hit of ranked) {
 		if (best.shown >= maxMatches) break;
 		const next = render([...centers, hit]);
-		if (next.text.length > maxChars && centers.length > 0) break;
+		if (next.text.length > maxChars) {
+			// Not even the best match fits with its context: it is shown alone, clipped around the match.
+			if (centers.length === 0) {
+				const head = `${hit + 1}: `;
+				const room = Math.max(1, Math.min(RECALL_LIMITS.lineChars, maxChars - head.length));
+				const at = matches.get(hit)?.at ?? -1;
+				best = { text: `${head}${clipAround(lines[hit], at, pattern.length, room)}`, shown: 1 };
+			}
+			break;
+		}
 		centers.push(hit);
 		best = next;
 	}

@@ -9,9 +9,9 @@ import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 
 const CAP = RECALL_LIMITS.totalChars;
 
-async function foldedCodes(turns: number, lines: number) {
+async function foldedCodes(turns: number, lines: number, line?: (i: number, k: number) => string) {
 	const stub = loadStub({ window: 40_000 });
-	bashSession(stub, turns, lines);
+	bashSession(stub, turns, lines, line);
 	await stub.emit("session_start", { reason: "startup" });
 	const sent = await stub.request();
 	const codes = resultTexts(sent).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? []);
@@ -57,5 +57,34 @@ describe("recall_folded output cap", () => {
 		assert.equal(Number(next[1]), Number(lastShown) + 1);
 		const more = await stub.call("recall_folded", { codes: [codes[0]], lines: `${next[1]}-${next[2]}` });
 		assert.match(more, new RegExp(`^${next[1]}: line ${Number(next[1]) - 1} of check 0 output ok$`, "m"));
+	});
+
+	it("greps over many codes whose matching lines are long name every code not shown, and cut none mid-grep", async () => {
+		const long = (i: number, k: number) => `${k % 2 ? "needle" : "hay"} ${k} of ${i} ${"x".repeat(700)}`;
+		const { stub, codes } = await foldedCodes(30, 60, long);
+		const asked = codes.slice(0, 20);
+		const out = await stub.call("recall_folded", { codes: asked, grep: "needle" });
+		assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
+		assert.doesNotMatch(out, /cut at the output cap/);
+		const served = [...out.matchAll(/^Recalled #([0-9a-z]{8})/gm)].map((m) => m[1]);
+		const named = /not shown: (.*)\. Call recall_folded again/.exec(out)?.[1].split(", ") ?? [];
+		assert.ok(named.length > 0, "the cap was reached");
+		assert.deepEqual([...served, ...named.map((c) => c.slice(1))], asked);
+	});
+
+	it("a whole block whose long lines are clipped says so, not that lines were cut", async () => {
+		const { stub, codes } = await foldedCodes(6, 40, (i, k) => `row ${k} of ${i} ${"y".repeat(1000)}`);
+		const out = await stub.call("recall_folded", { codes: [codes[0]] });
+		assert.doesNotMatch(out, /not shown/);
+		assert.match(out, /… 40 lines are longer than 600 characters, shown clipped/);
+		assert.match(out, /^40: row 39 of 0 /m);
+	});
+
+	it("an item that is not a code is named clipped, and the codes beside it are served", async () => {
+		const { stub, codes } = await foldedCodes(30, 400);
+		const out = await stub.call("recall_folded", { codes: [codes[0], "z".repeat(100_000)] });
+		assert.doesNotMatch(out, /z{41}/, "the item is not echoed whole");
+		assert.match(out, /"z{39}…" is not a fold code/);
+		assert.match(out, new RegExp(`^Recalled #${codes[0]}: bash, 400 lines`, "m"));
 	});
 });

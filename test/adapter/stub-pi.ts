@@ -452,13 +452,22 @@ function estimateAll(messages: Record<string, unknown>[]): number {
 	return tokens;
 }
 
-/** Builds a session of `n` bash turns each returning `lines` lines (one planted error line each). */
 /** A context-fold session entry (`contextfold.fold`, this version) holding `data`, as the engine appends them. */
 export function foldEntry(data: Record<string, unknown>): Record<string, unknown> {
 	return { type: "custom", customType: ENTRY_TYPE, data: { v: ENTRY_VERSION, ...data } };
 }
 
-export function bashSession(stub: StubPi, n: number, lines = 200): void {
+/**
+ * Builds a session of `n` bash turns each returning `lines` lines: `line(i, k)` is line k of turn i
+ * (by default a planted error line at k = 7, the others ok).
+ */
+export function bashSession(
+	stub: StubPi,
+	n: number,
+	lines = 200,
+	line: (i: number, k: number) => string = (i, k) =>
+		k === 7 ? `Error: check ${i} failed at step ${k}` : `line ${k} of check ${i} output ok`,
+): void {
 	let ts = 1_700_000_000_000;
 	stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
 	for (let i = 0; i < n; i++) {
@@ -471,9 +480,7 @@ export function bashSession(stub: StubPi, n: number, lines = 200): void {
 			stopReason: "toolUse",
 			timestamp: ts++,
 		});
-		const body = Array.from({ length: lines }, (_, k) =>
-			k === 7 ? `Error: check ${i} failed at step ${k}` : `line ${k} of check ${i} output ok`,
-		).join("\n");
+		const body = Array.from({ length: lines }, (_, k) => line(i, k)).join("\n");
 		stub.addMessage({
 			role: "toolResult",
 			toolCallId: id,

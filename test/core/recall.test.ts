@@ -80,6 +80,16 @@ describe("grepText", () => {
 		assert.ok(small.text.length <= 50);
 		assert.equal(small.cut, true);
 	});
+	it("keeps to its size even when the best match with its context does not fit: that line alone, clipped", () => {
+		const long = (tag: string) => `${tag} ${"x".repeat(590)}`;
+		const text = [long("a"), long("b"), `${long("c")} needle ${"y".repeat(300)}`, long("d"), long("e")].join("\n");
+		const g = grepText(text, "needle", 200);
+		assert.ok(g.text.length <= 200, `${g.text.length} > 200`);
+		assert.match(g.text, /^3: …x* needle y*…$/);
+		assert.equal(g.shown, 1);
+		assert.equal(g.cut, false);
+	});
+
 	it("shows a window around a match deep inside a long line", () => {
 		const line = `${"word ".repeat(400)}NEEDLE_TOKEN ${"tail ".repeat(400)}`;
 		const g = grepText(line, "needle_token", 10_000);

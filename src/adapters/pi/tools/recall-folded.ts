@@ -109,11 +109,19 @@ function serve(
 	if (range) {
 		const s = sliceLines(source, range, room);
 		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${s.total} lines)`;
-		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, Math.min(range.end, s.total))}` : ""}`;
+		const end = Math.min(range.end, s.total);
+		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
 	}
 	if (source.length <= room) return `${head}\n${source}`;
 	const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room);
-	return `${head}\n${s.text}\n${rest(r.record.code, s.next ?? s.total, s.total)}`;
+	return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, s.total)}` : clippedNote(s.clipped)}`;
+}
+
+/** What a slice that showed every line says of the lines it clipped ("" for none). */
+function clippedNote(clipped: number): string {
+	if (clipped === 0) return "";
+	const lines = clipped === 1 ? "1 line is" : `${clipped} lines are`;
+	return `\n… ${lines} longer than ${RECALL_LIMITS.lineChars} characters, shown clipped; grep shows a line around its match`;
 }
 
 /** What a cut slice says: where the output stopped and the exact call that reads on. */
@@ -217,10 +225,7 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 			return failure("recall_folded: name at least one fold code in `codes`, or give `search`");
 		}
 		const parts: string[] = [];
-		for (const bad of parsed.bad)
-			parts.push(
-				`${JSON.stringify(bad)} is not a fold code (8 letters/digits, or 6 from context-fold 0.5.1; e.g. k3x9a0b2)`,
-			);
+		if (parsed.bad.length > 0) parts.push(notCodes(parsed.bad));
 		// Room is kept for the closing notices, so the cap holds with them.
 		const reserve = 160 + 12 * parsed.codes.length + (search === undefined ? 0 : 120);
 		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
@@ -237,27 +242,32 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 			parts.push(body);
 			budget -= body.length + 2;
 		}
+		// What follows the blocks served is never cut: the codes not shown, then the search.
+		const closing: string[] = [];
 		if (unserved.length > 0) {
-			parts.push(
+			closing.push(
 				`… output cap (${CAP} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
 			);
 		}
 		// The line opening each part; a search's hits each head a part of their own.
-		const heads = parts.map((part) => part.split("\n", 1)[0]);
+		const heads = [...parts, ...closing].map((part) => part.split("\n", 1)[0]);
 		if (search !== undefined) {
 			const late = `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`;
 			const found: SearchAnswer =
 				budget < MIN_PIECE ? { text: late, heads: [late] } : searchFolded(search, engine, ledger, budget);
-			parts.push(found.text);
+			closing.push(found.text);
 			heads.push(...found.heads);
 		}
-		const out = parts.join("\n\n");
+		const body = parts.join("\n\n");
+		const after = closing.join("\n\n");
 		const cut = `… cut at the output cap (${CAP} characters per call)`;
-		const text = out.length <= CAP ? out : `${out.slice(0, CAP - 80)}\n${cut}`;
+		const whole = body.length + after.length + 2 <= CAP;
+		const kept = whole ? body : `${body.slice(0, Math.max(0, CAP - after.length - 80))}\n${cut}`;
+		const text = [kept, after].filter((part) => part.length > 0).join("\n\n");
 		return {
-			text,
+			text: text.slice(0, CAP),
 			failed: search === undefined && served === 0 && unserved.length === 0,
-			heads: out.length <= CAP ? heads : [...heads, cut],
+			heads: whole ? heads : [...heads, cut],
 		};
 	} catch (error) {
 		return failure(`recall_folded failed: ${errorText(error)}`);
