@@ -264,6 +264,23 @@ describe("/context-fold", () => {
 				"  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)",
 				"a model that refuses the long retention is marked with the short one",
 			);
+			// Over OpenAI chat completions Pi writes Anthropic's marks where the compat asks for them.
+			const gateway = { api: "openai-completions", compat: { cacheControlFormat: "anthropic" } };
+			const hour = "  lifetime 1h 00m (the model's, for the cache retention in use)";
+			assert.equal(await lifetimeLine({}, undefined, gateway), hour);
+			assert.equal(
+				await lifetimeLine({}, undefined, {
+					provider: "openrouter",
+					id: "anthropic/claude-x",
+					api: "openai-completions",
+				}),
+				hour,
+			);
+			assert.equal(
+				await lifetimeLine({}, undefined, { api: "openai-completions" }),
+				"  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)",
+				"no Anthropic marks: no Anthropic hour",
+			);
 		});
 		assert.equal(
 			await lifetimeLine({}, undefined, { provider: "openrouter", api: "anthropic-messages" }),

@@ -19,15 +19,29 @@ type ModelLike = ExtensionContext["model"];
 /** Anthropic's long cache retention, in ms: the `ttl: "1h"` Pi's mark carries under it. */
 const ANTHROPIC_LONG_MS = 3_600_000;
 
+/** What writesLongRetention reads of a model's compat. */
+interface CacheCompat {
+	supportsLongCacheRetention?: unknown;
+	cacheControlFormat?: unknown;
+}
+
 /**
- * True when Pi writes `model`'s cache with Anthropic's one-hour mark: the Anthropic Messages API under
- * `PI_CACHE_RETENTION=long`, unless the model's compat refuses long retention (Pi then marks the
- * short one). Any provider serving that API counts (OpenRouter, gateways, a models.json entry).
+ * True when Pi writes `model`'s cache with Anthropic's one-hour mark under `PI_CACHE_RETENTION=long`,
+ * unless the model's compat refuses long retention (Pi then marks the short one): on the Anthropic
+ * Messages API, from any provider (OpenRouter, gateways, a models.json entry), and on OpenAI chat
+ * completions where Pi writes Anthropic's marks (`compat.cacheControlFormat: "anthropic"`, which Pi
+ * also takes for OpenRouter's `anthropic/*` models).
  */
 function writesLongRetention(model: ModelLike): boolean {
-	if (process.env.PI_CACHE_RETENTION !== "long" || model?.api !== "anthropic-messages") return false;
-	const compat = (model as { compat?: { supportsLongCacheRetention?: unknown } }).compat;
-	return compat?.supportsLongCacheRetention !== false;
+	if (process.env.PI_CACHE_RETENTION !== "long" || !model) return false;
+	const compat = (model as { compat?: CacheCompat }).compat;
+	if (compat?.supportsLongCacheRetention === false) return false;
+	if (model.api === "anthropic-messages") return true;
+	if (model.api !== "openai-completions") return false;
+	const format =
+		compat?.cacheControlFormat ??
+		(model.provider === "openrouter" && model.id?.startsWith("anthropic/") ? "anthropic" : undefined);
+	return format === "anthropic";
 }
 
 /**
