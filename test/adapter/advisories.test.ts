@@ -282,6 +282,32 @@ describe("reset flag", () => {
 	});
 });
 
+describe("reset flag: the write price of the cache retention in use", () => {
+	// ~8.3k seeded: at Anthropic's 5-minute prices a handoff repays 80k carried within two warm turns
+	// (6.75 × 8.3k = 56k); at the one-hour write (2× input) it needs 10.5 × 8.3k = 87k.
+	const flagged = async () => {
+		const stub = await tui();
+		stub.model = {
+			provider: "anthropic",
+			id: "claude-x",
+			api: "anthropic-messages",
+			cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+		};
+		await stub.emit("session_start", { reason: "startup" });
+		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
+		await respond(stub, { input: 10, cacheRead: 80_000, cacheWrite: 0 });
+		return notices(stub).filter((n) => n.includes("/fold-handoff would pay"));
+	};
+
+	it("is raised at the short retention's write price", async () => {
+		assert.equal((await withRetention(undefined, flagged)).length, 1);
+	});
+
+	it("stays quiet where the one-hour write makes the handoff dearer than staying", async () => {
+		assert.deepEqual(await withRetention("long", flagged), []);
+	});
+});
+
 describe("reset flag: what cannot fold", () => {
 	it("is raised when more than half the window cannot fold, from the latest request", async () => {
 		const stub = await tui();

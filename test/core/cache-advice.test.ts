@@ -81,6 +81,11 @@ describe("handoff pay-back", () => {
 		assert.deepEqual(ratiosOf({ input: 4, cacheRead: 0.4, cacheWrite: 5 }), { read: 0.1, write: 1.25 });
 		assert.deepEqual(ratiosOf({ input: 2, cacheRead: 0.5, cacheWrite: 0 }), { read: 0.25, write: 1 });
 		assert.deepEqual(ratiosOf({ input: 0, cacheRead: 0, cacheWrite: 0 }), DEFAULT_RATIOS);
+		assert.deepEqual(
+			ratiosOf({ input: 4, cacheRead: 0.4, cacheWrite: 5 }, true),
+			{ read: 0.1, write: 2 },
+			"one-hour write",
+		);
 		assert.deepEqual(ratiosOf(undefined), DEFAULT_RATIOS);
 	});
 });

@@ -7,14 +7,13 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
-import { ratiosOf } from "../../core/cache-advice.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { PROFILES } from "../../core/policy/profiles.ts";
 import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { knownProviders, lifetimeFor, providerTableProblems } from "./cache/lifetime.ts";
+import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff } from "./compaction/handoff.ts";
@@ -220,7 +219,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 				window,
 				// The reset flag asks only whether more than half the window cannot fold.
 				unfoldable: window ? engine.unfoldableOver(window / 2) : undefined,
-				ratios: ratiosOf(ctx.model?.cost),
+				ratios: priceRatiosFor(ctx.model),
 				caches: telemetry.caches,
 			});
 		} catch (error) {

@@ -9,7 +9,13 @@
  */
 import { getPromptCacheTtlMs } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { cacheLifetime, type Lifetime, unknownProviders } from "../../../core/cache-advice.ts";
+import {
+	cacheLifetime,
+	type Lifetime,
+	type PriceRatios,
+	ratiosOf,
+	unknownProviders,
+} from "../../../core/cache-advice.ts";
 import { rewriteInReadsOf } from "../../../core/policy/cache-economic.ts";
 import { nearestName } from "../config.ts";
 import type { FoldConfig } from "../settings-schema.ts";
@@ -79,6 +85,11 @@ export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: bo
 export function rewriteInReadsFor(model: ModelLike): number | undefined {
 	if (!model?.cost) return undefined;
 	return rewriteInReadsOf(model.cost, writesLongRetention(model));
+}
+
+/** The model's cache price ratios for the retention in use (core ratiosOf; see writesLongRetention). */
+export function priceRatiosFor(model: ModelLike): PriceRatios {
+	return ratiosOf(model?.cost, writesLongRetention(model));
 }
 
 /** The providers of every model Pi's registry knows; undefined when there is no registry or it cannot be read. */
