@@ -11,7 +11,7 @@ import { blockWhat } from "../../../core/block-line.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
 import { contextParts, keptOut, type PassRow, type PassSnapshot } from "../../../core/latest-request.ts";
-import { backstopFor, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
+import { backstopFor, COLD_LEAST_SHARE, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
 import { PROFILES, type Profile } from "../../../core/policy/profiles.ts";
 import { cacheByModel, eventLines, eventSaving, hitRateSince, opSaving } from "../../../core/session-history.ts";
@@ -120,11 +120,14 @@ export function foldPoint(
 	const budget = budgetOf(config, window);
 	const piCompactsAt = reserve === undefined ? undefined : Math.max(0, window - reserve);
 	if (config.policy !== "ladder") {
-		const least = Math.floor(leastEventFor(config.minEvent, window, reserve));
-		// A session that never read from the cache rewrites it on every request anyway (policy/cache-economic.ts).
+		const least = leastEventFor(config.minEvent, window, reserve);
+		// A session that never read from the cache rewrites it on every request anyway, so an event need
+		// save only a share of the least one (policy/cache-economic.ts).
 		const event = neverCacheRead
-			? ["any event that saves tokens: this session never read from the cache, so a rewrite costs nothing"]
-			: [`an event of ${least}+ tokens that repays its rewrite`];
+			? [
+					`an event of ${Math.floor(COLD_LEAST_SHARE * least)}+ tokens: this session never read from the cache, so its rewrite costs nothing`,
+				]
+			: [`an event of ${Math.floor(least)}+ tokens that repays its rewrite`];
 		if (!neverCacheRead && least < config.minEvent)
 			event.push(`minEvent ${config.minEvent} capped at a fifth of where Pi compacts`);
 		return {
