@@ -200,6 +200,18 @@ describe("settings footguns", () => {
 		}
 	});
 
+	it("a refused value names what is used instead: the profile's default, the model's lifetime", () => {
+		const { config, problems } = resolveConfig({ policy: "economic", hotTail: "lots", cacheTtlSeconds: 0 }, {});
+		assert.equal(config.hotTail, 7500);
+		assert.deepEqual(problems, [
+			"settings context-fold.cacheTtlSeconds=0 is not a valid number of seconds (a whole number of at least 1); using the model's own lifetime where Pi knows it, else 300",
+			'settings context-fold.hotTail="lots" is not a valid token count (a whole number of at least 1000); using 7500',
+		]);
+		assert.deepEqual(resolveConfig({ hotTail: -1 }, { CONTEXTFOLD_HOT_TAIL: "5000" }).problems, [
+			"settings context-fold.hotTail=-1 is not a valid token count (a whole number of at least 1000); using 5000",
+		]);
+	});
+
 	it("reads the economic policy's sizes as token counts, not shares of the window", () => {
 		const { config, problems } = resolveConfig(
 			{ foldFrom: 0.1, minEvent: "8%" },

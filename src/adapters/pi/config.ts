@@ -25,6 +25,11 @@ const PROFILE_DEFAULTS: Readonly<Record<FoldConfig["policy"], Partial<FoldConfig
 	ladder: {},
 };
 
+/** A default that is not always the value it falls back to, in words (see lifetimeFor). */
+const DEFAULT_IN_WORDS: Partial<Record<keyof FoldConfig, (value: string) => string>> = {
+	cacheTtlSeconds: (value) => `the model's own lifetime where Pi knows it, else ${value}`,
+};
+
 /** One knob: its settings.json key, environment variable and schema. */
 export interface Knob {
 	key: keyof FoldConfig;
@@ -238,6 +243,8 @@ export function resolveConfig(saved: unknown, env: Env): Resolved {
 		if (near) problems.push(`${name} is not a context-fold variable; ignoring it (did you mean ${near.env}?)`);
 	}
 	const bag = config as unknown as Record<string, unknown>;
+	// A value refused says what is used instead, known only once every source and the profile are read.
+	const refused: { at: number; text: string; knob: Knob }[] = [];
 	for (const knob of KNOBS) {
 		for (const [source, raw, origin] of [
 			[`settings ${SETTINGS_SECTION}.${knob.key}`, section[knob.key], "saved"],
@@ -247,9 +254,12 @@ export function resolveConfig(saved: unknown, env: Env): Resolved {
 			if (raw === undefined) continue;
 			const value = normalise(knob.schema, raw);
 			if (!Value.Check(knob.schema, value)) {
-				problems.push(
-					`${source}=${JSON.stringify(raw)} ${complaint(knob.schema)}; using ${JSON.stringify(bag[knob.key])}`,
-				);
+				refused.push({
+					at: problems.length,
+					text: `${source}=${JSON.stringify(raw)} ${complaint(knob.schema)}`,
+					knob,
+				});
+				problems.push("");
 				continue;
 			}
 			bag[knob.key] = value;
@@ -259,6 +269,11 @@ export function resolveConfig(saved: unknown, env: Env): Resolved {
 	}
 	for (const [key, value] of Object.entries(PROFILE_DEFAULTS[config.policy])) {
 		if (sources[key as keyof FoldConfig] === "default") bag[key] = value;
+	}
+	for (const { at, text, knob } of refused) {
+		const value = JSON.stringify(bag[knob.key]);
+		const used = sources[knob.key] === "default" ? (DEFAULT_IN_WORDS[knob.key]?.(value) ?? value) : value;
+		problems[at] = `${text}; using ${used}`;
 	}
 	return { config, sources, variables, problems };
 }
