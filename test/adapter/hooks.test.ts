@@ -295,8 +295,18 @@ describe("failure posture", () => {
 		const message = entry?.message as { content: { text: string }[] };
 		message.content[0].text = message.content[0].text.replace("line 5 of", "tampered");
 		const live = await stub.call("recall_folded", { codes: [code], grep: "tampered" });
-		assert.match(live, /does not match the fold-time sha256; served from live history/);
+		assert.match(live, /does not match the fold-time sha256; served from live history, which matches it/);
 		assert.match(live, /no line contains/, "the live copy is the one the hook saw");
+		// A new process reads live history from the same tampered file: its copy cannot vouch for itself.
+		const resumed = loadStub();
+		resumed.entries.push(...stub.entries);
+		await resumed.emit("session_start", { reason: "resume" });
+		await resumed.request();
+		const reread = await resumed.call("recall_folded", { codes: [code], grep: "tampered" });
+		assert.match(
+			reread,
+			/served from live history, which does not match the fold-time sha256 either: the block changed since it was folded/,
+		);
 		const idx = stub.entries.indexOf(entry as Record<string, unknown>);
 		stub.entries.splice(idx - 1, 2);
 		await stub.request();

@@ -145,7 +145,14 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 			: unreadable !== undefined
 				? `the session file could not be read (${unreadable})`
 				: "the session file has no copy";
-		return base(live.block, live.message, "live", `${why}; served from live history`);
+		// After a resume live history is read from the same session file: only its own hash can vouch for it.
+		const check =
+			record.sha256 === undefined
+				? ""
+				: hashOf(live.block) === record.sha256
+					? `, which matches ${mismatch ? "it" : "the fold-time sha256"}`
+					: `, which does not match the fold-time sha256${mismatch ? " either" : ""}: the block changed since it was folded`;
+		return base(live.block, live.message, "live", `${why}; served from live history${check}`);
 	}
 	return {
 		ok: false,
