@@ -6,7 +6,7 @@
  * Pi's usage reports and shows what they decide, once per streak (`Streaks`).
  */
 import { SUMMARY_LIMITS } from "./summary.ts";
-import { estTokens } from "./tokens.ts";
+import { estTokens, short } from "./tokens.ts";
 
 /** A cold input is flagged only when at least this many prompt tokens are carried. */
 export const COLD_INPUT_MIN_TOKENS = 20_000;
@@ -300,8 +300,9 @@ export class Streaks {
 	}
 }
 
-/** "12.3k" for 12,345; plain below 1,000. */
+/** "12.3k" for 12,345; plain below 1,000; from a million as everywhere else ("1.1M", see short). */
 export function kTokens(n: number): string {
+	if (n >= 1_000_000) return short(n);
 	return n < 1000 ? String(Math.round(n)) : `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
 }
 

@@ -5,8 +5,8 @@
  */
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
-import { errorSignal, riskLines } from "./policy/risk-lexicon.ts";
-import { clip, clipAround, estTokens, firstLine, lineCount } from "./tokens.ts";
+import { clipToError, riskLines } from "./policy/risk-lexicon.ts";
+import { clip, estTokens, firstLine, lineCount } from "./tokens.ts";
 import { distinctiveTokens } from "./working-set.ts";
 
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */
@@ -101,15 +101,6 @@ function describeSize(text: string, isError: boolean): string {
 }
 
 /**
- * A risk line within DIGEST_LIMITS.riskLineChars: a long one is cut around where it first reads as
- * an error, so the failure signal itself stays (a JSON line whose error comes at its end).
- */
-function riskLineText(line: string): string {
-	const signal = errorSignal(line);
-	return clipAround(line, signal?.at ?? -1, signal?.length ?? 0, DIGEST_LIMITS.riskLineChars);
-}
-
-/**
  * Renders the risk-line section of a digest: verbatim lines, bounded, with a count of the rest.
  * Identical lines collapse into their first, which says how many there are (`L12 ×3:`); the bounds
  * apply to distinct lines, and every distinct line left out is counted, so none is dropped silently.
@@ -127,7 +118,7 @@ function riskSection(code: string, text: string, isError = false): string {
 	let used = 0;
 	for (const [riskText, { line: at, count }] of distinct) {
 		if (out.length >= DIGEST_LIMITS.riskLines) break;
-		const line = `L${at}${count > 1 ? ` ×${count}` : ""}: ${riskLineText(riskText)}`;
+		const line = `L${at}${count > 1 ? ` ×${count}` : ""}: ${clipToError(riskText, DIGEST_LIMITS.riskLineChars)}`;
 		if (used + line.length > DIGEST_LIMITS.riskChars && out.length > 0) break;
 		out.push(line);
 		used += line.length + 1;

@@ -250,6 +250,7 @@ describe("texts", () => {
 		assert.equal(kTokens(999), "999");
 		assert.equal(kTokens(12_345), "12.3k");
 		assert.equal(kTokens(30_000), "30k");
+		assert.equal(kTokens(1_071_600), "1.1M", "a million and more as the status writes it");
 		assert.equal(duration(45_000), "45s");
 		assert.equal(duration(125_000), "2m 05s");
 		assert.equal(duration(3_725_000), "1h 02m");

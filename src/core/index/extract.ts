@@ -5,7 +5,7 @@
 import { type Block, linearize, type MessageLike } from "../block.ts";
 import { foldCode } from "../digest.ts";
 import type { FoldRecord } from "../fold-registry.ts";
-import { riskLines } from "../policy/risk-lexicon.ts";
+import { clipToError, riskLines } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import { isWord } from "../working-set.ts";
 import {
@@ -269,15 +269,16 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 		let taken = 0;
 		const over = new Set<string>();
 		for (const raw of errorLinesIn(text)) {
-			const line = clip(raw, caps.errorChars);
-			if (seenErrors.has(line) || over.has(line)) continue;
+			// Two long lines alike up to the cut are two errors: they are told apart whole.
+			if (seenErrors.has(raw) || over.has(raw)) continue;
 			if (taken >= caps.errorsPerBlock) {
-				over.add(line);
+				over.add(raw);
 				dropped.errors++;
 				continue;
 			}
-			seenErrors.add(line);
+			seenErrors.add(raw);
 			taken++;
+			const line = clipToError(raw, caps.errorChars);
 			const entry: SeedError = { line, turn };
 			setIf(entry, "code", code);
 			setIf(entry, "tool", tool);

@@ -2,6 +2,7 @@
  * The risk lexicon: lines that signal a failure must survive every digest verbatim. It is broad and
  * case-insensitive on purpose; a missed error line is worse than a digest a few lines longer.
  */
+import { clipAround } from "../tokens.ts";
 
 const ERROR_PATTERN = new RegExp(
 	[
@@ -55,6 +56,15 @@ export function errorSignal(line: string): { at: number; length: number } | unde
 	if (matches.length === 0) return undefined;
 	const first = matches.reduce((a, b) => (b.index < a.index ? b : a));
 	return { at: first.index, length: first[0].length };
+}
+
+/**
+ * `line` within `max` characters: a long one is cut around where it first reads as an error (see
+ * errorSignal), so the failure itself stays (a JSON line whose error comes at its end).
+ */
+export function clipToError(line: string, max: number): string {
+	const signal = errorSignal(line);
+	return clipAround(line, signal?.at ?? -1, signal?.length ?? 0, max);
 }
 
 /** The error patterns, to search a whole text at once (see errorLineStarts). */
