@@ -109,7 +109,7 @@ export function thresholdsText(p: FoldPoint): string {
 }
 
 /** Columns a status line may take: those the terminal UI's view keeps for text in a 100-column terminal. */
-const VIEW_WIDTH = LINE_WIDTH - 2;
+export const VIEW_WIDTH = LINE_WIDTH - 2;
 
 /** Everything `/context-fold status` shows. */
 export interface StatusFacts {
@@ -134,8 +134,10 @@ export interface StatusFacts {
 	preview?: boolean;
 	/** Pi's own count of the context (the provider's usage plus Pi's estimates), when Pi has one. */
 	piUsage?: number;
-	/** Width of the bar in characters. */
+	/** Width of the bar in characters (default: 60, or less where `width` leaves less). */
 	barWidth?: number;
+	/** Columns each line may take (default: those the terminal UI's view keeps in a 100-column terminal). */
+	width?: number;
 }
 
 /** How the status names where the cache lifetime came from. */
@@ -156,17 +158,22 @@ function piCount(f: StatusFacts): string {
 }
 
 /**
- * Items joined by `sep` into lines of at most VIEW_WIDTH columns, breaking only between items;
- * continuation lines open with `indent`. An item longer than a line stands alone.
+ * Items joined by `sep` into lines of at most `width` columns, breaking between items; an item no
+ * line holds breaks between its own words. Continuation lines open with `indent` where it leaves
+ * room; a single word longer than a line stands alone.
  */
-function between(items: readonly string[], sep: string, indent: string): string[] {
+function between(items: readonly string[], sep: string, indent: string, width: number): string[] {
 	const lines: string[] = [];
 	let line = "";
-	for (const item of items) {
-		if (line && line.length + sep.length + item.length > VIEW_WIDTH) {
+	const add = (text: string, glue: string) => {
+		if (line && line.length + glue.length + text.length > width) {
 			lines.push(line);
-			line = indent + item;
-		} else line = line ? line + sep + item : item;
+			line = indent.length + text.length <= width ? indent + text : text;
+		} else line = line ? line + glue + text : text;
+	};
+	for (const item of items) {
+		if (item.length <= width) add(item, sep);
+		else for (const [k, word] of item.split(" ").entries()) add(word, k === 0 ? sep : " ");
 	}
 	if (line) lines.push(line);
 	return lines;
@@ -174,6 +181,10 @@ function between(items: readonly string[], sep: string, indent: string): string[
 
 /** The `/context-fold status` text: plain lines, no colour, the same in every mode. */
 export function statusText(f: StatusFacts): string {
+	const width = Math.max(20, f.width ?? VIEW_WIDTH);
+	const wrap = (items: readonly string[], sep: string, indent: string) => between(items, sep, indent, width);
+	// Prose under a 10-column heading, continuation lines indented under its text.
+	const words = (heading: string, text: string) => wrap([heading.padEnd(10) + text], " ", "          ");
 	const out: string[] = ["context-fold status"];
 	if (f.usage === undefined || !f.window) {
 		out.push("", "No request has gone out in this session yet: nothing to show.");
@@ -188,20 +199,20 @@ export function statusText(f: StatusFacts): string {
 			const head = `Next fold ${short(p.at)} (${p.policy} ${p.knob})`;
 			const where = toFold > 0 ? `${short(toFold)} away` : "reached";
 			const items = [head, where, ...(p.event ?? []), ...thresholdsText(p).split(" · ")];
-			out.push(...between(items, " · ", "          "));
+			out.push(...wrap(items, " · ", "          "));
 		}
 		if (f.parts) {
-			out.push("", `[${bar(f.parts, f.barWidth ?? 60)}]`);
+			out.push("", `[${bar(f.parts, f.barWidth ?? Math.min(60, width - 2))}]`);
 			const legend = PARTS.filter((k) => f.parts && f.parts[k] > 0).map(
 				(k) => `${PART_LABELS[k].glyph} ${PART_LABELS[k].label} ${short(f.parts?.[k] ?? 0)}`,
 			);
-			out.push(...between(legend, " · ", ""));
+			out.push(...wrap(legend, " · ", ""));
 		}
 	}
-	out.push("", `Folds     ${f.folds} in context, ~${short(f.keptOut)} tokens kept out of this request`);
+	out.push("", ...words("Folds", `${f.folds} in context, ~${short(f.keptOut)} tokens kept out of this request`));
 	if (f.folds > 0) {
 		const since = f.sinceFold === undefined ? "– (no response since)" : percent(f.sinceFold);
-		out.push(`          cache read ${since} since the latest fold event or unfold (the footer's figure)`);
+		out.push(...words("", `cache read ${since} since the latest fold event or unfold (the footer's figure)`));
 	}
 	if (f.events.length === 0) out.push("Events    none yet");
 	else {
@@ -217,13 +228,15 @@ export function statusText(f: StatusFacts): string {
 				e.rewrite === undefined
 					? "no response since"
 					: `rewrite ${short(e.rewrite)}${e.hitRate === undefined ? "" : `, cache read ${percent(e.hitRate)} of the next prompt`}`;
-			out.push(`${what}; ${rewrite}`);
+			out.push(...wrap([`${what};`, rewrite], " ", "            "));
 		}
 	}
 	out.push(
 		"",
-		"Cache     cache read = share of prompt tokens read from the provider's cache: the footer's since",
-		"          the latest fold event, an event's on the next prompt; Pi's own CH, the latest prompt's",
+		...words(
+			"Cache",
+			"cache read = share of prompt tokens read from the provider's cache: the footer's since the latest fold event, an event's on the next prompt; Pi's own CH, the latest prompt's",
+		),
 	);
 	if (f.lifetime) out.push(`  lifetime ${duration(f.lifetime.ms)} (${LIFETIME_SOURCES[f.lifetime.source]})`);
 	if (f.cache.length === 0) out.push("  no response yet");
@@ -236,7 +249,7 @@ export function statusText(f: StatusFacts): string {
 			`cache read ${rate} (read ${short(c.cacheRead)}, write ${short(c.cacheWrite)}, uncached ${short(c.input)})`,
 		];
 		if (c.warms > 0) items.push(`${c.warms} idle refresh${c.warms === 1 ? "" : "es"}`);
-		out.push(...between(items, ", ", "    "));
+		out.push(...wrap(items, ", ", "    "));
 	}
 	out.push(
 		"",
@@ -246,14 +259,14 @@ export function statusText(f: StatusFacts): string {
 	);
 	if (f.largest.length === 0) out.push("  none");
 	for (const b of f.largest)
-		out.push(`  ${codeLine(b.code, b.what, `~${short(b.tokens)} tokens kept out`, VIEW_WIDTH - 2)}`);
+		out.push(`  ${codeLine(b.code, b.what, `~${short(b.tokens)} tokens kept out`, width - 2)}`);
 	out.push("", "Advisories");
 	if (f.advisories.length === 0) out.push("  none");
 	for (const a of f.advisories) out.push(`  ⚠ ${a}`);
 	const failures = f.failures ?? [];
 	if (failures.length > 0) {
 		out.push("", `Failures  ${failures.length} announced this session, each once (context-fold went on)`);
-		for (const failure of failures) out.push(`  ${clip(firstLine(failure), VIEW_WIDTH - 2)}`);
+		for (const failure of failures) out.push(`  ${clip(firstLine(failure), width - 2)}`);
 	}
 	return out.join("\n");
 }

@@ -26,6 +26,8 @@ export interface StubUi {
 	editorText: string;
 	/** Each `ctx.ui.custom` view as first drawn, 100 columns wide, with a plain theme. */
 	views: string[];
+	/** The terminal's width custom views are drawn at (100 unless a test narrows it). */
+	viewWidth: number;
 	/** Keys pressed in the next custom views, one each, in order; none: the view is closed with Escape. */
 	viewKeys: string[];
 	/** Each custom view as drawn again after its key from `viewKeys` (none for a view closed with Escape). */
@@ -182,6 +184,7 @@ export function loadStub(
 			answers: [],
 			editorText: "",
 			views: [],
+			viewWidth: 100,
 			viewKeys: [],
 			viewsAfterKey: [],
 			widgets: new Map(),
@@ -331,10 +334,10 @@ export function loadStub(
 				const view = factory(tui, theme, keys, (r) => {
 					result = r;
 				});
-				stub.ui.views.push(view.render(100).join("\n"));
+				stub.ui.views.push(view.render(stub.ui.viewWidth).join("\n"));
 				const key = stub.ui.viewKeys.shift();
 				view.handleInput?.(key ?? "\x1b");
-				if (key !== undefined) stub.ui.viewsAfterKey.push(view.render(100).join("\n"));
+				if (key !== undefined) stub.ui.viewsAfterKey.push(view.render(stub.ui.viewWidth).join("\n"));
 				return result;
 			},
 			setEditorText(text: string) {

@@ -309,6 +309,21 @@ describe("/context-fold", () => {
 		);
 	});
 
+	it("lays the status view out for a narrow terminal: the bar whole, lines broken between parts", async () => {
+		const stub = await started();
+		await stub.request();
+		stub.mode = "tui";
+		stub.ui.viewWidth = 44;
+		await stub.command("context-fold", "status");
+		const view = stripVTControlCharacters(String(stub.ui.views.at(-1))).split("\n");
+		for (const line of view) assert.ok(line.trimEnd().length <= 44, `${line.length} columns: ${line}`);
+		assert.ok(
+			view.some((l) => /^ ?\[[SC#=~T]{20,}\]$/.test(l.trim())),
+			`the bar on one line:\n${view.join("\n")}`,
+		);
+		assert.ok(view.some((l) => /^ *Next fold /.test(l)));
+	});
+
 	it("shows a resumed session's context before its first request, as that request then sends it", async () => {
 		const { codes, resumed } = await resumedAfterFolds();
 		const before = (await resumed.command("context-fold", "status")).stdout;
@@ -452,6 +467,28 @@ describe("/context-fold", () => {
 		assert.match(after, /policy · saved +economic/);
 		assert.match(after, /hotTail · default +7500/, "economic's own hot tail");
 		assert.match(after, /minEvent · default +11200/, "economic's own least event");
+		const order = (screen: string) => [...screen.matchAll(/^\W{0,4}(\w+) · /gm)].map((m) => m[1]);
+		await stub.command("context-fold", "settings");
+		const fresh = bare(stub.ui.views.at(-1));
+		assert.deepEqual(order(after), order(fresh), "the rows in the new profile's order, as a fresh list has them");
+		assert.notDeepEqual(order(before), order(fresh));
+	});
+
+	it("in a narrow terminal's list, a knob the environment locks leaves its value room", async () => {
+		writeFileSync(settingsFile, "{}");
+		initTheme("dark");
+		process.env.CONTEXTFOLD_HOT_TAIL = "5000";
+		try {
+			const stub = await started({ settings: { policy: "working-set" } });
+			stub.mode = "tui";
+			stub.ui.viewWidth = 40;
+			await stub.command("context-fold", "settings");
+			const screen = stripVTControlCharacters(String(stub.ui.views.at(-1)));
+			assert.match(screen, /hotTail · locked +5000/);
+			assert.match(screen, /policy +working-set$/m, "the value whole; where it came from is left out");
+		} finally {
+			delete process.env.CONTEXTFOLD_HOT_TAIL;
+		}
 	});
 
 	it("lists the policy first, then its own knobs, those of both profiles, and the other profile's last", () => {

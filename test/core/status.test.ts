@@ -215,7 +215,8 @@ describe("figures from session entries", () => {
 		const text = statusText({ ...NOTHING_KNOWN, events: lines });
 		assert.match(
 			text,
-			/\n {2}compaction from ~16k, deterministic summary \(no model call\); rewrite 3\.9k, cache read 0% of the next prompt\n/,
+			/\n {2}compaction from ~16k, deterministic summary \(no model call\);\n {12}rewrite 3\.9k, cache read 0% of the next prompt\n/,
+			"a line longer than the view breaks between the event and its rewrite",
 		);
 		assert.match(text, /\n {2}compaction from ~40k, Pi's own summary; no response since\n/);
 	});
@@ -365,6 +366,43 @@ describe("labels, costs and the status text", () => {
 				"          minEvent 140000 capped at a fifth of where Pi compacts · budget 750k · backstop 252k",
 			].join("\n"),
 		);
+	});
+
+	it("keeps to a narrow terminal's width, the bar too, breaking between parts", () => {
+		const facts: StatusFacts = {
+			...NOTHING_KNOWN,
+			usage: 12_000,
+			window: 64_000,
+			point: {
+				policy: "working-set",
+				at: 14_000,
+				knob: "foldFrom 14000",
+				event: ["an event of 14000+ tokens that repays its rewrite"],
+				budget: 48_000,
+				backstop: 25_200,
+			},
+			parts: { system: 2000, summary: 300, digests: 500, fixed: 500, raw: 4000, tail: 5000 },
+			folds: 3,
+			keptOut: 8_800,
+			sinceFold: 0.5,
+			events: [{ seq: 1, kind: "fold", codes: ["x", "y", "z"], tokens: 8_800, rewrite: 6_000, hitRate: 0.4 }],
+		};
+		for (const width of [40, 50, 60]) {
+			const lines = statusText({ ...facts, width }).split("\n");
+			for (const line of lines) assert.ok(line.length <= width, `${line.length} > ${width}: ${line}`);
+			assert.ok(
+				lines.some((l) => /^\[[SC#=~T]+\]$/.test(l)),
+				"the bar on one line",
+			);
+			assert.ok(
+				lines.some((l) => /(^| )backstop 25k( |$)/.test(l)),
+				"no part broken",
+			);
+			assert.ok(
+				lines.some((l) => /(^| )C summary 300( |$)/.test(l)),
+				"no legend entry broken",
+			);
+		}
 	});
 
 	it("gives the footer's cache figure under the folds, and none before the first fold", () => {

@@ -14,7 +14,7 @@ import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } fro
 import { parseCode } from "../../../core/digest.ts";
 import { unfoldCost } from "../../../core/latest-request.ts";
 import { patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
-import { statusText } from "../../../core/status.ts";
+import { statusText, VIEW_WIDTH } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
 import { KNOBS, nearestKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
@@ -110,9 +110,14 @@ function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "e
 }
 
 /** Shows a text: a scrollable view in the terminal UI, else as `say` does. Resolves with the action taken. */
-async function show(ctx: Ctx, title: string, text: string, actions: ViewAction[] = []): Promise<string | undefined> {
+async function show(
+	ctx: Ctx,
+	title: string,
+	text: string | ((width: number) => string),
+	actions: ViewAction[] = [],
+): Promise<string | undefined> {
 	if (!inTui(ctx)) {
-		say(ctx, text);
+		say(ctx, typeof text === "string" ? text : text(VIEW_WIDTH));
 		return undefined;
 	}
 	return ctx.ui.custom<string | undefined>(
@@ -202,9 +207,12 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
  */
 async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Promise<void> {
 	let rows = currentRows(pi, deps);
-	const labelOf = (r: KnobRow) => `${r.key} · ${r.locked ? `${r.env}, locked` : r.source}`;
+	// Pi keeps up to 36 columns for labels: a narrow terminal's labels leave out where a value came
+	// from (but a lock), so the values keep room.
+	let narrow = false;
+	const labelOf = (r: KnobRow) => (r.locked ? `${r.key} · locked` : narrow ? r.key : `${r.key} · ${r.source}`);
 	const descriptionOf = (r: KnobRow) =>
-		r.locked ? `${r.description} Set by the environment: locked.` : r.description;
+		r.locked ? `${r.description} Set by ${r.env} in the environment: locked.` : r.description;
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		const items: SettingItem[] = rows.map((r) => {
 			const item: SettingItem = {
@@ -241,6 +249,10 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 					item.description = descriptionOf(row);
 					list.updateValue(item.id, shownValue(row.value));
 				}
+				// A new profile orders the knobs anew (its own first): the list holds this array.
+				const order = new Map<string, number>(rows.map((r, i) => [r.key, i]));
+				items.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+				list.selectItem(id);
 				tui.requestRender();
 			},
 			() => done(undefined),
@@ -255,15 +267,24 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			return theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`));
 		};
 		return {
-			render: (width: number) => [
-				...[title(), hint].map((line) => truncateToWidth(line, width)),
-				...list.render(width),
-			],
+			render: (width: number) => {
+				if (narrow !== width < NARROW_SETTINGS) {
+					narrow = width < NARROW_SETTINGS;
+					for (const item of items) {
+						const row = rows.find((r) => r.key === item.id);
+						if (row) item.label = labelOf(row);
+					}
+				}
+				return [...[title(), hint].map((line) => truncateToWidth(line, width)), ...list.render(width)];
+			},
 			handleInput: (data: string) => list.handleInput(data),
 			invalidate: () => list.invalidate(),
 		};
 	});
 }
+
+/** Below this many columns the settings list's labels leave out each value's source (see settingsView). */
+const NARROW_SETTINGS = 70;
 
 /** Blocks the picker and completion list at most. */
 const PICKED = 200;
@@ -443,10 +464,17 @@ function search(deps: CommandDeps, pattern: string): string {
 /** Registers `/context-fold`. */
 export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 	const status = (ctx: Ctx) => {
-		const [heading, ...body] = statusText(statusFacts(deps, pi, ctx)).split("\n");
-		return inTui(ctx)
-			? show(ctx, heading, body.join("\n").trimStart())
-			: show(ctx, heading, [heading, ...body].join("\n"));
+		const facts = statusFacts(deps, pi, ctx);
+		const text = statusText(facts);
+		if (!inTui(ctx)) return show(ctx, text.split("\n", 1)[0], text);
+		// In the terminal UI the view is laid out for its width: the heading is the view's title.
+		const body = (width: number) =>
+			statusText({ ...facts, width })
+				.split("\n")
+				.slice(1)
+				.join("\n")
+				.trimStart();
+		return show(ctx, text.split("\n", 1)[0], body);
 	};
 	const run = async (args: string, ctx: Ctx): Promise<void> => {
 		const text = args.trim();

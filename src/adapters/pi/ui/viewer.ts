@@ -1,6 +1,6 @@
 /**
  * A scrollable text view for the terminal UI (`ctx.ui.custom`): the status, a recalled original, or
- * search results. Lines wrap to the width; ↑/↓, page up/down, Home/End scroll; Esc, q or Enter
+ * search results. Lines wrap to the width (a text made for the width is made again when it changes); ↑/↓, page up/down, Home/End scroll; Esc, q or Enter
  * close it. Optional actions (e.g. `u` to unfold) close it with their key.
  */
 import type { Component, KeybindingsManager, TUI } from "@earendil-works/pi-tui";
@@ -23,7 +23,8 @@ export interface ViewOptions {
 	tui: Pick<TUI, "terminal" | "requestRender">;
 	keys: Pick<KeybindingsManager, "matches">;
 	title: string;
-	text: string;
+	/** The text, or what makes it for a width (a view that lays itself out, such as the status). */
+	text: string | ((width: number) => string);
 	style: ViewStyle;
 	/** Called with an action's key, or undefined when the view is closed. */
 	done: (action: string | undefined) => void;
@@ -37,7 +38,7 @@ export class TextView implements Component {
 	private readonly tui: ViewOptions["tui"];
 	private readonly keys: ViewOptions["keys"];
 	private readonly title: string;
-	private readonly text: string;
+	private readonly text: ViewOptions["text"];
 	private readonly style: ViewStyle;
 	private readonly done: ViewOptions["done"];
 	private readonly actions: readonly ViewAction[];
@@ -58,7 +59,8 @@ export class TextView implements Component {
 
 	private lines(width: number): string[] {
 		if (this.wrapped?.width !== width) {
-			const lines = this.text.split("\n").flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, width)));
+			const text = typeof this.text === "string" ? this.text : this.text(width);
+			const lines = text.split("\n").flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, width)));
 			this.wrapped = { width, lines };
 		}
 		return this.wrapped.lines;
