@@ -758,6 +758,28 @@ async function compactedFolds(
 const lineOf = (code: string) => new RegExp(`^#${code} bash: check \\d \\([\\d.]+k? tokens\\)$`);
 
 describe("blocks a user can recognise", () => {
+	it("titles the recall view of a parent session's code with its tool call, read from the parent's file", async () => {
+		const parent = await started({ n: 8 });
+		const codes = foldedCodes(await parent.request());
+		const dir = mkdtempSync(join(tmpdir(), "cf-ui-"));
+		try {
+			const file = join(dir, "parent.jsonl");
+			const header = { type: "session", version: 3, id: "p", timestamp: "2026-12-05T10:00:00.000Z", cwd: dir };
+			writeFileSync(file, `${[header, ...parent.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
+			const child = loadStub({ window: 10_000, parentSession: file });
+			child.addMessage({ role: "user", content: "seeded", timestamp: 1 });
+			await child.emit("session_start", { reason: "new" });
+			child.mode = "tui";
+			await child.command("context-fold", `recall ${codes[0]}`);
+			const title = String(child.ui.views.at(-1))
+				.split("\n")[0]
+				.replace(/ \(lines [^)]*\)$/, "");
+			assert.match(title, lineOf(codes[0]));
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
+	});
+
 	it("completes codes with what each block was; unfold only those still in the context", async () => {
 		const { stub, codes, gone, kept } = await compactedFolds();
 		await stub.request();

@@ -143,6 +143,12 @@ export class ParentSession {
 		return (id ? loaded.registry.record(id) : undefined) ?? loaded.anyBranch.get(code);
 	}
 
+	/** The parent's session entries as a ledger (to find a folded block's tool call), if the file can be read. */
+	ledger(): Ledger | undefined {
+		const loaded = this.load();
+		return typeof loaded === "string" ? undefined : loaded.ledger;
+	}
+
 	/** True when any branch of the parent recorded `code`. */
 	has(code: string): boolean {
 		const loaded = this.load();

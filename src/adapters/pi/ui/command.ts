@@ -446,7 +446,9 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 	const gone = compacted
 		? "\nNo longer in the context (a compaction removed it): it can be read here, not unfolded."
 		: "";
-	const title = blockLine(factsOf(deps, bare) ?? blockFacts(r.record, deps.engine, deps.ledger));
+	// A parent code's tool call is in the parent's file.
+	const ledger = r.source === "parent" ? deps.parent()?.ledger() : deps.ledger;
+	const title = blockLine(factsOf(deps, bare) ?? blockFacts(r.record, deps.engine, ledger));
 	const action = await show(ctx, title, `${recallHeader(r)}${gone}\n\n${r.text}`, actions);
 	if (action === "u") await confirmUnfold(deps, ctx, bare);
 }
