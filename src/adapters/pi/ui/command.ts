@@ -242,13 +242,7 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 				const result = saveKnob(pi, deps, ctx, id, value);
 				ctx.ui.notify(result.text, result.ok ? "info" : "error");
 				rows = currentRows(pi, deps);
-				for (const item of items) {
-					const row = rows.find((r) => r.key === item.id);
-					if (!row) continue;
-					item.label = labelOf(row);
-					item.description = descriptionOf(row);
-					list.updateValue(item.id, shownValue(row.value));
-				}
+				refresh();
 				// A new profile orders the knobs anew (its own first): the list holds this array.
 				const order = new Map<string, number>(rows.map((r, i) => [r.key, i]));
 				items.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
@@ -258,6 +252,16 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			() => done(undefined),
 			{ enableSearch: true },
 		);
+		// Every row read again from `rows`: its label (which the width shapes), description and value.
+		const refresh = () => {
+			for (const item of items) {
+				const row = rows.find((r) => r.key === item.id);
+				if (!row) continue;
+				item.label = labelOf(row);
+				item.description = descriptionOf(row);
+				list.updateValue(item.id, shownValue(row.value));
+			}
+		};
 		const hint = theme.fg(
 			"dim",
 			"Saved to Pi's settings.json (type default to unset a number); a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
@@ -270,10 +274,7 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			render: (width: number) => {
 				if (narrow !== width < NARROW_SETTINGS) {
 					narrow = width < NARROW_SETTINGS;
-					for (const item of items) {
-						const row = rows.find((r) => r.key === item.id);
-						if (row) item.label = labelOf(row);
-					}
+					refresh();
 				}
 				return [...[title(), hint].map((line) => truncateToWidth(line, width)), ...list.render(width)];
 			},
