@@ -5,8 +5,9 @@
  * (repeated one of its distinctive strings, see working-set.ts) or since it arrived; it folds at the
  * first event that pays once that lapses, its digest keeping the lines that hold the strings the
  * model used it for (a focus: what it names again stays in sight). The model's own `write`s keep
- * the tool results' hot tail. Protection never costs a compaction: the backstop counts protected
- * blocks as foldable, so only what can never fold asks for one.
+ * the tool results' hot tail. Protection never costs a backstop compaction: the backstop counts
+ * protected blocks as foldable, so only what can never fold asks for one. (It gives way only past the
+ * budget, so in a small window Pi's own compaction can come first: docs/defaults.md.)
  */
 import {
 	DEFAULT_WORKING_SET,
