@@ -254,6 +254,33 @@ describe("recall churn", () => {
 	});
 });
 
+describe("recall churn and its remedy", () => {
+	it("an unfold after two recalls is the remedy, not a third ask; asking again after it counts anew", async () => {
+		const stub = await tui();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
+		const code = (record?.data as { records: { code: string }[] }).records[0].code;
+		const done = (toolName: string) =>
+			stub.emit("tool_result", { toolName, input: { codes: [code] }, content: [], isError: false });
+		await done("recall_folded");
+		await done("recall_folded");
+		await stub.tools.get("unfold")?.execute("call", { codes: [code] });
+		await done("unfold");
+		assert.deepEqual(notices(stub), [], "the unfold that puts the block back raises nothing");
+		await done("recall_folded");
+		await done("recall_folded");
+		assert.deepEqual(notices(stub), []);
+		await done("recall_folded");
+		assert.equal(notices(stub).length, 1);
+		assert.match(
+			notices(stub)[0],
+			new RegExp(`recall churn: #${code} was asked for 3 times; it is already unfolded`),
+		);
+	});
+});
+
 describe("reset flag", () => {
 	it("is raised after the second forced compaction, not after a manual one", async () => {
 		const stub = await tui();
@@ -359,6 +386,14 @@ describe("idle cache-risk warning", () => {
 	};
 	const input = (stub: StubPi, event: Record<string, unknown>) =>
 		stub.emit("input", { text: "next step", source: "interactive", ...event });
+
+	it("takes the resumed session's idle warning down once a compaction rewrote the prompt anyway", async () => {
+		const stub = await idleSession({}, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.equal(standing(stub).length, 1);
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
+		assert.equal(stub.ui.widgets.has("context-fold-idle"), false);
+	});
 
 	it("notices a resumed session whose cache likely expired, once, above the editor until the next prompt", async () => {
 		const stub = await idleSession({}, 10 * 60_000);

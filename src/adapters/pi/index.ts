@@ -245,6 +245,8 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			warnOnce(`context-fold: idle cache check skipped: ${errorText(error)}`);
 		}
 	});
+	// A compaction rewrites the prompt anyway: the idle warning's risk is gone with it.
+	pi.on("session_compact", () => idleWidget.clear());
 	pi.on("input", async (event, ctx) => {
 		settingsWidget.clear();
 		idleWidget.clear();

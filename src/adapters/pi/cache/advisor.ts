@@ -77,6 +77,8 @@ export class Advisor {
 	private readonly streaks = new Streaks();
 	private readonly notices = new Map<string, string>();
 	private readonly calls = new Map<string, number>();
+	/** Codes the unfold call now finishing put back (see observeUnfold). */
+	private unfolding = new Set<string>();
 	private rewriteExpected = false;
 	private pendingFold: PendingFold | undefined;
 	/** The fold tools joined the active tools since the last request's pass: the next request declares them. */
@@ -142,10 +144,18 @@ export class Advisor {
 		for (const id of [...this.notices.keys()]) if (id.startsWith("churn:")) this.notices.delete(id);
 	}
 
-	/** The agent unfolded blocks with these codes: the next request rewrites the cache by design. */
+	/**
+	 * The agent unfolded blocks with these codes: the next request rewrites the cache by design. The
+	 * unfold is churn's remedy: its own call does not count, and asking again starts a new count.
+	 */
 	observeUnfold(codes: readonly string[]): void {
 		this.rewriteExpected = true;
-		for (const code of codes) this.notices.delete(`churn:${code}`);
+		for (const code of codes) {
+			this.notices.delete(`churn:${code}`);
+			this.calls.delete(code);
+			this.streaks.update(`churn:${code}`, false);
+			this.unfolding.add(code);
+		}
 	}
 
 	/** Context-fold is about to compact on its own (over budget): the compaction that follows is forced. */
@@ -195,8 +205,11 @@ export class Advisor {
 	): void {
 		if (toolName !== "recall_folded" && toolName !== "unfold") return;
 		const parsed = codeList((input as { codes?: unknown } | undefined)?.codes);
+		const unfolding = this.unfolding;
+		this.unfolding = new Set();
 		if (typeof parsed === "string") return;
-		this.observeRecall(parsed.codes, (code) => {
+		const asked = toolName === "unfold" ? parsed.codes.filter((code) => !unfolding.has(code)) : parsed.codes;
+		this.observeRecall(asked, (code) => {
 			const id = registry.idOf(code);
 			return id === undefined ? undefined : { unfolded: registry.isUnfolded(id) && live(id) };
 		});
