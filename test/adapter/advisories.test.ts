@@ -226,14 +226,19 @@ describe("the footer's view of the advisor", () => {
 	});
 });
 
+/** A terminal-UI session of six bash turns whose first request folded, and the code of its first fold. */
+async function foldedSession(): Promise<{ stub: StubPi; code: string }> {
+	const stub = await tui();
+	bashSession(stub, 6);
+	await stub.emit("session_start", { reason: "startup" });
+	await stub.request();
+	const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
+	return { stub, code: (record?.data as { records: { code: string }[] }).records[0].code };
+}
+
 describe("recall churn", () => {
 	it("suggests unfolding a block recalled three times, once; a failed call does not count", async () => {
-		const stub = await tui();
-		bashSession(stub, 6);
-		await stub.emit("session_start", { reason: "startup" });
-		await stub.request();
-		const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
-		const code = (record?.data as { records: { code: string }[] }).records[0].code;
+		const { stub, code } = await foldedSession();
 		const recall = (isError: boolean, toolName = "recall_folded") =>
 			stub.emit("tool_result", { toolName, input: { codes: [code] }, content: [], isError });
 		for (let i = 0; i < 2; i++) {
@@ -256,12 +261,7 @@ describe("recall churn", () => {
 
 describe("recall churn and its remedy", () => {
 	it("an unfold after two recalls is the remedy, not a third ask; asking again after it counts anew", async () => {
-		const stub = await tui();
-		bashSession(stub, 6);
-		await stub.emit("session_start", { reason: "startup" });
-		await stub.request();
-		const record = stub.entries.find((e) => (e.data as { kind?: string } | undefined)?.kind === "records");
-		const code = (record?.data as { records: { code: string }[] }).records[0].code;
+		const { stub, code } = await foldedSession();
 		const done = (toolName: string) =>
 			stub.emit("tool_result", { toolName, input: { codes: [code] }, content: [], isError: false });
 		await done("recall_folded");
