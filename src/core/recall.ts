@@ -175,10 +175,10 @@ export interface GrepResult {
  * Literal, case-insensitive grep with `context` lines around each match; numbered lines (`n:` for a
  * matching line, also when it falls in another match's context; `n-` for context), `--` between
  * separate hunks, at most `maxMatches` matching lines and about `maxChars` characters (the best match
-alone, without context, when it does not fit with it). When not every
- * match fits, the best are shown (see matchQuality: an exact identifier finds its own lines before
- * longer tokens and case variants; of equal ones, lines that begin with the pattern first), still in
- * line order. A long line is shown around its best match.
+ * alone, without context, when it does not fit with it). When not every match fits, the best are
+ * shown (see matchQuality: an exact identifier finds its own lines before longer tokens and case
+ * variants; of equal ones, lines that begin with the pattern first), still in line order. A long
+ * line is shown around its best match.
  */
 export function grepText(
 	text: string,
