@@ -23,32 +23,45 @@ function inString(c: number): boolean {
 }
 
 /**
- * The distinct distinctive strings of a text. A string is each run of word characters, `.`, `/` and
- * `-`, from its first word character to its last, of six characters or more; it is distinctive with
- * a digit, `_`, `/`, `.`, `$` or an inner capital. Scanned by hand, in one pass: a regex over a run
- * of millions of such characters ran out of stack.
+ * Calls `visit(start, end)` for each maximal run of characters `inRun` accepts (by UTF-16 code), in
+ * order, `end` exclusive: one pass by hand, since a regex over a run of millions of characters runs
+ * out of stack.
  */
-export function distinctiveTokens(text: string): Set<string> {
-	const out = new Set<string>();
+export function eachRun(
+	text: string,
+	inRun: (c: number) => boolean,
+	visit: (start: number, end: number) => void,
+): void {
 	const n = text.length;
 	let i = 0;
 	while (i < n) {
-		if (!inString(text.charCodeAt(i))) {
+		if (!inRun(text.charCodeAt(i))) {
 			i++;
 			continue;
 		}
 		let end = i + 1;
-		while (end < n && inString(text.charCodeAt(end))) end++;
-		let first = i;
+		while (end < n && inRun(text.charCodeAt(end))) end++;
+		visit(i, end);
+		i = end;
+	}
+}
+
+/**
+ * The distinct distinctive strings of a text. A string is each run of word characters, `.`, `/` and
+ * `-`, from its first word character to its last, of six characters or more; it is distinctive with
+ * a digit, `_`, `/`, `.`, `$` or an inner capital.
+ */
+export function distinctiveTokens(text: string): Set<string> {
+	const out = new Set<string>();
+	eachRun(text, inString, (start, end) => {
+		let first = start;
 		while (first < end && !isWord(text.charCodeAt(first))) first++;
 		let last = end - 1;
 		while (last > first && !isWord(text.charCodeAt(last))) last--;
-		if (last - first + 1 >= 6) {
-			const token = text.slice(first, last + 1);
-			if (DISTINCT.test(token)) out.add(token);
-		}
-		i = end;
-	}
+		if (last - first + 1 < 6) return;
+		const token = text.slice(first, last + 1);
+		if (DISTINCT.test(token)) out.add(token);
+	});
 	return out;
 }
 

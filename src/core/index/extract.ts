@@ -7,7 +7,7 @@ import { foldCode } from "../digest.ts";
 import type { FoldRecord } from "../fold-registry.ts";
 import { clipToError, riskLines } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
-import { isWord } from "../working-set.ts";
+import { eachRun, isWord } from "../working-set.ts";
 import {
 	droppedOf,
 	keepEnds,
@@ -150,20 +150,11 @@ function inRun(c: number): boolean {
 function scannable(text: string): string[] {
 	const pieces: string[] = [];
 	let from = 0;
-	let i = 0;
-	while (i < text.length) {
-		if (!inRun(text.charCodeAt(i))) {
-			i++;
-			continue;
-		}
-		let end = i + 1;
-		while (end < text.length && inRun(text.charCodeAt(end))) end++;
-		if (end - i > LONGEST_RUN) {
-			pieces.push(text.slice(from, i));
-			from = end;
-		}
-		i = end;
-	}
+	eachRun(text, inRun, (start, end) => {
+		if (end - start <= LONGEST_RUN) return;
+		pieces.push(text.slice(from, start));
+		from = end;
+	});
 	if (from === 0) return [text];
 	pieces.push(text.slice(from));
 	return pieces;
