@@ -245,6 +245,14 @@ export class FoldEngine {
 		return this.lastBlocks.length === 0 || this.liveBlock(id) !== undefined;
 	}
 
+	/**
+	 * True when a compaction took the block `id` out of the context, folded or put back: it is not
+	 * `live` (by default: mayBeLive), or it is neither unfolded nor frozen any more.
+	 */
+	leftContext(id: string, live = this.mayBeLive(id)): boolean {
+		return !live || (!this.registry.isUnfolded(id) && !this.registry.frozenOp(id));
+	}
+
 	/** One pass's input over `messages` under `policy`, with the engine's state and memos (see planTurn). */
 	private input(messages: readonly MessageLike[], facts: TurnFacts, policy: Policy): PassInput {
 		return {

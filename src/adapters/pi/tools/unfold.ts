@@ -37,7 +37,7 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
 				);
 			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
-			else if (!engine.mayBeLive(id) || (!engine.registry.isUnfolded(id) && !engine.registry.frozenOp(id))) {
+			else if (engine.leftContext(id)) {
 				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else if (engine.registry.isUnfolded(id)) {

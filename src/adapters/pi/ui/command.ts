@@ -326,10 +326,9 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	return registry.isUnfolded(id) ? `#${code} is already unfolded` : undefined;
 }
 
-/** True when a compaction removed the block `id` from the context, folded or put back. */
+/** True when a compaction removed the block `id` from the context the next request sends (see inContext). */
 function compactedAway(deps: CommandDeps, ctx: ExtensionContext, id: string): boolean {
-	const registry = deps.engine.registry;
-	return !inContext(deps, ctx, id) || (!registry.isUnfolded(id) && !registry.frozenOp(id));
+	return deps.engine.leftContext(id, inContext(deps, ctx, id));
 }
 
 /**
@@ -340,9 +339,7 @@ function blocksFor(deps: CommandDeps, sub: "recall" | "unfold", typed: string, c
 	const { registry } = deps.engine;
 	const may = (id: string, code: string) =>
 		sub === "recall" ||
-		(ctx
-			? unfoldRefusal(deps, ctx, code) === undefined
-			: !registry.isUnfolded(id) && registry.frozenOp(id) !== undefined && deps.engine.mayBeLive(id));
+		(ctx ? unfoldRefusal(deps, ctx, code) === undefined : !registry.isUnfolded(id) && !deps.engine.leftContext(id));
 	const out: BlockFacts[] = [];
 	for (const record of registry.allRecords().reverse()) {
 		if (out.length >= PICKED) break;
