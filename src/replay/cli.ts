@@ -125,7 +125,8 @@ function decimal(text: string): number {
 }
 
 function value(text: string): unknown {
-	if (/^\d+(\.\d+)?$/.test(text)) return decimal(text);
+	const number = decimal(text);
+	if (!Number.isNaN(number)) return number;
 	if (text === "true" || text === "false") return text === "true";
 	return text;
 }
@@ -307,11 +308,7 @@ export async function main(args: readonly string[]): Promise<number> {
 		);
 	const status = new ProgressLine(process.stderr, options.quiet);
 	if (options.mine) return replayMine(options, options.mine, status);
-	const clash = htmlClash(options.html, options.files);
-	if (clash) {
-		process.stderr.write(`context-fold replay: ${clash}\n`);
-		return 2;
-	}
+	if (htmlClashes(options.html, options.files)) return 2;
 	let reports: SessionReport[];
 	try {
 		reports = await runReplay(options, (line) => status.update(line));
@@ -328,11 +325,11 @@ export async function main(args: readonly string[]): Promise<number> {
 }
 
 /**
- * Why `--html <file>` may not be written: it is one of the sessions to replay (the same file by any
- * path or link), which the page would overwrite. Undefined when it is not (or names no file yet).
+ * True, said on stderr, when `--html <file>` is one of the sessions to replay (the same file by any
+ * path or link), which the page would overwrite; false when it is not (or names no file yet).
  */
-function htmlClash(html: string | undefined, files: readonly string[]): string | undefined {
-	if (html === undefined) return undefined;
+function htmlClashes(html: string | undefined, files: readonly string[]): boolean {
+	if (html === undefined) return false;
 	const id = (path: string) => {
 		try {
 			const stat = statSync(path);
@@ -342,11 +339,12 @@ function htmlClash(html: string | undefined, files: readonly string[]): string |
 		}
 	};
 	const target = id(html);
-	if (target === undefined) return undefined;
-	const session = files.find((file) => id(file) === target);
-	return session === undefined
-		? undefined
-		: `--html ${html} is the session file ${session}, which the report would overwrite; give another file`;
+	const session = target === undefined ? undefined : files.find((file) => id(file) === target);
+	if (session === undefined) return false;
+	process.stderr.write(
+		`context-fold replay: --html ${html} is the session file ${session}, which the report would overwrite; give another file\n`,
+	);
+	return true;
 }
 
 /** Writes the HTML report when `--html` asks for one; false (said on stderr) when it cannot be written. */
@@ -391,11 +389,7 @@ async function replayMine(
 		);
 		return 2;
 	}
-	const clash = htmlClash(options.html, found.files);
-	if (clash) {
-		process.stderr.write(`context-fold replay: ${clash}\n`);
-		return 2;
-	}
+	if (htmlClashes(options.html, found.files)) return 2;
 	const replayed: { file: string; report: SessionReport }[] = [];
 	const skipped: { file: string; session: string; problem: string }[] = [];
 	const lines: string[] = [];
