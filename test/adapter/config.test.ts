@@ -12,6 +12,7 @@ import {
 	nearestKnob,
 	reserveOf,
 	resolveConfig,
+	type SavedOrigin,
 } from "../../src/adapters/pi/config.ts";
 import { budgetOf } from "../../src/core/contract.ts";
 
@@ -165,6 +166,31 @@ describe("resolveConfig", () => {
 		assert.equal(config.compact, "fold");
 		assert.equal(problems.length, 5);
 		assert.match(problems.join("\n"), /CONTEXTFOLD_STEP="lots" is not a valid fraction/);
+	});
+
+	it("a refused saved value keeps the valid value of the file Pi merged it over, naming both files", () => {
+		const origin: SavedOrigin = (key) =>
+			key === "hotTail"
+				? { file: "/p/.pi/settings.json", beneath: { file: "/g/settings.json", value: 5000 } }
+				: key === "coldTail"
+					? { file: "/p/.pi/settings.json", beneath: { file: "/g/settings.json", value: "also bad" } }
+					: undefined;
+		const { config, sources, problems } = resolveConfig({ hotTail: "bad", coldTail: "worse", tail: -1 }, {}, origin);
+		assert.equal(config.hotTail, 5000);
+		assert.equal(sources.hotTail, "saved");
+		assert.equal(config.coldTail, DEFAULT_CONFIG.coldTail, "a value beneath that is refused too is not used");
+		assert.equal(config.tail, DEFAULT_CONFIG.tail);
+		assert.deepEqual(
+			problems.map((p) => p.replace(/ is not .*; using /, " … using ")),
+			[
+				"settings context-fold.tail=-1 … using 20000",
+				'settings context-fold.hotTail="bad" in /p/.pi/settings.json … using 5000 (/g/settings.json)',
+				'settings context-fold.coldTail="worse" in /p/.pi/settings.json … using 1000',
+			],
+		);
+		const overridden = resolveConfig({ hotTail: "bad" }, { CONTEXTFOLD_HOT_TAIL: "7000" }, origin);
+		assert.equal(overridden.config.hotTail, 7000);
+		assert.match(overridden.problems[0], /; using 7000$/, "a variable over it is what is used, and no file is named");
 	});
 });
 

@@ -80,6 +80,29 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 		assert.match(await command("settings"), /hotTail +4000 +\(default\)/);
 	});
 
+	it("a bad value in a trusted project's settings.json keeps the global file's value, naming both files", async () => {
+		const globalFile = join(sandbox.agentDir, "settings.json");
+		const global = JSON.parse(readFileSync(globalFile, "utf8"));
+		writeFileSync(
+			globalFile,
+			JSON.stringify({ ...global, "context-fold": { ...global["context-fold"], hotTail: 5000 } }),
+		);
+		writeFileSync(projectFile, JSON.stringify({ "context-fold": { hotTail: "bad", coldTail: "worse" } }));
+		const out = await command("settings", ["--approve"]);
+		assert.match(out, /hotTail +5000 +\(saved\)/, out);
+		const refusal = out.split("\n").find((line) => line.includes('hotTail="bad"')) ?? "";
+		assert.ok(
+			refusal.includes(`settings context-fold.hotTail="bad" in ${projectFile} is not a valid token count`),
+			out,
+		);
+		assert.ok(refusal.endsWith(`; using 5000 (${globalFile})`), refusal);
+		assert.ok(
+			out.includes(`settings context-fold.coldTail="worse" in ${projectFile} is not a valid token count`),
+			"a value no file beneath sets falls back to the default",
+		);
+		assert.match(out, /coldTail +1000 +\(default\)/);
+	});
+
 	it("names a cacheTtlByProvider entry that matches no provider in Pi's model registry, in any case", async () => {
 		const out = await command("settings", [], { CONTEXTFOLD_CACHE_TTL_BY_PROVIDER: "Anthropic=3600, antropic=3600" });
 		const named = out.split("\n").filter((line) => line.includes("names no provider"));

@@ -6,7 +6,15 @@
  * live settings when asked (Pi changes them mid-session: `/settings`, RPC `set_auto_compaction`).
  */
 import type { PolicyView } from "../../core/contract.ts";
-import { DEFAULT_CONFIG, type Env, keepRecentOf, policyConfigOf, reserveOf, resolveConfig } from "./config.ts";
+import {
+	DEFAULT_CONFIG,
+	type Env,
+	keepRecentOf,
+	policyConfigOf,
+	reserveOf,
+	resolveConfig,
+	type SavedOrigin,
+} from "./config.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "./settings-schema.ts";
 import type { SavedSettings } from "./ui/settings.ts";
 
@@ -39,9 +47,10 @@ export class ActiveSettings {
 
 	/**
 	 * Loads the settings: Pi's (`read`, which may throw: then the saved section is ignored and the
-	 * defaults and variables apply), the saves `saved` holds, and `env`.
+	 * defaults and variables apply), the saves `saved` holds, and `env`; `origin` names the file of a
+	 * refused saved value and finds the value beneath it (see resolveConfig).
 	 */
-	load(read: () => Record<string, unknown>, saved: SavedSettings, env: Env): SettingsLoad {
+	load(read: () => Record<string, unknown>, saved: SavedSettings, env: Env, origin?: SavedOrigin): SettingsLoad {
 		let section: unknown;
 		let unreadable: unknown;
 		this.read = read;
@@ -55,7 +64,7 @@ export class ActiveSettings {
 			section = undefined;
 			unreadable = error;
 		}
-		const resolved = resolveConfig(saved.section(section), env);
+		const resolved = resolveConfig(saved.section(section), env, origin);
 		this.config = resolved.config;
 		this.policy = policyConfigOf(resolved);
 		this.ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";

@@ -220,8 +220,23 @@ export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = 
 	CONTEXTFOLD_FOLD_FLOOR: "floor",
 };
 
-/** Resolves every knob from defaults, a saved settings section, and the environment. */
-export function resolveConfig(saved: unknown, env: Env): Resolved {
+/**
+ * Where a saved value came from, for a knob whose value in Pi's merged settings is refused: the
+ * settings.json that holds it (`file`), and the value of the file Pi merged it over (a trusted
+ * project's settings.json is merged over the global one, key by key), if that file sets the knob.
+ * Undefined when no file holds the value (this process saved it).
+ */
+export type SavedOrigin = (
+	key: keyof FoldConfig,
+) => { file: string; beneath?: { file: string; value: unknown } } | undefined;
+
+/**
+ * Resolves every knob from defaults, a saved settings section, and the environment. A saved value
+ * refused falls back, where `origin` finds one, to the valid value of the settings.json Pi merged it
+ * over, as a refused variable falls back to the saved value: a bad value in a project's file keeps
+ * the global file's.
+ */
+export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): Resolved {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
 	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as Resolved["sources"];
 	const variables: Resolved["variables"] = {};
@@ -244,36 +259,41 @@ export function resolveConfig(saved: unknown, env: Env): Resolved {
 	}
 	const bag = config as unknown as Record<string, unknown>;
 	// A value refused says what is used instead, known only once every source and the profile are read.
-	const refused: { at: number; text: string; knob: Knob }[] = [];
+	const refused: { at: number; text: string; knob: Knob; from?: string }[] = [];
 	for (const knob of KNOBS) {
-		for (const [source, raw, origin] of [
+		for (const [source, raw, kind] of [
 			[`settings ${SETTINGS_SECTION}.${knob.key}`, section[knob.key], "saved"],
 			...deprecatedFor(knob, env, problems),
 			[knob.env, env[knob.env], "environment"],
 		] as const) {
 			if (raw === undefined) continue;
 			const value = normalise(knob.schema, raw);
-			if (!Value.Check(knob.schema, value)) {
-				refused.push({
-					at: problems.length,
-					text: `${source}=${JSON.stringify(raw)} ${complaint(knob.schema)}`,
-					knob,
-				});
-				problems.push("");
+			if (Value.Check(knob.schema, value)) {
+				bag[knob.key] = value;
+				sources[knob.key] = kind;
+				if (kind === "environment") variables[knob.key] = source;
 				continue;
 			}
-			bag[knob.key] = value;
-			sources[knob.key] = origin;
-			if (origin === "environment") variables[knob.key] = source;
+			const held = kind === "saved" ? origin?.(knob.key) : undefined;
+			const text = `${source}=${JSON.stringify(raw)}${held ? ` in ${held.file}` : ""} ${complaint(knob.schema)}`;
+			refused.push({ at: problems.length, text, knob });
+			problems.push("");
+			const beneath = held?.beneath;
+			const lower = beneath === undefined ? undefined : normalise(knob.schema, beneath.value);
+			if (beneath && Value.Check(knob.schema, lower)) {
+				bag[knob.key] = lower;
+				sources[knob.key] = "saved";
+				refused[refused.length - 1].from = beneath.file;
+			}
 		}
 	}
 	for (const [key, value] of Object.entries(PROFILE_DEFAULTS[config.policy])) {
 		if (sources[key as keyof FoldConfig] === "default") bag[key] = value;
 	}
-	for (const { at, text, knob } of refused) {
+	for (const { at, text, knob, from } of refused) {
 		const value = JSON.stringify(bag[knob.key]);
 		const used = sources[knob.key] === "default" ? (DEFAULT_IN_WORDS[knob.key]?.(value) ?? value) : value;
-		problems[at] = `${text}; using ${used}`;
+		problems[at] = `${text}; using ${used}${from && sources[knob.key] === "saved" ? ` (${from})` : ""}`;
 	}
 	return { config, sources, variables, problems };
 }

@@ -29,7 +29,7 @@ import { registerFoldTools } from "./tools/loadout.ts";
 import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
-import { SavedSettings } from "./ui/settings.ts";
+import { SavedSettings, type SettingsPaths, savedOrigin, settingsPaths } from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0 or a value not understood). */
 export default function contextFold(pi: ExtensionAPI): void {
@@ -74,8 +74,15 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const savedHere = new SavedSettings();
 	/** The providers Pi's model registry knew at the latest session start (undefined: it could not be read). */
 	let providers: string[] | undefined;
+	/** The settings.json files Pi reads for the current session (set at each session start). */
+	let settingsFiles: () => SettingsPaths | undefined = () => undefined;
 	const loadConfig = (): void => {
-		const { problems, unreadable } = settings.load(() => pi.getSettings() as Record<string, unknown>, savedHere, env);
+		const { problems, unreadable } = settings.load(
+			() => pi.getSettings() as Record<string, unknown>,
+			savedHere,
+			env,
+			savedOrigin(settingsFiles),
+		);
 		if (unreadable !== undefined)
 			warnOnce(
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
@@ -141,6 +148,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		notices.attach(ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined);
 		try {
 			providers = knownProviders(ctx.modelRegistry);
+			settingsFiles = () => settingsPaths(ctx);
 			loadConfig();
 			session = ctx.sessionManager;
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;

@@ -1,14 +1,5 @@
-/**
- * `/context-fold [status|settings|recall|search|unfold|discard-images]`, with completion of its
- * subcommands, knob names and fold codes. In the terminal UI it opens views (a scrollable status or
- * original, Pi's SettingsList, a confirmation that states an unfold's cache cost); over RPC it
- * answers with notifications and dialogs; in print and json modes it prints text (Pi routes an
- * extension's stdout to stderr there). Nothing here calls the model or changes the model's context,
- * except an unfold the user confirmed.
- */
-import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { CONFIG_DIR_NAME, getAgentDir, getSettingsListTheme } from "@earendil-works/pi-coding-agent";
+import { getSettingsListTheme } from "@earendil-works/pi-coding-agent";
 import { type AutocompleteItem, Input, type SettingItem, SettingsList, truncateToWidth } from "@earendil-works/pi-tui";
 import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
@@ -32,7 +23,8 @@ import {
 	knobText,
 	meansUnset,
 	type SavedSettings,
-	type SettingsPaths,
+	savedOrigin,
+	settingsPaths,
 	shownValue,
 } from "./settings.ts";
 import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
@@ -134,29 +126,26 @@ async function show(
 	);
 }
 
-/**
- * The settings.json files a change may go to: the project's only while Pi trusts the project, since
- * Pi ignores an untrusted project's settings.json (a value saved there would never apply).
- */
-function settingsPaths(ctx: ExtensionContext): SettingsPaths {
-	const global = join(getAgentDir(), "settings.json");
-	return ctx.isProjectTrusted() ? { global, project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") } : { global };
-}
-
 /** The knobs as they resolve now, with sources. */
-function currentRows(pi: ExtensionAPI, deps: CommandDeps): KnobRow[] {
+function currentRows(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext): KnobRow[] {
 	let fromPi: unknown;
 	try {
 		fromPi = (pi.getSettings() as Record<string, unknown>)[SETTINGS_SECTION];
 	} catch {
 		fromPi = undefined;
 	}
-	return knobRows(resolveConfig(deps.settings.section(fromPi), process.env));
+	return knobRows(
+		resolveConfig(
+			deps.settings.section(fromPi),
+			process.env,
+			savedOrigin(() => settingsPaths(ctx)),
+		),
+	);
 }
 
 /** Saves one knob; returns the message to show and whether it was saved. */
 function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, key: string, value: string) {
-	const row = currentRows(pi, deps).find((r) => r.key === key);
+	const row = currentRows(pi, deps, ctx).find((r) => r.key === key);
 	if (!row) {
 		const near = nearestKnob(key);
 		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((k) => k.key).join(", ")}`;
@@ -185,7 +174,7 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 		}
 		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
 		deps.reload();
-		const policy = currentRows(pi, deps).find((r) => r.key === "policy")?.value;
+		const policy = currentRows(pi, deps, ctx).find((r) => r.key === "policy")?.value;
 		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
 		return {
 			ok: true,
@@ -206,7 +195,7 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
  * again, since a change of policy changes other knobs' values (their profile defaults).
  */
 async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Promise<void> {
-	let rows = currentRows(pi, deps);
+	let rows = currentRows(pi, deps, ctx);
 	// Pi keeps up to 36 columns for labels: a narrow terminal's labels leave out where a value came
 	// from (but a lock), so the values keep room.
 	let narrow = false;
@@ -241,7 +230,7 @@ async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Prom
 			(id, value) => {
 				const result = saveKnob(pi, deps, ctx, id, value);
 				ctx.ui.notify(result.text, result.ok ? "info" : "error");
-				rows = currentRows(pi, deps);
+				rows = currentRows(pi, deps, ctx);
 				refresh();
 				// A new profile orders the knobs anew (its own first): the list holds this array.
 				const order = new Map<string, number>(rows.map((r, i) => [r.key, i]));
@@ -494,7 +483,7 @@ export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
 					return say(ctx, result.text, result.ok ? "info" : "error");
 				}
 				if (inTui(ctx)) return settingsView(pi, deps, ctx);
-				return say(ctx, knobText(currentRows(pi, deps)));
+				return say(ctx, knobText(currentRows(pi, deps, ctx)));
 			}
 			case "recall":
 				return recall(deps, ctx, rest);

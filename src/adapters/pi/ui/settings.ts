@@ -9,8 +9,9 @@
  * the files that set it, and it falls back to its default, or to what unset means for it.
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-import { KNOBS, type KnobSource, type Resolved, resolveConfig } from "../config.ts";
+import { dirname, join } from "node:path";
+import { CONFIG_DIR_NAME, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
+import { KNOBS, type KnobSource, type Resolved, resolveConfig, type SavedOrigin } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 
@@ -115,6 +116,52 @@ export function knobText(rows: readonly KnobRow[]): string {
 export interface SettingsPaths {
 	global: string;
 	project?: string;
+}
+
+/**
+ * The settings.json files Pi reads for `ctx`: the global one, and the project's only while Pi trusts
+ * the project, since Pi ignores an untrusted project's settings.json (a value saved there would
+ * never apply).
+ */
+export function settingsPaths(ctx: Pick<ExtensionContext, "cwd" | "isProjectTrusted">): SettingsPaths {
+	const global = join(getAgentDir(), "settings.json");
+	return ctx.isProjectTrusted() ? { global, project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") } : { global };
+}
+
+/**
+ * Where a refused saved value came from (see SavedOrigin), read from the files `paths` gives: the
+ * project's file when it sets the knob, with the global file's value beneath it, else the global
+ * file. The files are read once, on the first refusal, and a file that cannot be read counts as
+ * setting nothing; `paths` may throw (a context without the trust check), and then nothing is found.
+ */
+export function savedOrigin(paths: () => SettingsPaths | undefined): SavedOrigin {
+	let files: { file: string; section: Record<string, unknown> | undefined }[] | undefined;
+	const sectionIn = (file: string): Record<string, unknown> | undefined => {
+		try {
+			return sectionOf(readObject(file));
+		} catch {
+			return undefined;
+		}
+	};
+	return (key) => {
+		if (!files) {
+			let found: SettingsPaths | undefined;
+			try {
+				found = paths();
+			} catch {
+				found = undefined;
+			}
+			files = [found?.project, found?.global]
+				.filter((file): file is string => file !== undefined)
+				.map((file) => ({ file, section: sectionIn(file) }));
+		}
+		const setting = files.filter((f) => f.section?.[key] !== undefined);
+		if (setting.length === 0) return undefined;
+		const [top, under] = setting;
+		return under
+			? { file: top.file, beneath: { file: under.file, value: under.section?.[key] } }
+			: { file: top.file };
+	};
 }
 
 const LOCK_ATTEMPTS = 50;
