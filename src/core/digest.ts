@@ -6,7 +6,7 @@
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
 import { clipToError, riskLines } from "./policy/risk-lexicon.ts";
-import { clip, estTokens, firstLine, lineCount } from "./tokens.ts";
+import { clip, estTokens, firstLine, lineCount, linesText } from "./tokens.ts";
 import { distinctiveTokens } from "./working-set.ts";
 
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */
@@ -96,7 +96,7 @@ export interface ToolResultDigestInput {
 
 function describeSize(text: string, isError: boolean): string {
 	const lines = lineCount(text);
-	const shape = isError ? `error, ${lines} line${lines === 1 ? "" : "s"}` : lines === 0 ? "empty" : `${lines} lines`;
+	const shape = isError ? `error, ${linesText(lines)}` : lines === 0 ? "empty" : linesText(lines);
 	return `${shape}, ~${estTokens(text.length)} tokens`;
 }
 
@@ -180,13 +180,13 @@ export function duplicateDigest(
 /** One-line digest of an unsigned thinking block. */
 export function thinkingDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.firstLineChars);
-	return `${foldTag(code)} thinking: ${lineCount(text)} lines, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
+	return `${foldTag(code)} thinking: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
 }
 
 /** One-line digest of an assistant text part. */
 export function textDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.textFirstLineChars);
-	return `${foldTag(code)} text: ${lineCount(text)} lines, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
+	return `${foldTag(code)} text: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
 }
 
 /** An assistant text part of at least this many characters may fold; shorter ones cost less raw than folded. */
@@ -243,7 +243,7 @@ export function argDigest(code: string, value: string): string {
 	const room = Math.min(DIGEST_LIMITS.argFirstLineChars, Math.floor(value.length / 4));
 	const head = room > 1 ? clip(firstLine(value), room) : "";
 	const names = value.length >= ARG_OUTLINE_CHARS ? outlineLine(value) : "";
-	return `${foldTag(code)} ${lineCount(value)} lines${head ? `: ${quoteTags(head)}` : ""}${names ? ` ${quoteTags(names)}` : ""}`;
+	return `${foldTag(code)} ${linesText(lineCount(value))}${head ? `: ${quoteTags(head)}` : ""}${names ? ` ${quoteTags(names)}` : ""}`;
 }
 
 /**

@@ -88,6 +88,11 @@ export function lineCount(text: string): number {
 	return text.endsWith("\n") ? n - 1 : n;
 }
 
+/** "1 line", "N lines": a line count in words. */
+export function linesText(count: number): string {
+	return `${count} line${count === 1 ? "" : "s"}`;
+}
+
 /** A token count in short form: 812, 4.4k, 53k, 1.2M. */
 export function short(tokens: number): string {
 	const n = Math.max(0, Math.round(tokens));

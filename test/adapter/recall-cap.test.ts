@@ -36,6 +36,15 @@ describe("recall_folded output cap", () => {
 		assert.match(out, /more blocks match, not shown/);
 	});
 
+	it("a one-line block's header and a range past its end count it in the singular", async () => {
+		const { stub, codes } = await foldedCodes(30, 1, (i) => `check ${i} ${"x".repeat(4000)}`);
+		assert.ok(codes.length > 0);
+		const whole = await stub.call("recall_folded", { codes: [codes[0]] });
+		assert.match(whole, new RegExp(`^Recalled #${codes[0]}: bash, 1 line \\(`));
+		const past = await stub.call("recall_folded", { codes: [codes[0]], lines: "5-9" });
+		assert.match(past, /line 5 is past the end \(1 line\)/);
+	});
+
 	it("greps over many codes stay within the cap", async () => {
 		const { stub, codes } = await foldedCodes(30, 400);
 		const out = await stub.call("recall_folded", { codes: codes.slice(0, 20), grep: "output ok" });

@@ -640,6 +640,11 @@ describe("renderers and /tree labels", () => {
 		);
 		assert.equal(recall[0], "recalled #k3x9a0b2 · bash · 401 lines · sha256 verified");
 		assert.match(recall[1], /^~\d+ tokens returned$/);
+		assert.equal(
+			recallSummary("Recalled #k3x9a0b2: bash, 1 line (sha256 verified)\nok")[0],
+			"recalled #k3x9a0b2 · bash · 1 line · sha256 verified",
+			"a one-line block's header reads in the singular",
+		);
 		assert.equal(recall[2], "error: #zzzzzzzz is not a fold code of this session branch");
 		const unfold = unfoldSummary("Unfolded #k3x9a0b2: the original content is back.\n#q is already unfolded", (c) =>
 			c === "k3x9a0b2" ? { id: "r:x", code: c, chars: 4000, seq: 1 } : undefined,

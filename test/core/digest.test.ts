@@ -189,6 +189,11 @@ describe("toolResultDigest", () => {
 		assert.equal(two, "{#abc12345 FOLDED} bash: error, 2 lines, ~1 tokens. First line: a\nL1: a\nL2: b");
 	});
 
+	it("counts one line in the singular", () => {
+		const one = toolResultDigest({ code: "abc12345", toolName: "bash", text: "x".repeat(900), isError: false });
+		assert.match(one, /^\{#abc12345 FOLDED\} bash: 1 line, ~225 tokens\./);
+	});
+
 	it("keeps every line of an error result that has no lexicon error line (e.g. an edit mismatch)", () => {
 		const text = "Could not find the exact text in src/a.ts.\nThe old text must match exactly.";
 		const out = toolResultDigest({ code: "abc12345", toolName: "edit", text, isError: true });

@@ -15,7 +15,7 @@ import {
 	RECALL_LIMITS,
 	sliceLines,
 } from "../../../core/recall.ts";
-import { lineCount } from "../../../core/tokens.ts";
+import { lineCount, linesText } from "../../../core/tokens.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import { type Resolved, readToolOutputFile, resolveCode } from "../fold/recall-sources.ts";
@@ -83,7 +83,7 @@ export function recallHeader(r: Resolved, file?: string): string {
 					: r.source === "live"
 						? "from live history"
 						: "unverified: legacy record without a fold-time sha256";
-	const head = `Recalled #${r.record.code}: ${what}, ${lineCount(file ?? r.text)} lines (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	const head = `Recalled #${r.record.code}: ${what}, ${linesText(lineCount(file ?? r.text))} (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
 
@@ -108,7 +108,7 @@ function serve(
 	}
 	if (range) {
 		const s = sliceLines(source, range, room);
-		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${s.total} lines)`;
+		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${linesText(s.total)})`;
 		const end = Math.min(range.end, s.total);
 		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
 	}

@@ -14,7 +14,7 @@ import { type BlockFacts, blockLine, blockWhat, LINE_WIDTH } from "../../../core
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { eventSaving, readFoldMark, recordCost } from "../../../core/session-history.ts";
 import { eventLabel } from "../../../core/status.ts";
-import { clip, estTokens, short } from "../../../core/tokens.ts";
+import { clip, estTokens, linesText, short } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
@@ -107,7 +107,7 @@ interface Recalled {
 	how: string;
 }
 
-const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
+const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines? \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
 /** A search hit's header: a recall header and the count of matching lines shown under it. */
 const HIT = /^Recalled #([0-9a-z]+): (.+), \d+ lines \(.+?\)(?:\. Warning: .*)?: (\d+ match(?:es)?)$/;
 
@@ -155,7 +155,7 @@ export function recallSummary(
 	const size = `~${short(estTokens(text))} tokens`;
 	const out = found.map((r) => {
 		const known = facts?.(r.code);
-		const tail = ` · ${r.lines} lines · ${r.how}`;
+		const tail = ` · ${linesText(r.lines)} · ${r.how}`;
 		const what = known ? blockWhat(known) : r.what;
 		return `recalled #${r.code} · ${clip(what, Math.max(10, LINE_WIDTH - r.code.length - 13 - tail.length))}${tail}`;
 	});
