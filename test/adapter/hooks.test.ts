@@ -282,7 +282,13 @@ describe("failure posture", () => {
 		stub.usage = { tokens: 100, contextWindow: stub.window };
 		const after = resultTexts(await stub.request());
 		assert.ok(!after.some((t) => FOLDED.test(t)), "a prior fold still rendered after the failed restore");
-		assert.match(await stub.call("recall_folded", { codes: [code] }), /not a fold code of this session/);
+		assert.match(
+			await stub.call("recall_folded", { codes: [code] }),
+			new RegExp(
+				`^Recalled #${code}: bash, 200 lines \\(from this branch's records, which its fold state lacks, sha256 verified\\)`,
+			),
+			"the session file still serves what the lost fold state named",
+		);
 	});
 
 	it("a block the ledger cannot verify is served from live history while live, and errors once gone", async () => {

@@ -9,7 +9,7 @@ import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { renderArgs } from "../../../core/recall.ts";
 import { errorText, type FoldEngine, sha256 } from "./engine.ts";
-import type { Ledger } from "./session-ledger.ts";
+import type { Ledger, LedgerHit, PlacedRecord } from "./session-ledger.ts";
 
 /** A resolved folded block. */
 export interface Resolved {
@@ -21,10 +21,12 @@ export interface Resolved {
 	/**
 	 * How it was verified: `ledger` (the session file's copy has the fold-time sha256),
 	 * `unverified` (a legacy record without a sha256: the newest session-file copy, as 0.5.1
-	 * served it), `live` (the latest request's copy), or `parent` (from the parent session file
-	 * named in `origin`, sha-verified unless `warning` says otherwise).
+	 * served it), `live` (the latest request's copy), `branch` (folded on another branch of this
+	 * session file, sha-verified unless `warning` says otherwise), `records` (recorded on this branch
+	 * but missing from its fold state, one that could not be restored; likewise) or `parent` (from the
+	 * parent session file named in `origin`, likewise).
 	 */
-	source: "ledger" | "unverified" | "live" | "parent";
+	source: "ledger" | "unverified" | "live" | "branch" | "records" | "parent";
 	/** The parent session file, for a parent code. */
 	origin?: string;
 	warning?: string;
@@ -162,4 +164,41 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 				? `#${code}: the session file could not be read (${unreadable}), and the block has left live history`
 				: `#${code}: the block is not in the session file and has left live history`,
 	};
+}
+
+/**
+ * Resolves a code the branch's fold state does not hold but the session file records: folded on
+ * another branch (it reached this one in a branch summary written after a `/tree` move), or on this
+ * branch by a process whose fold state could not be restored. The record comes from the ledger's
+ * index of every branch, the copy from the session file, sha-verified. Undefined when no branch
+ * recorded the code.
+ */
+export function resolveOtherBranch(code: string, ledger: Ledger): Resolved | Unresolved | undefined {
+	let placed: PlacedRecord | undefined;
+	let hits: LedgerHit[];
+	let here: boolean;
+	try {
+		placed = ledger.recordOf(code);
+		if (!placed) return undefined;
+		hits = ledger.lookup(placed.record.id);
+		here = placed.entryId !== undefined && ledger.onBranch(placed.entryId);
+	} catch (error) {
+		return { ok: false, error: `#${code}: the session file could not be read (${errorText(error)})` };
+	}
+	const { record } = placed;
+	const served = (hit: LedgerHit, warning?: string): Resolved => ({
+		ok: true,
+		id: record.id,
+		record,
+		text: display(hit.block, hit.message),
+		source: here ? "records" : "branch",
+		warning,
+		fullOutputPath: fullOutputOf(hit.block, hit.message),
+		toolName: hit.block.toolName,
+	});
+	const newest = hits.at(-1);
+	if (!record.sha256 && newest) return served(newest, "this fold predates fold-time hashes; served unverified");
+	for (const hit of hits) if (hashOf(hit.block) === record.sha256) return served(hit);
+	const where = here ? "recorded on this branch" : "folded on another branch of this session";
+	return { ok: false, error: `#${code} was ${where}, and the session file has no copy matching its fold-time sha256` };
 }

@@ -1,11 +1,15 @@
 /**
  * The ledger read route: re-locates a folded block in Pi's append-only session entries by
  * recomputing the same durable ids, so recall serves the original bytes after the block left live
- * history, after compaction and after a restart. Linearization is cached and extended only by the
- * entries appended since the last lookup.
+ * history, after compaction and after a restart. It also keeps the fold records of every branch of
+ * the file by code, for a code that reached this branch from another one (a branch summary written
+ * after a `/tree` move). Linearization is cached and extended only by the entries appended since
+ * the last lookup.
  */
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import { type Block, type MessageLike, messageBlocks } from "../../../core/block.ts";
+import type { FoldRecord } from "../../../core/fold-registry.ts";
+import { recordsOfEveryBranch } from "./persistence.ts";
 
 /** One place a durable id occurs in the ledger. */
 export interface LedgerHit {
@@ -17,6 +21,14 @@ export interface LedgerHit {
 export interface LedgerSource {
 	getEntries(): readonly unknown[];
 	getEntryCount?(): number;
+	/** The entries of the current branch (to tell a record of this branch from another's). */
+	getBranch?(): readonly unknown[];
+}
+
+/** A fold record found in the session file, with the id of the entry that holds it. */
+export interface PlacedRecord {
+	record: FoldRecord;
+	entryId?: string;
 }
 
 interface EntryLike {
@@ -39,6 +51,8 @@ function contextMessagesOf(entry: EntryLike): MessageLike[] {
 /** Lazily built id → occurrences index over the messages a session's entries put in the context. */
 export class Ledger {
 	private index = new Map<string, LedgerHit[]>();
+	/** Fold records of every branch by code, the newest for a code recorded more than once. */
+	private records = new Map<string, PlacedRecord>();
 	private seen = 0;
 	private turn = 0;
 
@@ -67,6 +81,8 @@ export class Ledger {
 		for (let i = this.seen; i < entries.length; i++) {
 			const entry = entries[i] as EntryLike | undefined;
 			if (!entry || typeof entry !== "object") continue;
+			const entryId = typeof (entry as { id?: unknown }).id === "string" ? (entry as { id: string }).id : undefined;
+			for (const record of recordsOfEveryBranch([entry])) this.records.set(record.code, { record, entryId });
 			for (const message of contextMessagesOf(entry)) {
 				if (message.role === "user") this.turn++;
 				for (const block of messageBlocks(message, i, this.turn)) {
@@ -83,8 +99,21 @@ export class Ledger {
 	/** Forgets everything (a different session). */
 	reset(): void {
 		this.index = new Map();
+		this.records = new Map();
 		this.seen = 0;
 		this.turn = 0;
+	}
+
+	/** The fold record of `code` on any branch of the session file, the newest if recorded more than once. */
+	recordOf(code: string): PlacedRecord | undefined {
+		this.refresh();
+		return this.records.get(code);
+	}
+
+	/** True when the entry `id` is on the session's current branch (false when the branch cannot be read). */
+	onBranch(id: string): boolean {
+		const branch = this.source()?.getBranch?.() ?? [];
+		return branch.some((entry) => (entry as { id?: unknown } | undefined)?.id === id);
 	}
 
 	/** Every ledger occurrence of a durable id, oldest first. */

@@ -15,9 +15,10 @@
  * first digest. No `turn_end` handler: Pi rebuilds a preview of the whole branch for each one an
  * extension registers, every turn. Should the plan miss (a steering message that arrived after it,
  * the cache going cold in between), the `context` hook activates them after the fold, and they
- * reach the next request. A compaction that recorded blocks, a resumed branch with fold records and
- * a session seeded by /fold-handoff from a parent session activate them at once (a session Pi forked
- * or cloned names a parent too, but no code of it).
+ * reach the next request. A compaction that recorded blocks, a resumed branch with fold records, a
+ * branch whose branch summary names codes another branch folded, and a session seeded by
+ * /fold-handoff from a parent session activate them at once (a session Pi forked or cloned names a
+ * parent too, but no code of it).
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
@@ -55,11 +56,29 @@ function seededByHandoff(ctx: ExtensionContext): boolean {
 	return branch.some((entry) => entry.type === "custom_message" && entry.customType === HANDOFF_MESSAGE_TYPE);
 }
 
+/** A fold code as a branch summary may name it: `#` and eight base-36 characters (a tag's or a pointer's). */
+const CODE_MENTION = /#([0-9a-z]{8})(?![0-9a-z])/g;
+
+/**
+ * True when a branch summary on the branch names a code that a branch of this session folded: Pi's
+ * summary of the branch a `/tree` move left may copy the pointers of context-fold's digests and
+ * compaction summary, which recall_folded serves from the other branch.
+ */
+function summaryNamesFolds(ctx: ExtensionContext, ledger: Ledger): boolean {
+	const branch = ctx.sessionManager.getBranch() as { type?: unknown; summary?: unknown }[];
+	return branch.some(
+		(entry) =>
+			entry.type === "branch_summary" &&
+			typeof entry.summary === "string" &&
+			Array.from(entry.summary.matchAll(CODE_MENTION)).some((m) => ledger.recordOf(m[1]) !== undefined),
+	);
+}
+
 /** Registers recall_folded and unfold inactive, and activates them once the session has something to recall. */
 export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 	const { engine, ledger, parent, foldsNext, declared, warn } = deps;
 	registerRecallFolded(pi, engine, ledger, parent);
-	registerUnfold(pi, engine, parent);
+	registerUnfold(pi, engine, parent, ledger);
 
 	// Whether this session branch has had its activation, or needs none (the tools are active already,
 	// or the user's tool selection left them out): from then on nothing is checked, and nothing is added
@@ -76,7 +95,9 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 	// A parent's codes reach this session through a /fold-handoff seed; a session Pi forked or cloned
 	// names its parent too, but carries no seed, so its parent alone declares nothing (a rewrite).
 	let seeded = false;
-	const recallable = (): boolean => (seeded && parent() !== undefined) || engine.registry.allRecords().length > 0;
+	let summarized = false;
+	const recallable = (): boolean =>
+		(seeded && parent() !== undefined) || summarized || engine.registry.allRecords().length > 0;
 	const guarded = (step: () => void): void => {
 		try {
 			step();
@@ -88,6 +109,7 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 	const restore = (_event: unknown, ctx: ExtensionContext): void =>
 		guarded(() => {
 			seeded = seededByHandoff(ctx);
+			summarized = summaryNamesFolds(ctx, ledger);
 			const active = pi.getActiveTools();
 			const registered = new Set(pi.getAllTools().map((tool) => tool.name));
 			settled = FOLD_TOOLS.every((name) => active.includes(name) || !registered.has(name));

@@ -18,7 +18,7 @@ import {
 import { lineCount, linesText } from "../../../core/tokens.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
-import { type Resolved, readToolOutputFile, resolveCode } from "../fold/recall-sources.ts";
+import { type Resolved, readToolOutputFile, resolveCode, resolveOtherBranch } from "../fold/recall-sources.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
@@ -46,12 +46,15 @@ const CAP = RECALL_LIMITS.totalChars;
 const MIN_PIECE = 400;
 
 /**
- * Resolves a code of this branch or, failing that, of the parent session this one was started from
- * (read-only from the parent's file, sha-verified).
+ * Resolves a code of this branch or, failing that, of another branch of this session file, or of the
+ * parent session this one was started from (read-only from the parent's file); each sha-verified.
  */
 export function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, parent: ParentSession | undefined) {
 	const own = resolveCode(code, engine, ledger);
-	if (own.ok || !parent || engine.registry.idOf(code) !== undefined) return own;
+	if (own.ok || engine.registry.idOf(code) !== undefined) return own;
+	const elsewhere = resolveOtherBranch(code, ledger);
+	if (elsewhere) return elsewhere;
+	if (!parent) return own;
 	const hit = parent.resolve(code);
 	if (!hit.ok) return { ok: false as const, error: hit.error };
 	const resolved: Resolved = {
@@ -78,11 +81,13 @@ export function recallHeader(r: Resolved, file?: string): string {
 			? "from the bash tool's full output file, which the fold-time sha256 does not cover"
 			: r.source === "parent"
 				? `from the parent session ${r.origin}, ${r.warning ? "unverified" : "sha256 verified"}`
-				: r.source === "ledger"
-					? "sha256 verified"
-					: r.source === "live"
-						? "from live history"
-						: "unverified: legacy record without a fold-time sha256";
+				: r.source === "branch" || r.source === "records"
+					? `${r.source === "branch" ? "from another branch of this session" : "from this branch's records, which its fold state lacks"}, ${r.warning ? "unverified" : "sha256 verified"}`
+					: r.source === "ledger"
+						? "sha256 verified"
+						: r.source === "live"
+							? "from live history"
+							: "unverified: legacy record without a fold-time sha256";
 	const head = `Recalled #${r.record.code}: ${what}, ${linesText(lineCount(file ?? r.text))} (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }

@@ -1,12 +1,13 @@
 /**
  * `unfold`: puts folded blocks back into the context, raw, from the next request on, for the rest of
- * the session (persisted). A block a compaction removed, or a parent session's code, cannot come
- * back; the tool says so and persists nothing. Registered inactive, like recall_folded.
+ * the session (persisted). A block a compaction removed, a code another branch folded, or a parent
+ * session's code, cannot come back; the tool says so and persists nothing. Registered inactive, like recall_folded.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
+import type { Ledger } from "../fold/session-ledger.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */
@@ -18,7 +19,12 @@ export const unfoldParameters = Type.Object({
  * The unfold tool's work (never throws). It failed when the arguments were wrong or it put nothing
  * back that was not back already.
  */
-export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?: ParentSession): ToolAnswer {
+export function runUnfold(
+	args: { codes?: unknown },
+	engine: FoldEngine,
+	parent?: ParentSession,
+	ledger?: Ledger,
+): ToolAnswer {
 	try {
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return failure(`unfold: ${parsed}`);
@@ -35,6 +41,10 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 			if (!id && parent?.has(code)) {
 				lines.push(
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
+				);
+			} else if (!id && otherBranch(ledger, code)) {
+				lines.push(
+					`#${code} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`,
 				);
 			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
 			else if (engine.leftContext(id)) {
@@ -56,11 +66,22 @@ export function runUnfold(args: { codes?: unknown }, engine: FoldEngine, parent?
 	}
 }
 
+/** True when another branch of the session file folded `code` (false when the file cannot be read). */
+function otherBranch(ledger: Ledger | undefined, code: string): boolean {
+	try {
+		const placed = ledger?.recordOf(code);
+		return placed?.entryId !== undefined && !ledger?.onBranch(placed.entryId);
+	} catch {
+		return false;
+	}
+}
+
 /** Registers unfold, inactive (see loadout.ts). */
 export function registerUnfold(
 	pi: ExtensionAPI,
 	engine: FoldEngine,
 	parent: () => ParentSession | undefined = () => undefined,
+	ledger?: Ledger,
 ): void {
 	pi.registerTool({
 		name: "unfold",
@@ -69,7 +90,7 @@ export function registerUnfold(
 		description: "Puts folded blocks back for good (full size on every request); to look once, use recall_folded.",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
-			return toolText(runUnfold(params as { codes?: unknown }, engine, parent()));
+			return toolText(runUnfold(params as { codes?: unknown }, engine, parent(), ledger));
 		},
 	});
 }

@@ -388,7 +388,7 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 		ctx.ui.notify(`#${code} stays folded`, "info");
 		return;
 	}
-	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent());
+	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent(), deps.ledger);
 	// The tool's own refusals name the model's tools; the user reads why in the user's words.
 	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? `#${code} was not unfolded`) : undefined;
 	ctx.ui.notify(why ? `context-fold: ${why}` : answer.text, answer.failed ? "error" : "info");
