@@ -5,7 +5,7 @@
  * record of its seq (sequence numbers restart on each branch).
  */
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -88,5 +88,37 @@ describe("IndexStore", () => {
 		const text = [fold(1, "a7"), fold(1, "b9")].map(serializeRecord).join("");
 		const retraction = `${JSON.stringify({ v: 1, kind: "retraction", seq: 1, reason: "old", target: "fold" })}\n`;
 		assert.deepEqual(tags(parseSeedIndex(text + retraction).records), []);
+	});
+
+	it("starts a forked or cloned session from its parent's records, read only, and says when they cannot be read", () => {
+		const parent = new IndexStore();
+		parent.open(place("parent"));
+		parent.append(fold(1, "p1"));
+		writeFileSync(join(dir, "parent.jsonl"), `${JSON.stringify({ type: "session", id: "parent" })}\n`);
+		const child = (id: string, parentSession: string): SessionPlace => ({
+			...place(id),
+			getHeader: () => ({ parentSession }),
+		});
+		const clone = new IndexStore();
+		clone.open(child("clone", join(dir, "parent.jsonl")));
+		assert.deepEqual(tags(clone.all()), ["fold:1@p1"]);
+		clone.append(fold(2, "c2"));
+		const reopened = new IndexStore();
+		reopened.open(child("clone", join(dir, "parent.jsonl")));
+		assert.deepEqual(tags(reopened.all()), ["fold:1@p1", "fold:2@c2"], "the parent's first, then its own");
+		assert.deepEqual(
+			tags(parseSeedIndex(readFileSync(parent.file() as string, "utf8")).records),
+			["fold:1@p1"],
+			"the parent's file is left as it was",
+		);
+		const warned: string[] = [];
+		writeFileSync(join(dir, "gone.jsonl"), `${JSON.stringify({ type: "session", id: "gone" })}\n`);
+		new IndexStore((m) => warned.push(m)).open(child("orphan", join(dir, "gone.jsonl")));
+		assert.equal(warned.length, 0, "a parent without an index is no problem");
+		writeFileSync(join(dir, "odd.jsonl"), `${JSON.stringify({ type: "session", id: "odd" })}\n`);
+		mkdirSync(join(dir, "context-fold", "odd", "seed-index.jsonl"), { recursive: true });
+		new IndexStore((m) => warned.push(m)).open(child("odd-child", join(dir, "odd.jsonl")));
+		assert.equal(warned.length, 1);
+		assert.match(warned[0], /the parent session's seed index .* cannot be read \(it is not a regular file\)/);
 	});
 });

@@ -6,16 +6,24 @@
  * and starts a new line after such a fragment, so the record stays a line of its own.
  */
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 import { errorText } from "../fold/engine.ts";
+import { readRegularFile, sessionIdOf } from "../fold/parent-session.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {
 	getSessionDir(): string;
 	getSessionId(): string;
 	getSessionFile(): string | undefined;
+	/** The session header: a forked or cloned session's names the file it came from. */
+	getHeader?(): { parentSession?: unknown } | null | undefined;
+}
+
+/** The folder holding this extension's files for the session `id` stored in `dir`. */
+function artifactDirOf(dir: string, id: string): string {
+	return join(dir, "context-fold", id.replace(/[^A-Za-z0-9._-]/g, "_"));
 }
 
 /** The folder holding this extension's files for a session, or undefined for an in-memory session. */
@@ -24,8 +32,21 @@ export function artifactDir(session: SessionPlace | undefined): string | undefin
 	const dir = session.getSessionDir();
 	const id = session.getSessionId();
 	if (!dir || !id || !session.getSessionFile()) return undefined;
-	return join(dir, "context-fold", id.replace(/[^A-Za-z0-9._-]/g, "_"));
+	return artifactDirOf(dir, id);
 }
+
+/**
+ * The seed index of the session `session` was forked or cloned from (its header's `parentSession`,
+ * a .jsonl file whose header names its id): the parent's index file beside it, or undefined.
+ */
+function parentIndexFile(session: SessionPlace): string | undefined {
+	const parent = session.getHeader?.()?.parentSession;
+	if (typeof parent !== "string" || !parent.endsWith(".jsonl")) return undefined;
+	const id = sessionIdOf(parent);
+	return id === undefined ? undefined : join(artifactDirOf(dirname(parent), id), INDEX_FILE);
+}
+
+const INDEX_FILE = "seed-index.jsonl";
 
 /**
  * Seed-index records of one session: read once from disk, appended durably, kept in memory. When
@@ -46,13 +67,36 @@ export class IndexStore {
 	/**
 	 * Loads the index of `session` (tolerant reader). A missing file is an empty index; a file that
 	 * exists but cannot be read is announced, and the session keeps its records in memory only
-	 * rather than append to a file it could not read.
+	 * rather than append to a file it could not read. A session forked or cloned from another starts
+	 * from the parent's records (read only; readers keep those of the branch in use, as they do for
+	 * every branch of one file), so its compactions merge what the parent's summaries held.
 	 */
 	open(session: SessionPlace | undefined): { skipped: number } {
 		this.dir = artifactDir(session);
 		this.records = [];
 		this.unwritable = false;
-		if (!this.dir) return { skipped: 0 };
+		if (!this.dir || !session) return { skipped: 0 };
+		const inherited = this.inherited(session);
+		const own = this.readOwn();
+		this.records = [...inherited.records, ...own.records];
+		return { skipped: inherited.skipped + own.skipped };
+	}
+
+	/** The parent session's index records (none when it has no parent or no readable index). */
+	private inherited(session: SessionPlace): { records: SeedRecord[]; skipped: number } {
+		const file = parentIndexFile(session);
+		if (file === undefined) return { records: [], skipped: 0 };
+		const read = readRegularFile(file);
+		if ("text" in read) return parseSeedIndex(read.text);
+		if (!read.why.startsWith("no such file"))
+			this.warn(
+				`context-fold: the parent session's seed index ${file} cannot be read (${read.why}); this session's summaries lack what it held`,
+			);
+		return { records: [], skipped: 0 };
+	}
+
+	/** This session's own index file, parsed (see open). */
+	private readOwn(): { records: SeedRecord[]; skipped: number } {
 		const file = this.file() as string;
 		let text = "";
 		try {
@@ -60,21 +104,19 @@ export class IndexStore {
 		} catch (error) {
 			// No file there (a file in place of a folder on the way counts as none: writing says so).
 			const code = (error as NodeJS.ErrnoException).code;
-			if (code === "ENOENT" || code === "ENOTDIR") return { skipped: 0 };
+			if (code === "ENOENT" || code === "ENOTDIR") return { records: [], skipped: 0 };
 			this.unwritable = true;
 			this.warn(
 				`context-fold: the seed index ${file} cannot be read (${errorText(error)}); this session starts without its earlier records and keeps new ones in memory only, so summaries lack what it held`,
 			);
-			return { skipped: 0 };
+			return { records: [], skipped: 0 };
 		}
-		const parsed = parseSeedIndex(text);
-		this.records = parsed.records;
-		return { skipped: parsed.skipped };
+		return parseSeedIndex(text);
 	}
 
 	/** Path of the index file, or undefined for an in-memory session. */
 	file(): string | undefined {
-		return this.dir ? join(this.dir, "seed-index.jsonl") : undefined;
+		return this.dir ? join(this.dir, INDEX_FILE) : undefined;
 	}
 
 	/** The folder of this session's artifacts, or undefined for an in-memory session. */

@@ -9,7 +9,7 @@
  * an unparsable line anywhere else is announced once and named in every miss, since the codes it
  * held, or that its branch led to, cannot be served.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { sha256 } from "./engine.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
@@ -48,7 +48,7 @@ interface Loaded {
  * Reads a whole regular file once, without following a final symlink: its text, or why it cannot be
  * read (as the end of "the parent session file … cannot be read: …").
  */
-function readRegularFile(path: string): { text: string } | { why: string } {
+export function readRegularFile(path: string): { text: string } | { why: string } {
 	let fd: number | undefined;
 	try {
 		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -62,6 +62,31 @@ function readRegularFile(path: string): { text: string } | { why: string } {
 		if (code === "ELOOP") return { why: "it is a symbolic link, which is not followed" };
 		if (code === "EACCES" || code === "EPERM") return { why: "permission denied" };
 		return { why: typeof code === "string" ? code : String(error) };
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
+/** Most bytes read looking for a session file's header line. */
+const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * The session id in the header (first line) of the session file `path`, read without following a
+ * final symlink and without reading further; undefined when it cannot be read or has none.
+ */
+export function sessionIdOf(path: string): string | undefined {
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+		if (!fstatSync(fd).isFile()) return undefined;
+		const buffer = Buffer.alloc(MAX_HEADER_BYTES);
+		const read = readSync(fd, buffer, 0, MAX_HEADER_BYTES, 0);
+		const text = buffer.subarray(0, read).toString("utf8");
+		const end = text.indexOf("\n");
+		const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as { type?: unknown; id?: unknown };
+		return header?.type === "session" && typeof header.id === "string" && header.id ? header.id : undefined;
+	} catch {
+		return undefined;
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
