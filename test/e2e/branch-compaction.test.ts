@@ -6,16 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { withoutAdvisories } from "./harness/advisories.ts";
-import {
-	isSummarizationRequest,
-	lastUserText,
-	type ModelServer,
-	messagesOf,
-	startModelServer,
-} from "./harness/model-server.ts";
-import { createPiSandbox, type JsonRecord, type PiRpc, type PiSandbox, readSessionFile } from "./harness/pi-runner.ts";
+import { isSummarizationRequest, lastUserText, messagesOf, type startModelServer } from "./harness/model-server.ts";
+import { type JsonRecord, readSessionFile } from "./harness/pi-runner.ts";
+import { rpcFixture } from "./harness/rpc-fixture.ts";
 
 const GOTO = join(import.meta.dirname, "fixtures", "goto-extension.ts");
 const TAG = /\{#([0-9a-z]{6,8}) FOLDED\}/g;
@@ -53,26 +48,14 @@ function codesOn(branch: readonly JsonRecord[]): Set<string> {
 }
 
 describe("compaction on two branches of one session", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let rpc: PiRpc;
-
-	before(async () => {
-		server = await startModelServer(script);
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: 64_000,
-			settings: { compaction: { keepRecentTokens: 400 } },
-		});
-		rpc = await sandbox.startRpc({ extensions: [".", GOTO], timeoutMs: 60_000 });
-	});
-	after(async () => {
-		await rpc?.close();
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+	const run = rpcFixture(
+		script,
+		{ contextWindow: 64_000, settings: { compaction: { keepRecentTokens: 400 } } },
+		{ extensions: [".", GOTO], timeoutMs: 60_000 },
+	);
 
 	it("each branch's summary holds its own facts only, with pointers that resolve on it", async () => {
+		const { server, rpc } = run;
 		await rpc.prompt("WRITE trunk/base.ts to start the shared work");
 		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
 		const trunkLeaf = (await readSessionFile(state.sessionFile)).at(-1)?.id as string;

@@ -8,18 +8,17 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
 	type CapturedRequest,
 	isSummarizationRequest,
 	lastUserText,
-	type ModelServer,
 	messagesOf,
-	startModelServer,
 	toolNamesOf,
 	toolResultOf,
 } from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox, readSessionFile } from "./harness/pi-runner.ts";
+import { readSessionFile } from "./harness/pi-runner.ts";
+import { rpcFixture } from "./harness/rpc-fixture.ts";
 
 const GOTO = join(import.meta.dirname, "fixtures", "goto-extension.ts");
 const TAG = /\{#([0-9a-z]{8}) FOLDED\}/g;
@@ -53,26 +52,14 @@ function script(req: CapturedRequest) {
 }
 
 describe("fold codes a branch summary carries to another branch", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let rpc: PiRpc;
-
-	before(async () => {
-		server = await startModelServer(script);
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: 64_000,
-			settings: { compaction: { keepRecentTokens: 400 } },
-		});
-		rpc = await sandbox.startRpc({ extensions: [".", GOTO], timeoutMs: 60_000 });
-	});
-	after(async () => {
-		await rpc?.close();
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+	const run = rpcFixture(
+		script,
+		{ contextWindow: 64_000, settings: { compaction: { keepRecentTokens: 400 } } },
+		{ extensions: [".", GOTO], timeoutMs: 60_000 },
+	);
 
 	it("are declared, recalled from the other branch sha256-verified, and not unfolded", async () => {
+		const { server, rpc } = run;
 		await rpc.prompt("WRITE trunk/base.ts");
 		const state = await rpc.call<{ sessionFile: string }>({ type: "get_state" });
 		const trunkLeaf = (await readSessionFile(state.sessionFile)).at(-1)?.id as string;

@@ -7,16 +7,9 @@
  * last run's blocks (Pi gave its tool calls other ids in each session).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import {
-	type CapturedRequest,
-	isSummarizationRequest,
-	lastUserText,
-	type ModelServer,
-	messagesOf,
-	startModelServer,
-} from "./harness/model-server.ts";
-import { createPiSandbox, type PiRpc, type PiSandbox } from "./harness/pi-runner.ts";
+import { describe, it } from "node:test";
+import { type CapturedRequest, isSummarizationRequest, lastUserText, messagesOf } from "./harness/model-server.ts";
+import { rpcFixture } from "./harness/rpc-fixture.ts";
 
 /** "RUN <tag> <n>": n bash calls of 300 lines each, then a short answer; anything else: "ok". */
 function script(req: CapturedRequest) {
@@ -31,26 +24,14 @@ function script(req: CapturedRequest) {
 }
 
 describe("a compaction in a cloned session", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let rpc: PiRpc;
-
-	before(async () => {
-		server = await startModelServer(script);
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: 20_000,
-			settings: { compaction: { enabled: false, keepRecentTokens: 400 } },
-		});
-		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 90_000 });
-	});
-	after(async () => {
-		await rpc?.close();
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+	const run = rpcFixture(
+		script,
+		{ contextWindow: 20_000, settings: { compaction: { enabled: false, keepRecentTokens: 400 } } },
+		{ extensions: ["."], timeoutMs: 90_000 },
+	);
 
 	it("merges the parent's earlier summary as the parent's own compaction does", async () => {
+		const { server, rpc } = run;
 		const file = async () => (await rpc.call<{ sessionFile: string }>({ type: "get_state" })).sessionFile;
 		await rpc.prompt("RUN t 3");
 		await rpc.prompt("RUN a 4");
