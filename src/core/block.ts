@@ -273,6 +273,14 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 					blocks.push(make(undefined, msg, j, "other", JSON.stringify(part) ?? "", turn));
 				}
 			});
+			// pi-ai leaves a reply that failed or was aborted out of every request: it costs nothing, and
+			// there is nothing to fold.
+			if (!isModelReply(message)) {
+				for (const block of blocks) {
+					block.tokens = 0;
+					block.foldable = false;
+				}
+			}
 			return blocks;
 		}
 		default: {
@@ -306,7 +314,7 @@ const FIELDS_BY_ROLE: ReadonlyMap<unknown, readonly string[]> = new Map<unknown,
 	["compactionSummary", ["role", "timestamp", "summary"]],
 	["branchSummary", ["role", "timestamp", "summary"]],
 	["toolResult", ["role", "timestamp", "content", "toolCallId", "toolName", "isError"]],
-	["assistant", ["role", "timestamp", "content", "responseId"]],
+	["assistant", ["role", "timestamp", "content", "responseId", "stopReason"]],
 ]);
 
 /**

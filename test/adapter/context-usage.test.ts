@@ -49,17 +49,14 @@ test("the last valid response's usage plus Pi's estimate of every later message"
 	assert.equal(new ContextUsage().tokens(messages, never), want);
 });
 
-test("aborted, failed and empty responses are skipped, as Pi skips them", () => {
+test("aborted, failed and empty responses are skipped, as Pi skips them; a failed or aborted one adds nothing", () => {
 	const valid = reply(usage(900));
 	const empty = { ...usage(0, 0), output: 0 };
-	const later = [
-		result("c900", "ok"),
-		reply(usage(5000), "error"),
-		reply(usage(4000), "aborted"),
-		reply(empty, "stop"),
-	];
+	const failed = { ...reply(usage(5000), "error"), content: [{ type: "text", text: "x".repeat(40_000) }] };
+	const later = [result("c900", "ok"), failed, reply(usage(4000), "aborted"), reply(empty, "stop")];
 	const messages = [user("start"), valid, ...later];
-	const want = calculateContextTokens(usage(900)) + later.reduce((n, m) => n + est(m), 0);
+	// pi-ai sends neither the failed nor the aborted reply in any request.
+	const want = calculateContextTokens(usage(900)) + est(later[0]) + est(later[3]);
 	assert.equal(new ContextUsage().tokens(messages, never), want);
 });
 

@@ -219,6 +219,29 @@ describe("foldability by shape", () => {
 		assert.equal(block.tokens, Math.ceil(8 / 4) + IMAGE_TOKENS + 4);
 	});
 
+	it("gives a reply that failed or was aborted no cost and nothing to fold: pi-ai sends it in no request", () => {
+		const long = "y".repeat(40_000);
+		const reply = (stopReason: string, responseId: string) => ({
+			role: "assistant",
+			responseId,
+			stopReason,
+			content: [
+				{ type: "text", text: long },
+				{ type: "toolCall", id: `c${responseId}`, name: "write", arguments: { path: "a", content: long } },
+			],
+		});
+		const blocks = linearize([reply("aborted", "r1"), reply("error", "r2"), reply("stop", "r3")]);
+		const of = (id: string) => blocks.filter((b) => b.msg === Number(id));
+		for (const block of [...of("0"), ...of("1")]) {
+			assert.equal(block.tokens, 0, block.id);
+			assert.equal(block.foldable, false, block.id);
+		}
+		assert.ok(
+			of("2").every((b) => b.foldable && b.tokens > 10_000),
+			"a completed reply is sent and may fold",
+		);
+	});
+
 	it("makes tool-call args foldable when any string leaf outside a kept key is long enough", () => {
 		const big = "x".repeat(ARG_FOLD_CHARS);
 		const call = (args: unknown, id: string) => ({ type: "toolCall", id, name: "edit", arguments: args });

@@ -9,10 +9,11 @@
  * after it, so until Pi has once reported a size for that compaction the hook asks Pi; from then on
  * the latest response is always a later one. A `/tree` move or a session change forgets that.
  * Pi also distrusts usage from before a `context_edit` entry (retry recovery, other extensions),
- * which a request does not show: there the figure is off by at most the edit.
+ * which a request does not show: there the figure is off by at most the edit. A reply that failed
+ * or was aborted is estimated at nothing: pi-ai sends it in no request.
  */
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
-import type { MessageLike } from "../../../core/block.ts";
+import { isModelReply, type MessageLike } from "../../../core/block.ts";
 
 type Usage = Parameters<typeof calculateContextTokens>[0];
 
@@ -55,7 +56,10 @@ export class ContextUsage {
 		// No response yet: Pi estimates every message and the system prompt, which the request lacks.
 		if (at < 0) return ask();
 		let tokens = calculateContextTokens(validUsage(messages[at]) as Usage);
-		for (let i = at + 1; i < messages.length; i++) tokens += estimateTokens(messages[i] as never);
+		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
+		for (let i = at + 1; i < messages.length; i++)
+			if (messages[i].role !== "assistant" || isModelReply(messages[i]))
+				tokens += estimateTokens(messages[i] as never);
 		return tokens;
 	}
 }
