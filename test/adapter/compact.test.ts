@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { HANDOFF_MESSAGE_TYPE } from "../../src/adapters/pi/compaction/handoff.ts";
+import { INSTRUCTIONS_NOT_APPLIED } from "../../src/adapters/pi/compaction/hooks.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/reader.ts";
 import { HANDOFF_HEADER, SUMMARY_HEADER } from "../../src/core/summary.ts";
@@ -214,6 +215,31 @@ describe("deterministic compaction", () => {
 				/\(Pi's own summary, written by a model and carried as it was/,
 			);
 		}
+	});
+
+	it("says that /compact instructions are not applied, and how to have them applied; nothing without any", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		await stub.emit("session_start", { reason: "startup" });
+		const messages = messagesOf(stub);
+		const emit = (customInstructions?: string) =>
+			stub.emit("session_before_compact", {
+				preparation: {
+					messagesToSummarize: messages,
+					turnPrefixMessages: [],
+					firstKeptEntryId: "keep",
+					tokensBefore: 1234,
+				},
+				customInstructions,
+				reason: "manual",
+			}) as Promise<Compaction[]>;
+		const [plain] = await emit();
+		assert.ok(plain?.compaction?.summary.startsWith(SUMMARY_HEADER));
+		assert.doesNotMatch(stub.stderr.join(""), /instructions/);
+		const [instructed] = await emit("focus only on the HTTP header bug");
+		assert.ok(instructed?.compaction?.summary.startsWith(SUMMARY_HEADER), "the deterministic summary still stands");
+		assert.ok(stub.stderr.join("").includes(INSTRUCTIONS_NOT_APPLIED));
+		assert.match(INSTRUCTIONS_NOT_APPLIED, /CONTEXTFOLD_COMPACT=native/);
 	});
 
 	it("covers turnPrefixMessages when messagesToSummarize is empty (split turn)", async () => {

@@ -6,7 +6,8 @@
  * above the economic or working-set policy's backstop), once for each such state. That compaction, under those
  * policies, keeps only the policy's hot tail raw instead of Pi's `keepRecentTokens` (see kept-tail.ts);
  * a compaction the user or Pi starts keeps Pi's cut. It is announced once it has happened, with why;
- * Pi refusing it for want of older messages is said once a session.
+ * Pi refusing it for want of older messages is said once a session. Instructions given to `/compact`
+ * are not applied by the deterministic summary, and the user is told so.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
@@ -18,6 +19,10 @@ import type { FoldConfig } from "../settings-schema.ts";
 import { buildCompaction } from "./deterministic-compaction.ts";
 import { type LaterCut, laterCut } from "./kept-tail.ts";
 import type { IndexStore } from "./seed-index-store.ts";
+
+/** Said when `/compact <instructions>` meets the deterministic summary, which follows none. */
+export const INSTRUCTIONS_NOT_APPLIED =
+	"context-fold: the compaction instructions were not applied: context-fold's summary is extracted, not written, and follows none; with compact set to native (/context-fold settings compact native, or CONTEXTFOLD_COMPACT=native) Pi's summarizer applies them";
 
 /** What the compaction hooks work with. */
 export interface CompactionDeps {
@@ -152,6 +157,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 				: prep;
 			const built = buildCompaction(input, engine, index, append, warn, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
+			if (event.customInstructions?.trim()) warn(INSTRUCTIONS_NOT_APPLIED);
 			return {
 				compaction: {
 					summary: built.summary,
