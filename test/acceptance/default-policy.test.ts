@@ -7,10 +7,11 @@
  * compaction never runs), no more backstop compactions than plain Pi has compactions; no peer both
  * cheaper and more visible; every recorded reply reaches the model as under plain Pi. Cost with
  * recalls priced: at most 1.0x plain Pi on every session whose plain-Pi prompt peaks below 100k.
- * Where plain Pi peaks at 100k or more the issue asks 0.65x, and 0.55x over the corpus; the default
- * does not reach that on every session yet (docs/defaults.md: codex-civitas-employer 0.851x,
- * accordion-sample 0.661x, 0.557x in total, since the replay weighs Pi's refreshes by Pi's own rule),
- * so this file holds it at what it reaches, PEAKED_MAX and TOTAL_MAX, until it does. In a window five times larger (about a
+ * Where plain Pi peaks at 100k or more the issue asks 0.65x, and 0.55x over the corpus: both held,
+ * but on codex-civitas-employer, which the default does not bring there yet (docs/defaults.md:
+ * 0.851x, much of it recalls), so this file holds that session at what it reaches (UNREACHED) until
+ * it does; over the project's two sessions alone (a machine without the others) the total is held
+ * at what they reach. In a window five times larger (about a
  * real 1M one) the default folds exactly as in 140k until the first compaction or the first request
  * past the 140k budget (its sizes are tokens), and is never dearer than plain Pi. The other price
  * models and the 32k window are in default-policy-variants.test.ts, which runs beside this file. The
@@ -39,17 +40,20 @@ import { pair, replayIn, WINDOW } from "./corpus-replay.ts";
 
 /** The least plain-Pi peak at which issue 24 asks for 0.65x. */
 const PEAKED = 100_000;
+/** Issue 24's bound on sessions peaking at 100k or more. */
+const PEAKED_MAX = 0.65;
 /**
- * What the default reaches on sessions peaking at 100k or more (issue 24 asks 0.65): 0.851
- * (codex-civitas-employer), which was 0.774 while the replay warmed every pause, where plain Pi
- * paid for refreshes its own rule would not send.
+ * The one session peaking at 100k or more that the default does not bring to PEAKED_MAX, held at
+ * what it reaches: 0.851 (it was 0.774 while the replay warmed every pause, where plain Pi paid for
+ * refreshes its own rule would not send).
  */
-const PEAKED_MAX = 0.86;
+const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.86 };
 /**
- * What the default reaches over the corpus (issue 24 asks 0.55): 0.557 over all three folders, 0.581
- * over the project's two alone (refactor-long weighs most there), as on a machine without the others.
+ * Issue 24's bound over the corpus, 0.55 (the default reaches 0.547 over all three folders); over
+ * the project's two alone, as on a machine without the others, what they reach: 0.581 (refactor-long
+ * weighs most there).
  */
-const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.565 : 0.59;
+const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.55 : 0.59;
 const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses", "anthropic-5m", true);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
@@ -60,7 +64,12 @@ test("the default policy against plain Pi and the peers, on every corpus session
 	t.diagnostic(
 		corpusNote([
 			["against plain Pi and the peers, and alike at 700k", sessions],
-			[`at most ${PEAKED_MAX}x where plain Pi peaks at 100k or more`, peaked],
+			[
+				`at most ${PEAKED_MAX}x where plain Pi peaks at 100k or more (${Object.entries(UNREACHED)
+					.map(([name, most]) => `${name} at ${most}x`)
+					.join(", ")}, where it is not reached yet)`,
+				peaked,
+			],
 		]),
 	);
 	for (const report of reports) {
@@ -75,7 +84,7 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			t.diagnostic(
 				`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}% (pi ${(100 * pi.visibility).toFixed(1)}%), floor ${pi.foresightAtBar.toFixed(3)}x at the bar (${pi.foresightScheduled?.ratio.toFixed(3)}x with rewrites priced), peak ${pi.peakPrompt}`,
 			);
-			const most = pi.peakPrompt >= PEAKED ? PEAKED_MAX : 1;
+			const most = pi.peakPrompt >= PEAKED ? (UNREACHED[basename(report.session)] ?? PEAKED_MAX) : 1;
 			assert.ok(ratio <= most, `cost ${ratio.toFixed(4)}x plain Pi, more than ${most}`);
 			assert.ok(fold.visibility >= pi.visibility - 0.05, `visibility ${fold.visibility} vs ${pi.visibility}`);
 			assert.ok(fold.compactions <= pi.compactions, `${fold.compactions} compactions, plain Pi ${pi.compactions}`);

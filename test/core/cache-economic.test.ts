@@ -388,15 +388,15 @@ describe("the backstop and Pi's own compaction point", () => {
 	});
 	const asks = (view: PolicyView) => economize(view, { keep: () => true }).some((c) => c.type === "compact");
 
-	it("is three quarters of Pi's point before any compaction, Pi's point after one, none where Pi's is off", () => {
-		assert.equal(piCompactionPoint(at(70_000, false)), 63_000);
+	it("is 60 % of Pi's point before any compaction, Pi's point after one, none where Pi's is off", () => {
+		assert.equal(piCompactionPoint(at(70_000, false)), 50_400);
 		assert.equal(piCompactionPoint(at(70_000, true)), 84_000);
 		assert.equal(piCompactionPoint(mkView([text("t", 70_000)], { config })), 0);
 	});
 
-	it("a protecting policy asks for a first compaction past three quarters, and for a later one only past Pi's point", () => {
-		assert.equal(asks(at(60_000, false)), false, "short of three quarters");
-		assert.equal(asks(at(70_000, false)), true, "past three quarters, before any compaction");
+	it("a protecting policy asks for a first compaction past 60 % of Pi's point, and for a later one only past Pi's point", () => {
+		assert.equal(asks(at(48_000, false)), false, "short of 60 %");
+		assert.equal(asks(at(52_000, false)), true, "past 60 %, before any compaction");
 		// Context-fold's compaction keeps less raw than Pi's, so at the same share it would come round
 		// more often than Pi's: after one, it waits for Pi's own point.
 		assert.equal(asks(at(70_000, true)), false, "after a compaction, short of Pi's point");

@@ -180,7 +180,7 @@ export const KNOB_SCHEMAS = {
 	backstopAt: tokens(
 		"CONTEXTFOLD_BACKSTOP_AT",
 		DEFAULT_ECONOMIC.backstopAt,
-		"economic and working-set policies: when folding everything would still leave at least this many tokens (a figure never below 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over; under working-set, not before the unfolded context reaches three quarters of where Pi compacts on its own (Pi's point itself after a first compaction).",
+		"economic and working-set policies: when folding everything would still leave at least this many tokens (a figure never below 1.25 × Pi's compaction.keepRecentTokens, below which Pi cannot compact), also compact (deterministic summary, keeping hotTail raw) once the agent's run is over; under working-set, not before the unfolded context reaches 60% of where Pi compacts on its own (Pi's point itself after a first compaction).",
 	),
 	minEvent: tokens(
 		"CONTEXTFOLD_MIN_EVENT",
