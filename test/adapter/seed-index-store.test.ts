@@ -121,4 +121,31 @@ describe("IndexStore", () => {
 		assert.equal(warned.length, 1);
 		assert.match(warned[0], /the parent session's seed index .* cannot be read \(it is not a regular file\)/);
 	});
+
+	it("reads the indexes of every session a fork descends from, oldest first, and stops at a loop", () => {
+		const header = (id: string, parent?: string) =>
+			`${JSON.stringify({ type: "session", id, ...(parent ? { parentSession: join(dir, `${parent}.jsonl`) } : {}) })}\n`;
+		for (const [id, parent] of [
+			["g0", undefined],
+			["g1", "g0"],
+			["g2", "g1"],
+		] as const) {
+			writeFileSync(join(dir, `${id}.jsonl`), header(id, parent));
+			const store = new IndexStore();
+			store.open(place(id));
+			store.append(fold(1, `${id}-leaf`));
+		}
+		const child = (parent: string): SessionPlace => ({
+			...place(`child-of-${parent}`),
+			getHeader: () => ({ parentSession: join(dir, `${parent}.jsonl`) }),
+		});
+		const store = new IndexStore();
+		store.open(child("g2"));
+		assert.deepEqual(tags(store.all()), ["fold:1@g0-leaf", "fold:1@g1-leaf", "fold:1@g2-leaf"]);
+		writeFileSync(join(dir, "l1.jsonl"), header("l1", "l2"));
+		writeFileSync(join(dir, "l2.jsonl"), header("l2", "l1"));
+		const looped = new IndexStore();
+		looped.open(child("l1"));
+		assert.deepEqual(tags(looped.all()), [], "a chain that loops ends");
+	});
 });

@@ -1,7 +1,7 @@
 /**
- * A compaction in a cloned session, through the real `pi` CLI (RPC `clone`, as `/clone` does): the
- * seed index lives beside each session under its id, and a clone has a new id. The clone starts from
- * its parent's index records, so its next compaction merges the parent's earlier summary as the
+ * A compaction in a clone of a clone, through the real `pi` CLI (RPC `clone`, as `/clone` does): the
+ * seed index lives beside each session under its id, and a clone has a new id. A clone starts from
+ * the index records of the sessions it descends from, so its next compaction merges the parent's earlier summary as the
  * parent's own next compaction does, instead of carrying it over clipped as a lost index; the two
  * summaries, made at the same point of the same conversation, are the same but for the codes of the
  * last run's blocks (Pi gave its tool calls other ids in each session).
@@ -30,7 +30,7 @@ describe("a compaction in a cloned session", () => {
 		{ extensions: ["."], timeoutMs: 90_000 },
 	);
 
-	it("merges the parent's earlier summary as the parent's own compaction does", async () => {
+	it("merges the first session's earlier summary as that session's own compaction does", async () => {
 		const { server, rpc } = run;
 		const file = async () => (await rpc.call<{ sessionFile: string }>({ type: "get_state" })).sessionFile;
 		await rpc.prompt("RUN t 3");
@@ -40,9 +40,12 @@ describe("a compaction in a cloned session", () => {
 		await rpc.prompt("RUN c 3");
 		const parent = await file();
 
+		// A clone of a clone: the second reads its grandparent's index through its parent's header.
 		await rpc.call({ type: "clone" });
 		const clone = await file();
 		assert.notEqual(clone, parent);
+		await rpc.call({ type: "clone" });
+		assert.notEqual(await file(), clone);
 		await rpc.prompt("RUN d 2");
 		const inClone = (await rpc.call<{ summary: string }>({ type: "compact" })).summary;
 

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 import { errorText } from "../fold/engine.ts";
-import { readRegularFile, sessionIdOf } from "../fold/parent-session.ts";
+import { readRegularFile, sessionHeaderOf } from "../fold/parent-session.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {
@@ -35,15 +35,26 @@ export function artifactDir(session: SessionPlace | undefined): string | undefin
 	return artifactDirOf(dir, id);
 }
 
+/** Most ancestors whose seed indexes a session reads (a fork of a fork of …). */
+const MAX_ANCESTORS = 32;
+
 /**
- * The seed index of the session `session` was forked or cloned from (its header's `parentSession`,
- * a .jsonl file whose header names its id): the parent's index file beside it, or undefined.
+ * The seed indexes of the sessions `session` descends from by fork or clone, oldest first: each
+ * header's `parentSession` (a .jsonl file whose header names its id and its own parent) gives the
+ * index file beside it. A chain that loops, or runs past MAX_ANCESTORS, stops there.
  */
-function parentIndexFile(session: SessionPlace): string | undefined {
-	const parent = session.getHeader?.()?.parentSession;
-	if (typeof parent !== "string" || !parent.endsWith(".jsonl")) return undefined;
-	const id = sessionIdOf(parent);
-	return id === undefined ? undefined : join(artifactDirOf(dirname(parent), id), INDEX_FILE);
+function ancestorIndexFiles(session: SessionPlace): string[] {
+	const files: string[] = [];
+	const seen = new Set<string>();
+	let parent = session.getHeader?.()?.parentSession;
+	while (typeof parent === "string" && parent.endsWith(".jsonl") && !seen.has(parent) && seen.size < MAX_ANCESTORS) {
+		seen.add(parent);
+		const header = sessionHeaderOf(parent);
+		if (!header) break;
+		files.unshift(join(artifactDirOf(dirname(parent), header.id), INDEX_FILE));
+		parent = header.parentSession;
+	}
+	return files;
 }
 
 const INDEX_FILE = "seed-index.jsonl";
@@ -68,8 +79,9 @@ export class IndexStore {
 	 * Loads the index of `session` (tolerant reader). A missing file is an empty index; a file that
 	 * exists but cannot be read is announced, and the session keeps its records in memory only
 	 * rather than append to a file it could not read. A session forked or cloned from another starts
-	 * from the parent's records (read only; readers keep those of the branch in use, as they do for
-	 * every branch of one file), so its compactions merge what the parent's summaries held.
+	 * from the records of the sessions it descends from, the parent's and theirs (read only; readers
+	 * keep those of the branch in use, as they do for every branch of one file), so its compactions
+	 * merge what their summaries held.
 	 */
 	open(session: SessionPlace | undefined): { skipped: number } {
 		this.dir = artifactDir(session);
@@ -82,17 +94,22 @@ export class IndexStore {
 		return { skipped: inherited.skipped + own.skipped };
 	}
 
-	/** The parent session's index records (none when it has no parent or no readable index). */
+	/** The records of the sessions this one descends from, oldest first (none without a readable index). */
 	private inherited(session: SessionPlace): { records: SeedRecord[]; skipped: number } {
-		const file = parentIndexFile(session);
-		if (file === undefined) return { records: [], skipped: 0 };
-		const read = readRegularFile(file);
-		if ("text" in read) return parseSeedIndex(read.text);
-		if (!read.why.startsWith("no such file"))
-			this.warn(
-				`context-fold: the parent session's seed index ${file} cannot be read (${read.why}); this session's summaries lack what it held`,
-			);
-		return { records: [], skipped: 0 };
+		const out: { records: SeedRecord[]; skipped: number } = { records: [], skipped: 0 };
+		for (const file of ancestorIndexFiles(session)) {
+			const read = readRegularFile(file);
+			if ("text" in read) {
+				const parsed = parseSeedIndex(read.text);
+				out.records.push(...parsed.records);
+				out.skipped += parsed.skipped;
+			} else if (!read.why.startsWith("no such file")) {
+				this.warn(
+					`context-fold: the parent session's seed index ${file} cannot be read (${read.why}); this session's summaries lack what it held`,
+				);
+			}
+		}
+		return out;
 	}
 
 	/** This session's own index file, parsed (see open). */

@@ -71,10 +71,11 @@ export function readRegularFile(path: string): { text: string } | { why: string 
 const MAX_HEADER_BYTES = 64 * 1024;
 
 /**
- * The session id in the header (first line) of the session file `path`, read without following a
- * final symlink and without reading further; undefined when it cannot be read or has none.
+ * The header (first line) of the session file `path`: its session id and the parent session it
+ * names, read without following a final symlink and without reading further; undefined when it
+ * cannot be read or has no id.
  */
-export function sessionIdOf(path: string): string | undefined {
+export function sessionHeaderOf(path: string): { id: string; parentSession?: string } | undefined {
 	let fd: number | undefined;
 	try {
 		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
@@ -83,8 +84,14 @@ export function sessionIdOf(path: string): string | undefined {
 		const read = readSync(fd, buffer, 0, MAX_HEADER_BYTES, 0);
 		const text = buffer.subarray(0, read).toString("utf8");
 		const end = text.indexOf("\n");
-		const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as { type?: unknown; id?: unknown };
-		return header?.type === "session" && typeof header.id === "string" && header.id ? header.id : undefined;
+		const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as {
+			type?: unknown;
+			id?: unknown;
+			parentSession?: unknown;
+		};
+		if (header?.type !== "session" || typeof header.id !== "string" || !header.id) return undefined;
+		const parent = header.parentSession;
+		return typeof parent === "string" && parent ? { id: header.id, parentSession: parent } : { id: header.id };
 	} catch {
 		return undefined;
 	} finally {
