@@ -178,7 +178,11 @@ describe("resolveConfig", () => {
 		const { config, sources, problems } = resolveConfig({ hotTail: "bad", coldTail: "worse", tail: -1 }, {}, origin);
 		assert.equal(config.hotTail, 5000);
 		assert.equal(sources.hotTail, "saved");
-		assert.equal(config.coldTail, DEFAULT_CONFIG.coldTail, "a value beneath that is refused too is not used");
+		assert.equal(
+			config.coldTail,
+			DEFAULT_CONFIG.coldTail,
+			"a value beneath that is refused too is not used, and named",
+		);
 		assert.equal(config.tail, DEFAULT_CONFIG.tail);
 		assert.deepEqual(
 			problems.map((p) => p.replace(/ is not .*; using /, " … using ")),
@@ -186,6 +190,7 @@ describe("resolveConfig", () => {
 				"settings context-fold.tail=-1 … using 20000",
 				'settings context-fold.hotTail="bad" in /p/.pi/settings.json … using 5000 (/g/settings.json)',
 				'settings context-fold.coldTail="worse" in /p/.pi/settings.json … using 1000',
+				'settings context-fold.coldTail="also bad" in /g/settings.json … using 1000',
 			],
 		);
 		const overridden = resolveConfig({ hotTail: "bad" }, { CONTEXTFOLD_HOT_TAIL: "7000" }, origin);

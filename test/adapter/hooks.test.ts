@@ -289,6 +289,10 @@ describe("failure posture", () => {
 			),
 			"the session file still serves what the lost fold state named",
 		);
+		assert.equal(
+			await stub.call("unfold", { codes: [code] }),
+			`#${code} is already raw: this branch's fold state could not be restored, so its folds are sent raw; recall_folded reads it`,
+		);
 	});
 
 	it("a block the ledger cannot verify is served from live history while live, and errors once gone", async () => {

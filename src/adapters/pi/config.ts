@@ -284,6 +284,10 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 				bag[knob.key] = lower;
 				sources[knob.key] = "saved";
 				refused[refused.length - 1].from = beneath.file;
+			} else if (beneath) {
+				const text = `${source}=${JSON.stringify(beneath.value)} in ${beneath.file} ${complaint(knob.schema)}`;
+				refused.push({ at: problems.length, text, knob });
+				problems.push("");
 			}
 		}
 	}

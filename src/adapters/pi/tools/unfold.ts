@@ -42,12 +42,16 @@ export function runUnfold(
 				lines.push(
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
 				);
-			} else if (!id && otherBranch(ledger, code)) {
+			} else if (!id) {
+				const where = recordedWhere(ledger, code);
 				lines.push(
-					`#${code} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`,
+					where === "branch"
+						? `#${code} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`
+						: where === "records"
+							? `#${code} is already raw: this branch's fold state could not be restored, so its folds are sent raw; recall_folded reads it`
+							: `#${code} is not a fold code of this session branch`,
 				);
-			} else if (!id) lines.push(`#${code} is not a fold code of this session branch`);
-			else if (engine.leftContext(id)) {
+			} else if (engine.leftContext(id)) {
 				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
 			} else if (engine.registry.isUnfolded(id)) {
@@ -66,13 +70,18 @@ export function runUnfold(
 	}
 }
 
-/** True when another branch of the session file folded `code` (false when the file cannot be read). */
-function otherBranch(ledger: Ledger | undefined, code: string): boolean {
+/**
+ * Where the session file records `code`, which the branch's fold state lacks: on another branch, or
+ * on this one (a fold state that could not be restored); undefined when nowhere, or when the file
+ * cannot be read.
+ */
+function recordedWhere(ledger: Ledger | undefined, code: string): "branch" | "records" | undefined {
 	try {
 		const placed = ledger?.recordOf(code);
-		return placed?.entryId !== undefined && !ledger?.onBranch(placed.entryId);
+		if (placed?.entryId === undefined) return undefined;
+		return ledger?.onBranch(placed.entryId) ? "records" : "branch";
 	} catch {
-		return false;
+		return undefined;
 	}
 }
 
