@@ -12,8 +12,14 @@
  */
 import { statSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
-import { DEFAULT_CONFIG, ownVariablesIn, resolveConfig, withoutOwnVariables } from "../adapters/pi/config.ts";
-import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
+import {
+	DEFAULT_CONFIG,
+	ownVariablesIn,
+	profilesReading,
+	resolveConfig,
+	withoutOwnVariables,
+} from "../adapters/pi/config.ts";
+import { type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
 import type { ImagePricing } from "./image-size.ts";
 import { type ReplayJob, runJobs, sessionScript, WORKERS_RUN } from "./jobs.ts";
@@ -302,6 +308,7 @@ export async function main(args: readonly string[]): Promise<number> {
 		);
 	for (const problem of resolveConfig(options.knobs, withoutOwnVariables(process.env)).problems)
 		process.stderr.write(`context-fold replay: ${problem.replace(`settings ${SETTINGS_SECTION}.`, "--set ")}\n`);
+	for (const line of idleKnobs(options)) process.stderr.write(`context-fold replay: ${line}\n`);
 	if (options.jobs > 1 && !WORKERS_RUN)
 		process.stderr.write(
 			"context-fold replay: --jobs runs one replay at a time from an installed copy (its worker threads need a checkout)\n",
@@ -322,6 +329,29 @@ export async function main(args: readonly string[]): Promise<number> {
 	if (options.json) process.stdout.write(`${JSON.stringify(reports, null, 1)}\n`);
 	else process.stdout.write(report(reports, options.wide));
 	return writeHtml(options, reports) ? 0 : 1;
+}
+
+/**
+ * A line for each `--set` knob that no context-fold run of the replay reads (`foldAt` while only the
+ * working-set profile runs): the extension would say so in a session, the replay says it here.
+ */
+export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): string[] {
+	const profiles = [
+		...new Set(
+			options.policies.flatMap((p) =>
+				p.kind === "context-fold" ? [resolveConfig(p.settings, {}).config.policy] : [],
+			),
+		),
+	];
+	if (profiles.length === 0) return [];
+	return (Object.keys(options.knobs) as (keyof FoldConfig)[]).flatMap((key) => {
+		const readers = profilesReading(key);
+		if (key === "policy" || readers.length === 0 || profiles.some((p) => readers.includes(p))) return [];
+		const read = readers.length > 1 ? "profiles read" : "profile reads";
+		return [
+			`--set ${key} changes nothing in this replay: only the ${readers.join(" and ")} ${read} it, and it runs ${profiles.join(", ")}`,
+		];
+	});
 }
 
 /**

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { parseArgs, runReplay, UsageError } from "../../src/replay/cli.ts";
+import { idleKnobs, parseArgs, runReplay, UsageError } from "../../src/replay/cli.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
 import type { Policy } from "../../src/replay/run.ts";
 import { replayCommand } from "./replay-command.ts";
@@ -59,6 +59,19 @@ test("every profile name sets its profile over --set policy and keeps the other 
 		],
 	);
 	assert.deepEqual(settingsOf(parseArgs(["s.jsonl", "--policy", "context-fold"]).policies[0]), {});
+});
+
+test("a --set knob no replayed profile reads is named, with the profiles that do", () => {
+	const idle = (...args: string[]) => idleKnobs(parseArgs(["s.jsonl", ...args]));
+	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "foldAt=0.1", "--set", "hotTail=5000"), [
+		"--set foldAt changes nothing in this replay: only the ladder profile reads it, and it runs working-set",
+	]);
+	assert.deepEqual(idle("--policy", "pi,context-fold,context-fold:ladder", "--set", "foldAt=0.1"), []);
+	assert.deepEqual(idle("--policy", "pi,context-fold:ladder", "--set", "minEvent=9000"), [
+		"--set minEvent changes nothing in this replay: only the working-set and economic profiles read it, and it runs ladder",
+	]);
+	assert.deepEqual(idle("--policy", "pi", "--set", "foldAt=0.1"), [], "no context-fold run, nothing to say");
+	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "policy=ladder", "--set", "foldAt=0.1"), []);
 });
 
 test("the default policy list holds every profile beside plain Pi and the peers", () => {

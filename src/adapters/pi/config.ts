@@ -25,6 +25,30 @@ const PROFILE_DEFAULTS: Readonly<Record<FoldConfig["policy"], Partial<FoldConfig
 	ladder: {},
 };
 
+/** Knobs that only some profiles read; every other knob applies whichever profile is in use. */
+export const PROFILE_KNOBS: Readonly<Record<FoldConfig["policy"], readonly (keyof FoldConfig)[]>> = {
+	"working-set": ["useWindow", "hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
+	economic: ["hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
+	ladder: ["foldAt", "coldFoldAt", "step", "tail"],
+};
+
+/** The profiles that read `key`, when only some do; empty for a knob every profile reads. */
+export function profilesReading(key: keyof FoldConfig): FoldConfig["policy"][] {
+	return (Object.keys(PROFILE_KNOBS) as FoldConfig["policy"][]).filter((p) => PROFILE_KNOBS[p].includes(key));
+}
+
+/**
+ * Why a knob does nothing under `policy`, when it is one only other profiles read ("it applies under
+ * the ladder profile, not under working-set, the policy in force"); undefined when it applies.
+ */
+export function idleUnder(key: keyof FoldConfig, policy: FoldConfig["policy"] | undefined): string | undefined {
+	if (policy === undefined || key === "policy" || PROFILE_KNOBS[policy].includes(key)) return undefined;
+	const readers = profilesReading(key);
+	if (readers.length === 0) return undefined;
+	const names = readers.join(" and ");
+	return `it applies under the ${names} profile${readers.length > 1 ? "s" : ""}, not under ${policy}, the policy in force`;
+}
+
 /** A default that is not always the value it falls back to, in words (see lifetimeFor). */
 const DEFAULT_IN_WORDS: Partial<Record<keyof FoldConfig, (value: string) => string>> = {
 	cacheTtlSeconds: (value) => `the model's own lifetime where Pi knows it, else ${value}`,

@@ -7,7 +7,7 @@ import { unfoldCost } from "../../../core/latest-request.ts";
 import { patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
 import { statusText, VIEW_WIDTH } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
-import { KNOBS, nearestKnob, resolveConfig } from "../config.ts";
+import { idleUnder, KNOBS, nearestKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
@@ -17,7 +17,6 @@ import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.t
 import { runUnfold } from "../tools/unfold.ts";
 import { blockFacts } from "./blocks.ts";
 import {
-	idleUnder,
 	type KnobRow,
 	knobRows,
 	knobText,

@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
-import { KNOBS, type KnobSource, type Resolved, resolveConfig, type SavedOrigin } from "../config.ts";
+import { KNOBS, type KnobSource, PROFILE_KNOBS, type Resolved, resolveConfig, type SavedOrigin } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 
@@ -35,25 +35,6 @@ interface Shape {
 	anyOf?: Shape[];
 	const?: unknown;
 	description?: string;
-}
-
-/** Knobs that only one profile reads; every other knob applies whichever profile is in use. */
-const PROFILE_KNOBS: Readonly<Record<FoldConfig["policy"], readonly (keyof FoldConfig)[]>> = {
-	"working-set": ["useWindow", "hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
-	economic: ["hotTail", "coldTail", "horizon", "foldFrom", "minEvent", "backstopAt"],
-	ladder: ["foldAt", "coldFoldAt", "step", "tail"],
-};
-
-/**
- * Why a knob does nothing under `policy`, when it is one only other profiles read ("it applies under
- * the ladder profile; the policy in force is working-set"); undefined when it applies.
- */
-export function idleUnder(key: keyof FoldConfig, policy: FoldConfig["policy"] | undefined): string | undefined {
-	if (policy === undefined || key === "policy" || PROFILE_KNOBS[policy].includes(key)) return undefined;
-	const readers = (Object.keys(PROFILE_KNOBS) as FoldConfig["policy"][]).filter((p) => PROFILE_KNOBS[p].includes(key));
-	if (readers.length === 0) return undefined;
-	const names = readers.join(" and ");
-	return `it applies under the ${names} profile${readers.length > 1 ? "s" : ""}, not under ${policy}, the policy in force`;
 }
 
 /** Where a knob stands in the listing: the policy, its own knobs, those every profile reads, the other profiles' last. */
