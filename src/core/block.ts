@@ -192,12 +192,37 @@ function make(
 	return block;
 }
 
+/** The model a request goes to, as pi-ai tells one model from another. */
+export interface ModelKey {
+	provider: string;
+	api: string;
+	id: string;
+}
+
+/**
+ * True when a reply's thinking reaches a request to `model`: pi-ai drops thinking written by another
+ * model (another provider, API or model id) from every request it sends (`transformMessages`), so
+ * such thinking costs nothing and has nothing to fold. Without a model, every reply's counts.
+ */
+export function thinkingSentTo(message: MessageLike, model: ModelKey | undefined): boolean {
+	if (!model) return true;
+	const m = message as { provider?: unknown; api?: unknown; model?: unknown };
+	return m.provider === model.provider && m.api === model.api && m.model === model.id;
+}
+
 /**
  * The blocks of one message, with ids as the formula gives them (no uniqueness pass). `turn` is
  * the number of user messages up to and including this one. Used by linearize and by the ledger
- * route, which must compute exactly the same ids.
+ * route, which must compute exactly the same ids. With `model`, the request's, a reply's thinking
+ * written by another model costs nothing and does not fold (see thinkingSentTo).
  */
-export function messageBlocks(message: MessageLike, msg: number, turn: number, cache?: ArgsCache): Block[] {
+export function messageBlocks(
+	message: MessageLike,
+	msg: number,
+	turn: number,
+	cache?: ArgsCache,
+	model?: ModelKey,
+): Block[] {
 	const ts = stamp(message);
 	switch (message.role) {
 		case "user": {
@@ -263,6 +288,10 @@ export function messageBlocks(message: MessageLike, msg: number, turn: number, c
 					const text = typeof part.thinking === "string" ? part.thinking : "";
 					const block = make(partId, msg, j, "thinking", text, turn);
 					block.foldable = !str(part.thinkingSignature) && part.redacted !== true && text.length > 0;
+					if (!thinkingSentTo(message, model)) {
+						block.tokens = 0;
+						block.foldable = false;
+					}
 					blocks.push(block);
 				} else if (part?.type === "text") {
 					const text = typeof part.text === "string" ? part.text : "";
@@ -314,7 +343,7 @@ const FIELDS_BY_ROLE: ReadonlyMap<unknown, readonly string[]> = new Map<unknown,
 	["compactionSummary", ["role", "timestamp", "summary"]],
 	["branchSummary", ["role", "timestamp", "summary"]],
 	["toolResult", ["role", "timestamp", "content", "toolCallId", "toolName", "isError"]],
-	["assistant", ["role", "timestamp", "content", "responseId", "stopReason"]],
+	["assistant", ["role", "timestamp", "content", "responseId", "stopReason", "provider", "api", "model"]],
 ]);
 
 /**
@@ -333,8 +362,19 @@ export function blockFields(message: Record<string, unknown>): readonly string[]
  * leading messages are reused whole when they are unchanged too. Owned by one caller.
  */
 export class BlockMemo {
-	readonly messages = new MessageMemo<Block[]>(blockFields);
+	messages = new MessageMemo<Block[]>(blockFields);
 	private last: LinearizeState | undefined;
+	/** The request model the memo's blocks were made for ("" for none). */
+	private model = "";
+
+	/** Starts over when the request's model changes: a reply's thinking counts for one model only. */
+	forModel(model: ModelKey | undefined): void {
+		const key = model ? `${model.provider}\u0000${model.api}\u0000${model.id}` : "";
+		if (key === this.model) return;
+		this.model = key;
+		this.messages = new MessageMemo<Block[]>(blockFields);
+		this.last = undefined;
+	}
 
 	/** The previous call's output, taken: a call that throws leaves none behind. */
 	take(): LinearizeState | undefined {
@@ -356,13 +396,16 @@ export class BlockMemo {
  * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns; `memo`
  * (optional) reuses the blocks of messages unchanged at their position since the previous call.
  * Blocks served from the memo are shared across calls: callers must treat blocks as read-only.
+ * `model` is the request's (see messageBlocks).
  */
 export function linearize(
 	messages: readonly MessageLike[],
 	turnBase = 0,
 	cache?: ArgsCache,
 	memo?: BlockMemo,
+	model?: ModelKey,
 ): Block[] {
+	memo?.forModel(model);
 	const prev = memo?.take();
 	const own: Block[][] = [];
 	let turn = turnBase;
@@ -377,7 +420,7 @@ export function linearize(
 		if (message.role === "user") turn++;
 		let blocks = memo?.messages.get(i, message, turn);
 		if (!blocks) {
-			blocks = messageBlocks(message, i, turn, cache);
+			blocks = messageBlocks(message, i, turn, cache, model);
 			memo?.messages.set(i, message, turn, blocks);
 		} else if (kept === i && prev && i < prev.count) kept++;
 		own.push(blocks);

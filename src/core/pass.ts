@@ -6,7 +6,7 @@
  * as new contents. The pieces are exported for tests and tools that stop halfway.
  */
 import { type ApplyMemo, type ApplyResult, applyOps, type ContentResult, type FoldOp, withContents } from "./apply.ts";
-import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike } from "./block.ts";
+import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike, type ModelKey } from "./block.ts";
 import type { FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
 import { contentKey, lower } from "./lower.ts";
@@ -32,6 +32,8 @@ export interface PassInput extends Omit<ViewInput, "blocks" | "frozen"> {
 	frozenMemo?: FrozenMemo;
 	/** Hashes a block text, to tell a frozen block edited to the same length (the adapter passes node:crypto). */
 	sha256?: (text: string) => string;
+	/** The model the request goes to: a reply's thinking from another one is not sent (see messageBlocks). */
+	model?: ModelKey;
 }
 
 /** What one pass decided. `event` is empty when no fold event fires. */
@@ -49,7 +51,7 @@ export interface TurnPlan {
 
 /** Plans one turn without side effects. */
 export function planTurn(input: PassInput): TurnPlan {
-	const blocks = linearize(input.messages, input.turnBase, input.argsCache, input.blockMemo);
+	const blocks = linearize(input.messages, input.turnBase, input.argsCache, input.blockMemo, input.model);
 	const frozen = frozenFor(blocks, input.registry, input.frozenMemo, input.sha256);
 	// Spelled out: spreading `input` into a literal that adds keys costs microseconds in V8.
 	const view = buildView({

@@ -125,7 +125,8 @@ export function frozenFor(
 			op = undefined;
 		} else if (op) ops.push(op);
 		byBlock[i] = op;
-		tokens[i] = op ? foldedCost(block, op) : block.tokens;
+		// A block no request carries (see messageBlocks) costs nothing folded either.
+		tokens[i] = op && block.tokens > 0 ? foldedCost(block, op) : block.tokens;
 		eligible[i] = block.durable && block.foldable && registry.plannable(block.id);
 		if (memo) {
 			memo.blocks[i] = block;

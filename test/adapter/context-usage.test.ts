@@ -103,3 +103,31 @@ test("after a compaction Pi is asked until it reports a size once, and again aft
 		"a /tree move or a new session forgets",
 	);
 });
+
+test("after a switch of model, the thinking pi-ai no longer sends leaves the figure", () => {
+	const a = { provider: "fa", api: "anthropic-messages", id: "model-a" };
+	const b = { provider: "fo", api: "openai-completions", id: "model-b" };
+	const thought = (model: typeof a, u: ReturnType<typeof usage>): MessageLike => ({
+		role: "assistant",
+		provider: model.provider,
+		api: model.api,
+		model: model.id,
+		content: [
+			{ type: "thinking", thinking: "z".repeat(35_000) },
+			{ type: "text", text: "thought." },
+		],
+		usage: u,
+		stopReason: "stop",
+		timestamp: 2,
+	});
+	const messages = [user("start"), thought(a, usage(20_000)), user("go on")];
+	const whole = calculateContextTokens(usage(20_000)) + est(user("go on"));
+	assert.equal(new ContextUsage().tokens(messages, never, a), whole, "the same model is sent its thinking");
+	assert.equal(new ContextUsage().tokens(messages, never), whole, "without a model nothing is left out");
+	assert.equal(new ContextUsage().tokens(messages, never, b), whole - 10_000, "35k characters, 10k tokens, not sent");
+	assert.equal(
+		new ContextUsage().tokens([...messages, thought(b, usage(3_000)), thought(a, usage(30_000))], never, b),
+		calculateContextTokens(usage(30_000)) - 20_000,
+		"every reply model a was sent, its own and the earlier one, leaves the last response's figure",
+	);
+});

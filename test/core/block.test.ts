@@ -8,6 +8,7 @@ import {
 	type ArgsCache,
 	argsId,
 	type Block,
+	BlockMemo,
 	isDurableId,
 	linearize,
 	type MessageLike,
@@ -240,6 +241,43 @@ describe("foldability by shape", () => {
 			of("2").every((b) => b.foldable && b.tokens > 10_000),
 			"a completed reply is sent and may fold",
 		);
+	});
+
+	it("gives thinking another model wrote no cost and nothing to fold in a request to this one", () => {
+		const model = { provider: "fo", api: "openai-completions", id: "model-b" };
+		const reply = (provider: string, api: string, id: string, responseId: string): MessageLike => ({
+			role: "assistant",
+			responseId,
+			provider,
+			api,
+			model: id,
+			stopReason: "stop",
+			content: [
+				{ type: "thinking", thinking: "z".repeat(9_000) },
+				{ type: "text", text: "t".repeat(9_000) },
+			],
+		});
+		const messages = [
+			reply("fa", "anthropic-messages", "model-a", "r1"),
+			reply("fo", "openai-completions", "model-b", "r2"),
+		];
+		const memo = new BlockMemo();
+		const before = linearize(messages, 0, undefined, memo);
+		assert.ok(
+			before.every((b) => b.foldable && b.tokens > 2_000),
+			"without a model every reply's thinking counts",
+		);
+		const [foreign, text, own] = linearize(messages, 0, undefined, memo, model);
+		assert.deepEqual([foreign.kind, foreign.tokens, foreign.foldable], ["thinking", 0, false]);
+		assert.ok(text.foldable && text.tokens > 2_000, "another model's text is sent");
+		assert.ok(own.foldable && own.tokens > 2_000, "this model's own thinking is sent");
+		const back = linearize(messages, 0, undefined, memo, {
+			provider: "fa",
+			api: "anthropic-messages",
+			id: "model-a",
+		});
+		assert.ok(back[0].foldable && back[0].tokens > 2_000, "the memo starts over when the model changes");
+		assert.equal(back[2].tokens, 0);
 	});
 
 	it("makes tool-call args foldable when any string leaf outside a kept key is long enough", () => {

@@ -13,12 +13,21 @@ export interface RpcFixture {
 	rpc: PiRpc;
 }
 
-/** Registers the hooks that start and close the fixture; read its fields inside the tests. */
-export function rpcFixture(script: Script, sandbox: Omit<SandboxOptions, "serverUrl">, rpc: RunOptions): RpcFixture {
+/**
+ * Registers the hooks that start and close the fixture; read its fields inside the tests. `prepare`
+ * runs on the sandbox before pi starts (files pi reads once, such as models.json).
+ */
+export function rpcFixture(
+	script: Script,
+	sandbox: Omit<SandboxOptions, "serverUrl">,
+	rpc: RunOptions,
+	prepare?: (fixture: Omit<RpcFixture, "rpc">) => Promise<void>,
+): RpcFixture {
 	const fixture = {} as RpcFixture;
 	before(async () => {
 		fixture.server = await startModelServer(script);
 		fixture.sandbox = await createPiSandbox({ serverUrl: fixture.server.url, ...sandbox });
+		await prepare?.(fixture);
 		fixture.rpc = await fixture.sandbox.startRpc(rpc);
 	});
 	after(async () => {

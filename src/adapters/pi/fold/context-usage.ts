@@ -10,10 +10,11 @@
  * the latest response is always a later one. A `/tree` move or a session change forgets that.
  * Pi also distrusts usage from before a `context_edit` entry (retry recovery, other extensions),
  * which a request does not show: there the figure is off by at most the edit. A reply that failed
- * or was aborted is estimated at nothing: pi-ai sends it in no request.
+ * or was aborted is estimated at nothing: pi-ai sends it in no request; nor is thinking that another
+ * model than the request's wrote (pi-ai drops it), which Pi's own figure still counts.
  */
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
-import { isModelReply, type MessageLike } from "../../../core/block.ts";
+import { isModelReply, type MessageLike, type ModelKey, thinkingSentTo } from "../../../core/block.ts";
 
 type Usage = Parameters<typeof calculateContextTokens>[0];
 
@@ -23,6 +24,29 @@ function validUsage(message: MessageLike): Usage | undefined {
 	const m = message as { stopReason?: unknown; usage?: Usage };
 	if (m.stopReason === "aborted" || m.stopReason === "error" || !m.usage) return undefined;
 	return calculateContextTokens(m.usage) > 0 ? m.usage : undefined;
+}
+
+/** Pi's estimate of a token: 3.5 characters (its `estimateTokens`). */
+const CHARS_PER_TOKEN = 3.5;
+
+/** The model an assistant message came from, or undefined. */
+function modelOf(message: MessageLike): ModelKey | undefined {
+	const m = message as { role?: unknown; provider?: unknown; api?: unknown; model?: unknown };
+	if (m.role !== "assistant" || typeof m.provider !== "string" || typeof m.api !== "string") return undefined;
+	return typeof m.model === "string" ? { provider: m.provider, api: m.api, id: m.model } : undefined;
+}
+
+function sameModel(a: ModelKey, b: ModelKey): boolean {
+	return a.provider === b.provider && a.api === b.api && a.id === b.id;
+}
+
+/** Pi's estimate of the thinking of `message` that a request to `model` leaves out (0 when it is sent). */
+function droppedThinking(message: MessageLike, model: ModelKey | undefined): number {
+	if (message.role !== "assistant" || thinkingSentTo(message, model) || !Array.isArray(message.content)) return 0;
+	let chars = 0;
+	for (const part of message.content as { type?: unknown; thinking?: unknown }[])
+		if (part?.type === "thinking" && typeof part.thinking === "string") chars += part.thinking.length;
+	return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
 /** The key of the compaction whose summary leads `messages`, or "" when none does. */
@@ -44,7 +68,11 @@ export class ContextUsage {
 	 * Tokens of the context `messages` make; `ask` is Pi's own figure (`ctx.getContextUsage()`),
 	 * called only after a compaction until a later response is known. Null when Pi cannot tell.
 	 */
-	tokens(messages: readonly MessageLike[], ask: () => number | null | undefined): number | null | undefined {
+	tokens(
+		messages: readonly MessageLike[],
+		ask: () => number | null | undefined,
+		model?: ModelKey,
+	): number | null | undefined {
 		const key = compactionKey(messages);
 		if (key !== "" && key !== this.trusted) {
 			const reported = ask();
@@ -56,10 +84,17 @@ export class ContextUsage {
 		// No response yet: Pi estimates every message and the system prompt, which the request lacks.
 		if (at < 0) return ask();
 		let tokens = calculateContextTokens(validUsage(messages[at]) as Usage);
+		// After a switch of model, the thinking the last response's model was sent (and wrote) is not
+		// sent to this one: pi-ai drops thinking another model wrote.
+		const before = modelOf(messages[at]);
+		if (model && before && !sameModel(before, model))
+			for (let i = 0; i <= at; i++)
+				if (thinkingSentTo(messages[i], before)) tokens -= droppedThinking(messages[i], model);
 		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
-		for (let i = at + 1; i < messages.length; i++)
-			if (messages[i].role !== "assistant" || isModelReply(messages[i]))
-				tokens += estimateTokens(messages[i] as never);
-		return tokens;
+		for (let i = at + 1; i < messages.length; i++) {
+			if (messages[i].role === "assistant" && !isModelReply(messages[i])) continue;
+			tokens += estimateTokens(messages[i] as never) - droppedThinking(messages[i], model);
+		}
+		return Math.max(0, tokens);
 	}
 }

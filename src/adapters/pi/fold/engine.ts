@@ -5,7 +5,14 @@
  */
 import { createHash } from "node:crypto";
 import { ApplyMemo, type FoldOp } from "../../../core/apply.ts";
-import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../../../core/block.ts";
+import {
+	type ArgsCache,
+	type Block,
+	BlockMemo,
+	linearize,
+	type MessageLike,
+	type ModelKey,
+} from "../../../core/block.ts";
 import { unfoldable } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
@@ -67,6 +74,8 @@ export interface TurnFacts {
 	keepRecent?: number;
 	/** Pi's `compaction.reserveTokens` while its compaction is on; undefined when it is off. */
 	reserve?: number;
+	/** The model the request goes to (a reply's thinking from another one is not sent). */
+	model?: ModelKey;
 }
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
@@ -275,6 +284,7 @@ export class FoldEngine {
 			calls: this.calls,
 			frozenMemo: this.frozenMemo,
 			sha256,
+			model: facts.model,
 		};
 	}
 

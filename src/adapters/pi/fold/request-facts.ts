@@ -7,7 +7,7 @@
  * before each run (ActiveSettings).
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { MessageLike } from "../../../core/block.ts";
+import type { MessageLike, ModelKey } from "../../../core/block.ts";
 import type { CacheFacts } from "../../../core/contract.ts";
 import type { ActiveSettings } from "../active-settings.ts";
 import { lifetimeFor, rewriteInReadsFor } from "../cache/lifetime.ts";
@@ -15,6 +15,13 @@ import type { CacheTelemetry } from "../cache/telemetry.ts";
 import { ContextUsage } from "./context-usage.ts";
 import type { TurnFacts } from "./engine.ts";
 import type { LedgerSource } from "./session-ledger.ts";
+
+/** The model a request goes to, as pi-ai compares models (undefined when Pi names none). */
+function modelKeyOf(model: { provider?: unknown; api?: unknown; id?: unknown } | undefined): ModelKey | undefined {
+	if (typeof model?.provider !== "string" || typeof model.api !== "string" || typeof model.id !== "string")
+		return undefined;
+	return { provider: model.provider, api: model.api, id: model.id };
+}
 
 /** A request's facts for the fold pass, from Pi's context at the request. */
 export class RequestFacts {
@@ -38,13 +45,15 @@ export class RequestFacts {
 	of(messages: readonly MessageLike[], ctx: ExtensionContext): TurnFacts {
 		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
 		this.settings.forModel(ctx.model);
+		const model = modelKeyOf(ctx.model);
 		return {
 			window,
-			usage: this.usage.tokens(messages, () => ctx.getContextUsage()?.tokens),
+			usage: this.usage.tokens(messages, () => ctx.getContextUsage()?.tokens, model),
 			neverCacheRead: this.telemetry.neverCacheRead,
 			cache: this.cache(ctx),
 			keepRecent: this.settings.keepRecent,
 			reserve: this.settings.reserve,
+			...(model ? { model } : {}),
 		};
 	}
 
