@@ -6,7 +6,7 @@
  */
 import { hasFoldableArg, TEXT_FOLD_CHARS } from "./digest.ts";
 import { MessageMemo, matchesSnapshot, type Snapshot, snapshotOf } from "./message-memo.ts";
-import { blockCost } from "./tokens.ts";
+import { blockCost, IMAGE_TOKENS, PLACEHOLDER_IMAGE_TOKENS } from "./tokens.ts";
 
 /** A message as Pi hands it to the `context` hook; only the fields the core reads are typed. */
 export interface MessageLike {
@@ -192,11 +192,13 @@ function make(
 	return block;
 }
 
-/** The model a request goes to, as pi-ai tells one model from another. */
+/** The model a request goes to, as pi-ai tells one model from another, and whether it takes images. */
 export interface ModelKey {
 	provider: string;
 	api: string;
 	id: string;
+	/** False for a model without image input: pi-ai sends a placeholder for each image. */
+	images?: boolean;
 }
 
 /**
@@ -214,7 +216,8 @@ export function thinkingSentTo(message: MessageLike, model: ModelKey | undefined
  * The blocks of one message, with ids as the formula gives them (no uniqueness pass). `turn` is
  * the number of user messages up to and including this one. Used by linearize and by the ledger
  * route, which must compute exactly the same ids. With `model`, the request's, a reply's thinking
- * written by another model costs nothing and does not fold (see thinkingSentTo).
+ * written by another model costs nothing and does not fold (see thinkingSentTo), and an image sent to
+ * a model without image input costs its placeholder.
  */
 export function messageBlocks(
 	message: MessageLike,
@@ -223,6 +226,17 @@ export function messageBlocks(
 	cache?: ArgsCache,
 	model?: ModelKey,
 ): Block[] {
+	const blocks = blocksOf(message, msg, turn, cache, model);
+	if (model?.images === false) {
+		for (const block of blocks)
+			if (block.images > 0 && block.tokens > 0)
+				block.tokens -= block.images * (IMAGE_TOKENS - PLACEHOLDER_IMAGE_TOKENS);
+	}
+	return blocks;
+}
+
+/** The blocks of one message (see messageBlocks), images at their full cost. */
+function blocksOf(message: MessageLike, msg: number, turn: number, cache?: ArgsCache, model?: ModelKey): Block[] {
 	const ts = stamp(message);
 	switch (message.role) {
 		case "user": {
@@ -369,7 +383,7 @@ export class BlockMemo {
 
 	/** Starts over when the request's model changes: a reply's thinking counts for one model only. */
 	forModel(model: ModelKey | undefined): void {
-		const key = model ? `${model.provider}\u0000${model.api}\u0000${model.id}` : "";
+		const key = model ? `${model.provider}\u0000${model.api}\u0000${model.id}\u0000${model.images !== false}` : "";
 		if (key === this.model) return;
 		this.model = key;
 		this.messages = new MessageMemo<Block[]>(blockFields);

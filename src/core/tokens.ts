@@ -20,6 +20,13 @@ export function blockCost(chars: number, images = 0): number {
 	return estTokens(chars) + images * IMAGE_TOKENS + BLOCK_OVERHEAD;
 }
 
+/**
+ * Tokens of an image sent to a model without image input: pi-ai sends a placeholder in its place
+ * ("(tool image omitted: model does not support images)", 52 characters; one for each run of images,
+ * counted here for each image).
+ */
+export const PLACEHOLDER_IMAGE_TOKENS = estTokens(52);
+
 /** Length of `text` in UTF-8 bytes (a lone surrogate counts 3, as its replacement character encodes). */
 export function utf8Length(text: string): number {
 	let bytes = 0;

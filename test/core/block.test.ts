@@ -18,7 +18,7 @@ import {
 	resultId,
 } from "../../src/core/block.ts";
 import { ARG_FOLD_CHARS, TEXT_FOLD_CHARS } from "../../src/core/digest.ts";
-import { blockCost, IMAGE_TOKENS } from "../../src/core/tokens.ts";
+import { blockCost, IMAGE_TOKENS, PLACEHOLDER_IMAGE_TOKENS } from "../../src/core/tokens.ts";
 
 const IMAGE = { type: "image", data: "aGVsbG8=", mimeType: "image/png" };
 
@@ -241,6 +241,22 @@ describe("foldability by shape", () => {
 			of("2").every((b) => b.foldable && b.tokens > 10_000),
 			"a completed reply is sent and may fold",
 		);
+	});
+
+	it("weighs an image sent to a model without image input as the placeholder pi-ai sends", () => {
+		const result: MessageLike = {
+			role: "toolResult",
+			toolCallId: "c",
+			toolName: "read",
+			content: [{ type: "text", text: "png file" }, IMAGE],
+			timestamp: 1,
+		};
+		const model = { provider: "p", api: "a", id: "m" };
+		const [seen] = linearize([result], 0, undefined, undefined, model);
+		assert.equal(seen.tokens, Math.ceil(8 / 4) + IMAGE_TOKENS + 4, "a model that takes images pays for the image");
+		const [placeholder] = linearize([result], 0, undefined, undefined, { ...model, images: false });
+		assert.equal(placeholder.tokens, Math.ceil(8 / 4) + PLACEHOLDER_IMAGE_TOKENS + 4);
+		assert.equal(placeholder.foldable, false, "an image result still never folds");
 	});
 
 	it("gives thinking another model wrote no cost and nothing to fold in a request to this one", () => {

@@ -16,11 +16,15 @@ import { ContextUsage } from "./context-usage.ts";
 import type { TurnFacts } from "./engine.ts";
 import type { LedgerSource } from "./session-ledger.ts";
 
-/** The model a request goes to, as pi-ai compares models (undefined when Pi names none). */
-function modelKeyOf(model: { provider?: unknown; api?: unknown; id?: unknown } | undefined): ModelKey | undefined {
+/** The model a request goes to, as pi-ai compares models, and whether it takes images (undefined when Pi names none). */
+function modelKeyOf(
+	model: { provider?: unknown; api?: unknown; id?: unknown; input?: unknown } | undefined,
+): ModelKey | undefined {
 	if (typeof model?.provider !== "string" || typeof model.api !== "string" || typeof model.id !== "string")
 		return undefined;
-	return { provider: model.provider, api: model.api, id: model.id };
+	const key: ModelKey = { provider: model.provider, api: model.api, id: model.id };
+	if (Array.isArray(model.input) && !model.input.includes("image")) key.images = false;
+	return key;
 }
 
 /** A request's facts for the fold pass, from Pi's context at the request. */
