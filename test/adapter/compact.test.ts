@@ -242,6 +242,43 @@ describe("deterministic compaction", () => {
 		assert.match(INSTRUCTIONS_NOT_APPLIED, /CONTEXTFOLD_COMPACT=native/);
 	});
 
+	it("records results holding images, image-only ones included, and their recall says the images are not served", async () => {
+		const stub = loadStub();
+		bashSession(stub, 2);
+		const image = { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" };
+		for (const [id, content] of [
+			["shot_mixed", [{ type: "text", text: "screen after login" }, image, image]],
+			["shot_only", [image]],
+		] as const) {
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id, name: "screenshot", arguments: {} }],
+				responseId: `r_${id}`,
+				usage: {},
+				stopReason: "toolUse",
+				timestamp: 1_800_000_000_000,
+			});
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: id,
+				toolName: "screenshot",
+				content,
+				isError: false,
+				timestamp: 1,
+			});
+		}
+		await stub.emit("session_start", { reason: "startup" });
+		const result = await compact(stub, messagesOf(stub).length);
+		const summary = result?.compaction?.summary ?? "";
+		for (const id of ["shot_mixed", "shot_only"]) {
+			const code = foldCode(`r:${id}`);
+			assert.ok(summary.includes(`{#${code} FOLDED}`), `${id} has a pointer in the summary`);
+			const recalled = await stub.call("recall_folded", { codes: [code] });
+			const images = id === "shot_mixed" ? "2 images" : "1 image";
+			assert.match(recalled.split("\n")[0], new RegExp(`; ${images} not served: recall serves text only\\)$`));
+		}
+	});
+
 	it("covers turnPrefixMessages when messagesToSummarize is empty (split turn)", async () => {
 		const stub = loadStub();
 		bashSession(stub, 3);

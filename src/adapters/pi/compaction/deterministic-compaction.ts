@@ -34,7 +34,7 @@ export interface BuiltCompaction {
 }
 
 /**
- * Gives every durable block of `messages` with text (summaries aside) that has no fold record one
+ * Gives every durable block of `messages` with text or images (summaries aside) that has no fold record one
  * now (per block fail-open), appends them as one `records` entry, and adds them to the registry: a
  * record only makes the block recallable by code and by search; it folds nothing.
  */
@@ -47,7 +47,8 @@ export function recordLeavers(
 	const fresh: FoldRecord[] = [];
 	for (const block of linearize(messages, engine.turnBase)) {
 		try {
-			if (!block.durable || block.kind === "summary" || !block.text || engine.registry.record(block.id)) continue;
+			if (!block.durable || block.kind === "summary" || engine.registry.record(block.id)) continue;
+			if (!block.text && block.images === 0) continue;
 			const code = foldCode(block.id);
 			const holder = engine.registry.idOf(code);
 			if (holder !== undefined && holder !== block.id) {

@@ -24,6 +24,8 @@ export interface ParentHit {
 	record: FoldRecord;
 	text: string;
 	toolName?: string;
+	/** Images the block held, which recall does not serve. */
+	images: number;
 	/** The parent session file it came from. */
 	file: string;
 	/** False for a legacy record without a fold-time sha256 (served unverified). */
@@ -205,6 +207,7 @@ export class ParentSession {
 			record,
 			text: hit.block.text,
 			toolName: hit.block.toolName,
+			images: hit.block.images,
 			file: this.file,
 			verified,
 		});

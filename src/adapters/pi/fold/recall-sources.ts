@@ -33,6 +33,8 @@ export interface Resolved {
 	/** A bash full-output file owned by the bash tool, if the result was truncated. */
 	fullOutputPath?: string;
 	toolName?: string;
+	/** Images the block held, which recall does not serve (it serves text only). */
+	images?: number;
 }
 
 /** Why a code could not be served. */
@@ -126,6 +128,7 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 		warning,
 		fullOutputPath: fullOutputOf(block, message),
 		toolName: block.toolName,
+		images: block.images,
 	});
 	let mismatch = false;
 	let unreadable: string | undefined;
@@ -195,6 +198,7 @@ export function resolveOtherBranch(code: string, ledger: Ledger): Resolved | Unr
 		warning,
 		fullOutputPath: fullOutputOf(hit.block, hit.message),
 		toolName: hit.block.toolName,
+		images: hit.block.images,
 	});
 	const newest = hits.at(-1);
 	if (!record.sha256 && newest) return served(newest, "this fold predates fold-time hashes; served unverified");

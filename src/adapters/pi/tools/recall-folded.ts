@@ -65,6 +65,7 @@ export function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, par
 		source: "parent",
 		origin: hit.file,
 		toolName: hit.toolName,
+		images: hit.images,
 		...(hit.verified ? {} : { warning: "this fold predates fold-time hashes; served unverified" }),
 	};
 	return resolved;
@@ -88,7 +89,8 @@ export function recallHeader(r: Resolved, file?: string): string {
 						: r.source === "live"
 							? "from live history"
 							: "unverified: legacy record without a fold-time sha256";
-	const head = `Recalled #${r.record.code}: ${what}, ${linesText(lineCount(file ?? r.text))} (${how})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	const images = r.images ? `; ${r.images} image${r.images === 1 ? "" : "s"} not served: recall serves text only` : "";
+	const head = `Recalled #${r.record.code}: ${what}, ${linesText(lineCount(file ?? r.text))} (${how}${images})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
 
