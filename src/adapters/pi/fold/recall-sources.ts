@@ -114,14 +114,17 @@ function fullOutputOf(block: Block, message: MessageLike): string | undefined {
 	return details && typeof details === "object" ? (details.fullOutputPath as string | undefined) : undefined;
 }
 
-/** Resolves a code through the registry, the ledger and live history. */
-export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): Resolved | Unresolved {
-	const id = engine.registry.idOf(code);
-	const record = id ? engine.registry.record(id) : undefined;
-	if (!id || !record) return { ok: false, error: `#${code} is not a fold code of this session branch` };
-	const base = (block: Block, message: MessageLike, source: Resolved["source"], warning?: string): Resolved => ({
+/** A resolved block: `block` of `message`, served for `record` from `source`. */
+function servedFrom(
+	record: FoldRecord,
+	block: Block,
+	message: MessageLike,
+	source: Resolved["source"],
+	warning?: string,
+): Resolved {
+	return {
 		ok: true,
-		id,
+		id: record.id,
 		record,
 		text: display(block, message),
 		source,
@@ -129,7 +132,16 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
 		fullOutputPath: fullOutputOf(block, message),
 		toolName: block.toolName,
 		images: block.images,
-	});
+	};
+}
+
+/** Resolves a code through the registry, the ledger and live history. */
+export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): Resolved | Unresolved {
+	const id = engine.registry.idOf(code);
+	const record = id ? engine.registry.record(id) : undefined;
+	if (!id || !record) return { ok: false, error: `#${code} is not a fold code of this session branch` };
+	const base = (block: Block, message: MessageLike, source: Resolved["source"], warning?: string): Resolved =>
+		servedFrom(record, block, message, source, warning);
 	let mismatch = false;
 	let unreadable: string | undefined;
 	try {
@@ -189,17 +201,8 @@ export function resolveOtherBranch(code: string, ledger: Ledger): Resolved | Unr
 		return { ok: false, error: `#${code}: the session file could not be read (${errorText(error)})` };
 	}
 	const { record } = placed;
-	const served = (hit: LedgerHit, warning?: string): Resolved => ({
-		ok: true,
-		id: record.id,
-		record,
-		text: display(hit.block, hit.message),
-		source: here ? "records" : "branch",
-		warning,
-		fullOutputPath: fullOutputOf(hit.block, hit.message),
-		toolName: hit.block.toolName,
-		images: hit.block.images,
-	});
+	const served = (hit: LedgerHit, warning?: string): Resolved =>
+		servedFrom(record, hit.block, hit.message, here ? "records" : "branch", warning);
 	const newest = hits.at(-1);
 	if (!record.sha256 && newest) return served(newest, "this fold predates fold-time hashes; served unverified");
 	for (const hit of hits) if (hashOf(hit.block) === record.sha256) return served(hit);
