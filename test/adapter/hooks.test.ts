@@ -293,6 +293,8 @@ describe("failure posture", () => {
 			await stub.call("unfold", { codes: [code] }),
 			`#${code} is already raw: this branch's fold state could not be restored, so its folds are sent raw; recall_folded reads it`,
 		);
+		const found = await stub.call("recall_folded", { search: "line 3 of check 0 output ok" });
+		assert.match(found, new RegExp(`#${code}`), "search finds it too");
 	});
 
 	it("a block the ledger cannot verify is served from live history while live, and errors once gone", async () => {

@@ -110,6 +110,14 @@ export class Ledger {
 		return this.records.get(code);
 	}
 
+	/** The fold records written on the session's current branch, as the file holds them, by code. */
+	branchRecords(): PlacedRecord[] {
+		this.refresh();
+		const branch = this.source()?.getBranch?.() ?? [];
+		const ids = new Set(branch.map((entry) => (entry as { id?: unknown } | undefined)?.id));
+		return [...this.records.values()].filter((placed) => ids.has(placed.entryId));
+	}
+
 	/** True when the entry `id` is on the session's current branch (false when the branch cannot be read). */
 	onBranch(id: string): boolean {
 		const branch = this.source()?.getBranch?.() ?? [];

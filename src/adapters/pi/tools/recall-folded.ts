@@ -18,8 +18,14 @@ import {
 import { lineCount, linesText } from "../../../core/tokens.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
-import { type Resolved, readToolOutputFile, resolveCode, resolveOtherBranch } from "../fold/recall-sources.ts";
-import type { Ledger } from "../fold/session-ledger.ts";
+import {
+	type Resolved,
+	readToolOutputFile,
+	resolveCode,
+	resolveOtherBranch,
+	type Unresolved,
+} from "../fold/recall-sources.ts";
+import type { Ledger, PlacedRecord } from "../fold/session-ledger.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
 /**
@@ -170,15 +176,18 @@ export function searchFolded(
 ): SearchAnswer {
 	const tiers: Resolved[][] = [[], [], []];
 	let unreadable = 0;
-	for (const record of engine.registry.allRecords()) {
-		const r = resolveCode(record.code, engine, ledger);
-		if (!r.ok) {
+	const take = (r: Resolved | Unresolved | undefined): void => {
+		if (!r?.ok) {
 			unreadable++;
-			continue;
+			return;
 		}
 		const quality = matchQuality(r.text, pattern);
 		if (quality < 3) tiers[quality].push(r);
-	}
+	};
+	for (const record of engine.registry.allRecords()) take(resolveCode(record.code, engine, ledger));
+	// Folds this branch recorded that its fold state lacks (a restore that failed) are searched too.
+	for (const { record } of branchRecordsOf(ledger))
+		if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
 	const hits = tiers.flat();
 	if (hits.length === 0) {
 		const none = `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
@@ -202,6 +211,15 @@ export function searchFolded(
 		heads.push(more);
 	}
 	return { text: `${heads[0]}\n\n${out.join("\n\n")}${more ? `\n${more}` : ""}`, heads };
+}
+
+/** The fold records of the current branch as the session file holds them (none when it cannot be read). */
+function branchRecordsOf(ledger: Ledger): PlacedRecord[] {
+	try {
+		return ledger.branchRecords();
+	} catch {
+		return [];
+	}
 }
 
 /**
