@@ -25,7 +25,7 @@ import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
 import { RequestFacts } from "./fold/request-facts.ts";
 import { Ledger, type LedgerSource } from "./fold/session-ledger.ts";
-import { registerFoldTools } from "./tools/loadout.ts";
+import { type FoldTools, registerFoldTools } from "./tools/loadout.ts";
 import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
@@ -282,11 +282,20 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 
 	registerWarmingAnswer(pi, { engine, telemetry, debug: () => settings.config.debug, warn });
 
+	/** The fold tools, registered below (after the fold pass, whose handler must run first). */
+	let foldTools: FoldTools | undefined;
 	pi.on("context", (event, ctx) => {
 		try {
 			advisor.beginRequest();
 			const messages = event.messages as unknown as MessageLike[];
-			engine.run(messages, requestFacts.of(messages, ctx));
+			const facts = requestFacts.of(messages, ctx);
+			if (foldTools?.withheld()) {
+				warnOnce(
+					"context-fold: recall_folded and unfold are not active (the tool selection or another extension left them out), so nothing new folds: the model could not read a folded block back",
+				);
+				facts.hold = true;
+			}
+			engine.run(messages, facts);
 		} catch (error) {
 			warnOnce(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);
 		}
@@ -317,7 +326,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		warn,
 		keepRecent: () => settings.keepRecent,
 	});
-	registerFoldTools(pi, {
+	foldTools = registerFoldTools(pi, {
 		engine,
 		ledger,
 		parent: () => parent,

@@ -76,6 +76,8 @@ export interface TurnFacts {
 	reserve?: number;
 	/** The model the request goes to (a reply's thinking from another one is not sent). */
 	model?: ModelKey;
+	/** No new fold event or compaction request: the model could not read a folded block back. */
+	hold?: boolean;
 }
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
@@ -330,7 +332,8 @@ export class FoldEngine {
 	 */
 	run(messages: MessageLike[], facts: TurnFacts): boolean {
 		let indexed = false;
-		const { plan, event, contents } = runTurn(this.input(messages, facts, this.deps.policy), {
+		const policy: Policy = facts.hold ? () => [] : this.deps.policy;
+		const { plan, event, contents } = runTurn(this.input(messages, facts, policy), {
 			planned: (planned) => this.notice(planned),
 			persist: ({ seq, records, plan }) => {
 				this.deps.beforeCommit?.(seq, records, messages, plan.blocks);

@@ -74,8 +74,17 @@ function summaryNamesFolds(ctx: ExtensionContext, ledger: Ledger): boolean {
 	);
 }
 
+/** What the fold pass asks of the fold tools. */
+export interface FoldTools {
+	/**
+	 * True when the tools are settled but not all active (the tool selection, `--tools`, or another
+	 * extension left them out): the model could not read a folded block back, so nothing new folds.
+	 */
+	withheld(): boolean;
+}
+
 /** Registers recall_folded and unfold inactive, and activates them once the session has something to recall. */
-export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
+export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): FoldTools {
 	const { engine, ledger, parent, foldsNext, declared, warn } = deps;
 	registerRecallFolded(pi, engine, ledger, parent);
 	registerUnfold(pi, engine, parent, ledger);
@@ -171,4 +180,11 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): void {
 		onceRecallable();
 		return undefined;
 	});
+	return {
+		withheld: () => {
+			if (!settled) return false;
+			const active = pi.getActiveTools();
+			return FOLD_TOOLS.some((name) => !active.includes(name));
+		},
+	};
 }
