@@ -104,16 +104,16 @@ test("after a compaction Pi is asked until it reports a size once, and again aft
 	);
 });
 
-test("after a switch of model, the thinking pi-ai no longer sends leaves the figure", () => {
+test("right after a switch of model the figure, which holds thinking pi-ai no longer sends, is not given", () => {
 	const a = { provider: "fa", api: "anthropic-messages", id: "model-a" };
 	const b = { provider: "fo", api: "openai-completions", id: "model-b" };
-	const thought = (model: typeof a, u: ReturnType<typeof usage>): MessageLike => ({
+	const thought = (model: typeof a, u: ReturnType<typeof usage>, thinking = "z".repeat(35_000)): MessageLike => ({
 		role: "assistant",
 		provider: model.provider,
 		api: model.api,
 		model: model.id,
 		content: [
-			{ type: "thinking", thinking: "z".repeat(35_000) },
+			{ type: "thinking", thinking },
 			{ type: "text", text: "thought." },
 		],
 		usage: u,
@@ -124,10 +124,17 @@ test("after a switch of model, the thinking pi-ai no longer sends leaves the fig
 	const whole = calculateContextTokens(usage(20_000)) + est(user("go on"));
 	assert.equal(new ContextUsage().tokens(messages, never, a), whole, "the same model is sent its thinking");
 	assert.equal(new ContextUsage().tokens(messages, never), whole, "without a model nothing is left out");
-	assert.equal(new ContextUsage().tokens(messages, never, b), whole - 10_000, "35k characters, 10k tokens, not sent");
 	assert.equal(
-		new ContextUsage().tokens([...messages, thought(b, usage(3_000)), thought(a, usage(30_000))], never, b),
-		calculateContextTokens(usage(30_000)) - 20_000,
-		"every reply model a was sent, its own and the earlier one, leaves the last response's figure",
+		new ContextUsage().tokens(messages, never, b),
+		undefined,
+		"the pass estimates the request itself: the figure holds thinking, raw or folded, model b is not sent",
+	);
+	const thoughtless = [user("start"), thought(a, usage(20_000), ""), user("go on")];
+	assert.equal(new ContextUsage().tokens(thoughtless, never, b), whole, "a switch with no thinking keeps the figure");
+	const answered = [...messages, thought(b, usage(9_000)), user("more")];
+	assert.equal(
+		new ContextUsage().tokens(answered, never, b),
+		calculateContextTokens(usage(9_000)) + est(user("more")),
+		"once the new model has answered, its own figure is used",
 	);
 });

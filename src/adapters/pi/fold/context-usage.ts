@@ -11,7 +11,8 @@
  * Pi also distrusts usage from before a `context_edit` entry (retry recovery, other extensions),
  * which a request does not show: there the figure is off by at most the edit. A reply that failed
  * or was aborted is estimated at nothing: pi-ai sends it in no request; nor is thinking that another
- * model than the request's wrote (pi-ai drops it), which Pi's own figure still counts.
+ * model than the request's wrote (pi-ai drops it), which Pi's own figure still counts; right after a
+ * switch of model the last response's figure holds such thinking, so none is given.
  */
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import { isModelReply, type MessageLike, type ModelKey, thinkingSentTo } from "../../../core/block.ts";
@@ -83,13 +84,19 @@ export class ContextUsage {
 		while (at >= 0 && !validUsage(messages[at])) at--;
 		// No response yet: Pi estimates every message and the system prompt, which the request lacks.
 		if (at < 0) return ask();
-		let tokens = calculateContextTokens(validUsage(messages[at]) as Usage);
-		// After a switch of model, the thinking the last response's model was sent (and wrote) is not
-		// sent to this one: pi-ai drops thinking another model wrote.
+		// After a switch of model, the last response's figure holds thinking this model is not sent
+		// (pi-ai drops thinking another model wrote), raw or folded as the previous request carried it:
+		// the pass then estimates the request itself (undefined), until this model answers.
 		const before = modelOf(messages[at]);
 		if (model && before && !sameModel(before, model))
 			for (let i = 0; i <= at; i++)
-				if (thinkingSentTo(messages[i], before)) tokens -= droppedThinking(messages[i], model);
+				if (
+					isModelReply(messages[i]) &&
+					thinkingSentTo(messages[i], before) &&
+					droppedThinking(messages[i], model) > 0
+				)
+					return undefined;
+		let tokens = calculateContextTokens(validUsage(messages[at]) as Usage);
 		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
 		for (let i = at + 1; i < messages.length; i++) {
 			if (messages[i].role === "assistant" && !isModelReply(messages[i])) continue;
