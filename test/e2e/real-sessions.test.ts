@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, test } from "node:test";
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
-import { linearize, type MessageLike } from "../../src/core/block.ts";
+import { linearize, type MessageLike, type ModelKey } from "../../src/core/block.ts";
 import { budgetOf, DEFAULT_LADDER, tailOf } from "../../src/core/contract.ts";
 import { foldCode, toolResultDigest } from "../../src/core/digest.ts";
 import { estTokens } from "../../src/core/tokens.ts";
@@ -28,6 +28,13 @@ import { createPiSandbox } from "./harness/pi-runner.ts";
 const TAG = /^\{#([0-9a-z]{8}) FOLDED\}/;
 
 const PROMPT = "continue";
+
+/**
+ * The model the sandbox resumes every session with (the harness's default: text only). pi-ai sends it
+ * none of the thinking the recorded models wrote, and a placeholder for each image, so the blocks are
+ * counted as its requests carry them (see messageBlocks).
+ */
+const MODEL: ModelKey = { provider: "fake", api: "anthropic-messages", id: "fake-model", images: false };
 
 /** Fill ratios tried, largest window first: the first-fold threshold crossed, then past the budget, then full. */
 const FILLS = [0.65, 0.8, 1] as const;
@@ -44,14 +51,35 @@ function sizeOf(message: MessageLike | undefined): Usage | undefined {
 /**
  * The context size Pi reports for `messages` at `session`'s leaf (`ctx.getContextUsage()`), which the
  * extension hands the policy: the last response's usage plus Pi's estimate of every later message;
- * undefined when Pi cannot tell (no response since the latest compaction), where the policy sums the
- * blocks as the planner does without a figure.
+ * undefined when Pi cannot tell (no response since the latest compaction), or when the recording's
+ * model wrote thinking the sandbox's model is not sent (the figure holds it), where the policy sums
+ * the blocks as the planner does without a figure.
  */
 function piContextTokens(session: Session, messages: readonly MessageLike[]): number | undefined {
 	const compaction = session.branch.findLastIndex((e) => e.type === "compaction");
 	const since = session.branch.slice(compaction + 1);
 	if (!since.some((e) => e.type === "message" && sizeOf(e.message as MessageLike))) return undefined;
 	const at = messages.findLastIndex((m) => sizeOf(m) !== undefined);
+	// The recording's model wrote thinking that the sandbox's model is not sent: its figure holds what
+	// this request lacks, so the extension gives none and the policy sums the blocks.
+	const recorded = messages[at] as { provider?: unknown; api?: unknown; model?: unknown };
+	const sameModel = (m: unknown) => {
+		const o = m as { provider?: unknown; api?: unknown; model?: unknown };
+		return o.provider === recorded.provider && o.api === recorded.api && o.model === recorded.model;
+	};
+	const switched = recorded.provider !== MODEL.provider || recorded.api !== MODEL.api || recorded.model !== MODEL.id;
+	const thought = messages
+		.slice(0, at + 1)
+		.some(
+			(m) =>
+				sizeOf(m) !== undefined &&
+				sameModel(m) &&
+				Array.isArray(m.content) &&
+				(m.content as { type?: unknown; thinking?: unknown }[]).some(
+					(p) => p?.type === "thinking" && typeof p.thinking === "string" && p.thinking.length > 0,
+				),
+		);
+	if (switched && thought) return undefined;
 	let tokens = calculateContextTokens(sizeOf(messages[at]) as Usage);
 	for (const message of messages.slice(at + 1)) tokens += estimateTokens(message as never);
 	return tokens;
@@ -85,7 +113,7 @@ interface Obligation {
  * holds), so at least `least` of them fold.
  */
 function obligation(messages: readonly MessageLike[], usage: number, window: number): Obligation {
-	const blocks = linearize(messages);
+	const blocks = linearize(messages, 0, undefined, undefined, MODEL);
 	let total = 0;
 	for (const block of blocks) total += block.tokens;
 	// The protected tail: the newest block and every block that begins within the last `tail` tokens.
@@ -149,7 +177,7 @@ function resumeFigures(session: Session): {
 		},
 	];
 	let tokens = 0;
-	for (const block of linearize(messages)) tokens += block.tokens;
+	for (const block of linearize(messages, 0, undefined, undefined, MODEL)) tokens += block.tokens;
 	const reported = piContextTokens(session, messages);
 	const windowAt = (fill: number) => Math.ceil((reported ?? tokens) / fill / 1000) * 1000;
 	for (const fill of FILLS) {
