@@ -96,4 +96,24 @@ describe("recall_folded output cap", () => {
 		assert.match(out, /"z{39}…" is not a fold code/);
 		assert.match(out, new RegExp(`^Recalled #${codes[0]}: bash, 400 lines`, "m"));
 	});
+
+	it("unfold keeps folded what would bring the next request past the window, and says why", async () => {
+		const { stub, codes } = await foldedCodes(30, 400);
+		assert.ok(codes.length >= 20, `folded ${codes.length}`);
+		const out = await stub.call("unfold", { codes: codes.slice(0, 20) });
+		const kept = out.split("\n").filter((l) => l.includes("stays folded"));
+		assert.ok(kept.length > 0, out);
+		assert.match(
+			kept[0],
+			/^#[0-9a-z]{8} stays folded: it would add ~[\d.]+k tokens where ~[\d.]+k? are left .*recall_folded reads it/,
+		);
+		const back = /^Unfolded (.*): the original content/.exec(out)?.[1].split(", ") ?? [];
+		assert.equal(back.length + kept.length, 20, "every code is either unfolded or kept, and said");
+		const sent = resultTexts(await stub.request());
+		const chars = sent.reduce((n, t) => n + t.length, 0);
+		assert.ok(
+			chars / 4 < stub.window,
+			`the next request's results (~${Math.round(chars / 4)} tokens) fit the window`,
+		);
+	});
 });

@@ -80,6 +80,12 @@ export interface TurnFacts {
 	hold?: boolean;
 }
 
+/** What unfolding adds to the next request, by block id, and the tokens of room left for it. */
+export interface UnfoldRoom {
+	left: number;
+	back: ReadonlyMap<string, number>;
+}
+
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
 export interface LiveBlock {
 	block: Block;
@@ -116,6 +122,8 @@ export class FoldEngine {
 		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number; snapshot?: PassSnapshot }
 		| undefined;
 	private warnedStale = new Set<string>();
+	/** What unfolds may still add before the next request (see unfoldRoom). */
+	private room: UnfoldRoom | undefined;
 	/** The latest preview and what it was of, so footer refreshes before the next request plan once. */
 	private previewed: { key: string; snapshot: PassSnapshot } | undefined;
 
@@ -194,6 +202,26 @@ export class FoldEngine {
 		this.lastBlocks = linearize(messages, this.turnBase);
 		this.lastMessages = messages.slice();
 		this.rawContents = new Map();
+	}
+
+	/**
+	 * The tokens unfolding each block the latest request carried folded would add to the next request,
+	 * and the room left in the window (past it the provider refuses the request), less what unfolds
+	 * since that request took; undefined before any request and after a compaction, until the next one.
+	 */
+	unfoldRoom(): UnfoldRoom | undefined {
+		if (this.room) return this.room;
+		const snapshot = this.pass();
+		const view = this.lastPass?.view;
+		if (!snapshot || !view || !(view.window > 0)) return undefined;
+		let sent = 0;
+		const back = new Map<string, number>();
+		for (const row of snapshot.rows) {
+			sent += row.tokens;
+			if (row.folded) back.set(row.id, Math.max(0, row.raw - row.tokens));
+		}
+		this.room = { left: view.window - sent, back };
+		return this.room;
 	}
 
 	/** Forgets the latest request's status rows: the context changed under them (a compaction, an unfold). */
@@ -331,6 +359,7 @@ export class FoldEngine {
 	 * caller must treat as "send this turn raw".
 	 */
 	run(messages: MessageLike[], facts: TurnFacts): boolean {
+		this.room = undefined;
 		let indexed = false;
 		const policy: Policy = facts.hold ? () => [] : this.deps.policy;
 		const { plan, event, contents } = runTurn(this.input(messages, facts, policy), {
@@ -424,7 +453,11 @@ export class FoldEngine {
 	unfold(ids: readonly string[]): void {
 		if (ids.length === 0) return;
 		this.deps.append({ v: ENTRY_VERSION, kind: "unfold", ids: [...ids] });
-		for (const id of ids) this.registry.unfold(id);
+		const room = this.unfoldRoom();
+		for (const id of ids) {
+			this.registry.unfold(id);
+			if (room) room.left -= room.back.get(id) ?? 0;
+		}
 		// The latest request's rows still show these blocks folded: the user's view previews the next request instead.
 		this.forgetPass();
 		try {

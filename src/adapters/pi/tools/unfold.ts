@@ -5,6 +5,7 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
+import { short } from "../../../core/tokens.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
@@ -58,6 +59,23 @@ export function runUnfold(
 				already++;
 				lines.push(`#${code} is already unfolded`);
 			} else ids.push(id);
+		}
+		// An unfold never brings the next request past the window, which the provider would refuse: the
+		// blocks that would are left folded, the rest unfold, in the order named.
+		const room = engine.unfoldRoom();
+		if (room) {
+			let left = room.left;
+			for (const id of [...ids]) {
+				const back = room.back.get(id) ?? 0;
+				if (back <= left) {
+					left -= back;
+					continue;
+				}
+				ids.splice(ids.indexOf(id), 1);
+				lines.push(
+					`#${engine.registry.record(id)?.code} stays folded: it would add ~${short(back)} tokens where ~${short(Math.max(0, left))} are left in the window; recall_folded reads it without changing the context`,
+				);
+			}
 		}
 		if (ids.length > 0) {
 			engine.unfold(ids);
