@@ -5,18 +5,10 @@
  * its tool results raw.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { TAG_AT_HEAD } from "./harness/fold-wire.ts";
-import {
-	type CapturedRequest,
-	type ModelServer,
-	messagesOf,
-	type Reply,
-	startModelServer,
-	toolNamesOf,
-	toolResultsOf,
-} from "./harness/model-server.ts";
-import { createPiSandbox, type PiSandbox } from "./harness/pi-runner.ts";
+import { type CapturedRequest, messagesOf, type Reply, toolNamesOf, toolResultsOf } from "./harness/model-server.ts";
+import { rpcFixture } from "./harness/rpc-fixture.ts";
 
 /** Eight bash calls of 300 lines each, then a short answer. */
 function script(req: CapturedRequest): Reply {
@@ -28,38 +20,30 @@ function script(req: CapturedRequest): Reply {
 }
 
 describe("recall_folded and unfold left out of the active tools", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	before(async () => {
-		server = await startModelServer(script);
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
+	const run = rpcFixture(
+		script,
+		{
 			contextWindow: 20_000,
 			settings: {
 				compaction: { enabled: false },
 				"context-fold": { policy: "working-set", foldFrom: 6000, minEvent: 2000, hotTail: 1000 },
 			},
-		});
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+		},
+		{ extensions: ["."], args: ["--tools", "bash"], timeoutMs: 90_000 },
+	);
 
 	it("fold nothing new, and say why once", async () => {
-		const run = await sandbox.runPrint({
-			prompt: "go",
-			extensions: ["."],
-			args: ["--tools", "bash"],
-			timeoutMs: 90_000,
-		});
-		assert.equal(run.code, 0, run.stderr);
+		const { server, rpc } = run;
+		await rpc.prompt("go");
 		assert.ok(server.requests.length >= 9);
 		for (const req of server.requests) {
 			assert.ok(!toolNamesOf(req).includes("recall_folded"), "the selection keeps recall_folded out");
 			for (const r of toolResultsOf(req)) assert.doesNotMatch(r.text, TAG_AT_HEAD, `request ${req.index} folds`);
 		}
-		const said = run.stderr.split("\n").filter((l) => l.includes("recall_folded and unfold are not active"));
-		assert.equal(said.length, 1, run.stderr);
+		const said = rpc
+			.stderr()
+			.split("\n")
+			.filter((l) => l.includes("recall_folded and unfold are not active"));
+		assert.equal(said.length, 1, rpc.stderr());
 	});
 });

@@ -37,10 +37,6 @@ function modelOf(message: MessageLike): ModelKey | undefined {
 	return typeof m.model === "string" ? { provider: m.provider, api: m.api, id: m.model } : undefined;
 }
 
-function sameModel(a: ModelKey, b: ModelKey): boolean {
-	return a.provider === b.provider && a.api === b.api && a.id === b.id;
-}
-
 /** Pi's estimate of the thinking of `message` that a request to `model` leaves out (0 when it is sent). */
 function droppedThinking(message: MessageLike, model: ModelKey | undefined): number {
 	if (message.role !== "assistant" || thinkingSentTo(message, model) || !Array.isArray(message.content)) return 0;
@@ -88,7 +84,7 @@ export class ContextUsage {
 		// (pi-ai drops thinking another model wrote), raw or folded as the previous request carried it:
 		// the pass then estimates the request itself (undefined), until this model answers.
 		const before = modelOf(messages[at]);
-		if (model && before && !sameModel(before, model))
+		if (model && before && !thinkingSentTo(messages[at], model))
 			for (let i = 0; i <= at; i++)
 				if (
 					isModelReply(messages[i]) &&

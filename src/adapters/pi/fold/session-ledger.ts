@@ -113,15 +113,19 @@ export class Ledger {
 	/** The fold records written on the session's current branch, as the file holds them, by code. */
 	branchRecords(): PlacedRecord[] {
 		this.refresh();
-		const branch = this.source()?.getBranch?.() ?? [];
-		const ids = new Set(branch.map((entry) => (entry as { id?: unknown } | undefined)?.id));
+		const ids = this.branchIds();
 		return [...this.records.values()].filter((placed) => ids.has(placed.entryId));
 	}
 
 	/** True when the entry `id` is on the session's current branch (false when the branch cannot be read). */
 	onBranch(id: string): boolean {
+		return this.branchIds().has(id);
+	}
+
+	/** The ids of the current branch's entries (none when the source has no branch). */
+	private branchIds(): Set<unknown> {
 		const branch = this.source()?.getBranch?.() ?? [];
-		return branch.some((entry) => (entry as { id?: unknown } | undefined)?.id === id);
+		return new Set(branch.map((entry) => (entry as { id?: unknown } | undefined)?.id));
 	}
 
 	/** Every ledger occurrence of a durable id, oldest first. */

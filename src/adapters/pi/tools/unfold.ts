@@ -37,6 +37,10 @@ export function runUnfold(
 		const lines: string[] = parsed.bad.length > 0 ? [notCodes(parsed.bad)] : [];
 		const ids: string[] = [];
 		let already = 0;
+		// An unfold never brings the next request past the window, which the provider would refuse: the
+		// blocks that would stay folded, the rest unfold, in the order named.
+		const room = engine.unfoldRoom();
+		let left = room?.left ?? Number.POSITIVE_INFINITY;
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
 			if (!id && parent?.has(code)) {
@@ -58,23 +62,16 @@ export function runUnfold(
 			} else if (engine.registry.isUnfolded(id)) {
 				already++;
 				lines.push(`#${code} is already unfolded`);
-			} else ids.push(id);
-		}
-		// An unfold never brings the next request past the window, which the provider would refuse: the
-		// blocks that would are left folded, the rest unfold, in the order named.
-		const room = engine.unfoldRoom();
-		if (room) {
-			let left = room.left;
-			for (const id of [...ids]) {
-				const back = room.back.get(id) ?? 0;
-				if (back <= left) {
+			} else {
+				const back = room?.back.get(id) ?? 0;
+				if (back > left) {
+					lines.push(
+						`#${code} stays folded: it would add ~${short(back)} tokens where ~${short(Math.max(0, left))} are left in the window; recall_folded reads it without changing the context`,
+					);
+				} else {
 					left -= back;
-					continue;
+					ids.push(id);
 				}
-				ids.splice(ids.indexOf(id), 1);
-				lines.push(
-					`#${engine.registry.record(id)?.code} stays folded: it would add ~${short(back)} tokens where ~${short(Math.max(0, left))} are left in the window; recall_folded reads it without changing the context`,
-				);
 			}
 		}
 		if (ids.length > 0) {
