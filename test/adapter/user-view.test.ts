@@ -524,6 +524,19 @@ describe("/context-fold", () => {
 		assert.match(own, /useWindow = 10, saved to .*; applies from the next request/);
 	});
 
+	it("says in the confirmation when a saved cacheTtlByProvider entry names no provider Pi knows", async () => {
+		writeFileSync(settingsFile, "{}");
+		const stub = await started({ settings: {} });
+		stub.providers = ["anthropic", "openai"];
+		const typo = (await stub.command("context-fold", "settings cacheTtlByProvider antropic=3600")).stdout;
+		assert.match(
+			typo,
+			/cacheTtlByProvider = antropic=3600, saved to .*; applies from the next request; but cacheTtlByProvider entry "antropic" names no provider Pi knows, so it never applies \(did you mean anthropic\?\)/,
+		);
+		const known = (await stub.command("context-fold", "settings cacheTtlByProvider anthropic=3600")).stdout;
+		assert.doesNotMatch(known, /never applies/);
+	});
+
 	it("refuses a bad value, a missing value and a knob the environment sets, and lists that knob as locked", async () => {
 		writeFileSync(settingsFile, "{}");
 		const stub = await started();

@@ -7,6 +7,7 @@ import { unfoldCost } from "../../../core/latest-request.ts";
 import { patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
 import { statusText, VIEW_WIDTH } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
+import { knownProviders, providerTableProblems } from "../cache/lifetime.ts";
 import { idleUnder, KNOBS, nearestKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
@@ -175,9 +176,14 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 		deps.reload();
 		const policy = currentRows(pi, deps, ctx).find((r) => r.key === "policy")?.value;
 		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
+		// An entry naming no provider Pi knows never applies: the confirmation says so where the user looks.
+		const never =
+			row.key === "cacheTtlByProvider"
+				? providerTableProblems(String(saved), knownProviders(ctx.modelRegistry)).map((p) => `; but ${p}`)
+				: [];
 		return {
 			ok: true,
-			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}`,
+			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}${never.join("")}`,
 		};
 	} catch (error) {
 		// resolveConfig's words name the settings path and the fallback; here only the reason matters.
