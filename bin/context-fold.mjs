@@ -12,10 +12,16 @@ if (major < 22 || (major === 22 && minor < 19)) {
 }
 let piVersion;
 try {
-	const pi = import.meta.resolve("@earendil-works/pi-coding-agent");
+	// Pi's manifest is the nearest package.json above its entry that names it (a directory of the
+	// user's own may be called dist as well).
 	const { readFileSync } = await import("node:fs");
-	const manifest = new URL("../package.json", new URL(pi).href.replace(/\/dist\/.*$/, "/dist/"));
-	piVersion = JSON.parse(readFileSync(manifest, "utf8")).version;
+	let at = new URL(".", import.meta.resolve("@earendil-works/pi-coding-agent"));
+	for (; !piVersion && at.pathname !== "/"; at = new URL("..", at)) {
+		try {
+			const manifest = JSON.parse(readFileSync(new URL("package.json", at), "utf8"));
+			if (manifest.name === "@earendil-works/pi-coding-agent") piVersion = manifest.version;
+		} catch {}
+	}
 } catch {
 	piVersion = undefined;
 }

@@ -66,6 +66,39 @@ test("as the checkout's npm script, relative paths mean the directory npm was ru
 	assert.match(run.stdout, /^debug-branchy\.jsonl — /m);
 });
 
+test("the command finds Pi's version under a directory of the user's named dist, and refuses one below 1.6", () => {
+	const root = mkdtempSync(join(tmpdir(), "cf-dist-"));
+	try {
+		const project = join(root, "dist", "project");
+		const bin = join(project, "node_modules", "context-fold", "bin");
+		mkdirSync(bin, { recursive: true });
+		writeFileSync(
+			join(bin, "context-fold.mjs"),
+			readFileSync(new URL("../../bin/context-fold.mjs", import.meta.url)),
+		);
+		const pi = join(project, "node_modules", "@earendil-works", "pi-coding-agent");
+		mkdirSync(join(pi, "dist"), { recursive: true });
+		writeFileSync(join(pi, "dist", "index.js"), "");
+		const installPi = (version: string) =>
+			writeFileSync(
+				join(pi, "package.json"),
+				JSON.stringify({ name: "@earendil-works/pi-coding-agent", version, exports: { ".": "./dist/index.js" } }),
+			);
+		const run = () =>
+			spawnSync(process.execPath, [join(bin, "context-fold.mjs"), "replay", "--help"], { encoding: "utf8" });
+		installPi("1.6.0");
+		// Past the version check the stand-in has no replay to load: any error but the version's will do.
+		assert.doesNotMatch(run().stderr, /needs @earendil-works\/pi-coding-agent >= 1\.6/);
+		installPi("1.5.2");
+		assert.match(
+			run().stderr,
+			/needs @earendil-works\/pi-coding-agent >= 1\.6 installed beside it \(found 1\.5\.2\)/,
+		);
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+});
+
 /** `env` without context-fold's variables (a test run may carry some). */
 function withoutOwn(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("CONTEXTFOLD")));
