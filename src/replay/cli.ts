@@ -28,7 +28,7 @@ import { PRICE_MODELS } from "./price.ts";
 import { ProgressLine } from "./progress.ts";
 import { barLoss, type PolicyFigures, type SessionReport, table, verdict, withRatios, wrap } from "./report.ts";
 import type { Policy } from "./run.ts";
-import { SessionFileError } from "./session-file.ts";
+import { readPiSession, SessionFileError } from "./session-file.ts";
 
 /** The fold profiles, as the extension's `policy` setting names them, in alphabetical order. */
 export const PROFILES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
@@ -181,7 +181,14 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 			if (key === "policy" && !PROFILES.includes(rest.join("=")))
 				throw new UsageError(`--set policy takes one of ${PROFILES.join(", ")}, not ${rest.join("=")}`);
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = decimal(rest.join("="));
-			else knobs[key] = value(rest.join("="));
+			// Defined, not assigned: a key such as __proto__ is then named as no knob, as any other is.
+			else
+				Object.defineProperty(knobs, key, {
+					value: value(rest.join("=")),
+					enumerable: true,
+					writable: true,
+					configurable: true,
+				});
 		} else if (arg === "--images") {
 			const how = next();
 			if (how !== "text" && how !== "size") throw new UsageError(`--images takes text or size, not ${how}`);
@@ -189,8 +196,11 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		} else if (arg === "--json") json = true;
 		else if (arg === "--wide") wide = true;
 		else if (arg === "--quiet") quiet = true;
-		else if (arg === "--html") html = next();
-		else if (arg === "--jobs") jobs = decimal(next());
+		else if (arg === "--html") {
+			html = next();
+			// A forgotten name would take the next argument: a session file, or an option.
+			if (html === "" || html.startsWith("-")) throw new UsageError(`--html needs a file name, not "${html}"`);
+		} else if (arg === "--jobs") jobs = decimal(next());
 		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}
@@ -356,7 +366,8 @@ export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): s
 
 /**
  * True, said on stderr, when `--html <file>` is one of the sessions to replay (the same file by any
- * path or link), which the page would overwrite; false when it is not (or names no file yet).
+ * path or link) or any other Pi session, which the page would overwrite; false when it is neither
+ * (or names no file yet).
  */
 function htmlClashes(html: string | undefined, files: readonly string[]): boolean {
 	if (html === undefined) return false;
@@ -369,12 +380,29 @@ function htmlClashes(html: string | undefined, files: readonly string[]): boolea
 		}
 	};
 	const target = id(html);
-	const session = target === undefined ? undefined : files.find((file) => id(file) === target);
-	if (session === undefined) return false;
+	if (target === undefined) return false;
+	const session = files.find((file) => id(file) === target);
+	if (session !== undefined) {
+		process.stderr.write(
+			`context-fold replay: --html ${html} is the session file ${session}, which the report would overwrite; give another file\n`,
+		);
+		return true;
+	}
+	if (!isPiSession(html)) return false;
 	process.stderr.write(
-		`context-fold replay: --html ${html} is the session file ${session}, which the report would overwrite; give another file\n`,
+		`context-fold replay: --html ${html} is a Pi session file, which the report would overwrite; give another file\n`,
 	);
 	return true;
+}
+
+/** True when `path` reads as a Pi session (see readPiSession). */
+function isPiSession(path: string): boolean {
+	try {
+		readPiSession(path);
+		return true;
+	} catch {
+		return false;
+	}
 }
 
 /** Writes the HTML report when `--html` asks for one; false (said on stderr) when it cannot be written. */

@@ -461,8 +461,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		if (event.type === "tool_execution_end" && !ran.delete(event.toolCallId)) {
 			const said = textOf(event.result as MessageLike);
 			const recorded = delivered && script.results.get(delivered)?.get(event.toolCallId);
-			if (!recorded || textOf(recorded) !== said)
-				diverge(`recorded call refused by Pi: ${said.split("\n")[0].slice(0, 80)}`);
+			if (!recorded || textOf(recorded) !== said) diverge(`recorded call refused by Pi: ${firstWords(said)}`);
 		}
 		if (event.type === "compaction_start") compacting = true;
 		if (event.type === "compaction_end") {
@@ -501,4 +500,14 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		session.dispose();
 	}
 	return run;
+}
+
+/** A refusal's first line, with the next one where the first ends in a colon (a validation's reason), at most 80 characters. */
+function firstWords(said: string): string {
+	const lines = said
+		.split("\n")
+		.map((line) => line.trim())
+		.filter(Boolean);
+	const words = lines[0]?.endsWith(":") && lines[1] ? `${lines[0]} ${lines[1]}` : (lines[0] ?? "");
+	return words.slice(0, 80);
 }

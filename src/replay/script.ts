@@ -88,7 +88,7 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 			const byId = results.get(caller) ?? new Map<string, MessageLike>();
 			results.set(caller, byId.set(message.toolCallId as string, message));
 		} else {
-			skip(message.role);
+			skip(typeof message.role === "string" ? message.role : "role-less");
 			continue;
 		}
 		// Calls that ran: Pi runs none of a reply that failed or was aborted.

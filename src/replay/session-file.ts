@@ -157,7 +157,7 @@ export function activeBranch(session: SessionEntries, where = "session"): Entry[
 }
 
 function stamp(entry: Entry): number {
-	return new Date(entry.timestamp ?? 0).getTime();
+	return timeOf(entry.timestamp) ?? 0;
 }
 
 const projected = new WeakMap<Entry, MessageLike[]>();

@@ -132,7 +132,17 @@ test("a call id used twice gets each call's own result; a result that answers no
 	assert.doesNotMatch(sent, /ANSWERS NOTHING/);
 });
 
-test("a reply's time written as a date string, or only on its entry, is the same time on the replay's clock", async () => {
+test("a message without a role is counted as such", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	session.add(2, { content: [{ type: "text", text: "WHO SAID THIS" }] });
+	session.add(3, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.deepEqual(run.divergences, { "role-less message not replayed": 1 });
+	assert.doesNotMatch(lastRequestText(run), /WHO SAID THIS/);
+});
+
+test("a reply's time written as a date string (with or without a zone), or only on its entry, is the same time on the replay's clock", async () => {
 	const session = new SyntheticSession(T0);
 	session.add(1, { role: "user", content: [{ type: "text", text: "start" }] });
 	session.add(2, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
@@ -160,6 +170,15 @@ test("a reply's time written as a date string, or only on its entry, is the same
 	assert.deepEqual(await times(session.script()), recorded);
 	assert.deepEqual(await times(retimed((at) => new Date(at).toISOString())), recorded);
 	assert.deepEqual(await times(retimed(() => undefined)), recorded);
+	// Written without a zone, it is UTC on every machine, whatever the machine's own zone.
+	const zone = process.env.TZ;
+	process.env.TZ = "America/New_York";
+	try {
+		assert.deepEqual(await times(retimed((at) => new Date(at).toISOString().slice(0, -1))), recorded);
+	} finally {
+		if (zone === undefined) delete process.env.TZ;
+		else process.env.TZ = zone;
+	}
 	// No time the replay can read, on the message or its entry: the time of the reply before.
 	const undated = retimed((at) => (at === recorded[1] ? "after lunch" : at), "after lunch");
 	assert.deepEqual(await times(undated), [T0 + 2000, T0 + 2000]);
@@ -187,7 +206,10 @@ test("a call whose arguments Pi's schema refuses: a stand-in answers anyway, a b
 	session.add(4, result("c2", "read", "FILE BODY"));
 	session.add(5, { role: "assistant", content: [{ type: "text", text: "read" }], stopReason: "stop" });
 	const run = await replay(session);
-	assert.deepEqual(run.divergences, { 'recorded call refused by Pi: Validation failed for tool "read":': 1 });
+	// The refusal's first line ends in a colon: its reason, on the next line, is named with it.
+	assert.deepEqual(run.divergences, {
+		'recorded call refused by Pi: Validation failed for tool "read": - path: missing': 1,
+	});
 	const sent = lastRequestText(run);
 	assert.match(sent, /LISTING/);
 	assert.doesNotMatch(sent, /FILE BODY/);

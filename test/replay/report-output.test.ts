@@ -153,12 +153,15 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			typo.stderr,
 			"context-fold replay: --set hottail is not a context-fold setting; ignoring it (did you mean hotTail?)\n",
 		);
+		const proto = replay(join(dir, "good.jsonl"), "--policy", "context-fold", "--set", "__proto__=1");
+		assert.equal(proto.status, 0, proto.stderr);
+		assert.match(proto.stderr, /--set __proto__ is not a context-fold setting; ignoring it/);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
 });
 
-test("--html never overwrites a session replayed, an unwritable page keeps the figures, and twin names are told apart", () => {
+test("--html never overwrites a session, replayed or not, nor takes an option for its name; an unwritable page keeps the figures, and twin names are told apart", () => {
 	const dir = mkdtempSync(join(tmpdir(), "replay-html-"));
 	try {
 		const good = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
@@ -187,6 +190,23 @@ test("--html never overwrites a session replayed, an unwritable page keeps the f
 			(JSON.parse(twins.stdout) as { session: string }[]).map((r) => r.session),
 			[file, twin],
 		);
+		// A forgotten report name: the next argument is an option, or another session, never overwritten.
+		const other = join(dir, "other.jsonl");
+		writeFileSync(other, good.text());
+		for (const args of [
+			["--html", other, file],
+			[file, "--html", "--json"],
+			[file, "--html", ""],
+		]) {
+			const run = replay(...args, "--policy", "pi");
+			assert.equal(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
+			assert.equal(run.stdout, "");
+			assert.match(
+				run.stderr,
+				/--html (needs a file name|.*other\.jsonl is a Pi session file, which the report would overwrite)/,
+			);
+			assert.equal(readFileSync(other, "utf8"), good.text(), "the other session is untouched");
+		}
 		const unwritable = replay(file, "--policy", "pi", "--html", join(dir, "no-such-dir", "r.html"));
 		assert.equal(unwritable.status, 1);
 		assert.match(unwritable.stdout, /^s\.jsonl/m, "the figures are printed");

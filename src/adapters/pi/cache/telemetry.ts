@@ -233,11 +233,17 @@ interface EntryLike {
 	message?: { role?: string; provider?: string; model?: string; usage?: UsageLike; timestamp?: unknown };
 }
 
-/** Epoch ms from a number or an ISO date string; undefined when neither. */
+/** An ISO date-time with no zone (Date.parse reads it in the machine's own). */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+
+/**
+ * Epoch ms from a number or an ISO date string, a date-time without a zone read as UTC (as every
+ * machine reads it alike); undefined when neither.
+ */
 export function timeOf(value: unknown): number | undefined {
 	if (typeof value === "number" && Number.isFinite(value)) return value;
 	if (typeof value === "string") {
-		const ms = Date.parse(value);
+		const ms = Date.parse(ZONELESS.test(value) ? `${value}Z` : value);
 		return Number.isFinite(ms) ? ms : undefined;
 	}
 	return undefined;
