@@ -74,6 +74,9 @@ export function parseLineRange(input: unknown): LineRange | null {
 	return { start, end };
 }
 
+/** Ranks of a grep match: two per match quality (see bestMatch), a line that begins with the pattern first. */
+const RANKS = 8;
+
 function splitLines(text: string): string[] {
 	const lines = text.split("\n");
 	if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
@@ -189,17 +192,27 @@ export function grepText(
 ): GrepResult {
 	const needle = pattern.toLowerCase();
 	const lines = splitLines(text);
-	const matches = new Map<number, Match>();
-	// Each match's rank: its quality, then, of two equal ones, 0 for a line that begins with the
-	// pattern (past its indentation), the line it names rather than one that quotes it.
-	const rank = new Map<number, number>();
+	// Each matching line's rank, plus one (0: no match): its quality, then, of two equal ones, 0 for a
+	// line that begins with the pattern (past its indentation), the line it names rather than one that
+	// quotes it. Once as many lines as can be shown have the best rank, a later line is only counted.
+	const ranks = new Uint8Array(lines.length);
+	let count = 0;
+	let atBest = 0;
 	for (let i = 0; i < lines.length; i++) {
 		if (!lines[i].toLowerCase().includes(needle)) continue;
+		count++;
+		if (atBest >= maxMatches) {
+			ranks[i] = RANKS;
+			continue;
+		}
 		const match = bestMatch(lines[i], pattern);
-		matches.set(i, match);
-		rank.set(i, 2 * match.quality + (match.at === lines[i].length - lines[i].trimStart().length ? 0 : 1));
+		const rank = 2 * match.quality + (match.at === lines[i].length - lines[i].trimStart().length ? 0 : 1);
+		ranks[i] = rank + 1;
+		if (rank === 0) atBest++;
 	}
-	const ranked = [...matches.keys()].sort((a, b) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0) || a - b);
+	const ranked: number[] = [];
+	for (let rank = 1; rank <= RANKS; rank++)
+		for (let i = 0; i < ranks.length; i++) if (ranks[i] === rank) ranked.push(i);
 	const shownLines = new Map<number, string>();
 	const render = (centers: readonly number[]): { text: string; shown: number } => {
 		const out: string[] = [];
@@ -211,13 +224,14 @@ export function grepText(
 			if (printedTo >= 0 && from > printedTo + 1) out.push("--");
 			for (let i = from; i <= to; i++) {
 				let line = shownLines.get(i);
-				const match = matches.get(i);
+				const matched = ranks[i] > 0;
 				if (line === undefined) {
-					const text = clipAround(lines[i], match?.at ?? -1, pattern.length, RECALL_LIMITS.lineChars);
-					line = `${i + 1}${match ? ":" : "-"} ${text}`;
+					const at = matched ? bestMatch(lines[i], pattern).at : -1;
+					const text = clipAround(lines[i], at, pattern.length, RECALL_LIMITS.lineChars);
+					line = `${i + 1}${matched ? ":" : "-"} ${text}`;
 					shownLines.set(i, line);
 				}
-				if (match) shown++;
+				if (matched) shown++;
 				out.push(line);
 			}
 			printedTo = Math.max(printedTo, to);
@@ -234,7 +248,7 @@ export function grepText(
 			if (centers.length === 0) {
 				const head = `${hit + 1}: `;
 				const room = Math.max(1, Math.min(RECALL_LIMITS.lineChars, maxChars - head.length));
-				const at = matches.get(hit)?.at ?? -1;
+				const at = bestMatch(lines[hit], pattern).at;
 				best = { text: `${head}${clipAround(lines[hit], at, pattern.length, room)}`, shown: 1 };
 			}
 			break;
@@ -242,5 +256,5 @@ export function grepText(
 		centers.push(hit);
 		best = next;
 	}
-	return { text: best.text, matches: matches.size, shown: best.shown, cut: best.shown < matches.size };
+	return { text: best.text, matches: count, shown: best.shown, cut: best.shown < count };
 }
