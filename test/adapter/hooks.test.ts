@@ -595,6 +595,14 @@ describe("a folded block edited in place", () => {
 		assert.match(stub.stderr.join(""), /block r:call_0 changed since it was folded; it is sent raw/);
 		assert.equal(resultTexts(await stub.request())[0], edited);
 		assert.equal(stub.stderr.join("").match(/changed since it was folded/g)?.length, 1, "said once");
+		// unfold puts back no original: it says the block is raw already, as it now reads, and records nothing.
+		const code = FOLDED.exec(first[0])?.[1] ?? "";
+		const unfolds = () => stub.entries.filter((e) => (e.data as { kind?: string } | undefined)?.kind === "unfold");
+		const before = unfolds().length;
+		const answer = await stub.call("unfold", { codes: [code] });
+		assert.match(answer, new RegExp(`#${code} is already raw: its text changed since it was folded`));
+		assert.doesNotMatch(answer, /original content is back/);
+		assert.equal(unfolds().length, before, "no unfold recorded");
 	});
 });
 

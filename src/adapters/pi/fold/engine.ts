@@ -122,6 +122,8 @@ export class FoldEngine {
 		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number; snapshot?: PassSnapshot }
 		| undefined;
 	private warnedStale = new Set<string>();
+	/** Folded blocks whose text the latest pass found changed since the fold (sent raw, see notice). */
+	private staleNow = new Set<string>();
 	/** What unfolds may still add before the next request (see unfoldRoom). */
 	private room: UnfoldRoom | undefined;
 	/** The latest preview and what it was of, so footer refreshes before the next request plan once. */
@@ -171,6 +173,7 @@ export class FoldEngine {
 		this.lastPass = undefined;
 		this.previewed = undefined;
 		this.warnedStale = new Set();
+		this.staleNow = new Set();
 	}
 
 	/**
@@ -292,6 +295,11 @@ export class FoldEngine {
 		return !live || (!this.registry.isUnfolded(id) && !this.registry.frozenOp(id));
 	}
 
+	/** True when the latest request sent the folded block `id` raw, its text changed since the fold. */
+	changedSinceFold(id: string): boolean {
+		return this.staleNow.has(id);
+	}
+
 	/** One pass's input over `messages` under `policy`, with the engine's state and memos (see planTurn). */
 	private input(messages: readonly MessageLike[], facts: TurnFacts, policy: Policy): PassInput {
 		return {
@@ -405,6 +413,7 @@ export class FoldEngine {
 
 	/** Announces the plan's stale ids (once each) and code collisions (their blocks stay raw). */
 	private notice(plan: TurnPlan): void {
+		this.staleNow = new Set(plan.stale);
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;
 			this.warnedStale.add(id);

@@ -59,6 +59,11 @@ export function runUnfold(
 			} else if (engine.leftContext(id)) {
 				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
 				lines.push(`#${code} is no longer in the live context (compacted); use recall_folded to read it`);
+			} else if (engine.changedSinceFold(id)) {
+				already++;
+				lines.push(
+					`#${code} is already raw: its text changed since it was folded, so it is sent as it now reads, not as it was folded`,
+				);
 			} else if (engine.registry.isUnfolded(id)) {
 				already++;
 				lines.push(`#${code} is already unfolded`);
