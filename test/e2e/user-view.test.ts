@@ -199,6 +199,15 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		assert.match(screen, new RegExp(`#${code} bash: for i in .*\\([\\d.]+k tokens\\)`));
 		assert.match(screen, /Recalled #\w{8}: bash, \d+ lines \(sha256 verified\)/);
 		assert.match(screen, / u unfold /, "a block folded in the context may be unfolded");
+		// Page down, Home and End scroll the view, not the transcript behind it.
+		const first = (s: string) => Number(/\(lines (\d+)-\d+ of \d+\)/.exec(s)?.[1] ?? 0);
+		assert.equal(first(screen), 1, `a long block opens at its top:\n${screen}`);
+		tui.send("NPage");
+		await tui.waitFor((s) => first(s) > 1, WAIT, "page down moves the view");
+		tui.send("Home");
+		await tui.waitFor((s) => first(s) === 1, WAIT, "home goes back to the top");
+		tui.send("End");
+		await tui.waitFor((s) => first(s) > 1, WAIT, "end goes to the bottom");
 		tui.send("Escape");
 		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
 		assert.equal(server.requests.length, from, "the recall reached the model");

@@ -4,7 +4,7 @@
  * close it. Optional actions (e.g. `u` to unfold) close it with their key.
  */
 import type { Component, KeybindingsManager, TUI } from "@earendil-works/pi-tui";
-import { truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { matchesKey, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 
 /** A key the view answers with, and what its hint says. */
 export interface ViewAction {
@@ -33,6 +33,8 @@ export interface ViewOptions {
 
 /** The scrollable text view. */
 export class TextView implements Component {
+	/** Page up/down, Home and End scroll this view, not the transcript behind it (Pi's full-screen viewport). */
+	readonly capturesViewportInput = true;
 	private top = 0;
 	private wrapped: { width: number; lines: string[] } | undefined;
 	private readonly tui: ViewOptions["tui"];
@@ -107,8 +109,8 @@ export class TextView implements Component {
 		else if (this.keys.matches(data, "tui.select.down")) this.top++;
 		else if (this.keys.matches(data, "tui.select.pageUp")) this.top -= height;
 		else if (this.keys.matches(data, "tui.select.pageDown")) this.top += height;
-		else if (data === "g" || data === "\x1b[H") this.top = 0;
-		else if (data === "G" || data === "\x1b[F") this.top = Number.MAX_SAFE_INTEGER;
+		else if (data === "g" || matchesKey(data, "home")) this.top = 0;
+		else if (data === "G" || matchesKey(data, "end")) this.top = Number.MAX_SAFE_INTEGER;
 		else return;
 		this.top = Math.max(0, this.top);
 		this.tui.requestRender();
