@@ -10,7 +10,7 @@ import { duration, type Lifetime } from "./cache-advice.ts";
 import { bar, PART_LABELS, PARTS, type Part } from "./latest-request.ts";
 import type { ProfileName } from "./policy/profiles.ts";
 import type { CacheLine, EventLine } from "./session-history.ts";
-import { clip, firstLine, short } from "./tokens.ts";
+import { short } from "./tokens.ts";
 
 /** A ratio as a whole percentage. */
 export function percent(ratio: number): string {
@@ -266,7 +266,11 @@ export function statusText(f: StatusFacts): string {
 	const failures = f.failures ?? [];
 	if (failures.length > 0) {
 		out.push("", `Failures  ${failures.length} announced this session, each once (context-fold went on)`);
-		for (const failure of failures) out.push(`  ${clip(firstLine(failure), width - 2)}`);
+		// Each in full: once its notice is gone, this is where the user reads what went wrong.
+		for (const failure of failures) {
+			const text = failure.trim().replace(/\s*\n\s*/g, " ");
+			out.push(...between([text], " ", "  ", width - 2).map((line) => `  ${line}`));
+		}
 	}
 	return out.join("\n");
 }

@@ -161,10 +161,9 @@ describe("Pi's settings that cannot be read", () => {
 		await stub.emit("session_tree", {});
 		assert.equal([...stub.ui.widgets.values()].length, 1, "shown once, not again on a reload");
 		await stub.command("context-fold", "status");
-		assert.match(
-			String(stub.ui.views.at(-1)),
-			/Failures {2}1 announced[^\n]*\n +context-fold: settings context-fold\.hotTial/,
-		);
+		const view = String(stub.ui.views.at(-1));
+		assert.match(view, /Failures {2}1 announced[^\n]*\n +context-fold: settings context-fold\.hotTial/);
+		assert.ok(view.replace(/\n +/g, " ").includes(problem), `listed in full, wrapped:\n${view}`);
 		await stub.emit("input", { text: "go on", source: "interactive" });
 		assert.deepEqual([...stub.ui.widgets.values()], [], "the next prompt clears it");
 	});
