@@ -138,3 +138,25 @@ test("right after a switch of model the figure, which holds thinking pi-ai no lo
 		"once the new model has answered, its own figure is used",
 	);
 });
+
+test("a figure older than a fold event or an unfold gives none until a response has seen the change", () => {
+	const usageOf = new ContextUsage();
+	const before = [user("start"), reply(usage(30_000)), result("c30000", "a".repeat(40_000))];
+	assert.equal(typeof usageOf.tokens(before, never), "number", "the event is decided on the figure as it stands");
+	usageOf.folded();
+	// The event's request failed and is retried: the same last response, whose figure counts the folds raw.
+	const retried = [...before, { ...reply(usage(1), "error"), content: [{ type: "text", text: "Overloaded" }] }];
+	assert.equal(usageOf.tokens(retried, never), undefined, "the pass estimates the request itself");
+	const answered = [...before, { ...reply(usage(12_000)), timestamp: 5 }, user("go on")];
+	assert.equal(usageOf.tokens(answered, never), calculateContextTokens(usage(12_000)) + est(user("go on")));
+	// An unfold comes after the response that asked for it: the next request's figure is that response's.
+	usageOf.unfolded();
+	const unfoldedNext = [...answered, result("c12000", "Unfolded #abcdefgh")];
+	assert.equal(usageOf.tokens(unfoldedNext, never), undefined);
+	const later = [...unfoldedNext, { ...reply(usage(20_000)), timestamp: 6 }];
+	assert.equal(usageOf.tokens(later, never), calculateContextTokens(usage(20_000)));
+	// A session left with /tree or another session starts over.
+	usageOf.folded();
+	usageOf.reset();
+	assert.equal(typeof usageOf.tokens(later, never), "number");
+});

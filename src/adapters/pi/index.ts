@@ -127,10 +127,14 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
 		committed: (seq, masked, codes) => {
+			requestFacts.folded();
 			telemetry.observeFold(seq, masked, now());
 			advisor.observeFold(seq, masked, codes);
 		},
-		unfolded: (codes) => advisor.observeUnfold(codes),
+		unfolded: (codes) => {
+			requestFacts.unfolded();
+			advisor.observeUnfold(codes);
+		},
 		warn,
 		debug: (message) => {
 			if (settings.config.debug) warn(message, "info");

@@ -12,7 +12,10 @@
  * which a request does not show: there the figure is off by at most the edit. A reply that failed
  * or was aborted is estimated at nothing: pi-ai sends it in no request; nor is thinking that another
  * model than the request's wrote (pi-ai drops it), which Pi's own figure still counts; right after a
- * switch of model the last response's figure holds such thinking, so none is given.
+ * switch of model the last response's figure holds such thinking, so none is given. Nor is one
+ * while the last response is older than a fold event or an unfold: its figure counts what changed
+ * since at the old size (a fold event's request that failed and is retried, the request after an
+ * unfold), and the pass estimates the request itself until a response has seen the change.
  */
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import { isModelReply, type MessageLike, type ModelKey, thinkingSentTo } from "../../../core/block.ts";
@@ -52,13 +55,36 @@ function compactionKey(messages: readonly MessageLike[]): string {
 	return first?.role === "compactionSummary" ? `${first.timestamp}:${first.tokensBefore}` : "";
 }
 
+/** Which response a figure comes from: its time and its size (requests carry deep copies, not the same objects). */
+function responseKey(message: MessageLike, usage: Usage): string {
+	return `${(message as { timestamp?: unknown }).timestamp}:${calculateContextTokens(usage)}`;
+}
+
 /** Pi's context size for the request's messages, asking Pi only while a compaction's trust is unknown. */
 export class ContextUsage {
 	private trusted = "";
+	/** The response the latest figure came from. */
+	private read = "";
+	/** A response whose figure predates a fold event or an unfold (see folded, unfolded). */
+	private predates = "";
+	/** True after an unfold, until the next request names the response it came after. */
+	private unfoldedSince = false;
 
 	/** Forgets which compaction has a later response (after `/tree` or a session change). */
 	reset(): void {
 		this.trusted = "";
+		this.predates = "";
+		this.unfoldedSince = false;
+	}
+
+	/** A fold event was committed on the request just measured: its figure predates the folds. */
+	folded(): void {
+		this.predates = this.read;
+	}
+
+	/** Blocks were unfolded: the figure of the next request's last response predates them. */
+	unfolded(): void {
+		this.unfoldedSince = true;
 	}
 
 	/**
@@ -71,6 +97,7 @@ export class ContextUsage {
 		model?: ModelKey,
 	): number | null | undefined {
 		const key = compactionKey(messages);
+		this.read = "";
 		if (key !== "" && key !== this.trusted) {
 			const reported = ask();
 			if (typeof reported === "number") this.trusted = key;
@@ -80,6 +107,13 @@ export class ContextUsage {
 		while (at >= 0 && !validUsage(messages[at])) at--;
 		// No response yet: Pi estimates every message and the system prompt, which the request lacks.
 		if (at < 0) return ask();
+		const usage = validUsage(messages[at]) as Usage;
+		this.read = responseKey(messages[at], usage);
+		if (this.unfoldedSince) {
+			this.predates = this.read;
+			this.unfoldedSince = false;
+		}
+		if (this.read === this.predates) return undefined;
 		// After a switch of model, the last response's figure holds thinking this model is not sent
 		// (pi-ai drops thinking another model wrote), raw or folded as the previous request carried it:
 		// the pass then estimates the request itself (undefined), until this model answers.
@@ -92,7 +126,7 @@ export class ContextUsage {
 					droppedThinking(messages[i], model) > 0
 				)
 					return undefined;
-		let tokens = calculateContextTokens(validUsage(messages[at]) as Usage);
+		let tokens = calculateContextTokens(usage);
 		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
 		for (let i = at + 1; i < messages.length; i++) {
 			if (messages[i].role === "assistant" && !isModelReply(messages[i])) continue;

@@ -45,6 +45,16 @@ export class RequestFacts {
 		this.usage.reset();
 	}
 
+	/** A fold event was committed on the request just read (see ContextUsage.folded). */
+	folded(): void {
+		this.usage.folded();
+	}
+
+	/** Blocks were unfolded (see ContextUsage.unfolded). */
+	unfolded(): void {
+		this.usage.unfolded();
+	}
+
 	/** The facts of the request that carries `messages`. */
 	of(messages: readonly MessageLike[], ctx: ExtensionContext): TurnFacts {
 		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
