@@ -104,9 +104,10 @@ function describeSize(text: string, isError: boolean): string {
  * Renders the risk-line section of a digest: verbatim lines, bounded, with a count of the rest.
  * Identical lines collapse into their first, which says how many there are (`L12 ×3:`); the bounds
  * apply to distinct lines, and every distinct line left out is counted, so none is dropped silently.
+ * A line the digest already shows whole (`shown`, its head) is not repeated.
  */
-function riskSection(code: string, text: string, isError = false): string {
-	const risks = riskLines(text, isError);
+function riskSection(code: string, text: string, isError = false, shown?: string): string {
+	const risks = riskLines(text, isError).filter((risk) => risk.text.trim() !== shown);
 	if (risks.length === 0) return "";
 	const distinct = new Map<string, { line: number; count: number }>();
 	for (const risk of risks) {
@@ -177,16 +178,16 @@ export function duplicateDigest(
 	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${riskSection(code, text, isError)}`;
 }
 
-/** One-line digest of an unsigned thinking block. */
+/** Digest of an unsigned thinking block: one line, then its risk lines verbatim, bounded (invariant 6). */
 export function thinkingDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.firstLineChars);
-	return `${foldTag(code)} thinking: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
+	return `${foldTag(code)} thinking: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}${quoteTags(riskSection(code, text, false, head))}`;
 }
 
-/** One-line digest of an assistant text part. */
+/** Digest of an assistant text part: one line, then its risk lines verbatim, bounded (invariant 6). */
 export function textDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.textFirstLineChars);
-	return `${foldTag(code)} text: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}`;
+	return `${foldTag(code)} text: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}${quoteTags(riskSection(code, text, false, head))}`;
 }
 
 /** An assistant text part of at least this many characters may fold; shorter ones cost less raw than folded. */

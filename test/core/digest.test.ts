@@ -19,6 +19,7 @@ import {
 	KEPT_COMMAND_CHARS,
 	parseCode,
 	stripTags,
+	textDigest,
 	thinkingDigest,
 	toolResultDigest,
 } from "../../src/core/digest.ts";
@@ -331,6 +332,24 @@ describe("thinkingDigest", () => {
 		assert.equal(out, "{#abc12345 FOLDED} thinking: 4 lines, ~8 tokens. Let me think.");
 		assert.ok(!out.includes("\n"));
 	});
+});
+
+describe("the model's own text and thinking keep their risk lines (invariant 6)", () => {
+	const prose =
+		"I ran the suite again.\nMost of it passes now.\nTypeError: amount.toFixed is not a function\nI will fix the guard.";
+	for (const [name, digest] of [
+		["text", textDigest],
+		["thinking", thinkingDigest],
+	] as const) {
+		it(`${name}: a failure it names stays verbatim, with its line number; the head is not repeated`, () => {
+			const out = digest("abc12345", prose);
+			assert.match(out, /\nL3: TypeError: amount\.toFixed is not a function$/);
+			assert.doesNotMatch(out, /L1:/);
+			const head = digest("abc12345", "Error: the build failed again\nso I look at the config.");
+			assert.equal(head.split("\n").length, 1, "a head that is the risk line is shown once");
+			assert.match(head, /Error: the build failed again/);
+		});
+	}
 });
 
 describe("argDigest and foldArgs", () => {
