@@ -159,8 +159,8 @@ function piCount(f: StatusFacts): string {
 
 /**
  * Items joined by `sep` into lines of at most `width` columns, breaking between items; an item no
- * line holds breaks between its own words. Continuation lines open with `indent` where it leaves
- * room; a single word longer than a line stands alone.
+ * indented line holds breaks between its own words, its leading spaces kept. Continuation lines
+ * open with `indent` where it leaves room; a single word longer than a line stands alone.
  */
 function between(items: readonly string[], sep: string, indent: string, width: number): string[] {
 	const lines: string[] = [];
@@ -172,8 +172,12 @@ function between(items: readonly string[], sep: string, indent: string, width: n
 		} else line = line ? line + glue + text : text;
 	};
 	for (const item of items) {
-		if (item.length <= width) add(item, sep);
-		else for (const [k, word] of item.split(" ").entries()) add(word, k === 0 ? sep : " ");
+		if (indent.length + item.length <= width) add(item, sep);
+		else {
+			const lead = item.slice(0, item.length - item.trimStart().length);
+			for (const [k, word] of item.trimStart().split(" ").entries())
+				add(k === 0 ? lead + word : word, k === 0 ? sep : " ");
+		}
 	}
 	if (line) lines.push(line);
 	return lines;
@@ -238,7 +242,10 @@ export function statusText(f: StatusFacts): string {
 			"cache read = share of prompt tokens read from the provider's cache: the footer's since the latest fold event, an event's on the next prompt; Pi's own CH, the latest prompt's",
 		),
 	);
-	if (f.lifetime) out.push(`  lifetime ${duration(f.lifetime.ms)} (${LIFETIME_SOURCES[f.lifetime.source]})`);
+	if (f.lifetime)
+		out.push(
+			...wrap([`  lifetime ${duration(f.lifetime.ms)} (${LIFETIME_SOURCES[f.lifetime.source]})`], " ", "    "),
+		);
 	if (f.cache.length === 0) out.push("  no response yet");
 	for (const c of f.cache) {
 		const prompt = c.input + c.cacheRead + c.cacheWrite;

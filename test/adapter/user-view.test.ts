@@ -225,7 +225,7 @@ describe("/context-fold", () => {
 		for (const at of [2_000_000_000_000, 2_000_000_001_000])
 			await respond(stub, { input: 900, output: 2, cacheRead: 0, cacheWrite: 0 }, at);
 		const { stdout } = await stub.command("context-fold", "status");
-		assert.match(stdout, /an event of 5600\+ tokens: this session never read from the cache/, stdout);
+		assert.match(stdout, /an event of 5600\+ tokens: this session never\s+read from the cache/, stdout);
 		assert.doesNotMatch(stdout, /repays its rewrite/);
 	});
 

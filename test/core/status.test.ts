@@ -386,10 +386,19 @@ describe("labels, costs and the status text", () => {
 			keptOut: 8_800,
 			sinceFold: 0.5,
 			events: [{ seq: 1, kind: "fold", codes: ["x", "y", "z"], tokens: 8_800, rewrite: 6_000, hitRate: 0.4 }],
+			lifetime: { ms: 300_000, source: "default" },
 		};
+		/** The section headings and the bar: every other line is indented under them. */
+		const heading = /^(context-fold status|Context|Next fold|Folds|Events|Cache|Largest|Advisories|Failures|\[)/;
 		for (const width of [40, 50, 60]) {
 			const lines = statusText({ ...facts, width }).split("\n");
 			for (const line of lines) assert.ok(line.length <= width, `${line.length} > ${width}: ${line}`);
+			// The bar's legend runs from under the bar to the next blank line, flush left.
+			const bar = lines.findIndex((l) => l.startsWith("["));
+			const legendEnd = lines.indexOf("", bar);
+			for (const [i, line] of lines.entries())
+				if (line !== "" && (i < bar || i > legendEnd) && !heading.test(line))
+					assert.match(line, /^ /, `line ${i} at ${width} columns lost its indent:\n${lines.join("\n")}`);
 			assert.ok(
 				lines.some((l) => /^\[[SC#=~T]+\]$/.test(l)),
 				"the bar on one line",
