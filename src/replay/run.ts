@@ -496,6 +496,8 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			run.divergences[`${role} message not replayed`] = count;
 		if (script.unreadLines > 0)
 			run.divergences["session file line not JSON, skipped as Pi skips it"] = script.unreadLines;
+		if (script.cutOff > 0)
+			run.divergences["recorded replies before a missing entry, off the branch Pi replays"] = script.cutOff;
 	} finally {
 		session.dispose();
 	}

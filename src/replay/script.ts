@@ -46,6 +46,11 @@ export interface ReplayScript {
 	skipped: Record<string, number>;
 	/** Lines of the session file that are not JSON: Pi skips them, and an entry on one is on no branch. */
 	unreadLines: number;
+	/**
+	 * Model replies recorded before the branch's first entry when that entry's parent is missing from
+	 * the file (a line Pi skipped broke the chain): Pi starts the branch there, so they are not replayed.
+	 */
+	cutOff: number;
 	/** The working directory the session header records, if any. */
 	cwd?: string;
 }
@@ -107,8 +112,22 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		summaryChars,
 		skipped,
 		unreadLines: session.unread.length,
+		cutOff: cutOffReplies(session, branch),
 		...(cwd === undefined ? {} : { cwd }),
 	};
+}
+
+/** The model replies recorded before `branch` when its first entry names a parent the file lacks (see ReplayScript.cutOff). */
+function cutOffReplies(session: SessionEntries, branch: readonly Entry[]): number {
+	const root = branch[0];
+	const parent = root?.parentId;
+	if (typeof parent !== "string" || session.entries.some((e) => e.id === parent)) return 0;
+	let replies = 0;
+	for (const entry of session.entries) {
+		if (entry === root) break;
+		if ((entry.message as { role?: unknown } | undefined)?.role === "assistant") replies++;
+	}
+	return replies;
 }
 
 /** Whether `result` answers a call of a replayed reply that has no recorded result yet. */

@@ -132,6 +132,32 @@ test("a call id used twice gets each call's own result; a result that answers no
 	assert.doesNotMatch(sent, /ANSWERS NOTHING/);
 });
 
+test("a line Pi skips that breaks the chain: the replies before it are counted, not lost silently", async () => {
+	const session = new SyntheticSession(T0);
+	for (let k = 0; k < 3; k++) {
+		session.add(10 * k + 1, { role: "user", content: [{ type: "text", text: `ask ${k}` }] });
+		session.add(10 * k + 2, {
+			role: "assistant",
+			content: [{ type: "text", text: `answer ${k}` }],
+			stopReason: "stop",
+		});
+	}
+	// The fourth entry (the second answer) is torn: Pi skips the line, and the branch starts after it.
+	const lines = session.text().split("\n");
+	lines[4] = lines[4].slice(0, 40);
+	const run = await replayPolicy(
+		replayScript(parseSessionText(lines.join("\n"))),
+		{ name: "pi", kind: "pi" },
+		{ window: 200_000 },
+	);
+	assert.deepEqual(run.divergences, {
+		"session file line not JSON, skipped as Pi skips it": 1,
+		"recorded replies before a missing entry, off the branch Pi replays": 1,
+	});
+	const whole = await replay(session);
+	assert.deepEqual(whole.divergences, {}, "an intact file: nothing counted");
+});
+
 test("a message without a role is counted as such", async () => {
 	const session = new SyntheticSession(T0);
 	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
