@@ -478,6 +478,7 @@ describe("idle cache-risk warning", () => {
 		const said: string[] = [];
 		const warning = new CacheWarning({
 			notify: (message) => said.push(message),
+			fail: (message) => said.push(message),
 			config: () => config,
 			ttlMs: () => 300_000,
 			now: () => Date.now(),

@@ -86,6 +86,10 @@ describe("Keep draft when the editor refuses the text", () => {
 		assert.ok(said.endsWith("Your text was:\nmy long prompt"), said);
 		assert.equal(notices(stub).includes(ADVICE.keptDraft(0)), false, "never reported kept");
 		assert.equal(stub.ui.notices.at(-1)?.level, "warning");
+		await stub.command("context-fold", "status");
+		const status = String(stub.ui.views.at(-1));
+		assert.match(status, /Failures {2}1 announced[^\n]*\n +context-fold: draft NOT kept/, status);
+		assert.ok(status.replace(/\n +/g, " ").includes("Your text was: my long prompt"), "the text, in the status too");
 	});
 });
 
@@ -119,6 +123,10 @@ describe("the confirmation path's failures", () => {
 			"context-fold: the cold-send confirmation could not be shown, the prompt was sent: dialog broke",
 			"context-fold: the cold-cache check failed, the prompt was sent unchecked: branch unreadable",
 		]);
+		stub.failBranch = false;
+		await stub.command("context-fold", "status");
+		const status = String(stub.ui.views.at(-1));
+		assert.match(status, /Failures {2}2 announced/, status);
 	});
 });
 

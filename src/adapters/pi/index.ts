@@ -95,6 +95,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const advisor = new Advisor({ notify: warn, config: () => settings.config });
 	const warning = new CacheWarning({
 		notify: warn,
+		fail: warnOnce,
 		stand: (message) => idleWidget.show(message.split("\n")),
 		config: () => settings.config,
 		ttlMs: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet).ms,

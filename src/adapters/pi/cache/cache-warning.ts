@@ -39,6 +39,8 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** What the warning needs from its host. */
 export interface WarningDeps {
 	notify: (message: string, level: "warning" | "info") => void;
+	/** Announces a failure of the confirmation path once and lists it among the status's Failures. */
+	fail: (message: string) => void;
 	/**
 	 * Shows the notice found when a session is opened where Pi's redraw of the restored transcript
 	 * cannot scroll it away (the terminal UI's widget above the editor); false when it cannot, and
@@ -77,7 +79,6 @@ export class CacheWarning {
 	/** Images of prompts the user kept as drafts, re-attached to the next interactive prompt. */
 	private readonly kept: Image[] = [];
 	/** Failures of the confirmation path already announced (each once per session). */
-	private readonly failures = new Set<string>();
 
 	constructor(deps: WarningDeps) {
 		this.deps = deps;
@@ -101,7 +102,6 @@ export class CacheWarning {
 		this.noticed = undefined;
 		this.place = undefined;
 		this.discardImages();
-		this.failures.clear();
 	}
 
 	/**
@@ -188,7 +188,7 @@ export class CacheWarning {
 		try {
 			risk = this.risk(ctx);
 		} catch (error) {
-			this.failedOnce(
+			this.deps.fail(
 				`context-fold: the cold-cache check failed, the prompt was sent unchecked: ${errorText(error)}`,
 			);
 			return this.sent(send);
@@ -205,7 +205,7 @@ export class CacheWarning {
 				SEND_ANYWAY,
 			]);
 		} catch (error) {
-			this.failedOnce(
+			this.deps.fail(
 				`context-fold: the cold-send confirmation could not be shown, the prompt was sent: ${errorText(error)}`,
 			);
 			return this.sent(send);
@@ -219,19 +219,12 @@ export class CacheWarning {
 			ctx.ui.setEditorText(event.text);
 		} catch (error) {
 			// The editor refused the text: nothing is sent, as asked, and the notice carries the text itself.
-			this.deps.notify(draftNotKept(event.text, this.kept.length, error), "warning");
+			this.deps.fail(draftNotKept(event.text, this.kept.length, error));
 			return { action: "handled" };
 		}
 		// Also redraws the editor, which setEditorText alone leaves to the next render.
 		this.deps.notify(ADVICE.keptDraft(this.kept.length), "info");
 		return { action: "handled" };
-	}
-
-	/** Announces a failure of the confirmation path, once per distinct message. */
-	private failedOnce(message: string): void {
-		if (this.failures.has(message)) return;
-		this.failures.add(message);
-		this.deps.notify(message, "warning");
 	}
 
 	private sent(result: InputEventResult): InputEventResult | undefined {
