@@ -49,3 +49,25 @@ describe("recall_folded search ranking", () => {
 		assert.ok(zod < uuid, "the whole-token block is listed first");
 	});
 });
+
+describe("risk lines a digest leaves out", () => {
+	it("are each found by recall_folded search and by a grep of the block, from the stored original", async () => {
+		const errors = Array.from({ length: 20 }, (_, k) => `Error: check ${k} failed in module_${k} (code E${100 + k})`);
+		const stub = session([errors.join("\n"), "filler", "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		const digest = resultTexts(await stub.request()).find((t) => t.includes("module_0")) ?? "";
+		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
+		assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+		const left = errors.filter((line) => !digest.includes(line));
+		const counted = Number(/… (\d+) more distinct risk lines? left out/.exec(digest)?.[1] ?? 0);
+		assert.ok(left.length > 0, "the digest's bound left some out");
+		assert.equal(counted, left.length, "each left out is counted");
+		for (const line of left) {
+			assert.ok((await stub.call("recall_folded", { search: line })).includes(line), `search finds ${line}`);
+			assert.ok(
+				(await stub.call("recall_folded", { codes: [code], grep: line })).includes(line),
+				`grep finds ${line}`,
+			);
+		}
+	});
+});

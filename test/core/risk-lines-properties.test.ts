@@ -1,7 +1,7 @@
 /**
  * Seed invariant 6 as a property: every distinct risk line of a folded tool result either stands in
- * its digest (once, with the count of its copies) or is counted among those left out, and then
- * `recall_folded`'s search (grepText over the original) finds it. Texts mix error lines, stack frames
+ * its digest (once, with the count of its copies) or is counted among those left out (that
+ * `recall_folded` then finds each left out in the stored original: test/adapter/recall-search.test.ts). Texts mix error lines, stack frames
  * and plain lines drawn from small pools, so copies are common and the bounds are often reached.
  */
 import assert from "node:assert/strict";
@@ -9,7 +9,6 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { DIGEST_LIMITS, toolResultDigest } from "../../src/core/digest.ts";
 import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
-import { grepText } from "../../src/core/recall.ts";
 import { clip } from "../../src/core/tokens.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
@@ -27,7 +26,7 @@ const textArb = fc
 	.map((lines) => lines.join("\n"));
 
 describe("risk lines survive every digest", () => {
-	test("each distinct risk line is in the digest with its count, or counted as left out and found by search", () => {
+	test("each distinct risk line is in the digest with its count, or counted as left out", () => {
 		fc.assert(
 			fc.property(textArb, fc.boolean(), (text, isError) => {
 				const digest = toolResultDigest({ code: "abcd1234", toolName: "bash", text, isError });
@@ -50,10 +49,7 @@ describe("risk lines survive every digest", () => {
 							"verbatim, clipped at most",
 						);
 						assert.match(shown, count > 1 ? new RegExp(`^L\\d+ ×${count}: `) : /^L\d+: /, "its count");
-					} else {
-						missing++;
-						assert.ok(grepText(text, line, 100_000).matches >= 1, `search finds ${line}`);
-					}
+					} else missing++;
 				}
 				assert.equal(Number(counted?.[1] ?? 0), missing, "every distinct line left out is counted");
 				assert.equal(shownLines.length, copies.size - missing, "one line each, no copy shown twice");
