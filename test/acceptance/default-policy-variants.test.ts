@@ -2,8 +2,8 @@
  * Issue 24's acceptance beyond anthropic-5m in 140k (default-policy.test.ts has that), replayed in
  * CI on every corpus session through `context-fold replay`'s own path (corpus-replay.ts), plain Pi
  * against the default policy. Under anthropic-1h and OpenAI prices in 140k the default is never
- * dearer than plain Pi by more than PRICES_MAX allows (issue 24 asks 1.0x; one short session,
- * kimchi-user-agent, costs 1.05x at one-hour prices), asks Pi's LLM for no summary and never
+ * dearer than plain Pi (issue 24's 1.0x), but where UNREACHED holds what it reaches instead (one
+ * short session, kimchi-user-agent, costs 1.05x at one-hour prices), asks Pi's LLM for no summary and never
  * overflows. In a 32k window, where Pi compacts on its own past 15.6k, it costs at most 0.9x plain
  * Pi where Pi compacts (never more than plain Pi where it does not), sees within 5 points of what
  * plain Pi sees, never asks Pi's LLM for a summary, and overflows no more often than plain Pi. A
@@ -14,8 +14,19 @@ import { test } from "node:test";
 import { corpusNote, listSessions } from "../corpus/corpora.ts";
 import { pair, replayIn, WINDOW } from "./corpus-replay.ts";
 
-/** What the default reaches under the other price models (issue 24 asks 1.0). */
-const PRICES_MAX = 1.06;
+/** Issue 24's bound under the other price models: never dearer than plain Pi. */
+const PRICES_MAX = 1.0;
+
+/** Price and session where the bound is not reached, with what is (docs/defaults.md: not met). */
+const UNREACHED: Record<string, number> = { "anthropic-1h kimchi-user-agent": 1.06 };
+
+/** The bound of `session` at `price`: PRICES_MAX, or what UNREACHED holds for it. */
+function boundOf(price: string, session: string): number {
+	const key = Object.keys(UNREACHED).find(
+		(k) => k.startsWith(`${price} `) && session.includes(k.slice(price.length + 1)),
+	);
+	return key === undefined ? PRICES_MAX : UNREACHED[key];
+}
 
 test("the corpus sessions replayed here", (t) => {
 	const sessions = listSessions();
@@ -27,14 +38,14 @@ test("the corpus sessions replayed here", (t) => {
 });
 
 for (const price of ["anthropic-1h", "openai"]) {
-	test(`at ${price} prices, no session costs more than plain Pi beyond PRICES_MAX`, async (t) => {
+	test(`at ${price} prices, no session costs more than plain Pi (but where UNREACHED says)`, async (t) => {
 		for (const report of await replayIn(WINDOW, "pi,context-fold", price)) {
 			await t.test(report.session, () => {
 				const { fold, ratio } = pair(report);
 				t.diagnostic(
 					`${report.session}: ${ratio.toFixed(3)}x pi, visibility ${(100 * fold.visibility).toFixed(1)}%`,
 				);
-				assert.ok(ratio <= PRICES_MAX, `cost ${ratio.toFixed(4)}x plain Pi`);
+				assert.ok(ratio <= boundOf(price, report.session), `cost ${ratio.toFixed(4)}x plain Pi`);
 				assert.equal(fold.summaryRequests, 0, "no LLM compaction");
 				assert.equal(fold.overflowRejections, 0);
 			});
