@@ -160,25 +160,37 @@ export function reachedBlock(
 	reports: readonly SessionReport[],
 	prices: Readonly<Record<string, readonly SessionReport[]>>,
 ): string {
-	const t = totals(reports, DEFAULT);
+	const lines = [
+		...reachedLines(reports, DEFAULT),
+		...Object.entries(prices).map(([price, priced]) => priceLine(price, priced, "context-fold")),
+	];
+	return lines.map((line) => wrap(line, 98).replace(/\n/g, "\n  ")).join("\n");
+}
+
+/** The `reached` block's lines at the replay's own prices, for the default run as `policy` (unwrapped). */
+export function reachedLines(reports: readonly SessionReport[], policy: string): string[] {
+	const t = totals(reports, policy);
 	const list = (ds: typeof t.deltas) =>
 		ds.map((d) => `${basename(d.session, ".jsonl")} ${d.ratio.toFixed(3)}×`).join(", ");
-	const met = (ok: boolean) => (ok ? "**met**" : "**not met**");
 	const short = t.deltas.filter((d) => d.peak < 100_000);
 	const peaked = t.deltas.filter((d) => d.peak >= 100_000);
-	const lines = [
+	return [
 		`- visibility at most 5 points below plain Pi on every session (worst ${t.worst.points.toFixed(1)}, ${basename(t.worst.session, ".jsonl")}) and at most 3 on average (${t.mean.toFixed(2)}): ${met(t.worst.points >= -5 && t.mean >= -3)};`,
 		`- at most 1.0× plain Pi on every session that peaks below 100k: ${met(short.every((d) => d.ratio <= 1))} (${list(short)});`,
 		`- at most 0.65× on every session that peaks at 100k or more: ${met(peaked.every((d) => d.ratio <= 0.65))} (${list(peaked)}); at most 0.55× in total: ${met(t.ratio <= 0.55)} (${t.ratio.toFixed(3)}×);`,
 	];
-	for (const [price, priced] of Object.entries(prices)) {
-		const p = totals(priced, "context-fold");
-		const dearest = p.deltas.reduce((a, b) => (b.ratio > a.ratio ? b : a), p.deltas[0]);
-		lines.push(
-			`- under \`--price ${price}\`, no session above 1.0×: ${met(dearest.ratio <= 1)} (dearest ${basename(dearest.session, ".jsonl")} ${dearest.ratio.toFixed(3)}×; ${p.ratio.toFixed(3)}× in total, worst visibility ${p.worst.points.toFixed(1)}).`,
-		);
-	}
-	return lines.map((line) => wrap(line, 98).replace(/\n/g, "\n  ")).join("\n");
+}
+
+/** The `reached` block's line for `price`, over the default's run as `policy` at it (unwrapped). */
+export function priceLine(price: string, priced: readonly SessionReport[], policy: string): string {
+	const p = totals(priced, policy);
+	const dearest = p.deltas.reduce((a, b) => (b.ratio > a.ratio ? b : a), p.deltas[0]);
+	return `- under \`--price ${price}\`, no session above 1.0×: ${met(dearest.ratio <= 1)} (dearest ${basename(dearest.session, ".jsonl")} ${dearest.ratio.toFixed(3)}×; ${p.ratio.toFixed(3)}× in total, worst visibility ${p.worst.points.toFixed(1)}).`;
+}
+
+/** A bound's verdict as the docs print it. */
+function met(ok: boolean): string {
+	return ok ? "**met**" : "**not met**";
 }
 
 /** One row of the `knobs` block. */

@@ -10,8 +10,10 @@
  * file of its own so that it replays beside default-policy.test.ts, not after it.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { corpusNote, listSessions } from "../corpus/corpora.ts";
+import { blockOf, priceLine } from "../../scripts/figures.ts";
+import { corpusNote, listCorpora, listSessions } from "../corpus/corpora.ts";
 import { pair, replayIn, WINDOW } from "./corpus-replay.ts";
 
 /** Issue 24's bound under the other price models: never dearer than plain Pi. */
@@ -39,7 +41,15 @@ test("the corpus sessions replayed here", (t) => {
 
 for (const price of ["anthropic-1h", "openai"]) {
 	test(`at ${price} prices, no session costs more than plain Pi (but where UNREACHED says)`, async (t) => {
-		for (const report of await replayIn(WINDOW, "pi,context-fold", price)) {
+		const reports = await replayIn(WINDOW, "pi,context-fold", price);
+		// The docs' line for this price says met or not from the replay over every corpus folder.
+		if (listCorpora().every((corpus) => corpus.present)) {
+			const reached = blockOf(readFileSync(new URL("../../docs/defaults.md", import.meta.url), "utf8"), "reached");
+			const line = priceLine(price, reports, "context-fold");
+			const said = (reached ?? "").split(/\n(?=- )/).map((b) => b.replace(/\s+/g, " "));
+			assert.ok(said.includes(line), `docs/defaults.md should say of ${price}: ${line}`);
+		}
+		for (const report of reports) {
 			await t.test(report.session, () => {
 				const { fold, ratio } = pair(report);
 				t.diagnostic(

@@ -31,6 +31,7 @@ import {
 	nameOf,
 	piCell,
 	profileCell,
+	reachedLines,
 	totals,
 } from "../../scripts/figures.ts";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
@@ -142,6 +143,15 @@ test("the docs quote this replay's figures (npm run figures regenerates them)", 
 	assert.equal(readme, headlineBlock(reports, "context-fold"), "README's headline: run npm run figures");
 	const total = table.split("\n").find((line) => line.startsWith(`| all ${reports.length}, cost in total |`));
 	assert.ok(total?.includes(`**${totals(reports, "context-fold").ratio.toFixed(2)}**`), "the total row");
+	// Which bounds the docs call met: the lines of this window and price (the other prices' lines are
+	// default-policy-variants.test.ts's).
+	const reached = blockOf(readFileSync(new URL("../../docs/defaults.md", import.meta.url), "utf8"), "reached");
+	const bullets = (block: string) => block.split(/\n(?=- )/).map((b) => b.replace(/\s+/g, " "));
+	assert.deepEqual(
+		bullets(reached ?? "").slice(0, 3),
+		bullets(reachedLines(reports, "context-fold").join("\n")),
+		"met or not: npm run figures",
+	);
 });
 
 test("the docs' chart of every profile and peer is this replay's (npm run figures draws it again)", async (t) => {
