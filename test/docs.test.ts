@@ -89,6 +89,10 @@ describe("README.md", () => {
 			.filter((l) => l.width > README_COLUMNS);
 		assert.deepEqual(wide, []);
 	});
+
+	it("names the idle warning's off switch, cacheIdleMinutes (issue 26)", () => {
+		assert.match(lines.join("\n"), /`cacheIdleMinutes` \(`off` silences it\)/);
+	});
 });
 
 describe("links in README.md and docs/*.md", () => {
