@@ -175,7 +175,7 @@ export function duplicateDigest(
 	originalCode: string,
 	isError = false,
 ): string {
-	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${riskSection(code, text, isError)}`;
+	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(riskSection(code, text, isError))}`;
 }
 
 /** Digest of an unsigned thinking block: one line, then its risk lines verbatim, bounded (invariant 6). */

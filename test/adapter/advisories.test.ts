@@ -479,6 +479,7 @@ describe("idle cache-risk warning", () => {
 		const warning = new CacheWarning({
 			notify: (message) => said.push(message),
 			fail: (message) => said.push(message),
+			lost: (message) => said.push(message),
 			config: () => config,
 			ttlMs: () => 300_000,
 			now: () => Date.now(),

@@ -160,3 +160,23 @@ test("a figure older than a fold event or an unfold gives none until a response 
 	usageOf.reset();
 	assert.equal(typeof usageOf.tokens(later, never), "number");
 });
+
+test("right after a compaction too, a fold event's or an unfold's old figure gives none", () => {
+	const usageOf = new ContextUsage();
+	const kept = [summary(90_000), user("go on"), reply(usage(40_000)), result("c40000", "b".repeat(40_000))];
+	let asked = 0;
+	const pi = () => {
+		asked++;
+		return 40_050;
+	};
+	assert.equal(usageOf.tokens(kept, pi), 40_050, "Pi is asked until a response after the compaction");
+	usageOf.folded();
+	assert.equal(usageOf.tokens(kept, pi), undefined, "the event's request retried: its figure predates the folds");
+	assert.equal(asked, 1);
+	// An unfold answered by the first response after the compaction: only the request after it loses its figure.
+	const answered = [...kept, { ...reply(usage(20_000)), timestamp: 7 }];
+	usageOf.unfolded();
+	assert.equal(usageOf.tokens(answered, pi), undefined);
+	const later = [...answered, result("c20000", "ok"), { ...reply(usage(30_000)), timestamp: 8 }];
+	assert.equal(usageOf.tokens(later, never), calculateContextTokens(usage(30_000)));
+});

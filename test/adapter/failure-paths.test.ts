@@ -90,6 +90,12 @@ describe("Keep draft when the editor refuses the text", () => {
 		const status = String(stub.ui.views.at(-1));
 		assert.match(status, /Failures {2}1 announced[^\n]*\n +context-fold: draft NOT kept/, status);
 		assert.ok(status.replace(/\n +/g, " ").includes("Your text was: my long prompt"), "the text, in the status too");
+		// The same prompt refused again: the notice, which holds the text, is given again.
+		stub.ui.answers.push(KEEP_DRAFT);
+		const before = notices(stub).length;
+		assert.deepEqual(await input(stub), [{ action: "handled" }]);
+		assert.equal(notices(stub).length, before + 1, "told again");
+		assert.ok(notices(stub).at(-1)?.endsWith("Your text was:\nmy long prompt"));
 	});
 });
 

@@ -324,6 +324,13 @@ describe("duplicateDigest", () => {
 			"{#bbbbbbbb FOLDED} bash: identical to {#aaaaaaaa FOLDED}, ~11 tokens.\nL2: Error: expected 3 to equal 4",
 		);
 	});
+
+	it("quotes a fold tag its risk lines copy: only the engine's codes read as codes", () => {
+		const text = ["grep session.log", "Error: {#1a2b3c4d FOLDED} was not found", "done"].join("\n");
+		const out = duplicateDigest("bbbbbbbb", "bash", text, "aaaaaaaa", true);
+		assert.deepEqual(codesIn(out), ["bbbbbbbb", "aaaaaaaa"]);
+		assert.match(out, /Error: .*1a2b3c4d.* was not found/);
+	});
 });
 
 describe("thinkingDigest", () => {

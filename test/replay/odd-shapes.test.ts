@@ -201,6 +201,8 @@ test("a reply's time written as a date string (with or without a zone), or only 
 	process.env.TZ = "America/New_York";
 	try {
 		assert.deepEqual(await times(retimed((at) => new Date(at).toISOString().slice(0, -1))), recorded);
+		const spaced = (at: number) => new Date(at).toISOString().slice(0, -1).replace("T", " ");
+		assert.deepEqual(await times(retimed(spaced)), recorded, "a space for the T too");
 	} finally {
 		if (zone === undefined) delete process.env.TZ;
 		else process.env.TZ = zone;

@@ -96,6 +96,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	const warning = new CacheWarning({
 		notify: warn,
 		fail: warnOnce,
+		lost: notices.warnListed,
 		stand: (message) => idleWidget.show(message.split("\n")),
 		config: () => settings.config,
 		ttlMs: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet).ms,

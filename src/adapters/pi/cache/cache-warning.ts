@@ -41,6 +41,8 @@ export interface WarningDeps {
 	notify: (message: string, level: "warning" | "info") => void;
 	/** Announces a failure of the confirmation path once and lists it among the status's Failures. */
 	fail: (message: string) => void;
+	/** Announces a lost draft every time (the notice holds its text) and lists it among the Failures. */
+	lost: (message: string) => void;
 	/**
 	 * Shows the notice found when a session is opened where Pi's redraw of the restored transcript
 	 * cannot scroll it away (the terminal UI's widget above the editor); false when it cannot, and
@@ -219,7 +221,7 @@ export class CacheWarning {
 			ctx.ui.setEditorText(event.text);
 		} catch (error) {
 			// The editor refused the text: nothing is sent, as asked, and the notice carries the text itself.
-			this.deps.fail(draftNotKept(event.text, this.kept.length, error));
+			this.deps.lost(draftNotKept(event.text, this.kept.length, error));
 			return { action: "handled" };
 		}
 		// Also redraws the editor, which setEditorText alone leaves to the next render.

@@ -234,7 +234,7 @@ interface EntryLike {
 }
 
 /** An ISO date-time with no zone (Date.parse reads it in the machine's own). */
-const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
 
 /**
  * Epoch ms from a number or an ISO date string, a date-time without a zone read as UTC (as every
@@ -243,7 +243,7 @@ const ZONELESS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
 export function timeOf(value: unknown): number | undefined {
 	if (typeof value === "number" && Number.isFinite(value)) return value;
 	if (typeof value === "string") {
-		const ms = Date.parse(ZONELESS.test(value) ? `${value}Z` : value);
+		const ms = Date.parse(ZONELESS.test(value) ? `${value.replace(" ", "T")}Z` : value);
 		return Number.isFinite(ms) ? ms : undefined;
 	}
 	return undefined;

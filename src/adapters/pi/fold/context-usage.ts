@@ -96,24 +96,24 @@ export class ContextUsage {
 		ask: () => number | null | undefined,
 		model?: ModelKey,
 	): number | null | undefined {
+		let at = messages.length - 1;
+		while (at >= 0 && !validUsage(messages[at])) at--;
+		const usage = at >= 0 ? (validUsage(messages[at]) as Usage) : undefined;
+		this.read = usage ? responseKey(messages[at], usage) : "";
+		if (this.unfoldedSince) {
+			this.predates = this.read;
+			this.unfoldedSince = false;
+		}
+		// Pi's figure and the response's alike count what changed since at the old size.
+		if (this.read !== "" && this.read === this.predates) return undefined;
 		const key = compactionKey(messages);
-		this.read = "";
 		if (key !== "" && key !== this.trusted) {
 			const reported = ask();
 			if (typeof reported === "number") this.trusted = key;
 			return reported;
 		}
-		let at = messages.length - 1;
-		while (at >= 0 && !validUsage(messages[at])) at--;
 		// No response yet: Pi estimates every message and the system prompt, which the request lacks.
-		if (at < 0) return ask();
-		const usage = validUsage(messages[at]) as Usage;
-		this.read = responseKey(messages[at], usage);
-		if (this.unfoldedSince) {
-			this.predates = this.read;
-			this.unfoldedSince = false;
-		}
-		if (this.read === this.predates) return undefined;
+		if (!usage) return ask();
 		// After a switch of model, the last response's figure holds thinking this model is not sent
 		// (pi-ai drops thinking another model wrote), raw or folded as the previous request carried it:
 		// the pass then estimates the request itself (undefined), until this model answers.

@@ -56,6 +56,11 @@ export class Notices {
 	/** Announces a degradation that can recur (each prompt, each reload) once per distinct message. */
 	readonly warnOnce = (message: string): void => {
 		if (this.reported.has(message)) return;
+		this.warnListed(message);
+	};
+
+	/** Announces a failure every time, listing it once among the status's Failures. */
+	readonly warnListed = (message: string): void => {
 		this.reported.add(message);
 		this.warn(message);
 	};
