@@ -413,7 +413,8 @@ export class FoldEngine {
 
 	/** Announces the plan's stale ids (once each) and code collisions (their blocks stay raw). */
 	private notice(plan: TurnPlan): void {
-		this.staleNow = new Set(plan.stale);
+		// Most passes find none: no new set then.
+		if (plan.stale.length > 0 || this.staleNow.size > 0) this.staleNow = new Set(plan.stale);
 		for (const id of plan.stale) {
 			if (this.warnedStale.has(id)) continue;
 			this.warnedStale.add(id);
