@@ -27,7 +27,7 @@ import {
 	verdict,
 	withRatios,
 } from "../../src/replay/report.ts";
-import { replayCommand } from "./replay-command.ts";
+import { replayCommand, replayInProcess } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -104,7 +104,7 @@ function withoutOwn(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("CONTEXTFOLD")));
 }
 
-test("a file that is not a Pi session, an empty file, one with nothing to replay and a missing path exit 2 with one line", () => {
+test("a file that is not a Pi session, an empty file, one with nothing to replay and a missing path exit 2 with one line", async () => {
 	const dir = mkdtempSync(join(tmpdir(), "replay-input-"));
 	try {
 		const header = { type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/x" };
@@ -125,11 +125,12 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			],
 			["missing.jsonl", undefined, "no such file"],
 		];
-		for (const [name, text, problem] of cases) {
+		for (const [k, [name, text, problem]] of cases.entries()) {
 			const file = join(dir, name);
 			if (text !== undefined) writeFileSync(file, text);
 			if (name === "dir.jsonl") mkdirSync(file);
-			const run = replay(file, "--policy", "pi");
+			// The first through the command itself, the rest through its main here (each refused before any replay).
+			const run = k === 0 ? replay(file, "--policy", "pi") : await replayInProcess([file, "--policy", "pi"]);
 			assert.equal(run.status, 2, `${name}: ${run.stderr}`);
 			assert.equal(run.stdout, "", name);
 			const lines = run.stderr.split("\n").filter((l) => l !== "");
@@ -161,7 +162,7 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 	}
 });
 
-test("--html never overwrites a session, replayed or not, nor takes an option for its name; an unwritable page keeps the figures, and twin names are told apart", () => {
+test("--html never overwrites a session, replayed or not, nor takes an option for its name; an unwritable page keeps the figures, and twin names are told apart", async () => {
 	const dir = mkdtempSync(join(tmpdir(), "replay-html-"));
 	try {
 		const good = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
@@ -172,7 +173,7 @@ test("--html never overwrites a session, replayed or not, nor takes an option fo
 		const linked = join(dir, "link.html");
 		symlinkSync(file, linked);
 		for (const target of [file, join(dir, ".", "s.jsonl"), linked]) {
-			const run = replay(file, "--policy", "pi", "--html", target);
+			const run = await replayInProcess([file, "--policy", "pi", "--html", target]);
 			assert.equal(run.status, 2, run.stderr);
 			assert.equal(run.stdout, "");
 			assert.match(
@@ -198,7 +199,7 @@ test("--html never overwrites a session, replayed or not, nor takes an option fo
 			[file, "--html", "--json"],
 			[file, "--html", ""],
 		]) {
-			const run = replay(...args, "--policy", "pi");
+			const run = await replayInProcess([...args, "--policy", "pi"]);
 			assert.equal(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
 			assert.equal(run.stdout, "");
 			assert.match(
