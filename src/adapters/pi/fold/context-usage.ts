@@ -55,9 +55,9 @@ function compactionKey(messages: readonly MessageLike[]): string {
 	return first?.role === "compactionSummary" ? `${first.timestamp}:${first.tokensBefore}` : "";
 }
 
-/** Which response a figure comes from: its time and its size (requests carry deep copies, not the same objects). */
-function responseKey(message: MessageLike, usage: Usage): string {
-	return `${(message as { timestamp?: unknown }).timestamp}:${calculateContextTokens(usage)}`;
+/** Which response a figure of `size` comes from: its time and that size (requests carry deep copies, not the same objects). */
+function responseKey(message: MessageLike, size: number): string {
+	return `${(message as { timestamp?: unknown }).timestamp}:${size}`;
 }
 
 /** Pi's context size for the request's messages, asking Pi only while a compaction's trust is unknown. */
@@ -99,7 +99,8 @@ export class ContextUsage {
 		let at = messages.length - 1;
 		while (at >= 0 && !validUsage(messages[at])) at--;
 		const usage = at >= 0 ? (validUsage(messages[at]) as Usage) : undefined;
-		this.read = usage ? responseKey(messages[at], usage) : "";
+		const size = usage ? calculateContextTokens(usage) : 0;
+		this.read = usage ? responseKey(messages[at], size) : "";
 		if (this.unfoldedSince) {
 			this.predates = this.read;
 			this.unfoldedSince = false;
@@ -126,7 +127,7 @@ export class ContextUsage {
 					droppedThinking(messages[i], model) > 0
 				)
 					return undefined;
-		let tokens = calculateContextTokens(usage);
+		let tokens = size;
 		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
 		for (let i = at + 1; i < messages.length; i++) {
 			if (messages[i].role === "assistant" && !isModelReply(messages[i])) continue;
