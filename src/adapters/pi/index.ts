@@ -70,7 +70,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			settingsWidget,
 			problems.map((problem) => `context-fold: ${problem}`),
 		);
-	const index = new IndexStore(warn);
+	const index = new IndexStore(warnOnce);
 	const savedHere = new SavedSettings();
 	/** The providers Pi's model registry knew at the latest session start (undefined: it could not be read). */
 	let providers: string[] | undefined;
@@ -137,7 +137,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			requestFacts.unfolded();
 			advisor.observeUnfold(codes);
 		},
-		warn,
+		warn: warnOnce,
 		debug: (message) => {
 			if (settings.config.debug) warn(message, "info");
 		},
@@ -160,7 +160,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
 			const parentFile: unknown = ctx.sessionManager.getHeader?.()?.parentSession;
-			parent = typeof parentFile === "string" && parentFile ? new ParentSession(parentFile, warn) : undefined;
+			parent = typeof parentFile === "string" && parentFile ? new ParentSession(parentFile, warnOnce) : undefined;
 			if (parentFile && typeof parentFile !== "string")
 				warnOnce(
 					"context-fold: this session's header names its parent session by no path; its codes cannot be read",
@@ -199,7 +199,9 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	};
 
 	const breakpoints = new BreakpointPlacer();
-	pi.on("session_start", (_event, ctx) => {
+	pi.on("session_start", (event, ctx) => {
+		// A reload keeps the session in use, and its failures said.
+		if (event.reason !== "reload") notices.startSession();
 		requestFacts.reset();
 		breakpoints.reset();
 		restore(ctx);
@@ -286,7 +288,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		}
 	});
 
-	registerWarmingAnswer(pi, { engine, telemetry, debug: () => settings.config.debug, warn });
+	registerWarmingAnswer(pi, { engine, telemetry, debug: () => settings.config.debug, warn, fail: warnOnce });
 
 	/** The fold tools, registered below (after the fold pass, whose handler must run first). */
 	let foldTools: FoldTools | undefined;
@@ -330,6 +332,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		advisor,
 		config: () => settings.config,
 		warn,
+		fail: warnOnce,
 		keepRecent: () => settings.keepRecent,
 	});
 	foldTools = registerFoldTools(pi, {
@@ -338,7 +341,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		parent: () => parent,
 		foldsNext: (messages, ctx) => engine.foldsNext(messages, requestFacts.of(messages, ctx)),
 		declared: () => advisor.observeDeclarations(),
-		warn,
+		warn: warnOnce,
 	});
 	registerHandoff(pi, engine, index);
 	registerUserView(

@@ -14,6 +14,8 @@ export interface WarmingAnswerDeps {
 	telemetry: Pick<CacheTelemetry, "snapshot" | "catchUp">;
 	debug: () => boolean;
 	warn: (message: string, level?: "warning" | "info") => void;
+	/** Announces a failure context-fold works around: once per distinct message, listed in the status. */
+	fail: (message: string) => void;
 }
 
 /** Registers the `cache_warming_decision` answer with Pi. */
@@ -32,7 +34,7 @@ export function registerWarmingAnswer(pi: ExtensionAPI, deps: WarmingAnswerDeps)
 				);
 			return { action: "stop" as const };
 		} catch (error) {
-			deps.warn(`context-fold: cache warming decision left to Pi: ${errorText(error)}`);
+			deps.fail(`context-fold: cache warming decision left to Pi: ${errorText(error)}`);
 			return undefined;
 		}
 	});

@@ -30,14 +30,17 @@ export interface CompactionDeps {
 	index: IndexStore;
 	advisor: Pick<Advisor, "willForceCompaction" | "observeCompaction">;
 	config: () => FoldConfig;
+	/** Tells the user something worth knowing, each time (a notice). */
 	warn: (message: string, level?: "warning" | "info") => void;
+	/** Announces a failure context-fold works around: once per distinct message, listed in the status. */
+	fail: (message: string) => void;
 	/** Pi's `compaction.keepRecentTokens` for the model in use. */
 	keepRecent: () => number;
 }
 
 /** Registers the compaction hooks with Pi. */
 export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void {
-	const { engine, index, advisor, config, warn, keepRecent } = deps;
+	const { engine, index, advisor, config, warn, fail, keepRecent } = deps;
 	let pendingCompaction: number | undefined;
 	// Tokens the compaction context-fold itself starts keeps raw; undefined for any other compaction.
 	let ownKeep: number | undefined;
@@ -112,7 +115,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 					actedOn = false;
 					left = over.usage;
 					if (!/nothing to compact/i.test(error.message))
-						warn(`context-fold: the over-budget compaction failed: ${error.message}`);
+						fail(`context-fold: the over-budget compaction failed: ${error.message}`);
 					else if (!refusalSaid || config().debug) {
 						refusalSaid = true;
 						warn(
@@ -124,7 +127,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			});
 		} catch (error) {
 			ended = undefined;
-			warn(`context-fold: over-budget check skipped: ${errorText(error)}`);
+			fail(`context-fold: over-budget check skipped: ${errorText(error)}`);
 		}
 		await ended;
 	});
@@ -142,7 +145,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			try {
 				if (keep !== undefined) later = laterCut(entries, prep.firstKeptEntryId, keep);
 			} catch (error) {
-				warn(`context-fold: this compaction keeps Pi's cut (keepRecentTokens): ${errorText(error)}`);
+				fail(`context-fold: this compaction keeps Pi's cut (keepRecentTokens): ${errorText(error)}`);
 			}
 			const input = later
 				? {
@@ -155,7 +158,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 						previousSummary: prep.previousSummary,
 					}
 				: prep;
-			const built = buildCompaction(input, engine, index, append, warn, branch, ctx.model?.contextWindow);
+			const built = buildCompaction(input, engine, index, append, fail, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
 			if (event.customInstructions?.trim()) warn(INSTRUCTIONS_NOT_APPLIED);
 			return {
@@ -167,7 +170,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 				},
 			};
 		} catch (error) {
-			warn(`context-fold: deterministic compaction failed, Pi's own compaction runs instead: ${errorText(error)}`);
+			fail(`context-fold: deterministic compaction failed, Pi's own compaction runs instead: ${errorText(error)}`);
 			return undefined;
 		}
 	});
@@ -181,7 +184,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		try {
 			engine.observeLive(ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[]);
 		} catch (error) {
-			warn(`context-fold: the compacted context was not read, unfold may offer removed blocks: ${errorText(error)}`);
+			fail(`context-fold: the compacted context was not read, unfold may offer removed blocks: ${errorText(error)}`);
 		}
 		advisor.observeCompaction(event.reason !== "manual");
 		// Told in the terminal UI, below Pi's own "Compacted from" line; headless runs stay quiet but for
@@ -197,14 +200,14 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 				try {
 					ctx.ui.notify(notice, "info");
 				} catch (error) {
-					warn(`context-fold: the compaction notice could not be shown: ${errorText(error)}`);
+					fail(`context-fold: the compaction notice could not be shown: ${errorText(error)}`);
 				}
 			}, 0);
 		}
 		try {
 			engine.rebase(ctx.sessionManager.getBranch());
 		} catch (error) {
-			warn(`context-fold: turn and request numbering after compaction may restart: ${errorText(error)}`);
+			fail(`context-fold: turn and request numbering after compaction may restart: ${errorText(error)}`);
 		}
 	});
 	pi.on("session_compact_failed", (event) => {
@@ -214,7 +217,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		try {
 			index.retract(seq, event.aborted ? "aborted" : (event.errorMessage ?? "failed"));
 		} catch (error) {
-			warn(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
+			fail(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
 		}
 	});
 }

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 import { errorText } from "../fold/engine.ts";
-import { readRegularFile, sessionHeaderOf } from "../fold/parent-session.ts";
+import { NO_SUCH_FILE, readRegularFile, sessionHeaderOf } from "../fold/parent-session.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {
@@ -41,20 +41,28 @@ const MAX_ANCESTORS = 32;
 /**
  * The seed indexes of the sessions `session` descends from by fork or clone, oldest first: each
  * header's `parentSession` (a .jsonl file whose header names its id and its own parent) gives the
- * index file beside it. A chain that loops, or runs past MAX_ANCESTORS, stops there.
+ * index file beside it. A chain that loops, or runs past MAX_ANCESTORS, stops there; so does one
+ * whose next session file cannot be read, which `broken` then names (not when the file is gone: a
+ * moved or deleted parent leaves nothing to inherit).
  */
-function ancestorIndexFiles(session: SessionPlace): string[] {
+function ancestorIndexFiles(session: SessionPlace): { files: string[]; broken?: string } {
 	const files: string[] = [];
 	const seen = new Set<string>();
 	let parent = session.getHeader?.()?.parentSession;
 	while (typeof parent === "string" && parent.endsWith(".jsonl") && !seen.has(parent) && seen.size < MAX_ANCESTORS) {
 		seen.add(parent);
 		const header = sessionHeaderOf(parent);
-		if (!header) break;
+		if ("why" in header) {
+			if (header.why === NO_SUCH_FILE) return { files };
+			return {
+				files,
+				broken: `context-fold: the ancestor session ${parent} cannot be read (${header.why}); this session's summaries lack what its seed index held`,
+			};
+		}
 		files.unshift(join(artifactDirOf(dirname(parent), header.id), INDEX_FILE));
 		parent = header.parentSession;
 	}
-	return files;
+	return { files };
 }
 
 const INDEX_FILE = "seed-index.jsonl";
@@ -97,13 +105,15 @@ export class IndexStore {
 	/** The records of the sessions this one descends from, oldest first (none without a readable index). */
 	private inherited(session: SessionPlace): { records: SeedRecord[]; skipped: number } {
 		const out: { records: SeedRecord[]; skipped: number } = { records: [], skipped: 0 };
-		for (const file of ancestorIndexFiles(session)) {
+		const { files, broken } = ancestorIndexFiles(session);
+		if (broken) this.warn(broken);
+		for (const file of files) {
 			const read = readRegularFile(file);
 			if ("text" in read) {
 				const parsed = parseSeedIndex(read.text);
 				out.records.push(...parsed.records);
 				out.skipped += parsed.skipped;
-			} else if (!read.why.startsWith("no such file")) {
+			} else if (read.why !== NO_SUCH_FILE) {
 				this.warn(
 					`context-fold: the parent session's seed index ${file} cannot be read (${read.why}); this session's summaries lack what it held`,
 				);

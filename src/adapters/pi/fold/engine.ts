@@ -49,7 +49,7 @@ export interface EngineDeps {
 	) => void;
 	/** Called when an event is rejected after beforeCommit succeeded (retracts its seed-index record). */
 	rejected?: (seq: number, reason: string) => void;
-	/** Degradation notices (stderr). */
+	/** Failures worked around: announced once per distinct message and listed in the status. */
 	warn: (message: string) => void;
 	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
 	debug: (message: string) => void;

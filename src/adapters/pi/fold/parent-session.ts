@@ -59,29 +59,37 @@ export function readRegularFile(path: string): { text: string } | { why: string 
 		if (stat.size > MAX_PARENT_BYTES) return { why: `it is larger than ${MAX_PARENT_BYTES / 1024 / 1024} MiB` };
 		return { text: readFileSync(fd, "utf8") };
 	} catch (error) {
-		const code = (error as { code?: unknown }).code;
-		if (code === "ENOENT") return { why: "no such file (moved or deleted?)" };
-		if (code === "ELOOP") return { why: "it is a symbolic link, which is not followed" };
-		if (code === "EACCES" || code === "EPERM") return { why: "permission denied" };
-		return { why: typeof code === "string" ? code : String(error) };
+		return readFailure(error);
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
 }
+
+/** Why a file could not be opened or read, from the error the attempt threw. */
+function readFailure(error: unknown): { why: string } {
+	const code = (error as { code?: unknown }).code;
+	if (code === "ENOENT") return { why: NO_SUCH_FILE };
+	if (code === "ELOOP") return { why: "it is a symbolic link, which is not followed" };
+	if (code === "EACCES" || code === "EPERM") return { why: "permission denied" };
+	return { why: typeof code === "string" ? code : String(error) };
+}
+
+/** Why a file that is not there cannot be read. */
+export const NO_SUCH_FILE = "no such file (moved or deleted?)";
 
 /** Most bytes read looking for a session file's header line. */
 const MAX_HEADER_BYTES = 64 * 1024;
 
 /**
  * The header (first line) of the session file `path`: its session id and the parent session it
- * names, read without following a final symlink and without reading further; undefined when it
- * cannot be read or has no id.
+ * names, read without following a final symlink and without reading further; or why it cannot be
+ * read or names no id (as readRegularFile words it: "no such file" first when there is none).
  */
-export function sessionHeaderOf(path: string): { id: string; parentSession?: string } | undefined {
+export function sessionHeaderOf(path: string): { id: string; parentSession?: string } | { why: string } {
 	let fd: number | undefined;
 	try {
 		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-		if (!fstatSync(fd).isFile()) return undefined;
+		if (!fstatSync(fd).isFile()) return { why: "it is not a regular file" };
 		const buffer = Buffer.alloc(MAX_HEADER_BYTES);
 		const read = readSync(fd, buffer, 0, MAX_HEADER_BYTES, 0);
 		const text = buffer.subarray(0, read).toString("utf8");
@@ -91,11 +99,13 @@ export function sessionHeaderOf(path: string): { id: string; parentSession?: str
 			id?: unknown;
 			parentSession?: unknown;
 		};
-		if (header?.type !== "session" || typeof header.id !== "string" || !header.id) return undefined;
+		if (header?.type !== "session" || typeof header.id !== "string" || !header.id)
+			return { why: "its first line is not a session header with an id" };
 		const parent = header.parentSession;
 		return typeof parent === "string" && parent ? { id: header.id, parentSession: parent } : { id: header.id };
-	} catch {
-		return undefined;
+	} catch (error) {
+		if (error instanceof SyntaxError) return { why: "its first line is not JSON" };
+		return readFailure(error);
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}

@@ -41,6 +41,7 @@ export interface FoldToolsDeps {
 	foldsNext: (messages: MessageLike[], ctx: ExtensionContext) => boolean;
 	/** Told when the tools join the active tools: the next request Pi builds declares them (the wire watchdog). */
 	declared: () => void;
+	/** Failures worked around: announced once per distinct message and listed in the status. */
 	warn: (message: string) => void;
 }
 

@@ -186,15 +186,25 @@ export function searchFolded(
 	};
 	for (const record of engine.registry.allRecords()) take(resolveCode(record.code, engine, ledger));
 	// Folds this branch recorded that its fold state lacks (a restore that failed) are searched too.
-	for (const { record } of branchRecordsOf(ledger))
-		if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
+	const branch = branchRecordsOf(ledger);
+	if (Array.isArray(branch)) {
+		for (const { record } of branch)
+			if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
+	}
+	const notes = [
+		...(unreadable ? [`${unreadable} could not be read`] : []),
+		...(Array.isArray(branch)
+			? []
+			: [`the session file could not be read for this branch's records: ${branch.error}`]),
+	];
+	const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
 	const hits = tiers.flat();
 	if (hits.length === 0) {
-		const none = `no folded block contains "${pattern}"${unreadable ? ` (${unreadable} could not be read)` : ""}`;
+		const none = `no folded block contains "${pattern}"${note}`;
 		return { text: none, heads: [none] };
 	}
 	const out: string[] = [];
-	const heads = [`${hits.length === 1 ? "1 block contains" : `${hits.length} blocks contain`} "${pattern}":`];
+	const heads = [`${hits.length === 1 ? "1 block contains" : `${hits.length} blocks contain`} "${pattern}"${note}:`];
 	let budget = room - 200;
 	for (const r of hits) {
 		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
@@ -213,12 +223,12 @@ export function searchFolded(
 	return { text: `${heads[0]}\n\n${out.join("\n\n")}${more ? `\n${more}` : ""}`, heads };
 }
 
-/** The fold records of the current branch as the session file holds them (none when it cannot be read). */
-function branchRecordsOf(ledger: Ledger): PlacedRecord[] {
+/** The fold records of the current branch as the session file holds them, or why it cannot be read. */
+function branchRecordsOf(ledger: Ledger): PlacedRecord[] | { error: string } {
 	try {
 		return ledger.branchRecords();
-	} catch {
-		return [];
+	} catch (error) {
+		return { error: errorText(error) };
 	}
 }
 

@@ -54,7 +54,9 @@ export function runUnfold(
 						? `#${code} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`
 						: where === "records"
 							? `#${code} is already raw: this branch's fold state could not be restored, so its folds are sent raw; recall_folded reads it`
-							: `#${code} is not a fold code of this session branch`,
+							: where
+								? `#${code} is not in this branch's fold state, and the session file could not be read to look for it (${where.unreadable})`
+								: `#${code} is not a fold code of this session branch`,
 				);
 			} else if (engine.leftContext(id)) {
 				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
@@ -92,16 +94,19 @@ export function runUnfold(
 
 /**
  * Where the session file records `code`, which the branch's fold state lacks: on another branch, or
- * on this one (a fold state that could not be restored); undefined when nowhere, or when the file
- * cannot be read.
+ * on this one (a fold state that could not be restored); undefined when nowhere; the error's text
+ * when the file cannot be read (then nobody knows).
  */
-function recordedWhere(ledger: Ledger | undefined, code: string): "branch" | "records" | undefined {
+function recordedWhere(
+	ledger: Ledger | undefined,
+	code: string,
+): "branch" | "records" | { unreadable: string } | undefined {
 	try {
 		const placed = ledger?.recordOf(code);
 		if (placed?.entryId === undefined) return undefined;
 		return ledger?.onBranch(placed.entryId) ? "records" : "branch";
-	} catch {
-		return undefined;
+	} catch (error) {
+		return { unreadable: errorText(error) };
 	}
 }
 

@@ -1,7 +1,7 @@
 /**
  * Where context-fold's notices go: the terminal UI's notifications while one is attached, else a
- * sink (stderr by default); a degradation that can recur is announced once per distinct message and
- * kept for the status's Failures list; and standing notices, which stay in a widget above the editor
+ * sink (stderr by default); a degradation that can recur is announced once per distinct message in a
+ * session and kept for the status's Failures list; and standing notices, which stay in a widget above the editor
  * until the next prompt, for what is found while Pi restores a session (Pi draws the restored
  * transcript after session_start, so a notice then would scroll away above it).
  */
@@ -33,6 +33,14 @@ export class Notices {
 
 	constructor(sink: NoticeSink = toStderr) {
 		this.sink = sink;
+	}
+
+	/**
+	 * Starts the Failures list afresh for a session (Pi's session_start but a reload: startup, resume,
+	 * new, fork): it lists the failures of the session in use, and one met again there is told again.
+	 */
+	startSession(): void {
+		this.reported.clear();
 	}
 
 	/** Sends notices to `ui` (the terminal UI's), or to the sink when undefined. */
