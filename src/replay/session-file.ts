@@ -74,7 +74,26 @@ export function parseSessionText(text: string): SessionEntries {
 		if (parsed.type === "session" && header === undefined && entries.length === 0) header = parsed;
 		else entries.push(parsed);
 	});
+	if (!(typeof header?.version === "number" && header.version >= 2)) placeKeptEntries(header, entries);
 	return { header, entries, unread };
+}
+
+/** A pre-v2 compaction's first kept entry, which its file names by position (firstKeptEntryIndex). */
+const keptFrom = new WeakMap<Entry, Entry>();
+
+/**
+ * Links each compaction of a pre-v2 file to the entry its `firstKeptEntryIndex` names, as Pi's
+ * migration turns the position into an id: a position among the file's parsed lines, the header
+ * counted, that must not be the header.
+ */
+function placeKeptEntries(header: Entry | undefined, entries: readonly Entry[]): void {
+	const lines = header ? [header, ...entries] : entries;
+	for (const entry of entries) {
+		const index = entry.firstKeptEntryIndex;
+		if (entry.type !== "compaction" || typeof index !== "number") continue;
+		const target = lines[index];
+		if (target && target.type !== "session") keptFrom.set(entry, target);
+	}
 }
 
 /**
@@ -252,7 +271,8 @@ export function branchMessages(branch: readonly Entry[]): MessageLike[] {
 /**
  * The messages Pi sends with `branch`'s last entry as the leaf (Pi's `buildContextEntries` and
  * projection): without a compaction, the whole branch; after one, the latest compaction's summary,
- * then the non-system entries from its `firstKeptEntryId` up to it, then every entry after it.
+ * then the non-system entries from its `firstKeptEntryId` (a pre-v2 file's `firstKeptEntryIndex`)
+ * up to it, then every entry after it. A compaction naming no entry there keeps none, as in Pi.
  */
 export function contextMessages(branch: readonly Entry[]): MessageLike[] {
 	let at = -1;
@@ -260,10 +280,12 @@ export function contextMessages(branch: readonly Entry[]): MessageLike[] {
 	if (at < 0) return project(branch, false);
 	const compaction = branch[at];
 	const kept: Entry[] = [compaction];
+	const from = keptFrom.get(compaction);
+	const fromId = compaction.firstKeptEntryId;
 	let keeping = false;
 	for (let i = 0; i < at; i++) {
 		const entry = branch[i];
-		if (entry.id === compaction.firstKeptEntryId) keeping = true;
+		if (from ? entry === from : typeof fromId === "string" && entry.id === fromId) keeping = true;
 		const system = entry.type === "message" && (entry.message as MessageLike | undefined)?.role === "system";
 		if (keeping && !system) kept.push(entry);
 	}
