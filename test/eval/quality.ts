@@ -8,7 +8,7 @@
  * its own). Everything here is deterministic: the same session gives the same figures.
  */
 import { createHash } from "node:crypto";
-import { linearize, type MessageLike, renderContent } from "../../src/core/block.ts";
+import { isModelReply, linearize, type MessageLike, renderContent } from "../../src/core/block.ts";
 import { identifiersIn } from "../../src/core/index/extract.ts";
 import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
 import { firstLine } from "../../src/core/tokens.ts";
@@ -298,7 +298,7 @@ function textsOf(message: MessageLike): { text: string; source: string }[] {
  * content tools read/grep/find/ls, whose lines are file text); identifiers of every message (user,
  * assistant text, thinking, tool-call arguments, tool results) as the seed index finds them, every
  * exact one and an even sample of SYMBOL_SAMPLE code symbols; and the first line of every user
- * message.
+ * message. A reply that failed or was aborted gives none: no request carries it.
  */
 export function harvestFacts(messages: readonly MessageLike[]): Fact[] {
 	const seen = new Map<string, Fact>();
@@ -311,6 +311,8 @@ export function harvestFacts(messages: readonly MessageLike[]): Fact[] {
 		if (f.category === "symbol") symbols.push(f);
 	};
 	messages.forEach((message, at) => {
+		// A reply that failed or was aborted is in no request (pi-ai drops it): its facts never reached the model.
+		if (message.role === "assistant" && !isModelReply(message)) return;
 		for (const call of toolCalls(message)) {
 			const args = call.arguments ?? {};
 			const path =

@@ -25,6 +25,7 @@ import {
 	formatCompactions,
 	formatMissed,
 	formatTable,
+	harvestFacts,
 	PLANT_COUNT,
 	ROWS,
 	rowsOf,
@@ -132,5 +133,23 @@ describe("summary quality over the recorded sessions", () => {
 			assert.ok(full.includes(s), `${s.name} is not of the full shape`);
 			assert.ok(folding.includes(s), `${s.name} required no fold event`);
 		}
+	});
+});
+
+describe("the facts a session holds", () => {
+	it("come from what the model saw: an aborted or failed reply gives none (no request carries it)", () => {
+		const call = (id: string, path: string, stopReason: string) => ({
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "read", arguments: { path } }],
+			stopReason,
+		});
+		const facts = harvestFacts([
+			{ role: "user", content: "look at the config" },
+			call("c1", "/srv/app/aborted_reply.yaml", "aborted"),
+			call("c2", "/srv/app/failed_reply.yaml", "error"),
+			call("c3", "/srv/app/config.yaml", "toolUse"),
+		]);
+		const paths = facts.filter((f) => f.category === "path").map((f) => f.text);
+		assert.deepEqual(paths, ["/srv/app/config.yaml"]);
 	});
 });
