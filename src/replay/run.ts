@@ -504,12 +504,18 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	return run;
 }
 
-/** A refusal's first line, with the next one where the first ends in a colon (a validation's reason), at most 80 characters. */
+/**
+ * A refusal's first line, with the next one where the first ends in a colon (a validation's reason):
+ * at most 80 characters, cut after a whole word and marked with "…" where it was longer.
+ */
 function firstWords(said: string): string {
 	const lines = said
 		.split("\n")
 		.map((line) => line.trim())
 		.filter(Boolean);
 	const words = lines[0]?.endsWith(":") && lines[1] ? `${lines[0]} ${lines[1]}` : (lines[0] ?? "");
-	return words.slice(0, 80);
+	if (words.length <= 80) return words;
+	const cut = words.slice(0, 79);
+	const space = cut.lastIndexOf(" ");
+	return `${space > 40 ? cut.slice(0, space) : cut}…`;
 }

@@ -243,6 +243,32 @@ test("a call whose arguments Pi's schema refuses: a stand-in answers anyway, a b
 	assert.doesNotMatch(sent, /FILE BODY/);
 });
 
+test("a refusal longer than its line is cut after a whole word, and says so", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	// A reply cut off by the output limit: Pi does not run the call it holds.
+	session.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "/src/a.ts" } }],
+		stopReason: "length",
+	});
+	session.add(3, {
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: "read",
+		content: [{ type: "text", text: "FILE BODY" }],
+		isError: false,
+	});
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const run = await replay(session);
+	const [kind] = Object.keys(run.divergences).filter((k) => k.startsWith("recorded call refused by Pi: "));
+	assert.ok(kind, JSON.stringify(run.divergences));
+	const said = kind.slice("recorded call refused by Pi: ".length);
+	assert.ok(said.length <= 80, said);
+	assert.match(said, /[A-Za-z.,:]…$/, "ends on a whole word, marked as cut");
+	assert.match(said, /^Tool call "read" was not executed: /);
+});
+
 test("a refusal Pi recorded itself is replayed as recorded, not counted", async () => {
 	const session = new SyntheticSession(T0);
 	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
