@@ -378,14 +378,24 @@ export function blockFields(message: Record<string, unknown>): readonly string[]
 export class BlockMemo {
 	messages = new MessageMemo<Block[]>(blockFields);
 	private last: LinearizeState | undefined;
-	/** The request model the memo's blocks were made for ("" for none). */
-	private model = "";
+	/** The request model the memo's blocks were made for (undefined for none), its fields copied. */
+	private model: ModelKey | undefined;
 
-	/** Starts over when the request's model changes: a reply's thinking counts for one model only. */
+	/**
+	 * Starts over when the request's model changes: a reply's thinking counts for one model only.
+	 * Compared field by field, with no key string built per request.
+	 */
 	forModel(model: ModelKey | undefined): void {
-		const key = model ? `${model.provider}\u0000${model.api}\u0000${model.id}\u0000${model.images !== false}` : "";
-		if (key === this.model) return;
-		this.model = key;
+		const was = this.model;
+		const same = model
+			? was !== undefined &&
+				was.provider === model.provider &&
+				was.api === model.api &&
+				was.id === model.id &&
+				(was.images !== false) === (model.images !== false)
+			: was === undefined;
+		if (same) return;
+		this.model = model && { provider: model.provider, api: model.api, id: model.id, images: model.images !== false };
 		this.messages = new MessageMemo<Block[]>(blockFields);
 		this.last = undefined;
 	}

@@ -245,6 +245,8 @@ export interface Lifetime {
 
 /** The seconds the table gives `provider`, its name matched in any case (`Anthropic=3600` is anthropic's). */
 function tableEntry(table: string, provider: string): number | undefined {
+	// Every entry holds an `=`: the empty default table (nearly every request's) is not parsed.
+	if (!table.includes("=")) return undefined;
 	const want = provider.toLowerCase();
 	for (const [name, seconds] of parseProviderTtls(table)) if (name.toLowerCase() === want) return seconds;
 	return undefined;

@@ -115,6 +115,39 @@ describe("RequestFacts", () => {
 		assert.deepEqual(asked, ["entries"], "past the lifetime the refreshes are read");
 	});
 
+	test("the lifetime and rewrite price kept between requests follow the model, the settings and the retention", () => {
+		const now = { t: 0 };
+		const settings = new ActiveSettings();
+		const load = (section: Record<string, unknown>) =>
+			settings.load(() => ({ "context-fold": section }), new SavedSettings(), {});
+		load({});
+		const telemetry = new CacheTelemetry();
+		const facts = new RequestFacts(settings, telemetry, () => now.t);
+		telemetry.observeResponse(reply.usage as never, 1_000);
+		const anthropic = { ...MODEL, provider: "anthropic", api: "anthropic-messages" };
+		const hour = { ...anthropic, promptCache: { short: 300, long: 3600 } };
+		now.t = 1_000 + 600_000;
+		const cold = (model: unknown) => facts.of([user, reply], context(model)).cache?.warm === false;
+		assert.equal(cold(anthropic), true, "ten minutes idle: past the default five");
+		assert.equal(cold(anthropic), true, "the same again from the kept figures");
+		const price = (model: unknown) => facts.of([user, reply], context(model)).cache?.rewriteInReads;
+		const short = price(hour);
+		const saved = process.env.PI_CACHE_RETENTION;
+		try {
+			process.env.PI_CACHE_RETENTION = "long";
+			assert.equal(cold(hour), false, "the long retention's hour: still warm");
+			assert.ok((price(hour) ?? 0) > (short ?? 0), "the hour's write premium, not the five minutes'");
+		} finally {
+			if (saved === undefined) delete process.env.PI_CACHE_RETENTION;
+			else process.env.PI_CACHE_RETENTION = saved;
+		}
+		assert.equal(cold(hour), true, "back to the short retention: cold again");
+		load({ cacheTtlSeconds: 900 });
+		assert.equal(cold(anthropic), false, "a reload that sets 15 minutes: warm");
+		load({ cacheTtlByProvider: "anthropic=60" });
+		assert.equal(cold({ ...anthropic }), true, "another model object, under a reloaded table: cold");
+	});
+
 	test("Pi's compaction figures come with the facts", () => {
 		const { facts } = setup({ t: 0 });
 		const f = facts.of([user], context(MODEL));

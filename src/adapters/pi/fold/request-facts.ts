@@ -27,12 +27,24 @@ function modelKeyOf(
 	return key;
 }
 
+/** A model's cache lifetime and rewrite price, with what they were worked out from. */
+interface ModelPrices {
+	model: ExtensionContext["model"];
+	config: unknown;
+	secondsSet: boolean;
+	retention: string | undefined;
+	ms: number;
+	rewriteInReads: number | undefined;
+}
+
 /** A request's facts for the fold pass, from Pi's context at the request. */
 export class RequestFacts {
 	private readonly usage = new ContextUsage();
 	private readonly settings: ActiveSettings;
 	private readonly telemetry: CacheTelemetry;
 	private readonly now: () => number;
+	/** The latest request's cache lifetime and rewrite price, and what they were worked out from (see pricesOf). */
+	private prices: ModelPrices | undefined;
 
 	constructor(settings: ActiveSettings, telemetry: CacheTelemetry, now: () => number) {
 		this.settings = settings;
@@ -78,13 +90,43 @@ export class RequestFacts {
 	 * recent enough that it is warm anyway.
 	 */
 	private cache(ctx: ExtensionContext): CacheFacts {
-		const { ms } = lifetimeFor(ctx.model, this.settings.config, this.settings.ttlSecondsSet);
+		const { ms, rewriteInReads } = this.pricesOf(ctx.model);
 		let facts = this.telemetry.facts(this.now(), ms);
 		if (facts.warm === false) {
 			this.telemetry.catchUp(ctx.sessionManager as LedgerSource);
 			facts = this.telemetry.facts(this.now(), ms);
 		}
-		const rewriteInReads = rewriteInReadsFor(ctx.model);
 		return rewriteInReads === undefined ? facts : { ...facts, rewriteInReads };
+	}
+
+	/**
+	 * The cache lifetime and rewrite price for `model`, worked out again only when the model object,
+	 * the settings in force or Pi's cache retention (`PI_CACHE_RETENTION`) changed since the last
+	 * request: as ActiveSettings.forModel, a model object is taken as unchanged while it is the same
+	 * object. Most requests then read one environment variable instead of parsing the settings and
+	 * reading the retention three times.
+	 */
+	private pricesOf(model: ExtensionContext["model"]): ModelPrices {
+		const { config, ttlSecondsSet } = this.settings;
+		const retention = process.env.PI_CACHE_RETENTION;
+		const last = this.prices;
+		if (
+			last !== undefined &&
+			last.model === model &&
+			last.config === config &&
+			last.secondsSet === ttlSecondsSet &&
+			last.retention === retention
+		)
+			return last;
+		const { ms } = lifetimeFor(model, config, ttlSecondsSet);
+		this.prices = {
+			model,
+			config,
+			secondsSet: ttlSecondsSet,
+			retention,
+			ms,
+			rewriteInReads: rewriteInReadsFor(model),
+		};
+		return this.prices;
 	}
 }
