@@ -15,6 +15,7 @@
  * string as the time it names, a missing one as its entry's. Projected messages are cached per entry, so an entry keeps one
  * message object across requests (identity marks the unchanged prefix of consecutive requests).
  */
+import { constants as bufferConstants } from "node:buffer";
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { timeOf } from "../adapters/pi/cache/telemetry.ts";
 import type { MessageLike } from "../core/block.ts";
@@ -118,6 +119,17 @@ export function openRegularFile(path: string): number {
 	throw new SessionFileError(path, problem);
 }
 
+/**
+ * Most bytes of a session file read: Node's longest string, past which Pi cannot read a session
+ * either (it reads the whole file as one string), so such a file is refused before it is read.
+ */
+const MAX_SESSION_BYTES = bufferConstants.MAX_STRING_LENGTH;
+
+/** `bytes` in whole MiB, rounded down. */
+function mib(bytes: number): number {
+	return Math.floor(bytes / 1024 / 1024);
+}
+
 /** Reads and parses one session file. */
 export function readSessionFile(path: string): SessionEntries {
 	return parseSessionText(readFileSync(path, "utf8"));
@@ -134,8 +146,15 @@ export function readPiSession(path: string): SessionEntries {
 	const fd = openRegularFile(path);
 	let text: string;
 	try {
+		const { size } = fstatSync(fd);
+		if (size > MAX_SESSION_BYTES)
+			throw new SessionFileError(
+				path,
+				`too large to replay (${mib(size)} MiB; Pi itself reads a session of at most ${mib(MAX_SESSION_BYTES)} MiB)`,
+			);
 		text = readFileSync(fd, "utf8");
 	} catch (error) {
+		if (error instanceof SessionFileError) throw error;
 		throw new SessionFileError(path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? error})`);
 	} finally {
 		closeSync(fd);

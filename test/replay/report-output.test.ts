@@ -10,8 +10,9 @@
  * said on stderr.
  */
 import assert from "node:assert/strict";
+import { constants as bufferConstants } from "node:buffer";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -124,11 +125,14 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 				"without a recorded reply of the model: nothing to replay",
 			],
 			["missing.jsonl", undefined, "no such file"],
+			// Past Node's longest string (a sparse file: nothing is read before the refusal).
+			["huge.jsonl", `${JSON.stringify(header)}\n`, "too large to replay ("],
 		];
 		for (const [k, [name, text, problem]] of cases.entries()) {
 			const file = join(dir, name);
 			if (text !== undefined) writeFileSync(file, text);
 			if (name === "dir.jsonl") mkdirSync(file);
+			if (name === "huge.jsonl") truncateSync(file, bufferConstants.MAX_STRING_LENGTH + 1);
 			// The first through the command itself, the rest through its main here (each refused before any replay).
 			const run = k === 0 ? replay(file, "--policy", "pi") : await replayInProcess([file, "--policy", "pi"]);
 			assert.equal(run.status, 2, `${name}: ${run.stderr}`);

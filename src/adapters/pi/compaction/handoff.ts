@@ -1,9 +1,11 @@
 /**
  * `/fold-handoff [goal]`: writes a deterministic seed for a fresh session to
- * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md`. With a UI it offers to start a
- * new session seeded with it; headless it prints the path alone on one line of stderr.
+ * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md` (an in-memory session's to a folder
+ * of the user's own, `<tmp>/context-fold/in-memory/`, readable by the user alone), never through a
+ * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
+ * prints the path alone on one line of stderr.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
@@ -12,6 +14,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../../core/summary.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { ownFolder } from "../owned-files.ts";
 import { branchRecords, branchView } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
@@ -55,10 +58,10 @@ export function writeHandoff(
 	});
 	const parent = ctx.sessionManager.getSessionFile();
 	const text = renderHandoff({ goal, parentSession: parent, writtenAt: now.toISOString(), summary });
-	const dir = index.folder() ?? join(tmpdir(), "context-fold", "in-memory");
-	mkdirSync(dir, { recursive: true });
+	// An in-memory session's seed goes to a folder of the user's own in the shared temporary folder.
+	const dir = index.ownFolder() ?? ownFolder({ root: tmpdir(), parts: ["context-fold", "in-memory"], private: true });
 	const path = join(dir, `handoff-${now.toISOString().replace(/[:.]/g, "-")}.md`);
-	writeFileSync(path, text, { encoding: "utf8", flag: "wx" });
+	writeFileSync(path, text, { encoding: "utf8", flag: "wx", mode: index.folder() ? 0o666 : 0o600 });
 	return { path, text };
 }
 

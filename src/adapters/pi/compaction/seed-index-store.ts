@@ -5,12 +5,13 @@
  * (a second `pi` on the session) and die mid-line: each append looks at the file's last byte first
  * and starts a new line after such a fragment, so the record stays a line of its own.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 import { errorText } from "../fold/engine.ts";
 import { NO_SUCH_FILE, readRegularFile, sessionHeaderOf } from "../fold/parent-session.ts";
+import { type OwnedPlace, openRegular, ownFolder, placePath, placeProblem } from "../owned-files.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {
@@ -21,18 +22,34 @@ export interface SessionPlace {
 	getHeader?(): { parentSession?: unknown } | null | undefined;
 }
 
-/** The folder holding this extension's files for the session `id` stored in `dir`. */
-function artifactDirOf(dir: string, id: string): string {
-	return join(dir, "context-fold", id.replace(/[^A-Za-z0-9._-]/g, "_"));
+/**
+ * The name of a session's own folder: its id with every character but letters, digits, `.`, `_`
+ * and `-` made `_`, and an id of dots alone (`.`, `..`) made underscores, so no id names a folder
+ * above its own.
+ */
+function folderName(id: string): string {
+	const name = id.replace(/[^A-Za-z0-9._-]/g, "_");
+	return /^\.*$/.test(name) ? name.replace(/\./g, "_") || "_" : name;
 }
 
-/** The folder holding this extension's files for a session, or undefined for an in-memory session. */
-export function artifactDir(session: SessionPlace | undefined): string | undefined {
+/** The place of this extension's files for the session `id` stored in `dir`. */
+function artifactPlace(dir: string, id: string): OwnedPlace {
+	return { root: dir, parts: ["context-fold", folderName(id)] };
+}
+
+/** The place of this extension's files for a session, or undefined for an in-memory session. */
+function artifactPlaceOf(session: SessionPlace | undefined): OwnedPlace | undefined {
 	if (!session) return undefined;
 	const dir = session.getSessionDir();
 	const id = session.getSessionId();
 	if (!dir || !id || !session.getSessionFile()) return undefined;
-	return artifactDirOf(dir, id);
+	return artifactPlace(dir, id);
+}
+
+/** The folder holding this extension's files for a session, or undefined for an in-memory session. */
+export function artifactDir(session: SessionPlace | undefined): string | undefined {
+	const place = artifactPlaceOf(session);
+	return place && placePath(place);
 }
 
 /** Most ancestors whose seed indexes a session reads (a fork of a fork of …). */
@@ -45,8 +62,8 @@ const MAX_ANCESTORS = 32;
  * whose next session file cannot be read, which `broken` then names (not when the file is gone: a
  * moved or deleted parent leaves nothing to inherit).
  */
-function ancestorIndexFiles(session: SessionPlace): { files: string[]; broken?: string } {
-	const files: string[] = [];
+function ancestorIndexFiles(session: SessionPlace): { files: { file: string; place: OwnedPlace }[]; broken?: string } {
+	const files: { file: string; place: OwnedPlace }[] = [];
 	const seen = new Set<string>();
 	let parent = session.getHeader?.()?.parentSession;
 	while (typeof parent === "string" && parent.endsWith(".jsonl") && !seen.has(parent) && seen.size < MAX_ANCESTORS) {
@@ -59,7 +76,8 @@ function ancestorIndexFiles(session: SessionPlace): { files: string[]; broken?: 
 				broken: `context-fold: the ancestor session ${parent} cannot be read (${header.why}); this session's summaries lack what its seed index held`,
 			};
 		}
-		files.unshift(join(artifactDirOf(dirname(parent), header.id), INDEX_FILE));
+		const place = artifactPlace(dirname(parent), header.id);
+		files.unshift({ file: join(placePath(place), INDEX_FILE), place });
 		parent = header.parentSession;
 	}
 	return { files };
@@ -75,6 +93,7 @@ const INDEX_FILE = "seed-index.jsonl";
  */
 export class IndexStore {
 	private records: SeedRecord[] = [];
+	private place: OwnedPlace | undefined;
 	private dir: string | undefined;
 	private unwritable = false;
 	private readonly warn: (message: string) => void;
@@ -92,7 +111,8 @@ export class IndexStore {
 	 * merge what their summaries held.
 	 */
 	open(session: SessionPlace | undefined): { skipped: number } {
-		this.dir = artifactDir(session);
+		this.place = artifactPlaceOf(session);
+		this.dir = this.place && placePath(this.place);
 		this.records = [];
 		this.unwritable = false;
 		if (!this.dir || !session) return { skipped: 0 };
@@ -107,8 +127,9 @@ export class IndexStore {
 		const out: { records: SeedRecord[]; skipped: number } = { records: [], skipped: 0 };
 		const { files, broken } = ancestorIndexFiles(session);
 		if (broken) this.warn(broken);
-		for (const file of files) {
-			const read = readRegularFile(file);
+		for (const { file, place } of files) {
+			const problem = placeProblem(place);
+			const read = problem ? { why: problem } : readRegularFile(file);
 			if ("text" in read) {
 				const parsed = parseSeedIndex(read.text);
 				out.records.push(...parsed.records);
@@ -127,7 +148,14 @@ export class IndexStore {
 		const file = this.file() as string;
 		let text = "";
 		try {
-			text = readFileSync(file, "utf8");
+			const problem = this.place && placeProblem(this.place);
+			if (problem) throw new Error(problem);
+			const fd = openRegular(file, constants.O_RDONLY);
+			try {
+				text = readFileSync(fd, "utf8");
+			} finally {
+				closeSync(fd);
+			}
 		} catch (error) {
 			// No file there (a file in place of a folder on the way counts as none: writing says so).
 			const code = (error as NodeJS.ErrnoException).code;
@@ -149,6 +177,14 @@ export class IndexStore {
 	/** The folder of this session's artifacts, or undefined for an in-memory session. */
 	folder(): string | undefined {
 		return this.dir;
+	}
+
+	/**
+	 * Makes the folder of this session's artifacts where missing and returns it, or undefined for an
+	 * in-memory session; throws when a step there is a link or not a folder (see owned-files.ts).
+	 */
+	ownFolder(): string | undefined {
+		return this.place && ownFolder(this.place);
 	}
 
 	/** Every live record, oldest first. */
@@ -183,9 +219,9 @@ export class IndexStore {
 
 	private write(record: SeedRecord | SeedRetraction): void {
 		const file = this.file();
-		if (!file || !this.dir || this.unwritable) return;
+		if (!file || !this.place || this.unwritable) return;
 		try {
-			mkdirSync(this.dir, { recursive: true });
+			ownFolder(this.place);
 			appendLine(file, serializeRecord(record));
 		} catch (error) {
 			this.unwritable = true;
@@ -202,7 +238,12 @@ export class IndexStore {
  * that fragment and be skipped with it. Two system calls more than a plain append, once per record.
  */
 function appendLine(file: string, line: string): void {
-	const fd = openSync(file, "a+");
+	const fd = openRegular(
+		file,
+		constants.O_RDWR | constants.O_APPEND | constants.O_CREAT,
+		Number.POSITIVE_INFINITY,
+		0o666,
+	);
 	try {
 		const size = fstatSync(fd).size;
 		const last = Buffer.alloc(1);

@@ -11,12 +11,10 @@
  */
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
+import { MAX_TEXT_BYTES } from "../owned-files.ts";
 import { sha256 } from "./engine.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
-
-/** Largest parent session file read (bytes). */
-const MAX_PARENT_BYTES = 512 * 1024 * 1024;
 
 /** A parent code served from the parent's session file. */
 export interface ParentHit {
@@ -56,7 +54,8 @@ export function readRegularFile(path: string): { text: string } | { why: string 
 		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
 		const stat = fstatSync(fd);
 		if (!stat.isFile()) return { why: "it is not a regular file" };
-		if (stat.size > MAX_PARENT_BYTES) return { why: `it is larger than ${MAX_PARENT_BYTES / 1024 / 1024} MiB` };
+		if (stat.size > MAX_TEXT_BYTES)
+			return { why: `it is larger than ${Math.floor(MAX_TEXT_BYTES / 1024 / 1024)} MiB` };
 		return { text: readFileSync(fd, "utf8") };
 	} catch (error) {
 		return readFailure(error);
