@@ -9,7 +9,7 @@
  */
 
 import { constants as bufferConstants } from "node:buffer";
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** A folder under a root: `root/parts[0]/parts[1]/…`. */
@@ -88,5 +88,35 @@ export function openRegular(file: string, flags: number, maxBytes = MAX_TEXT_BYT
 	} catch (error) {
 		closeSync(fd);
 		throw error;
+	}
+}
+
+/** Why a file that is not there cannot be read. */
+export const NO_SUCH_FILE = "no such file (moved or deleted?)";
+
+/** Why a file could not be opened or read, in words, from the error the attempt threw. */
+export function readFailure(error: unknown): string {
+	const code = (error as { code?: unknown }).code;
+	if (code === "ENOENT") return NO_SUCH_FILE;
+	if (code === "ELOOP") return "it is a symbolic link, which is not followed";
+	if (code === "EACCES" || code === "EPERM") return "permission denied";
+	if (typeof code === "string") return code;
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Reads a whole regular file of at most MAX_TEXT_BYTES (see openRegular): its text, or why it cannot be read. */
+export function readRegularFile(path: string): { text: string } | { why: string } {
+	let fd: number;
+	try {
+		fd = openRegular(path, constants.O_RDONLY);
+	} catch (error) {
+		return { why: readFailure(error) };
+	}
+	try {
+		return { text: readFileSync(fd, "utf8") };
+	} catch (error) {
+		return { why: readFailure(error) };
+	} finally {
+		closeSync(fd);
 	}
 }

@@ -5,13 +5,21 @@
  * (a second `pi` on the session) and die mid-line: each append looks at the file's last byte first
  * and starts a new line after such a fragment, so the record stays a line of its own.
  */
-import { closeSync, constants, fstatSync, readFileSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
 import { errorText } from "../fold/engine.ts";
-import { NO_SUCH_FILE, readRegularFile, sessionHeaderOf } from "../fold/parent-session.ts";
-import { type OwnedPlace, openRegular, ownFolder, placePath, placeProblem } from "../owned-files.ts";
+import { sessionHeaderOf } from "../fold/parent-session.ts";
+import {
+	NO_SUCH_FILE,
+	type OwnedPlace,
+	openRegular,
+	ownFolder,
+	placePath,
+	placeProblem,
+	readRegularFile,
+} from "../owned-files.ts";
 
 /** The parts of Pi's session manager the store reads. */
 export interface SessionPlace {
@@ -146,27 +154,17 @@ export class IndexStore {
 	/** This session's own index file, parsed (see open). */
 	private readOwn(): { records: SeedRecord[]; skipped: number } {
 		const file = this.file() as string;
-		let text = "";
-		try {
-			const problem = this.place && placeProblem(this.place);
-			if (problem) throw new Error(problem);
-			const fd = openRegular(file, constants.O_RDONLY);
-			try {
-				text = readFileSync(fd, "utf8");
-			} finally {
-				closeSync(fd);
-			}
-		} catch (error) {
-			// No file there (a file in place of a folder on the way counts as none: writing says so).
-			const code = (error as NodeJS.ErrnoException).code;
-			if (code === "ENOENT" || code === "ENOTDIR") return { records: [], skipped: 0 };
+		const problem = this.place && placeProblem(this.place);
+		const read = problem ? { why: problem } : readRegularFile(file);
+		if ("text" in read) return parseSeedIndex(read.text);
+		// No file there (a file in place of a folder on the way counts as none: writing says so).
+		if (read.why !== NO_SUCH_FILE && read.why !== "ENOTDIR") {
 			this.unwritable = true;
 			this.warn(
-				`context-fold: the seed index ${file} cannot be read (${errorText(error)}); this session starts without its earlier records and keeps new ones in memory only, so summaries lack what it held`,
+				`context-fold: the seed index ${file} cannot be read (${read.why}); this session starts without its earlier records and keeps new ones in memory only, so summaries lack what it held`,
 			);
-			return { records: [], skipped: 0 };
 		}
-		return parseSeedIndex(text);
+		return { records: [], skipped: 0 };
 	}
 
 	/** Path of the index file, or undefined for an in-memory session. */

@@ -9,9 +9,9 @@
  * an unparsable line anywhere else is announced once and named in every miss, since the codes it
  * held, or that its branch led to, cannot be served.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, constants, readSync } from "node:fs";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
-import { MAX_TEXT_BYTES } from "../owned-files.ts";
+import { openRegular, readFailure, readRegularFile } from "../owned-files.ts";
 import { sha256 } from "./engine.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
@@ -44,38 +44,6 @@ interface Loaded {
 	ledger: Ledger;
 }
 
-/**
- * Reads a whole regular file once, without following a final symlink: its text, or why it cannot be
- * read (as the end of "the parent session file … cannot be read: …").
- */
-export function readRegularFile(path: string): { text: string } | { why: string } {
-	let fd: number | undefined;
-	try {
-		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-		const stat = fstatSync(fd);
-		if (!stat.isFile()) return { why: "it is not a regular file" };
-		if (stat.size > MAX_TEXT_BYTES)
-			return { why: `it is larger than ${Math.floor(MAX_TEXT_BYTES / 1024 / 1024)} MiB` };
-		return { text: readFileSync(fd, "utf8") };
-	} catch (error) {
-		return readFailure(error);
-	} finally {
-		if (fd !== undefined) closeSync(fd);
-	}
-}
-
-/** Why a file could not be opened or read, from the error the attempt threw. */
-function readFailure(error: unknown): { why: string } {
-	const code = (error as { code?: unknown }).code;
-	if (code === "ENOENT") return { why: NO_SUCH_FILE };
-	if (code === "ELOOP") return { why: "it is a symbolic link, which is not followed" };
-	if (code === "EACCES" || code === "EPERM") return { why: "permission denied" };
-	return { why: typeof code === "string" ? code : String(error) };
-}
-
-/** Why a file that is not there cannot be read. */
-export const NO_SUCH_FILE = "no such file (moved or deleted?)";
-
 /** Most bytes read looking for a session file's header line. */
 const MAX_HEADER_BYTES = 64 * 1024;
 
@@ -87,8 +55,7 @@ const MAX_HEADER_BYTES = 64 * 1024;
 export function sessionHeaderOf(path: string): { id: string; parentSession?: string } | { why: string } {
 	let fd: number | undefined;
 	try {
-		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-		if (!fstatSync(fd).isFile()) return { why: "it is not a regular file" };
+		fd = openRegular(path, constants.O_RDONLY, Number.POSITIVE_INFINITY);
 		const buffer = Buffer.alloc(MAX_HEADER_BYTES);
 		const read = readSync(fd, buffer, 0, MAX_HEADER_BYTES, 0);
 		const text = buffer.subarray(0, read).toString("utf8");
@@ -104,7 +71,7 @@ export function sessionHeaderOf(path: string): { id: string; parentSession?: str
 		return typeof parent === "string" && parent ? { id: header.id, parentSession: parent } : { id: header.id };
 	} catch (error) {
 		if (error instanceof SyntaxError) return { why: "its first line is not JSON" };
-		return readFailure(error);
+		return { why: readFailure(error) };
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
