@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import { ContextUsage } from "../../src/adapters/pi/fold/context-usage.ts";
 import type { MessageLike } from "../../src/core/block.ts";
+import { bashSession, loadStub } from "./stub-pi.ts";
 
 const usage = (input: number, cacheRead = 0) => ({
 	input,
@@ -179,4 +180,28 @@ test("right after a compaction too, a fold event's or an unfold's old figure giv
 	assert.equal(usageOf.tokens(answered, pi), undefined);
 	const later = [...answered, result("c20000", "ok"), { ...reply(usage(30_000)), timestamp: 8 }];
 	assert.equal(usageOf.tokens(later, never), calculateContextTokens(usage(30_000)));
+});
+
+test("a message Pi's estimator cannot read gives no figure, and the turn still folds", async () => {
+	const odd: MessageLike[] = [
+		{ role: "user", content: null, timestamp: 5 },
+		{ role: "assistant", content: null, stopReason: "stop", timestamp: 5 },
+		{ role: "assistant", content: [null], stopReason: "stop", timestamp: 5 },
+		{ role: "bashExecution", command: "ls", timestamp: 5 },
+	] as unknown as MessageLike[];
+	for (const message of odd) {
+		const usageOf = new ContextUsage();
+		const request = [user("go"), reply(usage(1_000)), result("c1000", "ok"), message];
+		assert.throws(() => estimateTokens(message as never));
+		assert.equal(usageOf.tokens(request, never), undefined, JSON.stringify(message));
+	}
+	// Through the hooks: the pass estimates the request itself, folds, and reports no failure.
+	const stub = loadStub();
+	bashSession(stub, 6);
+	stub.addMessage({ role: "user", content: null, timestamp: 1_800_000_000_000 });
+	stub.usage = { tokens: 9_000, contextWindow: stub.window };
+	await stub.emit("session_start", { reason: "startup" });
+	const sent = await stub.request();
+	assert.ok(JSON.stringify(sent).includes("FOLDED"), "the turn folded");
+	assert.deepEqual(stub.stderr, []);
 });

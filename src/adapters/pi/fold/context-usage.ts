@@ -30,6 +30,15 @@ function validUsage(message: MessageLike): Usage | undefined {
 	return calculateContextTokens(m.usage) > 0 ? m.usage : undefined;
 }
 
+/** Pi's estimate of a message's tokens, or undefined when its estimator cannot read the message (it throws). */
+function estimateOf(message: MessageLike): number | undefined {
+	try {
+		return estimateTokens(message as never);
+	} catch {
+		return undefined;
+	}
+}
+
 /** Pi's estimate of a token: 3.5 characters (its `estimateTokens`). */
 const CHARS_PER_TOKEN = 3.5;
 
@@ -131,7 +140,10 @@ export class ContextUsage {
 		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
 		for (let i = at + 1; i < messages.length; i++) {
 			if (messages[i].role === "assistant" && !isModelReply(messages[i])) continue;
-			tokens += estimateTokens(messages[i] as never) - droppedThinking(messages[i], model);
+			const added = estimateOf(messages[i]);
+			// A message Pi's estimator cannot read: the pass estimates the request itself.
+			if (added === undefined) return undefined;
+			tokens += added - droppedThinking(messages[i], model);
 		}
 		return Math.max(0, tokens);
 	}

@@ -37,6 +37,20 @@ interface ModelPrices {
 	rewriteInReads: number | undefined;
 }
 
+/**
+ * Pi's figure of the context, or undefined where Pi cannot work it out: its estimator throws on a
+ * message it cannot read (content missing or not a list, say, from another extension's hook or a
+ * damaged session), which the fold pass itself reads; the pass then estimates the request, as it
+ * does whenever no figure is known.
+ */
+function piUsage(ctx: ExtensionContext): ReturnType<ExtensionContext["getContextUsage"]> {
+	try {
+		return ctx.getContextUsage();
+	} catch {
+		return undefined;
+	}
+}
+
 /** A request's facts for the fold pass, from Pi's context at the request. */
 export class RequestFacts {
 	private readonly usage = new ContextUsage();
@@ -69,12 +83,12 @@ export class RequestFacts {
 
 	/** The facts of the request that carries `messages`. */
 	of(messages: readonly MessageLike[], ctx: ExtensionContext): TurnFacts {
-		const window = ctx.model?.contextWindow || ctx.getContextUsage()?.contextWindow;
+		const window = ctx.model?.contextWindow || piUsage(ctx)?.contextWindow;
 		this.settings.forModel(ctx.model);
 		const model = modelKeyOf(ctx.model);
 		return {
 			window,
-			usage: this.usage.tokens(messages, () => ctx.getContextUsage()?.tokens, model),
+			usage: this.usage.tokens(messages, () => piUsage(ctx)?.tokens, model),
 			neverCacheRead: this.telemetry.neverCacheRead,
 			cache: this.cache(ctx),
 			keepRecent: this.settings.keepRecent,
