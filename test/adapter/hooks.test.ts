@@ -4,6 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { contextFoldOnClock } from "../../src/adapters/pi/index.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import { bashSession, exchangeAt, loadStub, resultTexts, type StubModel, withRetention } from "./stub-pi.ts";
 
@@ -355,6 +357,17 @@ describe("config", () => {
 		} finally {
 			delete process.env.CONTEXTFOLD;
 		}
+	});
+
+	it("a CONTEXTFOLD value not understood is said once, though Pi loads the extension for every session runtime", () => {
+		const said: string[] = [];
+		const sink = (message: string) => said.push(message);
+		const env = { CONTEXTFOLD: "banana" };
+		for (let i = 0; i < 4; i++) contextFoldOnClock(Date.now, sink, env)({} as ExtensionAPI);
+		assert.equal(said.length, 1, said.join("\n"));
+		assert.match(said[0], /CONTEXTFOLD="banana" is not understood/);
+		contextFoldOnClock(Date.now, sink, { CONTEXTFOLD: "disable" })({} as ExtensionAPI);
+		assert.equal(said.length, 2, "another value is said too");
 	});
 
 	it("environment beats saved settings", async () => {

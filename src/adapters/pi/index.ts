@@ -50,9 +50,20 @@ export function contextFoldOnClock(
 	return (pi) => register(pi, now, sink, env);
 }
 
+/**
+ * The CONTEXTFOLD values each sink was told are not understood: Pi loads the extension again for
+ * every session runtime (a new, resumed, switched or cloned session), and the value is said once.
+ */
+const switchSaid = new WeakMap<NoticeSink, Set<string>>();
+
 function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr, env: Env = process.env): void {
 	const { on, problem } = envSwitch(env);
-	if (problem) sink(problem, "warning");
+	if (problem) {
+		const said = switchSaid.get(sink) ?? new Set<string>();
+		switchSaid.set(sink, said);
+		if (!said.has(problem)) sink(problem, "warning");
+		said.add(problem);
+	}
 	if (!on) return;
 	const settings = new ActiveSettings();
 	let session: (LedgerSource & SessionPlace) | undefined;
