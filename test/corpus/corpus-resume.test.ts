@@ -3,7 +3,10 @@
  * header cwd pointed at a sandbox is opened with `--session` in print mode against the scripted
  * model server, and the request Pi sends carries exactly the active branch as the corpus tests read
  * it: the tool results after the last compaction's first kept entry are there, the ones compacted
- * away or left on an abandoned branch are not, and the compaction and branch summaries are.
+ * away or left on an abandoned branch are not, and the compaction and branch summaries are. The
+ * project's own recordings only (test/fixtures/sessions, as `npm run record-sessions` makes them:
+ * each with a compaction or an abandoned branch, in a window Pi does not compact in on resume);
+ * test/e2e/real-sessions.test.ts resumes every corpus session, the optional folders' too.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { activeBranch, parseSessionText } from "../../src/replay/session-file.ts";
 
 /** The directory of the recorded sessions. */
 export const CORPUS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../fixtures/sessions");
@@ -66,19 +67,13 @@ export function loadCorpus(): CorpusSession[] {
 		.sort()
 		.map((f) => {
 			const path = join(CORPUS_DIR, f);
-			const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
-			const [header, ...entries] = lines.map((l) => JSON.parse(l));
+			// Read as Pi reads a session (a line that is not JSON skipped, a file without ids one branch).
+			const parsed = parseSessionText(readFileSync(path, "utf8"));
+			const header = (parsed.header ?? { type: "session" }) as CorpusSession["header"];
+			const entries = parsed.entries as unknown as Entry[];
 			const children = new Map<string | null, Entry[]>();
-			for (const e of entries as Entry[]) children.set(e.parentId, [...(children.get(e.parentId) ?? []), e]);
-			const byId = new Map((entries as Entry[]).map((e) => [e.id, e]));
-			const branch: Entry[] = [];
-			for (
-				let e: Entry | undefined = entries.at(-1);
-				e;
-				e = e.parentId === null ? undefined : byId.get(e.parentId)
-			) {
-				branch.unshift(e);
-			}
+			for (const e of entries) children.set(e.parentId, [...(children.get(e.parentId) ?? []), e]);
+			const branch = activeBranch(parsed, path) as unknown as Entry[];
 			return { name: f, bytes: statSync(path).size, header, entries, children, branch };
 		});
 }
