@@ -18,11 +18,12 @@ import {
 	DIGESTS,
 	L,
 	LEGACY_TYPE,
+	legacyCode,
 	legacyEntries,
 	legacySeedIndex,
 	sha,
 } from "../fixtures/legacy-0.5.1.ts";
-import { foldEntry, loadStub } from "./stub-pi.ts";
+import { foldEntry, loadStub, type StubPi } from "./stub-pi.ts";
 
 const custom = (data: Record<string, unknown>) => ({ type: "custom", customType: LEGACY_TYPE, data });
 const fold = (blockId: string, code: string, extra: Record<string, unknown> = {}) =>
@@ -323,6 +324,82 @@ describe("a 0.5.1 session through the hooks", () => {
 			assert.ok(seed.includes(L.indexOnlyIdentifier), seed);
 			assert.ok(seed.includes(`{#${CODES.bash} FOLDED}`), seed);
 			assert.deepEqual(stub.stderr, []);
+		});
+	});
+});
+
+describe("a 0.5.1 fold on another branch", () => {
+	const text = Array.from({ length: 300 }, (_, i) => `alpha line ${i} output ok`).join("\n");
+	const code = legacyCode("r:ca");
+	const foldData = {
+		kind: "fold",
+		entry: { blockId: "r:ca", code, tool: "bash", isError: false, bytes: bytesOf(text), sha256: sha(text) },
+	};
+
+	/** A session whose 0.5.1 fold of `ca`'s result lies off the branch, which a branch summary naming its code closes. */
+	async function leftBranch(): Promise<StubPi> {
+		const stub = loadStub();
+		stub.addMessage({ role: "user", content: "start", timestamp: 1_700_000_000_000 });
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "toolCall", id: "ca", name: "bash", arguments: { command: "a" } }],
+			responseId: "ra",
+			usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+			stopReason: "toolUse",
+			timestamp: 1_700_000_001_000,
+		});
+		stub.addMessage({
+			role: "toolResult",
+			toolCallId: "ca",
+			toolName: "bash",
+			content: [{ type: "text", text }],
+			isError: false,
+			timestamp: 1_700_000_002_000,
+		});
+		stub.entries.push({ ...custom(foldData), id: "legacy-fold", parentId: stub.entries.at(-1)?.id });
+		stub.entries.push({
+			type: "branch_summary",
+			id: "summary",
+			parentId: stub.entries[0].id,
+			fromId: "legacy-fold",
+			summary: `Tried the alpha run: {#${code} FOLDED} bash`,
+		});
+		stub.handlers.set("probe", [(_event, ctx) => ctx]);
+		const [ctx] = await stub.emit("probe");
+		// The branch now in use: the first user message and the branch summary, as after a /tree move.
+		(ctx as { sessionManager: { getBranch: () => unknown[] } }).sessionManager.getBranch = () => [
+			stub.entries[0],
+			stub.entries.at(-1),
+		];
+		await stub.emit("session_start", { reason: "resume" });
+		return stub;
+	}
+
+	it("its code, named by the branch summary, declares the fold tools and is served sha-verified", async () => {
+		const stub = await leftBranch();
+		await stub.emit("before_agent_start", { prompt: "go on", messageType: "user" });
+		assert.ok(stub.active.includes("recall_folded"), `active: ${stub.active}`);
+		const recalled = await stub.call("recall_folded", { codes: [code] });
+		assert.match(
+			recalled,
+			new RegExp(`^Recalled #${code}: bash, 300 lines \\(from another branch of this session, sha256 verified\\)`),
+		);
+		assert.ok(recalled.includes("alpha line 299 output ok"));
+	});
+
+	it("a child session reads it from its parent's other branch", async () => {
+		await inTempDir(async (dir) => {
+			const stub = await leftBranch();
+			const parent = join(dir, "parent.jsonl");
+			const header = { type: "session", version: 3, id: "parent", timestamp: new Date(0).toISOString(), cwd: dir };
+			// The parent's last entry (its leaf) is the branch summary: the fold is off its last branch.
+			writeFileSync(parent, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
+			const child = loadStub({ parentSession: parent });
+			child.addMessage({ role: "user", content: `seeded: {#${code} FOLDED}`, timestamp: 1 });
+			await child.emit("session_start", { reason: "new" });
+			const recalled = await child.call("recall_folded", { codes: [code] });
+			assert.match(recalled, /sha256 verified/, recalled);
+			assert.ok(recalled.includes("alpha line 299 output ok"), recalled);
 		});
 	});
 });

@@ -70,6 +70,11 @@ function legacyRecord(entry: unknown): FoldRecord | null {
 	return record;
 }
 
+/** The fold record a 0.5.1 record entry (`fold`, `spool` or `gate`) holds, or null for any other entry or an unreadable one. */
+export function legacyRecordOf(data: Data): FoldRecord | null {
+	return typeof data.kind === "string" && LEGACY_RECORD_KINDS.has(data.kind) ? legacyRecord(data.entry) : null;
+}
+
 /**
  * Collects one 0.5.1 entry (see isLegacyEntry) into `state`. Returns false when it cannot be read
  * (a record without id or code, a layer without an integer seq or an entries list, an unfold

@@ -8,7 +8,7 @@ import { Type } from "typebox";
 import { Value } from "typebox/value";
 import type { FoldOp } from "../../../core/apply.ts";
 import { type FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
-import { isLegacyEntry, legacyState, readLegacyEntry, replayLegacy } from "./legacy-entries.ts";
+import { isLegacyEntry, legacyRecordOf, legacyState, readLegacyEntry, replayLegacy } from "./legacy-entries.ts";
 
 /** customType of every entry this extension appends. */
 export const ENTRY_TYPE = "contextfold.fold";
@@ -137,7 +137,7 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 }
 
 /**
- * Every well-formed fold record in `entries`, whatever branch its entry is on, in file order: what a
+ * Every well-formed fold record in `entries` (0.5.1's included), whatever branch its entry is on, in file order: what a
  * session's codes named on any of its branches (a code is made from its block's durable id, so it
  * names the same block on every branch).
  */
@@ -147,6 +147,12 @@ export function recordsOfEveryBranch(entries: readonly unknown[]): FoldRecord[] 
 		const entry = raw as EntryLike;
 		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
 		const data = entry.data as Record<string, unknown> | undefined;
+		if (data && typeof data === "object" && isLegacyEntry(data)) {
+			// A fold 0.5.1 recorded: its code is served from this file as this version's are.
+			const record = legacyRecordOf(data);
+			if (record) out.push(record);
+			continue;
+		}
 		if (data?.kind !== "records" || !Array.isArray(data.records) || typeof data.seq !== "number") continue;
 		for (const record of data.records) if (isRecord(record)) out.push({ ...record, seq: record.seq ?? data.seq });
 	}

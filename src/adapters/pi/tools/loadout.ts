@@ -57,8 +57,11 @@ function seededByHandoff(ctx: ExtensionContext): boolean {
 	return branch.some((entry) => entry.type === "custom_message" && entry.customType === HANDOFF_MESSAGE_TYPE);
 }
 
-/** A fold code as a branch summary may name it: `#` and eight base-36 characters (a tag's or a pointer's). */
-const CODE_MENTION = /#([0-9a-z]{8})(?![0-9a-z])/g;
+/**
+ * A fold code as a branch summary may name it (a tag's or a pointer's): `#` and eight base-36
+ * characters, or six for a code context-fold 0.5.1 gave.
+ */
+const CODE_MENTION = /#([0-9a-z]{8}|[0-9a-z]{6})(?![0-9a-z])/g;
 
 /**
  * True when a branch summary on the branch names a code that a branch of this session folded: Pi's
