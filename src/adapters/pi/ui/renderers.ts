@@ -19,6 +19,7 @@ import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { blockFacts } from "./blocks.ts";
+import { shownText } from "./viewer.ts";
 
 /**
  * Fold records by block id for the lines: the registry's, and those of the event being committed,
@@ -229,7 +230,7 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 				const lines =
 					toolName === "unfold" ? unfoldSummary(text, byCode, factsOf) : recallSummary(text, factsOf, heads);
 				let shown = theme.fg(context?.isError ? "error" : "muted", lines.join("\n"));
-				if (options.expanded && toolName === "recall_folded") shown += `\n\n${text}`;
+				if (options.expanded && toolName === "recall_folded") shown += `\n\n${shownText(text)}`;
 				return new Text(shown, 0, 0);
 			},
 		};

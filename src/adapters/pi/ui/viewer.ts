@@ -4,7 +4,56 @@
  * close it. Optional actions (e.g. `u` to unfold) close it with their key.
  */
 import type { Component, KeybindingsManager, TUI } from "@earendil-works/pi-tui";
-import { matchesKey, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import {
+	matchesKey,
+	replaceControlCharacters,
+	stripTerminalSequences,
+	truncateToWidth,
+	wrapTextWithAnsi,
+} from "@earendil-works/pi-tui";
+
+/** The escape character that opens every terminal sequence. */
+const ESC = 0x1b;
+
+/**
+ * `text` without the terminal sequences a program may print: a control sequence (`ESC [` up to its
+ * final byte: a colour, a cursor move, a clear screen), an operating-system command (`ESC ]` up to
+ * BEL or `ESC \`: a title, a link) and any other `ESC` with the character after it.
+ */
+function withoutSequences(text: string): string {
+	let out = "";
+	let from = 0;
+	for (let i = 0; i < text.length; i++) {
+		if (text.charCodeAt(i) !== ESC) continue;
+		out += text.slice(from, i);
+		const kind = text[i + 1];
+		let end = i + 2;
+		if (kind === "[") {
+			while (end < text.length && !(text.charCodeAt(end) >= 0x40 && text.charCodeAt(end) <= 0x7e)) end++;
+			end++;
+		} else if (kind === "]") {
+			while (end < text.length && text.charCodeAt(end) !== 0x07 && text.charCodeAt(end) !== ESC) end++;
+			end += text.charCodeAt(end) === ESC ? 2 : 1;
+		}
+		from = Math.min(end, text.length);
+		i = from - 1;
+	}
+	return out + text.slice(from);
+}
+
+/**
+ * `text` as a terminal may show it, as Pi shows a tool's output: terminal sequences (colours, cursor
+ * moves, a clear screen, a title) removed, CRLF and a lone CR read as a line break, and every other
+ * run of control characters (NUL, BEL, a tab) one space. A recalled block holds what a tool printed,
+ * which drawn as it is would move the cursor, clear the screen or garble the view after it closed.
+ */
+export function shownText(text: string): string {
+	return withoutSequences(stripTerminalSequences(text))
+		.replace(/\r\n?/g, "\n")
+		.split("\n")
+		.map(replaceControlCharacters)
+		.join("\n");
+}
 
 /** A key the view answers with, and what its hint says. */
 export interface ViewAction {
@@ -61,7 +110,7 @@ export class TextView implements Component {
 
 	private lines(width: number): string[] {
 		if (this.wrapped?.width !== width) {
-			const text = typeof this.text === "string" ? this.text : this.text(width);
+			const text = shownText(typeof this.text === "string" ? this.text : this.text(width));
 			const lines = text.split("\n").flatMap((line) => (line === "" ? [""] : wrapTextWithAnsi(line, width)));
 			this.wrapped = { width, lines };
 		}

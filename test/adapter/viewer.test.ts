@@ -1,0 +1,41 @@
+/**
+ * The text view draws what a tool printed as Pi draws a tool's output: no terminal sequence (a
+ * colour, a cursor move, a clear screen, a title) and no other control character reaches the
+ * terminal, and a CRLF text reads line by line, not double-spaced.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { shownText, TextView } from "../../src/adapters/pi/ui/viewer.ts";
+
+/** A CI log as a `read` returns it: CRLF lines, colours, a clear screen, a cursor move, a title, NUL and BEL. */
+const LOG = [
+	"\x1b[32mPASS\x1b[0m src/a.test.ts",
+	"\x1b[2J\x1b[5Aafter clear\x07",
+	"\x1b]0;stolen title\x07tail\x00end",
+	"\tindented",
+].join("\r\n");
+
+test("a recalled text loses its terminal sequences and control characters, and its CRs", () => {
+	assert.equal(shownText(LOG), "PASS src/a.test.ts\nafter clear \ntail end\n indented");
+	assert.equal(shownText("one\rtwo"), "one\ntwo", "a lone CR is a line break too");
+});
+
+test("the view draws no escape or control character of the text, one line per CRLF line", () => {
+	const view = new TextView({
+		tui: { terminal: { rows: 40 }, requestRender: () => {} } as never,
+		keys: { matches: () => false },
+		title: "recall",
+		text: LOG,
+		style: { title: (t) => t, hint: (t) => t },
+		done: () => {},
+	});
+	const drawn = view.render(60);
+	for (const line of drawn) {
+		const control = [...line].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+		assert.ok(!control, JSON.stringify(line));
+	}
+	const body = drawn.filter((line) => /PASS|after clear|tail|indented/.test(line));
+	assert.equal(body.length, 4, JSON.stringify(drawn));
+	const at = drawn.findIndex((line) => line.includes("PASS"));
+	assert.ok(drawn[at + 1].includes("after clear"), "no blank line between CRLF lines");
+});
