@@ -132,6 +132,29 @@ describe("resolveConfig", () => {
 		}
 	});
 
+	it("reads 0.5.1's cold-prompt variable as confirmColdSend, and names its retired ones as no longer read", () => {
+		const cold = resolveConfig({}, { CONTEXTFOLD_CONFIRM_COLD_PROMPT: "on" });
+		assert.equal(cold.config.confirmColdSend, true);
+		assert.deepEqual(cold.problems, [
+			"CONTEXTFOLD_CONFIRM_COLD_PROMPT is deprecated; rename it CONTEXTFOLD_CONFIRM_COLD_SEND (read this time)",
+		]);
+		const retired = resolveConfig(
+			{},
+			{
+				CONTEXTFOLD_RECON_TOKENS: "18000",
+				CONTEXTFOLD_DUMP: "/tmp/view.json",
+				CONTEXTFOLD_SPOOL_RETAIN_DAYS: "3",
+				CONTEXTFOLD_L0_TOKENS: "1",
+			},
+		);
+		assert.deepEqual(retired.config, resolveConfig({}, {}).config, "they set nothing");
+		assert.deepEqual(
+			retired.problems.map((p) => p.split(" is no longer read")[0]),
+			["CONTEXTFOLD_RECON_TOKENS", "CONTEXTFOLD_DUMP", "CONTEXTFOLD_SPOOL_RETAIN_DAYS", "CONTEXTFOLD_L0_TOKENS"],
+		);
+		for (const problem of retired.problems) assert.match(problem, /is no longer read \(.+\); ignoring it$/);
+	});
+
 	it("suggests the knob a slip of a key or two meant, and nothing for a name far from every knob", () => {
 		assert.equal(nearestKnob("CONTEXTFOLD_HOT_TIAL")?.key, "hotTail");
 		assert.equal(nearestKnob("CONTEXTFOLD_BACKSTOP_ATT")?.key, "backstopAt");

@@ -403,3 +403,29 @@ describe("a 0.5.1 fold on another branch", () => {
 		});
 	});
 });
+
+describe("0.5.1's settings file", () => {
+	it("is named once as not read, with where its knobs go now", async () => {
+		await inTempDir(async (dir) => {
+			const saved = process.env.PI_CODING_AGENT_DIR;
+			process.env.PI_CODING_AGENT_DIR = dir;
+			try {
+				const stub = loadStub();
+				await stub.emit("session_start", { reason: "startup" });
+				assert.deepEqual(stub.stderr, [], "no file, no word");
+				writeFileSync(join(dir, "context-fold.json"), '{\n\t"compact": "native",\n\t"tail": 5000\n}\n');
+				await stub.emit("session_start", { reason: "resume" });
+				await stub.emit("session_tree", {});
+				const said = stub.stderr.join("");
+				assert.equal(said.split("context-fold.json").length - 1, 1, said);
+				assert.match(
+					said,
+					/context-fold\.json holds context-fold 0\.5\.1's settings, which this version does not read: set them in Pi's settings\.json under "context-fold"/,
+				);
+			} finally {
+				if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+				else process.env.PI_CODING_AGENT_DIR = saved;
+			}
+		});
+	});
+});

@@ -242,7 +242,24 @@ export function nearestName(name: string, names: Iterable<string>): string | und
 export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = {
 	CONTEXTFOLD_FOLD_STEP: "step",
 	CONTEXTFOLD_FOLD_FLOOR: "floor",
+	CONTEXTFOLD_CONFIRM_COLD_PROMPT: "confirmColdSend",
 };
+
+/**
+ * Variables of context-fold 0.5.1 (and older) that set nothing here: each is named once as no
+ * longer read, so that a user who kept one knows it does nothing now.
+ */
+export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
+	CONTEXTFOLD_RECON_TOKENS: "0.5.1's compaction budget; the summary sizes itself to the window",
+	CONTEXTFOLD_DUMP: "0.5.1's dump of each request; `context-fold replay` measures a session instead",
+	CONTEXTFOLD_SPOOL_RETAIN_DAYS: "retired in 0.4.0",
+};
+
+/** Why `name`, a retired variable of an earlier release, does nothing, or undefined for any other name. */
+function retiredBecause(name: string): string | undefined {
+	if (Object.hasOwn(RETIRED_VARIABLES, name)) return RETIRED_VARIABLES[name];
+	return name.startsWith("CONTEXTFOLD_L0") ? "retired in 0.3.0" : undefined;
+}
 
 /**
  * Where a saved value came from, for a knob whose value in Pi's merged settings is refused: the
@@ -278,6 +295,11 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 	for (const name of Object.keys(env)) {
 		if (!name.startsWith("CONTEXTFOLD_") || KNOBS.some((knob) => knob.env === name)) continue;
 		if (name in DEPRECATED_VARIABLES) continue;
+		const retired = retiredBecause(name);
+		if (retired) {
+			problems.push(`${name} is no longer read (${retired}); ignoring it`);
+			continue;
+		}
 		const near = nearestKnob(name);
 		if (near) problems.push(`${name} is not a context-fold variable; ignoring it (did you mean ${near.env}?)`);
 	}

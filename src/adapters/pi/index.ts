@@ -29,7 +29,7 @@ import { type FoldTools, registerFoldTools } from "./tools/loadout.ts";
 import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
-import { SavedSettings, type SettingsPaths, savedOrigin, settingsPaths } from "./ui/settings.ts";
+import { legacySettingsFile, SavedSettings, type SettingsPaths, savedOrigin, settingsPaths } from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0 or a value not understood). */
 export default function contextFold(pi: ExtensionAPI): void {
@@ -99,6 +99,11 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
 			);
 		announceSettings([...problems, ...providerTableProblems(settings.config.cacheTtlByProvider, providers)]);
+		const legacy = legacySettingsFile();
+		if (legacy)
+			warnOnce(
+				`context-fold: ${legacy} holds context-fold 0.5.1's settings, which this version does not read: set them in Pi's settings.json under "context-fold" (/context-fold settings) or with CONTEXTFOLD_* variables, then remove the file`,
+			);
 	};
 
 	const telemetry = new CacheTelemetry();

@@ -100,6 +100,15 @@ export interface SettingsPaths {
 }
 
 /**
+ * context-fold 0.5.1's own settings file, `<agentDir>/context-fold.json`, when one is there: this
+ * version reads its knobs from Pi's settings.json only, so a user who kept one is told.
+ */
+export function legacySettingsFile(): string | undefined {
+	const file = join(getAgentDir(), "context-fold.json");
+	return existsSync(file) ? file : undefined;
+}
+
+/**
  * The settings.json files Pi reads for `ctx`: the global one, and the project's only while Pi trusts
  * the project, since Pi ignores an untrusted project's settings.json (a value saved there would
  * never apply).
