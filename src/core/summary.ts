@@ -272,6 +272,15 @@ export interface HandoffInput {
 /** The first line of every handoff seed. */
 export const HANDOFF_HEADER = "# context-fold handoff seed";
 
+/** The start of the first line of a handoff seed context-fold 0.5.1 wrote (then the time it was written). */
+export const LEGACY_HANDOFF_HEADER = "# Session handoff seed — ";
+
+/** True for the text of a handoff seed, this version's or 0.5.1's (a user may paste either as a prompt). */
+export function isHandoffSeed(text: string): boolean {
+	const start = text.trimStart();
+	return start.startsWith(HANDOFF_HEADER) || start.startsWith(LEGACY_HANDOFF_HEADER);
+}
+
 /**
  * A deterministic seed for a fresh session: the goal, the parent session, and the parent's summary,
  * with its fold codes flagged as provenance pointers into the parent rather than live codes.

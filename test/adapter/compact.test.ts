@@ -197,6 +197,23 @@ describe("deterministic compaction", () => {
 		assert.match(String(second?.compaction?.summary), /Goal: ship the parser/, "the next compaction carries it on");
 	});
 
+	it("a handoff seed the user pasted as a prompt, 0.5.1's or this version's, is carried too", async () => {
+		for (const header of ["# Session handoff seed — 2026-01-02T03:04:05.000Z", HANDOFF_HEADER]) {
+			const stub = loadStub();
+			const seed = `${header}\nParent session: /p/parent.jsonl\n\n## Goal for the next session\nfinish src/only-in-seed.ts\n`;
+			stub.addMessage({ role: "user", content: seed, timestamp: 1_600_000_000_000 });
+			bashSession(stub, 8);
+			await stub.emit("session_start", { reason: "startup" });
+			const result = await compact(stub, 4, { messagesToSummarize: messagesOf(stub).slice(0, 5) });
+			const summary = String(result?.compaction?.summary);
+			assert.match(summary, /\n## Carried from the handoff seed this session started from\n/, header);
+			assert.ok(
+				summary.includes("src/only-in-seed.ts") && summary.includes("Parent session: /p/parent.jsonl"),
+				summary,
+			);
+		}
+	});
+
 	it("a summary Pi wrote before is carried by every later compaction, not only the first", async () => {
 		const stub = loadStub();
 		bashSession(stub, 4);

@@ -13,7 +13,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
 import { contentKey } from "../../../core/lower.ts";
-import { carriedOver, HANDOFF_HEADER, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
+import { carriedOver, isHandoffSeed, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
 import { errorText, type FoldEngine, sha256 } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
 import type { IndexStore } from "./seed-index-store.ts";
@@ -102,8 +102,9 @@ export function buildCompaction(
 	const fresh = recordLeavers(messages, engine, append, warn);
 	const blocks = linearize(messages);
 	const ids = new Set(blocks.map((b) => b.id));
-	// The seed a /fold-handoff session started from leaves with this compaction: carried, not lost.
-	const seedBlock = blocks.find((b) => b.kind === "custom" && b.text.startsWith(HANDOFF_HEADER));
+	// The seed a /fold-handoff session started from leaves with this compaction: carried, not lost; so
+	// does one the user pasted as a prompt (this version's or 0.5.1's).
+	const seedBlock = blocks.find((b) => (b.kind === "custom" || b.kind === "user") && isHandoffSeed(b.text));
 	const spans = engine.registry.allRecords().filter((r) => ids.has(r.id));
 	const seq = index.nextCompactionSeq();
 	const record: SeedRecord = extractSeedRecord({
