@@ -273,12 +273,18 @@ export interface HandoffInput {
 export const HANDOFF_HEADER = "# context-fold handoff seed";
 
 /** The start of the first line of a handoff seed context-fold 0.5.1 wrote (then the time it was written). */
-export const LEGACY_HANDOFF_HEADER = "# Session handoff seed — ";
+const LEGACY_HANDOFF_HEADER = "# Session handoff seed — ";
 
-/** True for the text of a handoff seed, this version's or 0.5.1's (a user may paste either as a prompt). */
-export function isHandoffSeed(text: string): boolean {
-	const start = text.trimStart();
-	return start.startsWith(HANDOFF_HEADER) || start.startsWith(LEGACY_HANDOFF_HEADER);
+/** A line that opens a handoff seed, this version's or 0.5.1's. */
+const SEED_START = new RegExp(`^(?:${HANDOFF_HEADER}$|${LEGACY_HANDOFF_HEADER})`, "m");
+
+/**
+ * The handoff seed `text` holds, this version's or 0.5.1's, from its first line on: a user may paste
+ * one as a prompt, after words of their own. Undefined when it holds none.
+ */
+export function handoffSeedIn(text: string): string | undefined {
+	const at = text.search(SEED_START);
+	return at < 0 ? undefined : text.slice(at);
 }
 
 /**

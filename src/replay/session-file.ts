@@ -120,8 +120,8 @@ export function openRegularFile(path: string): number {
 }
 
 /**
- * Most bytes of a session file read: Node's longest string, past which Pi cannot read a session
- * either (it reads the whole file as one string), so such a file is refused before it is read.
+ * Most bytes of a session file the replay reads: Node's longest string (the replay reads the file as
+ * one), so a longer file is refused before it is read.
  */
 const MAX_SESSION_BYTES = bufferConstants.MAX_STRING_LENGTH;
 
@@ -150,7 +150,7 @@ export function readPiSession(path: string): SessionEntries {
 		if (size > MAX_SESSION_BYTES)
 			throw new SessionFileError(
 				path,
-				`too large to replay (${mib(size)} MiB; Pi itself reads a session of at most ${mib(MAX_SESSION_BYTES)} MiB)`,
+				`too large to replay (${mib(size)} MiB; the replay reads a session of at most ${mib(MAX_SESSION_BYTES)} MiB)`,
 			);
 		text = readFileSync(fd, "utf8");
 	} catch (error) {

@@ -201,12 +201,20 @@ describe("deterministic compaction", () => {
 		for (const header of ["# Session handoff seed — 2026-01-02T03:04:05.000Z", HANDOFF_HEADER]) {
 			const stub = loadStub();
 			const seed = `${header}\nParent session: /p/parent.jsonl\n\n## Goal for the next session\nfinish src/only-in-seed.ts\n`;
-			stub.addMessage({ role: "user", content: seed, timestamp: 1_600_000_000_000 });
+			// After words of the user's own, as a second content part.
+			const content = [
+				{ type: "text", text: "Continue from this handoff:" },
+				{ type: "text", text: seed },
+			];
+			stub.addMessage({ role: "user", content, timestamp: 1_600_000_000_000 });
 			bashSession(stub, 8);
 			await stub.emit("session_start", { reason: "startup" });
 			const result = await compact(stub, 4, { messagesToSummarize: messagesOf(stub).slice(0, 5) });
 			const summary = String(result?.compaction?.summary);
-			assert.match(summary, /\n## Carried from the handoff seed this session started from\n/, header);
+			assert.ok(
+				summary.includes(`\n## Carried from the handoff seed this session started from\n${header}\n`),
+				summary,
+			);
 			assert.ok(
 				summary.includes("src/only-in-seed.ts") && summary.includes("Parent session: /p/parent.jsonl"),
 				summary,

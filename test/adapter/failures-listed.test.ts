@@ -117,12 +117,12 @@ describe("a failure met again and again", () => {
 });
 
 describe("the Failures list", () => {
-	it("is the session's: a new session starts without the last one's, a reload keeps them", async () => {
+	it("is the session's: a new session starts without the last one's, a /tree move keeps them", async () => {
 		const stub = await started();
 		stub.failAppend = true;
 		await stub.request();
 		stub.failAppend = false;
-		await stub.emit("session_start", { reason: "reload" });
+		await stub.emit("session_tree", {});
 		assert.match(await failures(stub), /fold event rejected/);
 		await stub.emit("session_start", { reason: "new" });
 		assert.equal(await failures(stub), "");

@@ -398,7 +398,7 @@ describe("config", () => {
 			stub.settings = { "context-fold": { policy: "ladder", tail: 5000 } };
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
-			await stub.emit("session_start", { reason: "reload" });
+			await stub.emit("session_tree", {});
 			const reports = stub.stderr.join("").match(/CONTEXTFOLD_FOLD_AT="banana" is not a valid fraction/g) ?? [];
 			assert.equal(reports.length, 1);
 		} finally {
@@ -411,7 +411,7 @@ describe("config", () => {
 		stub.providers = ["anthropic", "openai", "fake"];
 		stub.settings = { "context-fold": { cacheTtlByProvider: "Anthropic=3600, antropic=3600, gemeni=60" } };
 		await stub.emit("session_start", { reason: "startup" });
-		await stub.emit("session_start", { reason: "reload" });
+		await stub.emit("session_tree", {});
 		assert.deepEqual(stub.stderr.join("").trim().split("\n"), [
 			'context-fold: cacheTtlByProvider entry "antropic" names no provider Pi knows, so it never applies (did you mean anthropic?)',
 			`context-fold: cacheTtlByProvider entry "gemeni" names no provider Pi knows, so it never applies (a provider's name as /model shows it, e.g. anthropic)`,

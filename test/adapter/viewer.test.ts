@@ -16,7 +16,11 @@ const LOG = [
 ].join("\r\n");
 
 test("a recalled text loses its terminal sequences and control characters, and its CRs", () => {
-	assert.equal(shownText(LOG), "PASS src/a.test.ts\nafter clear \ntail end\n indented");
+	assert.equal(shownText(LOG), "PASS src/a.test.ts\nafter clear \ntail end\n   indented");
+	assert.equal(
+		shownText("func main() {\n\t\tfmt.Println()\nbob\t\tparis"),
+		"func main() {\n      fmt.Println()\nbob      paris",
+	);
 	assert.equal(shownText("one\rtwo"), "one\ntwo", "a lone CR is a line break too");
 });
 

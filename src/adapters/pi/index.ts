@@ -215,9 +215,8 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	};
 
 	const breakpoints = new BreakpointPlacer();
-	pi.on("session_start", (event, ctx) => {
-		// A reload keeps the session in use, and its failures said.
-		if (event.reason !== "reload") notices.startSession();
+	pi.on("session_start", (_event, ctx) => {
+		notices.startSession();
 		requestFacts.reset();
 		breakpoints.reset();
 		restore(ctx);

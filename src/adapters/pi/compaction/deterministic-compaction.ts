@@ -13,7 +13,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
 import { contentKey } from "../../../core/lower.ts";
-import { carriedOver, isHandoffSeed, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
+import { carriedOver, handoffSeedIn, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
 import { errorText, type FoldEngine, sha256 } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
 import type { IndexStore } from "./seed-index-store.ts";
@@ -104,7 +104,14 @@ export function buildCompaction(
 	const ids = new Set(blocks.map((b) => b.id));
 	// The seed a /fold-handoff session started from leaves with this compaction: carried, not lost; so
 	// does one the user pasted as a prompt (this version's or 0.5.1's).
-	const seedBlock = blocks.find((b) => (b.kind === "custom" || b.kind === "user") && isHandoffSeed(b.text));
+	let seed: { text: string; id: string } | undefined;
+	for (const b of blocks) {
+		const text = b.kind === "custom" || b.kind === "user" ? handoffSeedIn(b.text) : undefined;
+		if (text) {
+			seed = { text, id: b.id };
+			break;
+		}
+	}
 	const spans = engine.registry.allRecords().filter((r) => ids.has(r.id));
 	const seq = index.nextCompactionSeq();
 	const record: SeedRecord = extractSeedRecord({
@@ -125,7 +132,7 @@ export function buildCompaction(
 		summary: summarizeIndex(records),
 		previousSummary: whole ? previous : undefined,
 		carried: !whole && previous ? carriedOver(previous) : undefined,
-		seed: seedBlock && { text: seedBlock.text, code: engine.registry.record(seedBlock.id)?.code },
+		seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code },
 		scope: `This compaction removed ${messages.length} messages from live history.`,
 		maxChars: summaryCapFor(window),
 	});

@@ -36,8 +36,9 @@ export class Notices {
 	}
 
 	/**
-	 * Starts the Failures list afresh for a session (Pi's session_start but a reload: startup, resume,
-	 * new, fork): it lists the failures of the session in use, and one met again there is told again.
+	 * Starts the Failures list afresh for a session (Pi's session_start: startup, resume, new, fork; a
+	 * reload loads the extension anew, so its list starts empty anyway): it lists the failures of the
+	 * session in use, and one met again there is told again. A /tree move keeps it.
 	 */
 	startSession(): void {
 		this.reported.clear();

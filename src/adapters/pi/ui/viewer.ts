@@ -43,13 +43,14 @@ function withoutSequences(text: string): string {
 
 /**
  * `text` as a terminal may show it, as Pi shows a tool's output: terminal sequences (colours, cursor
- * moves, a clear screen, a title) removed, CRLF and a lone CR read as a line break, and every other
- * run of control characters (NUL, BEL, a tab) one space. A recalled block holds what a tool printed,
+ * moves, a clear screen, a title) removed, CRLF and a lone CR read as a line break, a tab three
+ * spaces (as Pi draws one), and every other run of control characters (NUL, BEL) one space. A recalled block holds what a tool printed,
  * which drawn as it is would move the cursor, clear the screen or garble the view after it closed.
  */
 export function shownText(text: string): string {
 	return withoutSequences(stripTerminalSequences(text))
 		.replace(/\r\n?/g, "\n")
+		.replace(/\t/g, "   ")
 		.split("\n")
 		.map(replaceControlCharacters)
 		.join("\n");
