@@ -147,12 +147,31 @@ let caseless: { pattern: string; expression: RegExp } | undefined;
  */
 function caselessIndex(text: string, pattern: string): number {
 	for (let i = 0; i < pattern.length; i++) {
-		if (pattern.charCodeAt(i) > 0x7f) return text.toLowerCase().indexOf(pattern.toLowerCase());
+		if (pattern.charCodeAt(i) > 0x7f) return loweredIndex(text, pattern);
 	}
 	if (caseless?.pattern !== pattern) {
 		caseless = { pattern, expression: new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i") };
 	}
 	return text.search(caseless.expression);
+}
+
+/**
+ * Where `pattern` first occurs in `text`, both lowered, as a position in `text` itself: lowering can
+ * lengthen a character (`İ` lowers to two code units), and a window cut around a position in the
+ * lowered text would then miss the match.
+ */
+function loweredIndex(text: string, pattern: string): number {
+	const lowered = text.toLowerCase();
+	const at = lowered.indexOf(pattern.toLowerCase());
+	if (at <= 0 || lowered.length === text.length) return at;
+	let seen = 0;
+	let i = 0;
+	while (i < text.length && seen < at) {
+		const char = String.fromCodePoint(text.codePointAt(i) as number);
+		seen += char.toLowerCase().length;
+		i += char.length;
+	}
+	return i;
 }
 
 /**

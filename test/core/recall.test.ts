@@ -147,6 +147,13 @@ describe("grepText", () => {
 		assert.match(g.text, /lsig=APaTxx\. /);
 		assert.ok(g.text.length < RECALL_LIMITS.lineChars + 20);
 	});
+	it("shows a long line around a match in another case where lowering lengthens a character before it", () => {
+		// "İ" lowers to two code units: a window around the match's place in the lowered text missed it.
+		const line = `${"İ".repeat(700)} ÄRGER ${"x".repeat(2000)}`;
+		const g = grepText(line, "ärger", 10_000);
+		assert.equal(g.matches, 1);
+		assert.match(g.text, /ÄRGER/);
+	});
 	it("finds nothing without a match", () => {
 		const g = grepText(text, "absent", 1000);
 		assert.equal(g.matches, 0);
