@@ -22,6 +22,7 @@ test("a recalled text loses its terminal sequences and control characters, and i
 		"func main() {\n      fmt.Println()\nbob      paris",
 	);
 	assert.equal(shownText("one\rtwo"), "one\ntwo", "a lone CR is a line break too");
+	assert.equal(shownText("a\x1b_Gpicture data\x1b\\b\x1bPdcs\x07c\x1b7d"), "abcd", "APC, DCS, a lone ESC pair");
 });
 
 test("the view draws no escape or control character of the text, one line per CRLF line", () => {

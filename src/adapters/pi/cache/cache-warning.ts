@@ -80,7 +80,6 @@ export class CacheWarning {
 	private place: Place | undefined;
 	/** Images of prompts the user kept as drafts, re-attached to the next interactive prompt. */
 	private readonly kept: Image[] = [];
-	/** Failures of the confirmation path already announced (each once per session). */
 
 	constructor(deps: WarningDeps) {
 		this.deps = deps;

@@ -106,8 +106,11 @@ export class ContextUsage {
 		model?: ModelKey,
 	): number | null | undefined {
 		let at = messages.length - 1;
-		while (at >= 0 && !validUsage(messages[at])) at--;
-		const usage = at >= 0 ? (validUsage(messages[at]) as Usage) : undefined;
+		let usage: Usage | undefined;
+		for (; at >= 0; at--) {
+			usage = validUsage(messages[at]);
+			if (usage) break;
+		}
 		const size = usage ? calculateContextTokens(usage) : 0;
 		this.read = usage ? responseKey(messages[at], size) : "";
 		if (this.unfoldedSince) {

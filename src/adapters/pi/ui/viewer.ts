@@ -4,21 +4,18 @@
  * close it. Optional actions (e.g. `u` to unfold) close it with their key.
  */
 import type { Component, KeybindingsManager, TUI } from "@earendil-works/pi-tui";
-import {
-	matchesKey,
-	replaceControlCharacters,
-	stripTerminalSequences,
-	truncateToWidth,
-	wrapTextWithAnsi,
-} from "@earendil-works/pi-tui";
+import { matchesKey, replaceControlCharacters, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 
 /** The escape character that opens every terminal sequence. */
 const ESC = 0x1b;
 
+/** The second character of a sequence that runs until BEL or `ESC \`: OSC, DCS, APC, PM, SOS. */
+const STRING_SEQUENCES = new Set(["]", "P", "_", "^", "X"]);
+
 /**
  * `text` without the terminal sequences a program may print: a control sequence (`ESC [` up to its
- * final byte: a colour, a cursor move, a clear screen), an operating-system command (`ESC ]` up to
- * BEL or `ESC \`: a title, a link) and any other `ESC` with the character after it.
+ * final byte: a colour, a cursor move, a clear screen), a string sequence (`ESC ]` and its kin, up
+ * to BEL or `ESC \`: a title, a link) and any other `ESC` with the character after it.
  */
 function withoutSequences(text: string): string {
 	let out = "";
@@ -31,7 +28,7 @@ function withoutSequences(text: string): string {
 		if (kind === "[") {
 			while (end < text.length && !(text.charCodeAt(end) >= 0x40 && text.charCodeAt(end) <= 0x7e)) end++;
 			end++;
-		} else if (kind === "]") {
+		} else if (STRING_SEQUENCES.has(kind)) {
 			while (end < text.length && text.charCodeAt(end) !== 0x07 && text.charCodeAt(end) !== ESC) end++;
 			end += text.charCodeAt(end) === ESC ? 2 : 1;
 		}
@@ -44,11 +41,12 @@ function withoutSequences(text: string): string {
 /**
  * `text` as a terminal may show it, as Pi shows a tool's output: terminal sequences (colours, cursor
  * moves, a clear screen, a title) removed, CRLF and a lone CR read as a line break, a tab three
- * spaces (as Pi draws one), and every other run of control characters (NUL, BEL) one space. A recalled block holds what a tool printed,
- * which drawn as it is would move the cursor, clear the screen or garble the view after it closed.
+ * spaces (as Pi draws one), and every other run of control characters (NUL, BEL) one space. A
+ * recalled block holds what a tool printed, which drawn as it is would move the cursor, clear the
+ * screen or garble the view after it closed.
  */
 export function shownText(text: string): string {
-	return withoutSequences(stripTerminalSequences(text))
+	return withoutSequences(text)
 		.replace(/\r\n?/g, "\n")
 		.replace(/\t/g, "   ")
 		.split("\n")
