@@ -74,6 +74,30 @@ export function foldMissedWire(prefoldPrompt: number, masked: number, cacheRead:
 	return cacheRead >= prefoldPrompt - masked / 2;
 }
 
+/** The shortest line a wire probe takes: a shorter one could be any block's. */
+export const WIRE_PROBE_MIN_CHARS = 16;
+
+/**
+ * A probe for a folded block's raw text in a serialized provider payload: its longest line, as
+ * JSON writes it inside a string (a payload reaches the probe through JSON.stringify). Undefined
+ * when no line is WIRE_PROBE_MIN_CHARS long: such a block cannot be told on the wire.
+ */
+export function wireProbe(text: string): string | undefined {
+	let longest = "";
+	for (const line of text.split("\n")) if (line.trim().length > longest.length) longest = line.trim();
+	return longest.length >= WIRE_PROBE_MIN_CHARS ? JSON.stringify(longest).slice(1, -1) : undefined;
+}
+
+/**
+ * Whether a fold event's request went out with its blocks raw, judged on the serialized payload:
+ * none of its tags is there and the raw text of one of its blocks is (`probes`, see wireProbe).
+ * Blocks that are simply absent (another extension dropped old messages) are no missed fold.
+ */
+export function rawOnWire(wire: string, tags: readonly string[], probes: readonly string[]): boolean {
+	if (tags.some((tag) => wire.includes(tag))) return false;
+	return probes.some((probe) => wire.includes(probe));
+}
+
 /** Prices relative to an uncached input token (input = 1). */
 export interface PriceRatios {
 	/** A cache read. */
@@ -324,7 +348,7 @@ export const ADVICE = {
 	watchdog: (prefold: number, cacheRead: number, seq: number) =>
 		`context-fold: fold event ${seq} did not reach the wire: the next response still read ~${kTokens(cacheRead)} tokens from the cache, the whole pre-fold prompt (~${kTokens(prefold)}); another extension's context handler likely restored the raw messages after context-fold's`,
 	watchdogRequest: (seq: number) =>
-		`context-fold: fold event ${seq} did not reach the wire: the request it folded went out without any of its digests; another extension's context handler likely restored the raw messages after context-fold's`,
+		`context-fold: fold event ${seq} did not reach the wire: the request it folded carried its blocks raw, without their digests; another extension's context handler likely restored the raw messages after context-fold's`,
 	reset: (reason: ResetReason) => {
 		if (reason.kind === "handoff") {
 			const p = reason.payback;

@@ -176,12 +176,26 @@ describe("wire watchdog", () => {
 	// the tool list: its response reads only what comes before, whether the fold went out or not.
 	const SHORT_READ = { input: 10, cacheRead: 1_000, cacheWrite: 9_000 };
 
-	it("judges the event whose request first declares the fold tools by that request's payload: no digest went out", async () => {
+	it("judges the event whose request first declares the fold tools by that request's payload: its blocks went out raw", async () => {
 		const stub = await tui();
-		const { active } = await firstFold(stub, () => ({ messages: [{ role: "user", content: "raw" }] }), SHORT_READ);
+		const { active } = await firstFold(
+			stub,
+			() => ({ messages: stub.entries.filter((e) => e.type === "message").map((e) => e.message) }),
+			SHORT_READ,
+		);
 		assert.deepEqual(active, ["recall_folded", "unfold"], "the request declares the fold tools");
 		const watch = notices(stub).filter((m) => m.includes("did not reach the wire"));
 		assert.deepEqual(watch, [ADVICE.watchdogRequest(1)]);
+	});
+
+	it("stays quiet for that event when another extension left its blocks out altogether", async () => {
+		const stub = await tui();
+		// A windowing extension keeps the first prompt and the newest messages: neither digests nor raw text go out.
+		await firstFold(stub, (sent) => ({ messages: [sent[0], ...sent.slice(-2)] }), SHORT_READ);
+		assert.deepEqual(
+			notices(stub).filter((m) => m.includes("did not reach the wire")),
+			[],
+		);
 	});
 
 	it("stays quiet for that event when its payload carries the digests", async () => {

@@ -21,10 +21,13 @@ import {
 	parseProviderTtls,
 	predictIdle,
 	ratiosOf,
+	rawOnWire,
 	resetReason,
 	Streaks,
 	unfoldable,
 	unknownProviders,
+	WIRE_PROBE_MIN_CHARS,
+	wireProbe,
 } from "../../src/core/cache-advice.ts";
 
 describe("cold input", () => {
@@ -55,6 +58,24 @@ describe("wire watchdog", () => {
 			false,
 			"a saving past the pre-fold prompt: figures of another prompt",
 		);
+	});
+});
+
+describe("wire watchdog on the request's payload", () => {
+	const raw = 'ok\n  const message = "a \\"quoted\\" path";\nshort';
+	it("probes a block by its longest line as JSON writes it, and not a block of short lines", () => {
+		const probe = wireProbe(raw);
+		assert.equal(probe, JSON.stringify('const message = "a \\"quoted\\" path";').slice(1, -1));
+		assert.equal(JSON.stringify({ content: raw }).includes(probe ?? "\u0000"), true);
+		assert.equal(wireProbe(`${"x".repeat(WIRE_PROBE_MIN_CHARS - 1)}\nabc`), undefined);
+	});
+	it("finds the blocks raw only when no tag and some raw text went out", () => {
+		const probe = wireProbe(raw) ?? "";
+		const tag = "{#abc123 FOLDED}";
+		assert.equal(rawOnWire(JSON.stringify({ content: raw }), [tag], [probe]), true, "restored raw");
+		assert.equal(rawOnWire(JSON.stringify({ content: `${tag} digest` }), [tag], [probe]), false, "folded");
+		assert.equal(rawOnWire(JSON.stringify({ content: "newest only" }), [tag], [probe]), false, "left out");
+		assert.equal(rawOnWire(JSON.stringify({ content: `${raw} ${tag}` }), [tag], [probe]), false);
 	});
 });
 

@@ -119,7 +119,7 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 	// prompt at the tool list: the cache read cannot tell whether the fold reached the wire, so the
 	// watchdog reads the request's payload.
 	const WATCHDOG =
-		/context-fold: fold event (\d+) did not reach the wire: the request it folded went out without any of its digests; another extension's context handler likely restored the raw messages after context-fold's/g;
+		/context-fold: fold event (\d+) did not reach the wire: the request it folded carried its blocks raw, without their digests; another extension's context handler likely restored the raw messages after context-fold's/g;
 
 	it("watchdog: warns once when another extension sends the raw messages instead of the folded ones", async () => {
 		const { run, seen } = await runBatches([".", "test/e2e/fixtures/raw-context.ts"]);

@@ -144,10 +144,10 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			index.append(record);
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
-		committed: (seq, masked, codes) => {
+		committed: (seq, masked, codes, probes) => {
 			requestFacts.folded();
 			telemetry.observeFold(seq, masked, now());
-			advisor.observeFold(seq, masked, codes);
+			advisor.observeFold(seq, masked, codes, probes);
 		},
 		unfolded: (codes) => {
 			requestFacts.unfolded();

@@ -19,6 +19,7 @@ import {
 	isColdInput,
 	type PriceRatios,
 	promptOf,
+	rawOnWire,
 	resetReason,
 	Streaks,
 } from "../../../core/cache-advice.ts";
@@ -67,7 +68,9 @@ interface PendingFold {
 	masked: number;
 	/** The event's codes, when its request also first declared the fold tools (the cache cannot judge it). */
 	codes?: readonly string[];
-	/** Whether that request's payload carried any of the codes; undefined until it is seen. */
+	/** With `codes`: probes for its blocks' raw text (see wireProbe). */
+	probes?: readonly string[];
+	/** False when that request's payload carried the blocks raw (see rawOnWire); undefined until it is seen. */
 	onWire?: boolean;
 }
 
@@ -135,11 +138,11 @@ export class Advisor {
 
 	/**
 	 * A fold event was committed, keeping `masked` tokens out of the request now being sent, whose
-	 * folded blocks carry `codes`.
+	 * folded blocks carry `codes`; `probes` tell their raw text on the wire (see wireProbe).
 	 */
-	observeFold(seq: number, masked: number, codes: readonly string[] = []): void {
+	observeFold(seq: number, masked: number, codes: readonly string[] = [], probes: readonly string[] = []): void {
 		this.pendingFold = { seq, prefold: this.lastPrompt, masked };
-		if (this.declared && codes.length > 0) this.pendingFold.codes = codes;
+		if (this.declared && codes.length > 0) Object.assign(this.pendingFold, { codes, probes });
 		this.rewriteExpected = true;
 		for (const id of [...this.notices.keys()]) if (id.startsWith("churn:")) this.notices.delete(id);
 	}
@@ -217,13 +220,14 @@ export class Advisor {
 
 	/**
 	 * The provider payload of the request being sent, after every extension's `context` handler: for a
-	 * fold event the cache cannot judge, whether any of its tags reached the wire.
+	 * fold event the cache cannot judge, whether its blocks went out raw instead of folded. Blocks
+	 * another extension left out altogether are no missed fold.
 	 */
 	observePayload(payload: unknown): void {
 		const fold = this.pendingFold;
 		if (!fold?.codes || fold.onWire !== undefined) return;
 		const wire = JSON.stringify(payload) ?? "";
-		fold.onWire = fold.codes.some((code) => wire.includes(foldTag(code)));
+		fold.onWire = !rawOnWire(wire, fold.codes.map(foldTag), fold.probes ?? []);
 	}
 
 	/** One assistant response's usage: checks the watchdog, cold input and the reset flag, and logs the debug line. */

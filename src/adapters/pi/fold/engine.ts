@@ -13,7 +13,7 @@ import {
 	type MessageLike,
 	type ModelKey,
 } from "../../../core/block.ts";
-import { unfoldable } from "../../../core/cache-advice.ts";
+import { unfoldable, wireProbe } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
@@ -54,10 +54,10 @@ export interface EngineDeps {
 	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
 	debug: (message: string) => void;
 	/**
-	 * Called once a fold event is committed, with the tokens it kept out of the request and the codes
-	 * of its folded blocks (cache telemetry, the wire watchdog).
+	 * Called once a fold event is committed, with the tokens it kept out of the request, the codes of
+	 * its folded blocks and probes for their raw text (cache telemetry, the wire watchdog: wireProbe).
 	 */
-	committed?: (seq: number, masked: number, codes: readonly string[]) => void;
+	committed?: (seq: number, masked: number, codes: readonly string[], probes: readonly string[]) => void;
 	/** Called once the agent's unfold of these codes is recorded (the advisor expects the rewrite). */
 	unfolded?: (codes: readonly string[]) => void;
 }
@@ -433,11 +433,13 @@ export class FoldEngine {
 		const seq = this.registry.seq;
 		const ids = new Set(event.map((op) => op.id));
 		const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
+		const probes = plan.blocks.flatMap((b) => (ids.has(b.id) ? (wireProbe(b.text) ?? []) : []));
 		try {
 			this.deps.committed?.(
 				seq,
 				saved,
 				event.map((op) => op.code),
+				probes,
 			);
 		} catch (error) {
 			this.deps.warn(`context-fold: cache telemetry missed fold event ${seq}: ${errorText(error)}`);
