@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import {
+	chownSync,
 	existsSync,
 	mkdirSync,
 	mkdtempSync,
@@ -20,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { userFolderName } from "../../src/adapters/pi/owned-files.ts";
 import { bashSession, loadStub, type StubPi } from "./stub-pi.ts";
 
 const dirs: string[] = [];
@@ -152,21 +154,35 @@ describe("an in-memory session's handoff seed", () => {
 		const tmp = tempDir();
 		const printed = await withTmp(tmp, handoff);
 		const path = printed.stderr.trim();
-		assert.ok(path.startsWith(join(tmp, "context-fold", "in-memory", "handoff-")), printed.stderr);
+		assert.ok(path.startsWith(join(tmp, userFolderName(), "in-memory", "handoff-")), printed.stderr);
+		assert.match(userFolderName(), /^context-fold-\S+$/);
 		const { statSync } = await import("node:fs");
-		assert.equal(statSync(join(tmp, "context-fold")).mode & 0o777, 0o700);
+		assert.equal(statSync(join(tmp, userFolderName())).mode & 0o777, 0o700);
 		assert.equal(statSync(path).mode & 0o077, 0, "no access for others");
+	});
+
+	it("is not stood in the way of by another user's folder there", async (t) => {
+		const tmp = tempDir();
+		// Another user's in-memory seeds, in a folder of theirs (0700), as 0.1's shared name left it.
+		const theirs = join(tmp, "context-fold");
+		mkdirSync(theirs, { mode: 0o700 });
+		if (process.getuid?.() === 0) chownSync(theirs, 4242, 4242);
+		else t.diagnostic("not root: the other user's folder is this user's own here");
+		for (const uid of [4242, 4343]) mkdirSync(join(tmp, `context-fold-${uid}`), { mode: 0o700 });
+		const printed = await withTmp(tmp, handoff);
+		assert.doesNotMatch(printed.stderr, /could not write/);
+		assert.ok(printed.stderr.trim().startsWith(join(tmp, userFolderName(), "in-memory")), printed.stderr);
 	});
 
 	it("is refused when the shared folder on the way is a link", async () => {
 		const tmp = tempDir();
 		const outside = join(tmp, "outside");
 		mkdirSync(outside);
-		symlinkSync(outside, join(tmp, "context-fold"));
+		symlinkSync(outside, join(tmp, userFolderName()));
 		const printed = await withTmp(tmp, handoff);
 		assert.match(
 			printed.stderr,
-			/could not write the handoff seed: .*context-fold is a symbolic link, which is not followed/,
+			/could not write the handoff seed: .*context-fold-\S+ is a symbolic link, which is not followed/,
 		);
 		assert.deepEqual(readdirSync(outside), []);
 	});

@@ -1,7 +1,7 @@
 /**
  * The folders context-fold writes into, and the one way it opens a file there. Everything it writes
  * lives in `<sessionDir>/context-fold/<id>/` (or, for an in-memory session's handoff seed, in
- * `<tmp>/context-fold/in-memory/`), and a link, or a file in place of a folder, on the way there
+ * `<tmp>/context-fold-<uid>/in-memory/`), and a link, or a file in place of a folder, on the way there
  * would carry a write somewhere else: each folder below the root is made or checked one step at a
  * time, never followed when it is a symbolic link, and files are opened without following a final
  * link, without blocking on a FIFO, and only when they are regular files. The root itself (Pi's
@@ -10,6 +10,7 @@
 
 import { constants as bufferConstants } from "node:buffer";
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 
 /** A folder under a root: `root/parts[0]/parts[1]/…`. */
@@ -18,6 +19,20 @@ export interface OwnedPlace {
 	parts: readonly string[];
 	/** Made for the user alone (0700) and refused when another user owns it: a shared temporary folder. */
 	private?: boolean;
+}
+
+/**
+ * The name of the user's own folder in the shared temporary folder: `context-fold-<uid>` (by user
+ * name where there is no uid), so that another user's folder never stands in the way.
+ */
+export function userFolderName(): string {
+	const uid = process.getuid?.();
+	if (uid !== undefined) return `context-fold-${uid}`;
+	try {
+		return `context-fold-${userInfo().username.replace(/[^\w.-]/g, "_")}`;
+	} catch {
+		return "context-fold-user";
+	}
 }
 
 /** The folder's path. */

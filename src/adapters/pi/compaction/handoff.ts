@@ -1,7 +1,7 @@
 /**
  * `/fold-handoff [goal]`: writes a deterministic seed for a fresh session to
  * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md` (an in-memory session's to a folder
- * of the user's own, `<tmp>/context-fold/in-memory/`, readable by the user alone), never through a
+ * of the user's own, `<tmp>/context-fold-<uid>/in-memory/`, readable by the user alone), never through a
  * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
  * prints the path alone on one line of stderr.
  */
@@ -14,7 +14,7 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../../core/summary.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
-import { ownFolder } from "../owned-files.ts";
+import { ownFolder, userFolderName } from "../owned-files.ts";
 import { branchRecords, branchView } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
@@ -58,8 +58,10 @@ export function writeHandoff(
 	});
 	const parent = ctx.sessionManager.getSessionFile();
 	const text = renderHandoff({ goal, parentSession: parent, writtenAt: now.toISOString(), summary });
-	// An in-memory session's seed goes to a folder of the user's own in the shared temporary folder.
-	const dir = index.ownFolder() ?? ownFolder({ root: tmpdir(), parts: ["context-fold", "in-memory"], private: true });
+	// An in-memory session's seed goes to a folder of the user's own in the shared temporary folder,
+	// named for the user: one user's folder there never stands in another's way.
+	const dir =
+		index.ownFolder() ?? ownFolder({ root: tmpdir(), parts: [userFolderName(), "in-memory"], private: true });
 	const path = join(dir, `handoff-${now.toISOString().replace(/[:.]/g, "-")}.md`);
 	writeFileSync(path, text, { encoding: "utf8", flag: "wx", mode: index.folder() ? 0o666 : 0o600 });
 	return { path, text };
