@@ -15,18 +15,24 @@ export function replayCommand(args: readonly string[], options: Omit<SpawnSyncOp
 	return spawnSync(process.execPath, [BIN, "replay", ...args], { ...options, encoding: "utf8" });
 }
 
-/** Runs the command's `main` on `replay …args` in this process: its exit status and what it wrote. */
+/**
+ * Runs the command's `main` on `replay …args` in this process: its exit status and what it wrote.
+ * The command writes text only; a chunk of bytes written meanwhile is node:test's own report of an
+ * earlier test (under `node --test` a file reports to its runner on stdout, while the next test
+ * runs), passed on to the stream, neither taken for the command's output nor lost.
+ */
 export async function replayInProcess(args: readonly string[]) {
 	const out = { stdout: "", stderr: "" };
 	const write = { stdout: process.stdout.write, stderr: process.stderr.write };
-	process.stdout.write = ((chunk: string | Uint8Array) => {
-		out.stdout += String(chunk);
-		return true;
-	}) as typeof process.stdout.write;
-	process.stderr.write = ((chunk: string | Uint8Array) => {
-		out.stderr += String(chunk);
-		return true;
-	}) as typeof process.stderr.write;
+	const capture = (stream: "stdout" | "stderr") =>
+		((chunk: string | Uint8Array, ...rest: unknown[]) => {
+			if (typeof chunk !== "string")
+				return (write[stream] as (...a: unknown[]) => boolean).call(process[stream], chunk, ...rest);
+			out[stream] += chunk;
+			return true;
+		}) as typeof process.stdout.write;
+	process.stdout.write = capture("stdout");
+	process.stderr.write = capture("stderr");
 	try {
 		return { status: await main(["replay", ...args]), ...out };
 	} finally {

@@ -39,9 +39,10 @@ function replay(...args: string[]) {
 	return replayCommand(args);
 }
 
-test("the user's CONTEXTFOLD variables change no figure: they are named on stderr and left out", () => {
+test("the user's CONTEXTFOLD variables change no figure: they are named on stderr and left out", async () => {
 	const args = [DEBUG_BRANCHY, "--window", "32000", "--policy", "pi,context-fold", "--quiet"];
-	const clean = replayCommand(args, { env: withoutOwn(process.env) });
+	// The clean run through the command's main here, the one with the variables through the command.
+	const clean = await withoutOwnInProcess(() => replayInProcess(args));
 	const own = replayCommand(args, {
 		env: { ...withoutOwn(process.env), CONTEXTFOLD: "0", CONTEXTFOLD_POLICY: "ladder" },
 	});
@@ -105,6 +106,17 @@ function withoutOwn(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("CONTEXTFOLD")));
 }
 
+/** Runs `fn` with context-fold's variables out of this process's environment, then puts them back. */
+async function withoutOwnInProcess<T>(fn: () => Promise<T>): Promise<T> {
+	const own = Object.entries(process.env).filter(([name]) => name.startsWith("CONTEXTFOLD"));
+	for (const [name] of own) delete process.env[name];
+	try {
+		return await fn();
+	} finally {
+		for (const [name, value] of own) process.env[name] = value;
+	}
+}
+
 test("a file that is not a Pi session, an empty file, one with nothing to replay and a missing path exit 2 with one line", async () => {
 	const dir = mkdtempSync(join(tmpdir(), "replay-input-"));
 	try {
@@ -148,7 +160,7 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 		good.add(1, { role: "user", content: [{ type: "text", text: "hi" }] });
 		good.add(2, { role: "assistant", content: [{ type: "text", text: "hello" }], stopReason: "stop" });
 		writeFileSync(join(dir, "good.jsonl"), good.text());
-		const mixed = replay(join(dir, "good.jsonl"), join(dir, "missing.jsonl"), "--policy", "pi");
+		const mixed = await replayInProcess([join(dir, "good.jsonl"), join(dir, "missing.jsonl"), "--policy", "pi"]);
 		assert.equal(mixed.status, 2);
 		assert.equal(mixed.stdout, "");
 		// A knob the replayed extension would ignore is said to the user, not counted as its advisory.
@@ -158,7 +170,13 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			typo.stderr,
 			"context-fold replay: --set hottail is not a context-fold setting; ignoring it (did you mean hotTail?)\n",
 		);
-		const proto = replay(join(dir, "good.jsonl"), "--policy", "context-fold", "--set", "__proto__=1");
+		const proto = await replayInProcess([
+			join(dir, "good.jsonl"),
+			"--policy",
+			"context-fold",
+			"--set",
+			"__proto__=1",
+		]);
 		assert.equal(proto.status, 0, proto.stderr);
 		assert.match(proto.stderr, /--set __proto__ is not a context-fold setting; ignoring it/);
 	} finally {
@@ -190,7 +208,7 @@ test("--html never overwrites a session, replayed or not, nor takes an option fo
 		mkdirSync(join(dir, "b"));
 		const twin = join(dir, "b", "s.jsonl");
 		writeFileSync(twin, good.text());
-		const twins = replay(file, twin, "--policy", "pi", "--json");
+		const twins = await replayInProcess([file, twin, "--policy", "pi", "--json"]);
 		assert.deepEqual(
 			(JSON.parse(twins.stdout) as { session: string }[]).map((r) => r.session),
 			[file, twin],
@@ -221,7 +239,7 @@ test("--html never overwrites a session, replayed or not, nor takes an option fo
 	}
 });
 
-test("names that Object.prototype holds are no price model, and a session with a tool so named is refused", () => {
+test("names that Object.prototype holds are no price model, and a session with a tool so named is refused", async () => {
 	for (const price of ["toString", "constructor", "__proto__"])
 		assert.throws(() => parseArgs(["s.jsonl", "--price", price]), UsageError, price);
 	const dir = mkdtempSync(join(tmpdir(), "replay-tool-names-"));
@@ -237,7 +255,9 @@ test("names that Object.prototype holds are no price model, and a session with a
 			session.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop", usage });
 			const file = join(dir, `${tool}.jsonl`);
 			writeFileSync(file, session.text());
-			const run = replay(file, "--policy", "pi");
+			// One refusal through the command, the rest through its main here.
+			const run =
+				tool === "constructor" ? replay(file, "--policy", "pi") : await replayInProcess([file, "--policy", "pi"]);
 			if (tool === "mytool") {
 				assert.equal(run.status, 0, run.stderr);
 				continue;
@@ -293,7 +313,7 @@ test(
 	},
 );
 
-test("a replay prints the verdict first, a table within 100 columns, and no advisory of the replayed extension", () => {
+test("a replay prints the verdict first, a table within 100 columns, and no advisory of the replayed extension", async () => {
 	// In a 24k window the default compacts once, and says so: an advisory to count, not to show.
 	const run = replay(DEBUG_BRANCHY, "--window", "24000", "--policy", "pi,context-fold");
 	assert.equal(run.status, 0, run.stderr);
@@ -309,7 +329,8 @@ test("a replay prints the verdict first, a table within 100 columns, and no advi
 		run.stdout,
 	);
 	for (const line of lines.slice(1)) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
-	const json = replay(DEBUG_BRANCHY, "--window", "24000", "--policy", "pi,context-fold", "--json");
+	// The same replay's JSON through the command's main here (the command prints --json in other tests).
+	const json = await replayInProcess([DEBUG_BRANCHY, "--window", "24000", "--policy", "pi,context-fold", "--json"]);
 	assert.equal(json.stderr, "");
 	const [session] = JSON.parse(json.stdout) as SessionReport[];
 	assert.deepEqual(
