@@ -36,7 +36,7 @@ import {
 	totalReport,
 } from "../../src/replay/mine.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
-import { replayCommand } from "./replay-command.ts";
+import { replayCommand, replayInProcess } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/sessions/", import.meta.url));
@@ -99,6 +99,22 @@ function mine(cwd: string, ...args: string[]) {
 	const env: NodeJS.ProcessEnv = { ...process.env, PI_CODING_AGENT_DIR: agent };
 	delete env.PI_CODING_AGENT_SESSION_DIR;
 	return replayCommand(["--mine", ...args], { cwd, env });
+}
+
+/** `mine` through the command's main in this process, run in `cwd`, then back where it was. */
+async function mineInProcess(cwd: string, ...args: string[]) {
+	const was = process.cwd();
+	let run: Awaited<ReturnType<typeof replayInProcess>> | undefined;
+	process.chdir(cwd);
+	try {
+		await withEnv(agent, undefined, async () => {
+			run = await replayInProcess(["--mine", ...args]);
+		});
+	} finally {
+		process.chdir(was);
+	}
+	assert.ok(run);
+	return run;
 }
 
 /** Runs `fn` with PI_CODING_AGENT_DIR (and PI_CODING_AGENT_SESSION_DIR when given) set, restoring both. */
@@ -187,7 +203,7 @@ test("--last 1 replays only the newest session; --all-projects finds the other p
 	assert.deepEqual(snapshot(agent), before, "Pi's session directory is read, never written");
 });
 
-test("no session to replay: a missing or empty session directory, or only a corrupt session, exit 2 with one line", () => {
+test("no session to replay: a missing or empty session directory, or only a corrupt session, exit 2 with one line", async () => {
 	for (const [cwd, args, expected] of [
 		[
 			join(root, "fresh"),
@@ -200,7 +216,8 @@ test("no session to replay: a missing or empty session directory, or only a corr
 			`no Pi sessions of ${join(root, "bare")} in ${join(agent, "sessions", projectDirName(join(root, "bare")))}`,
 		],
 	] as const) {
-		const run = mine(cwd, ...args);
+		// These two through the command's main here; the corrupt session's below through the command.
+		const run = await mineInProcess(cwd, ...args);
 		assert.equal(run.status, 2, run.stderr);
 		assert.equal(run.stdout, "");
 		assert.equal(run.stderr, `context-fold replay: ${expected}\n`);
