@@ -2,8 +2,8 @@
  * Headless Chromium (Debian's `chromium`, or `chromium-browser`) for the HTML report: found on PATH,
  * and run one way for the browser test and for the script that regenerates the docs' screenshot
  * (scripts/replay-screenshot.ts): headless, no sandbox, no GPU, no network of its own, a fresh
- * profile each run, scrollbars hidden. A page's DOM after load, or a screenshot of its top
- * `width` × `height` pixels.
+ * profile each run, scrollbars hidden. A screenshot of a page's top `width` × `height` pixels,
+ * alone or with the page's DOM after load, from one run of the browser.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -58,21 +58,35 @@ function inTemp<T>(use: (dir: string) => T): T {
 	}
 }
 
-/** The serialised DOM of the page at `url` once loaded. */
-export function dumpDom(binary: string, url: string): string {
-	return inTemp((dir) => run(binary, dir, ["--dump-dom", url]));
-}
-
 /** A PNG of the top `width` × `height` CSS pixels of the page at `url` (one device pixel each). */
 export function screenshot(binary: string, url: string, width: number, height: number): Buffer {
+	return shot(binary, url, width, height, false).png;
+}
+
+/**
+ * The page at `url` once loaded, from one run of the browser (each run costs about 2 s of CPU): its
+ * serialised DOM (`--dump-dom`) and its screenshot, as `screenshot` takes it.
+ */
+export function domAndScreenshot(
+	binary: string,
+	url: string,
+	width: number,
+	height: number,
+): { dom: string; png: Buffer } {
+	return shot(binary, url, width, height, true);
+}
+
+/** A screenshot of the page at `url` and, when `dom`, its serialised DOM (else empty). */
+function shot(binary: string, url: string, width: number, height: number, dom: boolean) {
 	return inTemp((dir) => {
 		const file = join(dir, "shot.png");
-		run(binary, dir, [
+		const out = run(binary, dir, [
 			`--screenshot=${file}`,
 			`--window-size=${width},${height}`,
 			"--force-device-scale-factor=1",
+			...(dom ? ["--dump-dom"] : []),
 			url,
 		]);
-		return readFileSync(file);
+		return { dom: dom ? out : "", png: readFileSync(file) };
 	});
 }

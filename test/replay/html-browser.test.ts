@@ -14,7 +14,7 @@ import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { PI_COLOR } from "../../src/replay/charts.ts";
 import { renderHtml } from "../../src/replay/html.ts";
-import { dumpDom, findChromium, NO_CHROMIUM, screenshot } from "./chromium.ts";
+import { domAndScreenshot, findChromium, NO_CHROMIUM, screenshot } from "./chromium.ts";
 import { countPixels, decodePng, inked, near } from "./png.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 
@@ -51,7 +51,8 @@ test("headless Chromium renders the report: its structure, and plain Pi's lines 
 		const html = renderHtml(FIXED_REPORT);
 		const page = join(dir, "report.html");
 		writeFileSync(page, html);
-		const dom = dumpDom(binary, pathToFileURL(page).href);
+		// The DOM and the full page's screenshot from one run of the browser.
+		const { dom, png } = domAndScreenshot(binary, pathToFileURL(page).href, WIDTH, HEIGHT);
 		const policies = FIXED_REPORT[0].policies;
 		for (const chart of ["prompt-chart", "cost-chart", "cache-chart", "scatter"])
 			assert.equal(count(dom, new RegExp(`<svg id="${chart}-0" class="${chart}"`)), 1, chart);
@@ -70,7 +71,7 @@ test("headless Chromium renders the report: its structure, and plain Pi's lines 
 		assert.equal(count(dom, /<path class="mark compaction" /), 2);
 		assert.ok(!/<script/i.test(dom), "the escaped session name did not become a script element");
 
-		const full = shoot(html, "full");
+		const full = decodePng(png);
 		assert.equal(full.width, WIDTH);
 		assert.equal(full.height, HEIGHT);
 		const ink = countPixels(full, inked());
