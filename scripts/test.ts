@@ -1,12 +1,14 @@
 /**
  * The test run of `npm test` (after scripts/check-node.mjs and the lint): the type check and the tests
- * at once. `tsc -p tsconfig.json` runs beside `node --test` (every test file, four at a time, through
- * scripts/test-reporter.ts) at a lower priority: it takes about 20 s of CPU, which it spent alone
- * before the first test started, and now takes from what the tests leave idle (a test waiting on its
- * `pi`, its browser or npm). Its output is held and printed after the tests' report when it fails;
- * the run fails when either fails, with the tests' exit status or else tsc's.
+ * at once. `tsc -p tsconfig.json` runs beside `node --test` (every test file, four at a time, the
+ * folders of the longest files first, through scripts/test-reporter.ts) at a lower priority: it takes
+ * about 20 s of CPU, which it spent alone before the first test started, and now takes from what the
+ * tests leave idle (a test waiting on its `pi`, its browser or npm). Its output is held and printed
+ * after the tests' report when it fails; the run fails when either fails, with the tests' exit
+ * status or else tsc's.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { globSync } from "node:fs";
 import { constants, setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -36,9 +38,25 @@ tsc.stdout?.setEncoding("utf8").on("data", (text: string) => {
 tsc.stderr?.setEncoding("utf8").on("data", (text: string) => {
 	typeErrors += text;
 });
+/**
+ * Folders of test files by how long their files take, the longest first: four run at once, and a long
+ * file started last would run on alone at the end (node --test starts them in the order given).
+ */
+const LONGEST_FIRST = ["test/acceptance/", "test/replay/", "test/e2e/", "test/eval/", "test/corpus/", "test/core/"];
+
+/** Every test file, those of LONGEST_FIRST's folders first in its order, then the rest by name. */
+function testFiles(): string[] {
+	const files = globSync("test/**/*.test.ts", { cwd: ROOT }).sort();
+	const rank = (file: string) => {
+		const at = LONGEST_FIRST.findIndex((folder) => file.startsWith(folder));
+		return at < 0 ? LONGEST_FIRST.length : at;
+	};
+	return files.sort((a, b) => rank(a) - rank(b));
+}
+
 const tests = spawn(
 	process.execPath,
-	["--test", "--test-concurrency=4", "--test-reporter=./scripts/test-reporter.ts", "test/**/*.test.ts"],
+	["--test", "--test-concurrency=4", "--test-reporter=./scripts/test-reporter.ts", ...testFiles()],
 	{ cwd: ROOT, stdio: "inherit" },
 );
 const [testStatus, tscStatus] = await Promise.all([exitOf(tests), exitOf(tsc)]);
