@@ -1,10 +1,10 @@
 /**
  * The fold horizon through the extension's own settings: left at its default, a fold event's saving
- * is counted over no more requests than the session has made so far, so a young session's event must
- * repay its cache rewrite within that; a horizon the user set is taken as given. The session below
- * has made 10 requests over a warm cache: folding its one old read (15k tokens, then 20k tokens of
- * user text no fold may touch) repays the rewrite in about 15 requests, within a horizon of 20 but
- * not of 10.
+ * is counted over no more than a quarter of the requests the session has made so far, so a young
+ * session's event must repay its cache rewrite within that; a horizon the user set is taken as given.
+ * The session below has made 10 requests over a warm cache: folding its one old read (15k tokens,
+ * then 20k tokens of user text no fold may touch) repays the rewrite in about 15 requests, within a
+ * horizon of 20 but not of 2.5.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -56,7 +56,7 @@ async function foldsTheRead(settings: Record<string, unknown>): Promise<boolean>
 }
 
 describe("the fold horizon", () => {
-	it("left at its default, a young session's event must repay within the requests it has made", async () => {
+	it("left at its default, a young session's event must repay within a quarter of the requests it has made", async () => {
 		assert.equal(await foldsTheRead({}), false);
 	});
 

@@ -21,6 +21,7 @@ import {
 	hotTailOf,
 	KEPT_OVERHEAD,
 	leastEventOf,
+	PAYBACK_SHARE,
 	piCompactionPoint,
 	REWRITE_IN_READS,
 	URGENT_HOT_TAIL,
@@ -93,8 +94,9 @@ describe("the break-even rule", () => {
 		assert.deepEqual(economize(mkView(paying, { window: 200_000, config: { ...WIDE, horizon: 10 } })), []);
 	});
 
-	it("counts the saving over no more requests than the session has made: it may end as soon again", () => {
-		// The paying event above repays over 20 requests (360k reads against 322k), not over 10 (180k).
+	it("counts the saving over no more than a quarter of the requests the session has made: it may end soon after", () => {
+		// The paying event above repays over 20 requests (360k reads against 322k), not over 10 (180k):
+		// over 18 (324k) but not 17 (306k).
 		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
 		// The default horizon (20): the tests' knobs set one, which is taken as given.
 		const { horizon: _set, ...unset } = { ...DEFAULT_LADDER, ...KNOBS, ...WIDE };
@@ -104,15 +106,17 @@ describe("the break-even rule", () => {
 			...(requests === undefined ? {} : { requests }),
 		});
 		assert.equal(DEFAULT_ECONOMIC.horizon, 20);
-		assert.deepEqual(economize(view(10)), [], "10 requests so far: counted over 10");
-		assert.deepEqual(economize(view(17)), [], "17: 306k reads, short of the rewrite");
-		assert.deepEqual(folds(economize(view(18))), ["r:a", "r:b"], "18: 324k reads repay it");
+		assert.equal(PAYBACK_SHARE, 0.25);
+		assert.deepEqual(economize(view(18)), [], "18 requests so far: counted over 4.5");
+		assert.deepEqual(economize(view(71)), [], "71: counted over 17.75, 319.5k reads, short of the rewrite");
+		assert.deepEqual(folds(economize(view(72))), ["r:a", "r:b"], "72: over 18, 324k reads repay it");
 		assert.deepEqual(folds(economize(view(500))), ["r:a", "r:b"], "a long session: the horizon binds");
 		assert.deepEqual(folds(economize(view())), ["r:a", "r:b"], "unknown: the horizon");
 		const knobs = { ...KNOBS, ...WIDE };
 		assert.equal(horizonOf(view(0), knobs), 1, "never below one request");
-		assert.equal(horizonOf(view(7), knobs), 7);
-		assert.equal(horizonOf(view(21), knobs), 20);
+		assert.equal(horizonOf(view(2), knobs), 1, "never below one request");
+		assert.equal(horizonOf(view(28), knobs), 7);
+		assert.equal(horizonOf(view(84), knobs), 20);
 		const set = (requests: number, horizon: number) => ({ ...view(requests), config: { ...unset, horizon } });
 		assert.equal(horizonOf(set(7, 1000), { ...knobs, horizon: 1000 }), 1000, "a horizon the user set is as given");
 		assert.deepEqual(folds(economize(set(10, 20))), ["r:a", "r:b"], "set to 20: counted over 20");

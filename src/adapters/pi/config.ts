@@ -163,7 +163,7 @@ export interface Resolved {
 
 /**
  * The knobs as the fold policy reads them. A horizon left at its default is left out, so the policy
- * counts an event's saving over no more requests than the session has made so far (horizonOf); so is
+ * counts an event's saving over no more than a quarter of the requests so far (horizonOf); so is
  * a hot tail left at its default, so that an urgent event keeps a longer one (hotTailOf). What the
  * user set is taken as given.
  */
