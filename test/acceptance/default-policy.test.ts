@@ -9,7 +9,7 @@
  * recalls priced: at most 1.0x plain Pi on every session whose plain-Pi prompt peaks below 100k.
  * Where plain Pi peaks at 100k or more the issue asks 0.65x, and 0.55x over the corpus: both held,
  * but on codex-civitas-employer, which the default does not bring there yet (docs/defaults.md:
- * 0.851x, much of it recalls), so this file holds that session at what it reaches (UNREACHED) until
+ * 0.874x, much of it recalls), so this file holds that session at what it reaches (UNREACHED) until
  * it does; over the project's two sessions alone (a machine without the others) the total is held
  * at what they reach. In a window five times larger (about a
  * real 1M one) the default folds exactly as in 140k until the first compaction or the first request
@@ -45,10 +45,11 @@ const PEAKED = 100_000;
 const PEAKED_MAX = 0.65;
 /**
  * The one session peaking at 100k or more that the default does not bring to PEAKED_MAX, held at
- * what it reaches: 0.851 (it was 0.774 while the replay warmed every pause, where plain Pi paid for
- * refreshes its own rule would not send).
+ * what it reaches: 0.874 since an event must repay within a quarter of the requests so far (0.851
+ * before; 0.774 while the replay warmed every pause, where plain Pi paid for refreshes its own rule
+ * would not send).
  */
-const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.86 };
+const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.88 };
 /**
  * Issue 24's bound over the corpus, 0.55 (the default reaches 0.547 over all three folders); over
  * the project's two alone, as on a machine without the others, what they reach: 0.581 (refactor-long

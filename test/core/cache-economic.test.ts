@@ -122,6 +122,12 @@ describe("the break-even rule", () => {
 		assert.deepEqual(folds(economize(set(10, 20))), ["r:a", "r:b"], "set to 20: counted over 20");
 		// Cold or never-read caches rewrite for free: no request count holds an event back there.
 		assert.deepEqual(folds(economize({ ...view(2), cache: { warm: false } })), ["r:a", "r:b"]);
+		// Where Pi compacts on its own (window less reserve) before another least event (2k) could
+		// gather, the event spares that compaction: the whole horizon. 46k used, Pi's point at 47k.
+		assert.deepEqual(folds(economize({ ...view(10), reserve: 153_000 })), ["r:a", "r:b"], "Pi compacts at 47k");
+		assert.equal(horizonOf({ ...view(10), reserve: 153_000 }, knobs, 2_000), 20);
+		assert.deepEqual(economize({ ...view(10), reserve: 151_000 }), [], "at 49k, 3k away: the share");
+		assert.equal(horizonOf({ ...view(10), reserve: 152_000 }, knobs, 1_999), 2.5);
 	});
 
 	it("starts the event where it pays best, skipping an old small candidate before a long raw stretch", () => {
