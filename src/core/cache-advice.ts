@@ -77,20 +77,41 @@ export function foldMissedWire(prefoldPrompt: number, masked: number, cacheRead:
 /** The shortest line a wire probe takes: a shorter one could be any block's. */
 export const WIRE_PROBE_MIN_CHARS = 16;
 
+/** Lines a probe may take, the longest first: at most this many of a block are tried. */
+const WIRE_PROBE_TRIES = 8;
+
+/** True for a line JSON writes as it is, at any depth of quoting (no quote, backslash or control character). */
+function writtenAsIs(line: string): boolean {
+	return JSON.stringify(line).length === line.length + 2;
+}
+
 /**
- * A probe for a folded block's raw text in a serialized provider payload: its longest line, as
- * JSON writes it inside a string (a payload reaches the probe through JSON.stringify). Undefined
- * when no line is WIRE_PROBE_MIN_CHARS long: such a block cannot be told on the wire.
+ * Probes for the raw text of the `folded` block texts in a serialized provider payload. Of each, its
+ * longest line (a line of a string inside JSON text, as a call's arguments are, too) that JSON
+ * writes as it is however deeply it is quoted (a provider may send arguments as an object or as a
+ * JSON string), and that occurs once in all the request's blocks (`folded` and `others`): found
+ * on the wire, it is that block's raw text, not a later re-read of it. A block without such a line
+ * gets none, and cannot be told on the wire.
  */
-export function wireProbe(text: string): string | undefined {
-	let longest = "";
-	for (const line of text.split("\n")) if (line.trim().length > longest.length) longest = line.trim();
-	return longest.length >= WIRE_PROBE_MIN_CHARS ? JSON.stringify(longest).slice(1, -1) : undefined;
+export function wireProbes(folded: readonly string[], others: readonly string[]): string[] {
+	const all = [...folded, ...others].join("\u0000");
+	const probes: string[] = [];
+	for (const text of folded) {
+		const lines = text
+			.split(/\\n|\n/)
+			.map((line) => line.trim())
+			.filter((line) => line.length >= WIRE_PROBE_MIN_CHARS && writtenAsIs(line))
+			.sort((a, b) => b.length - a.length)
+			.slice(0, WIRE_PROBE_TRIES);
+		const probe = lines.find((line) => all.indexOf(line) === all.lastIndexOf(line));
+		if (probe !== undefined) probes.push(probe);
+	}
+	return probes;
 }
 
 /**
  * Whether a fold event's request went out with its blocks raw, judged on the serialized payload:
- * none of its tags is there and the raw text of one of its blocks is (`probes`, see wireProbe).
+ * none of its tags is there and the raw text of one of its blocks is (`probes`, see wireProbes).
  * Blocks that are simply absent (another extension dropped old messages) are no missed fold.
  */
 export function rawOnWire(wire: string, tags: readonly string[], probes: readonly string[]): boolean {

@@ -1,6 +1,6 @@
 /**
  * context-fold writes only into the folders it owns, `<sessionDir>/context-fold/<id>/` and, for an
- * in-memory session's handoff seed, `<tmp>/context-fold/in-memory/`: a symbolic link on the way, a
+ * in-memory session's handoff seed, `<tmp>/context-fold-<uid>/in-memory/`: a symbolic link on the way, a
  * link or a FIFO in place of the seed index, or a session id of dots never carries a read or a
  * write anywhere else, and nothing hangs. Each case goes through a stub Pi's hooks and commands.
  */

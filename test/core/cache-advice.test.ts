@@ -27,7 +27,7 @@ import {
 	unfoldable,
 	unknownProviders,
 	WIRE_PROBE_MIN_CHARS,
-	wireProbe,
+	wireProbes,
 } from "../../src/core/cache-advice.ts";
 
 describe("cold input", () => {
@@ -62,16 +62,27 @@ describe("wire watchdog", () => {
 });
 
 describe("wire watchdog on the request's payload", () => {
-	const raw = 'ok\n  const message = "a \\"quoted\\" path";\nshort';
-	it("probes a block by its longest line as JSON writes it, and not a block of short lines", () => {
-		const probe = wireProbe(raw);
-		assert.equal(probe, JSON.stringify('const message = "a \\"quoted\\" path";').slice(1, -1));
-		assert.equal(JSON.stringify({ content: raw }).includes(probe ?? "\u0000"), true);
-		assert.equal(wireProbe(`${"x".repeat(WIRE_PROBE_MIN_CHARS - 1)}\nabc`), undefined);
+	const raw = 'ok\nconst message = "a quoted path";\n  status: all twelve checks ran  \nshort';
+	it("probes a block by its longest line that JSON writes as it is and no other block holds", () => {
+		assert.deepEqual(wireProbes([raw], []), ["status: all twelve checks ran"], "the quoted line is skipped");
+		assert.deepEqual(wireProbes([`${"x".repeat(WIRE_PROBE_MIN_CHARS - 1)}\nabc`], []), [], "no line long enough");
+		// A later re-read of the same file holds the same lines: a line of the folded block's own is taken.
+		const reread = "status: all twelve checks ran\nmore of the file";
+		assert.deepEqual(wireProbes([`${raw}\nthe folded read's own line`], [reread]), ["the folded read's own line"]);
+		assert.deepEqual(wireProbes([raw], [reread]), [], "every line is the re-read's too");
+	});
+	it("finds a call's argument text whether the provider sends the arguments as an object or a JSON string", () => {
+		const args = { path: "notes.md", content: 'title: "x"\nevery line of the new notes file\nend' };
+		const [probe] = wireProbes([JSON.stringify(args)], []);
+		assert.equal(probe, "every line of the new notes file");
+		const anthropic = JSON.stringify({ content: [{ type: "tool_use", input: args }] });
+		const openai = JSON.stringify({ tool_calls: [{ function: { arguments: JSON.stringify(args) } }] });
+		assert.equal(rawOnWire(anthropic, ["{#abc12345 FOLDED}"], [probe]), true);
+		assert.equal(rawOnWire(openai, ["{#abc12345 FOLDED}"], [probe]), true);
 	});
 	it("finds the blocks raw only when no tag and some raw text went out", () => {
-		const probe = wireProbe(raw) ?? "";
-		const tag = "{#abc123 FOLDED}";
+		const [probe] = wireProbes([raw], []);
+		const tag = "{#abc12345 FOLDED}";
 		assert.equal(rawOnWire(JSON.stringify({ content: raw }), [tag], [probe]), true, "restored raw");
 		assert.equal(rawOnWire(JSON.stringify({ content: `${tag} digest` }), [tag], [probe]), false, "folded");
 		assert.equal(rawOnWire(JSON.stringify({ content: "newest only" }), [tag], [probe]), false, "left out");

@@ -169,7 +169,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_HORIZON",
 			DEFAULT_ECONOMIC.horizon,
-			"economic and working-set policies: requests over which a fold event's saving must repay its cache rewrite; unset, never more than the session has made so far.",
+			"economic and working-set policies: requests over which a fold event's saving must repay its cache rewrite; unset, 20 but never more than a quarter of the requests the session has made so far.",
 		),
 	}),
 	foldFrom: tokens(

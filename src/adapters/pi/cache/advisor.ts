@@ -68,7 +68,7 @@ interface PendingFold {
 	masked: number;
 	/** The event's codes, when its request also first declared the fold tools (the cache cannot judge it). */
 	codes?: readonly string[];
-	/** With `codes`: probes for its blocks' raw text (see wireProbe). */
+	/** With `codes`: probes for its blocks' raw text (see wireProbes). */
 	probes?: readonly string[];
 	/** False when that request's payload carried the blocks raw (see rawOnWire); undefined until it is seen. */
 	onWire?: boolean;
@@ -138,7 +138,7 @@ export class Advisor {
 
 	/**
 	 * A fold event was committed, keeping `masked` tokens out of the request now being sent, whose
-	 * folded blocks carry `codes`; `probes` tell their raw text on the wire (see wireProbe).
+	 * folded blocks carry `codes`; `probes` tell their raw text on the wire (see wireProbes).
 	 */
 	observeFold(seq: number, masked: number, codes: readonly string[] = [], probes: readonly string[] = []): void {
 		this.pendingFold = { seq, prefold: this.lastPrompt, masked };

@@ -13,7 +13,7 @@ import {
 	type MessageLike,
 	type ModelKey,
 } from "../../../core/block.ts";
-import { unfoldable, wireProbe } from "../../../core/cache-advice.ts";
+import { unfoldable, wireProbes } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
 import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
@@ -55,7 +55,7 @@ export interface EngineDeps {
 	debug: (message: string) => void;
 	/**
 	 * Called once a fold event is committed, with the tokens it kept out of the request, the codes of
-	 * its folded blocks and probes for their raw text (cache telemetry, the wire watchdog: wireProbe).
+	 * its folded blocks and probes for their raw text (cache telemetry, the wire watchdog: wireProbes).
 	 */
 	committed?: (seq: number, masked: number, codes: readonly string[], probes: readonly string[]) => void;
 	/** Called once the agent's unfold of these codes is recorded (the advisor expects the rewrite). */
@@ -433,7 +433,10 @@ export class FoldEngine {
 		const seq = this.registry.seq;
 		const ids = new Set(event.map((op) => op.id));
 		const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
-		const probes = plan.blocks.flatMap((b) => (ids.has(b.id) ? (wireProbe(b.text) ?? []) : []));
+		const probes = wireProbes(
+			plan.blocks.filter((b) => ids.has(b.id)).map((b) => b.text),
+			plan.blocks.filter((b) => !ids.has(b.id)).map((b) => b.text),
+		);
 		try {
 			this.deps.committed?.(
 				seq,
