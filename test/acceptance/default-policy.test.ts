@@ -52,10 +52,11 @@ const PEAKED_MAX = 0.65;
 const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.88 };
 /**
  * Issue 24's bound over the corpus, 0.55 (the default reaches 0.547 over all three folders); over
- * the project's two alone, as on a machine without the others, what they reach: 0.581 (refactor-long
- * weighs most there).
+ * the project's two alone, as on a machine without the others, what they reach: 0.592 since an event
+ * must repay within a quarter of the requests so far (0.581 before; refactor-long weighs most there,
+ * 0.560x where it cost 0.551x).
  */
-const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.55 : 0.59;
+const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.55 : 0.6;
 const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses", "anthropic-5m", true);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {

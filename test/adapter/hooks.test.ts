@@ -469,7 +469,9 @@ describe("config", () => {
 	 */
 	const warmEconomicSession = async (compaction?: Record<string, unknown>) => {
 		const stub = loadStub({ window: 32_000 });
-		stub.settings = { "context-fold": { policy: "economic" }, ...(compaction ? { compaction } : {}) };
+		// A horizon set (taken as given): a session of 12 requests would count an event over 3 of them,
+		// and these cases are about the least event alone.
+		stub.settings = { "context-fold": { policy: "economic", horizon: 20 }, ...(compaction ? { compaction } : {}) };
 		bashSession(stub, 12);
 		stub.usage = { tokens: 16_000, contextWindow: 32_000 };
 		await stub.emit("session_start", { reason: "startup" });
