@@ -138,11 +138,12 @@ export class Advisor {
 
 	/**
 	 * A fold event was committed, keeping `masked` tokens out of the request now being sent, whose
-	 * folded blocks carry `codes`; `probes` tell their raw text on the wire (see wireProbes).
+	 * folded blocks carry `codes`; `probes` gives what tells their raw text on the wire (see wireProbes),
+	 * asked only for the request that first declares the fold tools.
 	 */
-	observeFold(seq: number, masked: number, codes: readonly string[] = [], probes: readonly string[] = []): void {
+	observeFold(seq: number, masked: number, codes: readonly string[] = [], probes: () => string[] = () => []): void {
 		this.pendingFold = { seq, prefold: this.lastPrompt, masked };
-		if (this.declared && codes.length > 0) Object.assign(this.pendingFold, { codes, probes });
+		if (this.declared && codes.length > 0) Object.assign(this.pendingFold, { codes, probes: probes() });
 		this.rewriteExpected = true;
 		for (const id of [...this.notices.keys()]) if (id.startsWith("churn:")) this.notices.delete(id);
 	}

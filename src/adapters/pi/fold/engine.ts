@@ -55,9 +55,10 @@ export interface EngineDeps {
 	debug: (message: string) => void;
 	/**
 	 * Called once a fold event is committed, with the tokens it kept out of the request, the codes of
-	 * its folded blocks and probes for their raw text (cache telemetry, the wire watchdog: wireProbes).
+	 * its folded blocks, and a way to probes for their raw text, worked out only when asked (cache
+	 * telemetry, the wire watchdog: wireProbes).
 	 */
-	committed?: (seq: number, masked: number, codes: readonly string[], probes: readonly string[]) => void;
+	committed?: (seq: number, masked: number, codes: readonly string[], probes: () => string[]) => void;
 	/** Called once the agent's unfold of these codes is recorded (the advisor expects the rewrite). */
 	unfolded?: (codes: readonly string[]) => void;
 }
@@ -433,10 +434,11 @@ export class FoldEngine {
 		const seq = this.registry.seq;
 		const ids = new Set(event.map((op) => op.id));
 		const saved = plan.view.blocks.reduce((n, b) => n + (ids.has(b.id) ? b.saving : 0), 0);
-		const probes = wireProbes(
-			plan.blocks.filter((b) => ids.has(b.id)).map((b) => b.text),
-			plan.blocks.filter((b) => !ids.has(b.id)).map((b) => b.text),
-		);
+		const probes = () =>
+			wireProbes(
+				plan.blocks.filter((b) => ids.has(b.id)).map((b) => b.text),
+				plan.blocks.filter((b) => !ids.has(b.id)).map((b) => b.text),
+			);
 		try {
 			this.deps.committed?.(
 				seq,
