@@ -24,6 +24,7 @@ import {
 	type FauxResponseFactory,
 	fauxAssistantMessage,
 	fauxProvider,
+	type ImageContent,
 	InMemoryCredentialStore,
 } from "@earendil-works/pi-ai";
 import {
@@ -430,13 +431,22 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		// Pi stamps the entry with wall time; the refresh happened at `at` on the recording's clock.
 		entry.timestamp = new Date(at).toISOString();
 	};
+	// A steered text that reads as a command went to the model as text when it was recorded; Pi's steer
+	// refuses a command of the replayed extension, so such a text is queued as the message itself.
+	const steerAsRecorded = async (text: string, images: ImageContent[]): Promise<void> => {
+		if (!text.startsWith("/")) {
+			await session.steer(text, images.length > 0 ? images : undefined);
+			return;
+		}
+		session.agent.steer({ role: "user", content: [{ type: "text", text }, ...images], timestamp: Date.now() });
+	};
 	// Queues the steered turns the recording delivered into turn t's run, in order: the next one,
 	// and on through those that got no reply of their own (delivered together, as steeringMode "all").
 	steerAfter = (t) => {
 		for (let n = t + 1; script.turns[n]?.steered && !queued.has(n); n++) {
 			queued.add(n);
 			const { text, images } = textAndImages(script.turns[n].user);
-			steering = steering.then(() => session.steer(text, images.length > 0 ? images : undefined));
+			steering = steering.then(() => steerAsRecorded(text, images));
 			if (script.turns[n].assistants.length > 0) break;
 		}
 	};
@@ -480,7 +490,12 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			if (current.assistants.length === 0) steerAfter(turn);
 			await steering;
 			const { text, images } = textAndImages(current.user);
-			await session.prompt(text, images.length > 0 ? { images } : undefined);
+			// As recorded: a text that reads as a command or template went to the model as it stands (no
+			// extension claimed it then), so nothing here may run it as the replayed extension's command.
+			await session.prompt(
+				text,
+				images.length > 0 ? { images, expandPromptTemplates: false } : { expandPromptTemplates: false },
+			);
 			await settled(session);
 			// Steering still queued when the run ended was never delivered: its turns are prompted instead.
 			session.clearQueue();

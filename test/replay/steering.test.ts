@@ -5,7 +5,8 @@
  * recorded between a call and its result, a user
  * message that got no reply goes out with the one after it, a `!cmd` result recorded between two
  * runs reaches the next request as Pi renders it (`!!` keeps it out), and what the replay cannot
- * follow is counted by kind.
+ * follow is counted by kind. A prompt or steered message that reads as a command of the replayed
+ * extension went to the model as text when it was recorded, and is replayed so.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -155,6 +156,35 @@ for (const policy of POLICIES) {
 			"user: Ran `git status --short`\n```\n M src/a.ts\n```",
 			"user: Ran `npm test`\n```\n1 failing\n```\n\nCommand exited with code 1",
 			"user: fix the failing test",
+		]);
+	});
+}
+
+for (const policy of POLICIES) {
+	test(`${policy.name}: a prompt and a steered message that read as the extension's command go to the model as recorded`, async () => {
+		// Recorded with context-fold off (CONTEXTFOLD=0): Pi sent the typed commands to the model as text.
+		const script = session((add) => {
+			add(user("/context-fold status"));
+			add(call("c1"));
+			add(result("c1"));
+			add(user("/context-fold settings"));
+			add(reply("that is not a command I know"));
+		});
+		assert.deepEqual(
+			script.turns.map((t) => t.steered),
+			[false, true],
+		);
+		const run = await replayPolicy(script, policy, { window: 200_000, keepMessages: true });
+		assert.deepEqual(run.divergences, {});
+		assert.deepEqual(
+			run.requests.map((r) => r.produced),
+			[1, 4],
+		);
+		assert.deepEqual(transcript(run.requests[1].messages), [
+			"user: /context-fold status",
+			"assistant: c1",
+			"toolResult: output of c1",
+			"user: /context-fold settings",
 		]);
 	});
 }
