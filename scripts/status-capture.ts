@@ -9,11 +9,14 @@
  * view scrolls) are copied off the screen as pi drew them, from the view's title to its key hints
  * (trailing spaces dropped, nothing else changed).
  * `npm run status-capture`; needs `tmux`. Exits 1, writing nothing, when no fold happened.
+ * `npm run status-capture -- --check` writes nothing and exits 1 when the README's block is stale;
+ * test/e2e/readme-status.test.ts holds the README to it.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { type CapturedRequest, startModelServer, toolResultsOf } from "../test/e2e/harness/model-server.ts";
 import { createPiSandbox, type PiSandbox, REPO_ROOT } from "../test/e2e/harness/pi-runner.ts";
 import { editorText, runCommand, startTui, type TuiSession, tmuxAvailable } from "../test/e2e/harness/tui.ts";
@@ -99,9 +102,12 @@ async function removeSandbox(sandbox: PiSandbox): Promise<void> {
 	}
 }
 
-async function main(): Promise<void> {
+/**
+ * The README block as a real pi session draws it now (see the file comment), with the footer line, the
+ * status view and the requests the session made.
+ */
+export async function captureStatus(): Promise<{ block: string; footer: string; view: string[]; requests: number }> {
 	if (!tmuxAvailable()) throw new Error("status-capture needs tmux");
-	const started = Date.now();
 	const server = await startModelServer(script);
 	const sandbox = await createPiSandbox({
 		serverUrl: server.url,
@@ -133,12 +139,7 @@ async function main(): Promise<void> {
 		if (!view) throw new Error("the status view went away");
 		tui.send("Escape");
 		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
-		const readme = readFileSync(README, "utf8");
-		writeFileSync(README, withBlock(readme, "status", block(footer, view)));
-		const seconds = ((Date.now() - started) / 1000).toFixed(0);
-		console.log(`status-capture: README.md rewritten (${server.requests.length} requests, ${seconds} s)`);
-		console.log(footer);
-		console.log(view.join("\n"));
+		return { block: block(footer, view), footer, view, requests: server.requests.length };
 	} finally {
 		tui.close();
 		await server.close();
@@ -146,4 +147,21 @@ async function main(): Promise<void> {
 	}
 }
 
-await main();
+async function main(): Promise<void> {
+	const started = Date.now();
+	const { block: captured, footer, view, requests } = await captureStatus();
+	const readme = readFileSync(README, "utf8");
+	const next = withBlock(readme, "status", captured);
+	if (process.argv.includes("--check")) {
+		console.log(`status-capture: README.md's status block is ${next === readme ? "up to date" : "stale"}`);
+		if (next !== readme) process.exitCode = 1;
+		return;
+	}
+	writeFileSync(README, next);
+	const seconds = ((Date.now() - started) / 1000).toFixed(0);
+	console.log(`status-capture: README.md rewritten (${requests} requests, ${seconds} s)`);
+	console.log(footer);
+	console.log(view.join("\n"));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
