@@ -5,9 +5,17 @@
 // @earendil-works/pi-coding-agent peer, resolved from there; no copy of our own).
 import { createRequire } from "node:module";
 
+// From a checkout, `npm ci` there brings both what the command needs: Pi's SDK and a Node 22 that
+// `npm run` puts first on the PATH.
+const fromCheckout = !import.meta.url.includes("/node_modules/");
+const checkoutHint = fromCheckout
+	? "; in a checkout, run `npm ci` there first, then `npm run -s replay -- <arguments>` (npm ci brings a Node 22)"
+	: "";
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
-	process.stderr.write(`context-fold: Node >= 22.19 is needed (Pi 1.6 needs it); this is ${process.version}\n`);
+	process.stderr.write(
+		`context-fold: Node >= 22.19 is needed (Pi 1.6 needs it); this is ${process.version}${checkoutHint}\n`,
+	);
 	process.exit(1);
 }
 let piVersion;
@@ -27,7 +35,7 @@ try {
 }
 if (!piVersion || Number(piVersion.split(".")[0]) < 1 || (Number(piVersion.split(".")[0]) === 1 && Number(piVersion.split(".")[1]) < 6)) {
 	process.stderr.write(
-		`context-fold: the replay runs Pi's SDK and needs @earendil-works/pi-coding-agent >= 1.6 installed beside it (found ${piVersion ?? "none"})\n`,
+		`context-fold: the replay runs Pi's SDK and needs @earendil-works/pi-coding-agent >= 1.6 installed beside it (found ${piVersion ?? "none"})${checkoutHint}\n`,
 	);
 	process.exit(1);
 }

@@ -92,10 +92,28 @@ test("the command finds Pi's version under a directory of the user's named dist,
 		// Past the version check the stand-in has no replay to load: any error but the version's will do.
 		assert.doesNotMatch(run().stderr, /needs @earendil-works\/pi-coding-agent >= 1\.6/);
 		installPi("1.5.2");
-		assert.match(
-			run().stderr,
-			/needs @earendil-works\/pi-coding-agent >= 1\.6 installed beside it \(found 1\.5\.2\)/,
+		const refused = run().stderr;
+		assert.match(refused, /needs @earendil-works\/pi-coding-agent >= 1\.6 installed beside it \(found 1\.5\.2\)/);
+		assert.doesNotMatch(refused, /npm ci/, "installed as a package, there is no checkout to set up");
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+});
+
+test("from a checkout without npm ci, the command says to run npm ci there", () => {
+	const root = mkdtempSync(join(tmpdir(), "cf-checkout-"));
+	try {
+		mkdirSync(join(root, "bin"));
+		writeFileSync(join(root, "package.json"), JSON.stringify({ name: "context-fold", type: "module" }));
+		writeFileSync(
+			join(root, "bin", "context-fold.mjs"),
+			readFileSync(new URL("../../bin/context-fold.mjs", import.meta.url)),
 		);
+		const run = spawnSync(process.execPath, [join(root, "bin", "context-fold.mjs"), "replay", "--help"], {
+			encoding: "utf8",
+		});
+		assert.equal(run.status, 1);
+		assert.match(run.stderr, /installed beside it \(found none\); in a checkout, run `npm ci` there first/);
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}
