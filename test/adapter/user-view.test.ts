@@ -537,6 +537,19 @@ describe("/context-fold", () => {
 		assert.doesNotMatch(known, /never applies/);
 	});
 
+	it("says a saved entry naming no provider once, in the confirmation, with the providers known at start", async () => {
+		writeFileSync(settingsFile, "{}");
+		const stub = loadStub({ window: 10_000 });
+		stub.settings = { "context-fold": {} };
+		stub.providers = ["anthropic", "openai"];
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		const out = await stub.command("context-fold", "settings cacheTtlByProvider antropic=3600");
+		const said = `${out.stdout}${out.stderr}${stub.notes.map((n) => n.message).join("\n")}${[...stub.ui.widgets.values()].flat().join("\n")}`;
+		assert.equal(said.match(/names no provider Pi knows/g)?.length, 1, said);
+		assert.match(out.stdout, /saved to .*; but cacheTtlByProvider entry "antropic" names no provider Pi knows/);
+	});
+
 	it("refuses a bad value, a missing value and a knob the environment sets, and lists that knob as locked", async () => {
 		writeFileSync(settingsFile, "{}");
 		const stub = await started();

@@ -87,7 +87,8 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	let providers: string[] | undefined;
 	/** The settings.json files Pi reads for the current session (set at each session start). */
 	let settingsFiles: () => SettingsPaths | undefined = () => undefined;
-	const loadConfig = (): void => {
+	/** Re-reads the knobs; a problem in `stated` is already in the caller's own message (a save's confirmation). */
+	const loadConfig = (stated: readonly string[] = []): void => {
 		const { problems, unreadable } = settings.load(
 			() => pi.getSettings() as Record<string, unknown>,
 			savedHere,
@@ -98,6 +99,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			warnOnce(
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
 			);
+		for (const problem of stated) notices.reported.add(`context-fold: ${problem}`);
 		announceSettings([...problems, ...providerTableProblems(settings.config.cacheTtlByProvider, providers)]);
 		const legacy = legacySettingsFile();
 		if (legacy)

@@ -48,8 +48,11 @@ export interface CommandDeps extends ViewSources {
 	ledger: Ledger;
 	parent: () => ParentSession | undefined;
 	settings: SavedSettings;
-	/** Re-reads the knobs (defaults < settings < environment); a saved change applies from the next request. */
-	reload: () => void;
+	/**
+	 * Re-reads the knobs (defaults < settings < environment); a saved change applies from the next
+	 * request. Problems in `stated` are said by the caller's own message, so they are not announced again.
+	 */
+	reload: (stated?: readonly string[]) => void;
 	/** `/context-fold discard-images`: drops the images a kept draft holds, and says what it dropped. */
 	discardImages?: () => string;
 }
@@ -173,17 +176,18 @@ function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, ke
 			return { ok: true, text: `context-fold: ${key} unset (${where}); its default applies from the next request` };
 		}
 		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
-		deps.reload();
-		const policy = currentRows(pi, deps, ctx).find((r) => r.key === "policy")?.value;
-		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
-		// An entry naming no provider Pi knows never applies: the confirmation says so where the user looks.
+		// An entry naming no provider Pi knows never applies: the confirmation says so where the user
+		// looks, and only there (the reload would announce it as well).
 		const never =
 			row.key === "cacheTtlByProvider"
-				? providerTableProblems(String(saved), knownProviders(ctx.modelRegistry)).map((p) => `; but ${p}`)
+				? providerTableProblems(String(saved), knownProviders(ctx.modelRegistry))
 				: [];
+		deps.reload(never);
+		const policy = currentRows(pi, deps, ctx).find((r) => r.key === "policy")?.value;
+		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
 		return {
 			ok: true,
-			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}${never.join("")}`,
+			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}${never.map((p) => `; but ${p}`).join("")}`,
 		};
 	} catch (error) {
 		// resolveConfig's words name the settings path and the fallback; here only the reason matters.
