@@ -2,7 +2,8 @@
  * README.md's footer and status example is what a real pi session draws today: the session of
  * scripts/status-capture.ts (the default profile, every knob at its default, under tmux against the
  * scripted model server) is run again and its block compared with the README's, so a change that
- * moves a figure of the example fails here until `npm run status-capture` rewrites it.
+ * moves a figure of the example fails here until `npm run status-capture` rewrites it (but the
+ * model's cache totals, see steady).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -13,8 +14,17 @@ import { tmuxAvailable } from "./harness/tui.ts";
 
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (the footer and views exist only in the TUI)";
 
+/**
+ * The block with the model's cache totals since the session started masked: on a loaded machine they
+ * moved by one request's prefix between runs (read 317k against 318k), every other figure did not.
+ */
+function steady(block: string | undefined): string | undefined {
+	return block?.replace(/cache read \d+% \(read [\d.]+k, write [\d.]+k, uncached \d+\)/g, "cache read …");
+}
+
 test("README's footer and status example is the one a real pi session draws now", { skip: NO_TMUX }, async () => {
 	const { block } = await captureStatus();
 	const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-	assert.equal(blockOf(readme, "status"), block, "README.md's status example is stale: run npm run status-capture");
+	const stale = "README.md's status example is stale: run npm run status-capture";
+	assert.equal(steady(blockOf(readme, "status")), steady(block), stale);
 });
