@@ -36,15 +36,31 @@ function testFiles(): string[] {
 	return files.sort((a, b) => rank(a) - rank(b));
 }
 
-const tscStatus = await exitOf(spawn(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: ROOT, stdio: "inherit" }));
+/** The step running now: a signal that stops this run is passed on to it, so that no child outlives the run. */
+let running: ChildProcess | undefined;
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+	process.on(signal, () => {
+		running?.kill(signal);
+		process.exitCode = 1;
+	});
+}
+
+/** Runs one step as a child of this process and resolves with its exit status (see exitOf). */
+function step(args: string[]): Promise<number> {
+	running = spawn(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
+	return exitOf(running);
+}
+
+const tscStatus = await step([TSC, "-p", "tsconfig.json"]);
 if (tscStatus !== 0) {
 	process.stderr.write(`\ntsc -p tsconfig.json failed (exit ${tscStatus}): no test was run\n`);
 	process.exitCode = tscStatus;
 } else {
-	const tests = spawn(
-		process.execPath,
-		["--test", "--test-concurrency=4", "--test-reporter=./scripts/test-reporter.ts", ...testFiles()],
-		{ cwd: ROOT, stdio: "inherit" },
-	);
-	process.exitCode = await exitOf(tests);
+	const status = await step([
+		"--test",
+		"--test-concurrency=4",
+		"--test-reporter=./scripts/test-reporter.ts",
+		...testFiles(),
+	]);
+	process.exitCode = process.exitCode || status;
 }
