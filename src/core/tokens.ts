@@ -15,6 +15,17 @@ export function estTokens(text: string | number): number {
 	return Math.ceil((typeof text === "string" ? text.length : text) / 4);
 }
 
+/**
+ * A bound on a text's tokens where estTokens may count far too few: ASCII at four characters a token,
+ * every other UTF-16 unit a token of its own (CJK and most other scripts take about one each, where
+ * chars/4 counts a quarter). For guards that must not let a request past the window.
+ */
+export function tokenBound(text: string): number {
+	let ascii = 0;
+	for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x80) ascii++;
+	return Math.ceil(ascii / 4) + (text.length - ascii);
+}
+
 /** Cost of one block holding `chars` characters of text and `images` image parts. */
 export function blockCost(chars: number, images = 0): number {
 	return estTokens(chars) + images * IMAGE_TOKENS + BLOCK_OVERHEAD;

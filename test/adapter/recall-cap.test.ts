@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { RECALL_LIMITS } from "../../src/core/recall.ts";
+import { tokenBound } from "../../src/core/tokens.ts";
 import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 
 const CAP = RECALL_LIMITS.totalChars;
@@ -114,6 +115,20 @@ describe("recall_folded output cap", () => {
 		assert.ok(
 			chars / 4 < stub.window,
 			`the next request's results (~${Math.round(chars / 4)} tokens) fit the window`,
+		);
+	});
+
+	it("unfold counts a CJK block at a token a character, where chars/4 would let the request past the window", async () => {
+		const { stub, codes } = await foldedCodes(30, 300, (i, k) => `第${i}批第${k}行：解析器输出正常，快照一致。`);
+		assert.ok(codes.length >= 10, `folded ${codes.length}`);
+		const bound = (texts: string[]) => texts.reduce((n, t) => n + tokenBound(t), 0);
+		const before = bound(resultTexts(await stub.request()));
+		const out = await stub.call("unfold", { codes: codes.slice(0, 20) });
+		assert.match(out, /stays folded: it would add/, out);
+		const after = bound(resultTexts(await stub.request()));
+		assert.ok(
+			after <= Math.max(before, stub.window),
+			`unfolds brought the results from ~${before} to ~${after} tokens (a CJK character each), past the window`,
 		);
 	});
 });

@@ -13,6 +13,7 @@ import {
 	IMAGE_TOKENS,
 	lineCount,
 	safeSlice,
+	tokenBound,
 } from "../../src/core/tokens.ts";
 
 describe("estTokens", () => {
@@ -24,6 +25,16 @@ describe("estTokens", () => {
 		assert.equal(estTokens(8), 2);
 		assert.equal(estTokens(9), 3);
 		assert.equal(estTokens(4001), 1001);
+	});
+});
+
+describe("tokenBound", () => {
+	it("counts ASCII at four characters a token and every other UTF-16 unit as a token", () => {
+		assert.equal(tokenBound(""), 0);
+		assert.equal(tokenBound("abcdefgh"), 2);
+		assert.equal(tokenBound("解析器输出"), 5);
+		assert.equal(tokenBound("ok: 解析器"), 4);
+		assert.ok(tokenBound("解".repeat(400)) >= 4 * estTokens("解".repeat(400)));
 	});
 });
 

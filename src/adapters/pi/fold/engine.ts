@@ -21,6 +21,7 @@ import { FoldRegistry } from "../../../core/fold-registry.ts";
 import { type PassSnapshot, passRows } from "../../../core/latest-request.ts";
 import { type PassInput, type Policy, planTurn, runTurn, type TurnPlan } from "../../../core/pass.ts";
 import type { CallFactsMemo } from "../../../core/supersede.ts";
+import { tokenBound } from "../../../core/tokens.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
 import { UseMemo } from "../../../core/working-set.ts";
 import { compactedBaseOf, ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText } from "./persistence.ts";
@@ -212,18 +213,26 @@ export class FoldEngine {
 	 * The tokens unfolding each block the latest request carried folded would add to the next request,
 	 * and the room left in the window (past it the provider refuses the request), less what unfolds
 	 * since that request took; undefined before any request and after a compaction, until the next one.
+	 * Both err on the safe side where chars/4 counts too few (CJK): a raw block counts at least its
+	 * tokenBound, and unfolding a block adds at least its tokenBound less its digest.
 	 */
 	unfoldRoom(): UnfoldRoom | undefined {
 		if (this.room) return this.room;
 		const snapshot = this.pass();
-		const view = this.lastPass?.view;
-		if (!snapshot || !view || !(view.window > 0)) return undefined;
+		const last = this.lastPass;
+		const view = last?.view;
+		if (!snapshot || !last || !view || !(view.window > 0)) return undefined;
 		let sent = 0;
 		const back = new Map<string, number>();
-		for (const row of snapshot.rows) {
+		snapshot.rows.forEach((row, i) => {
+			const bound = last.blocks[i]?.id === row.id ? tokenBound(last.blocks[i].text) : 0;
+			if (!row.folded) {
+				sent += Math.max(row.tokens, bound);
+				return;
+			}
 			sent += row.tokens;
-			if (row.folded) back.set(row.id, Math.max(0, row.raw - row.tokens));
-		}
+			back.set(row.id, Math.max(0, row.raw - row.tokens, bound - row.tokens));
+		});
 		this.room = { left: view.window - sent, back };
 		return this.room;
 	}
