@@ -253,9 +253,12 @@ export function renderSummary(input: SummaryInput): string {
 	}
 	// The seed's codes are the parent's, which recall_folded serves as they stand.
 	if (input.seed) carriedParts.push(seedText(input.seed, L.previous));
-	if (carriedParts.length > 0)
-		parts.push(`${previous ? CARRIED_HEADING : SEED_HEADING}\n${carriedParts.join("\n\n")}`);
-	return clip(parts.filter((p) => p.length > 0).join("\n\n"), L.total);
+	const body = parts.filter((p) => p.length > 0).join("\n\n");
+	if (carriedParts.length === 0) return clip(body, L.total);
+	// What is carried keeps its place (and a cut seed its pointer to the whole): the sections' budgets and
+	// the preamble may add up to more than the cap, and a cut at the end would fall on the carried part.
+	const carriedBlock = `${previous ? CARRIED_HEADING : SEED_HEADING}\n${carriedParts.join("\n\n")}`;
+	return `${clip(body, Math.max(0, L.total - carriedBlock.length - 2))}\n\n${carriedBlock}`;
 }
 
 /** What a handoff seed is rendered from. */

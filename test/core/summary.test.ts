@@ -184,6 +184,39 @@ describe("summary cap", () => {
 		assert.equal(summaryCapFor(1_000_000), SUMMARY_LIMITS.total);
 	});
 
+	it("keeps a carried seed's pointer to the whole however full the sections, at every cap", () => {
+		const full: SeedSummary = {
+			...fixed,
+			intents: Array.from({ length: 400 }, (_, i) => ({ turn: i + 1, text: `intent ${i} ${"y".repeat(60)}` })),
+			errors: Array.from({ length: 900 }, (_, i) => ({ line: `Error: failure ${i}`, turn: i, code: "k3x9a0b2" })),
+			files: Array.from({ length: 400 }, (_, i) => ({ path: `src/file${i}.ts`, tools: ["edit"], turn: i })),
+			commands: Array.from({ length: 400 }, (_, i) => ({ command: `npm run step${i}`, turn: i, code: "k3x9a0b2" })),
+			identifiers: Array.from({ length: 800 }, (_, i) => `symbolName${i}`),
+			spans: Array.from({ length: 400 }, (_, i) => ({
+				id: `r:t${i}`,
+				code: "k3x9a0b2",
+				kind: "toolResult" as const,
+				tool: "bash",
+				turn: i,
+				chars: 4000,
+				tokens: 1004,
+			})),
+		};
+		const seed = {
+			text: `# context-fold handoff seed\n\nGoal: ${"finish the parser ".repeat(400)}`,
+			code: "s33dc0de",
+		};
+		for (const maxChars of [undefined, 9_600, MIN_SUMMARY_CHARS]) {
+			const out = renderSummary({ summary: full, scope: "s.", seed, maxChars });
+			assert.ok(out.length <= (maxChars ?? SUMMARY_LIMITS.total), `${out.length} at ${maxChars}`);
+			assert.match(out, /## Carried from the handoff seed this session started from\n# context-fold handoff seed/);
+			assert.ok(
+				out.endsWith('… the seed is cut here; recall_folded codes=["s33dc0de"] reads it whole'),
+				out.slice(-200),
+			);
+		}
+	});
+
 	it("a smaller cap still keeps both ends and stays under it", () => {
 		const many: SeedSummary = {
 			...fixed,
