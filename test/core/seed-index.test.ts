@@ -561,6 +561,22 @@ describe("intents", () => {
 		assert.ok(intents[1].text.endsWith("…"));
 		assert.equal(intents[2].text, "plain string content");
 	});
+
+	it("skip markup ahead of the request (Codex's environment block), and keep a message of markup alone", () => {
+		const messages = [
+			user(
+				"<environment_context>\n  <cwd>/repo</cwd>\n  <note>\n  free text inside\n  </note>\n</environment_context>\n\nmove the employer page to /team",
+			),
+			assistant([{ type: "text", text: "ok" }]),
+			user("<turn_aborted>"),
+			assistant([{ type: "text", text: "ok" }]),
+			user("<b>bold</b> is what I want in the header"),
+		];
+		assert.deepEqual(
+			extract(messages).intents.map((i) => i.text),
+			["move the employer page to /team", "<turn_aborted>", "<b>bold</b> is what I want in the header"],
+		);
+	});
 });
 
 describe("spans", () => {

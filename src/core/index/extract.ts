@@ -217,6 +217,33 @@ export function errorLinesIn(text: string): string[] {
 		.map((risk) => risk.text);
 }
 
+/** A line that opens a block of markup (`<environment_context>`): the block runs to its closing tag. */
+const OPENING_TAG = /^<([A-Za-z][\w.:-]*)(?:\s[^>]*)?>$/;
+/** A line of markup alone: a closing tag, or one element on one line (`<cwd>/repo</cwd>`). */
+const TAG_LINE = /^<\/[^>]+>$|^<([A-Za-z][\w.:-]*)[^>]*>.*<\/\1>$/;
+
+/**
+ * What a user message asks, as one line: its first non-empty line that is not markup. Agents put
+ * context ahead of the request in the user's message (Codex's `<environment_context>` block), so the
+ * first line alone named that block and lost the request. The first non-empty line when every line
+ * is markup.
+ */
+function intentLine(text: string): string {
+	let closing: string | undefined;
+	for (const raw of text.split("\n")) {
+		const line = raw.trim();
+		if (!line) continue;
+		if (closing !== undefined) {
+			if (line === closing) closing = undefined;
+			continue;
+		}
+		const open = OPENING_TAG.exec(line);
+		if (open) closing = `</${open[1]}>`;
+		else if (!TAG_LINE.test(line)) return line;
+	}
+	return firstLine(text);
+}
+
 /**
  * Extracts the seed-index record of one fold event or compaction. Pure and deterministic: the same
  * input gives a deep-equal record and the same JSON bytes. Block ids and turns are those of
@@ -280,7 +307,7 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 	for (const block of blocks) {
 		const message = messages[block.msg];
 		if (block.kind === "user") {
-			const text = firstLine(block.text);
+			const text = intentLine(block.text);
 			if (text) intents.push({ turn: block.turn, text: clip(text, caps.intentChars) });
 		}
 		if (block.kind === "toolArgs") {
