@@ -395,6 +395,25 @@ describe("error lines", () => {
 		]);
 	});
 
+	it("leave out lines that say nothing failed and lines of error-handling code", () => {
+		const text = [
+			"Script completed successfully, no errors. Result: True",
+			"Tests: 0 failed, 12 passed",
+			"	} catch (error) {",
+			"// Ignore errors (file might be in invalid state while being edited)",
+			"		throw new Error('bad input: ' + x);",
+			"    if err != nil {",
+			"Tests: 1 failed, 11 passed",
+			"Error: no errors expected, got 3",
+			"ModuleNotFoundError: No module named 'yaml'",
+		].join("\n");
+		assert.deepEqual(errorLinesIn(text), [
+			"Tests: 1 failed, 11 passed",
+			"Error: no errors expected, got 3",
+			"ModuleNotFoundError: No module named 'yaml'",
+		]);
+	});
+
 	it("skip the content of successful read/grep/find/ls results but keep their error results", () => {
 		const messages = [
 			user("go"),

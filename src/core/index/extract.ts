@@ -5,7 +5,7 @@
 import { type Block, linearize, type MessageLike } from "../block.ts";
 import { foldCode } from "../digest.ts";
 import type { FoldRecord } from "../fold-registry.ts";
-import { clipToError, riskLines } from "../policy/risk-lexicon.ts";
+import { clipToError, isErrorLine, riskLines } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import { eachRun, isWord } from "../working-set.ts";
 import {
@@ -210,10 +210,31 @@ function minedText(messages: readonly MessageLike[], block: Block): string[] {
 	return [block.text];
 }
 
-/** The verbatim error lines (not stack frames) of `text`, in text order. */
+/** Words that say no failure happened: "no errors", "0 failed", "without warnings". */
+const NO_FAILURE = /\b(?:no|0|zero|without)\s+(?:errors?|failures?|failed|failing|warnings?|issues?|problems?)\b/gi;
+
+/**
+ * Source code, not output: a comment, or a line that handles or raises an error (`} catch (error) {`,
+ * `throw new Error(`, `except ValueError:`, `if err != nil {`, `console.error(`).
+ */
+const CODE_LINE =
+	/^(?:\/\/|\/\*|\*\s|#\s)|\bcatch\s*\(|\}\s*catch\b|\bthrow\s+new\b|^except\b.*:$|\berr\s*!=\s*nil\b|\bconsole\.(?:error|warn)\(/;
+
+/**
+ * True when a risk line reports a failure, for a summary's error lines: not when it only says there
+ * was none, and not when it is a line of code that handles errors (a file shown by `cat` or `sed`).
+ * Digests keep every risk line; a summary's few error lines are for what went wrong.
+ */
+function reportsFailure(line: string): boolean {
+	const trimmed = line.trim();
+	if (CODE_LINE.test(trimmed)) return false;
+	return isErrorLine(trimmed.replace(NO_FAILURE, ""));
+}
+
+/** The verbatim error lines (not stack frames) of `text` that report a failure (see reportsFailure), in text order. */
 export function errorLinesIn(text: string): string[] {
 	return riskLines(text)
-		.filter((risk) => !risk.frame)
+		.filter((risk) => !risk.frame && reportsFailure(risk.text))
 		.map((risk) => risk.text);
 }
 
