@@ -159,8 +159,9 @@ describe("renderHandoff", () => {
 		assert.match(seed, /Provenance: codes such as \{#<code> FOLDED\} point into the PARENT session/);
 		assert.match(seed, /Error: expected 3 to equal 4/);
 		assert.ok(!seed.includes(SUMMARY_HEADER));
-		// One consistent story about recall: parent codes are read from the parent file, search is local.
+		// One consistent story about recall: parent codes are read from the parent file, and search reaches it.
 		assert.match(seed, /reads them from that file, read-only/);
+		assert.match(seed, /search covers\nthis session's folds and every block the parent recorded/);
 		assert.doesNotMatch(seed, /cannot serve/);
 		assert.doesNotMatch(seed, /Read any block back with recall_folded/);
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);

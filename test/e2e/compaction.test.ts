@@ -560,6 +560,36 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.equal(await readFile(sessionFile, "utf8"), parentBefore, "the parent session file was written");
 	});
 
+	it("in the seeded session, the parent's raw tail has codes too, and a search reaches the parent's blocks", async () => {
+		assert.ok(childSeed, "the accepted handoff test did not run");
+		// Batch 3 was still raw in the parent's context at the handoff: the handoff recorded it.
+		const code = codeOnLine(childSeed, "Error: planted failure 3");
+		holder.plan = {
+			steps: [
+				{
+					id: "toolu_child_tail",
+					call: () => ({ name: "recall_folded", args: { codes: [code], grep: "planted" } }),
+				},
+				{
+					id: "toolu_child_search",
+					call: () => ({ name: "recall_folded", args: { search: "batch 1 line 77 ok" } }),
+				},
+			],
+			final: "Parent searched.",
+		};
+		await rpc.prompt("Read the parent's last batch, then find line 77 of batch 1.");
+		const tail = resultOf(server.requests, "toolu_child_tail").text;
+		assert.ok(tail.split("\n")[0].includes(`from the parent session ${sessionFile}, sha256 verified`), tail);
+		assert.ok(
+			tail.split("\n").some((l) => l.endsWith("Error: planted failure 3")),
+			tail,
+		);
+		const found = resultOf(server.requests, "toolu_child_search").text;
+		assert.match(found, /^1 block contains "batch 1 line 77 ok"/, found);
+		assert.match(found, /from the parent session .*, sha256 verified/, found);
+		assert.match(found, /batch 1 line 77 ok/, found);
+	});
+
 	it("after the parent goes on from an earlier entry (/tree), its codes still recall in the seeded session", async () => {
 		assert.ok(childSeed, "the accepted handoff test did not run");
 		const code = codeOnLine(childSeed, "Error: planted failure 2");

@@ -1,5 +1,6 @@
 /**
- * `/fold-handoff [goal]`: writes a deterministic seed for a fresh session to
+ * `/fold-handoff [goal]`: records every block of the branch that has no fold record yet (so the
+ * seed's codes reach the whole branch, the raw tail included), then writes a deterministic seed for a fresh session to
  * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md` (an in-memory session's to a folder
  * of the user's own, `<tmp>/context-fold-<uid>/in-memory/`, readable by the user alone), never through a
  * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
@@ -14,20 +15,33 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../../core/summary.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import { ownFolder, userFolderName } from "../owned-files.ts";
-import { branchRecords, branchView } from "./deterministic-compaction.ts";
+import { branchRecords, branchView, recordLeavers } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
 /** customType of the message that seeds a new session. */
 export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
 
-/** Builds the seed text of the current branch and writes it; returns its path and text. */
+/** How a handoff records the blocks it hands on: appends a fold entry to this session, and says what failed. */
+export interface HandoffRecording {
+	append: (entry: FoldEntry) => void;
+	warn: (message: string) => void;
+}
+
+/**
+ * Builds the seed text of the current branch and writes it; returns its path and text. With
+ * `recording`, every block of the branch without a fold record gets one first (as a compaction gives
+ * the blocks it removes), so that the seed's codes reach the whole branch, the raw tail included,
+ * and the new session can recall and search any of them in this session's file.
+ */
 export function writeHandoff(
 	goal: string,
 	ctx: Pick<ExtensionCommandContext, "sessionManager">,
 	engine: FoldEngine,
 	index: IndexStore,
 	now: Date,
+	recording?: HandoffRecording,
 ): { path: string; text: string } {
 	const branch = ctx.sessionManager.getBranch() as {
 		id?: string;
@@ -40,6 +54,7 @@ export function writeHandoff(
 	// A session seeded by an earlier handoff hands its own seed on (its goal, its parent's codes).
 	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
 	const seed = seeded && typeof seeded.content === "string" ? { text: seeded.content } : undefined;
+	if (recording) recordLeavers(messages, engine, recording.append, recording.warn);
 	// Only recorded codes tag the seed: the child reads them from the parent's fold records.
 	const live = extractSeedRecord({
 		kind: "compaction",
@@ -84,7 +99,10 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 			}
 			let written: { path: string; text: string };
 			try {
-				written = writeHandoff(args ?? "", ctx, engine, index, new Date());
+				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), {
+					append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
+					warn: (message) => say(message, "error"),
+				});
 			} catch (error) {
 				say(`context-fold: could not write the handoff seed: ${errorText(error)}`, "error");
 				return;

@@ -159,6 +159,12 @@ export class ParentSession {
 		return typeof loaded === "string" ? undefined : loaded.ledger;
 	}
 
+	/** Every fold record of the parent, on any branch (one per code); none when the file cannot be read. */
+	records(): FoldRecord[] {
+		const loaded = this.load();
+		return typeof loaded === "string" ? [] : [...loaded.anyBranch.values()];
+	}
+
 	/** True when any branch of the parent recorded `code`. */
 	has(code: string): boolean {
 		const loaded = this.load();

@@ -60,7 +60,11 @@ export function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, par
 	if (own.ok || engine.registry.idOf(code) !== undefined) return own;
 	const elsewhere = resolveOtherBranch(code, ledger);
 	if (elsewhere) return elsewhere;
-	if (!parent) return own;
+	return parent ? resolveParent(code, parent) : own;
+}
+
+/** Resolves a code from the parent session's file (read-only, sha-verified). */
+function resolveParent(code: string, parent: ParentSession): Resolved | Unresolved {
 	const hit = parent.resolve(code);
 	if (!hit.ok) return { ok: false as const, error: hit.error };
 	const resolved: Resolved = {
@@ -161,8 +165,9 @@ export interface SearchAnswer {
 }
 
 /**
- * Searches every recorded block (folded, or removed by a compaction), within `room` characters, in
- * `words` (the model's by default; the user's command passes its own). Blocks holding the pattern in
+ * Searches every recorded block (folded, or removed by a compaction), then those of the `parent`
+ * session this one was seeded from, within `room` characters, in `words` (the model's by default;
+ * the user's command passes its own). Blocks holding the pattern in
  * its exact case as a whole token come first, then in its exact case inside a longer token, then in
  * another case (matchQuality), so an exact identifier finds its own blocks before longer tokens and
  * case variants; within a block its own such lines come first too (grepText).
@@ -173,6 +178,7 @@ export function searchFolded(
 	ledger: Ledger,
 	room: number,
 	words: SearchWords = MODEL_WORDS,
+	parent?: ParentSession,
 ): SearchAnswer {
 	const tiers: Resolved[][] = [[], [], []];
 	let unreadable = 0;
@@ -191,6 +197,9 @@ export function searchFolded(
 		for (const { record } of branch)
 			if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
 	}
+	// A seeded session's parent: its blocks are the seed's codes and what the seed could not list.
+	for (const record of parent?.records() ?? [])
+		if (engine.registry.idOf(record.code) === undefined) take(resolveParent(record.code, parent as ParentSession));
 	const notes = [
 		...(unreadable ? [`${unreadable} could not be read`] : []),
 		...(Array.isArray(branch)
@@ -289,7 +298,9 @@ export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, 
 		if (search !== undefined) {
 			const late = `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`;
 			const found: SearchAnswer =
-				budget < MIN_PIECE ? { text: late, heads: [late] } : searchFolded(search, engine, ledger, budget);
+				budget < MIN_PIECE
+					? { text: late, heads: [late] }
+					: searchFolded(search, engine, ledger, budget, MODEL_WORDS, parent);
 			closing.push(found.text);
 			heads.push(...found.heads);
 		}

@@ -453,10 +453,17 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 function search(deps: CommandDeps, pattern: string): string {
 	const problem = patternProblem(pattern);
 	if (problem) return `context-fold: the search text ${problem}`;
-	return searchFolded(pattern, deps.engine, deps.ledger, RECALL_LIMITS.totalChars, {
-		head: (r) => blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
-		narrow: "narrow the search, or read a block whole with /context-fold recall <code>",
-	}).text;
+	return searchFolded(
+		pattern,
+		deps.engine,
+		deps.ledger,
+		RECALL_LIMITS.totalChars,
+		{
+			head: (r) => blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
+			narrow: "narrow the search, or read a block whole with /context-fold recall <code>",
+		},
+		deps.parent(),
+	).text;
 }
 
 /** Registers `/context-fold`. */
