@@ -560,6 +560,37 @@ describe("identifiers", () => {
 	});
 });
 
+describe("patched files", () => {
+	it("come from an apply_patch patch's file headers, each once, with the tool that named them", () => {
+		const patch = [
+			"*** Begin Patch",
+			"*** Update File: frontend/app/page.tsx",
+			"@@",
+			"-old",
+			"+new",
+			"*** Add File: frontend/app/team.tsx",
+			"+export {}",
+			"*** Update File: frontend/app/page.tsx",
+			"*** Move to: frontend/app/home.tsx",
+			"*** End Patch",
+		].join("\n");
+		const messages = [
+			user("go"),
+			assistant([call("p1", "apply_patch", { input: patch }), call("p2", "apply_patch", { input: "not a patch" })]),
+			result("p1", "apply_patch", "Success."),
+			result("p2", "apply_patch", "Error: bad patch", true),
+		];
+		assert.deepEqual(
+			extract(messages).files.map((f) => [f.path, f.tools]),
+			[
+				["frontend/app/page.tsx", ["apply_patch"]],
+				["frontend/app/team.tsx", ["apply_patch"]],
+				["frontend/app/home.tsx", ["apply_patch"]],
+			],
+		);
+	});
+});
+
 describe("intents", () => {
 	it("take the first non-empty line of each user message, clipped, in order", () => {
 		const long = "y".repeat(500);
@@ -1048,14 +1079,21 @@ describe("parseSeedIndex", () => {
 // ---------------------------------------------------------------------------------------------
 // Smoke over the recorded sessions
 
-/** Every path argument a file tool received in the raw session. */
+/** The paths file tools received, and the files apply_patch patches name (read line by line here). */
 function toolPaths(messages: readonly MessageLike[]): Set<string> {
 	const paths = new Set<string>();
 	for (const m of messages) {
 		if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
 		for (const part of m.content as { type?: string; name?: string; arguments?: Record<string, unknown> }[]) {
-			if (part?.type !== "toolCall" || !["read", "write", "edit", "ls", "grep", "find"].includes(part.name ?? ""))
-				continue;
+			if (part?.type !== "toolCall") continue;
+			const patch = part.arguments?.input;
+			if (part.name === "apply_patch" && typeof patch === "string") {
+				for (const line of patch.split("\n")) {
+					for (const head of ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: "])
+						if (line.startsWith(head)) paths.add(line.slice(head.length).trim());
+				}
+			}
+			if (!["read", "write", "edit", "ls", "grep", "find"].includes(part.name ?? "")) continue;
 			const path = part.arguments?.path ?? part.arguments?.file_path;
 			if (typeof path === "string") paths.add(path);
 		}

@@ -238,6 +238,15 @@ export function errorLinesIn(text: string): string[] {
 		.map((risk) => risk.text);
 }
 
+/** A file header of an `apply_patch` patch (Codex's): `*** Add File: p`, `*** Update File: p`, `*** Delete File: p`, `*** Move to: p`. */
+const PATCH_FILE = /^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+)$/gm;
+
+/** The files a patch in the `apply_patch` format names, in order, each once; none for anything else. */
+function patchedFiles(patch: unknown): string[] {
+	if (typeof patch !== "string" || !patch.startsWith("*** Begin Patch")) return [];
+	return [...new Set([...patch.matchAll(PATCH_FILE)].map((m) => m[1].trim()).filter((p) => p.length > 0))];
+}
+
 /** A line that opens a block of markup (`<environment_context>`): the block runs to its closing tag. */
 const OPENING_TAG = /^<([A-Za-z][\w.:-]*)(?:\s[^>]*)?>$/;
 /** A line of markup alone: a closing tag, or one element on one line (`<cwd>/repo</cwd>`). */
@@ -335,10 +344,11 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 			const name = block.toolName ?? "";
 			const args = callArgs(messages, block);
 			const path = nonEmpty(args?.path) ?? nonEmpty(args?.file_path);
-			if (FILE_TOOLS.has(name) && path !== undefined) {
-				const file = files.get(path);
+			const paths = FILE_TOOLS.has(name) && path !== undefined ? [path] : patchedFiles(args?.input ?? args?.patch);
+			for (const each of paths) {
+				const file = files.get(each);
 				if (file) file.tools.add(name);
-				else files.set(path, { turn: block.turn, tools: new Set([name]) });
+				else files.set(each, { turn: block.turn, tools: new Set([name]) });
 			}
 			const command = name === "bash" ? nonEmpty(args?.command) : undefined;
 			const result = block.toolCallId ? results.get(block.toolCallId) : undefined;
