@@ -155,6 +155,13 @@ function argsText(
 	return { text, foldable };
 }
 
+/** Drops the cached argument texts of calls that `blocks` no longer hold. */
+function retainCalls(cache: ArgsCache, blocks: readonly Block[]): void {
+	const live = new Set<string>();
+	for (const block of blocks) if (block.kind === "toolArgs" && block.toolCallId) live.add(block.toolCallId);
+	for (const id of cache.keys()) if (!live.has(id)) cache.delete(id);
+}
+
 function str(value: unknown): string | undefined {
 	return typeof value === "string" && value.length > 0 ? value : undefined;
 }
@@ -472,5 +479,8 @@ export function linearize(
 		memo.messages.truncate(messages.length);
 		memo.keep({ count: messages.length, blocks: blocks.slice(), starts, first, order });
 	}
+	// Where the conversation changed before its end (a compaction, a move in the tree), calls may have
+	// left it: the cache keeps only those still in it.
+	if (cache && (!prev || kept < prev.count)) retainCalls(cache, blocks);
 	return blocks;
 }

@@ -166,6 +166,19 @@ export class FoldRegistry {
 		return true;
 	}
 
+	/**
+	 * Forgets the matched texts of ids not in `live` (see hasExtent): a block a compaction removed is
+	 * never checked again, and its text should not outlive it here.
+	 */
+	retainMatched(live: ReadonlySet<string>): void {
+		for (const id of this.matched.keys()) if (!live.has(id)) this.matched.delete(id);
+	}
+
+	/** How many matched texts hasExtent keeps (for tests of what the registry holds on to). */
+	get matchedCount(): number {
+		return this.matched.size;
+	}
+
 	/** Content keys of recorded blocks → the code of the first block with those bytes. */
 	knownContent(): ReadonlyMap<string, string> {
 		return this.keys;

@@ -141,6 +141,9 @@ export function frozenFor(
 		memo.version = registry.version;
 		memo.blocks.length = blocks.length;
 	}
+	// After a change (an event, a compaction's records) every block was looked at again: the registry
+	// lets go of the texts of blocks that left.
+	if (!reuse) registry.retainMatched(new Set(ops.map((op) => op.id)));
 	return { ops, byBlock, stale, tokens, eligible };
 }
 

@@ -327,6 +327,62 @@ describe("linearize with a BlockMemo", () => {
 	});
 });
 
+describe("what the memos hold on to after a compaction", () => {
+	const call = (id: string, ts: number): MessageLike => ({
+		role: "assistant",
+		timestamp: ts,
+		content: [{ type: "toolCall", id, name: "bash", arguments: { command: `echo ${id} ${"x".repeat(200)}` } }],
+	});
+	const result = (id: string, ts: number): MessageLike => ({
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "bash",
+		timestamp: ts,
+		content: [{ type: "text", text: `output of ${id} ${"y".repeat(400)}` }],
+	});
+	const conversation = (from: number, to: number): MessageLike[] => [
+		{ role: "user", content: "go", timestamp: 0 },
+		...Array.from({ length: to - from }, (_, k) => [
+			call(`c${from + k}`, 2 * (from + k) + 1),
+			result(`c${from + k}`, 2 * (from + k) + 2),
+		]).flat(),
+	];
+
+	it("the argument cache keeps only the calls still in the conversation", () => {
+		const cache: ArgsCache = new Map();
+		const memo = new BlockMemo();
+		linearize(conversation(0, 30), 0, cache, memo);
+		assert.equal(cache.size, 30);
+		linearize(conversation(0, 31), 0, cache, memo);
+		assert.equal(cache.size, 31);
+		// A compaction: the head goes, a summary takes its place, the tail stays.
+		linearize(
+			[{ role: "compactionSummary", summary: "s", timestamp: 0 }, ...conversation(25, 31).slice(1)],
+			0,
+			cache,
+			memo,
+		);
+		assert.deepEqual([...cache.keys()].sort(), ["c25", "c26", "c27", "c28", "c29", "c30"]);
+	});
+
+	it("the registry keeps the matched texts of frozen blocks still in the conversation only", () => {
+		const registry = new FoldRegistry();
+		const memo = new FrozenMemo();
+		const before = linearize(conversation(0, 10));
+		const results = before.filter((b) => b.kind === "toolResult");
+		const ops: FoldOp[] = results.map((b) => renderFold(b, undefined) as FoldOp);
+		for (const [k, op] of ops.entries())
+			registry.addRecord({ id: op.id, code: op.code, chars: results[k].text.length, seq: 1 });
+		registry.commitLayer(1, ops);
+		frozenFor(before, registry, memo);
+		assert.equal(registry.matchedCount, 10);
+		// The compaction's records change the registry; the next request holds the last three results.
+		registry.addRecord({ id: "u:gone", code: "g0ne0000", chars: 2, seq: 0 });
+		frozenFor(linearize(conversation(7, 10)), registry, memo);
+		assert.equal(registry.matchedCount, 3);
+	});
+});
+
 describe("blockFields", () => {
 	it("lists every message field messageBlocks reads, so the memo may compare only those", () => {
 		const roles = [
