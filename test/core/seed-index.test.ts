@@ -442,7 +442,7 @@ describe("error lines", () => {
 		assert.deepEqual(extract(messages).errors, [{ line: "fatal: bad object HEAD", turn: 1 }]);
 	});
 
-	it("are deduplicated by text (first occurrence kept), bounded per block and clipped", () => {
+	it("are deduplicated by text (the newest occurrence kept, where it was), bounded per block and clipped", () => {
 		const repeated = "Error: same thing";
 		const messages = [
 			user("go"),
@@ -455,11 +455,12 @@ describe("error lines", () => {
 			),
 		];
 		const record = extract(messages);
-		assert.deepEqual(record.errors[0], { line: repeated, turn: 1, code: foldCode("r:d1"), tool: "bash" });
+		// The repeated line came back in d2: it is listed once, as d2's, and counts toward d2's bound.
+		assert.deepEqual(record.errors[0], { line: repeated, turn: 1, code: foldCode("r:d2"), tool: "bash" });
 		assert.equal(record.errors.filter((e) => e.line === repeated).length, 1);
-		assert.equal(record.errors.length, 1 + SEED_CAPS.errorsPerBlock);
-		assert.equal(record.errors.at(-1)?.line, `error ${SEED_CAPS.errorsPerBlock - 1}`);
-		assert.deepEqual(record.dropped, { errors: 30 - SEED_CAPS.errorsPerBlock });
+		assert.equal(record.errors.length, SEED_CAPS.errorsPerBlock);
+		assert.equal(record.errors.at(-1)?.line, `error ${SEED_CAPS.errorsPerBlock - 2}`);
+		assert.deepEqual(record.dropped, { errors: 31 - SEED_CAPS.errorsPerBlock });
 
 		const long = `fatal: ${"x".repeat(1000)}`;
 		const clipped = extract([user("go"), assistant([call("z", "bash", { command: "a" })]), result("z", "bash", long)])
@@ -818,7 +819,7 @@ describe("caps", () => {
 // Merge
 
 describe("summarizeIndex", () => {
-	it("unions records in order of first appearance, deduplicated", () => {
+	it("unions records in order of first appearance, deduplicated (an error line at its newest occurrence)", () => {
 		const a: SeedRecord = {
 			v: 1,
 			kind: "fold",
@@ -872,7 +873,7 @@ describe("summarizeIndex", () => {
 				{ command: "npm test", turn: 2, code: "c0000002", error: false },
 			],
 			errors: [
-				{ line: "Error: one", turn: 1, code: "c0000001", tool: "bash" },
+				{ line: "Error: one", turn: 2, code: "c0000002", tool: "bash" },
 				{ line: "Error: two", turn: 2 },
 			],
 			identifiers: ["fooBar", "1.2.3", "abc1234"],

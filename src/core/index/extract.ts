@@ -300,8 +300,8 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 
 	const files = new Map<string, { turn: number; tools: Set<string> }>();
 	const commands: SeedCommand[] = [];
-	const errors: SeedError[] = [];
-	const seenErrors = new Set<string>();
+	/** Error lines by their whole text, each at its newest occurrence, in the order of those. */
+	const errors = new Map<string, SeedError>();
 	const found: Found[] = [];
 	const intents: SeedIntent[] = [];
 	const dropped: Record<ListName, number> = {
@@ -314,23 +314,22 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 	};
 
 	const addErrors = (text: string, turn: number, code: string | undefined, tool: string | undefined): void => {
-		let taken = 0;
-		const over = new Set<string>();
+		const here = new Set<string>();
 		for (const raw of errorLinesIn(text)) {
 			// Two long lines alike up to the cut are two errors: they are told apart whole.
-			if (seenErrors.has(raw) || over.has(raw)) continue;
-			if (taken >= caps.errorsPerBlock) {
-				over.add(raw);
+			if (here.has(raw)) continue;
+			here.add(raw);
+			if (here.size > caps.errorsPerBlock) {
 				dropped.errors++;
 				continue;
 			}
-			seenErrors.add(raw);
-			taken++;
 			const line = clipToError(raw, caps.errorChars);
 			const entry: SeedError = { line, turn };
 			setIf(entry, "code", code);
 			setIf(entry, "tool", tool);
-			errors.push(entry);
+			// An error that came back is listed where it last appeared: it reads as still open, not as old.
+			errors.delete(raw);
+			errors.set(raw, entry);
 		}
 	};
 
@@ -409,7 +408,7 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 	}));
 	const cappedFiles = keepEnds(fileList, caps.files);
 	const cappedCommands = keepEnds(commands, caps.commands);
-	const cappedErrors = keepEnds(errors, caps.errors);
+	const cappedErrors = keepEnds([...errors.values()], caps.errors);
 	const cappedIdentifiers = selectIdentifiers(found, caps.identifiers);
 	const cappedIntents = keepEnds(intents, caps.intents);
 	const cappedSpans = keepEnds(spans, caps.spans);

@@ -33,8 +33,8 @@ export interface SeedSummary {
 
 /**
  * Unions several records (in the order given, e.g. the index as read) into one summary: files by
- * path (first turn kept, tools merged), commands by command, turn and code, error lines by text,
- * identifiers by value, intents by turn and text, spans by id; each list in order of first
+ * path (first turn kept, tools merged), commands by command, turn and code, error lines by text
+ * (at their newest occurrence, so that an error that came back reads as recent), identifiers by value, intents by turn and text, spans by id; each list in order of first
  * appearance and capped again like a record. Deterministic.
  */
 export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<SeedCaps> = {}): SeedSummary {
@@ -56,7 +56,11 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 			const key = `${command.command}\u0000${command.turn}\u0000${command.code ?? ""}`;
 			if (!commands.has(key)) commands.set(key, command);
 		}
-		for (const error of record.errors) if (!errors.has(error.line)) errors.set(error.line, error);
+		// An error line seen again is listed at its newest occurrence (records come oldest first).
+		for (const error of record.errors) {
+			errors.delete(error.line);
+			errors.set(error.line, error);
+		}
 		for (const identifier of record.identifiers) identifiers.add(identifier);
 		for (const intent of record.intents) {
 			const key = `${intent.turn}\u0000${intent.text}`;
