@@ -84,6 +84,14 @@ describe("laterCut", () => {
 		assert.equal(laterCut(entries, "nowhere", 2500), undefined, "Pi's cut is not in the branch");
 	});
 
+	it("counts a message Pi's estimate cannot read by its JSON, instead of failing the compaction", () => {
+		const odd = { message: { role: "toolResult", toolCallId: "b", toolName: "bash", content: 5, timestamp: 1 } };
+		const entries = branch([user("start"), call("a"), result("a", 4000), call("b"), odd, done()]);
+		const cut = laterCut(entries, "e0", 20);
+		assert.ok(cut);
+		assert.equal(cut.firstKeptEntryId, "e3", "b's call starts the tail, its odd result kept with it");
+	});
+
 	it("keeps a result that ends within `keep` with its call", () => {
 		const entries = branch([user("start"), call("a"), result("a", 4000), call("b"), result("b", 400), done()]);
 		const cut = laterCut(entries, "e0", 50);

@@ -34,6 +34,18 @@ function compacted(entry: ProjectedSessionEntry): unknown[] {
 	return entry.sourceEntry.type === "compaction" ? [] : entry.messages.filter((m) => m.role !== "system");
 }
 
+/**
+ * Pi's estimate of a message; for one Pi's estimate cannot read (a malformed message another tool
+ * wrote), its JSON at four characters a token, so that one odd message does not fail the compaction.
+ */
+function tokensOf(message: unknown): number {
+	try {
+		return estimateTokens(message as Parameters<typeof estimateTokens>[0]);
+	} catch {
+		return Math.ceil((JSON.stringify(message) ?? "").length / 4);
+	}
+}
+
 /** A cut later than Pi's: the entry the kept tail starts at, and the messages between Pi's cut and it. */
 export interface LaterCut {
 	firstKeptEntryId: string;
@@ -53,7 +65,7 @@ export function laterCut(entries: SessionEntry[], piFirstKept: string, keep: num
 	let cut = projected.length;
 	for (let i = projected.length - 1; i > piCut && after < keep; i--) {
 		cut = i;
-		for (const message of projected[i].messages) after += estimateTokens(message);
+		for (const message of projected[i].messages) after += tokensOf(message);
 	}
 	if (after < keep) return undefined;
 	while (cut > piCut && !cuttable(projected[cut])) cut--;
