@@ -118,6 +118,27 @@ describe("recall_folded output cap", () => {
 		);
 	});
 
+	it("unfold counts nothing for a block no request carries (an aborted reply), however large", async () => {
+		const unfolded = async (aborted: boolean) => {
+			const { stub, codes } = await foldedCodes(30, 400);
+			if (aborted) {
+				const text = "z".repeat(60_000);
+				stub.addMessage({
+					role: "assistant",
+					content: [{ type: "text", text }],
+					stopReason: "aborted",
+					timestamp: 9e12,
+				});
+				await stub.request();
+			}
+			const out = await stub.call("unfold", { codes: codes.slice(0, 20) });
+			return /^Unfolded (.*): the original content/m.exec(out)?.[1].split(", ").length ?? 0;
+		};
+		const plain = await unfolded(false);
+		assert.ok(plain > 0, "something unfolds at all");
+		assert.equal(await unfolded(true), plain, "an aborted reply took room it does not use");
+	});
+
 	it("unfold counts a CJK block at a token a character, where chars/4 would let the request past the window", async () => {
 		const { stub, codes } = await foldedCodes(30, 300, (i, k) => `第${i}批第${k}行：解析器输出正常，快照一致。`);
 		assert.ok(codes.length >= 10, `folded ${codes.length}`);

@@ -889,6 +889,17 @@ describe("summarizeIndex", () => {
 		});
 	});
 
+	it("lists an error line at its newest turn whatever the order of the records", () => {
+		const record = (seq: number, turn: number, code: string): SeedRecord => ({
+			...extract([user("go")]),
+			seq,
+			errors: [{ line: "Error: planted", turn, code, tool: "bash" }],
+		});
+		// A fold event's record (turn 9) is appended before the compaction's that covers turn 5.
+		const merged = summarizeIndex([record(1, 9, "newcode9"), record(2, 5, "oldcode5")]);
+		assert.deepEqual(merged.errors, [{ line: "Error: planted", turn: 9, code: "newcode9", tool: "bash" }]);
+	});
+
 	it("caps the merged lists and counts the extra drops", () => {
 		const records = [1, 2, 3].map(
 			(seq): SeedRecord => ({

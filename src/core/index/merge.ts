@@ -56,8 +56,11 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 			const key = `${command.command}\u0000${command.turn}\u0000${command.code ?? ""}`;
 			if (!commands.has(key)) commands.set(key, command);
 		}
-		// An error line seen again is listed at its newest occurrence (records come oldest first).
+		// An error line seen again is listed at its newest occurrence, by turn: a fold event's record
+		// may hold a later turn than a compaction's appended after it.
 		for (const error of record.errors) {
+			const known = errors.get(error.line);
+			if (known && known.turn > error.turn) continue;
 			errors.delete(error.line);
 			errors.set(error.line, error);
 		}

@@ -227,7 +227,8 @@ export class FoldEngine {
 		snapshot.rows.forEach((row, i) => {
 			const bound = last.blocks[i]?.id === row.id ? tokenBound(last.blocks[i].text) : 0;
 			if (!row.folded) {
-				sent += Math.max(row.tokens, bound);
+				// A block no request carries (an aborted reply, another model's thinking) costs nothing.
+				sent += row.tokens > 0 ? Math.max(row.tokens, bound) : 0;
 				return;
 			}
 			sent += row.tokens;
