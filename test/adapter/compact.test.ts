@@ -2,12 +2,13 @@
  * Deterministic compaction, seed index and handoff through the adapter's hooks (stub host).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { HANDOFF_MESSAGE_TYPE } from "../../src/adapters/pi/compaction/handoff.ts";
 import { INSTRUCTIONS_NOT_APPLIED } from "../../src/adapters/pi/compaction/hooks.ts";
+import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/reader.ts";
 import { HANDOFF_HEADER, SUMMARY_HEADER } from "../../src/core/summary.ts";
@@ -496,7 +497,7 @@ describe("seed index on disk", () => {
 		});
 	});
 
-	it("/fold-handoff tags only codes the parent recorded: every pointer of the seed resolves", async () => {
+	it("/fold-handoff tags the raw tail too, and every pointer of the seed resolves in a seeded session", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);
 			bashSession(stub, 6);
@@ -507,7 +508,9 @@ describe("seed index on disk", () => {
 				raw.some((t) => /Error: check \d failed/.test(t)),
 				"a newest result with an error line is raw",
 			);
+			const entries = stub.entries.length;
 			await stub.command("fold-handoff", "go on");
+			assert.equal(stub.entries.length, entries, "the handoff wrote to the session");
 			const folder = join(dir, "context-fold", "stub");
 			const seed = readFileSync(
 				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
@@ -515,10 +518,22 @@ describe("seed index on disk", () => {
 			);
 			const codes = [...seed.matchAll(/\{#([0-9a-z]{8}) FOLDED\}/g)].map((m) => m[1]);
 			assert.ok(codes.length > 0, "the seed points at the folded blocks");
-			for (const code of new Set(codes))
-				assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/, code);
-			// The raw results' error lines are in the seed all the same, untagged.
-			assert.match(seed, /Error: check 5 failed/);
+			// The seeded session reads the parent's file: every code the seed names resolves there, the
+			// folded ones sha-verified, the raw tail's as the file holds them.
+			const file = join(dir, "parent.jsonl");
+			const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
+			writeFileSync(file, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
+			const parent = new ParentSession(file);
+			const verified = new Set<boolean>();
+			for (const code of new Set(codes)) {
+				const hit = parent.resolve(code);
+				assert.ok(hit.ok, `${code}: ${hit.ok ? "" : hit.error}`);
+				verified.add(hit.verified);
+			}
+			assert.deepEqual([...verified].sort(), [false, true], "folded blocks verified, the raw tail's not");
+			// The raw result's error line carries its own code now.
+			const tail = seed.split("\n").find((l) => l.includes("Error: check 5 failed"));
+			assert.match(tail ?? "", /\{#[0-9a-z]{8} FOLDED\}/, tail);
 		});
 	});
 });

@@ -161,7 +161,7 @@ describe("renderHandoff", () => {
 		assert.ok(!seed.includes(SUMMARY_HEADER));
 		// One consistent story about recall: parent codes are read from the parent file, and search reaches it.
 		assert.match(seed, /reads them from that file, read-only/);
-		assert.match(seed, /search covers\nthis session's folds and every block the parent recorded/);
+		assert.match(seed, /search covers this session's folds and every block of the parent's branch/);
 		assert.doesNotMatch(seed, /cannot serve/);
 		assert.doesNotMatch(seed, /Read any block back with recall_folded/);
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);

@@ -484,11 +484,25 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.match(String(note.message), /· as the next request would send it\n/);
 		assert.match(String(note.message), / C summary \d/);
 		assert.equal(server.requests.length, requests, "the status reached the model");
+
+		// One more small step after the compaction: its result stays raw, the handoffs' tail.
+		holder.plan = {
+			steps: [
+				{
+					id: "toolu_rpc_tail",
+					call: () => ({ name: "bash", args: { command: 'echo "Error: planted tail failure"' } }),
+				},
+			],
+			final: "Tail checked.",
+		};
+		await rpc.prompt("Check the tail.");
 	});
 
 	it("/fold-handoff declined: the seed is written beside the session, the session stays", async () => {
 		assert.ok(sessionFile, "the /compact test did not run");
+		const before = await readFile(sessionFile, "utf8");
 		const events = await commandWithConfirm(rpc, "/fold-handoff my goal", false);
+		assert.equal(await readFile(sessionFile, "utf8"), before, "the handoff wrote to the session");
 		const dir = join(sandbox.sessionDir, "context-fold", sessionId);
 		const seeds = (await readdir(dir)).filter((n) => /^handoff-.*\.md$/.test(n));
 		assert.equal(seeds.length, 1, `handoff files: ${seeds}`);
@@ -560,34 +574,36 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.equal(await readFile(sessionFile, "utf8"), parentBefore, "the parent session file was written");
 	});
 
-	it("in the seeded session, the parent's raw tail has codes too, and a search reaches the parent's blocks", async () => {
+	it("in the seeded session, the parent's raw tail has codes too, and a search reaches the parent's branch", async () => {
 		assert.ok(childSeed, "the accepted handoff test did not run");
-		// Batch 3 was still raw in the parent's context at the handoff: the handoff recorded it.
-		const code = codeOnLine(childSeed, "Error: planted failure 3");
+		// The tail step's result was raw in the parent's context at the handoff: the seed cites it by its own code.
+		const code = codeOnLine(childSeed, "Error: planted tail failure");
 		holder.plan = {
 			steps: [
-				{
-					id: "toolu_child_tail",
-					call: () => ({ name: "recall_folded", args: { codes: [code], grep: "planted" } }),
-				},
+				{ id: "toolu_child_tail", call: () => ({ name: "recall_folded", args: { codes: [code] } }) },
 				{
 					id: "toolu_child_search",
 					call: () => ({ name: "recall_folded", args: { search: "batch 1 line 77 ok" } }),
 				},
+				{
+					id: "toolu_child_search_tail",
+					call: () => ({ name: "recall_folded", args: { search: "planted tail" } }),
+				},
 			],
 			final: "Parent searched.",
 		};
-		await rpc.prompt("Read the parent's last batch, then find line 77 of batch 1.");
+		await rpc.prompt("Read the parent's tail, then find line 77 of batch 1 and the tail failure.");
 		const tail = resultOf(server.requests, "toolu_child_tail").text;
-		assert.ok(tail.split("\n")[0].includes(`from the parent session ${sessionFile}, sha256 verified`), tail);
-		assert.ok(
-			tail.split("\n").some((l) => l.endsWith("Error: planted failure 3")),
-			tail,
-		);
+		assert.ok(tail.split("\n")[0].includes(`from the parent session ${sessionFile}, unverified`), tail);
+		assert.match(tail, /the parent never folded this block/, tail);
+		assert.ok(tail.split("\n").includes("Error: planted tail failure"), tail);
 		const found = resultOf(server.requests, "toolu_child_search").text;
 		assert.match(found, /^1 block contains "batch 1 line 77 ok"/, found);
 		assert.match(found, /from the parent session .*, sha256 verified/, found);
-		assert.match(found, /batch 1 line 77 ok/, found);
+		const tailFound = resultOf(server.requests, "toolu_child_search_tail").text;
+		// The call's arguments and its result, both raw in the parent at the handoff.
+		assert.match(tailFound, /^2 blocks contain "planted tail"/, tailFound);
+		assert.match(tailFound, /^1: Error: planted tail failure$/m, tailFound);
 	});
 
 	it("after the parent goes on from an earlier entry (/tree), its codes still recall in the seeded session", async () => {

@@ -44,6 +44,23 @@ export function recordLeavers(
 	append: (entry: FoldEntry) => void,
 	warn: (message: string) => void,
 ): FoldRecord[] {
+	const fresh = unrecordedBlocks(messages, engine, warn);
+	if (fresh.length === 0) return [];
+	append({ v: ENTRY_VERSION, kind: "records", seq: 0, records: fresh });
+	for (const record of fresh) engine.registry.addRecord(record);
+	return fresh;
+}
+
+/**
+ * The records the durable blocks of `messages` with text or images (summaries aside) would get if
+ * recorded now, for those without one: each under its own fold code (foldCode of its id), which a
+ * block colliding with another's code cannot have (said through `warn`). Nothing is written.
+ */
+export function unrecordedBlocks(
+	messages: readonly MessageLike[],
+	engine: FoldEngine,
+	warn: (message: string) => void,
+): FoldRecord[] {
 	const fresh: FoldRecord[] = [];
 	for (const block of linearize(messages, engine.turnBase)) {
 		try {
@@ -69,12 +86,9 @@ export function recordLeavers(
 				key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
 			});
 		} catch (error) {
-			warn(`context-fold: block ${block.id} left history without a fold record: ${errorText(error)}`);
+			warn(`context-fold: block ${block.id} has no fold code: ${errorText(error)}`);
 		}
 	}
-	if (fresh.length === 0) return [];
-	append({ v: ENTRY_VERSION, kind: "records", seq: 0, records: fresh });
-	for (const record of fresh) engine.registry.addRecord(record);
 	return fresh;
 }
 

@@ -1,6 +1,6 @@
 /**
- * `/fold-handoff [goal]`: records every block of the branch that has no fold record yet (so the
- * seed's codes reach the whole branch, the raw tail included), then writes a deterministic seed for a fresh session to
+ * `/fold-handoff [goal]`: writes a deterministic seed for a fresh session, citing every block of the
+ * branch under its fold code (the raw tail's too), to
  * `<sessionDir>/context-fold/<sessionId>/handoff-<timestamp>.md` (an in-memory session's to a folder
  * of the user's own, `<tmp>/context-fold-<uid>/in-memory/`, readable by the user alone), never through a
  * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
@@ -15,25 +15,18 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import { renderHandoff, renderSummary } from "../../../core/summary.ts";
 import { errorText, type FoldEngine } from "../fold/engine.ts";
-import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import { ownFolder, userFolderName } from "../owned-files.ts";
-import { branchRecords, branchView, recordLeavers } from "./deterministic-compaction.ts";
+import { branchRecords, branchView, unrecordedBlocks } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
 /** customType of the message that seeds a new session. */
 export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
 
-/** How a handoff records the blocks it hands on: appends a fold entry to this session, and says what failed. */
-export interface HandoffRecording {
-	append: (entry: FoldEntry) => void;
-	warn: (message: string) => void;
-}
-
 /**
- * Builds the seed text of the current branch and writes it; returns its path and text. With
- * `recording`, every block of the branch without a fold record gets one first (as a compaction gives
- * the blocks it removes), so that the seed's codes reach the whole branch, the raw tail included,
- * and the new session can recall and search any of them in this session's file.
+ * Builds the seed text of the current branch and writes it; returns its path and text. Every block
+ * of the branch is cited under its fold code, the raw tail's too (the code its id gives it, which the
+ * new session resolves in this session's file: parent-session.ts); nothing is written to this session.
+ * `warn` hears of a block whose code collides with another's (it is cited without one).
  */
 export function writeHandoff(
 	goal: string,
@@ -41,7 +34,7 @@ export function writeHandoff(
 	engine: FoldEngine,
 	index: IndexStore,
 	now: Date,
-	recording?: HandoffRecording,
+	warn: (message: string) => void = () => {},
 ): { path: string; text: string } {
 	const branch = ctx.sessionManager.getBranch() as {
 		id?: string;
@@ -54,13 +47,12 @@ export function writeHandoff(
 	// A session seeded by an earlier handoff hands its own seed on (its goal, its parent's codes).
 	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
 	const seed = seeded && typeof seeded.content === "string" ? { text: seeded.content } : undefined;
-	if (recording) recordLeavers(messages, engine, recording.append, recording.warn);
-	// Only recorded codes tag the seed: the child reads them from the parent's fold records.
+	// Coded blocks tag the seed: folded and compacted ones by their records, the rest by their own codes.
 	const live = extractSeedRecord({
 		kind: "compaction",
 		seq: 0,
 		messages,
-		spans: engine.registry.allRecords(),
+		spans: [...engine.registry.allRecords(), ...unrecordedBlocks(messages, engine, warn)],
 		recordedOnly: true,
 	});
 	const summary = renderSummary({
@@ -99,10 +91,7 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 			}
 			let written: { path: string; text: string };
 			try {
-				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), {
-					append: (entry) => pi.appendEntry(ENTRY_TYPE, entry),
-					warn: (message) => say(message, "error"),
-				});
+				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), (message) => say(message, "error"));
 			} catch (error) {
 				say(`context-fold: could not write the handoff seed: ${errorText(error)}`, "error");
 				return;

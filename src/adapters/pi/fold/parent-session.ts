@@ -10,6 +10,7 @@
  * held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, readSync } from "node:fs";
+import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { openRegular, readFailure, readRegularFile } from "../owned-files.ts";
 import { sha256 } from "./engine.ts";
@@ -26,8 +27,10 @@ export interface ParentHit {
 	images: number;
 	/** The parent session file it came from. */
 	file: string;
-	/** False for a legacy record without a fold-time sha256 (served unverified). */
+	/** False for a legacy record without a fold-time sha256, or a block the parent never folded (served unverified). */
 	verified: boolean;
+	/** False for a block the parent never folded or compacted (it has no fold record there). */
+	folded: boolean;
 }
 
 /** Why a parent code could not be served. */
@@ -42,6 +45,10 @@ interface Loaded {
 	/** The fold records of every branch by code, the newest for a code recorded more than once. */
 	anyBranch: Map<string, FoldRecord>;
 	ledger: Ledger;
+	/** The durable ids of the blocks on the parent's last branch. */
+	branchIds: string[];
+	/** Blocks of the last branch that have no fold record, by their own fold code (made on first use). */
+	unrecorded?: Map<string, string>;
 }
 
 /** Most bytes read looking for a session file's header line. */
@@ -143,8 +150,38 @@ export class ParentSession {
 			registry: rebuildRegistry(branch).registry,
 			anyBranch: new Map(recordsOfEveryBranch(entries).map((record) => [record.code, record] as const)),
 			ledger: new Ledger(() => ({ getEntries: () => entries })),
+			branchIds: new Ledger(() => ({ getEntries: () => branch })).ids(),
 		};
 		return this.loaded;
+	}
+
+	/** The last branch's blocks without a fold record, by the code their id gives them (see writeHandoff). */
+	private unrecorded(loaded: Loaded): Map<string, string> {
+		if (!loaded.unrecorded) {
+			loaded.unrecorded = new Map();
+			for (const id of loaded.branchIds) {
+				if (loaded.registry.record(id)) continue;
+				const code = foldCode(id);
+				if (!loaded.anyBranch.has(code) && !loaded.unrecorded.has(code)) loaded.unrecorded.set(code, id);
+			}
+		}
+		return loaded.unrecorded;
+	}
+
+	/**
+	 * The codes of every block on the parent's last branch (folded, compacted, or never folded), for a
+	 * search; none when the file cannot be read.
+	 */
+	branchCodes(): string[] {
+		const loaded = this.load();
+		if (typeof loaded === "string") return [];
+		const codes = new Set<string>();
+		for (const id of loaded.branchIds) {
+			const code = loaded.registry.record(id)?.code;
+			if (code) codes.add(code);
+		}
+		for (const code of this.unrecorded(loaded).keys()) codes.add(code);
+		return [...codes];
 	}
 
 	/** The parent's fold record of `code`: on its last branch, else on any other. */
@@ -159,25 +196,22 @@ export class ParentSession {
 		return typeof loaded === "string" ? undefined : loaded.ledger;
 	}
 
-	/** Every fold record of the parent, on any branch (one per code); none when the file cannot be read. */
-	records(): FoldRecord[] {
-		const loaded = this.load();
-		return typeof loaded === "string" ? [] : [...loaded.anyBranch.values()];
-	}
-
-	/** True when any branch of the parent recorded `code`. */
+	/** True when any branch of the parent recorded `code`, or its last branch holds a block of that code. */
 	has(code: string): boolean {
 		const loaded = this.load();
-		return typeof loaded !== "string" && this.recordOf(loaded, code) !== undefined;
+		return (
+			typeof loaded !== "string" && (this.recordOf(loaded, code) !== undefined || this.unrecorded(loaded).has(code))
+		);
 	}
 
 	/** Serves a parent code, sha-verified against the parent's fold record. */
 	resolve(code: string): ParentHit | ParentMiss {
 		const loaded = this.load();
 		if (typeof loaded === "string") return { ok: false, error: `#${code}: ${loaded}` };
-		const record = this.recordOf(loaded, code);
-		const id = record?.id;
-		if (!id || !record) {
+		const recorded = this.recordOf(loaded, code);
+		const unrecordedId = recorded ? undefined : this.unrecorded(loaded).get(code);
+		const id = recorded?.id ?? unrecordedId;
+		if (!id) {
 			return {
 				ok: false,
 				error: `#${code} is not a fold code of this session or of its parent ${this.file}${this.damageNote()}`,
@@ -186,13 +220,30 @@ export class ParentSession {
 		const hits = loaded.ledger.lookup(id);
 		const served = (hit: LedgerHit, verified: boolean): ParentHit => ({
 			ok: true,
-			record,
+			record: recorded ?? {
+				id,
+				code,
+				chars: hit.block.text.length,
+				seq: 0,
+				kind: hit.block.kind,
+				tool: hit.block.toolName,
+				turn: hit.block.turn,
+			},
 			text: hit.block.text,
 			toolName: hit.block.toolName,
 			images: hit.block.images,
 			file: this.file,
 			verified,
+			folded: recorded !== undefined,
 		});
+		// A block the parent never folded has no fold-time hash: its text in the parent's file is the original.
+		if (!recorded) {
+			const newest = hits.at(-1);
+			return newest
+				? served(newest, false)
+				: { ok: false, error: `#${code}: the parent session file no longer holds it${this.damageNote()}` };
+		}
+		const record = recorded;
 		// Without a fold-time hash nothing tells the copies apart: the newest one, as the local route serves.
 		const newest = hits.at(-1);
 		if (!record.sha256 && newest) return served(newest, false);

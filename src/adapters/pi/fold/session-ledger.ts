@@ -128,6 +128,12 @@ export class Ledger {
 		return new Set(branch.map((entry) => (entry as { id?: unknown } | undefined)?.id));
 	}
 
+	/** Every durable id the entries hold, in order of first occurrence. */
+	ids(): string[] {
+		this.refresh();
+		return [...this.index.keys()];
+	}
+
 	/** Every ledger occurrence of a durable id, oldest first. */
 	lookup(id: string): LedgerHit[] {
 		this.refresh();

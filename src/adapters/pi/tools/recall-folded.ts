@@ -76,7 +76,13 @@ function resolveParent(code: string, parent: ParentSession): Resolved | Unresolv
 		origin: hit.file,
 		toolName: hit.toolName,
 		images: hit.images,
-		...(hit.verified ? {} : { warning: "this fold predates fold-time hashes; served unverified" }),
+		...(hit.verified
+			? {}
+			: {
+					warning: hit.folded
+						? "this fold predates fold-time hashes; served unverified"
+						: "the parent never folded this block: served as its session file holds it, with no fold-time sha256 to check",
+				}),
 	};
 	return resolved;
 }
@@ -165,8 +171,8 @@ export interface SearchAnswer {
 }
 
 /**
- * Searches every recorded block (folded, or removed by a compaction), then those of the `parent`
- * session this one was seeded from, within `room` characters, in `words` (the model's by default;
+ * Searches every recorded block (folded, or removed by a compaction), then every block of the last
+ * branch of the `parent` session this one was seeded from, within `room` characters, in `words` (the model's by default;
  * the user's command passes its own). Blocks holding the pattern in
  * its exact case as a whole token come first, then in its exact case inside a longer token, then in
  * another case (matchQuality), so an exact identifier finds its own blocks before longer tokens and
@@ -197,9 +203,9 @@ export function searchFolded(
 		for (const { record } of branch)
 			if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
 	}
-	// A seeded session's parent: its blocks are the seed's codes and what the seed could not list.
-	for (const record of parent?.records() ?? [])
-		if (engine.registry.idOf(record.code) === undefined) take(resolveParent(record.code, parent as ParentSession));
+	// A seeded session's parent: the blocks of its branch are the seed's codes and what the seed could not list.
+	for (const code of parent?.branchCodes() ?? [])
+		if (engine.registry.idOf(code) === undefined) take(resolveParent(code, parent as ParentSession));
 	const notes = [
 		...(unreadable ? [`${unreadable} could not be read`] : []),
 		...(Array.isArray(branch)
