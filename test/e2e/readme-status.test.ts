@@ -9,18 +9,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { blockOf } from "../../scripts/figures.ts";
-import { captureStatus } from "../../scripts/status-capture.ts";
+import { captureStatus, steady } from "../../scripts/status-capture.ts";
 import { tmuxAvailable } from "./harness/tui.ts";
 
 const NO_TMUX = tmuxAvailable() ? false : "tmux is not installed (the footer and views exist only in the TUI)";
-
-/**
- * The block with the model's cache totals since the session started masked: on a loaded machine they
- * moved by one request's prefix between runs (read 317k against 318k), every other figure did not.
- */
-function steady(block: string | undefined): string | undefined {
-	return block?.replace(/cache read \d+% \(read [\d.]+k, write [\d.]+k, uncached \d+\)/g, "cache read …");
-}
 
 test("README's footer and status example is the one a real pi session draws now", { skip: NO_TMUX }, async () => {
 	const { block } = await captureStatus();
