@@ -538,6 +538,68 @@ describe("seed index on disk", () => {
 	});
 });
 
+describe("a seeded session reads the parent's raw tail", () => {
+	/** A parent whose tail reuses a tool-call id, handed off; its session file written out, and the seed. */
+	async function handedOff(dir: string) {
+		const stub = savedStub(dir);
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		// An OpenAI-compatible provider may give two calls one id: the first copy on the branch owns it.
+		for (const [k, text] of ["Error: first failure", "SECOND_OUTPUT\nError: second failure"].entries()) {
+			stub.addMessage({ role: "user", content: `step ${k}`, timestamp: 5e12 + 10 * k });
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id: "dup", name: "bash", arguments: { command: `run ${k}` } }],
+				stopReason: "toolUse",
+				timestamp: 5e12 + 10 * k + 1,
+			});
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: "dup",
+				toolName: "bash",
+				content: [{ type: "text", text }],
+				isError: true,
+				timestamp: 5e12 + 10 * k + 2,
+			});
+		}
+		await stub.request();
+		await stub.command("fold-handoff", "go on");
+		const folder = join(dir, "context-fold", "stub");
+		const seed = readFileSync(join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""), "utf8");
+		const file = join(dir, "parent.jsonl");
+		const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
+		const write = () =>
+			writeFileSync(file, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
+		write();
+		return { stub, seed, file, write };
+	}
+
+	it("serves the copy its code was given to, also after the parent went on from an earlier entry", async () => {
+		await inTempDir(async (dir) => {
+			const { stub, seed, file, write } = await handedOff(dir);
+			const line = seed.split("\n").find((l) => l.includes("Error: first failure")) ?? "";
+			const code = /\{#([0-9a-z]{8}) FOLDED\}/.exec(line)?.[1];
+			assert.ok(code, line);
+			const first = new ParentSession(file).resolve(code);
+			assert.ok(first.ok && first.text === "Error: first failure", JSON.stringify(first));
+			// The parent goes on from its first message (a /tree move): the tail is off its latest branch.
+			stub.entries.push({
+				type: "message",
+				id: "side",
+				parentId: stub.entries.find((e) => e.type === "message")?.id,
+				timestamp: new Date(6e12).toISOString(),
+				message: { role: "user", content: "a side question", timestamp: 6e12 },
+			});
+			write();
+			const moved = new ParentSession(file);
+			const again = moved.resolve(code);
+			assert.ok(again.ok && again.text === "Error: first failure", JSON.stringify(again));
+			assert.ok(!moved.branchCodes().includes(code), "search covers the parent's latest branch only");
+		});
+	});
+});
+
 describe("unfold after a compaction", () => {
 	it("never claims a compacted block is back: it says so, points to recall_folded and persists nothing", async () => {
 		const stub = loadStub();

@@ -578,6 +578,9 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.ok(childSeed, "the accepted handoff test did not run");
 		// The tail step's result was raw in the parent's context at the handoff: the seed cites it by its own code.
 		const code = codeOnLine(childSeed, "Error: planted tail failure");
+		// Turns count from the session's first message, the compacted ones included: the tail is turn 2.
+		const line = childSeed.split("\n").find((l) => l.includes("Error: planted tail failure"));
+		assert.match(line ?? "", /^- \[turn 2\] /, line);
 		holder.plan = {
 			steps: [
 				{ id: "toolu_child_tail", call: () => ({ name: "recall_folded", args: { codes: [code] } }) },
@@ -595,7 +598,7 @@ describe("/compact and /fold-handoff over RPC", () => {
 		await rpc.prompt("Read the parent's tail, then find line 77 of batch 1 and the tail failure.");
 		const tail = resultOf(server.requests, "toolu_child_tail").text;
 		assert.ok(tail.split("\n")[0].includes(`from the parent session ${sessionFile}, unverified`), tail);
-		assert.match(tail, /the parent never folded this block/, tail);
+		assert.match(tail, /never folded in the parent, so no fold-time sha256 to check/, tail);
 		assert.ok(tail.split("\n").includes("Error: planted tail failure"), tail);
 		const found = resultOf(server.requests, "toolu_child_search").text;
 		assert.match(found, /^1 block contains "batch 1 line 77 ok"/, found);
@@ -604,6 +607,18 @@ describe("/compact and /fold-handoff over RPC", () => {
 		// The call's arguments and its result, both raw in the parent at the handoff.
 		assert.match(tailFound, /^2 blocks contain "planted tail"/, tailFound);
 		assert.match(tailFound, /^1: Error: planted tail failure$/m, tailFound);
+		// The user's own search names what a parent block was and where it came from.
+		const from = rpc.records.length;
+		await rpc.send({ type: "prompt", message: "/context-fold search planted tail failure" });
+		const note = (await rpc.waitFor(
+			(r) => r.type === "extension_ui_request" && r.method === "notify" && String(r.message).includes("contain"),
+			{ from, timeoutMs: RUN_TIMEOUT_MS },
+		)) as JsonRecord;
+		assert.match(
+			String(note.message),
+			/bash: echo "Error: planted tail failure".*\(from the parent session, unverified\)/,
+			String(note.message),
+		);
 	});
 
 	it("after the parent goes on from an earlier entry (/tree), its codes still recall in the seeded session", async () => {

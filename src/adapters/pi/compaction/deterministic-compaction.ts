@@ -55,14 +55,16 @@ export function recordLeavers(
  * The records the durable blocks of `messages` with text or images (summaries aside) would get if
  * recorded now, for those without one: each under its own fold code (foldCode of its id), which a
  * block colliding with another's code cannot have (said through `warn`). Nothing is written.
+ * `turnBase`: user messages before `messages` (by default those a compaction took out of live history).
  */
 export function unrecordedBlocks(
 	messages: readonly MessageLike[],
 	engine: FoldEngine,
 	warn: (message: string) => void,
+	turnBase = engine.turnBase,
 ): FoldRecord[] {
 	const fresh: FoldRecord[] = [];
-	for (const block of linearize(messages, engine.turnBase)) {
+	for (const block of linearize(messages, turnBase)) {
 		try {
 			if (!block.durable || block.kind === "summary" || engine.registry.record(block.id)) continue;
 			if (!block.text && block.images === 0) continue;

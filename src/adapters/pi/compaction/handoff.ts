@@ -52,7 +52,8 @@ export function writeHandoff(
 		kind: "compaction",
 		seq: 0,
 		messages,
-		spans: [...engine.registry.allRecords(), ...unrecordedBlocks(messages, engine, warn)],
+		// The branch's messages from its first: turns count from there, with no compaction's base.
+		spans: [...engine.registry.allRecords(), ...unrecordedBlocks(messages, engine, warn, 0)],
 		recordedOnly: true,
 	});
 	const summary = renderSummary({

@@ -45,9 +45,9 @@ interface Loaded {
 	/** The fold records of every branch by code, the newest for a code recorded more than once. */
 	anyBranch: Map<string, FoldRecord>;
 	ledger: Ledger;
-	/** The durable ids of the blocks on the parent's last branch. */
-	branchIds: string[];
-	/** Blocks of the last branch that have no fold record, by their own fold code (made on first use). */
+	/** The blocks of the parent's last branch, by durable id (their first copy on the branch first). */
+	branch: Ledger;
+	/** Blocks of any branch that have no fold record, by their own fold code (made on first use). */
 	unrecorded?: Map<string, string>;
 }
 
@@ -150,16 +150,19 @@ export class ParentSession {
 			registry: rebuildRegistry(branch).registry,
 			anyBranch: new Map(recordsOfEveryBranch(entries).map((record) => [record.code, record] as const)),
 			ledger: new Ledger(() => ({ getEntries: () => entries })),
-			branchIds: new Ledger(() => ({ getEntries: () => branch })).ids(),
+			branch: new Ledger(() => ({ getEntries: () => branch })),
 		};
 		return this.loaded;
 	}
 
-	/** The last branch's blocks without a fold record, by the code their id gives them (see writeHandoff). */
+	/**
+	 * The parent's blocks without a fold record, on any branch, by the code their id gives them (a
+	 * handoff cites its raw tail so: see writeHandoff). A code of a block recorded anywhere is the record's.
+	 */
 	private unrecorded(loaded: Loaded): Map<string, string> {
 		if (!loaded.unrecorded) {
 			loaded.unrecorded = new Map();
-			for (const id of loaded.branchIds) {
+			for (const id of loaded.ledger.ids()) {
 				if (loaded.registry.record(id)) continue;
 				const code = foldCode(id);
 				if (!loaded.anyBranch.has(code) && !loaded.unrecorded.has(code)) loaded.unrecorded.set(code, id);
@@ -176,11 +179,12 @@ export class ParentSession {
 		const loaded = this.load();
 		if (typeof loaded === "string") return [];
 		const codes = new Set<string>();
-		for (const id of loaded.branchIds) {
-			const code = loaded.registry.record(id)?.code;
-			if (code) codes.add(code);
+		const unrecorded = this.unrecorded(loaded);
+		for (const id of loaded.branch.ids()) {
+			const recorded = loaded.registry.record(id)?.code;
+			const code = recorded ?? foldCode(id);
+			if (recorded || unrecorded.get(code) === id || loaded.anyBranch.get(code)?.id === id) codes.add(code);
 		}
-		for (const code of this.unrecorded(loaded).keys()) codes.add(code);
 		return [...codes];
 	}
 
@@ -196,7 +200,7 @@ export class ParentSession {
 		return typeof loaded === "string" ? undefined : loaded.ledger;
 	}
 
-	/** True when any branch of the parent recorded `code`, or its last branch holds a block of that code. */
+	/** True when any branch of the parent recorded `code`, or holds a never-folded block of that code. */
 	has(code: string): boolean {
 		const loaded = this.load();
 		return (
@@ -209,7 +213,9 @@ export class ParentSession {
 		const loaded = this.load();
 		if (typeof loaded === "string") return { ok: false, error: `#${code}: ${loaded}` };
 		const recorded = this.recordOf(loaded, code);
-		const unrecordedId = recorded ? undefined : this.unrecorded(loaded).get(code);
+		// With unreadable lines in the file, a code with no record may be one whose record was lost there:
+		// it is not served as a never-folded block (its text could be a later copy), the miss says why.
+		const unrecordedId = recorded || this.damaged.length > 0 ? undefined : this.unrecorded(loaded).get(code);
 		const id = recorded?.id ?? unrecordedId;
 		if (!id) {
 			return {
@@ -236,11 +242,12 @@ export class ParentSession {
 			verified,
 			folded: recorded !== undefined,
 		});
-		// A block the parent never folded has no fold-time hash: its text in the parent's file is the original.
+		// A block the parent never folded has no fold-time hash: the copy its code was given to is the first
+		// on the parent's branch (as linearize gives a durable id), or failing that the first in the file.
 		if (!recorded) {
-			const newest = hits.at(-1);
-			return newest
-				? served(newest, false)
+			const first = loaded.branch.lookup(id)[0] ?? hits[0];
+			return first
+				? served(first, false)
 				: { ok: false, error: `#${code}: the parent session file no longer holds it${this.damageNote()}` };
 		}
 		const record = recorded;

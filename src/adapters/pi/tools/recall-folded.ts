@@ -81,7 +81,7 @@ function resolveParent(code: string, parent: ParentSession): Resolved | Unresolv
 			: {
 					warning: hit.folded
 						? "this fold predates fold-time hashes; served unverified"
-						: "the parent never folded this block: served as its session file holds it, with no fold-time sha256 to check",
+						: "never folded in the parent, so no fold-time sha256 to check",
 				}),
 	};
 	return resolved;

@@ -459,7 +459,11 @@ function search(deps: CommandDeps, pattern: string): string {
 		deps.ledger,
 		RECALL_LIMITS.totalChars,
 		{
-			head: (r) => blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
+			// A parent block's tool call is in the parent's file; the line says where the block came from.
+			head: (r) =>
+				r.source === "parent"
+					? `${blockLine(blockFacts(r.record, deps.engine, deps.parent()?.ledger()))} (from the parent session${r.warning ? ", unverified" : ""})`
+					: blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
 			narrow: "narrow the search, or read a block whole with /context-fold recall <code>",
 		},
 		deps.parent(),
