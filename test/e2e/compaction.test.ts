@@ -157,6 +157,17 @@ function codeOnLine(summary: string, needle: string): string {
 	return code;
 }
 
+/** Runs a command over RPC and returns the text of its notification, the first holding `marker`. */
+async function commandNotice(rpc: PiRpc, command: string, marker: string): Promise<string> {
+	const from = rpc.records.length;
+	await rpc.send({ type: "prompt", message: command });
+	const note = (await rpc.waitFor(
+		(r) => r.type === "extension_ui_request" && r.method === "notify" && String(r.message).includes(marker),
+		{ from, timeoutMs: RUN_TIMEOUT_MS },
+	)) as JsonRecord;
+	return String(note.message);
+}
+
 /** The compaction summary a request carries (Pi sends it as a user-role message), if any. */
 function summaryIn(req: CapturedRequest): string | undefined {
 	return messagesOf(req).find((m) => m.role === "user" && m.text.startsWith(PI_SUMMARY_PREFIX))?.text;
@@ -474,15 +485,10 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.doesNotMatch(withoutAdvisories(rpc.stderr()), /context-fold: /, rpc.stderr());
 
 		// Until the next request, the status shows the compacted context, not the request before it.
-		const from = rpc.records.length;
 		const requests = server.requests.length;
-		await rpc.send({ type: "prompt", message: "/context-fold status" });
-		const note = (await rpc.waitFor(
-			(r) => r.type === "extension_ui_request" && r.method === "notify" && String(r.message).includes("Context "),
-			{ from, timeoutMs: RUN_TIMEOUT_MS },
-		)) as JsonRecord;
-		assert.match(String(note.message), /· as the next request would send it\n/);
-		assert.match(String(note.message), / C summary \d/);
+		const status = await commandNotice(rpc, "/context-fold status", "Context ");
+		assert.match(status, /· as the next request would send it\n/);
+		assert.match(status, / C summary \d/);
 		assert.equal(server.requests.length, requests, "the status reached the model");
 
 		// One more small step after the compaction: its result stays raw, the handoffs' tail.
@@ -608,17 +614,8 @@ describe("/compact and /fold-handoff over RPC", () => {
 		assert.match(tailFound, /^2 blocks contain "planted tail"/, tailFound);
 		assert.match(tailFound, /^1: Error: planted tail failure$/m, tailFound);
 		// The user's own search names what a parent block was and where it came from.
-		const from = rpc.records.length;
-		await rpc.send({ type: "prompt", message: "/context-fold search planted tail failure" });
-		const note = (await rpc.waitFor(
-			(r) => r.type === "extension_ui_request" && r.method === "notify" && String(r.message).includes("contain"),
-			{ from, timeoutMs: RUN_TIMEOUT_MS },
-		)) as JsonRecord;
-		assert.match(
-			String(note.message),
-			/bash: echo "Error: planted tail failure".*\(from the parent session, unverified\)/,
-			String(note.message),
-		);
+		const heads = await commandNotice(rpc, "/context-fold search planted tail failure", "contain");
+		assert.match(heads, /bash: echo "Error: planted tail failure".*\(from the parent session, unverified\)/, heads);
 	});
 
 	it("after the parent goes on from an earlier entry (/tree), its codes still recall in the seeded session", async () => {

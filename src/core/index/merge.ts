@@ -33,9 +33,10 @@ export interface SeedSummary {
 
 /**
  * Unions several records (in the order given, e.g. the index as read) into one summary: files by
- * path (first turn kept, tools merged), commands by command, turn and code, error lines by text
- * (at their newest occurrence, so that an error that came back reads as recent), identifiers by value, intents by turn and text, spans by id; each list in order of first
- * appearance and capped again like a record. Deterministic.
+ * path (first turn kept, tools merged), commands by command, turn and code, error lines by text (at
+ * their newest occurrence, so that an error that came back reads as recent), identifiers by value,
+ * intents by turn and text, spans by id; each list in order of first appearance and capped again
+ * like a record. Deterministic.
  */
 export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<SeedCaps> = {}): SeedSummary {
 	const limits: SeedCaps = { ...SEED_CAPS, ...caps };

@@ -179,13 +179,19 @@ export class ParentSession {
 		const loaded = this.load();
 		if (typeof loaded === "string") return [];
 		const codes = new Set<string>();
-		const unrecorded = this.unrecorded(loaded);
 		for (const id of loaded.branch.ids()) {
-			const recorded = loaded.registry.record(id)?.code;
-			const code = recorded ?? foldCode(id);
-			if (recorded || unrecorded.get(code) === id || loaded.anyBranch.get(code)?.id === id) codes.add(code);
+			const code = this.codeOf(loaded, id);
+			if (code) codes.add(code);
 		}
 		return [...codes];
+	}
+
+	/** The code the block `id` is served under: its record's, or the one its id gives it where that names it. */
+	private codeOf(loaded: Loaded, id: string): string | undefined {
+		const recorded = loaded.registry.record(id)?.code;
+		if (recorded) return recorded;
+		const code = foldCode(id);
+		return this.unrecorded(loaded).get(code) === id || loaded.anyBranch.get(code)?.id === id ? code : undefined;
 	}
 
 	/** The parent's fold record of `code`: on its last branch, else on any other. */
