@@ -1,6 +1,6 @@
 /**
  * Replay bench: drives every recorded session of every available corpus turn by turn through the
- * fold pass (planTurn, commit, renderTurn: linearize + the default policy + applyPlan, with the
+ * fold pass (planTurn, commit, renderTurn: linearize + the default policy + applyOps, with the
  * engine's memos: blocks, argument texts, call facts, frozen answers and applied ops) exactly as the engine would, and times each turn beside one `structuredClone` of the same message array, measured in the
  * same run. Also reports, per session, the fold events, the tokens they saved and the peak context
  * with and without folding. A session is replayed as the whole conversation of its active branch

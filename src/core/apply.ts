@@ -1,5 +1,5 @@
 /**
- * The mechanism: applyPlan swaps the rendered content of folded blocks and nothing else. The
+ * The mechanism: applyOps swaps the rendered content of folded blocks and nothing else. The
  * message count never changes, every tool call keeps its id, name, keys and result, and the engine
  * alone writes the `{#code FOLDED}` tag.
  */
@@ -19,7 +19,7 @@ export interface FoldOp {
 	legacy?: true;
 }
 
-/** An op applyPlan would not apply, and why. */
+/** An op applyOps would not apply, and why. */
 export interface Refusal {
 	id: string;
 	reason: "duplicate-op" | "unknown-id" | "not-durable" | "not-foldable" | "bad-op";
@@ -277,9 +277,10 @@ export function withContents(
 }
 
 /**
- * Applies fold ops to `messages` without mutating them. Ops on unknown, non-durable or unfoldable
- * ids, malformed ops and repeated ids are refused; each id is applied at most once. `blocks` and
- * `memo` are as for applyOps.
+ * Applies fold ops to `messages` without mutating them, as new messages: applyOps's rewrite (ops on
+ * unknown, non-durable or unfoldable ids, malformed ops and repeated ids are refused; each id is
+ * applied at most once), for tests and tools that want the whole array. `blocks` and `memo` are as
+ * for applyOps.
  */
 export function applyPlan(
 	messages: readonly MessageLike[],

@@ -56,7 +56,7 @@ export function blockWhat(b: Omit<BlockFacts, "code" | "tokens">): string {
 }
 
 /** `what (size)` within `width` columns: `what` is clipped so the size always shows; no parentheses without a size. */
-export function describedAs(what: string, size: string | undefined, width = LINE_WIDTH): string {
+function describedAs(what: string, size: string | undefined, width = LINE_WIDTH): string {
 	const end = size ? ` (${size})` : "";
 	return `${clip(what, Math.max(1, width - end.length))}${end}`;
 }

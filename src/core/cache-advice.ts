@@ -15,7 +15,7 @@ export const COLD_INPUT_MIN_TOKENS = 20_000;
 export const CHURN_CALLS = 3;
 
 /** The reset flag's horizon: a handoff must pay for itself within this many warm turns. */
-export const HANDOFF_PAYBACK_TURNS = 2;
+const HANDOFF_PAYBACK_TURNS = 2;
 
 /** Forced compactions (not asked for by the user) that raise the reset flag. */
 export const FORCED_COMPACTIONS = 2;

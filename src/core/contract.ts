@@ -1,6 +1,6 @@
 /**
  * The policy interface: what a fold policy sees (PolicyView) and what it may ask for
- * (FoldCommand). A policy decides when and what; the mechanism (lower + applyPlan) decides how.
+ * (FoldCommand). A policy decides when and what; the mechanism (lower + applyOps) decides how.
  */
 import type { BlockKind } from "./block.ts";
 

@@ -12,7 +12,9 @@ import { distinctiveTokens } from "./working-set.ts";
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */
 export const CODE_LENGTH = 8;
 /** Length of codes written by earlier releases; still accepted by the parser. */
-export const LEGACY_CODE_LENGTH = 6;
+const LEGACY_CODE_LENGTH = 6;
+/** A code of either length, as a pattern group's alternatives (the longer first). */
+const CODE_CHARS = `[0-9a-z]{${CODE_LENGTH}}|[0-9a-z]{${LEGACY_CODE_LENGTH}}`;
 
 const FNV_OFFSET = 0xcbf29ce484222325n;
 const FNV_PRIME = 0x100000001b3n;
@@ -38,9 +40,9 @@ export function foldTag(code: string): string {
 	return `{#${code} FOLDED}`;
 }
 
-const TAG_PATTERN = /\{#([0-9a-z]{6}|[0-9a-z]{8}) FOLDED\}[ \t]*/gi;
+const TAG_PATTERN = new RegExp(`\\{#(${CODE_CHARS}) FOLDED\\}[ \\t]*`, "gi");
 /** A bare or `#` code, or the whole tag with both braces: a half tag is not a code. */
-const CODE_INPUT = /^(?:#?([0-9a-z]{8}|[0-9a-z]{6})|\{\s*#([0-9a-z]{8}|[0-9a-z]{6})\s+FOLDED\s*\})$/i;
+const CODE_INPUT = new RegExp(`^(?:#?(${CODE_CHARS})|\\{\\s*#(${CODE_CHARS})\\s+FOLDED\\s*\\})$`, "i");
 
 /**
  * Reads a fold code given as `abc12345`, `#abc12345` or the whole `{#abc12345 FOLDED}` tag, in any
@@ -59,7 +61,7 @@ export function stripTags(text: string): string {
 }
 
 /** Tag-shaped text in any spacing and case, as a code parser would still accept it. */
-const TAG_SHAPE = /\{\s*#([0-9a-z]{8}|[0-9a-z]{6})\s+FOLDED\s*\}/gi;
+const TAG_SHAPE = new RegExp(`\\{\\s*#(${CODE_CHARS})\\s+FOLDED\\s*\\}`, "gi");
 
 /**
  * Defuses tag-shaped text copied from content (`{#abc12345 FOLDED}` → `[quoted tag #abc12345]`), so
@@ -200,7 +202,7 @@ export const ARG_FOLD_CHARS = 64;
  * Argument keys whose strings name what a call touched or looked for (a file, a directory, a search
  * pattern, an address). They never fold: a folded call must still say what it was about.
  */
-export const KEPT_ARG_KEYS: ReadonlySet<string> = new Set([
+const KEPT_ARG_KEYS: ReadonlySet<string> = new Set([
 	"path",
 	"file_path",
 	"filePath",

@@ -116,7 +116,7 @@ export function matchesSnapshot(value: unknown, snapshot: Snapshot): boolean {
  * A snapshot of only the listed fields of `message`, in the list's order; a field whose value is
  * undefined is left out. Undefined when a field's value cannot be recorded exactly.
  */
-export function fieldsSnapshotOf(message: Record<string, unknown>, fields: readonly string[]): Snapshot | undefined {
+function fieldsSnapshotOf(message: Record<string, unknown>, fields: readonly string[]): Snapshot | undefined {
 	const tape: Tape = [];
 	for (const field of fields) {
 		const value = message[field];
@@ -128,11 +128,7 @@ export function fieldsSnapshotOf(message: Record<string, unknown>, fields: reado
 }
 
 /** True when the listed fields of `message` equal those `snapshot` recorded (see fieldsSnapshotOf). */
-export function matchesFields(
-	message: Record<string, unknown>,
-	fields: readonly string[],
-	snapshot: Snapshot,
-): boolean {
+function matchesFields(message: Record<string, unknown>, fields: readonly string[], snapshot: Snapshot): boolean {
 	if (!cleanPrototype()) return false;
 	const tape = snapshot as Tape;
 	let at = 0;

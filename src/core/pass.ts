@@ -96,7 +96,7 @@ export function planTurn(input: PassInput): TurnPlan {
  * event's ops for ids not already frozen. `memo` carries verdicts and bytes over from the previous
  * turn (see ApplyMemo).
  */
-export function renderContents(
+function renderContents(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
 	frozen: readonly FoldOp[],

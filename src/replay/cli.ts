@@ -31,10 +31,10 @@ import type { Policy } from "./run.ts";
 import { readPiSession, SessionFileError } from "./session-file.ts";
 
 /** The fold profiles, as the extension's `policy` setting names them, in alphabetical order. */
-export const PROFILES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
+const PROFILES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
 
 /** The policy name that replays context-fold under one profile (`context-fold:economic`). */
-export const PROFILE_PREFIX = "context-fold:";
+const PROFILE_PREFIX = "context-fold:";
 
 /**
  * The policies replayed without `--policy`: plain Pi, context-fold under every profile (the default
@@ -50,7 +50,7 @@ export const DEFAULT_POLICIES: readonly string[] = [
 ];
 
 /** The policies `--mine` replays without `--policy`: the pair its verdict compares. */
-export const MINE_POLICIES: readonly string[] = ["pi", "context-fold"];
+const MINE_POLICIES: readonly string[] = ["pi", "context-fold"];
 
 /** Every profile's policy name, for the usage text and errors. */
 const PROFILE_NAMES = PROFILES.map((p) => PROFILE_PREFIX + p).join(", ");
@@ -68,7 +68,7 @@ function column(text: string): string {
 }
 
 /** The usage text. */
-export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
+const USAGE = `usage: context-fold replay <session.jsonl…> [options]
        context-fold replay --mine [--last <n>] [--all-projects] [options]
   --mine                     ${column(
 		`replay your own newest Pi sessions, those of the project in the current directory, from Pi's session directory (read only): the verdict over all of them, one line per session (policies: ${MINE_POLICIES.join(",")} unless --policy)`,

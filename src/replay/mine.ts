@@ -30,7 +30,7 @@ import { withRatios } from "./report.ts";
 import { openRegularFile } from "./session-file.ts";
 
 /** The variable that moves Pi's session storage (Pi's `ENV_SESSION_DIR`, not exported). */
-export const ENV_SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR";
+const ENV_SESSION_DIR = "PI_CODING_AGENT_SESSION_DIR";
 
 /** Sessions replayed by `--mine` without `--last`. */
 export const DEFAULT_LAST = 10;
@@ -123,7 +123,7 @@ function firstLine(file: string): string | undefined {
 const Header = Type.Object({ type: Type.Literal("session"), cwd: Type.String() });
 
 /** The working directory a session file's header names, if its first line is a session header. */
-export function headerCwd(file: string): string | undefined {
+function headerCwd(file: string): string | undefined {
 	const line = firstLine(file);
 	if (line === undefined) return undefined;
 	try {

@@ -286,7 +286,7 @@ export function dearestCut(run: PolicyFigures, pi: PolicyFigures): { ratio: numb
 }
 
 /** How many times the replay could not follow the recording, over every kind. */
-export function divergenceCount(figures: PolicyFigures): number {
+function divergenceCount(figures: PolicyFigures): number {
 	return Object.values(figures.divergences).reduce((n, c) => n + c, 0);
 }
 
@@ -358,7 +358,7 @@ export function tableCells(
 }
 
 /** The width the terminal report keeps its lines to (the brief table, the prose under it). */
-export const REPORT_COLUMNS = 100;
+const REPORT_COLUMNS = 100;
 
 /** `text` wrapped between words to lines of at most `width` characters (a longer word stays whole). */
 export function wrap(text: string, width = REPORT_COLUMNS): string {
@@ -393,7 +393,7 @@ export function table(figures: readonly PolicyFigures[], wide = false): string {
  * count (none when no policy did): they were advice to that user, so the replay counts them instead of
  * printing them.
  */
-export function advisoryLine(figures: readonly PolicyFigures[]): string[] {
+function advisoryLine(figures: readonly PolicyFigures[]): string[] {
 	const given = figures.filter((f) => f.advisories > 0);
 	return given.length === 0
 		? []

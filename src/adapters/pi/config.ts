@@ -249,7 +249,7 @@ export const DEPRECATED_VARIABLES: Readonly<Record<string, keyof FoldConfig>> = 
  * Variables of context-fold 0.5.1 (and older) that set nothing here: each is named once as no
  * longer read, so that a user who kept one knows it does nothing now.
  */
-export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
+const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
 	CONTEXTFOLD_RECON_TOKENS: "0.5.1's compaction budget; the summary sizes itself to the window",
 	CONTEXTFOLD_DUMP: "0.5.1's dump of each request; `context-fold replay` measures a session instead",
 	CONTEXTFOLD_SPOOL_RETAIN_DAYS: "retired in 0.4.0",

@@ -87,7 +87,7 @@ export function placeProblem(place: OwnedPlace): string | undefined {
 }
 
 /** Most bytes read as text at once: Node's longest string, so a read never fails half way. */
-export const MAX_TEXT_BYTES: number = Math.min(512 * 1024 * 1024, bufferConstants.MAX_STRING_LENGTH);
+const MAX_TEXT_BYTES: number = Math.min(512 * 1024 * 1024, bufferConstants.MAX_STRING_LENGTH);
 
 /**
  * Opens `file` with `flags` (plus no following of a final link and no blocking) and returns the

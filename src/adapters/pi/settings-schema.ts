@@ -214,7 +214,7 @@ export const KNOB_SCHEMAS = {
 } satisfies Record<keyof FoldConfig, TSchema>;
 
 /** The `context-fold` section of settings.json: every knob optional, no other key. */
-export const SettingsSection = Type.Object(
+const SettingsSection = Type.Object(
 	Object.fromEntries(Object.entries(KNOB_SCHEMAS).map(([key, schema]) => [key, Type.Optional(schema)])),
 	{
 		additionalProperties: false,
@@ -228,7 +228,7 @@ export const SettingsSection = Type.Object(
  * A Pi settings.json holding the section: Pi's own keys pass untouched (`additionalProperties`),
  * so an editor can apply this schema beside Pi's.
  */
-export const SettingsFile = Type.Object(
+const SettingsFile = Type.Object(
 	{
 		$schema: Type.Optional(Type.String({ description: "JSON Schema reference." })),
 		[SETTINGS_SECTION]: Type.Optional(SettingsSection),

@@ -42,7 +42,7 @@ export const REWRITE_IN_READS = 11.5;
  * compact where Pi never does. After a compaction the backstop waits for Pi's point itself (see
  * piCompactionPoint).
  */
-export const PI_COMPACTION_SHARE = 0.6;
+const PI_COMPACTION_SHARE = 0.6;
 
 /**
  * The unfolded context at which a protecting policy may ask for a backstop compaction, or 0 where
@@ -224,12 +224,12 @@ export function horizonOf(view: PolicyView, knobs: EconomicConfig, least = 0): n
 }
 
 /** Saving of an event over the horizon, in cache reads. */
-export function projectedSaving(event: EconomicEvent, horizon: number): number {
+function projectedSaving(event: EconomicEvent, horizon: number): number {
 	return event.saved * horizon;
 }
 
 /** One-time cost of an event's rewrite, in cache reads, at `inReads` reads a rewritten token. */
-export function rewriteCost(event: EconomicEvent, inReads = REWRITE_IN_READS): number {
+function rewriteCost(event: EconomicEvent, inReads = REWRITE_IN_READS): number {
 	return event.rewrite * inReads;
 }
 
@@ -261,10 +261,7 @@ function tokensOf(blocks: readonly Outside[]): number {
  * Every event the candidates allow, one per starting candidate (fold it and every later candidate),
  * oldest start first. Costs are from the blocks as they will be sent.
  */
-export function possibleEvents(
-	view: PolicyView,
-	candidates: readonly { block: ViewBlock; index: number }[],
-): EconomicEvent[] {
+function possibleEvents(view: PolicyView, candidates: readonly { block: ViewBlock; index: number }[]): EconomicEvent[] {
 	const events: EconomicEvent[] = [];
 	let total = 0;
 	for (const block of view.blocks) total += block.tokens;

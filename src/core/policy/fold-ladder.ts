@@ -46,7 +46,7 @@ export function ladderMarks(view: PolicyView): LadderMarks {
 }
 
 /** True when the cache is known to be cold anyway, so the next request rewrites the whole prefix. */
-export function coldAnyway(view: PolicyView): boolean {
+function coldAnyway(view: PolicyView): boolean {
 	return view.cache?.warm === false;
 }
 

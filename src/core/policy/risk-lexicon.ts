@@ -51,7 +51,7 @@ export function isErrorLine(line: string): boolean {
 }
 
 /** Where `line` first reads as an error (see isErrorLine) and how long that reading is; undefined if it does not. */
-export function errorSignal(line: string): { at: number; length: number } | undefined {
+function errorSignal(line: string): { at: number; length: number } | undefined {
 	const matches = [ERROR_PATTERN.exec(line), ERRNO_PATTERN.exec(line)].filter((m) => m !== null);
 	if (matches.length === 0) return undefined;
 	const first = matches.reduce((a, b) => (b.index < a.index ? b : a));

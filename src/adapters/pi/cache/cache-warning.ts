@@ -262,7 +262,7 @@ export class CacheWarning {
  * The notice when Keep draft could not put the text back in the editor: says the draft was not kept
  * and nothing was sent, and quotes the text so that it is not lost.
  */
-export function draftNotKept(text: string, images: number, error: unknown): string {
+function draftNotKept(text: string, images: number, error: unknown): string {
 	const kept = images > 0 ? `; ${images} image${images === 1 ? "" : "s"} kept for the next prompt` : "";
 	return `context-fold: draft NOT kept, the editor refused it (${errorText(error)}); nothing was sent${kept}. Your text was:\n${text}`;
 }

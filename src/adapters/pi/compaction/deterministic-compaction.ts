@@ -38,7 +38,7 @@ export interface BuiltCompaction {
  * now (per block fail-open), appends them as one `records` entry, and adds them to the registry: a
  * record only makes the block recallable by code and by search; it folds nothing.
  */
-export function recordLeavers(
+function recordLeavers(
 	messages: readonly MessageLike[],
 	engine: FoldEngine,
 	append: (entry: FoldEntry) => void,

@@ -28,7 +28,7 @@ export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
  * new session resolves in this session's file: parent-session.ts); nothing is written to this session.
  * `warn` hears of a block whose code collides with another's (it is cited without one).
  */
-export function writeHandoff(
+function writeHandoff(
 	goal: string,
 	ctx: Pick<ExtensionCommandContext, "sessionManager">,
 	engine: FoldEngine,

@@ -54,12 +54,6 @@ function artifactPlaceOf(session: SessionPlace | undefined): OwnedPlace | undefi
 	return artifactPlace(dir, id);
 }
 
-/** The folder holding this extension's files for a session, or undefined for an in-memory session. */
-export function artifactDir(session: SessionPlace | undefined): string | undefined {
-	const place = artifactPlaceOf(session);
-	return place && placePath(place);
-}
-
 /** Most ancestors whose seed indexes a session reads (a fork of a fork of …). */
 const MAX_ANCESTORS = 32;
 

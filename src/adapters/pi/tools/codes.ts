@@ -8,7 +8,7 @@ import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
 
 /** Codes one call may name. */
-export const MAX_CODES = 20;
+const MAX_CODES = 20;
 
 /** What a fold tool answers: its text, and whether the call failed (nothing it asked for was served or done). */
 export interface ToolAnswer {

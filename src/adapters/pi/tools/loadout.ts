@@ -30,7 +30,7 @@ import { registerRecallFolded } from "./recall-folded.ts";
 import { registerUnfold } from "./unfold.ts";
 
 /** The fold tools, in the order they join the active tools. */
-export const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
+const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
 
 /** What the fold tools and their activation read. */
 export interface FoldToolsDeps {

@@ -32,7 +32,7 @@ import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.
  * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
  * so it says only what the names and the description do not: the form of a line range.
  */
-export const recallParameters = Type.Object({
+const recallParameters = Type.Object({
 	codes: Type.Optional(Type.Array(Type.String())),
 	grep: Type.Optional(Type.String()),
 	lines: Type.Optional(Type.String({ description: '"120-180"' })),
@@ -251,7 +251,7 @@ function branchRecordsOf(ledger: Ledger): PlacedRecord[] | { error: string } {
  * The recall_folded tool's work (never throws). It failed when the arguments were wrong or no code it
  * named could be served; a search that finds nothing is an answer, not a failure.
  */
-export function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): ToolAnswer {
+function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): ToolAnswer {
 	try {
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return failure(`recall_folded: ${parsed}`);

@@ -12,7 +12,7 @@ import type { Ledger } from "../fold/session-ledger.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */
-export const unfoldParameters = Type.Object({
+const unfoldParameters = Type.Object({
 	codes: Type.Array(Type.String()),
 });
 

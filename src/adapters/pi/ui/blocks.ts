@@ -18,7 +18,7 @@ function callIdOf(id: string): string | undefined {
 }
 
 /** The arguments of the tool call block `id` belongs to, if the call is found; never throws. */
-export function callArgs(id: string, engine: FoldEngine, ledger: Ledger | undefined): unknown {
+function callArgs(id: string, engine: FoldEngine, ledger: Ledger | undefined): unknown {
 	const callId = callIdOf(id);
 	if (!callId) return undefined;
 	try {

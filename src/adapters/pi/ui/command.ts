@@ -31,10 +31,10 @@ import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.
 import { TextView, type ViewAction } from "./viewer.ts";
 
 /** The command's name. */
-export const COMMAND = "context-fold";
+const COMMAND = "context-fold";
 
 /** The subcommands, with what each does. */
-export const SUBCOMMANDS: readonly { name: string; description: string }[] = [
+const SUBCOMMANDS: readonly { name: string; description: string }[] = [
 	{ name: "status", description: "Context usage, its picture by kind, fold events, cache figures, largest folds" },
 	{ name: "settings", description: "Every knob with its value and source; `settings <knob> <value>` saves one" },
 	{ name: "recall", description: "Show a folded block's original (`recall <code>`), without changing the context" },
@@ -64,7 +64,7 @@ type Ctx = ExtensionCommandContext;
  * what each block was (`blocks` gives those `recall` or `unfold` may name whose code starts with the
  * text typed, newest first).
  */
-export function completions(
+function completions(
 	prefix: string,
 	blocks: (sub: "recall" | "unfold", typed: string) => readonly BlockFacts[],
 ): AutocompleteItem[] | null {
@@ -366,7 +366,7 @@ async function pick(deps: CommandDeps, ctx: Ctx, sub: "recall" | "unfold"): Prom
 }
 
 /** The confirmation text of an unfold, stating what the block was and what unfolding it costs the cache. */
-export function unfoldQuestion(deps: CommandDeps, code: string, ctx: Ctx): string | undefined {
+function unfoldQuestion(deps: CommandDeps, code: string, ctx: Ctx): string | undefined {
 	const id = deps.engine.registry.idOf(code);
 	const record = id ? deps.engine.registry.record(id) : undefined;
 	const facts = factsOf(deps, code);

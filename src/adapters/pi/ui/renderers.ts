@@ -67,7 +67,7 @@ export function entryLine(data: unknown, record: (id: string) => FoldRecord | un
  * One line per block a fold event's layer or an unfold entry names, `#code what (size)` within 100
  * columns (indented by two): the first `max`, as the event's line names them.
  */
-export function entryBlocks(
+function entryBlocks(
 	data: unknown,
 	record: (id: string) => FoldRecord | undefined,
 	facts: (record: FoldRecord) => BlockFacts,

@@ -24,7 +24,7 @@ import type { FoldConfig } from "../settings-schema.ts";
 import { blockFacts } from "./blocks.ts";
 
 /** The footer's status key. */
-export const STATUS_KEY = "context-fold";
+const STATUS_KEY = "context-fold";
 
 /** What the user's view reads besides Pi. */
 export interface ViewSources {
@@ -51,18 +51,14 @@ export interface ViewSources {
 }
 
 /** Folds in a pass's rows and the tokens they keep out; from the fold records when there is no pass. */
-export function foldFigures(engine: FoldEngine, pass = engine.pass()): { folds: number; tokens: number } {
+function foldFigures(engine: FoldEngine, pass = engine.pass()): { folds: number; tokens: number } {
 	if (pass) return keptOut(pass.rows);
 	const ops = engine.registry.frozenOps();
 	return { folds: ops.length, tokens: eventSaving(ops, (id) => engine.registry.record(id)) };
 }
 
 /** The footer text for the current branch, from `pass` (the latest request's by default); undefined before the first fold. */
-export function footerFor(
-	sources: ViewSources,
-	branch: readonly unknown[],
-	pass = sources.engine.pass(),
-): string | undefined {
+function footerFor(sources: ViewSources, branch: readonly unknown[], pass = sources.engine.pass()): string | undefined {
 	const { folds, tokens } = foldFigures(sources.engine, pass);
 	return footerText({
 		folds,
@@ -83,7 +79,7 @@ export function updateFooter(sources: ViewSources, ctx: ExtensionContext): void 
 }
 
 /** Estimated tokens of the system prompt and the active tools' declarations (0 for what Pi cannot say). */
-export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTools">, ctx: ExtensionContext): number {
+function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTools">, ctx: ExtensionContext): number {
 	let tokens = 0;
 	try {
 		tokens += estTokens(ctx.getSystemPrompt() ?? "");
@@ -110,7 +106,7 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
  * `keepRecent`: Pi's, for the backstop's floor; `reserve`: Pi's while its compaction is on, for the
  * least event).
  */
-export function foldPoint(
+function foldPoint(
 	config: FoldConfig,
 	window: number,
 	neverCacheRead: boolean,
@@ -163,7 +159,7 @@ export function tailIds(rows: readonly PassRow[], config: FoldConfig, window: nu
  * found through `ledger`): from the latest request, or, before this process sent one, from the fold
  * records and frozen ops (estimated).
  */
-export function largestFolded(
+function largestFolded(
 	engine: FoldEngine,
 	rows: readonly PassRow[] | undefined,
 	ledger?: Ledger,
