@@ -3,11 +3,12 @@
  * per test file once Node has reported it (Node reports files in path order, each after it finished:
  * ok or FAIL, its wall time, how many tests ran, failed and were skipped), then under a file every failed test in full (its name path and location, the error with
  * its stack and any actual/expected diff, the test's diagnostics) and the file's stdout and stderr
- * when it failed, and at the end Node's own totals as TAP comment lines (`# tests N`, `# pass N`,
- * `# fail N`, `# skipped N`, …), which CI tooling may grep. A passing file's output and diagnostics
- * are left out, except a diagnostic that starts with `corpus:` or `corpora:` (the line a
- * corpus-reading test prints to say which checks ran on which recorded sessions), printed indented
- * under its file.
+ * when it failed, with the diagnostics no failed test took (Node's word on activity after a test
+ * ended, say: often the only reason a file failed), and at the end Node's own totals as TAP comment
+ * lines (`# tests N`, `# pass N`, `# fail N`, `# skipped N`, …), which CI tooling may grep. A passing
+ * file's output and diagnostics are left out, except a diagnostic that starts with `corpus:` or
+ * `corpora:` (the line a corpus-reading test prints to say which checks ran on which recorded
+ * sessions), printed indented under its file.
  */
 import { relative, resolve } from "node:path";
 import type { TestEvent } from "node:test/reporters";
@@ -39,6 +40,8 @@ interface FileState {
 	todo: number;
 	failures: Failure[];
 	notes: string[];
+	/** Diagnostics that followed no failed test, shown when the file failed. */
+	loose: string[];
 	output: string[];
 	/** The last reported test's diagnostics, which follow its pass or fail event. */
 	last: string[] | undefined;
@@ -61,6 +64,7 @@ function stateOf(files: Map<string, FileState>, file: string): FileState {
 			todo: 0,
 			failures: [],
 			notes: [],
+			loose: [],
 			output: [],
 			last: undefined,
 			reported: false,
@@ -118,6 +122,7 @@ function failureReport(state: FileState): string {
 		out.push(`  ✖ ${f.path} (${f.where})`, indent(f.error, "      "));
 		for (const d of f.diagnostics) out.push(`      # ${d}`);
 	}
+	for (const d of state.loose) out.push(indent(`# ${d}`, "  "));
 	const lines = state.output.join("").split("\n");
 	if (lines.at(-1) === "") lines.pop();
 	if (lines.length > 0) {
@@ -179,7 +184,8 @@ export default async function* reporter(source: AsyncIterable<TestEvent>): Async
 				break;
 			case "test:diagnostic":
 				if (NOTE.test(event.data.message)) state.notes.push(event.data.message);
-				state.last?.push(event.data.message);
+				else if (state.last) state.last.push(event.data.message);
+				else state.loose.push(event.data.message);
 				break;
 			case "test:summary":
 				state.reported = true;

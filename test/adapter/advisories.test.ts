@@ -485,6 +485,25 @@ describe("idle cache-risk warning", () => {
 		await busy.emit("session_shutdown", {});
 	});
 
+	it("says so once when the timer's check fails, and lists it in the status", async (t) => {
+		t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: Date.now() });
+		const settle = () => new Promise((r) => setImmediate(r));
+		const stub = await idleSession({ cacheTtlByProvider: "fake=1" }, 0);
+		await stub.emit("session_start", { reason: "resume" });
+		await stub.emit("agent_settled", { aborted: false });
+		stub.failBranch = true;
+		t.mock.timers.tick(5_000);
+		await settle();
+		const said = notices(stub);
+		assert.equal(said.length, 1, said.join("\n"));
+		assert.match(said[0], /^context-fold: idle cache check skipped: /);
+		stub.failBranch = false;
+		await stub.command("context-fold", "status");
+		const status = String(stub.ui.views.at(-1));
+		assert.match(status, /\n *Failures {2}1 announced[^\n]*\n +context-fold: idle cache check skipped: /, status);
+		await stub.emit("session_shutdown", {});
+	});
+
 	it("waits out an interval longer than Node's longest timer without re-checking in a loop", (t) => {
 		// Node fires a timer of more than 2^31-1 ms (24.8 days) after 1 ms; the mock clock does the same.
 		t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 1_000_000 });

@@ -595,7 +595,8 @@ describe("a seeded session reads the parent's raw tail", () => {
 			const moved = new ParentSession(file);
 			const again = moved.resolve(code);
 			assert.ok(again.ok && again.text === "Error: first failure", JSON.stringify(again));
-			assert.ok(!moved.branchCodes().includes(code), "search covers the parent's latest branch only");
+			const codes = moved.branchCodes();
+			assert.ok(Array.isArray(codes) && !codes.includes(code), "search covers the parent's latest branch only");
 		});
 	});
 });

@@ -301,6 +301,24 @@ describe("a parent session file with a damaged line", () => {
 		assert.ok(back.ok && back.verified, JSON.stringify(back));
 	});
 
+	it("makes a seeded session's search say the parent was not searched while its file cannot be read", async () => {
+		const { lines } = await parentLines();
+		const file = write(lines);
+		const text = readFileSync(file, "utf8");
+		rmSync(file);
+		const child = loadStub({ parentSession: file });
+		await child.emit("session_start", { reason: "startup" });
+		const pattern = "of check 2 output";
+		const missing = await child.call("recall_folded", { search: pattern });
+		assert.equal(
+			missing,
+			`no folded block contains "${pattern}" (not searched: the parent session file ${file} cannot be read: no such file (moved or deleted?))`,
+		);
+		writeFileSync(file, text);
+		const back = await child.call("recall_folded", { search: pattern });
+		assert.match(back, /^1 block contains "of check 2 output":/);
+	});
+
 	it("skips a torn last line quietly", async () => {
 		const { lines, code } = await parentLines();
 		const heard: string[] = [];
@@ -323,6 +341,23 @@ describe("a parent session file with a damaged line", () => {
 		assert.deepEqual(heard, [`context-fold: ${damage}`]);
 		assert.equal(answer.ok, false);
 		assert.ok(!answer.ok && answer.error.endsWith(`(${damage})`), JSON.stringify(answer));
+	});
+
+	it("reaches the user of a seeded session: said once on stderr and listed in the status", async () => {
+		const { lines, code } = await parentLines();
+		const fold = lines.findIndex((line) => line.includes('"records"'));
+		const file = write([...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)]);
+		const child = loadStub({ parentSession: file });
+		await child.emit("session_start", { reason: "startup" });
+		const { stderr } = await capturingStderr(async () => {
+			await child.call("recall_folded", { codes: [code] });
+			await child.call("recall_folded", { codes: [code] });
+		});
+		const said = stderr.filter((line) => line.includes("unreadable line"));
+		assert.equal(said.length, 1, stderr.join(""));
+		assert.ok(said[0].startsWith(`context-fold: the parent session file ${file} has 1 unreadable line`), said[0]);
+		const status = (await child.command("context-fold", "status")).stdout;
+		assert.match(status, /\nFailures {2}1 announced[^\n]*\n {2}context-fold: the parent session file /, status);
 	});
 });
 

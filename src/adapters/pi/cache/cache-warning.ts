@@ -239,8 +239,10 @@ export class CacheWarning {
 		if (!place) return;
 		try {
 			this.idle(place);
-		} catch {
-			// The session went away under the timer: nothing to warn about.
+		} catch (error) {
+			// Shutdown and navigation disarm the timer first, so a live session failed here: said as the
+			// agent_settled check says it.
+			this.deps.fail(`context-fold: idle cache check skipped: ${errorText(error)}`);
 		}
 	}
 

@@ -173,11 +173,11 @@ export class ParentSession {
 
 	/**
 	 * The codes of every block on the parent's last branch (folded, compacted, or never folded), for a
-	 * search; none when the file cannot be read.
+	 * search; when the file cannot be read, why (a search must not read as finding nothing there).
 	 */
-	branchCodes(): string[] {
+	branchCodes(): string[] | { error: string } {
 		const loaded = this.load();
-		if (typeof loaded === "string") return [];
+		if (typeof loaded === "string") return { error: loaded };
 		const codes = new Set<string>();
 		for (const id of loaded.branch.ids()) {
 			const code = this.codeOf(loaded, id);

@@ -204,13 +204,17 @@ export function searchFolded(
 			if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
 	}
 	// A seeded session's parent: the blocks of its branch are the seed's codes and what the seed could not list.
-	for (const code of parent?.branchCodes() ?? [])
-		if (engine.registry.idOf(code) === undefined) take(resolveParent(code, parent as ParentSession));
+	const parentCodes = parent?.branchCodes() ?? [];
+	if (Array.isArray(parentCodes)) {
+		for (const code of parentCodes)
+			if (engine.registry.idOf(code) === undefined) take(resolveParent(code, parent as ParentSession));
+	}
 	const notes = [
 		...(unreadable ? [`${unreadable} could not be read`] : []),
 		...(Array.isArray(branch)
 			? []
 			: [`the session file could not be read for this branch's records: ${branch.error}`]),
+		...(Array.isArray(parentCodes) ? [] : [`not searched: ${parentCodes.error}`]),
 	];
 	const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
 	const hits = tiers.flat();
