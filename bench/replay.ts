@@ -22,8 +22,8 @@ import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
 import { workingSet } from "../src/core/policy/working-set.ts";
 import type { CallFactsMemo } from "../src/core/supersede.ts";
+import { UseMemo } from "../src/core/use-ages.ts";
 import { FrozenMemo, type SavingsMemo } from "../src/core/view.ts";
-import { UseMemo } from "../src/core/working-set.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
 

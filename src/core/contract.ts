@@ -24,7 +24,7 @@ export interface ViewBlock {
 	toolName?: string;
 	/**
 	 * Model messages since the newest one that used this block (repeated one of its distinctive
-	 * strings, see working-set.ts) or first saw it: 0 for the latest, Infinity beyond USE_LOOKBACK.
+	 * strings, see use-ages.ts) or first saw it: 0 for the latest, Infinity beyond USE_LOOKBACK.
 	 */
 	useAge?: number;
 	/** The distinctive strings the model used this block for over the lookback, sorted. */

@@ -3,11 +3,12 @@
  * folded block. Nothing here depends on anything but its arguments: the same block and code always
  * give the same bytes.
  */
+
+import { distinctiveTokens } from "./distinctive.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
 import { clipToError, riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount, linesText } from "./tokens.ts";
-import { distinctiveTokens } from "./working-set.ts";
 
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */
 export const CODE_LENGTH = 8;

@@ -8,62 +8,7 @@
  * in, ages out.
  */
 import { type Block, isModelReply, type MessageLike } from "./block.ts";
-
-/** What makes a string distinctive: a digit, `_`, `/`, `.`, `$` or an inner capital. */
-const DISTINCT = /[\d_/.$]|[a-z][A-Z]/;
-
-/** True for a word character: a letter, a digit, `_` or `$` (by UTF-16 code). */
-export function isWord(c: number): boolean {
-	return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
-}
-
-/** True for a character a string may hold: a word character, `.`, `/` or `-`. */
-function inString(c: number): boolean {
-	return isWord(c) || c === 46 || c === 47 || c === 45;
-}
-
-/**
- * Calls `visit(start, end)` for each maximal run of characters `inRun` accepts (by UTF-16 code), in
- * order, `end` exclusive: one pass by hand, since a regex over a run of millions of characters runs
- * out of stack.
- */
-export function eachRun(
-	text: string,
-	inRun: (c: number) => boolean,
-	visit: (start: number, end: number) => void,
-): void {
-	const n = text.length;
-	let i = 0;
-	while (i < n) {
-		if (!inRun(text.charCodeAt(i))) {
-			i++;
-			continue;
-		}
-		let end = i + 1;
-		while (end < n && inRun(text.charCodeAt(end))) end++;
-		visit(i, end);
-		i = end;
-	}
-}
-
-/**
- * The distinct distinctive strings of a text. A string is each run of word characters, `.`, `/` and
- * `-`, from its first word character to its last, of six characters or more; it is distinctive with
- * a digit, `_`, `/`, `.`, `$` or an inner capital.
- */
-export function distinctiveTokens(text: string): Set<string> {
-	const out = new Set<string>();
-	eachRun(text, inString, (start, end) => {
-		let first = start;
-		while (first < end && !isWord(text.charCodeAt(first))) first++;
-		let last = end - 1;
-		while (last > first && !isWord(text.charCodeAt(last))) last--;
-		if (last - first + 1 < 6) return;
-		const token = text.slice(first, last + 1);
-		if (DISTINCT.test(token)) out.add(token);
-	});
-	return out;
-}
+import { distinctiveTokens } from "./distinctive.ts";
 
 /** Model messages looked back at for uses: no policy may ask for more. */
 export const USE_LOOKBACK = 24;

@@ -8,7 +8,7 @@ import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
 import { type CallFactsMemo, supersededReads } from "./supersede.ts";
-import { type Use, UseMemo, useAges, useOf } from "./working-set.ts";
+import { type Use, UseMemo, useAges, useOf } from "./use-ages.ts";
 
 /**
  * Index of the latest model reply (see isModelReply: a reply that failed or was aborted answered

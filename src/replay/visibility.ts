@@ -8,7 +8,7 @@
  * such block is one recall, priced as one extra request at the first point it was needed. Pure.
  */
 import type { MessageLike } from "../core/block.ts";
-import { distinctiveTokens } from "../core/working-set.ts";
+import { distinctiveTokens } from "../core/distinctive.ts";
 import { type BlockTable, messageBlockTexts, type RequestShape, tokensOf } from "./blocks.ts";
 import { parts } from "./script.ts";
 

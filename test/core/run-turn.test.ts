@@ -17,8 +17,8 @@ import { extractSeedRecord } from "../../src/core/index/extract.ts";
 import { commitEvent, type PassInput, planTurn, recordsFor, renderTurn, runTurn } from "../../src/core/pass.ts";
 import { workingSet } from "../../src/core/policy/working-set.ts";
 import type { CallFactsMemo } from "../../src/core/supersede.ts";
+import { UseMemo } from "../../src/core/use-ages.ts";
 import { FrozenMemo } from "../../src/core/view.ts";
-import { UseMemo } from "../../src/core/working-set.ts";
 import { loadSession, PROJECT_SESSIONS } from "../corpus/corpora.ts";
 import { branchRequests } from "../corpus/session.ts";
 

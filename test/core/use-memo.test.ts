@@ -1,5 +1,5 @@
 /**
- * The working set's memo (UseMemo, src/core/working-set.ts): over randomized conversations that grow,
+ * The working set's memo (UseMemo, src/core/use-ages.ts): over randomized conversations that grow,
  * are edited in place, have a message replaced, shrink from the front as a compaction would, or stay
  * the same, useOf with one UseMemo kept from request to request finds exactly the ages and used
  * strings a fresh useOf finds, whether the blocks come from a BlockMemo (unchanged messages keep their
@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { BlockMemo, linearize, type MessageLike } from "../../src/core/block.ts";
-import { UseMemo, useAges, useOf } from "../../src/core/working-set.ts";
+import { UseMemo, useAges, useOf } from "../../src/core/use-ages.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
 

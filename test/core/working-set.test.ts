@@ -1,5 +1,5 @@
 /**
- * The working set from the model's messages (src/core/working-set.ts): which strings count, how a
+ * The working set from the model's messages (src/core/use-ages.ts): which strings count, how a
  * block's arrival and each later use set its use age, and that a use counts for the newest block
  * holding the strings. Conversations are built by hand, so each expected age is read off the script.
  */
@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
-import { distinctiveTokens, USE_LOOKBACK, useOf } from "../../src/core/working-set.ts";
+import { distinctiveTokens } from "../../src/core/distinctive.ts";
+import { USE_LOOKBACK, useOf } from "../../src/core/use-ages.ts";
 
 let clock = 1_000;
 

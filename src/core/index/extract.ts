@@ -4,10 +4,10 @@
  */
 import { type Block, linearize, type MessageLike } from "../block.ts";
 import { foldCode } from "../digest.ts";
+import { eachRun, isWord } from "../distinctive.ts";
 import type { FoldRecord } from "../fold-registry.ts";
 import { clipToError, isErrorLine, riskLines } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
-import { eachRun, isWord } from "../working-set.ts";
 import {
 	droppedOf,
 	keepEnds,

@@ -2,7 +2,7 @@
  * The working-set fold policy (profile `"working-set"`, the default): the cache-economic policy's
  * events and prices, with use deciding what stays raw instead of age alone. A block outside the
  * tails stays raw while fewer than `useWindow` model messages passed since the model last used it
- * (repeated one of its distinctive strings, see working-set.ts) or since it arrived; it folds at the
+ * (repeated one of its distinctive strings, see ../use-ages.ts) or since it arrived; it folds at the
  * first event that pays once that lapses, its digest keeping the lines that hold the strings the
  * model used it for (a focus: what it names again stays in sight). The model's own `write`s keep
  * the tool results' hot tail. Protection never costs a backstop compaction: the backstop counts

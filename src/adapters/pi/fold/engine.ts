@@ -22,8 +22,8 @@ import { type PassSnapshot, passRows } from "../../../core/latest-request.ts";
 import { type PassInput, type Policy, planTurn, runTurn, type TurnPlan } from "../../../core/pass.ts";
 import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { tokenBound } from "../../../core/tokens.ts";
+import { UseMemo } from "../../../core/use-ages.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
-import { UseMemo } from "../../../core/working-set.ts";
 import { compactedBaseOf, ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText } from "./persistence.ts";
 
 /** sha256 of a block text, hex. */
