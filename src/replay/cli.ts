@@ -26,7 +26,8 @@ import { type ReplayJob, runJobs, sessionScript, WORKERS_RUN } from "./jobs.ts";
 import { DEFAULT_LAST, findSessions, sessionLabel, totalReport } from "./mine.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { ProgressLine } from "./progress.ts";
-import { barLoss, type PolicyFigures, type SessionReport, table, verdict, withRatios, wrap } from "./report.ts";
+import { type SessionReport, withRatios } from "./report.ts";
+import { report, settingsLine, table, verdict, wrap } from "./report-text.ts";
 import type { Policy } from "./run.ts";
 import { readPiSession, SessionFileError } from "./session-file.ts";
 
@@ -492,49 +493,4 @@ async function replayMine(
 	];
 	process.stdout.write(`${out.join("\n")}\n`);
 	return writeHtml(options, reports) ? 0 : 1;
-}
-
-/** A report's name and the settings it was replayed under, for the line above its table. */
-function settingsLine(r: SessionReport): string {
-	return `${r.session} — ${r.price}, warming ${r.warming ? "idle" : "off"}, window ${r.window}, tokens = chars/4${r.images === "size" ? ", images by pixel size" : ""}`;
-}
-
-/** The foresight floor with rewrites priced, as the end of the foresight line (nothing without it). */
-function scheduled(floor: PolicyFigures["foresightScheduled"]): string {
-	return floor
-		? `; ${floor.ratio.toFixed(3)}× so with rewrites priced (${floor.events} fold events at the best times)`
-		: "";
-}
-
-/**
- * The terminal report: the verdict line of every session first, then each session's settings, its
- * table (brief, or every column when `wide`), its foresight line and each policy's dearest end (see
- * dearestCut), prose wrapped to 100 columns.
- */
-export function report(reports: readonly SessionReport[], wide = false): string {
-	const out: string[] = [];
-	for (const r of reports) {
-		const line = verdict(r);
-		if (line !== undefined) out.push(line);
-	}
-	for (const r of reports) {
-		out.push("", wrap(settingsLine(r)), table(r.policies, wide));
-		const pi = r.policies.find((f) => f.foresight !== null);
-		if (pi?.foresight != null && pi.foresightAtBar != null)
-			out.push(
-				wrap(
-					`foresight (× pi's cost+recalls): ${pi.foresight.toFixed(3)}× at full visibility, ${pi.foresightAtBar.toFixed(3)}× leaving ${barLoss(pi.references)} of ${pi.references} references unseen (each block folded right after its last use, rewrites free)${scheduled(pi.foresightScheduled)}`,
-				),
-			);
-		const cuts = r.policies.flatMap((f) =>
-			f.dearestCut === null ? [] : [`${f.policy} ${f.dearestCut.ratio.toFixed(3)}× after ${f.dearestCut.turns}`],
-		);
-		if (cuts.length > 0)
-			out.push(
-				wrap(
-					`dearest end (had the session ended after that many turns, cost with recalls × plain Pi's): ${cuts.join(", ")}`,
-				),
-			);
-	}
-	return `${out.join("\n")}\n`;
 }

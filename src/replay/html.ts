@@ -10,7 +10,8 @@
  * Pure string building: the same reports give the same bytes.
  */
 import { cacheChart, costChart, escapeHtml, policyColors, promptChart, recallRatios, scatter } from "./charts.ts";
-import { divergenceLines, type PolicyFigures, type SessionReport, tableCells } from "./report.ts";
+import type { PolicyFigures, SessionReport } from "./report.ts";
+import { divergenceLines, tableCells } from "./report-text.ts";
 
 function legend(policies: readonly PolicyFigures[], colors: readonly string[]): string {
 	const items = policies.map(

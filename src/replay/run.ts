@@ -16,26 +16,13 @@
  * cold as the price model does. What context-fold would tell the replayed session's user (its
  * advisories, on stderr in a real headless Pi) is counted, not printed. Nothing touches the network
  * or the disk. The extensions loaded around the policy's are in extensions.ts, the hook timing in
- * hook-timer.ts, and what is fed to the session from the recording in session-input.ts.
+ * hook-timer.ts, what is fed to the session from the recording in session-input.ts, and the faux
+ * model and the session over it in replay-session.ts.
  */
 
 import { posix } from "node:path";
-import {
-	type FauxResponseFactory,
-	fauxAssistantMessage,
-	fauxProvider,
-	type ImageContent,
-	InMemoryCredentialStore,
-} from "@earendil-works/pi-ai";
-import {
-	type CacheWarmingDecisionEvent,
-	createAgentSession,
-	DefaultResourceLoader,
-	type ExtensionFactory,
-	ModelRuntime,
-	SessionManager,
-	SettingsManager,
-} from "@earendil-works/pi-coding-agent";
+import { type FauxResponseFactory, fauxAssistantMessage, type ImageContent } from "@earendil-works/pi-ai";
+import type { CacheWarmingDecisionEvent, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { CACHE_WARM, timeOf } from "../adapters/pi/cache/telemetry.ts";
 import { withoutOwnVariables } from "../adapters/pi/config.ts";
 import { contextFoldOnClock } from "../adapters/pi/index.ts";
@@ -53,6 +40,7 @@ import {
 	type WarmingPhase,
 	warmingDelayMs,
 } from "./price.ts";
+import { replayModel, replaySession } from "./replay-session.ts";
 import { parts, type ReplayScript } from "./script.ts";
 import {
 	errorAsRecorded,
@@ -150,11 +138,10 @@ export interface RunOptions {
 }
 
 /**
- * Fixed paths, so that the requests of a replay do not depend on where it runs: the working
- * directory when the session records none usable, and the agent directory (nothing is read from it).
+ * A fixed working directory for a session that records none usable, so that the requests of a
+ * replay do not depend on where it runs (the agent directory is fixed too: replay-session.ts).
  */
 const FALLBACK_CWD = "/replay";
-const AGENT_DIR = "/replay/agent";
 
 /**
  * Pi's auto-retry runs in a replay, at once (no backoff), as often as the recording retried: a
@@ -218,7 +205,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		steeringMode: "all",
 	};
 	const cache = options.cache ?? { model: PRICE_MODELS["anthropic-5m"], warming: true };
-	const { ttlMs, read, write } = cache.model;
+	const { ttlMs } = cache.model;
 	// context-fold runs on the recording's clock: at each request the time of the reply it produced.
 	let clock = 0;
 	if (policy.kind === "context-fold" || policy.kind === "compact-only") {
@@ -245,28 +232,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 		factories.push(time(peerFactory((m) => clear.apply(m))));
 	}
 
-	const faux = fauxProvider({
-		provider: "replay",
-		api: "replay",
-		models: [
-			{
-				id: "recorded",
-				contextWindow: options.window,
-				maxTokens: 32_000,
-				reasoning: true,
-				// The price model's prices, per input token, so that context-fold prices a rewrite as it is priced.
-				cost: { input: 1, output: 0, cacheRead: read, cacheWrite: write },
-			},
-		],
-		tokenSize: { min: 1e9, max: 1e9 },
-	});
-	const runtime = await ModelRuntime.create({
-		modelsPath: null,
-		refreshOnCreate: false,
-		credentials: new InMemoryCredentialStore(),
-	});
-	runtime.registerNativeProvider(faux.provider);
-	await runtime.setRuntimeApiKey("replay", "replay");
+	const { faux, runtime } = await replayModel(options.window, cache.model);
 
 	let turn = 0;
 	let cursor = 0;
@@ -391,36 +357,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 	const ran = new Set<string>();
 	const tools = replayTools(script, cwd, { steering: () => steering, diverge, reply: () => delivered, ran });
 
-	const settingsManager = SettingsManager.inMemory(settings as never);
-	// Nothing from this machine's disk: no settings, SYSTEM.md or APPEND_SYSTEM.md under the working
-	// or agent directory (the recorded working directory may exist here).
-	const loader = new DefaultResourceLoader({
-		cwd,
-		agentDir: AGENT_DIR,
-		settingsManager,
-		systemPromptOverride: () => undefined,
-		appendSystemPromptOverride: () => [],
-		noExtensions: true,
-		noSkills: true,
-		noPromptTemplates: true,
-		noThemes: true,
-		noContextFiles: true,
-		extensionFactories: factories.map((factory, i) => ({ name: `replay-policy-${i}`, factory })),
-	});
-	await loader.reload();
-	const { session } = await createAgentSession({
-		cwd,
-		agentDir: AGENT_DIR,
-		modelRuntime: runtime,
-		model: faux.getModel(),
-		thinkingLevel: "off",
-		resourceLoader: loader,
-		sessionManager: SessionManager.inMemory(cwd),
-		settingsManager,
-		noTools: "builtin",
-		customTools: tools,
-	});
-	await session.bindExtensions({});
+	const session = await replaySession({ cwd, settings, factories, runtime, model: faux.getModel(), tools });
 	decide = (event) => session.extensionRunner.emitCacheWarmingDecision(event);
 	recordWarm = (at) => {
 		const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { report } from "../../src/replay/cli.ts";
 import { CUT_FROM, dearestCut, type PolicyFigures, withRatios } from "../../src/replay/report.ts";
+import { report } from "../../src/replay/report-text.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 
 type Step = PolicyFigures["series"][number];

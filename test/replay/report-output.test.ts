@@ -17,17 +17,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { parseArgs, report, UsageError } from "../../src/replay/cli.ts";
+import { parseArgs, UsageError } from "../../src/replay/cli.ts";
 import { projectDirName } from "../../src/replay/mine.ts";
 import { ProgressLine } from "../../src/replay/progress.ts";
-import {
-	type PolicyFigures,
-	type SessionReport,
-	table,
-	tableCells,
-	verdict,
-	withRatios,
-} from "../../src/replay/report.ts";
+import { type PolicyFigures, type SessionReport, withRatios } from "../../src/replay/report.ts";
+import { report, table, tableCells, verdict } from "../../src/replay/report-text.ts";
 import { replayCommand, replayInProcess } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";

@@ -24,7 +24,7 @@ import {
 	promptOf,
 	SEND_ANYWAY,
 } from "../../../core/cache-advice.ts";
-import { errorText } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
 

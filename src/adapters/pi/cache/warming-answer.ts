@@ -4,7 +4,8 @@
  * warm buys nothing: stop. Otherwise (or on any failure) the decision is left to Pi.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
+import type { FoldEngine } from "../fold/engine.ts";
 import type { LedgerSource } from "../fold/session-ledger.ts";
 import type { CacheTelemetry } from "./telemetry.ts";
 

@@ -14,8 +14,10 @@ import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
 import { contentKey } from "../../../core/lower.ts";
 import { carriedOver, handoffSeedIn, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
-import { errorText, type FoldEngine, sha256 } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
+import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
+import { sha256 } from "../fold/sha256.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
 /** What the compaction hook needs from Pi's event. */

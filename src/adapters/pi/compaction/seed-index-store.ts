@@ -9,7 +9,7 @@ import { closeSync, constants, fstatSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { cancels, parseSeedIndex, retraction, serializeRecord } from "../../../core/index/reader.ts";
 import type { SeedRecord, SeedRetraction } from "../../../core/index/seed-index.ts";
-import { errorText } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
 import { sessionHeaderOf } from "../fold/parent-session.ts";
 import {
 	NO_SUCH_FILE,

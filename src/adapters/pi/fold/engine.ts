@@ -3,7 +3,6 @@
  * `context` hook. Commit order: a fold event's records, then its layer, are appended to the
  * session before its bytes are frozen and applied; any append failure rejects the whole event.
  */
-import { createHash } from "node:crypto";
 import { ApplyMemo, type FoldOp } from "../../../core/apply.ts";
 import {
 	type ArgsCache,
@@ -24,12 +23,9 @@ import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { tokenBound } from "../../../core/tokens.ts";
 import { UseMemo } from "../../../core/use-ages.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
+import { errorText } from "../error-text.ts";
 import { compactedBaseOf, ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText } from "./persistence.ts";
-
-/** sha256 of a block text, hex. */
-export function sha256(text: string): string {
-	return createHash("sha256").update(text, "utf8").digest("hex");
-}
+import { sha256 } from "./sha256.ts";
 
 /** What the engine needs from its host. */
 export interface EngineDeps {
@@ -493,9 +489,4 @@ export class FoldEngine {
 			this.deps.warn(`context-fold: the cache advisor missed an unfold: ${errorText(error)}`);
 		}
 	}
-}
-
-/** A short message for any thrown value. */
-export function errorText(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
 }

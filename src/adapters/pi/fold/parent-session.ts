@@ -13,9 +13,9 @@ import { closeSync, constants, readSync } from "node:fs";
 import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { openRegular, readFailure, readRegularFile } from "../owned-files.ts";
-import { sha256 } from "./engine.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
+import { sha256 } from "./sha256.ts";
 
 /** A parent code served from the parent's session file. */
 export interface ParentHit {

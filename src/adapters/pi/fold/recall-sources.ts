@@ -8,8 +8,10 @@ import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { renderArgs } from "../../../core/recall.ts";
-import { errorText, type FoldEngine, sha256 } from "./engine.ts";
+import { errorText } from "../error-text.ts";
+import type { FoldEngine } from "./engine.ts";
 import type { Ledger, LedgerHit, PlacedRecord } from "./session-ledger.ts";
+import { sha256 } from "./sha256.ts";
 
 /** A resolved folded block. */
 export interface Resolved {

@@ -23,7 +23,8 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
 import { HANDOFF_MESSAGE_TYPE } from "../compaction/handoff.ts";
-import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
+import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { registerRecallFolded } from "./recall-folded.ts";

@@ -16,7 +16,8 @@ import {
 	sliceLines,
 } from "../../../core/recall.ts";
 import { lineCount, linesText } from "../../../core/tokens.ts";
-import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
+import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import {
 	type Resolved,

@@ -6,7 +6,8 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { short } from "../../../core/tokens.ts";
-import { errorText, type FoldEngine } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
+import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";

@@ -1,34 +1,31 @@
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { getSettingsListTheme } from "@earendil-works/pi-coding-agent";
-import { type AutocompleteItem, Input, type SettingItem, SettingsList, truncateToWidth } from "@earendil-works/pi-tui";
+/**
+ * `/context-fold`: its subcommands (status, settings, recall, search, unfold, discard-images), the
+ * menu it opens bare in the terminal UI, and the completion of subcommands, knob names and fold
+ * codes. The block subcommands are here: recall shows a folded block's original without changing the
+ * context, search greps every folded block, and unfold puts a block back after a confirmation that
+ * names what it costs, or says why it cannot. Settings are command-settings.ts's; how an answer is
+ * shown, command-output.ts's.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
 import { unfoldCost } from "../../../core/latest-request.ts";
 import { patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
-import { statusText, VIEW_WIDTH } from "../../../core/status.ts";
+import { statusText } from "../../../core/status.ts";
 import { blockCost, short } from "../../../core/tokens.ts";
-import { knownProviders, providerTableProblems } from "../cache/lifetime.ts";
-import { idleUnder, KNOBS, nearestKnob, resolveConfig } from "../config.ts";
-import { errorText } from "../fold/engine.ts";
+import { KNOBS } from "../config.ts";
+import { errorText } from "../error-text.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
-import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
 import { blockFacts } from "./blocks.ts";
-import {
-	type KnobRow,
-	knobRows,
-	knobText,
-	meansUnset,
-	type SavedSettings,
-	savedOrigin,
-	settingsPaths,
-	shownValue,
-} from "./settings.ts";
+import { type Ctx, inTui, say, show } from "./command-output.ts";
+import { currentRows, saveKnob, settingsView } from "./command-settings.ts";
+import { knobText, type SavedSettings } from "./settings.ts";
 import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
-import { TextView, type ViewAction } from "./viewer.ts";
 
 /** The command's name. */
 const COMMAND = "context-fold";
@@ -56,8 +53,6 @@ export interface CommandDeps extends ViewSources {
 	/** `/context-fold discard-images`: drops the images a kept draft holds, and says what it dropped. */
 	discardImages?: () => string;
 }
-
-type Ctx = ExtensionCommandContext;
 
 /**
  * Completions for the text after `/context-fold `: subcommands, then knob names, or fold codes with
@@ -92,198 +87,6 @@ function completions(
 				: [];
 	return items.length > 0 ? items.slice(0, 50) : null;
 }
-
-/** True in the terminal UI, where views open. */
-function inTui(ctx: ExtensionContext): boolean {
-	return ctx.mode === "tui" && ctx.hasUI;
-}
-
-/** Tells the user: a notification with a UI (TUI, RPC), else a line on stdout (Pi moves it to stderr). */
-function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
-	if (ctx.hasUI) ctx.ui.notify(text, level);
-	else process.stdout.write(`${text}\n`);
-}
-
-/** Shows a text: a scrollable view in the terminal UI, else as `say` does. Resolves with the action taken. */
-async function show(
-	ctx: Ctx,
-	title: string,
-	text: string | ((width: number) => string),
-	actions: ViewAction[] = [],
-): Promise<string | undefined> {
-	if (!inTui(ctx)) {
-		say(ctx, typeof text === "string" ? text : text(VIEW_WIDTH));
-		return undefined;
-	}
-	return ctx.ui.custom<string | undefined>(
-		(tui, theme, keys, done) =>
-			new TextView({
-				tui,
-				keys,
-				title,
-				text,
-				style: { title: (t) => theme.bold(theme.fg("accent", t)), hint: (t) => theme.fg("dim", t) },
-				done,
-				actions,
-			}),
-	);
-}
-
-/** The knobs as they resolve now, with sources. */
-function currentRows(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext): KnobRow[] {
-	let fromPi: unknown;
-	try {
-		fromPi = (pi.getSettings() as Record<string, unknown>)[SETTINGS_SECTION];
-	} catch {
-		fromPi = undefined;
-	}
-	return knobRows(
-		resolveConfig(
-			deps.settings.section(fromPi),
-			process.env,
-			savedOrigin(() => settingsPaths(ctx)),
-		),
-	);
-}
-
-/** Saves one knob; returns the message to show and whether it was saved. */
-function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, key: string, value: string) {
-	const row = currentRows(pi, deps, ctx).find((r) => r.key === key);
-	if (!row) {
-		const near = nearestKnob(key);
-		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((k) => k.key).join(", ")}`;
-		return { ok: false, text: `context-fold: no knob "${key}" (${hint})` };
-	}
-	if (row.locked) {
-		return {
-			ok: false,
-			text: `context-fold: ${key} is set by ${row.env} in the environment (${row.value}); a saved value would not apply`,
-		};
-	}
-	// An empty value reads as `false` for a boolean (an empty environment variable is off), but typed
-	// without one, a knob is named to be changed, not switched off.
-	if (value.trim() === "") {
-		return {
-			ok: false,
-			text: `context-fold: ${key} not changed: give a value (/context-fold settings ${key} <value>)`,
-		};
-	}
-	try {
-		if (meansUnset(row.key, value)) {
-			const files = deps.settings.unset(row.key, settingsPaths(ctx));
-			deps.reload();
-			const where = files.length > 0 ? `removed from ${files.join(" and ")}` : "no settings.json set it";
-			return { ok: true, text: `context-fold: ${key} unset (${where}); its default applies from the next request` };
-		}
-		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
-		// An entry naming no provider Pi knows never applies: the confirmation says so where the user
-		// looks, and only there (the reload would announce it as well).
-		const never =
-			row.key === "cacheTtlByProvider"
-				? providerTableProblems(String(saved), knownProviders(ctx.modelRegistry))
-				: [];
-		deps.reload(never);
-		const policy = currentRows(pi, deps, ctx).find((r) => r.key === "policy")?.value;
-		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
-		return {
-			ok: true,
-			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}${never.map((p) => `; but ${p}`).join("")}`,
-		};
-	} catch (error) {
-		// resolveConfig's words name the settings path and the fallback; here only the reason matters.
-		const why = errorText(error)
-			.replace(`settings ${SETTINGS_SECTION}.${key}=`, "")
-			.replace(/; using .*$/, "");
-		return { ok: false, text: `context-fold: ${key} not changed: ${why}` };
-	}
-}
-
-/**
- * `/context-fold settings` in the terminal UI: a title naming the active policy, then Pi's
- * SettingsList; a locked knob cannot be changed. After each change every row and the title are read
- * again, since a change of policy changes other knobs' values (their profile defaults).
- */
-async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx): Promise<void> {
-	let rows = currentRows(pi, deps, ctx);
-	// Pi keeps up to 36 columns for labels: a narrow terminal's labels leave out where a value came
-	// from (but a lock), so the values keep room.
-	let narrow = false;
-	const labelOf = (r: KnobRow) => (r.locked ? `${r.key} · locked` : narrow ? r.key : `${r.key} · ${r.source}`);
-	const descriptionOf = (r: KnobRow) =>
-		r.locked ? `${r.description} Set by ${r.env} in the environment: locked.` : r.description;
-	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
-		const items: SettingItem[] = rows.map((r) => {
-			const item: SettingItem = {
-				id: r.key,
-				label: labelOf(r),
-				description: descriptionOf(r),
-				currentValue: shownValue(r.value),
-			};
-			if (r.locked) return item;
-			if (r.choices) item.values = r.choices;
-			else {
-				item.submenu = (current, close) => {
-					const input = new Input({ prompt: `${r.key} (now ${current}, Esc keeps it): ` });
-					input.focused = true;
-					input.onSubmit = (text) => close(text.trim() === "" ? undefined : text.trim());
-					input.onEscape = () => close();
-					return input;
-				};
-			}
-			return item;
-		});
-		const list = new SettingsList(
-			items,
-			Math.min(items.length, 20),
-			getSettingsListTheme(),
-			(id, value) => {
-				const result = saveKnob(pi, deps, ctx, id, value);
-				ctx.ui.notify(result.text, result.ok ? "info" : "error");
-				rows = currentRows(pi, deps, ctx);
-				refresh();
-				// A new profile orders the knobs anew (its own first): the list holds this array.
-				const order = new Map<string, number>(rows.map((r, i) => [r.key, i]));
-				items.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-				list.selectItem(id);
-				tui.requestRender();
-			},
-			() => done(undefined),
-			{ enableSearch: true },
-		);
-		// Every row read again from `rows`: its label (which the width shapes), description and value.
-		const refresh = () => {
-			for (const item of items) {
-				const row = rows.find((r) => r.key === item.id);
-				if (!row) continue;
-				item.label = labelOf(row);
-				item.description = descriptionOf(row);
-				list.updateValue(item.id, shownValue(row.value));
-			}
-		};
-		const hint = theme.fg(
-			"dim",
-			"Saved to Pi's settings.json (type default to unset a number); a knob set by its CONTEXTFOLD_* variable is locked. Esc closes.",
-		);
-		const title = () => {
-			const policy = rows.find((r) => r.key === "policy")?.value;
-			return theme.bold(theme.fg("accent", `context-fold settings · policy ${String(policy)}`));
-		};
-		return {
-			render: (width: number) => {
-				if (narrow !== width < NARROW_SETTINGS) {
-					narrow = width < NARROW_SETTINGS;
-					refresh();
-				}
-				return [...[title(), hint].map((line) => truncateToWidth(line, width)), ...list.render(width)];
-			},
-			handleInput: (data: string) => list.handleInput(data),
-			invalidate: () => list.invalidate(),
-		};
-	});
-}
-
-/** Below this many columns the settings list's labels leave out each value's source (see settingsView). */
-const NARROW_SETTINGS = 70;
 
 /** Blocks the picker and completion list at most. */
 const PICKED = 200;

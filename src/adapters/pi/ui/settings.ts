@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, write
 import { dirname, join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import { KNOBS, type KnobSource, PROFILE_KNOBS, type Resolved, resolveConfig, type SavedOrigin } from "../config.ts";
-import { errorText } from "../fold/engine.ts";
+import { errorText } from "../error-text.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 
 /** One knob as the settings view lists it. */

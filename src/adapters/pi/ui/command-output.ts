@@ -1,0 +1,46 @@
+/**
+ * How `/context-fold` answers: a notification where there is a UI, a line on stdout where there is
+ * none, and in the terminal UI a scrollable view for a long text.
+ */
+import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { VIEW_WIDTH } from "../../../core/status.ts";
+import { TextView, type ViewAction } from "./viewer.ts";
+
+/** The context a command's handler gets. */
+export type Ctx = ExtensionCommandContext;
+
+/** True in the terminal UI, where views open. */
+export function inTui(ctx: ExtensionContext): boolean {
+	return ctx.mode === "tui" && ctx.hasUI;
+}
+
+/** Tells the user: a notification with a UI (TUI, RPC), else a line on stdout (Pi moves it to stderr). */
+export function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
+	if (ctx.hasUI) ctx.ui.notify(text, level);
+	else process.stdout.write(`${text}\n`);
+}
+
+/** Shows a text: a scrollable view in the terminal UI, else as `say` does. Resolves with the action taken. */
+export async function show(
+	ctx: Ctx,
+	title: string,
+	text: string | ((width: number) => string),
+	actions: ViewAction[] = [],
+): Promise<string | undefined> {
+	if (!inTui(ctx)) {
+		say(ctx, typeof text === "string" ? text : text(VIEW_WIDTH));
+		return undefined;
+	}
+	return ctx.ui.custom<string | undefined>(
+		(tui, theme, keys, done) =>
+			new TextView({
+				tui,
+				keys,
+				title,
+				text,
+				style: { title: (t) => theme.bold(theme.fg("accent", t)), hint: (t) => theme.fg("dim", t) },
+				done,
+				actions,
+			}),
+	);
+}
