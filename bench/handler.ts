@@ -28,7 +28,7 @@ import type { MessageLike } from "../src/core/block.ts";
 import { type JobMessage, type ReplayJob, sessionScript } from "../src/replay/jobs.ts";
 import { PRICE_MODELS } from "../src/replay/price.ts";
 import type { PolicyFigures } from "../src/replay/report.ts";
-import { type Policy, replayPolicy } from "../src/replay/run.ts";
+import { type ReplayPolicy, replayPolicy } from "../src/replay/run.ts";
 import { loadStub } from "../test/adapter/stub-pi.ts";
 import { corporaLine, loadSessions } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";
@@ -37,7 +37,7 @@ const WINDOW = Number(process.env.BENCH_WINDOW ?? 200_000) || 200_000;
 const RUNS = Math.max(1, Math.floor(Number(process.env.BENCH_RUNS ?? 3)) || 3);
 
 /** context-fold under its shipped defaults, as `context-fold replay --policy context-fold` runs it. */
-const REPLAY_POLICY: Policy = { name: "context-fold", kind: "context-fold", settings: {} };
+const REPLAY_POLICY: ReplayPolicy = { name: "context-fold", kind: "context-fold", settings: {} };
 
 /** Collects garbage before a timed step when run with --expose-gc, so one step's debt is not billed to the next. */
 const settle: () => void = (globalThis as { gc?: () => void }).gc ?? (() => {});

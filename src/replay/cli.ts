@@ -28,11 +28,11 @@ import { PRICE_MODELS } from "./price.ts";
 import { ProgressLine } from "./progress.ts";
 import { type SessionReport, withRatios } from "./report.ts";
 import { report, settingsLine, table, verdict, wrap } from "./report-text.ts";
-import type { Policy } from "./run.ts";
+import type { ReplayPolicy } from "./run.ts";
 import { readPiSession, SessionFileError } from "./session-file.ts";
 
 /** The fold profiles, as the extension's `policy` setting names them, in alphabetical order. */
-const PROFILES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
+const POLICY_VALUES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();
 
 /** The policy name that replays context-fold under one profile (`context-fold:economic`). */
 const PROFILE_PREFIX = "context-fold:";
@@ -44,7 +44,7 @@ const PROFILE_PREFIX = "context-fold:";
 export const DEFAULT_POLICIES: readonly string[] = [
 	"pi",
 	"context-fold",
-	...PROFILES.filter((p) => p !== DEFAULT_CONFIG.policy).map((p) => PROFILE_PREFIX + p),
+	...POLICY_VALUES.filter((p) => p !== DEFAULT_CONFIG.policy).map((p) => PROFILE_PREFIX + p),
 	"compact-only",
 	"mask-last-5",
 	"clear-tool-uses",
@@ -54,7 +54,7 @@ export const DEFAULT_POLICIES: readonly string[] = [
 const MINE_POLICIES: readonly string[] = ["pi", "context-fold"];
 
 /** Every profile's policy name, for the usage text and errors. */
-const PROFILE_NAMES = PROFILES.map((p) => PROFILE_PREFIX + p).join(", ");
+const PROFILE_NAMES = POLICY_VALUES.map((p) => PROFILE_PREFIX + p).join(", ");
 
 /** Words wrapped to the usage text's second column (100 characters a line). */
 function column(text: string): string {
@@ -98,7 +98,7 @@ export interface ReplayOptions {
 	files: string[];
 	/** `--mine`: replay the user's newest sessions (how many, of which projects) instead of `files`. */
 	mine?: { last: number; allProjects: boolean };
-	policies: Policy[];
+	policies: ReplayPolicy[];
 	price: string;
 	window: number;
 	warming: boolean;
@@ -179,8 +179,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		} else if (arg === "--set") {
 			const [key, ...rest] = next().split("=");
 			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
-			if (key === "policy" && !PROFILES.includes(rest.join("=")))
-				throw new UsageError(`--set policy takes one of ${PROFILES.join(", ")}, not ${rest.join("=")}`);
+			if (key === "policy" && !POLICY_VALUES.includes(rest.join("=")))
+				throw new UsageError(`--set policy takes one of ${POLICY_VALUES.join(", ")}, not ${rest.join("=")}`);
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = decimal(rest.join("="));
 			// Defined, not assigned: a key such as __proto__ is then named as no knob, as any other is.
 			else
@@ -218,12 +218,12 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	for (const [k, v] of Object.entries(clear)) {
 		if (!Number.isFinite(v) || v < 0) throw new UsageError(`--set ${k} takes a number ≥ 0`);
 	}
-	const policies = names.map((name): Policy => {
+	const policies = names.map((name): ReplayPolicy => {
 		if (name === "pi") return { name, kind: "pi" };
 		if (name === "context-fold") return { name, kind: "context-fold", settings: knobs };
 		if (name.startsWith(PROFILE_PREFIX)) {
 			const profile = name.slice(PROFILE_PREFIX.length);
-			if (!PROFILES.includes(profile))
+			if (!POLICY_VALUES.includes(profile))
 				throw new UsageError(
 					`unknown context-fold profile "${profile}" in ${name}: the profiles are ${PROFILE_NAMES}`,
 				);

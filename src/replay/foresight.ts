@@ -3,7 +3,7 @@
  * Every block is sent raw once, stays raw until the last request at which the recorded model used
  * it (a reference it held, see visibility.ts `needs`), and after that costs a digest of
  * `digestTokens`, unless no fold may touch it at all (user text, summaries, signed thinking: `fixed`,
- * see blocks.ts; and the first block, the system prompt), which stays raw as in every context-fold
+ * see request-shape.ts; and the first block, the system prompt), which stays raw as in every context-fold
  * run. The cache never expires and nothing is warmed. The same formula over the run as sent (nothing
  * folded) is each floor's own baseline; the report divides the floors by the run's priced cost
  * instead (which also pays Pi's compactions and cache expiries), as every policy's cost+recalls × pi is. On the
@@ -134,7 +134,7 @@ export interface FloorInput {
 	/** Block id -> the requests of the references it served, ascending (visibility.ts `needs`). */
 	needs: ReadonlyMap<number, readonly number[]>;
 	model: PriceModel;
-	/** Block ids no fold may touch (blocks.ts `fixed`). */
+	/** Block ids no fold may touch (request-shape.ts `fixed`). */
 	fixed?: readonly boolean[];
 	/** Tokens a folded block still costs; FORESIGHT_DIGEST_TOKENS by default. */
 	digestTokens?: number;

@@ -9,15 +9,15 @@
 import { Worker } from "node:worker_threads";
 import { type ImagePricing, imageSize, visionTokens } from "./image-size.ts";
 import { PRICE_MODELS } from "./price.ts";
-import { figuresOf, type PolicyFigures } from "./report.ts";
-import { type Policy, replayPolicy } from "./run.ts";
+import { type PolicyFigures, policyFigures } from "./report.ts";
+import { type ReplayPolicy, replayPolicy } from "./run.ts";
 import { type ReplayScript, replayScript } from "./script.ts";
 import { readPiSession, SessionFileError } from "./session-file.ts";
 
 /** One policy's replay of one session file. */
 export interface ReplayJob {
 	file: string;
-	policy: Policy;
+	policy: ReplayPolicy;
 	price: string;
 	window: number;
 	warming: boolean;
@@ -25,7 +25,7 @@ export interface ReplayJob {
 	images: ImagePricing;
 	/** False: no hook column (see RunOptions.timeHooks). */
 	timeHooks?: boolean;
-	/** False: no foresight floors (see figuresOf). */
+	/** False: no foresight floors (see policyFigures). */
 	foresight?: boolean;
 }
 
@@ -85,7 +85,7 @@ export async function runJob(
 		imageTokens,
 		timeHooks: job.timeHooks,
 	});
-	return figuresOf(script, run, model, warming, job.window, job.foresight);
+	return policyFigures(script, run, model, warming, job.window, job.foresight);
 }
 
 const WORKER = new URL("./worker.ts", import.meta.url);

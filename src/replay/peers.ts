@@ -10,7 +10,7 @@
  *   freed, or clear nothing when that much cannot be freed; cleared results stay cleared.
  */
 import type { MessageLike } from "../core/block.ts";
-import { messageBlockTexts, tokensOf } from "./blocks.ts";
+import { messageBlockTexts, tokensOf } from "./request-shape.ts";
 
 function textOf(message: MessageLike): string {
 	return messageBlockTexts(message)

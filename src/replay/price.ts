@@ -21,8 +21,8 @@
  */
 
 import { CACHE_WARMING_MAX_AGE_MS, CACHE_WARMING_MAX_IDLE_AGE_MS, evaluateCacheWarming } from "@earendil-works/pi-ai";
-import type { RequestShape } from "./blocks.ts";
 import type { Vision } from "./image-size.ts";
+import type { RequestShape } from "./request-shape.ts";
 
 /** A named price model. */
 export interface PriceModel {
@@ -120,7 +120,7 @@ export function piWarms(model: PriceModel, prompt: number, phase: WarmingPhase):
 }
 
 /** Tokens of a request's prompt, as its shape holds them. */
-export function promptOf(shape: RequestShape): number {
+export function shapePrompt(shape: RequestShape): number {
 	return sum(shape.tokens, 0, shape.tokens.length);
 }
 
@@ -240,7 +240,7 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 		let gapCost = 0;
 		const phase: WarmingPhase = input.opensRun ? "idle" : "streaming";
 		const compactedAtRunEnd = input.opensRun === true && input.afterCompaction === true;
-		const prompt = lastTurn?.failedWithoutUsage ? 0 : lastTurn && promptOf(lastTurn.shape);
+		const prompt = lastTurn?.failedWithoutUsage ? 0 : lastTurn && shapePrompt(lastTurn.shape);
 		if (lastTurn && delay !== undefined && !compactedAtRunEnd && piWarms(model, prompt ?? 0, phase)) {
 			for (const t of refreshTimes(lastTurn.at, input.at, delay, phase)) {
 				if (input.warmingStopped) {

@@ -130,7 +130,7 @@ function percentile(values: number[], p: number): number | null {
  * The figures of one run under one price model. `foresight` false leaves the foresight floors null
  * on the `pi` run too (callers that read none; they cost about a tenth of a replay).
  */
-export function figuresOf(
+export function policyFigures(
 	script: ReplayScript,
 	run: PolicyRun,
 	model: PriceModel,

@@ -27,7 +27,6 @@ import { CACHE_WARM, timeOf } from "../adapters/pi/cache/telemetry.ts";
 import { withoutOwnVariables } from "../adapters/pi/config.ts";
 import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
-import { BlockTable, type RequestShape } from "./blocks.ts";
 import { FIRST_REFRESH_MS, fixedDocsPaths, peerFactory, warmingProbe, warmQuestion } from "./extensions.ts";
 import { HookTimer, timed } from "./hook-timer.ts";
 import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
@@ -35,12 +34,13 @@ import {
 	PRICE_MODELS,
 	type PriceModel,
 	piWarming,
-	promptOf,
 	refreshTimes,
+	shapePrompt,
 	type WarmingPhase,
 	warmingDelayMs,
 } from "./price.ts";
 import { replayModel, replaySession } from "./replay-session.ts";
+import { BlockTable, type RequestShape } from "./request-shape.ts";
 import { parts, type ReplayScript } from "./script.ts";
 import {
 	errorAsRecorded,
@@ -54,7 +54,7 @@ import {
 import { markedMessages, replayWire } from "./wire.ts";
 
 /** A policy to replay under. */
-export type Policy =
+export type ReplayPolicy =
 	| { name: string; kind: "pi" }
 	| { name: string; kind: "context-fold"; settings: Record<string, unknown> }
 	| { name: string; kind: "compact-only" }
@@ -169,7 +169,11 @@ function textOf(message: MessageLike): string {
 }
 
 /** Replays `script` under `policy` and returns every request as sent. */
-export async function replayPolicy(script: ReplayScript, policy: Policy, options: RunOptions): Promise<PolicyRun> {
+export async function replayPolicy(
+	script: ReplayScript,
+	policy: ReplayPolicy,
+	options: RunOptions,
+): Promise<PolicyRun> {
 	// The recorded working directory where this machine can take it as given (a POSIX absolute path).
 	const cwd = script.cwd !== undefined && posix.isAbsolute(script.cwd) ? script.cwd : FALLBACK_CWD;
 	const index = new Map<MessageLike, number>();
@@ -278,7 +282,7 @@ export async function replayPolicy(script: ReplayScript, policy: Policy, options
 			const last = run.requests.findLast((r) => r.kind === "turn");
 			// A compaction at the end of the previous run gave Pi a new context, which ended its warming.
 			const stopped = phase === "idle" && compactedSinceLast;
-			const prompt = last?.failedWithoutUsage ? 0 : last && promptOf(last.shape);
+			const prompt = last?.failedWithoutUsage ? 0 : last && shapePrompt(last.shape);
 			const decision = last && !stopped && piWarming(cache.model, prompt ?? 0, phase);
 			let warms = false;
 			if (sentTurn && decision && at - lastAt >= FIRST_REFRESH_MS) {

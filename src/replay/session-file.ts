@@ -19,6 +19,7 @@ import { constants as bufferConstants } from "node:buffer";
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { timeOf } from "../adapters/pi/cache/telemetry.ts";
 import type { MessageLike } from "../core/block.ts";
+import { lastBranch } from "../core/session-branch.ts";
 
 /** One line of a session file (the header or an entry), as parsed. */
 export interface Entry {
@@ -171,27 +172,11 @@ export function readPiSession(path: string): SessionEntries {
 	return session;
 }
 
-/**
- * The active branch, root to leaf. With ids (v2/v3) the leaf is the last entry and each step goes to
- * `parentId` (a branch left with /tree is not on it) until an entry without one, or whose parent is
- * not in the file (Pi takes such an orphan as a root: a converter may drop the entries a chain
- * passed through); an entry without an id is on no branch but as the leaf, as in Pi. Without any
- * ids (pre-v2), every entry, in file order, as Pi's migration chains them.
- */
+/** The active branch, root to leaf (core lastBranch); a file whose `parentId`s loop is refused. */
 export function activeBranch(session: SessionEntries, where = "session"): Entry[] {
-	const { entries } = session;
-	if (!entries.some((e) => typeof e.id === "string")) return [...entries];
-	const byId = new Map<string, Entry>();
-	for (const entry of entries) if (typeof entry.id === "string") byId.set(entry.id, entry);
-	const branch: Entry[] = [];
-	for (let entry = entries.at(-1); entry; ) {
-		branch.push(entry);
-		if (branch.length > entries.length) throw new SessionFileError(where, `parentId cycle at ${entry.id}`);
-		const parent = entry.parentId;
-		if (parent === null || parent === undefined) break;
-		entry = byId.get(parent);
-	}
-	return branch.reverse();
+	const { branch, looped } = lastBranch(session.entries);
+	if (looped !== undefined) throw new SessionFileError(where, `parentId cycle at ${looped}`);
+	return branch;
 }
 
 function stamp(entry: Entry): number {

@@ -9,7 +9,7 @@
  */
 import type { MessageLike } from "../core/block.ts";
 import { distinctiveTokens } from "../core/distinctive.ts";
-import { type BlockTable, messageBlockTexts, type RequestShape, tokensOf } from "./blocks.ts";
+import { type BlockTable, messageBlockTexts, type RequestShape, tokensOf } from "./request-shape.ts";
 import { parts } from "./script.ts";
 
 /** The distinct distinctive tokens of a text: the strings the working set counts as uses, too. */

@@ -5,7 +5,7 @@
  * per content part (tool results grouped into one user message, as Pi's Anthropic converter groups
  * them), and Pi's marks on the system prompt, the last tool and the last message's last block. What
  * the handlers marked besides is read back as the recorded messages after which a breakpoint lies,
- * for the request's block shape (blocks.ts). Pure.
+ * for the request's block shape (request-shape.ts). Pure.
  */
 import type { MessageLike } from "../core/block.ts";
 import type { WireBlock, WireRequest } from "../core/cache-breakpoints.ts";

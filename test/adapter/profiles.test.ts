@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { resolveConfig } from "../../src/adapters/pi/config.ts";
 import { KNOB_SCHEMAS } from "../../src/adapters/pi/settings-schema.ts";
-import { tailIds } from "../../src/adapters/pi/ui/status.ts";
+import { tailIds } from "../../src/adapters/pi/ui/status-facts.ts";
 import type { PassRow } from "../../src/core/latest-request.ts";
 import { PROFILES } from "../../src/core/policy/profiles.ts";
 

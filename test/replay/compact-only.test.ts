@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
-import { figuresOf } from "../../src/replay/report.ts";
+import { policyFigures } from "../../src/replay/report.ts";
 import { replayPolicy } from "../../src/replay/run.ts";
 import { replayScript } from "../../src/replay/script.ts";
 import { parseSessionText } from "../../src/replay/session-file.ts";
@@ -20,7 +20,7 @@ const script = replayScript(
 
 test("compact-only makes no fold event and compacts; the default context-fold run folds", async () => {
 	const only = await replayPolicy(script, { name: "compact-only", kind: "compact-only" }, { window: WINDOW });
-	const onlyFigures = figuresOf(script, only, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	const onlyFigures = policyFigures(script, only, PRICE_MODELS["anthropic-5m"], true, WINDOW);
 	assert.equal(onlyFigures.foldEvents, 0);
 	assert.ok(onlyFigures.compactions > 0, "the window forces a compaction");
 	const fold = await replayPolicy(
@@ -28,7 +28,7 @@ test("compact-only makes no fold event and compacts; the default context-fold ru
 		{ name: "context-fold", kind: "context-fold", settings: {} },
 		{ window: WINDOW },
 	);
-	const foldFigures = figuresOf(script, fold, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	const foldFigures = policyFigures(script, fold, PRICE_MODELS["anthropic-5m"], true, WINDOW);
 	assert.ok(foldFigures.foldEvents > 0);
 	// The HTML report's cumulative cost chart adds up the series: it must end at cost with recalls.
 	assert.ok(foldFigures.recallsNeeded > 0, "the folded run needs recalls");

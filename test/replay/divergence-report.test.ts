@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { renderHtml } from "../../src/replay/html.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
-import { figuresOf } from "../../src/replay/report.ts";
+import { policyFigures } from "../../src/replay/report.ts";
 import { table, tableCells } from "../../src/replay/report-text.ts";
 import { replayPolicy } from "../../src/replay/run.ts";
 import { replayScript } from "../../src/replay/script.ts";
@@ -71,7 +71,7 @@ test("a replayed session that ends after a tool result and holds an unfed messag
 	synthetic.add(6, { role: "toolResult", toolCallId: "c1", toolName: "ls", content: [{ type: "text", text: "a" }] });
 	const script = synthetic.script();
 	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 100_000 });
-	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, 100_000);
+	const figures = policyFigures(script, run, PRICE_MODELS["anthropic-5m"], true, 100_000);
 	assert.deepEqual(figures.divergences, {
 		"request after the recording ends": 1,
 		"custom message not replayed": 1,
@@ -96,7 +96,7 @@ test("lines of the session file that are not JSON are skipped as Pi skips them, 
 	assert.deepEqual(run.divergences, { "session file line not JSON, skipped as Pi skips it": 1 });
 	assert.equal(run.requests.length, 2);
 	assert.match(
-		table([figuresOf(torn, run, PRICE_MODELS["anthropic-5m"], true, 100_000)]),
+		table([policyFigures(torn, run, PRICE_MODELS["anthropic-5m"], true, 100_000)]),
 		/\npi diverged: session file line not JSON, skipped as Pi skips it ×1$/,
 	);
 	// A bad escape in the second entry: it is on no branch, so the branch starts after it, as in Pi.

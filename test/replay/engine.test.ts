@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
 import { replayScript } from "../../src/replay/script.ts";
 import { parseSessionText } from "../../src/replay/session-file.ts";
 
@@ -62,7 +62,7 @@ const script = replayScript(parseSessionText(lines.map((l) => JSON.stringify(l))
 for (const policy of [
 	{ name: "pi", kind: "pi" },
 	{ name: "context-fold", kind: "context-fold", settings: {} },
-] as Policy[]) {
+] as ReplayPolicy[]) {
 	test(`${policy.name}: one request per recorded reply, the recorded tool result in the next`, async () => {
 		const run = await replayPolicy(script, policy, { window: 200_000, keepMessages: true });
 		assert.deepEqual(run.divergences, {});

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { test } from "node:test";
 import { getPackageDir } from "@earendil-works/pi-coding-agent";
-import { messageBlockTexts } from "../../src/replay/blocks.ts";
-import { type Policy, type PolicyRun, replayPolicy } from "../../src/replay/run.ts";
+import { messageBlockTexts } from "../../src/replay/request-shape.ts";
+import { type PolicyRun, type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const CHECKOUT = resolve(import.meta.dirname, "../..");
@@ -29,7 +29,7 @@ function bytes(run: PolicyRun): string[][] {
 for (const policy of [
 	{ name: "pi", kind: "pi" },
 	{ name: "context-fold", kind: "context-fold", settings: {} },
-] as Policy[]) {
+] as ReplayPolicy[]) {
 	test(`${policy.name}: the system prompt names the recorded working directory and no path of this checkout`, async () => {
 		const run = await replayPolicy(script, policy, { window: 200_000, keepMessages: true });
 		const system = run.requests[0].messages?.[0];

@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { runJob } from "../../src/replay/jobs.ts";
-import type { Policy } from "../../src/replay/run.ts";
+import type { ReplayPolicy } from "../../src/replay/run.ts";
 
 const SESSION = new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url).pathname;
 
-function figures(policy: Policy, window: number) {
+function figures(policy: ReplayPolicy, window: number) {
 	return runJob(
 		{ file: SESSION, policy, price: "anthropic-5m", window, warming: true, images: "text", timeHooks: false },
 		() => {},

@@ -9,9 +9,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
-import { BlockTable } from "../../src/replay/blocks.ts";
 import { FORESIGHT_DIGEST_TOKENS, foresightFloor, scheduledFloor } from "../../src/replay/foresight.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
+import { BlockTable } from "../../src/replay/request-shape.ts";
 import { measureVisibility, type Produced } from "../../src/replay/visibility.ts";
 
 const pad = (words: string, chars: number): string => `${words} ${"x".repeat(chars - words.length - 1)}`;

@@ -12,8 +12,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
-import { figuresOf } from "../../src/replay/report.ts";
-import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { policyFigures } from "../../src/replay/report.ts";
+import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
 import { DEAR } from "./dear-model.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -21,7 +21,7 @@ const T0 = Date.parse("2026-01-01T00:00:00.000Z");
 const WINDOW = 100_000;
 /** Every refresh pays at these prices (see dear-model.ts); the last test weighs Pi's rule at real ones. */
 const MODEL = DEAR;
-const policy: Policy = {
+const policy: ReplayPolicy = {
 	name: "context-fold",
 	kind: "context-fold",
 	settings: {
@@ -65,7 +65,7 @@ async function foldRequests(gapSeconds: number, warming: boolean, model = MODEL)
 	const run = await replayPolicy(script, policy, { window: WINDOW, cache: { model, warming } });
 	assert.deepEqual(run.divergences, {});
 	assert.equal(run.requests.length, 4);
-	return figuresOf(script, run, model, warming, WINDOW).rewriteEvents.map((e) => e.request);
+	return policyFigures(script, run, model, warming, WINDOW).rewriteEvents.map((e) => e.request);
 }
 
 test("past Pi's 30 minutes of warming the cache is cold: the request after the gap folds", async () => {

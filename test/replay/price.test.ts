@@ -9,7 +9,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
-import { BlockTable } from "../../src/replay/blocks.ts";
 import {
 	PRICE_MODELS,
 	type PriceInput,
@@ -18,6 +17,7 @@ import {
 	priceRun,
 	refreshTimes,
 } from "../../src/replay/price.ts";
+import { BlockTable } from "../../src/replay/request-shape.ts";
 import { DEAR } from "./dear-model.ts";
 
 const text = (role: string, chars: number, fill = "a"): MessageLike => ({

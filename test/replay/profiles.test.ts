@@ -18,7 +18,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { idleKnobs, parseArgs, runReplay, UsageError } from "../../src/replay/cli.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
-import type { Policy } from "../../src/replay/run.ts";
+import type { ReplayPolicy } from "../../src/replay/run.ts";
 import { replayCommand } from "./replay-command.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -34,7 +34,7 @@ const EVERY = [
 ];
 
 /** The `policy` setting and the other knobs a context-fold run hands the extension. */
-function settingsOf(policy: Policy): Record<string, unknown> {
+function settingsOf(policy: ReplayPolicy): Record<string, unknown> {
 	assert.equal(policy.kind, "context-fold", policy.name);
 	return policy.kind === "context-fold" ? policy.settings : {};
 }

@@ -11,11 +11,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
-import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");
-const POLICIES: Policy[] = [
+const POLICIES: ReplayPolicy[] = [
 	{ name: "pi", kind: "pi" },
 	{ name: "context-fold", kind: "context-fold", settings: {} },
 ];
@@ -80,7 +80,7 @@ function steeredRun(beforeResult: boolean) {
 }
 
 /** The steered turn is flagged, replayed without divergence, and delivered after c2's result. */
-async function assertSteered(script: ReturnType<typeof session>, policy: Policy): Promise<void> {
+async function assertSteered(script: ReturnType<typeof session>, policy: ReplayPolicy): Promise<void> {
 	assert.deepEqual(
 		script.turns.map((t) => t.steered),
 		[false, true, false],

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
-import { BlockTable } from "../../src/replay/blocks.ts";
 import { maskLastN } from "../../src/replay/peers.ts";
+import { BlockTable } from "../../src/replay/request-shape.ts";
 import { measureVisibility, referencesOf } from "../../src/replay/visibility.ts";
 
 const messages: MessageLike[] = [

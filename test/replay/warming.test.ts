@@ -20,8 +20,8 @@ import { test } from "node:test";
 import { parseArgs } from "../../src/replay/cli.ts";
 import { runJob } from "../../src/replay/jobs.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
-import { figuresOf } from "../../src/replay/report.ts";
-import { type Policy, replayPolicy } from "../../src/replay/run.ts";
+import { policyFigures } from "../../src/replay/report.ts";
+import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
 import { DEAR } from "./dear-model.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -43,7 +43,7 @@ add(605, { role: "user", content: [{ type: "text", text: "again" }] });
 add(606, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
 const script = session.script();
 
-const fold = (foldAt: number): Policy => ({
+const fold = (foldAt: number): ReplayPolicy => ({
 	name: "context-fold",
 	kind: "context-fold",
 	settings: { policy: "ladder", foldAt, coldFoldAt: foldAt, step: 0.05, tail: 2000 },
@@ -61,7 +61,7 @@ test("a fold event due at the idle gap: context-fold stops the warming, the next
 			[606_000, true],
 		],
 	);
-	const figures = figuresOf(script, run, DEAR, true, WINDOW);
+	const figures = policyFigures(script, run, DEAR, true, WINDOW);
 	assert.deepEqual(
 		figures.rewriteEvents.map((e) => e.request),
 		[3],
@@ -75,13 +75,13 @@ test("a fold event due at the idle gap: context-fold stops the warming, the next
 });
 
 test("no fold event due at the gap, or no answer: Pi warms, each refresh in the cost of the request after it", async () => {
-	for (const policy of [fold(0.2), { name: "pi", kind: "pi" } as Policy]) {
+	for (const policy of [fold(0.2), { name: "pi", kind: "pi" } as ReplayPolicy]) {
 		const run = await replayPolicy(script, policy, { window: WINDOW, cache: { model: DEAR, warming: true } });
 		assert.ok(
 			run.requests.every((r) => r.warmingStopped === undefined),
 			policy.name,
 		);
-		const figures = figuresOf(script, run, DEAR, true, WINDOW);
+		const figures = policyFigures(script, run, DEAR, true, WINDOW);
 		assert.deepEqual([figures.warmRefreshes, figures.warmStopped, figures.warmStopSaving], [2, 0, 0], policy.name);
 		const perRequest = figures.series.reduce((c, s) => c + s.cost, 0);
 		assert.ok(
@@ -112,7 +112,7 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 	writeFileSync(file, tool.text());
 	const job = (price: string) => ({
 		file,
-		policy: { name: "pi", kind: "pi" } as Policy,
+		policy: { name: "pi", kind: "pi" } as ReplayPolicy,
 		price,
 		window: WINDOW,
 		warming: true,
@@ -126,7 +126,7 @@ test("under OpenAI prices nothing warms, as in Pi, which warms only a model that
 
 test("Pi sends no refresh its rule finds unprofitable: a 12k-token prompt between runs, at Opus 4.5's prices", async () => {
 	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: WINDOW });
-	const figures = figuresOf(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
+	const figures = policyFigures(script, run, PRICE_MODELS["anthropic-5m"], true, WINDOW);
 	assert.deepEqual([figures.warmRefreshes, figures.warmStopped], [0, 0]);
 });
 
@@ -148,7 +148,7 @@ async function pauseAfter(chars: number, last: Record<string, unknown>) {
 		{ name: "pi", kind: "pi" },
 		{ window: WINDOW, cache: { model: DEAR, warming: true } },
 	);
-	return { run, figures: figuresOf(paused, run, DEAR, true, WINDOW, false) };
+	return { run, figures: policyFigures(paused, run, DEAR, true, WINDOW, false) };
 }
 
 test("no refresh in the pause after a compaction at the end of a run: its new context stopped Pi's warming", async () => {

@@ -154,7 +154,7 @@ export type KnobSource = "default" | "saved" | "environment";
  * The outcome of resolving the knobs: values, where each came from (for a knob the environment
  * sets, the variable read: its own or an earlier release's name), and one message per rejected input.
  */
-export interface Resolved {
+export interface ResolvedConfig {
 	config: FoldConfig;
 	sources: Record<keyof FoldConfig, KnobSource>;
 	variables: Partial<Record<keyof FoldConfig, string>>;
@@ -167,7 +167,7 @@ export interface Resolved {
  * a hot tail left at its default, so that an urgent event keeps a longer one (hotTailOf). What the
  * user set is taken as given.
  */
-export function policyConfigOf(resolved: Pick<Resolved, "config" | "sources">): PolicyView["config"] {
+export function policyConfigOf(resolved: Pick<ResolvedConfig, "config" | "sources">): PolicyView["config"] {
 	const config: PolicyView["config"] = { ...resolved.config };
 	if (resolved.sources.horizon === "default") delete config.horizon;
 	if (resolved.sources.hotTail === "default") delete config.hotTail;
@@ -277,10 +277,10 @@ export type SavedOrigin = (
  * over, as a refused variable falls back to the saved value: a bad value in a project's file keeps
  * the global file's.
  */
-export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): Resolved {
+export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): ResolvedConfig {
 	const config: FoldConfig = { ...DEFAULT_CONFIG };
-	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as Resolved["sources"];
-	const variables: Resolved["variables"] = {};
+	const sources = Object.fromEntries(KNOBS.map((knob) => [knob.key, "default"])) as ResolvedConfig["sources"];
+	const variables: ResolvedConfig["variables"] = {};
 	const problems: string[] = [];
 	const isSection = typeof saved === "object" && saved !== null && !Array.isArray(saved);
 	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);

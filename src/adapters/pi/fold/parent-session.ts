@@ -12,6 +12,7 @@
 import { closeSync, constants, readSync } from "node:fs";
 import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
+import { lastBranch } from "../../../core/session-branch.ts";
 import { openRegular, readFailure, readRegularFile } from "../owned-files.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
@@ -84,19 +85,6 @@ export function sessionHeaderOf(path: string): { id: string; parentSession?: str
 	}
 }
 
-/** The entries on the branch ending at the file's last entry (every entry for a file without ids). */
-function lastBranch(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
-	if (!entries.some((e) => typeof e.id === "string")) return [...entries];
-	const byId = new Map(entries.map((e) => [e.id, e] as const));
-	const branch: Record<string, unknown>[] = [];
-	const seen = new Set<unknown>();
-	for (let e = entries.at(-1); e && !seen.has(e.id); e = byId.get(e.parentId)) {
-		seen.add(e.id);
-		branch.push(e);
-	}
-	return branch.reverse();
-}
-
 /** The parent session of the current one, loaded on first use. */
 export class ParentSession {
 	private loaded: Loaded | undefined;
@@ -145,7 +133,8 @@ export class ParentSession {
 			}
 		}
 		if (this.damaged.length > 0) this.warn(`context-fold: ${this.damage()}`);
-		const branch = lastBranch(entries);
+		// A loop of parentIds (damage) ends the branch where it closes.
+		const { branch } = lastBranch(entries);
 		this.loaded = {
 			registry: rebuildRegistry(branch).registry,
 			anyBranch: new Map(recordsOfEveryBranch(entries).map((record) => [record.code, record] as const)),

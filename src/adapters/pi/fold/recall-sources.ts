@@ -2,19 +2,20 @@
  * Resolving a fold code to its original text: the ledger route (sha-verified), the live-history
  * fallback, and the bash tool's own full-output file for grep and line slices.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { renderArgs } from "../../../core/recall.ts";
 import { errorText } from "../error-text.ts";
+import { openRegular } from "../owned-files.ts";
 import type { FoldEngine } from "./engine.ts";
 import type { Ledger, LedgerHit, PlacedRecord } from "./session-ledger.ts";
 import { sha256 } from "./sha256.ts";
 
 /** A resolved folded block. */
-export interface Resolved {
+export interface ResolvedCode {
 	ok: true;
 	id: string;
 	record: FoldRecord;
@@ -67,10 +68,10 @@ export function readToolOutputFile(path: unknown): string | undefined {
 	if (realDir(dirname(resolve(path))) !== realDir(tmpdir())) return undefined;
 	let fd: number | undefined;
 	try {
-		fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+		fd = openRegular(path, constants.O_RDONLY, MAX_FULL_OUTPUT_BYTES);
 		const stat = fstatSync(fd);
 		const owner = process.getuid?.();
-		if (!stat.isFile() || stat.nlink !== 1 || stat.size > MAX_FULL_OUTPUT_BYTES) return undefined;
+		if (stat.nlink !== 1) return undefined;
 		if (owner !== undefined && stat.uid !== owner) return undefined;
 		return readFileSync(fd, "utf8");
 	} catch {
@@ -121,9 +122,9 @@ function servedFrom(
 	record: FoldRecord,
 	block: Block,
 	message: MessageLike,
-	source: Resolved["source"],
+	source: ResolvedCode["source"],
 	warning?: string,
-): Resolved {
+): ResolvedCode {
 	return {
 		ok: true,
 		id: record.id,
@@ -138,11 +139,11 @@ function servedFrom(
 }
 
 /** Resolves a code through the registry, the ledger and live history. */
-export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): Resolved | Unresolved {
+export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): ResolvedCode | Unresolved {
 	const id = engine.registry.idOf(code);
 	const record = id ? engine.registry.record(id) : undefined;
 	if (!id || !record) return { ok: false, error: `#${code} is not a fold code of this session branch` };
-	const base = (block: Block, message: MessageLike, source: Resolved["source"], warning?: string): Resolved =>
+	const base = (block: Block, message: MessageLike, source: ResolvedCode["source"], warning?: string): ResolvedCode =>
 		servedFrom(record, block, message, source, warning);
 	let mismatch = false;
 	let unreadable: string | undefined;
@@ -190,7 +191,7 @@ export function resolveCode(code: string, engine: FoldEngine, ledger: Ledger): R
  * index of every branch, the copy from the session file, sha-verified. Undefined when no branch
  * recorded the code.
  */
-export function resolveOtherBranch(code: string, ledger: Ledger): Resolved | Unresolved | undefined {
+export function resolveOtherBranch(code: string, ledger: Ledger): ResolvedCode | Unresolved | undefined {
 	let placed: PlacedRecord | undefined;
 	let hits: LedgerHit[];
 	let here: boolean;
@@ -203,7 +204,7 @@ export function resolveOtherBranch(code: string, ledger: Ledger): Resolved | Unr
 		return { ok: false, error: `#${code}: the session file could not be read (${errorText(error)})` };
 	}
 	const { record } = placed;
-	const served = (hit: LedgerHit, warning?: string): Resolved =>
+	const served = (hit: LedgerHit, warning?: string): ResolvedCode =>
 		servedFrom(record, hit.block, hit.message, here ? "records" : "branch", warning);
 	const newest = hits.at(-1);
 	if (!record.sha256 && newest) return served(newest, "this fold predates fold-time hashes; served unverified");

@@ -20,7 +20,7 @@ import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import {
-	type Resolved,
+	type ResolvedCode,
 	readToolOutputFile,
 	resolveCode,
 	resolveOtherBranch,
@@ -65,10 +65,10 @@ export function resolveAny(code: string, engine: FoldEngine, ledger: Ledger, par
 }
 
 /** Resolves a code from the parent session's file (read-only, sha-verified). */
-function resolveParent(code: string, parent: ParentSession): Resolved | Unresolved {
+function resolveParent(code: string, parent: ParentSession): ResolvedCode | Unresolved {
 	const hit = parent.resolve(code);
 	if (!hit.ok) return { ok: false as const, error: hit.error };
-	const resolved: Resolved = {
+	const resolved: ResolvedCode = {
 		ok: true,
 		id: hit.record.id,
 		record: hit.record,
@@ -89,7 +89,7 @@ function resolveParent(code: string, parent: ParentSession): Resolved | Unresolv
 }
 
 /** The recall header; `file` is the bash tool's full output when it is served, which no sha256 covers. */
-export function recallHeader(r: Resolved, file?: string): string {
+export function recallHeader(r: ResolvedCode, file?: string): string {
 	const what =
 		r.record.kind === "toolArgs"
 			? `arguments of ${r.toolName ?? "a tool call"}`
@@ -113,7 +113,7 @@ export function recallHeader(r: Resolved, file?: string): string {
 
 /** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
 function serve(
-	r: Resolved,
+	r: ResolvedCode,
 	grep: string | undefined,
 	range: ReturnType<typeof parseLineRange>,
 	budget: number,
@@ -155,7 +155,7 @@ function rest(code: string, next: number, end: number): string {
 
 /** How a search heads each block it shows, and what it suggests when more match than it shows. */
 export interface SearchWords {
-	head: (r: Resolved) => string;
+	head: (r: ResolvedCode) => string;
 	narrow: string;
 }
 
@@ -187,9 +187,9 @@ export function searchFolded(
 	words: SearchWords = MODEL_WORDS,
 	parent?: ParentSession,
 ): SearchAnswer {
-	const tiers: Resolved[][] = [[], [], []];
+	const tiers: ResolvedCode[][] = [[], [], []];
 	let unreadable = 0;
-	const take = (r: Resolved | Unresolved | undefined): void => {
+	const take = (r: ResolvedCode | Unresolved | undefined): void => {
 		if (!r?.ok) {
 			unreadable++;
 			return;

@@ -21,11 +21,11 @@ import type { Ledger } from "../fold/session-ledger.ts";
 import { notCodes } from "../tools/codes.ts";
 import { recallHeader, resolveAny, searchFolded } from "../tools/recall-folded.ts";
 import { runUnfold } from "../tools/unfold.ts";
-import { blockFacts } from "./blocks.ts";
+import { blockFacts } from "./block-facts.ts";
 import { type Ctx, inTui, say, show } from "./command-output.ts";
 import { currentRows, saveKnob, settingsView } from "./command-settings.ts";
 import { knobText, type SavedSettings } from "./settings.ts";
-import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status.ts";
+import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status-facts.ts";
 
 /** The command's name. */
 const COMMAND = "context-fold";

@@ -9,7 +9,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type CommandDeps, registerCommand } from "./command.ts";
 import { type FoldRecords, registerRenderers } from "./renderers.ts";
-import { updateFooter } from "./status.ts";
+import { updateFooter } from "./status-facts.ts";
 
 /** Registers the command, the renderers and the footer refreshes. */
 export function registerUserView(pi: ExtensionAPI, deps: CommandDeps, records: FoldRecords): void {

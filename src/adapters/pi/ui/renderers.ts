@@ -18,7 +18,7 @@ import { clip, estTokens, linesText, short } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
-import { blockFacts } from "./blocks.ts";
+import { blockFacts } from "./block-facts.ts";
 import { shownText } from "./viewer.ts";
 
 /**

@@ -11,7 +11,14 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
-import { KNOBS, type KnobSource, PROFILE_KNOBS, type Resolved, resolveConfig, type SavedOrigin } from "../config.ts";
+import {
+	KNOBS,
+	type KnobSource,
+	PROFILE_KNOBS,
+	type ResolvedConfig,
+	resolveConfig,
+	type SavedOrigin,
+} from "../config.ts";
 import { errorText } from "../error-text.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 
@@ -48,7 +55,7 @@ function rank(key: keyof FoldConfig, policy: FoldConfig["policy"]): number {
  * The knob table with values and sources from a resolution, in the order a user reads it: `policy`,
  * then the knobs of the profile in use, then those every profile reads, then the other profile's.
  */
-export function knobRows(resolved: Pick<Resolved, "config" | "sources" | "variables">): KnobRow[] {
+export function knobRows(resolved: Pick<ResolvedConfig, "config" | "sources" | "variables">): KnobRow[] {
 	const policy = resolved.config.policy;
 	const ordered = KNOBS.map((knob, index) => ({ knob, index })).sort(
 		(a, b) => rank(a.knob.key, policy) - rank(b.knob.key, policy) || a.index - b.index,

@@ -21,7 +21,7 @@ import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import type { FoldConfig } from "../settings-schema.ts";
-import { blockFacts } from "./blocks.ts";
+import { blockFacts } from "./block-facts.ts";
 
 /** The footer's status key. */
 const STATUS_KEY = "context-fold";
