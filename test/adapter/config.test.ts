@@ -298,6 +298,10 @@ describe("settings footguns", () => {
 		assert.equal(reserveOf(overrides, "p/other"), 8_000);
 		assert.equal(reserveOf({ reserveTokens: -1 }), 16_384, "a value Pi would reject counts as unset");
 		assert.equal(reserveOf({ enabled: false, reserveTokens: 8_000 }), undefined);
+		assert.equal(reserveOf({ reserveTokens: 2.5 }), 16_384, "a fraction is not a token count");
+		assert.equal(reserveOf({ reserveTokens: 8_000, modelOverrides: "p/small" }, "p/small"), 8_000);
+		assert.equal(reserveOf({ reserveTokens: 8_000, modelOverrides: { "p/small": 4 } }, "p/small"), 8_000);
+		assert.equal(reserveOf("compaction", "p/small"), 16_384);
 	});
 
 	it("warns once about a section that is not an object and uses the defaults", () => {

@@ -7,7 +7,7 @@
  * Also read here: Pi's own `compaction.keepRecentTokens`, which the economic backstop respects.
  */
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
-import type { TSchema } from "typebox";
+import { type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
 import { DEFAULT_ECONOMIC, type PolicyView } from "../../core/contract.ts";
 import { ENV_KEYWORD, type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION, UNIT_KEYWORD } from "./settings-schema.ts";
@@ -402,21 +402,31 @@ export function envSwitch(env: Env): { on: boolean; problem?: string } {
 	};
 }
 
+/** A token count Pi accepts in its compaction settings: a non-negative whole number. */
+const TokenCount = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+
+/** Pi's `compaction` settings as far as they are read here (any other key, or a wrong value, is let be). */
+const CompactionSettings = Type.Object({
+	keepRecentTokens: Type.Optional(Type.Unknown()),
+	reserveTokens: Type.Optional(Type.Unknown()),
+	modelOverrides: Type.Optional(Type.Unknown()),
+});
+
+/** Pi's `compaction.modelOverrides`: settings by `provider/id`. */
+const ModelOverrides = Type.Record(Type.String(), Type.Unknown());
+
 /**
  * One of Pi's compaction token settings for `model` (`provider/id`), resolved as Pi resolves it: the
  * model's entry under `compaction.modelOverrides`, else the setting, else Pi's default. A value Pi
  * would reject (not a non-negative whole number) counts as unset.
  */
 function compactionTokens(compaction: unknown, field: "keepRecentTokens" | "reserveTokens", model?: string): number {
-	const tokens = (value: unknown): number | undefined =>
-		typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-	const settings = compaction as Record<string, unknown> & { modelOverrides?: Record<string, unknown> };
-	const entry = model === undefined ? undefined : settings?.modelOverrides?.[model];
-	return (
-		tokens((entry as Record<string, unknown> | undefined)?.[field]) ??
-		tokens(settings?.[field]) ??
-		DEFAULT_COMPACTION_SETTINGS[field]
-	);
+	const tokens = (value: unknown): number | undefined => (Value.Check(TokenCount, value) ? value : undefined);
+	const settings = Value.Check(CompactionSettings, compaction) ? compaction : undefined;
+	const overrides = settings?.modelOverrides;
+	const override = model !== undefined && Value.Check(ModelOverrides, overrides) ? overrides[model] : undefined;
+	const entry = Value.Check(CompactionSettings, override) ? override : undefined;
+	return tokens(entry?.[field]) ?? tokens(settings?.[field]) ?? DEFAULT_COMPACTION_SETTINGS[field];
 }
 
 /** Pi's `compaction.keepRecentTokens` for `model` (`provider/id`), as Pi resolves it. */

@@ -7,6 +7,8 @@
  * recomputed. Replay follows 0.5.1's rules: the latest record per block id wins, the latest layer
  * per seq wins, layers apply in ascending seq, unfolds accumulate.
  */
+import { Type } from "typebox";
+import { Value } from "typebox/value";
 import type { FoldOp } from "../../../core/apply.ts";
 import { fromLegacyId } from "../../../core/block.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
@@ -35,9 +37,23 @@ type Data = Record<string, unknown>;
 const LEGACY_RECORD_KINDS = new Set(["fold", "spool", "gate"]);
 const CODE = /^(?:[0-9a-z]{6}|[0-9a-z]{8})$/;
 
-function isObj(value: unknown): value is Data {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** A 0.5.1 fold record (`entry` of a fold, spool or gate entry), as far as it is read. */
+const LegacyRecord = Type.Object({
+	blockId: Type.String({ minLength: 1 }),
+	code: Type.String(),
+	tool: Type.Optional(Type.Unknown()),
+	bytes: Type.Optional(Type.Unknown()),
+	sha256: Type.Optional(Type.Unknown()),
+});
+
+/** A 0.5.1 layer: its seq and its ops, each read by LegacyOp (a malformed one costs only itself). */
+const LegacyLayer = Type.Object({ seq: Type.Integer(), entries: Type.Array(Type.Unknown()) });
+
+/** One op of a 0.5.1 layer: the block and the exact digest bytes sent for it. */
+const LegacyOp = Type.Object({ id: Type.String(), digestText: Type.String({ minLength: 1 }) });
+
+/** A byte count 0.5.1 recorded. */
+const ByteCount = Type.Integer({ minimum: 0 });
 
 /**
  * True when `data` has the shape of a 0.5.1 entry: a record under `entry`, a layer under `layer`,
@@ -60,12 +76,11 @@ function kindOf(tool: unknown): Pick<FoldRecord, "kind" | "tool"> {
 
 /** A 0.5.1 FoldEntry (or a spool/gate entry) as a fold record, or null when it has no id or code. */
 function legacyRecord(entry: unknown): FoldRecord | null {
-	if (!isObj(entry)) return null;
-	const blockId = typeof entry.blockId === "string" && entry.blockId ? entry.blockId : undefined;
-	const code = typeof entry.code === "string" ? entry.code.toLowerCase() : undefined;
-	if (!blockId || !code || !CODE.test(code)) return null;
-	const record: FoldRecord = { id: fromLegacyId(blockId), code, chars: -1, seq: 0, ...kindOf(entry.tool) };
-	if (typeof entry.bytes === "number" && Number.isInteger(entry.bytes) && entry.bytes >= 0) record.bytes = entry.bytes;
+	if (!Value.Check(LegacyRecord, entry)) return null;
+	const code = entry.code.toLowerCase();
+	if (!CODE.test(code)) return null;
+	const record: FoldRecord = { id: fromLegacyId(entry.blockId), code, chars: -1, seq: 0, ...kindOf(entry.tool) };
+	if (Value.Check(ByteCount, entry.bytes)) record.bytes = entry.bytes;
 	if (typeof entry.sha256 === "string") record.sha256 = entry.sha256.toLowerCase();
 	return record;
 }
@@ -90,13 +105,10 @@ export function readLegacyEntry(data: Data, state: LegacyState): boolean {
 	}
 	if (kind === "layer") {
 		const layer = data.layer;
-		if (!isObj(layer) || !Number.isInteger(layer.seq) || !Array.isArray(layer.entries)) return false;
-		const entries = layer.entries.filter(
-			(e): e is { id: string; digestText: string } =>
-				isObj(e) && typeof e.id === "string" && typeof e.digestText === "string" && e.digestText.length > 0,
-		);
+		if (!Value.Check(LegacyLayer, layer)) return false;
+		const entries = layer.entries.filter((e) => Value.Check(LegacyOp, e));
 		state.malformedOps += layer.entries.length - entries.length;
-		state.layers.set(layer.seq as number, entries);
+		state.layers.set(layer.seq, entries);
 		return true;
 	}
 	const record = legacyRecord(data.entry);

@@ -10,6 +10,8 @@
  * held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, readSync } from "node:fs";
+import { Type } from "typebox";
+import { Value } from "typebox/value";
 import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { lastBranch } from "../../../core/session-branch.ts";
@@ -55,6 +57,13 @@ interface Loaded {
 /** Most bytes read looking for a session file's header line. */
 const MAX_HEADER_BYTES = 64 * 1024;
 
+/** A session file's header line, as far as a seeded session reads it. */
+const SessionHeader = Type.Object({
+	type: Type.Literal("session"),
+	id: Type.String({ minLength: 1 }),
+	parentSession: Type.Optional(Type.Unknown()),
+});
+
 /**
  * The header (first line) of the session file `path`: its session id and the parent session it
  * names, read without following a final symlink and without reading further; or why it cannot be
@@ -68,13 +77,8 @@ export function sessionHeaderOf(path: string): { id: string; parentSession?: str
 		const read = readSync(fd, buffer, 0, MAX_HEADER_BYTES, 0);
 		const text = buffer.subarray(0, read).toString("utf8");
 		const end = text.indexOf("\n");
-		const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as {
-			type?: unknown;
-			id?: unknown;
-			parentSession?: unknown;
-		};
-		if (header?.type !== "session" || typeof header.id !== "string" || !header.id)
-			return { why: "its first line is not a session header with an id" };
+		const header: unknown = JSON.parse(end < 0 ? text : text.slice(0, end));
+		if (!Value.Check(SessionHeader, header)) return { why: "its first line is not a session header with an id" };
 		const parent = header.parentSession;
 		return typeof parent === "string" && parent ? { id: header.id, parentSession: parent } : { id: header.id };
 	} catch (error) {

@@ -22,10 +22,33 @@ export type FoldEntry =
 	| { v: number; kind: "layer"; seq: number; ops: FoldOp[] }
 	| { v: number; kind: "unfold"; ids: string[] };
 
-interface EntryLike {
-	type?: unknown;
-	customType?: unknown;
-	data?: unknown;
+/** A `contextfold.fold` custom entry of Pi's session, its payload still unread. */
+const FoldEntrySchema = Type.Object({
+	type: Type.Literal("custom"),
+	customType: Type.Literal(ENTRY_TYPE),
+	data: Type.Unknown(),
+});
+
+/**
+ * The three payloads' envelopes. Their lists are read item by item below (records and ops by their
+ * own schemas), so that one malformed item costs that item, not the whole entry.
+ */
+const RecordsPayload = Type.Object({
+	kind: Type.Literal("records"),
+	seq: Type.Number(),
+	records: Type.Array(Type.Unknown()),
+});
+const LayerPayload = Type.Object({ kind: Type.Literal("layer"), seq: Type.Number(), ops: Type.Array(Type.Unknown()) });
+const UnfoldPayload = Type.Object({ kind: Type.Literal("unfold"), ids: Type.Array(Type.Unknown()) });
+
+/**
+ * The payload of `raw` when it is a `contextfold.fold` entry: an object, or null for one that is
+ * none (unreadable); undefined for any other entry.
+ */
+function foldPayload(raw: unknown): Record<string, unknown> | null | undefined {
+	if (!Value.Check(FoldEntrySchema, raw)) return undefined;
+	const data = raw.data;
+	return data && typeof data === "object" ? (data as Record<string, unknown>) : null;
 }
 
 /** The shape of a persisted fold record (unknown fields are tolerated, as a newer writer may add some). */
@@ -95,10 +118,9 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 	const own: Record<string, unknown>[] = [];
 	const skipped: Skipped = { entries: 0, records: 0, ops: 0, unbacked: 0 };
 	for (const raw of entries) {
-		const entry = raw as EntryLike;
-		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
-		const data = entry.data as Record<string, unknown> | undefined;
-		if (!data || typeof data !== "object") skipped.entries++;
+		const data = foldPayload(raw);
+		if (data === undefined) continue;
+		if (data === null) skipped.entries++;
 		else if (!isLegacyEntry(data)) own.push(data);
 		else if (!readLegacyEntry(data, legacy)) skipped.entries++;
 	}
@@ -107,14 +129,13 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 	skipped.unbacked += legacy.unbacked;
 	const recorded = new Set<number>();
 	for (const data of own) {
-		const kind = data.kind;
-		if (kind === "records" && Array.isArray(data.records) && typeof data.seq === "number") {
+		if (Value.Check(RecordsPayload, data)) {
 			for (const record of data.records) {
 				if (isRecord(record)) registry.addRecord({ ...record, seq: record.seq ?? data.seq });
 				else skipped.records++;
 			}
 			recorded.add(data.seq);
-		} else if (kind === "layer" && Array.isArray(data.ops) && typeof data.seq === "number") {
+		} else if (Value.Check(LayerPayload, data)) {
 			const ops = data.ops.filter(isOp);
 			skipped.ops += data.ops.length - ops.length;
 			// A layer whose records entry is missing is readable: its blocks are sent raw, and said so.
@@ -127,7 +148,7 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 			const backed = ops.filter((op) => registry.record(op.id)?.code === op.code);
 			skipped.unbacked += ops.length - backed.length;
 			registry.commitLayer(data.seq, backed);
-		} else if (kind === "unfold" && Array.isArray(data.ids)) {
+		} else if (Value.Check(UnfoldPayload, data)) {
 			for (const id of data.ids) if (typeof id === "string") registry.unfold(id);
 		} else {
 			skipped.entries++;
@@ -144,16 +165,14 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 export function recordsOfEveryBranch(entries: readonly unknown[]): FoldRecord[] {
 	const out: FoldRecord[] = [];
 	for (const raw of entries) {
-		const entry = raw as EntryLike;
-		if (entry?.type !== "custom" || entry.customType !== ENTRY_TYPE) continue;
-		const data = entry.data as Record<string, unknown> | undefined;
-		if (data && typeof data === "object" && isLegacyEntry(data)) {
+		const data = foldPayload(raw);
+		if (data && isLegacyEntry(data)) {
 			// A fold 0.5.1 recorded: its code is served from this file as this version's are.
 			const record = legacyRecordOf(data);
 			if (record) out.push(record);
 			continue;
 		}
-		if (data?.kind !== "records" || !Array.isArray(data.records) || typeof data.seq !== "number") continue;
+		if (!Value.Check(RecordsPayload, data)) continue;
 		for (const record of data.records) if (isRecord(record)) out.push({ ...record, seq: record.seq ?? data.seq });
 	}
 	return out;
