@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The package's command (`npx context-fold replay …`). The command is TypeScript source: from a
-// checkout Node strips its types itself; installed under node_modules, where Node refuses to strip
-// types, it is loaded through jiti, the loader Pi itself loads extensions with (a dependency of the
-// @earendil-works/pi-coding-agent peer, resolved from there; no copy of our own).
+/**
+ * The package's command (`npx context-fold replay …`). The command is TypeScript source: from a
+ * checkout Node strips its types itself; installed under node_modules, where Node refuses to strip
+ * types, it is loaded through jiti, the loader Pi itself loads extensions with (a dependency of the
+ * @earendil-works/pi-coding-agent peer, resolved from there; no copy of our own).
+ */
 import { createRequire } from "node:module";
 
 // From a checkout, `npm ci` there brings both what the command needs: Pi's SDK and a Node 22 that

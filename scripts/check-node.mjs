@@ -1,7 +1,9 @@
-// Fails early, with a clear message, when the tests would run on a Node that Pi cannot start on.
-// `npm ci` brings a Node 22 binary for this platform (the dev-only package in scripts/test-node, whose
-// optional dependencies are the per-platform node-* packages) as node_modules/.bin/node, and npm
-// scripts put that directory first on PATH, so this normally passes after the install command.
+/**
+ * Fails early, with a clear message, when the tests would run on a Node that Pi cannot start on.
+ * `npm ci` brings a Node 22 binary for this platform (the dev-only package in scripts/test-node, whose
+ * optional dependencies are the per-platform node-* packages) as node_modules/.bin/node, and npm
+ * scripts put that directory first on PATH, so this normally passes after the install command.
+ */
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
 	console.error(

@@ -396,6 +396,7 @@ export const ADVICE = {
 	},
 } as const;
 
-/** The confirmation's two answers. */
+/** The confirmation's answer that puts the prompt back in the editor, unsent. */
 export const KEEP_DRAFT = "Keep draft";
+/** The confirmation's answer that sends the prompt to the cold cache. */
 export const SEND_ANYWAY = "Send anyway";

@@ -57,6 +57,7 @@ export function keptOut(rows: readonly PassRow[]): { folds: number; tokens: numb
 
 /** The parts of the context picture, in the order the bar draws them. */
 export const PARTS = ["system", "summary", "digests", "fixed", "raw", "tail"] as const;
+/** One part of the context picture. */
 export type Part = (typeof PARTS)[number];
 
 /** What each part is called, and the character the bar draws it with. */

@@ -20,7 +20,10 @@ const RELATIVE_PATH = /(?<![\w./:@-])(?:\.\/)?(?:[\w-][\w.-]*\/)+[\w-][\w.-]*\.[
  */
 export const MENTION_LIMITS = { minChars: 4000, chars: 400 } as const;
 
-/** The relative file paths `text` mentions, each once (without a leading `./`), in order. */
+/**
+ * The relative file paths `text` mentions, each once (without a leading `./`), in order: unbounded,
+ * for tests (digests use pathsLine, which stops at its bound).
+ */
 export function mentionedPaths(text: string): string[] {
 	const paths = new Set<string>();
 	for (const match of text.matchAll(RELATIVE_PATH))

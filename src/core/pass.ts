@@ -108,7 +108,10 @@ function renderContents(
 	return applyOps(messages, [...frozen, ...event.filter((op) => !taken.has(op.id))], blocks, memo);
 }
 
-/** Renders a turn (see renderContents) as the messages to send, without mutating `messages`. */
+/**
+ * Renders a turn (see renderContents) as the messages to send, without mutating `messages`: the
+ * whole-array form for tests and the bench (the engine applies renderContents in place).
+ */
 export function renderTurn(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],

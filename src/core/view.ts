@@ -51,7 +51,8 @@ class Holds {
 
 /**
  * Ids the model has not seen yet: tool results after the latest assistant message (a parallel
- * batch is held together), and the arguments of any call whose result is held or missing.
+ * batch is held together), and the arguments of any call whose result is held or missing. The set
+ * form of what a view's Holds answers block by block, for tests and the bench.
  */
 export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
 	const holds = new Holds(lastAssistantOf(messages), blocks);

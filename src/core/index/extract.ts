@@ -180,7 +180,8 @@ function scanPiece(text: string, maxChars: number, out: Found[]): void {
 /**
  * The exact identifiers of `text` in first-occurrence order, deduplicated: git-style hex hashes,
  * UUIDs, versions (`1.2.3`, `v1.2.3-beta.1`), numbers of 6+ digits, and code symbols (camelCase or
- * PascalCase with an inner capital, snake_case, dotted paths of 3+ segments).
+ * PascalCase with an inner capital, snake_case, dotted paths of 3+ segments). The list form of what
+ * extraction scans a record's text for, for tests and the quality eval.
  */
 export function identifiersIn(text: string, maxChars: number = SEED_CAPS.identifierChars): string[] {
 	const found: Found[] = [];
