@@ -117,7 +117,7 @@ export interface ReplayOptions {
 	html?: string;
 	/** False: no hook column (see RunOptions.timeHooks); only callers that print none set it. */
 	timeHooks?: boolean;
-	/** False: no foresight floors (see figuresOf); only callers that print none set it. */
+	/** False: no foresight floors (see policyFigures); only callers that print none set it. */
 	foresight?: boolean;
 }
 

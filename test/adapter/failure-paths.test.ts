@@ -361,6 +361,15 @@ describe("a parent session file with a damaged line", () => {
 	});
 });
 
+describe("a fold entry without its payload", () => {
+	it("counts as an unreadable entry, as one whose payload is not an object does", () => {
+		for (const entry of [{}, { data: null }, { data: 7 }]) {
+			const { skipped } = rebuildRegistry([{ type: "custom", customType: "contextfold.fold", ...entry }]);
+			assert.deepEqual(skipped, { entries: 1, records: 0, ops: 0, unbacked: 0 }, JSON.stringify(entry));
+		}
+	});
+});
+
 describe("a fold layer whose records entry is missing", () => {
 	it("is read, its blocks counted as sent raw, not as an unreadable entry", () => {
 		const { registry, skipped } = rebuildRegistry([

@@ -26,7 +26,7 @@ export type FoldEntry =
 const FoldEntrySchema = Type.Object({
 	type: Type.Literal("custom"),
 	customType: Type.Literal(ENTRY_TYPE),
-	data: Type.Unknown(),
+	data: Type.Optional(Type.Unknown()),
 });
 
 /**
