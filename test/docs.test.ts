@@ -4,7 +4,9 @@
  * in README.md and docs/*.md must name a file that exists, and a `#fragment` must name a heading of
  * that file (GitHub's heading slugs), so moving a section cannot leave a dead link behind.
  * ARCHITECTURE.md's map names every source file, by its path under src/core/, src/adapters/pi/ or
- * src/replay/, so a new room cannot go unlisted.
+ * src/replay/, so a new room cannot go unlisted. And docs/policy.md's word on the `economic` profile
+ * (its cost in total, its visibility below plain Pi's on average and at worst) is the corpus table's
+ * in docs/defaults.md, which `npm run figures` writes.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -159,4 +161,37 @@ describe("ARCHITECTURE.md", () => {
 			);
 		});
 	}
+});
+
+/** The corpus table of docs/defaults.md: per session, plain Pi's visibility and each profile's cell. */
+function corpusTable(): { session: string; pi: number; cells: string[] }[] {
+	const text = readFileSync(join(ROOT, "docs", "defaults.md"), "utf8");
+	const block = /<!-- figures:corpus -->\n([\s\S]*?)<!-- \/figures:corpus -->/.exec(text)?.[1] ?? "";
+	return block
+		.split("\n")
+		.filter((line) => /^\| (project|shared|more)\//.test(line))
+		.map((line) => {
+			const cells = line.split("|").map((c) => c.trim().replace(/\*/g, ""));
+			return { session: cells[1], pi: Number(/, ([\d.]+) %/.exec(cells[2])?.[1]), cells: cells.slice(4, 7) };
+		});
+}
+
+describe("docs/policy.md on the economic profile", () => {
+	it("quotes the corpus table's cost and visibility", () => {
+		const rows = corpusTable();
+		assert.ok(rows.length >= 2, "the corpus table is found");
+		const losses = rows.map((r) => r.pi - Number(/\/ ([\d.]+) %/.exec(r.cells[1])?.[1]));
+		assert.ok(losses.every(Number.isFinite), JSON.stringify(rows));
+		const mean = (losses.reduce((a, b) => a + b, 0) / losses.length).toFixed(1);
+		const worst = Math.max(...losses).toFixed(1);
+		const defaults = readFileSync(join(ROOT, "docs", "defaults.md"), "utf8");
+		const total = /\| all \d+, cost in total \| \| \| \*\*([\d.]+)\*\* \| ([\d.]+) \|/.exec(defaults);
+		assert.ok(total, "the table's total row");
+		const policy = readFileSync(join(ROOT, "docs", "policy.md"), "utf8").replace(/\s+/g, " ");
+		assert.ok(
+			policy.includes(`${total[2]}× plain Pi over the corpus where the default costs ${total[1]}×`),
+			total[0],
+		);
+		assert.ok(policy.includes(`${mean} points below plain Pi on average and up to ${worst}`), `${mean} / ${worst}`);
+	});
 });

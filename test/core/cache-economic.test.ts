@@ -94,6 +94,20 @@ describe("the break-even rule", () => {
 		assert.deepEqual(economize(mkView(paying, { window: 200_000, config: { ...WIDE, horizon: 10 } })), []);
 	});
 
+	it("prices the rewrite at the cache's own write premium when the view carries one", () => {
+		// The paying event above: 28k rewritten against 360k reads saved over 20 requests. At 11.5 reads a
+		// token (Anthropic's 5-minute write) it pays, at 20 (the one-hour write, 2x) 560k does not.
+		const paying = [blk("r:a", 10_000, 9000), blk("r:b", 10_000, 9000), text("t:1", 20_000), text("t:new", 6000)];
+		const priced = (rewriteInReads: number): PolicyView => ({
+			...mkView(paying, { window: 200_000, config: WIDE }),
+			cache: { warm: true, rewriteInReads },
+		});
+		assert.deepEqual(folds(economize(priced(11.5))), ["r:a", "r:b"]);
+		assert.deepEqual(folds(economize(priced(12.8))), ["r:a", "r:b"], "358k: still repaid");
+		assert.deepEqual(economize(priced(12.9)), [], "361k: not repaid over 20 requests");
+		assert.deepEqual(economize(priced(20)), []);
+	});
+
 	it("counts the saving over no more than a quarter of the requests the session has made: it may end soon after", () => {
 		// The paying event above repays over 20 requests (360k reads against 322k), not over 10 (180k):
 		// over 18 (324k) but not 17 (306k).

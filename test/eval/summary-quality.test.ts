@@ -18,7 +18,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_ECONOMIC } from "../../src/core/contract.ts";
 import { SUMMARY_LIMITS } from "../../src/core/summary.ts";
-import { corpusNote, loadSessions, type Session } from "../corpus/corpora.ts";
+import { corpusNote, listSessions, loadSessions, type Session } from "../corpus/corpora.ts";
 import {
 	CHECKPOINTS,
 	evaluateSession,
@@ -126,6 +126,11 @@ describe("summary quality over the recorded sessions", () => {
 				["fold events", folding],
 				["full shape", full],
 			]),
+		);
+		assert.deepEqual(
+			sessions.map((s) => s.path),
+			listSessions().map((s) => s.path),
+			"every session of every corpus present is evaluated",
 		);
 		const project = sessions.filter((s) => s.corpus === "project");
 		assert.ok(project.length > 0, "test/fixtures/sessions holds no session");

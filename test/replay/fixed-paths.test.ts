@@ -3,11 +3,14 @@
  * recorded working directory and a fixed install path for Pi's documentation, never this checkout
  * (its node_modules, or the process's working directory), and a system message's timestamp is not
  * priced. Replayed again from another working directory with Pi's package directory elsewhere
- * (`PI_PACKAGE_DIR`, Pi's own override), every request has the same bytes.
+ * (`PI_PACKAGE_DIR`, Pi's own override), every request has the same bytes. Nothing on this machine's
+ * disk reaches a request either: a recorded working directory that exists here, holding an AGENTS.md,
+ * a SYSTEM.md, an APPEND_SYSTEM.md and Pi settings, gives the same requests as one that does not.
  */
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { getPackageDir } from "@earendil-works/pi-coding-agent";
 import { messageBlockTexts } from "../../src/replay/request-shape.ts";
@@ -57,3 +60,22 @@ for (const policy of [
 		}
 	});
 }
+
+test("nothing from the recorded working directory's disk reaches a request", async () => {
+	const dir = mkdtempSync(join(tmpdir(), "cf-replay-cwd-"));
+	try {
+		mkdirSync(join(dir, ".pi"));
+		writeFileSync(join(dir, "AGENTS.md"), "PLANTED-AGENTS context file\n");
+		writeFileSync(join(dir, "CLAUDE.md"), "PLANTED-CLAUDE context file\n");
+		writeFileSync(join(dir, ".pi", "SYSTEM.md"), "PLANTED-SYSTEM prompt\n");
+		writeFileSync(join(dir, ".pi", "APPEND_SYSTEM.md"), "PLANTED-APPEND prompt\n");
+		writeFileSync(join(dir, ".pi", "settings.json"), JSON.stringify({ "context-fold": { policy: "ladder" } }));
+		const policy: ReplayPolicy = { name: "context-fold", kind: "context-fold", settings: {} };
+		const run = await replayPolicy({ ...script, cwd: dir }, policy, { window: 200_000, keepMessages: true });
+		const all = JSON.stringify(run.requests.map((r) => r.messages));
+		assert.ok(all.includes(dir), "the recorded working directory is named");
+		assert.doesNotMatch(all, /PLANTED-/);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+});
