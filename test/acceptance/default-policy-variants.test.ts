@@ -42,13 +42,6 @@ test("the corpus sessions replayed here", (t) => {
 for (const price of ["anthropic-1h", "openai"]) {
 	test(`at ${price} prices, no session costs more than plain Pi (but where UNREACHED says)`, async (t) => {
 		const reports = await replayIn(WINDOW, "pi,context-fold", price);
-		// The docs' line for this price says met or not from the replay over every corpus folder.
-		if (listCorpora().every((corpus) => corpus.present)) {
-			const reached = blockOf(readFileSync(new URL("../../docs/defaults.md", import.meta.url), "utf8"), "reached");
-			const line = priceLine(price, reports, "context-fold");
-			const said = (reached ?? "").split(/\n(?=- )/).map((b) => b.replace(/\s+/g, " "));
-			assert.ok(said.includes(line), `docs/defaults.md should say of ${price}: ${line}`);
-		}
 		for (const report of reports) {
 			await t.test(report.session, () => {
 				const { fold, ratio } = pair(report);
@@ -59,6 +52,14 @@ for (const price of ["anthropic-1h", "openai"]) {
 				assert.equal(fold.summaryRequests, 0, "no LLM compaction");
 				assert.equal(fold.overflowRejections, 0);
 			});
+		}
+		// The docs' line for this price says met or not from the replay over every corpus folder (after
+		// the sessions' own bounds, so that a stale line cannot keep them from being checked).
+		if (listCorpora().every((corpus) => corpus.present)) {
+			const reached = blockOf(readFileSync(new URL("../../docs/defaults.md", import.meta.url), "utf8"), "reached");
+			const line = priceLine(price, reports, "context-fold");
+			const said = (reached ?? "").split(/\n(?=- )/).map((b) => b.replace(/\s+/g, " "));
+			assert.ok(said.includes(line), `docs/defaults.md should say of ${price}: ${line}`);
 		}
 	});
 }
