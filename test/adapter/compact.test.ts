@@ -646,22 +646,6 @@ describe("over budget with nothing worth folding", () => {
 		stub.addMessage({ role: "user", content: "go on", timestamp: 3 });
 	}
 
-	/**
-	 * bigPrompt, then a 1.1k-token reply and a short prompt: the big prompt no longer ends within a hot
-	 * tail of 1k tokens, so a compaction would not keep it raw (the backstop waits while the tail it
-	 * keeps reaches it alone).
-	 */
-	function agedBigPrompt(stub: ReturnType<typeof loadStub>) {
-		bigPrompt(stub);
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "noted. ".repeat(650) }],
-			responseId: "r2",
-			timestamp: 4,
-		});
-		stub.addMessage({ role: "user", content: "next", timestamp: 5 });
-	}
-
 	/** A 10k-window session past the budget after one run (Pi keeps 1k), which asked for one compaction. */
 	async function compactedOnce() {
 		const stub = smallKeep(10_000);
@@ -827,15 +811,15 @@ describe("over budget with nothing worth folding", () => {
 		for (const policy of ["economic", "ladder"]) {
 			process.env.CONTEXTFOLD_POLICY = policy;
 			try {
-				// ~12k tokens in a 20k window: past a backstopAt of 3.6k, under the budget (75 %); Pi keeps
-				// 1k raw at a compaction, the backstop's the newest 1k (without the big prompt).
+				// ~11k tokens in a 20k window: past a backstopAt of 3.6k, under the budget (75 %); Pi keeps
+				// 1k raw at a compaction.
 				const stub = loadStub({ window: 20_000 });
 				stub.settings = {
 					...stub.settings,
-					"context-fold": { backstopAt: 3_600, hotTail: 1_000 },
+					"context-fold": { backstopAt: 3_600 },
 					compaction: { keepRecentTokens: 1_000 },
 				};
-				agedBigPrompt(stub);
+				bigPrompt(stub);
 				await stub.emit("session_start", { reason: "startup" });
 				await run(stub);
 				if (policy === "economic") {
@@ -934,17 +918,17 @@ describe("over budget with nothing worth folding", () => {
 	it("under policy=economic, reads keepRecentTokens for the model in use (compaction.modelOverrides)", async () => {
 		process.env.CONTEXTFOLD_POLICY = "economic";
 		try {
-			// ~12k tokens in a 20k window, past a backstopAt of 3.6k. Pi keeps 1k by default here, 20k for
+			// ~11k tokens in a 20k window, past a backstopAt of 3.6k. Pi keeps 1k by default here, 20k for
 			// the model in use: no compaction could go below that for this model, so the backstop sits at 25k.
 			const compactions = async (model: { provider: string; id: string }) => {
 				const stub = loadStub({ window: 20_000 });
 				stub.model = model;
 				stub.settings = {
 					...stub.settings,
-					"context-fold": { backstopAt: 3_600, hotTail: 1_000 },
+					"context-fold": { backstopAt: 3_600 },
 					compaction: { keepRecentTokens: 1_000, modelOverrides: { "p/big-keep": { keepRecentTokens: 20_000 } } },
 				};
-				agedBigPrompt(stub);
+				bigPrompt(stub);
 				await stub.emit("session_start", { reason: "startup" });
 				await run(stub);
 				return stub.compactions.length;

@@ -263,15 +263,6 @@ describe("backstop and urgency", () => {
 		assert.ok(economize(keeps).every((c) => c.type === "fold"));
 	});
 
-	it("asks for none while the tail a compaction keeps raw reaches the backstop alone", () => {
-		// 40k never folds; the newest 31k result is the hot tail a compaction would keep: it could not
-		// bring the prompt under 30k. Once a small block follows, the big one is older than the hot tail.
-		const big = [text("t:old", 9_000), blk("r:a", 500, 400), blk("r:big", 31_000, 0, { eligible: false })];
-		assert.ok(economize(mkView(big)).every((c) => c.type !== "compact"));
-		const aged = [...big, text("t:new", 6_000)];
-		assert.equal(economize(mkView(aged)).at(-1)?.type, "compact");
-	});
-
 	it("keeps folding what pays while a compaction is asked for: it runs only once the agent's run is over", () => {
 		const blocks = [text("t:old", 30_000), blk("r:a", 10_000, 9000), text("t:new", 6000)];
 		const commands = economize(mkView(blocks));
@@ -399,9 +390,8 @@ describe("savings read only when they can matter", () => {
 		const view = mkView([...older, text("t:new", 6000)], { config });
 		assert.deepEqual(economize(view, { keep: () => true }), []);
 		assert.equal(reads.n, 5);
-		// Where they cannot, the compaction is asked for, with every saving counted (the text that never
-		// folds is older than the hot tail a compaction keeps).
-		const tight = mkView([text("t:big", 40_000), ...older, text("t:new", 6000)], { config });
+		// Where they cannot, the compaction is asked for, with every saving counted.
+		const tight = mkView([...older, text("t:big", 40_000)], { config });
 		reads.n = 0;
 		assert.deepEqual(
 			economize(tight, { keep: () => true }).map((c) => c.type),
@@ -414,10 +404,9 @@ describe("savings read only when they can matter", () => {
 describe("the backstop and Pi's own compaction point", () => {
 	const config = { minEvent: 1_000, foldFrom: 5_000, backstopAt: 10_000 };
 	const older = Array.from({ length: 6 }, (_, i) => blk(`r:${i}`, 3000, 2900));
-	// A 100k window whose compaction reserve is 16k: Pi compacts past 84k; 60 % of that is 50.4k. The
-	// text that never folds is older than the hot tail a compaction keeps.
+	// A 100k window whose compaction reserve is 16k: Pi compacts past 84k; three quarters of that is 63k.
 	const at = (usage: number, compacted: boolean): PolicyView => ({
-		...mkView([text("t:big", usage - 24_000), ...older, text("t:new", 6000)], { config }),
+		...mkView([...older, text("t:big", usage - 18_000)], { config }),
 		reserve: 16_000,
 		...(compacted ? { compacted } : {}),
 	});

@@ -3,8 +3,7 @@
  * context above `backstopAt` tokens (here a big user message, which never folds, holds it
  * there) while it is still under the fold budget, context-fold compacts with its deterministic
  * summary: a fromHook compaction entry, no summarization request at the model server, and a notice
- * naming the backstop. It does so once the big message is older than the hot tail the compaction
- * keeps raw (a compaction that kept it could not go below the backstop). The compaction waits until the agent's run is over: Pi's compact() aborts a run
+ * naming the backstop. The compaction waits until the agent's run is over: Pi's compact() aborts a run
  * in progress and never resumes it, so every step of the run must still reach the model. That
  * compaction keeps only the policy's hot tail raw, not Pi's keepRecentTokens.
  */
@@ -25,8 +24,6 @@ import { createPiSandbox, type PiRpc, type PiSandbox, parseJsonl, waitForEntries
 const WINDOW = 16_000;
 const OUR_HEADER = "[context-fold deterministic compaction summary]";
 const BIG = `Constraints, keep verbatim:\n${"the parser must keep every byte of the input. ".repeat(700)}`;
-/** A prompt of ~1.1k tokens after BIG: past a hot tail of 1k, so a compaction would not keep BIG raw. */
-const NEXT = `Next, about the input: ${"the parser must keep every byte of the input. ".repeat(95)}`;
 
 /** Asserts that the model server saw no summarization request (Pi's LLM compaction never ran). */
 function assertNoSummarization(server: ModelServer): void {
@@ -37,23 +34,19 @@ function assertNoSummarization(server: ModelServer): void {
 	);
 }
 
-/** Sends a short prompt, BIG and NEXT, and returns the session's state once the three runs are over. */
+/** Sends a short prompt, then BIG, and returns the session's state once both runs are over. */
 async function startThenBig(rpc: PiRpc): Promise<{ sessionFile: string }> {
 	await rpc.prompt("Start: note the plan.");
 	await rpc.prompt(BIG);
-	await rpc.prompt(NEXT);
 	return rpc.call<{ sessionFile: string }>({ type: "get_state" });
 }
 
-/**
- * Real `pi` over RPC against `script`, with the economic policy's backstop at 4.8k tokens (30 % of a
- * 16k window) and a hot tail of 1k.
- */
+/** Real `pi` over RPC against `script`, with the economic policy's backstop at 4.8k tokens (30 % of a 16k window). */
 function backstopPi(
 	script: Script,
 	settings: Record<string, unknown> = {
 		compaction: { keepRecentTokens: 1_000 },
-		"context-fold": { policy: "economic", backstopAt: 4_800, budgetFraction: 0.95, hotTail: 1_000 },
+		"context-fold": { policy: "economic", backstopAt: 4_800, budgetFraction: 0.95 },
 	},
 ): { server: () => ModelServer; rpc: () => PiRpc } {
 	let server: ModelServer;
@@ -101,13 +94,12 @@ describe("economic policy: the backstop", () => {
 });
 
 describe("economic policy: the backstop waits for the agent's run to end", () => {
-	// After the prompt that follows the big one, the model runs two commands before it answers: three
-	// requests in one run, each above the backstop with the big prompt out of the hot tail. Pi's
-	// compact() would abort the run at once and never resume it.
+	// After the big prompt, the model runs two commands before it answers: three requests in one run,
+	// each above the backstop. Pi's compact() would abort the run at once and never resume it.
 	const pi = backstopPi((req) => {
 		if (isSummarizationRequest(req)) return { text: "MODEL SUMMARY" };
 		const results = toolResultsOf(req).length;
-		if (!lastUserText(req)?.startsWith("Next")) return { text: `reply ${req.index}` };
+		if (!lastUserText(req)?.startsWith("Constraints")) return { text: `reply ${req.index}` };
 		if (results === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step-one" } }] };
 		if (results === 1) return { toolCalls: [{ name: "bash", args: { command: "echo step-two" } }] };
 		return { text: "BOTH STEPS DONE" };
@@ -118,7 +110,7 @@ describe("economic policy: the backstop waits for the agent's run to end", () =>
 		const server = pi.server();
 		const state = await startThenBig(rpc);
 		const [compaction] = await waitForEntries(state.sessionFile, "compaction");
-		const afterBig = server.requests.filter((r) => lastUserText(r)?.startsWith("Next"));
+		const afterBig = server.requests.filter((r) => lastUserText(r)?.startsWith("Constraints"));
 		assert.equal(afterBig.length, 3, `every step of the run was requested: ${rpc.stderr()}`);
 		assert.ok(
 			afterBig.every((r) => (server.usages[r.index]?.promptTokens ?? 0) > 0.3 * WINDOW),

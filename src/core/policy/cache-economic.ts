@@ -250,19 +250,6 @@ function outsideTails(view: PolicyView, tail: ReadonlySet<string>): Outside[] {
 	return out;
 }
 
-/**
- * What a compaction now would keep raw: every block that ends within the newest `hotTail` tokens, the
- * last one always, as the compaction's cut keeps every entry that does (the adapter's kept-tail.ts).
- */
-function keptByCompaction(blocks: readonly ViewBlock[], hotTail: number): number {
-	let kept = 0;
-	for (let i = blocks.length - 1; i >= 0; i--) {
-		if (i < blocks.length - 1 && kept >= hotTail) break;
-		kept += blocks[i].tokens;
-	}
-	return kept;
-}
-
 /** What `blocks` cost as sent: no fold of them saves more. */
 function tokensOf(blocks: readonly Outside[]): number {
 	let tokens = 0;
@@ -362,9 +349,7 @@ export function economize(
 				if (foldable > room) break;
 			}
 		} else foldable = maskableOfAll();
-		// A compaction keeps its hot tail raw: while that alone reaches the backstop, one now could not
-		// bring the prompt under it, so it waits for the tail to age (what then folds may do instead).
-		backstopped = foldable <= room && keptByCompaction(view.blocks, knobs.hotTail) < backstop;
+		backstopped = foldable <= room;
 	}
 	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact()] : folds);
 	// Blocks in use stay raw: they count toward the backstop above, so this costs no compaction.
