@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { HANDOFF_MESSAGE_TYPE } from "../../src/adapters/pi/compaction/handoff.ts";
+import { HANDOFF_MESSAGE_TYPE, handoffHashes } from "../../src/adapters/pi/compaction/handoff.ts";
 import { INSTRUCTIONS_NOT_APPLIED } from "../../src/adapters/pi/compaction/hooks.ts";
 import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
 import { foldCode } from "../../src/core/digest.ts";
@@ -535,6 +535,58 @@ describe("seed index on disk", () => {
 			const tail = seed.split("\n").find((l) => l.includes("Error: check 5 failed"));
 			assert.match(tail ?? "", /\{#[0-9a-z]{8} FOLDED\}/, tail);
 		});
+	});
+});
+
+describe("a seeded session checks the parent's raw tail against the handoff's sha256", () => {
+	it("the seed message carries a sha256 of each raw-tail block; a copy that no longer matches is refused", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			stub.hasUI = true;
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.request();
+			await stub.command("fold-handoff", "go on");
+			const [started] = stub.newSessions;
+			assert.ok(started, "the accepted offer started no session");
+			assert.equal(started.parentSession, join(dir, "s.jsonl"));
+			const [message] = started.customMessages;
+			assert.equal(message?.customType, HANDOFF_MESSAGE_TYPE);
+			const seed = String(message.content);
+			const hashes = handoffHashes([{ type: "custom_message", ...message }]);
+			const line = seed.split("\n").find((l) => l.includes("Error: check 5 failed")) ?? "";
+			const tailCode = /\{#([0-9a-z]{8}) FOLDED\}/.exec(line)?.[1];
+			assert.ok(tailCode && hashes.has(tailCode), `the raw tail's code has no hash: ${line}`);
+			const file = join(dir, "parent.jsonl");
+			const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
+			const lines = [header, ...stub.entries].map((e) => JSON.stringify(e));
+			writeFileSync(file, `${lines.join("\n")}\n`);
+			const parent = new ParentSession(file, undefined, hashes);
+			for (const code of new Set([...seed.matchAll(/\{#([0-9a-z]{8}) FOLDED\}/g)].map((m) => m[1]))) {
+				const hit = parent.resolve(code);
+				assert.ok(hit.ok && hit.verified, `${code}: ${JSON.stringify(hit).slice(0, 200)}`);
+			}
+			// The parent's copy of the tail block changed since the handoff (the file was edited).
+			writeFileSync(file, `${lines.join("\n").replace("Error: check 5 failed", "Error: check 5 passed")}\n`);
+			const changed = new ParentSession(file, undefined, hashes).resolve(tailCode);
+			assert.ok(!changed.ok, "a tail block that no longer matches its hash was served");
+			assert.match(changed.error, /no copy matching the sha256 the handoff took/);
+			// A seed without hashes (pasted, or written before seeds carried them) is served unverified, as before.
+			const bare = new ParentSession(file).resolve(tailCode);
+			assert.ok(bare.ok && !bare.verified && bare.text.includes("Error: check 5 passed"), JSON.stringify(bare));
+		});
+	});
+
+	it("reads the hashes of the first seed message only, and none from details that are not a seed's", () => {
+		const seed = (details: unknown) => ({ type: "custom_message", customType: HANDOFF_MESSAGE_TYPE, details });
+		const hash = "a".repeat(64);
+		assert.deepEqual([...handoffHashes([seed({ path: "/s.md", hashes: { abcd1234: hash } })])], [["abcd1234", hash]]);
+		assert.equal(handoffHashes([seed({ hashes: { abcd1234: "not a sha256" } })]).size, 0);
+		assert.equal(handoffHashes([seed(undefined), seed({ hashes: { abcd1234: hash } })]).size, 0);
+		assert.equal(
+			handoffHashes([{ type: "custom_message", customType: "other", details: { hashes: { x: hash } } }]).size,
+			0,
+		);
 	});
 });
 

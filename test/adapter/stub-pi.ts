@@ -111,6 +111,11 @@ export interface StubPi {
 	confirmAnswer: boolean;
 	/** Titles and messages `ctx.ui.confirm` was asked. */
 	confirms: { title: string; message: string }[];
+	/** Sessions a command started through `ctx.newSession`: the parent it named, and the custom messages its setup appended. */
+	newSessions: {
+		parentSession?: string;
+		customMessages: { customType: string; content: unknown; details?: unknown }[];
+	}[];
 	/** Labels set through `pi.setLabel`, by entry id. */
 	labels: Map<string, string | undefined>;
 	/** Entry renderers registered, by customType. */
@@ -167,6 +172,7 @@ export function loadStub(
 		notes: [],
 		confirmAnswer: true,
 		confirms: [],
+		newSessions: [],
 		labels: new Map(),
 		entryRenderers: new Map(),
 		toolRenderers: [],
@@ -289,6 +295,16 @@ export function loadStub(
 			return { contextWindow: stub.window, ...stub.model };
 		},
 		getContextUsage: () => stub.usage,
+		async newSession(options: { parentSession?: string; setup?: (sm: unknown) => Promise<void> } = {}) {
+			const started: StubPi["newSessions"][number] = { parentSession: options.parentSession, customMessages: [] };
+			stub.newSessions.push(started);
+			await options.setup?.({
+				appendCustomMessageEntry(customType: string, content: unknown, _display: boolean, details?: unknown) {
+					started.customMessages.push({ customType, content, details });
+				},
+			});
+			return { cancelled: false };
+		},
 		compact(options: CompactOptions = {}) {
 			stub.compactions.push(options);
 			// Pi runs the compaction after compact() returns and then calls one of the options.

@@ -16,7 +16,7 @@ import { CacheWarning } from "./cache/cache-warning.ts";
 import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
-import { registerHandoff } from "./compaction/handoff.ts";
+import { handoffHashes, registerHandoff } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { type Env, envSwitch } from "./config.ts";
@@ -178,8 +178,12 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			session = ctx.sessionManager;
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
+			const branch = ctx.sessionManager.getBranch();
 			const parentFile: unknown = ctx.sessionManager.getHeader?.()?.parentSession;
-			parent = typeof parentFile === "string" && parentFile ? new ParentSession(parentFile, warnOnce) : undefined;
+			parent =
+				typeof parentFile === "string" && parentFile
+					? new ParentSession(parentFile, warnOnce, handoffHashes(branch))
+					: undefined;
 			if (parentFile && typeof parentFile !== "string")
 				warnOnce(
 					"context-fold: this session's header names its parent session by no path; its codes cannot be read",
@@ -187,7 +191,6 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warnOnce(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
-			const branch = ctx.sessionManager.getBranch();
 			engine.rebuild(branch);
 			telemetry.restore(branch);
 			telemetry.select(ctx.model?.provider, ctx.model?.id);

@@ -10,6 +10,8 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import { Value } from "typebox/value";
 import type { MessageLike } from "../../../core/block.ts";
 import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
@@ -24,7 +26,8 @@ import type { IndexStore } from "./seed-index-store.ts";
 export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
 
 /**
- * Builds the seed text of the current branch and writes it; returns its path and text. Every block
+ * Builds the seed text of the current branch and writes it; returns its path, its text and the sha256
+ * of each raw-tail block it cites, by code (the seeded session checks them: handoffHashes). Every block
  * of the branch is cited under its fold code, the raw tail's too (the code its id gives it, which the
  * new session resolves in this session's file: parent-session.ts); nothing is written to this session.
  * `warn` hears of a block whose code collides with another's (it is cited without one).
@@ -36,7 +39,7 @@ function writeHandoff(
 	index: IndexStore,
 	now: Date,
 	warn: (message: string) => void = () => {},
-): { path: string; text: string } {
+): { path: string; text: string; hashes: Record<string, string> } {
 	const branch = ctx.sessionManager.getBranch() as {
 		id?: string;
 		type?: string;
@@ -49,12 +52,13 @@ function writeHandoff(
 	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
 	const seed = seeded && typeof seeded.content === "string" ? { text: seeded.content } : undefined;
 	// Coded blocks tag the seed: folded and compacted ones by their records, the rest by their own codes.
+	// The branch's messages count turns from its first, with no compaction's base.
+	const tail = unrecordedBlocks(messages, engine, warn, 0);
 	const live = extractSeedRecord({
 		kind: "compaction",
 		seq: 0,
 		messages,
-		// The branch's messages from its first: turns count from there, with no compaction's base.
-		spans: [...engine.registry.allRecords(), ...unrecordedBlocks(messages, engine, warn, 0)],
+		spans: [...engine.registry.allRecords(), ...tail],
 		recordedOnly: true,
 	});
 	const summary = renderSummary({
@@ -73,7 +77,31 @@ function writeHandoff(
 		index.ownFolder() ?? ownFolder({ root: tmpdir(), parts: [userFolderName(), "in-memory"], private: true });
 	const path = join(dir, `handoff-${now.toISOString().replace(/[:.]/g, "-")}.md`);
 	writeFileSync(path, text, { encoding: "utf8", flag: "wx", mode: index.folder() ? 0o666 : 0o600 });
-	return { path, text };
+	const hashes: Record<string, string> = {};
+	for (const record of tail) if (record.sha256) hashes[record.code] = record.sha256;
+	return { path, text, hashes };
+}
+
+/** What a seed message carries beside its text: where the seed was written, and its raw tail's hashes. */
+const SeedDetails = Type.Object({
+	path: Type.Optional(Type.String()),
+	/** fold code → sha256 of each block the parent had not folded at the handoff (its raw tail). */
+	hashes: Type.Optional(Type.Record(Type.String(), Type.String({ pattern: "^[0-9a-f]{64}$" }))),
+});
+
+/**
+ * The sha256 the handoff took of each raw-tail block it cited, by fold code, from the seed message
+ * on `branch` (none for a seed pasted as a prompt, or written before seeds carried them): a seeded
+ * session checks the parent's copy of such a block against it, as it checks a folded one against
+ * its fold-time hash.
+ */
+export function handoffHashes(branch: readonly unknown[]): ReadonlyMap<string, string> {
+	for (const entry of branch) {
+		const e = entry as { type?: unknown; customType?: unknown; details?: unknown };
+		if (e.type !== "custom_message" || e.customType !== HANDOFF_MESSAGE_TYPE) continue;
+		return Value.Check(SeedDetails, e.details) ? new Map(Object.entries(e.details.hashes ?? {})) : new Map();
+	}
+	return new Map();
 }
 
 /** Registers `/fold-handoff`. */
@@ -91,7 +119,7 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 				say("context-fold: nothing to hand off yet: this session has no messages", "info");
 				return;
 			}
-			let written: { path: string; text: string };
+			let written: ReturnType<typeof writeHandoff>;
 			try {
 				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), (message) => say(message, "error"));
 			} catch (error) {
@@ -110,7 +138,10 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 			await ctx.newSession({
 				parentSession: parent,
 				setup: async (sm) => {
-					sm.appendCustomMessageEntry(HANDOFF_MESSAGE_TYPE, written.text, true, { path: written.path });
+					sm.appendCustomMessageEntry(HANDOFF_MESSAGE_TYPE, written.text, true, {
+						path: written.path,
+						hashes: written.hashes,
+					});
 				},
 			});
 		},

@@ -2,7 +2,8 @@
  * Read-only recall from a parent session. A session started from a `/fold-handoff` seed (or any
  * session whose header names a `parentSession`) carries the parent's fold codes as provenance
  * pointers; this module serves them from the parent's own session file, the one Pi wrote into this
- * session's header, with the same sha256 check as local recall. Nothing else is ever opened, and
+ * session's header, with the same sha256 check as local recall (for a block the parent never folded,
+ * against the hash the seed took at the handoff). Nothing else is ever opened, and
  * the parent file is only read. A code is looked up on the parent's last branch first, then on any
  * other branch of the file: the parent may have moved on with `/tree` since the handoff, and its
  * codes stay what they named. A torn last line (a parent still being written) is skipped quietly;
@@ -30,7 +31,10 @@ export interface ParentHit {
 	images: number;
 	/** The parent session file it came from. */
 	file: string;
-	/** False for a legacy record without a fold-time sha256, or a block the parent never folded (served unverified). */
+	/**
+	 * False for a legacy record without a fold-time sha256, or a block the parent never folded whose
+	 * seed carried no sha256 of it (served unverified).
+	 */
 	verified: boolean;
 	/** False for a block the parent never folded or compacted (it has no fold record there). */
 	folded: boolean;
@@ -97,10 +101,21 @@ export class ParentSession {
 	/** The unparsable lines before the last one (1-based), which may have held a code's record or copy. */
 	private damaged: number[] = [];
 
-	/** `warn` hears, once, that the parent file has unparsable lines other than a torn last one. */
-	constructor(file: string, warn: (message: string) => void = () => {}) {
+	/** The sha256 the handoff took of each raw-tail block it cited, by code (see handoffHashes). */
+	private readonly tailHashes: ReadonlyMap<string, string>;
+
+	/**
+	 * `warn` hears, once, that the parent file has unparsable lines other than a torn last one;
+	 * `tailHashes` are the seed's hashes of the blocks the parent never folded, by code.
+	 */
+	constructor(
+		file: string,
+		warn: (message: string) => void = () => {},
+		tailHashes: ReadonlyMap<string, string> = new Map(),
+	) {
 		this.file = file;
 		this.warn = warn;
+		this.tailHashes = tailHashes;
 	}
 
 	/** The parent session file, as this session's header names it. */
@@ -241,9 +256,22 @@ export class ParentSession {
 			verified,
 			folded: recorded !== undefined,
 		});
-		// A block the parent never folded has no fold-time hash: the copy its code was given to is the first
-		// on the parent's branch (as linearize gives a durable id), or failing that the first in the file.
+		// A block the parent never folded has no fold-time hash. The seed that cited it took one: the copy
+		// that matches it is served, verified. Without one (a seed pasted as a prompt, or an older seed), the
+		// copy its code was given to: the first on the parent's branch (as linearize gives a durable id), or
+		// failing that the first in the file.
 		if (!recorded) {
+			const taken = this.tailHashes.get(code);
+			if (taken) {
+				const copies = [...loaded.branch.lookup(id), ...hits];
+				const match = copies.find((hit) => sha256(hit.block.text) === taken);
+				return match
+					? served(match, true)
+					: {
+							ok: false,
+							error: `#${code}: the parent session file has no copy matching the sha256 the handoff took${this.damageNote()}`,
+						};
+			}
 			const first = loaded.branch.lookup(id)[0] ?? hits[0];
 			return first
 				? served(first, false)
