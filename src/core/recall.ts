@@ -86,11 +86,14 @@ function splitLines(text: string): string[] {
 /**
  * Lines `range` of `text`, numbered, clipped per line and to `maxChars` in all. When the size cut
  * them short, `next` is the first line number not shown; `clipped` counts the lines shown clipped.
+ * `shift` is added to each number shown (a text that is a slice of a longer one, numbered as there);
+ * `range`, `next` and `total` stay the text's own.
  */
 export function sliceLines(
 	text: string,
 	range: LineRange,
 	maxChars: number,
+	shift = 0,
 ): { text: string; total: number; cut: boolean; clipped: number; next?: number } {
 	const lines = splitLines(text);
 	const out: string[] = [];
@@ -100,7 +103,7 @@ export function sliceLines(
 	const last = Math.min(range.end, lines.length);
 	for (let n = range.start; n <= last; n++) {
 		const whole = lines[n - 1];
-		const line = `${n}: ${clip(whole, RECALL_LIMITS.lineChars)}`;
+		const line = `${n + shift}: ${clip(whole, RECALL_LIMITS.lineChars)}`;
 		if (used + line.length + 1 > maxChars) {
 			cut = true;
 			break;

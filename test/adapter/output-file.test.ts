@@ -137,3 +137,88 @@ describe("recall over a truncated bash result", () => {
 		assert.doesNotMatch(fromSession, /full output file/);
 	});
 });
+
+describe("a whole recall of a truncated bash result, cut at the output cap", () => {
+	const TOTAL = 5000;
+	const FIRST = 3448;
+	const line = (n: number) => `out line ${String(n).padStart(4, "0")} ${"x".repeat(40)}`;
+
+	/** A session whose first bash result is the tail Pi's bash tool kept of TOTAL lines, folded; its code. */
+	async function folded(path: string) {
+		const stub = loadStub({ window: 200_000 });
+		let ts = 1_700_000_000_000;
+		stub.addMessage({ role: "user", content: "run it", timestamp: ts++ });
+		for (let i = 0; i < 4; i++) {
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `run ${i}` } }],
+				responseId: `resp_${i}`,
+				stopReason: "toolUse",
+				timestamp: ts++,
+			});
+			const kept = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => line(FIRST + k)).join("\n");
+			const text =
+				i === 0
+					? `${kept}\n\n[Showing lines ${FIRST}-${TOTAL} of ${TOTAL} (50.0KB limit). Full output: ${path}]`
+					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n");
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: `call_${i}`,
+				toolName: "bash",
+				content: [{ type: "text", text }],
+				details: i === 0 ? { fullOutputPath: path } : undefined,
+				isError: false,
+				timestamp: ts++,
+			});
+		}
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "done" }],
+			responseId: "r",
+			timestamp: ts++,
+		});
+		stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
+		stub.settings = { "context-fold": { policy: "ladder", foldAt: "0.1" } };
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = await stub.request();
+		const first = sent.find((m) => m.toolCallId === "call_0") as { content: { text: string }[] };
+		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(first.content[0].text)?.[1];
+		assert.ok(code, "the truncated result folded");
+		return { stub, code };
+	}
+
+	/** Follows a whole recall's continuations to the end: every numbered line served, in order. */
+	async function follow(stub: Awaited<ReturnType<typeof folded>>["stub"], code: string) {
+		const served: string[] = [];
+		let args: Record<string, unknown> = { codes: [code] };
+		for (let calls = 0; calls < 20; calls++) {
+			const text = await stub.call("recall_folded", args);
+			served.push(...text.split("\n").filter((l) => /^\d+: /.test(l)));
+			const next = /lines="(\d+-\d+)" reads on/.exec(text);
+			if (!next) return { served, calls: calls + 1 };
+			args = { codes: [code], lines: next[1] };
+		}
+		assert.fail("the continuations did not end");
+	}
+
+	it("numbers the session copy as in the full output file, so that its continuation reads on where it stopped", async () => {
+		const path = join(temp, logName(77));
+		writeFileSync(path, `${Array.from({ length: TOTAL }, (_, k) => line(k + 1)).join("\n")}\n`);
+		const { stub, code } = await folded(path);
+		const { served, calls } = await follow(stub, code);
+		assert.ok(calls > 1, "the whole recall was not cut");
+		const expected = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => `${FIRST + k}: ${line(FIRST + k)}`);
+		assert.deepEqual(served, expected, "lines skipped, repeated or read from elsewhere");
+	});
+
+	it("numbers it as its own lines once the file is gone, and reads on in the session copy", async () => {
+		const path = join(temp, logName(78));
+		const { stub, code } = await folded(path);
+		const { served, calls } = await follow(stub, code);
+		assert.ok(calls > 1, "the whole recall was not cut");
+		const kept = TOTAL - FIRST + 1;
+		const expected = Array.from({ length: kept }, (_, k) => `${k + 1}: ${line(FIRST + k)}`);
+		assert.deepEqual(served.slice(0, kept), expected);
+		assert.match(served.at(-1) ?? "", /Showing lines 3448-5000 of 5000/);
+	});
+});

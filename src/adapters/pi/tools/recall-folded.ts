@@ -137,8 +137,42 @@ function serve(
 		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
 	}
 	if (source.length <= room) return `${head}\n${source}`;
-	const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room);
-	return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, s.total)}` : clippedNote(s.clipped)}`;
+	// A cut names the `lines` call that reads on, and `lines` reads the bash tool's full output file while
+	// it exists: the session copy's lines are then numbered as in that file, where they are its last ones.
+	const inFile = r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined;
+	const place = inFile ? placeInOutputFile(r.text) : undefined;
+	if (inFile && !place) {
+		const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200);
+		if (!s.next) return `${head}\n${s.text}${clippedNote(s.clipped)}`;
+		return `${head}\n${s.text}\n… cut at the output cap (${CAP} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the bash tool's full output file instead, numbered differently: grep reads both`;
+	}
+	const shift = place ? place.first - 1 : 0;
+	const note = place
+		? `(lines numbered as in the bash tool's full output file, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`
+		: "";
+	const s = sliceLines(
+		source,
+		{ start: 1, end: place ? place.last - shift : Number.MAX_SAFE_INTEGER },
+		room - note.length,
+		shift,
+	);
+	if (!s.next) return `${head}\n${note}${s.text}${clippedNote(s.clipped)}`;
+	return `${head}\n${note}${s.text}\n${rest(r.record.code, s.next + shift, place ? place.last : s.total)}`;
+}
+
+/**
+ * Where a truncated bash result's session copy sits in the bash tool's full output file, from the
+ * line Pi's bash tool ends it with (`[Showing lines 3448-5000 of 5000. Full output: …]`): its content
+ * is that file's lines `first` to `last`, followed by a blank line and that notice.
+ */
+function placeInOutputFile(text: string): { first: number; last: number; total: number } | undefined {
+	const m = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\]$/.exec(text);
+	if (!m) return undefined;
+	const [first, last, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
+	const held = text.slice(0, m.index).split("\n").length;
+	return first >= 1 && last >= first && last <= total && held === last - first + 1
+		? { first, last, total }
+		: undefined;
 }
 
 /** What a slice that showed every line says of the lines it clipped ("" for none). */
