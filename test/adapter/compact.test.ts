@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { HANDOFF_MESSAGE_TYPE, handoffHashes } from "../../src/adapters/pi/compaction/handoff.ts";
+import { HANDOFF_MESSAGE_TYPE, seedSource } from "../../src/adapters/pi/compaction/handoff.ts";
 import { INSTRUCTIONS_NOT_APPLIED } from "../../src/adapters/pi/compaction/hooks.ts";
 import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
 import { foldCode } from "../../src/core/digest.ts";
@@ -538,55 +538,124 @@ describe("seed index on disk", () => {
 	});
 });
 
-describe("a seeded session checks the parent's raw tail against the handoff's sha256", () => {
-	it("the seed message carries a sha256 of each raw-tail block; a copy that no longer matches is refused", async () => {
+describe("a seeded session checks the parent's blocks against the hashes its seed carries", () => {
+	/** A parent handed off through the offer: the seed, what its message carries, and the parent's file lines. */
+	async function offered(dir: string) {
+		const stub = savedStub(dir);
+		stub.hasUI = true;
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		await stub.command("fold-handoff", "go on");
+		const [started] = stub.newSessions;
+		assert.ok(started, "the accepted offer started no session");
+		const [message] = started.customMessages;
+		assert.equal(message?.customType, HANDOFF_MESSAGE_TYPE);
+		const seed = String(message.content);
+		const source = seedSource([{ type: "custom_message", ...message }]);
+		const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
+		const lines = [header, ...stub.entries].map((e) => JSON.stringify(e));
+		const codeOf = (text: string) =>
+			/\{#([0-9a-z]{8}) FOLDED\}/.exec(seed.split("\n").find((l) => l.includes(text)) ?? "")?.[1] ?? "";
+		return { stub, started, seed, source, lines, codeOf };
+	}
+
+	it("the seed message names the parent and carries a sha256 of every block the seed cites", async () => {
 		await inTempDir(async (dir) => {
-			const stub = savedStub(dir);
-			stub.hasUI = true;
-			bashSession(stub, 6);
-			await stub.emit("session_start", { reason: "startup" });
-			await stub.request();
-			await stub.command("fold-handoff", "go on");
-			const [started] = stub.newSessions;
-			assert.ok(started, "the accepted offer started no session");
+			const { started, seed, source, lines } = await offered(dir);
 			assert.equal(started.parentSession, join(dir, "s.jsonl"));
-			const [message] = started.customMessages;
-			assert.equal(message?.customType, HANDOFF_MESSAGE_TYPE);
-			const seed = String(message.content);
-			const hashes = handoffHashes([{ type: "custom_message", ...message }]);
-			const line = seed.split("\n").find((l) => l.includes("Error: check 5 failed")) ?? "";
-			const tailCode = /\{#([0-9a-z]{8}) FOLDED\}/.exec(line)?.[1];
-			assert.ok(tailCode && hashes.has(tailCode), `the raw tail's code has no hash: ${line}`);
+			assert.equal(source.parentSession, join(dir, "s.jsonl"));
+			const codes = new Set([...seed.matchAll(/\{#([0-9a-z]{8}) FOLDED\}/g)].map((m) => m[1]));
+			assert.ok(codes.size > 1);
+			for (const code of codes) assert.ok(source.hashes.has(code), `no hash for #${code}`);
 			const file = join(dir, "parent.jsonl");
-			const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
-			const lines = [header, ...stub.entries].map((e) => JSON.stringify(e));
 			writeFileSync(file, `${lines.join("\n")}\n`);
-			const parent = new ParentSession(file, undefined, hashes);
-			for (const code of new Set([...seed.matchAll(/\{#([0-9a-z]{8}) FOLDED\}/g)].map((m) => m[1]))) {
+			const parent = new ParentSession(file, undefined, source.hashes);
+			for (const code of codes) {
 				const hit = parent.resolve(code);
 				assert.ok(hit.ok && hit.verified, `${code}: ${JSON.stringify(hit).slice(0, 200)}`);
 			}
-			// The parent's copy of the tail block changed since the handoff (the file was edited).
-			writeFileSync(file, `${lines.join("\n").replace("Error: check 5 failed", "Error: check 5 passed")}\n`);
-			const changed = new ParentSession(file, undefined, hashes).resolve(tailCode);
-			assert.ok(!changed.ok, "a tail block that no longer matches its hash was served");
-			assert.match(changed.error, /no copy matching the sha256 the handoff took/);
-			// A seed without hashes (pasted, or written before seeds carried them) is served unverified, as before.
-			const bare = new ParentSession(file).resolve(tailCode);
-			assert.ok(bare.ok && !bare.verified && bare.text.includes("Error: check 5 passed"), JSON.stringify(bare));
 		});
 	});
 
-	it("reads the hashes of the first seed message only, and none from details that are not a seed's", () => {
+	it("a raw-tail block changed since the handoff is refused, one removed is named as cited", async () => {
+		await inTempDir(async (dir) => {
+			const { source, lines, codeOf } = await offered(dir);
+			const tail = codeOf("Error: check 5 failed");
+			assert.ok(tail && source.hashes.has(tail), "the raw tail's code has no hash");
+			const file = join(dir, "parent.jsonl");
+			writeFileSync(file, `${lines.join("\n").replace("Error: check 5 failed", "Error: check 5 passed")}\n`);
+			const changed = new ParentSession(file, undefined, source.hashes).resolve(tail);
+			assert.ok(!changed.ok, "a tail block that no longer matches its hash was served");
+			assert.match(changed.error, /no copy matching the sha256 the handoff took/);
+			// Without the seed's hashes (a seed written before they were carried): served as the file holds it, unverified.
+			const bare = new ParentSession(file).resolve(tail);
+			assert.ok(bare.ok && !bare.verified && bare.text.includes("Error: check 5 passed"), JSON.stringify(bare));
+			// The parent file lost its last lines, the tail's result among them.
+			const cut = lines.filter((l) => !l.includes("Error: check 5 failed"));
+			writeFileSync(file, `${cut.join("\n")}\n`);
+			const gone = new ParentSession(file, undefined, source.hashes).resolve(tail);
+			assert.ok(!gone.ok);
+			assert.match(gone.error, /no longer holds it, though the seed cites it/);
+		});
+	});
+
+	it("a folded block whose fold record left the parent file is checked against the seed's hash", async () => {
+		await inTempDir(async (dir) => {
+			const { source, lines, codeOf } = await offered(dir);
+			const folded = codeOf("Error: check 0 failed");
+			const file = join(dir, "parent.jsonl");
+			writeFileSync(file, `${lines.join("\n")}\n`);
+			const held = new ParentSession(file).resolve(folded);
+			assert.ok(held.ok && held.folded, `#${folded} is not a folded block of the parent`);
+			const noRecords = lines.filter((l) => !l.includes('"customType":"contextfold.fold"'));
+			writeFileSync(file, `${noRecords.join("\n")}\n`);
+			const same = new ParentSession(file, undefined, source.hashes).resolve(folded);
+			assert.ok(same.ok && same.verified && !same.folded && same.text === held.text, JSON.stringify(same));
+			const line = held.text.split("\n")[3];
+			writeFileSync(file, `${noRecords.join("\n").replace(line, `${line} EDITED`)}\n`);
+			const edited = new ParentSession(file, undefined, source.hashes).resolve(folded);
+			assert.ok(!edited.ok, "an edited block without its record was served");
+			assert.match(edited.error, /no copy matching the sha256 the handoff took/);
+		});
+	});
+
+	it("a fork of the seeded session reads the seed's codes from the parent its seed names, not from the header's", async () => {
+		await inTempDir(async (dir) => {
+			const { started, lines, codeOf } = await offered(dir);
+			const parentFile = join(dir, "s.jsonl");
+			writeFileSync(parentFile, `${lines.join("\n")}\n`);
+			// Pi writes the session a fork was copied from into its header: the seeded child, not the seed's parent.
+			const fork = loadStub({ sessionDir: dir, parentSession: join(dir, "child.jsonl") });
+			const [message] = started.customMessages;
+			fork.entries.push({
+				type: "custom_message",
+				id: "seed",
+				parentId: null,
+				timestamp: new Date(7e12).toISOString(),
+				display: true,
+				...message,
+			});
+			await fork.emit("session_start", { reason: "startup" });
+			const code = codeOf("Error: check 0 failed");
+			const recalled = await fork.call("recall_folded", { codes: [code] });
+			assert.match(
+				recalled,
+				new RegExp(`from the parent session ${parentFile.replace(/[.]/g, "\\.")}, sha256 verified`),
+			);
+		});
+	});
+
+	it("reads the first seed message only, and nothing from details that are not a seed's", () => {
 		const seed = (details: unknown) => ({ type: "custom_message", customType: HANDOFF_MESSAGE_TYPE, details });
 		const hash = "a".repeat(64);
-		assert.deepEqual([...handoffHashes([seed({ path: "/s.md", hashes: { abcd1234: hash } })])], [["abcd1234", hash]]);
-		assert.equal(handoffHashes([seed({ hashes: { abcd1234: "not a sha256" } })]).size, 0);
-		assert.equal(handoffHashes([seed(undefined), seed({ hashes: { abcd1234: hash } })]).size, 0);
-		assert.equal(
-			handoffHashes([{ type: "custom_message", customType: "other", details: { hashes: { x: hash } } }]).size,
-			0,
-		);
+		const read = seedSource([seed({ path: "/s.md", parentSession: "/p.jsonl", hashes: { abcd1234: hash } })]);
+		assert.equal(read.parentSession, "/p.jsonl");
+		assert.deepEqual([...read.hashes], [["abcd1234", hash]]);
+		assert.equal(seedSource([seed({ hashes: { abcd1234: "not a sha256" } })]).hashes.size, 0);
+		assert.deepEqual(seedSource([seed(undefined), seed({ parentSession: "/p.jsonl" })]), { hashes: new Map() });
+		const other = { type: "custom_message", customType: "other", details: { parentSession: "/x.jsonl" } };
+		assert.deepEqual(seedSource([other]), { hashes: new Map() });
 	});
 });
 

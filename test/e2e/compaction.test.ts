@@ -638,6 +638,27 @@ describe("/compact and /fold-handoff over RPC", () => {
 		const head = resultOf(server.requests, "toolu_child_recall_2").text.split("\n")[0];
 		assert.ok(head.includes(`from the parent session ${sessionFile}, sha256 verified`), head);
 	});
+
+	it("a fork of the seeded session reads the seed's codes from the parent the seed names", async () => {
+		assert.ok(childSeed, "the accepted handoff test did not run");
+		const code = codeOnLine(childSeed, "Error: planted tail failure");
+		const { entries } = await rpc.call<{ entries: JsonRecord[] }>({ type: "get_entries" });
+		const child = (await rpc.call<{ sessionFile: string }>({ type: "get_state" })).sessionFile;
+		const prompt = entries.find((e) => e.type === "message" && (e.message as JsonRecord).role === "user");
+		assert.ok(prompt, "the seeded session has no user message");
+		// Pi names the seeded session, not the seed's parent, in the fork's header.
+		await rpc.call({ type: "fork", entryId: prompt.id });
+		holder.plan = {
+			steps: [{ id: "toolu_fork_recall", call: () => ({ name: "recall_folded", args: { codes: [code] } }) }],
+			final: "Read from the fork.",
+		};
+		await rpc.prompt("Read the parent's tail from the fork.");
+		const forked = (await rpc.call<{ sessionFile: string }>({ type: "get_state" })).sessionFile;
+		assert.notEqual(forked, child, "no fork was made");
+		assert.equal((await readSessionFile(forked))[0].parentSession, child);
+		const head = resultOf(server.requests, "toolu_fork_recall").text.split("\n")[0];
+		assert.ok(head.includes(`from the parent session ${sessionFile}, sha256 verified`), head);
+	});
 });
 
 describe("an in-memory session (--no-session)", () => {

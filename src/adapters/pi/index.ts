@@ -16,7 +16,7 @@ import { CacheWarning } from "./cache/cache-warning.ts";
 import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
-import { handoffHashes, registerHandoff } from "./compaction/handoff.ts";
+import { registerHandoff, seedSource } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { type Env, envSwitch } from "./config.ts";
@@ -179,10 +179,11 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
 			const branch = ctx.sessionManager.getBranch();
-			const parentFile: unknown = ctx.sessionManager.getHeader?.()?.parentSession;
+			const seed = seedSource(branch);
+			const parentFile: unknown = seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession;
 			parent =
 				typeof parentFile === "string" && parentFile
-					? new ParentSession(parentFile, warnOnce, handoffHashes(branch))
+					? new ParentSession(parentFile, warnOnce, seed.hashes)
 					: undefined;
 			if (parentFile && typeof parentFile !== "string")
 				warnOnce(

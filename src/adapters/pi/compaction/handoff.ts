@@ -26,8 +26,9 @@ import type { IndexStore } from "./seed-index-store.ts";
 export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
 
 /**
- * Builds the seed text of the current branch and writes it; returns its path, its text and the sha256
- * of each raw-tail block it cites, by code (the seeded session checks them: handoffHashes). Every block
+ * Builds the seed text of the current branch and writes it; returns its path, its text, this session's
+ * file and the sha256 of each block it may cite, by code (the seeded session checks them:
+ * seedSource). Every block
  * of the branch is cited under its fold code, the raw tail's too (the code its id gives it, which the
  * new session resolves in this session's file: parent-session.ts); nothing is written to this session.
  * `warn` hears of a block whose code collides with another's (it is cited without one).
@@ -39,7 +40,7 @@ function writeHandoff(
 	index: IndexStore,
 	now: Date,
 	warn: (message: string) => void = () => {},
-): { path: string; text: string; hashes: Record<string, string> } {
+): { path: string; text: string; hashes: Record<string, string>; parentSession: string | undefined } {
 	const branch = ctx.sessionManager.getBranch() as {
 		id?: string;
 		type?: string;
@@ -77,31 +78,42 @@ function writeHandoff(
 		index.ownFolder() ?? ownFolder({ root: tmpdir(), parts: [userFolderName(), "in-memory"], private: true });
 	const path = join(dir, `handoff-${now.toISOString().replace(/[:.]/g, "-")}.md`);
 	writeFileSync(path, text, { encoding: "utf8", flag: "wx", mode: index.folder() ? 0o666 : 0o600 });
+	// Every code the seed may cite: a seeded session checks a copy against it where the parent's own
+	// fold record is missing (the raw tail, never folded; a record lost from the file).
 	const hashes: Record<string, string> = {};
-	for (const record of tail) if (record.sha256) hashes[record.code] = record.sha256;
-	return { path, text, hashes };
+	for (const record of [...engine.registry.allRecords(), ...tail])
+		if (record.sha256) hashes[record.code] = record.sha256;
+	return { path, text, hashes, parentSession: parent };
 }
 
-/** What a seed message carries beside its text: where the seed was written, and its raw tail's hashes. */
+/** What a seed message carries beside its text: where the seed was written, the session its codes name, their hashes. */
 const SeedDetails = Type.Object({
 	path: Type.Optional(Type.String()),
-	/** fold code → sha256 of each block the parent had not folded at the handoff (its raw tail). */
+	/** The session file the seed's codes point into (the parent; a fork or clone of the seeded session names another). */
+	parentSession: Type.Optional(Type.String({ minLength: 1 })),
+	/** fold code → the sha256 the handoff took of the block it names. */
 	hashes: Type.Optional(Type.Record(Type.String(), Type.String({ pattern: "^[0-9a-f]{64}$" }))),
 });
 
 /**
- * The sha256 the handoff took of each raw-tail block it cited, by fold code, from the seed message
- * on `branch` (none for a seed pasted as a prompt, or written before seeds carried them): a seeded
- * session checks the parent's copy of such a block against it, as it checks a folded one against
- * its fold-time hash.
+ * What the seed message on `branch` says of the codes it cites: the session file they point into,
+ * and the sha256 the handoff took of each block, by code. Both absent for a session with no seed
+ * message (a seed pasted as a prompt) or one written before seeds carried them. A seeded session
+ * reads its parent's codes from that file (Pi's header names the session a fork or clone was copied
+ * from, not the seed's parent) and checks a copy without a fold record there against the hash.
  */
-export function handoffHashes(branch: readonly unknown[]): ReadonlyMap<string, string> {
+export function seedSource(branch: readonly unknown[]): {
+	parentSession?: string;
+	hashes: ReadonlyMap<string, string>;
+} {
 	for (const entry of branch) {
 		const e = entry as { type?: unknown; customType?: unknown; details?: unknown };
 		if (e.type !== "custom_message" || e.customType !== HANDOFF_MESSAGE_TYPE) continue;
-		return Value.Check(SeedDetails, e.details) ? new Map(Object.entries(e.details.hashes ?? {})) : new Map();
+		if (!Value.Check(SeedDetails, e.details)) return { hashes: new Map() };
+		const { parentSession, hashes } = e.details;
+		return { ...(parentSession ? { parentSession } : {}), hashes: new Map(Object.entries(hashes ?? {})) };
 	}
-	return new Map();
+	return { hashes: new Map() };
 }
 
 /** Registers `/fold-handoff`. */
@@ -134,12 +146,13 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 			ctx.ui.notify(`Handoff seed written to ${written.path}`, "info");
 			const start = await ctx.ui.confirm("Start a new session?", `Seed a new session with ${written.path}?`);
 			if (!start) return;
-			const parent = ctx.sessionManager.getSessionFile();
+			const parent = written.parentSession;
 			await ctx.newSession({
 				parentSession: parent,
 				setup: async (sm) => {
 					sm.appendCustomMessageEntry(HANDOFF_MESSAGE_TYPE, written.text, true, {
 						path: written.path,
+						...(parent ? { parentSession: parent } : {}),
 						hashes: written.hashes,
 					});
 				},

@@ -2,8 +2,8 @@
  * Read-only recall from a parent session. A session started from a `/fold-handoff` seed (or any
  * session whose header names a `parentSession`) carries the parent's fold codes as provenance
  * pointers; this module serves them from the parent's own session file, the one Pi wrote into this
- * session's header, with the same sha256 check as local recall (for a block the parent never folded,
- * against the hash the seed took at the handoff). Nothing else is ever opened, and
+ * session's header, with the same sha256 check as local recall (for a block without a fold record
+ * there, against the hash the seed took at the handoff). Nothing else is ever opened, and
  * the parent file is only read. A code is looked up on the parent's last branch first, then on any
  * other branch of the file: the parent may have moved on with `/tree` since the handoff, and its
  * codes stay what they named. A torn last line (a parent still being written) is skipped quietly;
@@ -32,11 +32,11 @@ export interface ParentHit {
 	/** The parent session file it came from. */
 	file: string;
 	/**
-	 * False for a legacy record without a fold-time sha256, or a block the parent never folded whose
-	 * seed carried no sha256 of it (served unverified).
+	 * False for a legacy record without a fold-time sha256, or a block without a fold record in the
+	 * parent whose seed carried no sha256 of it (served unverified).
 	 */
 	verified: boolean;
-	/** False for a block the parent never folded or compacted (it has no fold record there). */
+	/** False for a block with no fold record in the parent (never folded or compacted there, or its record lost). */
 	folded: boolean;
 }
 
@@ -101,21 +101,21 @@ export class ParentSession {
 	/** The unparsable lines before the last one (1-based), which may have held a code's record or copy. */
 	private damaged: number[] = [];
 
-	/** The sha256 the handoff took of each raw-tail block it cited, by code (see handoffHashes). */
-	private readonly tailHashes: ReadonlyMap<string, string>;
+	/** The sha256 the handoff took of each block its seed cites, by code (see seedSource). */
+	private readonly seedHashes: ReadonlyMap<string, string>;
 
 	/**
 	 * `warn` hears, once, that the parent file has unparsable lines other than a torn last one;
-	 * `tailHashes` are the seed's hashes of the blocks the parent never folded, by code.
+	 * `seedHashes` are the seed's hashes of the blocks it cites, by code.
 	 */
 	constructor(
 		file: string,
 		warn: (message: string) => void = () => {},
-		tailHashes: ReadonlyMap<string, string> = new Map(),
+		seedHashes: ReadonlyMap<string, string> = new Map(),
 	) {
 		this.file = file;
 		this.warn = warn;
-		this.tailHashes = tailHashes;
+		this.seedHashes = seedHashes;
 	}
 
 	/** The parent session file, as this session's header names it. */
@@ -227,15 +227,18 @@ export class ParentSession {
 		const loaded = this.load();
 		if (typeof loaded === "string") return { ok: false, error: `#${code}: ${loaded}` };
 		const recorded = this.recordOf(loaded, code);
+		const taken = this.seedHashes.get(code);
 		// With unreadable lines in the file, a code with no record may be one whose record was lost there:
-		// it is not served as a never-folded block (its text could be a later copy), the miss says why.
-		const unrecordedId = recorded || this.damaged.length > 0 ? undefined : this.unrecorded(loaded).get(code);
+		// it is not served as a never-folded block (its text could be a later copy) unless the seed's hash
+		// tells the copies apart; otherwise the miss says why.
+		const unrecordedId =
+			recorded || (this.damaged.length > 0 && !taken) ? undefined : this.unrecorded(loaded).get(code);
 		const id = recorded?.id ?? unrecordedId;
 		if (!id) {
-			return {
-				ok: false,
-				error: `#${code} is not a fold code of this session or of its parent ${this.file}${this.damageNote()}`,
-			};
+			const why = taken
+				? `#${code}: the parent session file no longer holds it, though the seed cites it`
+				: `#${code} is not a fold code of this session or of its parent ${this.file}`;
+			return { ok: false, error: `${why}${this.damageNote()}` };
 		}
 		const hits = loaded.ledger.lookup(id);
 		const served = (hit: LedgerHit, verified: boolean): ParentHit => ({
@@ -256,12 +259,11 @@ export class ParentSession {
 			verified,
 			folded: recorded !== undefined,
 		});
-		// A block the parent never folded has no fold-time hash. The seed that cited it took one: the copy
-		// that matches it is served, verified. Without one (a seed pasted as a prompt, or an older seed), the
-		// copy its code was given to: the first on the parent's branch (as linearize gives a durable id), or
-		// failing that the first in the file.
+		// A block without a fold record there (never folded, or its record lost) has no fold-time hash. The
+		// seed that cited it took one: the copy that matches it is served, verified. Without one (a seed
+		// written before seeds carried them), the copy its code was given to: the first on the parent's
+		// branch (as linearize gives a durable id), or failing that the first in the file.
 		if (!recorded) {
-			const taken = this.tailHashes.get(code);
 			if (taken) {
 				const copies = [...loaded.branch.lookup(id), ...hits];
 				const match = copies.find((hit) => sha256(hit.block.text) === taken);

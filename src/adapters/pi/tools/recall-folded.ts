@@ -82,7 +82,7 @@ function resolveParent(code: string, parent: ParentSession): ResolvedCode | Unre
 			: {
 					warning: hit.folded
 						? "this fold predates fold-time hashes; served unverified"
-						: "never folded in the parent, and its seed carries no sha256 of it to check",
+						: "no fold record of it in the parent, and its seed carries no sha256 of it to check",
 				}),
 	};
 	return resolved;
