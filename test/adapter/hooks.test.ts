@@ -194,6 +194,12 @@ describe("tools", () => {
 		const again = await stub.answer("unfold", { codes: [code] });
 		assert.match(again.text, /already unfolded/);
 		assert.equal(again.isError, false);
+		// A block already where the call wants it, beside a code that names nothing: served in part, not failed.
+		for (const codes of [["abcdefgh", code], ["bad!", code]]) {
+			const mixed = await stub.answer("unfold", { codes });
+			assert.match(mixed.text, /already unfolded/);
+			assert.equal(mixed.isError, false, JSON.stringify(codes));
+		}
 	});
 
 	it("unfold restores the raw block from the next request on, persists, and survives a restart", async () => {

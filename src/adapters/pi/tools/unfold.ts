@@ -18,8 +18,8 @@ const unfoldParameters = Type.Object({
 });
 
 /**
- * The unfold tool's work (never throws). It failed when the arguments were wrong or it put nothing
- * back that was not back already.
+ * The unfold tool's work (never throws). It failed when the arguments were wrong, or it put nothing
+ * back and no block it names was back already.
  */
 export function runUnfold(
 	args: { codes?: unknown },
@@ -87,7 +87,7 @@ export function runUnfold(
 			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
 			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
 		}
-		return { text: lines.join("\n"), failed: ids.length === 0 && already < lines.length };
+		return { text: lines.join("\n"), failed: ids.length === 0 && already === 0 };
 	} catch (error) {
 		return failure(`unfold failed, nothing was unfolded: ${errorText(error)}`);
 	}
