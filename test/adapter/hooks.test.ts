@@ -195,11 +195,26 @@ describe("tools", () => {
 		assert.match(again.text, /already unfolded/);
 		assert.equal(again.isError, false);
 		// A block already where the call wants it, beside a code that names nothing: served in part, not failed.
-		for (const codes of [["abcdefgh", code], ["bad!", code]]) {
+		for (const codes of [
+			["abcdefgh", code],
+			["bad!", code],
+		]) {
 			const mixed = await stub.answer("unfold", { codes });
 			assert.match(mixed.text, /already unfolded/);
 			assert.equal(mixed.isError, false, JSON.stringify(codes));
 		}
+	});
+
+	it("unfold says when it brings the next request past the fold budget, where a compaction takes it out again", async () => {
+		const stub = await started();
+		const codes = resultTexts(await stub.request()).flatMap((t) => FOLDED.exec(t)?.[1] ?? []);
+		assert.ok(codes.length >= 3, `too few folds: ${codes.length}`);
+		const first = await stub.call("unfold", { codes: codes.slice(0, 1) });
+		assert.match(first, /^Unfolded #/);
+		assert.doesNotMatch(first, /fold budget/);
+		const rest = await stub.call("unfold", { codes: codes.slice(1) });
+		assert.match(rest, /^Unfolded #/);
+		assert.match(rest, /past the fold budget \(~7\.5k tokens\).*compacted once this run is over/);
 	});
 
 	it("unfold restores the raw block from the next request on, persists, and survives a restart", async () => {

@@ -14,7 +14,7 @@ import {
 } from "../../../core/block.ts";
 import { unfoldable, wireProbes } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
-import type { CacheFacts, FoldCommand, PolicyView } from "../../../core/contract.ts";
+import { budgetOf, type CacheFacts, type FoldCommand, type PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { FoldRegistry } from "../../../core/fold-registry.ts";
 import { type PassSnapshot, passRows } from "../../../core/latest-request.ts";
@@ -80,8 +80,12 @@ export interface TurnFacts {
 
 /** What unfolding adds to the next request, by block id, and the tokens of room left for it. */
 export interface UnfoldRoom {
+	/** Tokens left in the window. */
 	left: number;
 	back: ReadonlyMap<string, number>;
+	/** The window, and the fold budget in it (past the budget an event folds what it can, then a compaction comes). */
+	window: number;
+	budget: number;
 }
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
@@ -230,7 +234,7 @@ export class FoldEngine {
 			sent += row.tokens;
 			back.set(row.id, Math.max(0, row.raw - row.tokens, bound - row.tokens));
 		});
-		this.room = { left: view.window - sent, back };
+		this.room = { left: view.window - sent, back, window: view.window, budget: budgetOf(view.config, view.window) };
 		return this.room;
 	}
 

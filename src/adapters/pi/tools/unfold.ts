@@ -86,6 +86,13 @@ export function runUnfold(
 			engine.unfold(ids);
 			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
 			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
+			// Past the budget context-fold folds what it can and compacts when that is not enough: say so
+			// (they stay for the rest of this run, which is often what an unfold is for).
+			const after = engine.unfoldRoom();
+			if (after && after.window - after.left > after.budget)
+				lines.push(
+					`The next request will be past the fold budget (~${short(after.budget)} tokens): unless folding other blocks brings it back under, the context is compacted once this run is over, and a compaction takes unfolded blocks out of the context too (recall_folded reads them then).`,
+				);
 		}
 		return { text: lines.join("\n"), failed: ids.length === 0 && already === 0 };
 	} catch (error) {
