@@ -224,18 +224,21 @@ describe("resolveConfig", () => {
 
 describe("settings footguns", () => {
 	it("reads token counts only from plain decimal integer text or non-negative JSON integers", () => {
-		for (const text of ["0x10", "1e4", "-0", "+5000", "5_000", "5000.0", " "]) {
+		for (const text of ["0x10", "1e4", "-0", "+5000", "5_000", "5000.0", " ", "99999999999999999999"]) {
 			const { config, problems } = resolveConfig({}, { CONTEXTFOLD_BUDGET_CAP: text });
 			assert.equal(config.budgetCap, DEFAULT_CONFIG.budgetCap, text);
 			assert.equal(problems.length, 1, text);
 		}
 		assert.equal(resolveConfig({}, { CONTEXTFOLD_BUDGET_CAP: " 90000 " }).config.budgetCap, 90_000);
-		for (const value of [-0, -1, 1.5]) {
+		// Past 2^53 a whole number is no longer the one typed.
+		for (const value of [-0, -1, 1.5, 1e20, 2 ** 53]) {
 			const { config, problems } = resolveConfig({ budgetCap: value }, {});
 			assert.equal(config.budgetCap, DEFAULT_CONFIG.budgetCap, String(value));
 			assert.equal(problems.length, 1, String(value));
 		}
 		assert.deepEqual(resolveConfig({ budgetCap: 90_000 }, {}).problems, []);
+		assert.deepEqual(resolveConfig({ hotTail: Number.MAX_SAFE_INTEGER }, {}).problems, []);
+		assert.equal(resolveConfig({ hotTail: 1e20 }, {}).problems.length, 1);
 	});
 
 	it("reads fractions only from plain decimal text", () => {

@@ -106,8 +106,8 @@ function numberFrom(text: string, fraction: boolean): number {
 /**
  * Brings a tolerant input to the form the schema checks: boolean words, numbers in plain decimal
  * text (a percentage for a fraction), a choice in any case. `off` beside a count (budgetCap,
- * cacheIdleMinutes) stands for 0. JSON's -0 is no token count. Anything else is returned as is, for the schema
- * to reject.
+ * cacheIdleMinutes) stands for 0. JSON's -0 is no token count, nor a whole number past 2^53. Anything else is
+ * returned as is, for the schema to reject.
  */
 function normalise(schema: TSchema, raw: unknown): unknown {
 	const shape = schema as Shape;
@@ -115,9 +115,13 @@ function normalise(schema: TSchema, raw: unknown): unknown {
 		if (typeof raw !== "string" && typeof raw !== "number") return raw;
 		return BOOLEAN_WORDS.get(String(raw).trim().toLowerCase()) ?? raw;
 	}
-	if (shape.type === "number" || shape.type === "integer") {
-		if (typeof raw === "string") return numberFrom(raw, shape.type === "number");
-		return shape.type === "integer" && Object.is(raw, -0) ? Number.NaN : raw;
+	if (shape.type === "number") return typeof raw === "string" ? numberFrom(raw, true) : raw;
+	if (shape.type === "integer") {
+		const n = typeof raw === "string" ? numberFrom(raw, false) : raw;
+		// Past 2^53 a whole number is no longer the one typed (99999999999999999999 reads as 1e20).
+		return Object.is(n, -0) || (typeof n === "number" && Number.isInteger(n) && !Number.isSafeInteger(n))
+			? Number.NaN
+			: n;
 	}
 	if (!shape.anyOf) return raw;
 	const count = shape.anyOf.find((member) => member.type === "integer");
