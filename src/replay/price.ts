@@ -138,6 +138,8 @@ export interface PriceInput {
 	afterCompaction?: boolean;
 	/** Its reply failed without reporting a prompt: Pi weighs a refresh of this request at 0 tokens (none). */
 	failedWithoutUsage?: boolean;
+	/** The provider refused it (an error reply that used nothing): it costs nothing, and reads and writes no cache. */
+	refused?: boolean;
 	/** The extensions answered `stop` when asked whether to warm, in the gap before this request. */
 	warmingStopped?: boolean;
 }
@@ -235,6 +237,8 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 	};
 	const delay = warming ? warmingDelayMs(model.ttlMs) : undefined;
 	let lastTurn: PriceInput | undefined;
+	// The last turn the provider took: a fold event's rewrite is counted against it.
+	let lastSent: PriceInput | undefined;
 	for (const input of inputs) {
 		let gapRefreshes = 0;
 		let gapCost = 0;
@@ -257,11 +261,11 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 				out.warmCost += cost;
 			}
 		}
-		const { read, write } = send(input.shape, input.at);
+		const { read, write } = input.refused ? { read: 0, write: 0 } : send(input.shape, input.at);
 		let rewriteTokens = 0;
 		let firstChanged = -1;
-		if (input.kind === "turn" && lastTurn) {
-			const prev = lastTurn.shape.keys;
+		if (input.kind === "turn" && lastSent && !input.refused) {
+			const prev = lastSent.shape.keys;
 			const cur = input.shape.keys;
 			const common = Math.min(prev.length, cur.length);
 			let f = 0;
@@ -273,7 +277,7 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 		}
 		const cost = read * model.read + write * model.write;
 		out.requests.push({
-			prompt: read + write,
+			prompt: input.refused ? shapePrompt(input.shape) : read + write,
 			read,
 			write,
 			cost,
@@ -287,6 +291,7 @@ export function priceRun(inputs: readonly PriceInput[], model: PriceModel, warmi
 		out.write += write;
 		out.cost += cost;
 		if (input.kind === "turn") lastTurn = input;
+		if (input.kind === "turn" && !input.refused) lastSent = input;
 	}
 	out.read += out.warmRead;
 	out.write += out.warmWrite;

@@ -147,6 +147,7 @@ export function policyFigures(
 		...(r.opensRun ? { opensRun: true } : {}),
 		...(r.afterCompaction ? { afterCompaction: true } : {}),
 		...(r.failedWithoutUsage ? { failedWithoutUsage: true } : {}),
+		...(r.refused ? { refused: true } : {}),
 	}));
 	const price = priceRun(inputs, model, warming);
 	const warmedAll =

@@ -83,6 +83,8 @@ export interface CapturedRequest {
 	opensRun?: boolean;
 	/** Its reply failed (an error, an abort) and reported no prompt: Pi weighs a refresh of it at 0 tokens. */
 	failedWithoutUsage?: boolean;
+	/** Its reply is an error with no usage at all: the provider refused the request (a rate limit, an overload). */
+	refused?: boolean;
 }
 
 /** One policy's replay. */
@@ -109,6 +111,17 @@ function failedWithoutUsage(reply: MessageLike): boolean {
 	if (reply.stopReason !== "error" && reply.stopReason !== "aborted") return false;
 	const usage = (reply as { usage?: { input?: number; cacheRead?: number; cacheWrite?: number } }).usage;
 	return (usage?.input ?? 0) + (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0) === 0;
+}
+
+/**
+ * Whether a recorded reply is an error that used nothing (no prompt read, no output): the provider
+ * refused the request (a rate limit, an overload) and billed nothing. An aborted reply is not one:
+ * the provider had read its prompt.
+ */
+function refusedByProvider(reply: MessageLike): boolean {
+	if (reply.stopReason !== "error") return false;
+	const usage = (reply as { usage?: Record<string, unknown> }).usage ?? {};
+	return ["input", "output", "cacheRead", "cacheWrite"].every((k) => !usage[k]);
 }
 
 /** Options of a replay. */
@@ -340,6 +353,7 @@ export async function replayPolicy(
 			...(pendingStop ? { warmingStopped: true } : {}),
 			...(opensRun ? { opensRun: true } : {}),
 			...(failedWithoutUsage(recorded) ? { failedWithoutUsage: true } : {}),
+			...(refusedByProvider(recorded) ? { refused: true } : {}),
 		});
 		pendingStop = false;
 		sentTurn = true;

@@ -336,6 +336,29 @@ test("a recorded error is retried where the recording retried it, and final wher
 	assert.equal(run.requests.length, 5);
 	assert.match(lastRequestText(run), /also clean|try again/);
 	assert.match(lastRequestText(run), /the log is clean/);
+	// The errors used nothing (no usage recorded): the provider refused those requests, billing nothing.
+	assert.deepEqual(
+		run.requests.map((r) => r.refused === true),
+		[true, true, false, true, false],
+	);
+	session.add(9, { role: "user", content: [{ type: "text", text: "a third one" }] });
+	session.add(10, { ...failed("Request was aborted."), stopReason: "aborted" });
+	session.add(11, { role: "user", content: [{ type: "text", text: "go on" }] });
+	session.add(12, failed("429 rate limited"));
+	session.add(13, { ...failed("overloaded"), usage: { input: 0, output: 3, cacheRead: 0, cacheWrite: 0 } });
+	session.add(14, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const more = await replay(session);
+	const script = session.script();
+	// An aborted reply's request was read by the provider, and so was one that reported any usage.
+	const byReply = more.requests.flatMap((r) =>
+		r.produced === undefined ? [] : [[script.messages[r.produced].errorMessage ?? "", r.refused === true]],
+	);
+	assert.deepEqual(byReply.slice(5), [
+		["Request was aborted.", false],
+		["429 rate limited", true],
+		["overloaded", false],
+		["", false],
+	]);
 });
 
 test("the stand-in errors classify as Pi's retry takes them, and a recorded text that already does is kept", () => {

@@ -229,3 +229,21 @@ test("an assistant message that ended in an error or was aborted is not priced: 
 	const sent = table.shape([u1, call("toolUse"), a1, t1]);
 	assert.equal(sent.ids.length, plain.ids.length + 2, "a completed one is priced, text and call");
 });
+
+test("a request the provider refused (an error reply that used nothing) costs nothing and leaves the cache as it was", () => {
+	const folded = text("toolResult", 40, "f");
+	const [first, second, third] = inputs([
+		[u1, a1, t1],
+		[u1, a1, folded, a2],
+		[u1, a1, folded, a2],
+	]);
+	for (const model of Object.values(PRICE_MODELS)) {
+		const plain = priceRun([first, third], model, false);
+		const retried = priceRun([first, { ...second, refused: true }, third], model, false);
+		assert.deepEqual(retried.requests[1], { ...retried.requests[1], read: 0, write: 0, cost: 0, rewriteTokens: 0 });
+		assert.equal(retried.requests[1].prompt, 170, "its prompt still counts toward the peak");
+		// The retry pays what the request alone would have: the rewrite is counted against the last request taken.
+		assert.deepEqual(retried.requests[2], plain.requests[1], model.name);
+		assert.equal(retried.cost, plain.cost, model.name);
+	}
+});
