@@ -12,13 +12,7 @@
  */
 import { statSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
-import {
-	DEFAULT_CONFIG,
-	ownVariablesIn,
-	profilesReading,
-	resolveConfig,
-	withoutOwnVariables,
-} from "../adapters/pi/config.ts";
+import { DEFAULT_CONFIG, ownVariablesIn, profilesReading, resolveConfig } from "../adapters/pi/config.ts";
 import { type FoldConfig, KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
 import type { ImagePricing } from "./image-size.ts";
@@ -161,7 +155,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		const arg = args[i];
 		const next = (): string => {
 			const v = args[++i];
-			if (v === undefined) throw new UsageError(`${arg} needs a value`);
+			// A forgotten value would take the next option as the value (`--price --json`).
+			if (v === undefined || v.startsWith("--")) throw new UsageError(`${arg} needs a value`);
 			return v;
 		};
 		if (arg === "--policy") {
@@ -198,13 +193,22 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 		else if (arg === "--wide") wide = true;
 		else if (arg === "--quiet") quiet = true;
 		else if (arg === "--html") {
-			html = next();
+			html = args[++i] ?? "";
 			// A forgotten name would take the next argument: a session file, or an option.
 			if (html === "" || html.startsWith("-")) throw new UsageError(`--html needs a file name, not "${html}"`);
 		} else if (arg === "--jobs") jobs = decimal(next());
-		else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
+		else if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${arg}`);
 		else files.push(arg);
 	}
+	// A knob the extension would refuse or not know would replay its default unseen: a sweep over
+	// values would print the default's figures under each one.
+	const refused = resolveConfig(knobs, {}).problems.map((problem) =>
+		problem
+			.replace(`settings ${SETTINGS_SECTION}.`, "--set ")
+			.replace(/; using .*$/, "")
+			.replace("; ignoring it", ""),
+	);
+	if (refused.length > 0) throw new UsageError(refused.join("\n"));
 	if (mine && files.length > 0) throw new UsageError("--mine finds the sessions itself: give no session file");
 	if (!mine && (last !== undefined || allProjects))
 		throw new UsageError(`${last === undefined ? "--all-projects" : "--last"} goes with --mine`);
@@ -317,8 +321,6 @@ export async function main(args: readonly string[]): Promise<number> {
 		process.stderr.write(
 			`context-fold replay: ignoring ${own.join(", ")} from your environment: the replay's knobs are its --set ones\n`,
 		);
-	for (const problem of resolveConfig(options.knobs, withoutOwnVariables(process.env)).problems)
-		process.stderr.write(`context-fold replay: ${problem.replace(`settings ${SETTINGS_SECTION}.`, "--set ")}\n`);
 	for (const line of idleKnobs(options)) process.stderr.write(`context-fold replay: ${line}\n`);
 	if (options.jobs > 1 && !WORKERS_RUN)
 		process.stderr.write(

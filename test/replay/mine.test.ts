@@ -260,6 +260,16 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["a.jsonl", "--window", " 5000"], "--window takes a whole number ≥ 1000"],
 		[["a.jsonl", "--jobs", "2e0"], "--jobs takes a whole number ≥ 1"],
 		[["a.jsonl", "--set", "trigger="], "--set trigger takes a number ≥ 0"],
+		// A knob value the extension would refuse, or a knob it does not know, would replay the default unseen.
+		[
+			["a.jsonl", "--set", "foldAt=5"],
+			"--set foldAt=5 is not a valid fraction (a number in (0, 1] or a percentage such as 45%)",
+		],
+		[["a.jsonl", "--set", "foldat=0.5"], "--set foldat is not a context-fold setting (did you mean foldAt?)"],
+		// An option's forgotten value does not take the next option; a one-dash option is no file.
+		[["a.jsonl", "--price", "--json"], "--price needs a value"],
+		[["a.jsonl", "--policy", "--wide"], "--policy needs a value"],
+		[["a.jsonl", "-x"], "unknown option -x"],
 	];
 	for (const [args, problem] of mistakes) {
 		assert.throws(

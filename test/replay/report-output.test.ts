@@ -175,12 +175,15 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 		const mixed = await replayInProcess([join(dir, "good.jsonl"), join(dir, "missing.jsonl"), "--policy", "pi"]);
 		assert.equal(mixed.status, 2);
 		assert.equal(mixed.stdout, "");
-		// A knob the replayed extension would ignore is said to the user, not counted as its advisory.
+		// A knob the replayed extension would not know stops the command: it would replay the default unseen.
 		const typo = replay(join(dir, "good.jsonl"), "--policy", "context-fold", "--set", "hottail=5000");
-		assert.equal(typo.status, 0, typo.stderr);
-		assert.equal(
+		assert.equal(typo.status, 2, typo.stderr);
+		assert.equal(typo.stdout, "");
+		assert.ok(
+			typo.stderr.startsWith(
+				"context-fold replay: --set hottail is not a context-fold setting (did you mean hotTail?)\n",
+			),
 			typo.stderr,
-			"context-fold replay: --set hottail is not a context-fold setting; ignoring it (did you mean hotTail?)\n",
 		);
 		const proto = await replayInProcess([
 			join(dir, "good.jsonl"),
@@ -189,8 +192,8 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			"--set",
 			"__proto__=1",
 		]);
-		assert.equal(proto.status, 0, proto.stderr);
-		assert.match(proto.stderr, /--set __proto__ is not a context-fold setting; ignoring it/);
+		assert.equal(proto.status, 2, proto.stderr);
+		assert.match(proto.stderr, /--set __proto__ is not a context-fold setting \(known: /);
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
