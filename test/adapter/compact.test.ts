@@ -787,6 +787,25 @@ describe("over budget with nothing worth folding", () => {
 		await stub.emit("agent_settled", { aborted: false });
 	}
 
+	it("asks for no compaction when Pi's own came after the run's last response, and a refusal as 'Already compacted' is no failure", async () => {
+		const stub = smallKeep(10_000);
+		bigPrompt(stub);
+		await stub.emit("session_start", { reason: "startup" });
+		await turn(stub);
+		// Pi's threshold compaction runs at the end of the run, before agent_settled.
+		await stub.emit("session_compact", { reason: "threshold", compactionEntry: undefined, fromExtension: false });
+		await stub.emit("agent_settled", { aborted: false });
+		assert.equal(stub.compactions.length, 0, "a second compaction was asked for");
+		// Should Pi compact between the request and the ask all the same, its refusal is no failure.
+		const raced = smallKeep(10_000);
+		bigPrompt(raced);
+		raced.compactEnd = new Error("Already compacted");
+		await raced.emit("session_start", { reason: "startup" });
+		await run(raced);
+		assert.equal(raced.compactions.length, 1);
+		assert.doesNotMatch(raced.stderr.join(""), /compaction failed/);
+	});
+
 	it("compacts deterministically once the agent's run is over, once per over-budget state, and says so", async () => {
 		const stub = smallKeep(10_000);
 		bigPrompt(stub);

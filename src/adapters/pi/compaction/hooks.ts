@@ -79,7 +79,9 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		let ended: Promise<void> | undefined;
 		try {
 			const over = engine.overBudget;
-			if (!over || actedOn || (left !== undefined && over.usage <= left)) return;
+			// A compaction since the latest response (Pi's own, at its threshold) left that request's
+			// over-budget state behind: the next response's pass tells whether one is still due.
+			if (!over || actedOn || compacted || (left !== undefined && over.usage <= left)) return;
 			// Pi prepares a compaction only when the messages hold more than its keepRecentTokens (a large
 			// system prompt can put usage past the backstop before they do): until then it would refuse.
 			if (engine.rawTokens() <= keepRecent()) return;
@@ -115,6 +117,8 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 					ownWhy = undefined;
 					actedOn = false;
 					left = over.usage;
+					// "Already compacted": a compaction came first (Pi's own), which is what this one was for.
+					if (/already compacted/i.test(error.message)) return;
 					if (!/nothing to compact/i.test(error.message))
 						fail(`context-fold: the over-budget compaction failed: ${error.message}`);
 					else if (!refusalSaid || config().debug) {
