@@ -85,6 +85,29 @@ describe("cold input", () => {
 		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)]);
 	});
 
+	it("is held back on a session's first response, and on the first after resuming past a compaction", async () => {
+		const fresh = await tui();
+		await fresh.emit("session_start", { reason: "startup" });
+		await respond(fresh, COLD);
+		assert.deepEqual(notices(fresh), [], "a first response has no earlier prompt to read");
+		const assistant = (usage: Record<string, number>, id: string) => ({
+			type: "message",
+			id,
+			message: { role: "assistant", provider: "fake", model: "fake-model", usage, content: [] },
+		});
+		for (const [tail, held] of [
+			[[{ type: "compaction", id: "c", summary: "s" }], true],
+			[[{ type: "model_change", id: "m" }], true],
+			[[], false],
+		] as const) {
+			const resumed = await tui();
+			resumed.entries.push(assistant(WARM, "a1"), ...tail);
+			await resumed.emit("session_start", { reason: "resume" });
+			await respond(resumed, COLD);
+			assert.deepEqual(notices(resumed), held ? [] : [ADVICE.coldInput(COLD)], JSON.stringify(tail));
+		}
+	});
+
 	it("is held back on the response right after a fold event", async () => {
 		const stub = await tui();
 		bashSession(stub, 6);

@@ -25,6 +25,7 @@ import {
 } from "../../../core/cache-advice.ts";
 import { foldTag } from "../../../core/digest.ts";
 import type { FoldRegistry } from "../../../core/fold-registry.ts";
+import { ENTRY_TYPE } from "../fold/persistence.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { codeList } from "../tools/codes.ts";
 import type { UsageLike } from "./telemetry.ts";
@@ -103,7 +104,8 @@ export class Advisor {
 		this.streaks.clear();
 		this.notices.clear();
 		this.calls.clear();
-		this.rewriteExpected = false;
+		// A session's first response has no earlier prompt to read from the cache: it writes it, by design.
+		this.rewriteExpected = true;
 		this.pendingFold = undefined;
 		this.declaring = false;
 		this.declared = false;
@@ -114,14 +116,23 @@ export class Advisor {
 		this.tripped = false;
 	}
 
-	/** Starts over on a branch: its assistant responses give the latest prompt and the smallest one (the base). */
+	/**
+	 * Starts over on a branch: its assistant responses give the latest prompt and the smallest one (the
+	 * base). The next response is expected to rewrite the cache when none came before it, or when a
+	 * compaction, a model change or a fold entry (an event, an unfold) came after the latest one.
+	 */
 	restore(entries: readonly unknown[]): void {
 		this.reset();
 		for (const raw of entries) {
-			const entry = raw as { type?: string; message?: { role?: string; usage?: UsageLike } };
+			const entry = raw as { type?: string; customType?: string; message?: { role?: string; usage?: UsageLike } };
+			if (entry?.type === "compaction" || entry?.type === "model_change") this.rewriteExpected = true;
+			else if (entry?.type === "custom" && entry.customType === ENTRY_TYPE) this.rewriteExpected = true;
 			if (entry?.type !== "message" || entry.message?.role !== "assistant") continue;
 			const prompt = promptOf(figuresOf(entry.message.usage));
-			if (prompt > 0) this.remember(prompt);
+			if (prompt > 0) {
+				this.remember(prompt);
+				this.rewriteExpected = false;
+			}
 		}
 	}
 
