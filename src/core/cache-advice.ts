@@ -134,7 +134,8 @@ export const DEFAULT_RATIOS: Readonly<PriceRatios> = Object.freeze({ read: 0.1, 
  * Price ratios from per-token prices (any unit): read = cacheRead / input; write = cacheWrite / input,
  * or 1 when the provider bills no separate write (a write costs plain input), or 2 for a
  * long-retention write (Anthropic's one-hour cache, as Pi prices it). DEFAULT_RATIOS when input or
- * cacheRead is not a positive price, as the fold policy's rewrite price falls back to them.
+ * cacheRead is not a positive price, as the fold policy's rewrite price falls back to them, with a
+ * long-retention write at 2 all the same.
  */
 export function ratiosOf(
 	cost: { input?: number; cacheRead?: number; cacheWrite?: number } | undefined,
@@ -142,7 +143,7 @@ export function ratiosOf(
 ): PriceRatios {
 	const input = cost?.input ?? 0;
 	const read = cost?.cacheRead ?? 0;
-	if (!(input > 0) || !(read > 0)) return { ...DEFAULT_RATIOS };
+	if (!(input > 0) || !(read > 0)) return { ...DEFAULT_RATIOS, ...(longWrite ? { write: 2 } : {}) };
 	const write = cost?.cacheWrite ?? 0;
 	return { read: read / input, write: longWrite ? 2 : write > 0 ? write / input : 1 };
 }

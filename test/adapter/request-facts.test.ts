@@ -137,6 +137,9 @@ describe("RequestFacts", () => {
 			process.env.PI_CACHE_RETENTION = "long";
 			assert.equal(cold(hour), false, "the long retention's hour: still warm");
 			assert.ok((price(hour) ?? 0) > (short ?? 0), "the hour's write premium, not the five minutes'");
+			// A models.json entry that lists no prices: the hour's premium at the default ratios, (2 - 0.1) / 0.1.
+			const { cost: _, ...unpriced } = hour as { cost?: unknown };
+			assert.ok(Math.abs((price(unpriced) ?? 0) - 19) < 1e-9, String(price(unpriced)));
 		} finally {
 			if (saved === undefined) delete process.env.PI_CACHE_RETENTION;
 			else process.env.PI_CACHE_RETENTION = saved;

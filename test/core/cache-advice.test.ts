@@ -119,6 +119,9 @@ describe("handoff pay-back", () => {
 			"one-hour write",
 		);
 		assert.deepEqual(ratiosOf(undefined), DEFAULT_RATIOS);
+		// A model with no prices still writes the one-hour retention at twice the input price.
+		assert.deepEqual(ratiosOf(undefined, true), { read: 0.1, write: 2 }, "one-hour write, no prices");
+		assert.deepEqual(ratiosOf({ input: 0, cacheRead: 0 }, true), { read: 0.1, write: 2 });
 	});
 });
 

@@ -80,11 +80,15 @@ export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: bo
 /**
  * What a rewritten cached token costs over a read, in reads, at `model`'s prices for the cache
  * retention in use: Anthropic writes the long retention (see writesLongRetention) at twice the
- * input price, as Pi prices it; undefined when the model declares no cache-read price.
+ * input price, as Pi prices it. A model that declares no cache-read price: undefined (the policy's
+ * 5-minute default), or the default ratios' long-retention figure where Pi writes that retention.
  */
 export function rewriteInReadsFor(model: ModelLike): number | undefined {
-	if (!model?.cost) return undefined;
-	return rewriteInReadsOf(model.cost, writesLongRetention(model));
+	const long = writesLongRetention(model);
+	const priced = model?.cost ? rewriteInReadsOf(model.cost, long) : undefined;
+	if (priced !== undefined || !long) return priced;
+	const { read, write } = ratiosOf(undefined, true);
+	return (write - read) / read;
 }
 
 /** The model's cache price ratios for the retention in use (core ratiosOf; see writesLongRetention). */
