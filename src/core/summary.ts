@@ -57,12 +57,19 @@ export function summaryCapFor(window: number | undefined): number {
 
 /**
  * A titled list within `budget` characters. When the lines do not fit, the oldest and the newest
- * are kept (the opening task and the latest state) and the middle is counted.
+ * are kept (the opening task and the latest state) and the middle is counted; so are the `dropped`
+ * entries the index's caps left out before (a `noun` each), which would otherwise go unsaid.
  */
-function section(title: string, lines: readonly string[], budget: number, more: string): string {
-	if (lines.length === 0) return "";
+function section(
+	title: string,
+	lines: readonly string[],
+	budget: number,
+	more: string,
+	dropped: { count: number; noun: string } = { count: 0, noun: "" },
+): string {
+	if (lines.length === 0 && dropped.count === 0) return "";
 	const size = (list: readonly string[]) => list.reduce((n, l) => n + l.length + 1, 0);
-	if (size(lines) <= budget) return `## ${title}\n${lines.join("\n")}`;
+	if (dropped.count === 0 && size(lines) <= budget) return `## ${title}\n${lines.join("\n")}`;
 	const head: string[] = [];
 	const tail: string[] = [];
 	let used = 0;
@@ -77,7 +84,11 @@ function section(title: string, lines: readonly string[], budget: number, more: 
 		else tail.unshift(lines[j--]);
 	}
 	const left = lines.length - head.length - tail.length;
-	const gap = left > 0 ? [`- … ${left} more ${more}`] : [];
+	const counts = [
+		...(left > 0 ? [`${left} more ${more}`] : []),
+		...(dropped.count > 0 ? [`${dropped.count} more ${dropped.noun} left out by the index's caps`] : []),
+	];
+	const gap = counts.length > 0 ? [`- … ${counts.join("; ")}`] : [];
 	return `## ${title}\n${[...head, ...gap, ...tail].join("\n")}`;
 }
 
@@ -201,6 +212,7 @@ export function renderSummary(input: SummaryInput): string {
 			s.intents.map((i) => `- ${turnMark(i.turn)}${quoteTags(i.text)}`),
 			L.intents,
 			"intents (recall_folded search=… finds them)",
+			{ count: s.dropped?.intents ?? 0, noun: "intents (recall_folded search=… finds them)" },
 		),
 		section(
 			"Error lines (verbatim)",
@@ -209,12 +221,14 @@ export function renderSummary(input: SummaryInput): string {
 			),
 			L.errors,
 			'error lines (recall_folded search="error")',
+			{ count: s.dropped?.errors ?? 0, noun: 'error lines (recall_folded search="error")' },
 		),
 		section(
 			"Files (paths exactly as the tools received them)",
 			s.files.map((f) => `- ${quoteTags(f.path)}${fileNote(f.tools, f.turn)}`),
 			L.files,
 			"files",
+			{ count: s.dropped?.files ?? 0, noun: "files" },
 		),
 		section(
 			"Commands",
@@ -224,12 +238,14 @@ export function renderSummary(input: SummaryInput): string {
 			),
 			L.commands,
 			"commands",
+			{ count: s.dropped?.commands ?? 0, noun: "commands" },
 		),
 		section(
 			"Exact identifiers (search keys for recall_folded)",
 			wrap(s.identifiers.map(quoteTags), 160),
 			L.identifiers,
 			"lines of identifiers",
+			{ count: s.dropped?.identifiers ?? 0, noun: "identifiers" },
 		),
 		section(
 			"Recovery pointers",

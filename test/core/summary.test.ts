@@ -86,6 +86,27 @@ describe("renderSummary", () => {
 		assert.match(a, /Error: failure 4999/);
 	});
 
+	it("counts what the index's caps left out, where the list itself fits", () => {
+		const errors = Array.from({ length: 20 }, (_, i) => ({
+			line: `Error: failure number ${i}`,
+			turn: 1,
+			code: "k3x9a0b2",
+		}));
+		const out = renderSummary({
+			summary: { ...fixed, errors, dropped: { errors: 130, identifiers: 7 } },
+			scope: "s.",
+		});
+		const section = out.split("## Error lines (verbatim)\n")[1].split("\n\n")[0].split("\n");
+		assert.equal(section.length, 21, "every kept line, and one that counts the rest");
+		assert.equal(
+			section[10],
+			'- … 130 more error lines (recall_folded search="error") left out by the index\'s caps',
+		);
+		assert.match(out, /a1b2c3d v1\.2\.3 parseNested\n- … 7 more identifiers left out by the index's caps/);
+		const files = out.split("## Files")[1].split("\n\n")[0];
+		assert.doesNotMatch(files, /left out/, "no count where nothing was left out");
+	});
+
 	it("carries a previous summary that was not ours, and only the body of one that was", () => {
 		const foreign = renderSummary({ summary: fixed, scope: "s.", previousSummary: "The user fixed the parser." });
 		assert.match(
