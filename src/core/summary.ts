@@ -27,6 +27,8 @@ export interface SummaryInput {
 	summary: SeedSummary;
 	/** The previous compaction's summary, when Pi passes one and it is carried whole. */
 	previousSummary?: string;
+	/** The fold code that reads a foreign `previousSummary` back whole, named where its carried text is cut. */
+	previousCode?: string;
 	/**
 	 * Text an earlier summary of ours carried, handed on verbatim when that summary's own facts are
 	 * in the seed index again (see carriedOver); used without `previousSummary`.
@@ -175,12 +177,15 @@ export function carriedOver(summary: string): string | undefined {
 	return end < 0 ? undefined : summary.slice(end + 1);
 }
 
-/** The seed's text within `budget` characters; a cut one ends naming the code that reads it whole. */
-function seedText(seed: CarriedSeed, budget: number): string {
-	if (seed.text.length <= budget) return seed.text;
-	const whole = seed.code ? `recall_folded codes=["${seed.code}"] reads it whole` : "the session file holds it whole";
-	const note = `… the seed is cut here; ${whole}`;
-	return `${clip(seed.text, Math.max(0, budget - note.length - 1))}\n${note}`;
+/**
+ * `text` within `budget` characters; a cut one ends saying that `what` is cut there and naming the
+ * code that reads it whole (the session file, without one).
+ */
+function carriedText(text: string, budget: number, what: string, code: string | undefined): string {
+	if (text.length <= budget) return text;
+	const whole = code ? `recall_folded codes=["${code}"] reads it whole` : "the session file holds it whole";
+	const note = `… ${what} is cut here; ${whole}`;
+	return `${clip(text, Math.max(0, budget - note.length - 1))}\n${note}`;
 }
 
 /** The previous summary's body without its own header and preamble, when it was one of ours. */
@@ -265,10 +270,14 @@ export function renderSummary(input: SummaryInput): string {
 		// Our own summary's tags were written by the engine (and what it carried, quoted there); a
 		// foreign summary's tags are content, and it says who wrote it.
 		const own = input.previousSummary === undefined || isOwnSummary(input.previousSummary);
-		carriedParts.push(clip(own ? previous : `${FOREIGN_NOTE}\n${quoteTags(previous)}`, L.previous));
+		carriedParts.push(
+			own
+				? clip(previous, L.previous)
+				: carriedText(`${FOREIGN_NOTE}\n${quoteTags(previous)}`, L.previous, "Pi's summary", input.previousCode),
+		);
 	}
 	// The seed's codes are the parent's, which recall_folded serves as they stand.
-	if (input.seed) carriedParts.push(seedText(input.seed, L.previous));
+	if (input.seed) carriedParts.push(carriedText(input.seed.text, L.previous, "the seed", input.seed.code));
 	const body = parts.filter((p) => p.length > 0).join("\n\n");
 	if (carriedParts.length === 0) return clip(body, L.total);
 	// What is carried keeps its place (and a cut seed its pointer to the whole): the sections' budgets and

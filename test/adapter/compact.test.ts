@@ -243,6 +243,29 @@ describe("deterministic compaction", () => {
 		}
 	});
 
+	it("a summary Pi wrote that is carried cut names the code that reads it whole, sha-verified, and search finds its end", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		// Plain Pi compacted before context-fold was installed: its model's summary, far over the carried budget.
+		const foreign = `Summary by the model:\n${Array.from({ length: 300 }, (_, i) => `- fact ${i}: kept`).join("\n")}\n- NATIVE-FACT-OMEGA closes it`;
+		stub.compact("keep", foreign);
+		await stub.emit("session_start", { reason: "startup" });
+		const built = await compact(stub, 3, { previousSummary: foreign });
+		const summary = String(built?.compaction?.summary);
+		assert.doesNotMatch(summary, /NATIVE-FACT-OMEGA/, "the test's summary was not cut");
+		const code = /… Pi's summary is cut here; recall_folded codes=\["([0-9a-z]{8})"\] reads it whole/.exec(
+			summary,
+		)?.[1];
+		assert.ok(code, summary.slice(-400));
+		const whole = await stub.call("recall_folded", { codes: [code] });
+		assert.match(whole.split("\n")[0], /sha256 verified/);
+		assert.ok(whole.includes("- NATIVE-FACT-OMEGA closes it"), whole.slice(-300));
+		assert.match(await stub.call("recall_folded", { search: "NATIVE-FACT-OMEGA" }), /^1 block contains/);
+		// A restart reads the record back: the code still serves it.
+		await stub.emit("session_start", { reason: "resume" });
+		assert.ok((await stub.call("recall_folded", { codes: [code] })).includes("NATIVE-FACT-OMEGA"));
+	});
+
 	it("says that /compact instructions are not applied, and how to have them applied; nothing without any", async () => {
 		const stub = loadStub();
 		bashSession(stub, 4);

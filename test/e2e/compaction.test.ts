@@ -97,10 +97,10 @@ function replyFor(plan: Plan, req: CapturedRequest): Reply {
 	return { toolCalls: [{ ...step.call(req), id: step.id }] };
 }
 
-/** A server whose replies follow `holder.plan`, swapped by the tests between phases. */
-async function planServer(holder: { plan: Plan }): Promise<ModelServer> {
+/** A server whose replies follow `holder.plan`, swapped by the tests between phases; Pi's summaries say `holder.summary`. */
+async function planServer(holder: { plan: Plan; summary?: string }): Promise<ModelServer> {
 	return startModelServer((req) => {
-		if (isSummarizationRequest(req)) return { text: NATIVE_SUMMARY };
+		if (isSummarizationRequest(req)) return { text: holder.summary ?? NATIVE_SUMMARY };
 		if (req.index > 80) return { text: "guard: too many requests" };
 		return replyFor(holder.plan, req);
 	});
@@ -747,7 +747,7 @@ describe("an in-memory session (--no-session)", () => {
 });
 
 describe("CONTEXTFOLD_COMPACT=native", () => {
-	const holder: { plan: Plan } = { plan: { steps: [], final: "" } };
+	const holder: { plan: Plan; summary?: string } = { plan: { steps: [], final: "" } };
 	let server: ModelServer;
 	let sandbox: PiSandbox;
 
@@ -794,5 +794,47 @@ describe("CONTEXTFOLD_COMPACT=native", () => {
 		const index = join(sandbox.sessionDir, "context-fold", sessionId, "seed-index.jsonl");
 		const records = existsSync(index) ? parseJsonl(await readFile(index, "utf8")) : [];
 		assert.ok(!records.some((r) => r.kind === "compaction"), "the hook wrote a compaction record in native mode");
+	});
+
+	it("a long summary Pi wrote, carried cut by context-fold's next compaction, reads back whole by the code it names", async () => {
+		const facts = Array.from({ length: 120 }, (_, i) => `- model fact ${i}: the parser keeps rule ${i}`);
+		holder.summary = `${NATIVE_SUMMARY}\n${facts.join("\n")}\n- NATIVE-FACT-OMEGA ends it`;
+		let sessionFile: string;
+		const native = await sandbox.startRpc({
+			extensions: ["."],
+			env: { CONTEXTFOLD_COMPACT: "native" },
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		try {
+			holder.plan = { steps: [1, 2, 3].map((k) => bashStep("long", k)), final: "Long batches done." };
+			await native.prompt("Run batches 1 to 3.");
+			sessionFile = (await native.call<{ sessionFile: string }>({ type: "get_state" })).sessionFile;
+			await native.call({ type: "compact" });
+		} finally {
+			await native.close();
+		}
+		const rpc = await sandbox.startRpc({ extensions: ["."], session: sessionFile, timeoutMs: RUN_TIMEOUT_MS });
+		try {
+			holder.plan = { steps: [4, 5].map((k) => bashStep("long", k)), final: "More batches done." };
+			await rpc.prompt("Run batches 4 and 5.");
+			const ours = await rpc.call<{ summary: string }>({ type: "compact" });
+			assert.ok(ours.summary.startsWith(OUR_HEADER), ours.summary.slice(0, 200));
+			assert.ok(!ours.summary.includes("NATIVE-FACT-OMEGA"), "Pi's summary fit: the test proves nothing");
+			const code = /… Pi's summary is cut here; recall_folded codes=\["([0-9a-z]{8})"\] reads it whole/.exec(
+				ours.summary,
+			)?.[1];
+			assert.ok(code, ours.summary.slice(-500));
+			holder.plan = {
+				steps: [{ id: "toolu_native_whole", call: () => ({ name: "recall_folded", args: { codes: [code] } }) }],
+				final: "Read Pi's summary.",
+			};
+			await rpc.prompt("Read Pi's summary whole.");
+			const whole = resultOf(server.requests, "toolu_native_whole").text;
+			assert.match(whole.split("\n")[0], /sha256 verified/, whole.split("\n")[0]);
+			assert.ok(whole.includes("- NATIVE-FACT-OMEGA ends it"), whole.slice(-300));
+		} finally {
+			holder.summary = undefined;
+			await rpc.close();
+		}
 	});
 });

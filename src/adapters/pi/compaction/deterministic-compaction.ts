@@ -17,6 +17,7 @@ import { carriedOver, handoffSeedIn, isOwnSummary, renderSummary, summaryCapFor 
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
+import { contextMessagesOf } from "../fold/session-ledger.ts";
 import { sha256 } from "../fold/sha256.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
@@ -25,6 +26,8 @@ export interface CompactionInput {
 	messagesToSummarize: readonly unknown[];
 	turnPrefixMessages: readonly unknown[];
 	previousSummary?: string;
+	/** The compaction entry that holds `previousSummary` (its id and time name the block that reads it back). */
+	previousEntry?: unknown;
 }
 
 /** Result of building a deterministic compaction. */
@@ -45,8 +48,9 @@ function recordLeavers(
 	engine: FoldEngine,
 	append: (entry: FoldEntry) => void,
 	warn: (message: string) => void,
+	summaries = false,
 ): FoldRecord[] {
-	const fresh = unrecordedBlocks(messages, engine, warn);
+	const fresh = unrecordedBlocks(messages, engine, warn, engine.turnBase, summaries);
 	if (fresh.length === 0) return [];
 	append({ v: ENTRY_VERSION, kind: "records", seq: 0, records: fresh });
 	for (const record of fresh) engine.registry.addRecord(record);
@@ -64,11 +68,12 @@ export function unrecordedBlocks(
 	engine: FoldEngine,
 	warn: (message: string) => void,
 	turnBase = engine.turnBase,
+	summaries = false,
 ): FoldRecord[] {
 	const fresh: FoldRecord[] = [];
 	for (const block of linearize(messages, turnBase)) {
 		try {
-			if (!block.durable || block.kind === "summary" || engine.registry.record(block.id)) continue;
+			if (!block.durable || (block.kind === "summary" && !summaries) || engine.registry.record(block.id)) continue;
 			if (!block.text && block.images === 0) continue;
 			const code = foldCode(block.id);
 			const holder = engine.registry.idOf(code);
@@ -94,6 +99,24 @@ export function unrecordedBlocks(
 		}
 	}
 	return fresh;
+}
+
+/**
+ * Gives the summary a compaction `entry` holds a fold record (appended, and added to the registry),
+ * so that recall and search read it whole; its code, or undefined when it has no durable block.
+ * For a summary Pi's model wrote, which a summary of ours carries cut to its budget.
+ */
+function recordSummaryOf(
+	entry: unknown,
+	engine: FoldEngine,
+	append: (entry: FoldEntry) => void,
+	warn: (message: string) => void,
+): string | undefined {
+	const messages = contextMessagesOf(entry as { type?: unknown }).filter((m) => m.role === "compactionSummary");
+	const block = linearize(messages).find((b) => b.kind === "summary" && b.durable);
+	if (!block) return undefined;
+	recordLeavers(messages, engine, append, warn, true);
+	return engine.registry.record(block.id)?.code;
 }
 
 /** The current branch as the record filter sees it: its entry ids and its fold records' codes. */
@@ -146,9 +169,15 @@ export function buildCompaction(
 	const previous = input.previousSummary;
 	// A summary of ours whose facts the index holds again hands on only what it carried itself.
 	const whole = !!previous && (!isOwnSummary(previous) || priorCompactions === 0);
+	// A summary Pi's model wrote is carried cut to a budget: the rest is read back by its own code.
+	const previousCode =
+		previous && !isOwnSummary(previous) && input.previousEntry !== undefined
+			? recordSummaryOf(input.previousEntry, engine, append, warn)
+			: undefined;
 	const summary = renderSummary({
 		summary: summarizeIndex(records),
 		previousSummary: whole ? previous : undefined,
+		previousCode,
 		carried: !whole && previous ? carriedOver(previous) : undefined,
 		seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code },
 		scope: `This compaction removed ${messages.length} messages from live history.`,

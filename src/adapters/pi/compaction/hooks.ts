@@ -152,17 +152,26 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			} catch (error) {
 				fail(`context-fold: this compaction keeps Pi's cut (keepRecentTokens): ${errorText(error)}`);
 			}
-			const input = later
-				? {
-						messagesToSummarize: [
-							...prep.messagesToSummarize,
-							...prep.turnPrefixMessages,
-							...later.moreToSummarize,
-						],
-						turnPrefixMessages: [],
-						previousSummary: prep.previousSummary,
-					}
-				: prep;
+			// The compaction entry whose summary Pi passes on: a foreign one is recorded (see buildCompaction).
+			const previousEntry = prep.previousSummary
+				? entries.findLast(
+						(e) => e.type === "compaction" && (e as { summary?: unknown }).summary === prep.previousSummary,
+					)
+				: undefined;
+			const input = {
+				...(later
+					? {
+							messagesToSummarize: [
+								...prep.messagesToSummarize,
+								...prep.turnPrefixMessages,
+								...later.moreToSummarize,
+							],
+							turnPrefixMessages: [],
+							previousSummary: prep.previousSummary,
+						}
+					: prep),
+				previousEntry,
+			};
 			const built = buildCompaction(input, engine, index, append, fail, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
 			if (event.customInstructions?.trim()) warn(INSTRUCTIONS_NOT_APPLIED);

@@ -38,15 +38,22 @@ interface EntryLike {
 
 /**
  * The messages an entry puts in the context, as Pi's own projection builds them
- * (`sessionEntryToContextMessages`): a `message` entry's, and a `custom_message` entry's (another
+ * (`sessionEntryToContextMessages`): a `message` entry's, a `custom_message` entry's (another
  * extension's message, context-fold's handoff seed) as a `custom` message stamped with the entry's
- * time, so its durable id is the one linearize gave it in the request. None for any other entry.
+ * time, and a `compaction` entry's summary (a summary Pi's model wrote, which a later compaction of
+ * context-fold's may record), so that each durable id is the one linearize gave it in the request.
+ * None for any other entry.
  */
-function contextMessagesOf(entry: EntryLike): MessageLike[] {
-	if (entry.type === "message" ? !entry.message || typeof entry.message !== "object" : entry.type !== "custom_message")
+export function contextMessagesOf(entry: EntryLike): MessageLike[] {
+	if (
+		entry.type === "message" ? !entry.message || typeof entry.message !== "object" : !CONTEXT_ENTRIES.has(entry.type)
+	)
 		return [];
 	return sessionEntryToContextMessages(entry as SessionEntry) as unknown as MessageLike[];
 }
+
+/** The entries besides `message` whose context messages the ledger indexes (see contextMessagesOf). */
+const CONTEXT_ENTRIES = new Set<unknown>(["custom_message", "compaction"]);
 
 /** Lazily built id → occurrences index over the messages a session's entries put in the context. */
 export class Ledger {
