@@ -69,6 +69,7 @@ export function planTurn(input: PassInput): TurnPlan {
 		savings: input.savings,
 		calls: input.calls,
 		use: input.use,
+		lastReply: input.lastReply,
 	});
 	const commands = input.policy(view);
 	const lowered = lower(

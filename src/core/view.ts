@@ -14,9 +14,20 @@ import { type Use, UseMemo, useAges, useOf } from "./use-ages.ts";
  * Index of the latest model reply (see isModelReply: a reply that failed or was aborted answered
  * nothing the request carried), -1 when there is none.
  */
-function lastAssistantOf(messages: readonly MessageLike[]): number {
-	for (let i = messages.length - 1; i >= 0; i--) if (isModelReply(messages[i])) return i;
-	return -1;
+/**
+ * The index of the newest model reply, or -1. With `lastReply`, the time of the newest reply Pi
+ * stored (what the model last answered with), the newest reply of that time: an assistant message
+ * after it that Pi never stored (one another extension's context handler added) answered nothing,
+ * so what precedes it is not seen by that. Without a reply of that time, the newest reply.
+ */
+function lastAssistantOf(messages: readonly MessageLike[], lastReply?: number): number {
+	let newest = -1;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		if (!isModelReply(messages[i])) continue;
+		if (lastReply === undefined || messages[i].timestamp === lastReply) return i;
+		if (newest < 0) newest = i;
+	}
+	return newest;
 }
 
 /**
@@ -54,8 +65,8 @@ class Holds {
  * batch is held together), and the arguments of any call whose result is held or missing. The set
  * form of what a view's Holds answers block by block, for tests and the bench.
  */
-export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
-	const holds = new Holds(lastAssistantOf(messages), blocks);
+export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[], lastReply?: number): Set<string> {
+	const holds = new Holds(lastAssistantOf(messages, lastReply), blocks);
 	const held = new Set<string>();
 	for (const block of blocks) if (holds.held(block)) held.add(block.id);
 	return held;
@@ -178,6 +189,8 @@ export interface ViewInput {
 	calls?: CallFactsMemo;
 	/** Distinctive strings of blocks from earlier requests and where they are held (see UseMemo). */
 	use?: UseMemo;
+	/** The time of the newest model reply Pi stored, when the session can say (see lastAssistantOf). */
+	lastReply?: number;
 }
 
 /** What the view blocks of one request share: its messages and blocks, and what is worked out on first read. */
@@ -199,7 +212,7 @@ class ViewShared {
 	constructor(input: ViewInput, superseded: Set<string>) {
 		this.messages = input.messages.slice();
 		this.blocks = input.blocks;
-		this.holds = new Holds(lastAssistantOf(input.messages), input.blocks);
+		this.holds = new Holds(lastAssistantOf(input.messages, input.lastReply), input.blocks);
 		this.superseded = superseded;
 		this.savings = input.savings ?? new WeakMap();
 		this.useMemo = input.use ?? new UseMemo();

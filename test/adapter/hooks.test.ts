@@ -96,6 +96,60 @@ describe("per-turn pipeline", () => {
 		assert.ok(resultTexts(sent).every((t) => !FOLDED.test(t)));
 		assert.equal(foldEntries(stub).length, 0);
 	});
+
+	it("holds the batch when another extension's context handler adds an assistant message after it", async () => {
+		const stub = await started();
+		await stub.request();
+		stub.addMessage({ role: "user", content: "more", timestamp: 1_800_000_000_000 });
+		stub.addMessage({
+			role: "assistant",
+			content: [0, 1, 2].map((i) => ({
+				type: "toolCall",
+				id: `q${i}`,
+				name: "bash",
+				arguments: { command: `q${i}` },
+			})),
+			responseId: "rq",
+			usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+			stopReason: "toolUse",
+			timestamp: 1_800_000_000_001,
+		});
+		for (let i = 0; i < 3; i++)
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: `q${i}`,
+				toolName: "bash",
+				content: [{ type: "text", text: `fresh ${i}\n`.repeat(1500) }],
+				isError: false,
+				timestamp: 1_800_000_000_002 + i,
+			});
+		// Loaded before context-fold, it appends a made-up call and its result (a reminder, a plan read).
+		stub.handlers.get("context")?.unshift(async (event: unknown) => {
+			const { messages } = event as { messages: Record<string, unknown>[] };
+			const at = 1_800_000_000_100;
+			const call = { type: "toolCall", id: "inj", name: "read", arguments: { path: "PLAN.md" } };
+			return {
+				messages: [
+					...messages,
+					{ role: "assistant", content: [call], stopReason: "toolUse", timestamp: at },
+					{
+						role: "toolResult",
+						toolCallId: "inj",
+						toolName: "read",
+						content: [{ type: "text", text: "plan" }],
+						timestamp: at + 1,
+					},
+				],
+			};
+		});
+		const sent = await stub.request();
+		const fresh = sent.filter((m) => String(m.toolCallId).startsWith("q"));
+		assert.equal(fresh.length, 3);
+		for (const m of fresh) {
+			const text = (m.content as { text: string }[])[0].text;
+			assert.ok(!FOLDED.test(text), `a result the model has not seen went out folded: ${text.slice(0, 80)}`);
+		}
+	});
 });
 
 describe("what Pi pays for the hooks", () => {

@@ -260,6 +260,8 @@ export function loadStub(
 		getEntries: () => [...stub.entries],
 		buildSessionProjection: () => ({ messages: sent() }),
 		getLeafId: () => (stub.entries.at(-1)?.id as string | undefined) ?? null,
+		getLeafEntry: () => stub.entries.at(-1),
+		getEntry: (id: string) => stub.entries.find((e) => e.id === id),
 		getEntryCount: () => stub.entries.length,
 		getSessionDir: () => options.sessionDir ?? "",
 		getSessionId: () => "stub",

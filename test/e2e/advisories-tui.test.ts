@@ -75,13 +75,18 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 		await tui.waitFor(ready, WAIT_MS, "the startup screen");
 		tui.send("hello there", true);
 		tui.send("Enter");
+		// A session's first response has no earlier prompt to read from the cache: not a cold input.
+		const first = await tui.waitFor((s) => flat(s).includes("Done here."), WAIT_MS, "the first reply");
+		assert.ok(!flat(first).includes("context-fold: cold input"), "noticed on the session's first response");
+		tui.send("once more", true);
+		tui.send("Enter");
 		const screen = await tui.waitFor(
 			(s) => flat(s).includes(flat(ADVICE.coldInput(COLD))),
 			WAIT_MS,
 			"the cold-input notice",
 		);
 		assert.equal(flat(screen).split("context-fold: cold input").length - 1, 1, "noticed once");
-		assert.equal(run.server.requests.length, 1);
+		assert.equal(run.server.requests.length, 2);
 		assert.ok(existsSync(tui.socket), "the tmux server's socket is in the sandbox");
 		tui.close();
 		assert.ok(!existsSync(tui.socket), "closing the session removes its socket");

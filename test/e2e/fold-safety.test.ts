@@ -3,7 +3,8 @@
  * - with `CONTEXTFOLD=0` the extension registers nothing: every request goes out raw even far past
  *   the budget, and neither recall_folded nor unfold is declared;
  * - a parallel tool batch the model has not seen yet is never folded in the request that delivers
- *   it, even when that request is far past the threshold and the budget (and folds once seen);
+ *   it, even when that request is far past the threshold and the budget (and folds once seen), nor
+ *   when another extension's context handler appends an assistant message after it;
  * - nor after that request failed (a provider error, Pi's retry off): Pi keeps the error reply, but
  *   no model answered the batch, so the next request (the user's "continue") still carries it raw.
  */
@@ -82,79 +83,94 @@ describe("CONTEXTFOLD=0 through pi -p", () => {
 	});
 });
 
-describe("a parallel tool batch just delivered is never folded", () => {
-	const PARALLEL = 5;
-	const parId = (k: number) => `toolu_par_${k}`;
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	let run: RunResult;
+/** The parallel-batch scenario, run with `extensions` (context-fold's last: another's context handler runs first). */
+function parallelBatch(title: string, extensions: string[]): void {
+	describe(title, () => {
+		const PARALLEL = 5;
+		const parId = (k: number) => `toolu_par_${k}`;
+		let server: ModelServer;
+		let sandbox: PiSandbox;
+		let run: RunResult;
 
-	before(async () => {
-		server = await startModelServer((req: CapturedRequest): Reply => {
-			const done = new Set(toolResultsOf(req).map((r) => r.toolCallId));
-			if (req.index > 20) return { text: "guard: too many requests" };
-			for (const k of [1, 2]) {
-				const callId = `toolu_seq_${k}`;
-				if (!done.has(callId)) {
-					return { toolCalls: [{ id: callId, name: "bash", args: { command: noisyCommand(`seq ${k}`, 400) } }] };
+		before(async () => {
+			server = await startModelServer((req: CapturedRequest): Reply => {
+				const done = new Set(toolResultsOf(req).map((r) => r.toolCallId));
+				if (req.index > 20) return { text: "guard: too many requests" };
+				for (const k of [1, 2]) {
+					const callId = `toolu_seq_${k}`;
+					if (!done.has(callId)) {
+						return {
+							toolCalls: [{ id: callId, name: "bash", args: { command: noisyCommand(`seq ${k}`, 400) } }],
+						};
+					}
 				}
-			}
-			if (!done.has(parId(1))) {
-				const toolCalls = [];
-				for (let k = 1; k <= PARALLEL; k++) {
-					toolCalls.push({ id: parId(k), name: "bash", args: { command: noisyCommand(`par ${k}`, 600) } });
+				if (!done.has(parId(1))) {
+					const toolCalls = [];
+					for (let k = 1; k <= PARALLEL; k++) {
+						toolCalls.push({ id: parId(k), name: "bash", args: { command: noisyCommand(`par ${k}`, 600) } });
+					}
+					return { toolCalls };
 				}
-				return { toolCalls };
-			}
-			if (!done.has("toolu_after")) {
-				return { toolCalls: [{ id: "toolu_after", name: "bash", args: { command: "echo after the batch" } }] };
-			}
-			return { text: "parallel run done" };
+				if (!done.has("toolu_after")) {
+					return { toolCalls: [{ id: "toolu_after", name: "bash", args: { command: "echo after the batch" } }] };
+				}
+				return { text: "parallel run done" };
+			});
+			sandbox = await createPiSandbox({
+				serverUrl: server.url,
+				contextWindow: WINDOW,
+				settings: { compaction: { enabled: false } },
+			});
+			run = await sandbox.runPrint({ prompt: "Run the batches.", extensions, timeoutMs: RUN_TIMEOUT_MS });
 		});
-		sandbox = await createPiSandbox({
-			serverUrl: server.url,
-			contextWindow: WINDOW,
-			settings: { compaction: { enabled: false } },
+		after(async () => {
+			await server?.close();
+			await sandbox?.cleanup();
 		});
-		run = await sandbox.runPrint({ prompt: "Run the batches.", extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
-	});
 
-	it("delivers every result of the batch raw in the request right after it, far past the budget", () => {
-		assert.equal(run.code, 0, run.stderr);
-		assert.equal(run.stdout.trim(), "parallel run done");
-		assert.deepEqual(server.errors, []);
-		const folds = analyze(server.requests);
-		for (const req of server.requests) {
-			assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] }, `request ${req.index}`);
-		}
+		it("delivers every result of the batch raw in the request right after it, far past the budget", () => {
+			assert.equal(run.code, 0, run.stderr);
+			assert.equal(run.stdout.trim(), "parallel run done");
+			assert.deepEqual(server.errors, []);
+			const folds = analyze(server.requests);
+			for (const req of server.requests) {
+				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] }, `request ${req.index}`);
+			}
 
-		const at = folds.findIndex((f) => f.fresh.includes(parId(1)));
-		assert.ok(at > 0, "the parallel batch never reached the model");
-		// One assistant response carried all the calls; its results all arrive in this one request.
-		const parallelCalls = server.requests[at].raw.match(/"toolu_par_\d"/g) ?? [];
-		assert.equal(new Set(parallelCalls).size, PARALLEL);
-		assert.ok(server.usages[at]!.promptTokens > BUDGET, `request ${at}: ${server.usages[at]!.promptTokens} tokens`);
-		for (let k = 1; k <= PARALLEL; k++) {
-			assert.ok(folds[at].fresh.includes(parId(k)), `par ${k} is not delivered in request ${at}`);
-			const text = resultText(folds[at], parId(k))!;
-			assert.doesNotMatch(text, ANY_TAG, `par ${k} went out folded on first delivery`);
-			assert.ok(text.includes(`par ${k} line 600 ok\nError: planted failure par ${k}`), `par ${k} is not raw`);
-		}
-		// The request was past the budget: the fold engine did act on what the model had already seen.
-		assert.ok(folds[at].folded.size > 0, `no fold event in request ${at}: the test did not reach the policy`);
+			const at = folds.findIndex((f) => f.fresh.includes(parId(1)));
+			assert.ok(at > 0, "the parallel batch never reached the model");
+			// One assistant response carried all the calls; its results all arrive in this one request.
+			const parallelCalls = server.requests[at].raw.match(/"toolu_par_\d"/g) ?? [];
+			assert.equal(new Set(parallelCalls).size, PARALLEL);
+			assert.ok(
+				server.usages[at]!.promptTokens > BUDGET,
+				`request ${at}: ${server.usages[at]!.promptTokens} tokens`,
+			);
+			for (let k = 1; k <= PARALLEL; k++) {
+				assert.ok(folds[at].fresh.includes(parId(k)), `par ${k} is not delivered in request ${at}`);
+				const text = resultText(folds[at], parId(k))!;
+				assert.doesNotMatch(text, ANY_TAG, `par ${k} went out folded on first delivery`);
+				assert.ok(text.includes(`par ${k} line 600 ok\nError: planted failure par ${k}`), `par ${k} is not raw`);
+			}
+			// The request was past the budget: the fold engine did act on what the model had already seen.
+			assert.ok(folds[at].folded.size > 0, `no fold event in request ${at}: the test did not reach the policy`);
 
-		// Positive control: once the model has seen the batch, its older results are ordinary candidates.
-		const later = folds.slice(at + 1);
-		assert.ok(
-			later.some((f) => [...f.folded.keys()].some((k) => k.startsWith("toolu_par_"))),
-			"no result of the batch ever folded after it was seen",
-		);
+			// Positive control: once the model has seen the batch, its older results are ordinary candidates.
+			const later = folds.slice(at + 1);
+			assert.ok(
+				later.some((f) => [...f.folded.keys()].some((k) => k.startsWith("toolu_par_"))),
+				"no result of the batch ever folded after it was seen",
+			);
+		});
 	});
-});
+}
+
+parallelBatch("a parallel tool batch just delivered is never folded", ["."]);
+// An assistant message another extension adds after the batch answered nothing: the batch is still unseen.
+parallelBatch("a parallel tool batch is never folded when another extension appends an assistant message after it", [
+	"test/e2e/fixtures/inject-reply-extension.ts",
+	".",
+]);
 
 describe("a batch whose delivering request failed is still unseen", () => {
 	const parId = (k: number) => `toolu_par_${k}`;

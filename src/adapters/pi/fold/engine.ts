@@ -76,6 +76,8 @@ export interface TurnFacts {
 	model?: ModelKey;
 	/** No new fold event or compaction request: the model could not read a folded block back. */
 	hold?: boolean;
+	/** The time of the newest model reply Pi stored on the branch (core lastAssistantOf). */
+	lastReply?: number;
 }
 
 /** What unfolding adds to the next request, by block id, and the tokens of room left for it. */
@@ -334,6 +336,7 @@ export class FoldEngine {
 			frozenMemo: this.frozenMemo,
 			sha256,
 			model: facts.model,
+			lastReply: facts.lastReply,
 		};
 	}
 

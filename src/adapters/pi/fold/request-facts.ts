@@ -7,7 +7,7 @@
  * before each run (ActiveSettings).
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { MessageLike, ModelKey } from "../../../core/block.ts";
+import { isModelReply, type MessageLike, type ModelKey } from "../../../core/block.ts";
 import type { CacheFacts } from "../../../core/contract.ts";
 import type { ActiveSettings } from "../active-settings.ts";
 import { lifetimeFor, rewriteInReadsFor } from "../cache/lifetime.ts";
@@ -94,6 +94,7 @@ export class RequestFacts {
 			keepRecent: this.settings.keepRecent,
 			reserve: this.settings.reserve,
 			...(model ? { model } : {}),
+			...lastStoredReply(ctx.sessionManager),
 		};
 	}
 
@@ -143,4 +144,28 @@ export class RequestFacts {
 		};
 		return this.prices;
 	}
+}
+
+/** Entries walked back from the leaf looking for the newest stored reply: a parallel batch's results, a steer. */
+const REPLY_WALK = 400;
+
+/**
+ * The time of the newest model reply Pi stored on the branch, walked back from its leaf (tool results,
+ * steering and custom entries come after it), as `{ lastReply }`; none when the session cannot say
+ * (no leaf, no reply within REPLY_WALK entries, a reply without a time). A message another
+ * extension's context handler adds is never stored: it cannot pass for what the model last answered.
+ */
+function lastStoredReply(session: ExtensionContext["sessionManager"]): { lastReply?: number } {
+	const sm = session as Partial<Pick<ExtensionContext["sessionManager"], "getLeafEntry" | "getEntry">>;
+	if (!sm.getLeafEntry || !sm.getEntry) return {};
+	let entry = sm.getLeafEntry() as { type?: string; parentId?: string | null; message?: MessageLike } | undefined;
+	for (let steps = 0; entry && steps < REPLY_WALK; steps++) {
+		const message = entry.type === "message" ? entry.message : undefined;
+		if (message && isModelReply(message)) {
+			const at = message.timestamp;
+			return typeof at === "number" && Number.isFinite(at) ? { lastReply: at } : {};
+		}
+		entry = entry.parentId ? (sm.getEntry(entry.parentId) as typeof entry) : undefined;
+	}
+	return {};
 }
