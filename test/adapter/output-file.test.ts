@@ -86,44 +86,58 @@ describe("readToolOutputFile", () => {
 	});
 });
 
+/**
+ * A session of `count` bash results, the first of which names `path` as the bash tool's full output,
+ * each result `body(i)`, folded by its first request (under `settings`); the stub and the first's code.
+ */
+async function foldedBashSession(
+	path: string,
+	count: number,
+	body: (i: number) => string,
+	options: { window: number; settings?: Record<string, unknown> },
+) {
+	const stub = loadStub({ window: options.window });
+	let ts = 1_700_000_000_000;
+	stub.addMessage({ role: "user", content: "run it", timestamp: ts++ });
+	for (let i = 0; i < count; i++) {
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `run ${i}` } }],
+			responseId: `resp_${i}`,
+			stopReason: "toolUse",
+			timestamp: ts++,
+		});
+		stub.addMessage({
+			role: "toolResult",
+			toolCallId: `call_${i}`,
+			toolName: "bash",
+			content: [{ type: "text", text: body(i) }],
+			details: i === 0 ? { fullOutputPath: path } : undefined,
+			isError: false,
+			timestamp: ts++,
+		});
+	}
+	stub.addMessage({ role: "assistant", content: [{ type: "text", text: "done" }], responseId: "r", timestamp: ts++ });
+	stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
+	if (options.settings) stub.settings = options.settings;
+	await stub.emit("session_start", { reason: "startup" });
+	const sent = await stub.request();
+	const first = sent.find((m) => m.toolCallId === "call_0") as { content: { text: string }[] };
+	const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(first.content[0].text)?.[1];
+	assert.ok(code, "the first result folded");
+	return { stub, code };
+}
+
 describe("recall over a truncated bash result", () => {
 	it("labels file-sourced text honestly and falls back to the verified session copy once the file is deleted", async () => {
 		const path = join(temp, logName(10));
 		writeFileSync(path, "FILE-ONLY line\nError: only in the full output\n");
-		const stub = loadStub({ window: 10_000 });
-		let ts = 1_700_000_000_000;
-		stub.addMessage({ role: "user", content: "run it", timestamp: ts++ });
-		for (let i = 0; i < 6; i++) {
-			stub.addMessage({
-				role: "assistant",
-				content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `run ${i}` } }],
-				responseId: `resp_${i}`,
-				stopReason: "toolUse",
-				timestamp: ts++,
-			});
-			const body = Array.from({ length: 200 }, (_, k) => `Error: session copy ${i} line ${k}`).join("\n");
-			stub.addMessage({
-				role: "toolResult",
-				toolCallId: `call_${i}`,
-				toolName: "bash",
-				content: [{ type: "text", text: body }],
-				details: i === 0 ? { fullOutputPath: path } : undefined,
-				isError: false,
-				timestamp: ts++,
-			});
-		}
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "done" }],
-			responseId: "r",
-			timestamp: ts++,
-		});
-		stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
-		await stub.emit("session_start", { reason: "startup" });
-		const sent = await stub.request();
-		const first = sent.find((m) => m.toolCallId === "call_0") as { content: { text: string }[] };
-		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(first.content[0].text)?.[1];
-		assert.ok(code, "the first result folded");
+		const { stub, code } = await foldedBashSession(
+			path,
+			6,
+			(i) => Array.from({ length: 200 }, (_, k) => `Error: session copy ${i} line ${k}`).join("\n"),
+			{ window: 10_000 },
+		);
 
 		const fromFile = await stub.call("recall_folded", { codes: [code], grep: "only in the full output" });
 		assert.match(fromFile, /from the bash tool's full output file, which the fold-time sha256 does not cover/);
@@ -144,47 +158,18 @@ describe("a whole recall of a truncated bash result, cut at the output cap", () 
 	const line = (n: number) => `out line ${String(n).padStart(4, "0")} ${"x".repeat(40)}`;
 
 	/** A session whose first bash result is the tail Pi's bash tool kept of TOTAL lines, folded; its code. */
-	async function folded(path: string) {
-		const stub = loadStub({ window: 200_000 });
-		let ts = 1_700_000_000_000;
-		stub.addMessage({ role: "user", content: "run it", timestamp: ts++ });
-		for (let i = 0; i < 4; i++) {
-			stub.addMessage({
-				role: "assistant",
-				content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `run ${i}` } }],
-				responseId: `resp_${i}`,
-				stopReason: "toolUse",
-				timestamp: ts++,
-			});
-			const kept = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => line(FIRST + k)).join("\n");
-			const text =
+	function folded(path: string) {
+		const kept = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => line(FIRST + k)).join("\n");
+		const notice = `[Showing lines ${FIRST}-${TOTAL} of ${TOTAL} (50.0KB limit). Full output: ${path}]`;
+		return foldedBashSession(
+			path,
+			4,
+			(i) =>
 				i === 0
-					? `${kept}\n\n[Showing lines ${FIRST}-${TOTAL} of ${TOTAL} (50.0KB limit). Full output: ${path}]`
-					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n");
-			stub.addMessage({
-				role: "toolResult",
-				toolCallId: `call_${i}`,
-				toolName: "bash",
-				content: [{ type: "text", text }],
-				details: i === 0 ? { fullOutputPath: path } : undefined,
-				isError: false,
-				timestamp: ts++,
-			});
-		}
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "done" }],
-			responseId: "r",
-			timestamp: ts++,
-		});
-		stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
-		stub.settings = { "context-fold": { policy: "ladder", foldAt: "0.1" } };
-		await stub.emit("session_start", { reason: "startup" });
-		const sent = await stub.request();
-		const first = sent.find((m) => m.toolCallId === "call_0") as { content: { text: string }[] };
-		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(first.content[0].text)?.[1];
-		assert.ok(code, "the truncated result folded");
-		return { stub, code };
+					? `${kept}\n\n${notice}`
+					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n"),
+			{ window: 200_000, settings: { "context-fold": { policy: "ladder", foldAt: "0.1" } } },
+		);
 	}
 
 	/** Follows a whole recall's continuations to the end: every numbered line served, in order. */
