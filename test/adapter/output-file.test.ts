@@ -157,10 +157,13 @@ describe("a whole recall of a truncated bash result, cut at the output cap", () 
 	const FIRST = 3448;
 	const line = (n: number) => `out line ${String(n).padStart(4, "0")} ${"x".repeat(40)}`;
 
-	/** A session whose first bash result is the tail Pi's bash tool kept of TOTAL lines, folded; its code. */
-	function folded(path: string) {
+	/**
+	 * A session whose first bash result is the tail Pi's bash tool kept of TOTAL lines, folded, ending
+	 * with Pi's `status` line when given (a failed command); its code.
+	 */
+	function folded(path: string, status?: string) {
 		const kept = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => line(FIRST + k)).join("\n");
-		const notice = `[Showing lines ${FIRST}-${TOTAL} of ${TOTAL} (50.0KB limit). Full output: ${path}]`;
+		const notice = `[Showing lines ${FIRST}-${TOTAL} of ${TOTAL} (50.0KB limit). Full output: ${path}]${status ? `\n\n${status}` : ""}`;
 		return foldedBashSession(
 			path,
 			4,
@@ -194,6 +197,16 @@ describe("a whole recall of a truncated bash result, cut at the output cap", () 
 		assert.ok(calls > 1, "the whole recall was not cut");
 		const expected = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => `${FIRST + k}: ${line(FIRST + k)}`);
 		assert.deepEqual(served, expected, "lines skipped, repeated or read from elsewhere");
+		// A failed command's copy ends with Pi's status line after the notice: read on all the same, and say it.
+		const failed = await folded(path, "Command exited with code 1");
+		const again = await follow(failed.stub, failed.code);
+		assert.deepEqual(
+			again.served,
+			expected,
+			"a failed command's copy: lines skipped, repeated or read from elsewhere",
+		);
+		const whole = await failed.stub.call("recall_folded", { codes: [failed.code] });
+		assert.match(whole, /\n… the copy ends with: Command exited with code 1$/);
 	});
 
 	it("numbers it as its own lines once the file is gone, and reads on in the session copy", async () => {

@@ -156,23 +156,27 @@ function serve(
 		room - note.length,
 		shift,
 	);
-	if (!s.next) return `${head}\n${note}${s.text}${clippedNote(s.clipped)}`;
-	return `${head}\n${note}${s.text}\n${rest(r.record.code, s.next + shift, place ? place.last : s.total)}`;
+	// Pi's status line after the notice (a failed or stopped command) is in no file line: said with the cut.
+	const status = place?.status ? `\n… the copy ends with: ${place.status}` : "";
+	if (!s.next) return `${head}\n${note}${s.text}${clippedNote(s.clipped)}${status}`;
+	return `${head}\n${note}${s.text}\n${rest(r.record.code, s.next + shift, place ? place.last : s.total)}${status}`;
 }
 
 /**
  * Where a truncated bash result's session copy sits in the bash tool's full output file, from the
  * line Pi's bash tool ends it with (`[Showing lines 3448-5000 of 5000. Full output: …]`): its content
- * is that file's lines `first` to `last`, followed by a blank line and that notice.
+ * is that file's lines `first` to `last`, followed by a blank line and that notice, and for a command
+ * that failed or stopped, a blank line and Pi's `Command …` status line (`status`).
  */
-function placeInOutputFile(text: string): { first: number; last: number; total: number } | undefined {
-	const m = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\]$/.exec(text);
+function placeInOutputFile(text: string): { first: number; last: number; total: number; status?: string } | undefined {
+	const m = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\](?:\n\n(Command [^\n]*))?$/.exec(
+		text,
+	);
 	if (!m) return undefined;
 	const [first, last, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
 	const held = text.slice(0, m.index).split("\n").length;
-	return first >= 1 && last >= first && last <= total && held === last - first + 1
-		? { first, last, total }
-		: undefined;
+	if (!(first >= 1 && last >= first && last <= total && held === last - first + 1)) return undefined;
+	return m[4] ? { first, last, total, status: m[4] } : { first, last, total };
 }
 
 /** What a slice that showed every line says of the lines it clipped ("" for none). */
