@@ -296,6 +296,24 @@ describe("recall churn", () => {
 	});
 });
 
+describe("recall churn of a block no longer in the context", () => {
+	it("is not raised: a compacted block can only be recalled, which no unfold or wider tail would spare", async () => {
+		const { stub, code } = await foldedSession();
+		// A compaction keeps only the last message: the folded block leaves the context.
+		const last = stub.entries.filter((e) => e.type === "message").at(-1);
+		stub.compact(String(last?.id));
+		await stub.request();
+		for (let i = 0; i < 4; i++)
+			await stub.emit("tool_result", {
+				toolName: "recall_folded",
+				input: { codes: [code] },
+				content: [],
+				isError: false,
+			});
+		assert.deepEqual(notices(stub), []);
+	});
+});
+
 describe("recall churn and its remedy", () => {
 	it("an unfold after two recalls is the remedy, not a third ask; asking again after it counts anew", async () => {
 		const { stub, code } = await foldedSession();

@@ -210,7 +210,8 @@ export class Advisor {
 
 	/**
 	 * A tool finished: a recall_folded or unfold call counts toward recall churn for the codes it named.
-	 * `live` says whether a block is still in the context: one a compaction removed is not unfolded there.
+	 * `live` says whether a block is still in the context: one a compaction removed (or a summary Pi
+	 * wrote) can only be recalled, which neither an unfold nor a wider tail would spare, so it does not count.
 	 */
 	observeToolResult(
 		toolName: string,
@@ -226,7 +227,7 @@ export class Advisor {
 		const asked = toolName === "unfold" ? parsed.codes.filter((code) => !unfolding.has(code)) : parsed.codes;
 		this.observeRecall(asked, (code) => {
 			const id = registry.idOf(code);
-			return id === undefined ? undefined : { unfolded: registry.isUnfolded(id) && live(id) };
+			return id === undefined || !live(id) ? undefined : { unfolded: registry.isUnfolded(id) };
 		});
 	}
 
