@@ -739,8 +739,11 @@ describe("a seeded session reads the parent's raw tail", () => {
 			const moved = new ParentSession(file);
 			const again = moved.resolve(code);
 			assert.ok(again.ok && again.text === "Error: first failure", JSON.stringify(again));
-			const codes = moved.branchCodes();
-			assert.ok(Array.isArray(codes) && !codes.includes(code), "search covers the parent's latest branch only");
+			const codes = moved.searchCodes();
+			assert.ok(Array.isArray(codes) && !codes.includes(code), "without a seed's hashes: the latest branch only");
+			// With the seed's hashes, every block the seed cites is searched, on the latest branch or not.
+			const cited = new ParentSession(file, undefined, new Map([[code, "0".repeat(64)]])).searchCodes();
+			assert.ok(Array.isArray(cited) && cited.includes(code), "a cited block off the latest branch is not searched");
 		});
 	});
 });

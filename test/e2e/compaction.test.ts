@@ -637,6 +637,16 @@ describe("/compact and /fold-handoff over RPC", () => {
 		await rpc.prompt("Read the parent's failing batch again.");
 		const head = resultOf(server.requests, "toolu_child_recall_2").text.split("\n")[0];
 		assert.ok(head.includes(`from the parent session ${sessionFile}, sha256 verified`), head);
+		// The handed-on tail is off the parent's latest branch now: a search still finds it (the seed cites it).
+		holder.plan = {
+			steps: [
+				{ id: "toolu_child_search_2", call: () => ({ name: "recall_folded", args: { search: "planted tail" } }) },
+			],
+			final: "Parent searched again.",
+		};
+		await rpc.prompt("Find the tail failure again.");
+		const found = resultOf(server.requests, "toolu_child_search_2").text;
+		assert.match(found, /^1: Error: planted tail failure$/m, found);
 	});
 
 	it("a fork of the seeded session reads the seed's codes from the parent the seed names", async () => {

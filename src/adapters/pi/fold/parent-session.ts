@@ -180,10 +180,11 @@ export class ParentSession {
 	}
 
 	/**
-	 * The codes of every block on the parent's last branch (folded, compacted, or never folded), for a
-	 * search; when the file cannot be read, why (a search must not read as finding nothing there).
+	 * The codes a search looks through: every block on the parent's last branch (folded, compacted, or
+	 * never folded) and every block the seed cites (the parent may have gone on from an earlier point
+	 * since the handoff); when the file cannot be read, why (a search must not read as finding nothing).
 	 */
-	branchCodes(): string[] | { error: string } {
+	searchCodes(): string[] | { error: string } {
 		const loaded = this.load();
 		if (typeof loaded === "string") return { error: loaded };
 		const codes = new Set<string>();
@@ -191,6 +192,7 @@ export class ParentSession {
 			const code = this.codeOf(loaded, id);
 			if (code) codes.add(code);
 		}
+		for (const code of this.seedHashes.keys()) codes.add(code);
 		return [...codes];
 	}
 

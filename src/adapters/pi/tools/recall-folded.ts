@@ -242,8 +242,8 @@ export function searchFolded(
 		for (const { record } of branch)
 			if (engine.registry.idOf(record.code) === undefined) take(resolveOtherBranch(record.code, ledger));
 	}
-	// A seeded session's parent: the blocks of its branch are the seed's codes and what the seed could not list.
-	const parentCodes = parent?.branchCodes() ?? [];
+	// A seeded session's parent: the blocks of its branch, and every block the seed cites.
+	const parentCodes = parent?.searchCodes() ?? [];
 	if (Array.isArray(parentCodes)) {
 		for (const code of parentCodes)
 			if (engine.registry.idOf(code) === undefined) take(resolveParent(code, parent as ParentSession));
