@@ -11,14 +11,10 @@ import { type CallFactsMemo, supersededReads } from "./supersede.ts";
 import { type Use, UseMemo, useAges, useOf } from "./use-ages.ts";
 
 /**
- * Index of the latest model reply (see isModelReply: a reply that failed or was aborted answered
- * nothing the request carried), -1 when there is none.
- */
-/**
- * The index of the newest model reply, or -1. With `lastReply`, the time of the newest reply Pi
- * stored (what the model last answered with), the newest reply of that time: an assistant message
- * after it that Pi never stored (one another extension's context handler added) answered nothing,
- * so what precedes it is not seen by that. Without a reply of that time, the newest reply.
+ * The index of the newest model reply (see isModelReply: one that failed or was aborted answered
+ * nothing), -1 when there is none. With `lastReply`, the time of the newest reply Pi stored, the
+ * newest reply of that time: an assistant message after it that Pi never stored (one another
+ * extension's context handler added) answered nothing. Without a reply of that time, the newest.
  */
 function lastAssistantOf(messages: readonly MessageLike[], lastReply?: number): number {
 	let newest = -1;
@@ -65,8 +61,8 @@ class Holds {
  * batch is held together), and the arguments of any call whose result is held or missing. The set
  * form of what a view's Holds answers block by block, for tests and the bench.
  */
-export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[], lastReply?: number): Set<string> {
-	const holds = new Holds(lastAssistantOf(messages, lastReply), blocks);
+export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
+	const holds = new Holds(lastAssistantOf(messages), blocks);
 	const held = new Set<string>();
 	for (const block of blocks) if (holds.held(block)) held.add(block.id);
 	return held;

@@ -55,11 +55,12 @@ function writeHandoff(
 	// Coded blocks tag the seed: folded and compacted ones by their records, the rest by their own codes.
 	// The branch's messages count turns from its first, with no compaction's base.
 	const tail = unrecordedBlocks(messages, engine, warn, 0);
+	const cited = [...engine.registry.allRecords(), ...tail];
 	const live = extractSeedRecord({
 		kind: "compaction",
 		seq: 0,
 		messages,
-		spans: [...engine.registry.allRecords(), ...tail],
+		spans: cited,
 		recordedOnly: true,
 	});
 	const summary = renderSummary({
@@ -81,8 +82,7 @@ function writeHandoff(
 	// Every code the seed may cite: a seeded session checks a copy against it where the parent's own
 	// fold record is missing (the raw tail, never folded; a record lost from the file).
 	const hashes: Record<string, string> = {};
-	for (const record of [...engine.registry.allRecords(), ...tail])
-		if (record.sha256) hashes[record.code] = record.sha256;
+	for (const record of cited) if (record.sha256) hashes[record.code] = record.sha256;
 	return { path, text, hashes, parentSession: parent };
 }
 
