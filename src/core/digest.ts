@@ -4,10 +4,11 @@
  * give the same bytes.
  */
 
+import { type OutputFilePlace, outputFilePlace } from "./bash-output.ts";
 import { distinctiveTokens } from "./distinctive.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
-import { clipToError, riskLines } from "./policy/risk-lexicon.ts";
+import { clipToError, type RiskLine, riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount, linesText } from "./tokens.ts";
 
 /** Length of a fold code: 8 base36 characters (36^8 ≈ 2.8e12 codes). */
@@ -97,37 +98,82 @@ export interface ToolResultDigestInput {
 	isError: boolean;
 }
 
-function describeSize(text: string, isError: boolean): string {
+/**
+ * A tool result's size: `error`, its lines (for a truncated bash copy, the full output's, and which
+ * of them the copy holds), its tokens.
+ */
+function describeSize(text: string, isError: boolean, place?: OutputFilePlace): string {
 	const lines = lineCount(text);
-	const shape = isError ? `error, ${linesText(lines)}` : lines === 0 ? "empty" : linesText(lines);
+	const count = place ? `${linesText(place.total)}, L${place.first}-${place.last} held` : linesText(lines);
+	const shape = isError ? `error, ${count}` : lines === 0 ? "empty" : count;
 	return `${shape}, ~${estTokens(text.length)} tokens`;
+}
+
+/**
+ * The risk section of a tool result. A truncated bash copy's lines are numbered as in the bash
+ * tool's full output file (see outputFilePlace), where `lines` and `grep` recalls read them, and Pi's
+ * status line after its notice closes the section.
+ */
+function resultRiskSection(code: string, text: string, isError: boolean, place?: OutputFilePlace): string {
+	if (!place) return riskSection(code, riskLines(text, isError));
+	const section = riskSection(code, riskLines(place.held, isError), undefined, place.first - 1);
+	return place.status ? `${section}\nafter L${place.last}: ${place.status}` : section;
+}
+
+/** One distinct risk line of a digest: where it first is, how often it occurs, and how it was found. */
+interface DistinctRisk {
+	text: string;
+	line: number;
+	count: number;
+	frame: boolean;
+	failed: boolean;
+}
+
+/** The distinct lines of `risks`, in order, each with its first line number and how many there are. */
+function distinctRisks(risks: readonly RiskLine[]): DistinctRisk[] {
+	const distinct = new Map<string, DistinctRisk>();
+	for (const risk of risks) {
+		const seen = distinct.get(risk.text);
+		if (seen) seen.count++;
+		else
+			distinct.set(risk.text, {
+				text: risk.text,
+				line: risk.line,
+				count: 1,
+				frame: risk.frame,
+				failed: risk.failed === true,
+			});
+	}
+	return [...distinct.values()];
 }
 
 /**
  * Renders the risk-line section of a digest: verbatim lines, bounded, with a count of the rest.
  * Identical lines collapse into their first, which says how many there are (`L12 ×3:`); the bounds
  * apply to distinct lines, and every distinct line left out is counted, so none is dropped silently.
- * A line the digest already shows whole (`shown`, its head) is not repeated.
+ * A line the digest already shows whole (`shown`, its head) is not repeated unless it occurs again.
+ * Lines listed only because their result failed (see riskLines) keep the last ones first: a failure
+ * says why at its end. Each number shown is the line's own plus `shift` (a copy of a file's lines
+ * numbered as in that file).
  */
-function riskSection(code: string, text: string, isError = false, shown?: string): string {
-	const risks = riskLines(text, isError).filter((risk) => risk.text.trim() !== shown);
-	if (risks.length === 0) return "";
-	const distinct = new Map<string, { line: number; count: number }>();
-	for (const risk of risks) {
-		const seen = distinct.get(risk.text);
-		if (seen) seen.count++;
-		else distinct.set(risk.text, { line: risk.line, count: 1 });
-	}
-	const out: string[] = [];
+function riskSection(code: string, risks: readonly RiskLine[], shown?: string, shift = 0): string {
+	const entries = distinctRisks(risks).filter((risk) => risk.count > 1 || risk.text.trim() !== shown);
+	if (entries.length === 0) return "";
+	const lines = entries.filter((risk) => !risk.frame);
+	const tailFirst = lines.some((risk) => risk.failed);
+	const priority = tailFirst ? [...lines.reverse(), ...entries.filter((risk) => risk.frame)] : entries;
+	const rendered = new Map<DistinctRisk, string>();
 	let used = 0;
-	for (const [riskText, { line: at, count }] of distinct) {
-		if (out.length >= DIGEST_LIMITS.riskLines) break;
-		const line = `L${at}${count > 1 ? ` ×${count}` : ""}: ${clipToError(riskText, DIGEST_LIMITS.riskLineChars)}`;
-		if (used + line.length > DIGEST_LIMITS.riskChars && out.length > 0) break;
-		out.push(line);
+	for (const risk of priority) {
+		if (rendered.size >= DIGEST_LIMITS.riskLines) break;
+		const count = risk.count > 1 ? ` ×${risk.count}` : "";
+		const line = `L${risk.line + shift}${count}: ${clipToError(risk.text, DIGEST_LIMITS.riskLineChars)}`;
+		if (used + line.length > DIGEST_LIMITS.riskChars && rendered.size > 0) break;
+		rendered.set(risk, line);
 		used += line.length + 1;
 	}
-	const left = distinct.size - out.length;
+	const out = entries.flatMap((risk) => rendered.get(risk) ?? []);
+	const left = entries.length - out.length;
 	if (left > 0) {
 		out.push(
 			`… ${left} more distinct risk line${left === 1 ? "" : "s"} left out; recall_folded codes=["${code}"] grep="…" shows them.`,
@@ -159,11 +205,13 @@ export function focusSection(text: string, focus: readonly string[]): string {
  * then its risk lines verbatim (errors before stack frames), bounded.
  */
 export function toolResultDigest(input: ToolResultDigestInput): string {
-	const head = clip(firstLine(input.text), DIGEST_LIMITS.firstLineChars);
+	const place = outputFilePlace(input.text);
+	const content = place?.held ?? input.text;
+	const head = clip(firstLine(content), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
-	const names = outlineLine(input.text);
-	const paths = pathsLine(input.text);
-	const body = `${input.toolName}: ${describeSize(input.text, input.isError)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${riskSection(input.code, input.text, input.isError)}`;
+	const names = outlineLine(content);
+	const paths = pathsLine(content);
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${resultRiskSection(input.code, input.text, input.isError, place)}`;
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 
@@ -178,19 +226,19 @@ export function duplicateDigest(
 	originalCode: string,
 	isError = false,
 ): string {
-	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(riskSection(code, text, isError))}`;
+	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(resultRiskSection(code, text, isError, outputFilePlace(text)))}`;
 }
 
 /** Digest of an unsigned thinking block: one line, then its risk lines verbatim, bounded (invariant 6). */
 export function thinkingDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.firstLineChars);
-	return `${foldTag(code)} thinking: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}${quoteTags(riskSection(code, text, false, head))}`;
+	return `${foldTag(code)} thinking: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}${quoteTags(riskSection(code, riskLines(text), head))}`;
 }
 
 /** Digest of an assistant text part: one line, then its risk lines verbatim, bounded (invariant 6). */
 export function textDigest(code: string, text: string): string {
 	const head = clip(firstLine(text), DIGEST_LIMITS.textFirstLineChars);
-	return `${foldTag(code)} text: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}${quoteTags(riskSection(code, text, false, head))}`;
+	return `${foldTag(code)} text: ${linesText(lineCount(text))}, ~${estTokens(text.length)} tokens.${head ? ` ${quoteTags(head)}` : ""}${quoteTags(riskSection(code, riskLines(text), head))}`;
 }
 
 /** An assistant text part of at least this many characters may fold; shorter ones cost less raw than folded. */

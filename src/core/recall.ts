@@ -3,6 +3,7 @@
  * slices, literal case-insensitive grep with context, and the caps that stop a recall from
  * re-flooding the context.
  */
+import { outputFilePlace } from "./bash-output.ts";
 import { clip, clipAround } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
@@ -203,7 +204,7 @@ export interface GrepResult {
  * alone, without context, when it does not fit with it). When not every match fits, the best are
  * shown (see matchQuality: an exact identifier finds its own lines before longer tokens and case
  * variants; of equal ones, lines that begin with the pattern first), still in line order. A long
- * line is shown around its best match.
+ * line is shown around its best match. `shift` is added to each number shown (see sliceLines).
  */
 export function grepText(
 	text: string,
@@ -211,6 +212,7 @@ export function grepText(
 	maxChars: number,
 	maxMatches: number = RECALL_LIMITS.grepMatches,
 	context: number = RECALL_LIMITS.grepContext,
+	shift = 0,
 ): GrepResult {
 	const needle = pattern.toLowerCase();
 	const lines = splitLines(text);
@@ -250,7 +252,7 @@ export function grepText(
 				if (line === undefined) {
 					const at = matched ? bestMatch(lines[i], pattern).at : -1;
 					const text = clipAround(lines[i], at, pattern.length, RECALL_LIMITS.lineChars);
-					line = `${i + 1}${matched ? ":" : "-"} ${text}`;
+					line = `${i + 1 + shift}${matched ? ":" : "-"} ${text}`;
 					shownLines.set(i, line);
 				}
 				if (matched) shown++;
@@ -268,7 +270,7 @@ export function grepText(
 		if (next.text.length > maxChars) {
 			// Not even the best match fits with its context: it is shown alone, clipped around the match.
 			if (centers.length === 0) {
-				const head = `${hit + 1}: `;
+				const head = `${hit + 1 + shift}: `;
 				const room = Math.max(1, Math.min(RECALL_LIMITS.lineChars, maxChars - head.length));
 				const at = bestMatch(lines[hit], pattern).at;
 				best = { text: `${head}${clipAround(lines[hit], at, pattern.length, room)}`, shown: 1 };
@@ -279,4 +281,34 @@ export function grepText(
 		best = next;
 	}
 	return { text: best.text, matches: count, shown: best.shown, cut: best.shown < count };
+}
+
+/**
+ * grepText over a folded block's text. A truncated bash copy (see outputFilePlace) is numbered as in
+ * the bash tool's full output file, as its digest numbers it, and its closing lines (Pi's notice,
+ * and its status line for a failed command), which are in no line of that file, match as `after <last>:`.
+ */
+export function grepBlock(
+	text: string,
+	pattern: string,
+	maxChars: number,
+	maxMatches: number = RECALL_LIMITS.grepMatches,
+	context: number = RECALL_LIMITS.grepContext,
+): GrepResult {
+	const place = outputFilePlace(text);
+	if (!place) return grepText(text, pattern, maxChars, maxMatches, context);
+	const needle = pattern.toLowerCase();
+	const closing = place.trailer
+		.filter((line) => line.toLowerCase().includes(needle))
+		.map((line) => `after ${place.last}: ${clip(line, RECALL_LIMITS.lineChars)}`)
+		.join("\n");
+	const g = grepText(place.held, pattern, maxChars - closing.length - 4, maxMatches, context, place.first - 1);
+	if (!closing) return g;
+	const found = closing.split("\n").length;
+	return {
+		text: g.text ? `${g.text}\n--\n${closing}` : closing,
+		matches: g.matches + found,
+		shown: g.shown + found,
+		cut: g.cut,
+	};
 }

@@ -87,14 +87,15 @@ describe("readToolOutputFile", () => {
 });
 
 /**
- * A session of `count` bash results, the first of which names `path` as the bash tool's full output,
- * each result `body(i)`, folded by its first request (under `settings`); the stub and the first's code.
+ * A session of `count` bash results, the first of which names `path` as the bash tool's full output
+ * (and failed, when `failed`), each result `body(i)`, folded by its first request (under
+ * `settings`); the stub, the first's code and its digest.
  */
 async function foldedBashSession(
 	path: string,
 	count: number,
 	body: (i: number) => string,
-	options: { window: number; settings?: Record<string, unknown> },
+	options: { window: number; settings?: Record<string, unknown>; failed?: boolean },
 ) {
 	const stub = loadStub({ window: options.window });
 	let ts = 1_700_000_000_000;
@@ -113,7 +114,7 @@ async function foldedBashSession(
 			toolName: "bash",
 			content: [{ type: "text", text: body(i) }],
 			details: i === 0 ? { fullOutputPath: path } : undefined,
-			isError: false,
+			isError: i === 0 && options.failed === true,
 			timestamp: ts++,
 		});
 	}
@@ -123,9 +124,10 @@ async function foldedBashSession(
 	await stub.emit("session_start", { reason: "startup" });
 	const sent = await stub.request();
 	const first = sent.find((m) => m.toolCallId === "call_0") as { content: { text: string }[] };
-	const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(first.content[0].text)?.[1];
+	const digest = first.content[0].text;
+	const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
 	assert.ok(code, "the first result folded");
-	return { stub, code };
+	return { stub, code, digest };
 }
 
 describe("recall over a truncated bash result", () => {
@@ -209,14 +211,67 @@ describe("a whole recall of a truncated bash result, cut at the output cap", () 
 		assert.match(whole, /\n… the copy ends with: Command exited with code 1$/);
 	});
 
-	it("numbers it as its own lines once the file is gone, and reads on in the session copy", async () => {
+	it("numbers it as in that file once the file is gone too, and reads on in the session copy", async () => {
 		const path = join(temp, logName(78));
 		const { stub, code } = await folded(path);
 		const { served, calls } = await follow(stub, code);
 		assert.ok(calls > 1, "the whole recall was not cut");
-		const kept = TOTAL - FIRST + 1;
-		const expected = Array.from({ length: kept }, (_, k) => `${k + 1}: ${line(FIRST + k)}`);
-		assert.deepEqual(served.slice(0, kept), expected);
-		assert.match(served.at(-1) ?? "", /Showing lines 3448-5000 of 5000/);
+		const expected = Array.from({ length: TOTAL - FIRST + 1 }, (_, k) => `${FIRST + k}: ${line(FIRST + k)}`);
+		assert.deepEqual(served, expected, "lines skipped, repeated or numbered as the copy's own");
+		const before = await stub.call("recall_folded", { codes: [code], lines: "3440-3449" });
+		assert.match(
+			before,
+			/lines 3440-3447 are only in the bash tool's full output file, which is gone; this copy holds lines 3448-5000/,
+		);
+		assert.deepEqual(
+			before.split("\n").filter((l) => /^\d+: /.test(l)),
+			[`3448: ${line(3448)}`, `3449: ${line(3449)}`],
+		);
+		const past = await stub.call("recall_folded", { codes: [code], lines: "5001-5002" });
+		assert.match(past, /line 5001 is past the end \(5000 lines\)/);
 	});
+});
+
+describe("the line a truncated bash result's digest names is the line a recall serves", () => {
+	const TOTAL = 5000;
+	const FIRST = 3001;
+	const ERROR_AT = 4991;
+	const line = (n: number) => (n === ERROR_AT ? "Error: boom-4991" : `row ${n} ${"z".repeat(40)}`);
+	const body = (n: number) => Array.from({ length: n }, (_, k) => line(k + 1));
+
+	/** A failed command's folded copy of its last lines, the full output file at `path` written when `file`. */
+	async function folded(path: string, file: boolean) {
+		if (file) writeFileSync(path, `${body(TOTAL).join("\n")}\n`);
+		const kept = body(TOTAL)
+			.slice(FIRST - 1)
+			.join("\n");
+		const copy = `${kept}\n\n[Showing lines ${FIRST}-${TOTAL} of ${TOTAL}. Full output: ${path}]\n\nCommand exited with code 3`;
+		return foldedBashSession(
+			path,
+			4,
+			(i) =>
+				i === 0
+					? copy
+					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n"),
+			{ window: 200_000, settings: { "context-fold": { policy: "ladder", foldAt: "0.1" } }, failed: true },
+		);
+	}
+
+	for (const file of [true, false]) {
+		it(`numbers the digest's lines as in the full output file, and lines, grep and search agree (${file ? "file there" : "file gone"})`, async () => {
+			const path = join(temp, logName(file ? 90 : 91));
+			const { stub, code, digest } = await folded(path, file);
+			assert.match(digest, /bash: error, 5000 lines, L3001-5000 held/);
+			const named = /L(\d+): Error: boom-4991/.exec(digest);
+			assert.ok(named, digest);
+			assert.equal(Number(named[1]), ERROR_AT, "the digest numbers the line as the copy's own");
+			assert.match(digest, /after L5000: Command exited with code 3/);
+			const at = await stub.call("recall_folded", { codes: [code], lines: `${named[1]}-${named[1]}` });
+			assert.ok(at.split("\n").includes(`${ERROR_AT}: Error: boom-4991`), at);
+			const grep = await stub.call("recall_folded", { codes: [code], grep: "boom-4991" });
+			assert.ok(grep.split("\n").includes(`${ERROR_AT}: Error: boom-4991`), grep);
+			const search = await stub.call("recall_folded", { search: "boom-4991" });
+			assert.ok(search.split("\n").includes(`${ERROR_AT}: Error: boom-4991`), search);
+		});
+	}
 });

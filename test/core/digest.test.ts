@@ -203,6 +203,50 @@ describe("toolResultDigest", () => {
 		assert.ok(!ok.includes("L2:"), "a successful result keeps only lexicon lines");
 	});
 
+	it("keeps why a command failed when Pi's status line is its only lexicon line, its last lines first", () => {
+		const steps = Array.from({ length: 50 }, (_, i) => `step ${i} ok`);
+		const text = [
+			...steps,
+			"bad config value: 42",
+			"Usage: tool --level <1-5>",
+			"",
+			"",
+			"Command exited with code 1",
+		].join("\n");
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: true });
+		assert.ok(
+			out.includes("\nL51: bad config value: 42\nL52: Usage: tool --level <1-5>\nL55: Command exited with code 1"),
+			out,
+		);
+		assert.ok(!out.includes("L1: step 0 ok"), "the head went in before the tail");
+		assert.match(out, /… 41 more distinct risk lines left out/);
+		const lexicon = toolResultDigest({
+			code: "abc12345",
+			toolName: "bash",
+			text: ["step 1 ok", "Error: the real cause", "", "Command exited with code 2"].join("\n"),
+			isError: true,
+		});
+		assert.ok(lexicon.includes("L2: Error: the real cause\nL4: Command exited with code 2"), lexicon);
+		assert.ok(!lexicon.includes("L1:"), "a lexicon error line other than the status keeps the others out");
+	});
+
+	it("numbers a truncated bash copy as in the full output file, says which lines it holds, and closes with Pi's status", () => {
+		const held = Array.from({ length: 2000 }, (_, k) => (k + 3001 === 4991 ? "Error: boom" : `row ${k + 3001}`));
+		const text = `${held.join("\n")}\n\n[Showing lines 3001-5000 of 5000. Full output: /tmp/pi-bash-00000000000000aa.log]\n\nCommand exited with code 3`;
+		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: true });
+		assert.match(
+			out,
+			/^\{#abc12345 FOLDED\} bash: error, 5000 lines, L3001-5000 held, ~\d+ tokens\. First line: row 3001\n/,
+		);
+		assert.ok(out.includes("\nL4991: Error: boom\nafter L5000: Command exited with code 3"), out);
+		const unmatched = text.replace("of 5000", "of 4000").replace("3001-5000", "3001-4000");
+		assert.match(
+			toolResultDigest({ code: "abc12345", toolName: "bash", text: unmatched, isError: true }),
+			/L1991: Error: boom/,
+			"a notice that does not fit the lines before it numbers the copy's own",
+		);
+	});
+
 	it("cuts a long risk line around its error, not at its head, so the failure signal stays", () => {
 		const items = Array.from({ length: 60 }, (_, i) => `{"id":${i},"state":"ok"}`).join(",");
 		const line = `{"status":"done","items":[${items}],"code":"ECONNREFUSED","message":"connect refused: did not finish"}`;
@@ -355,6 +399,8 @@ describe("the model's own text and thinking keep their risk lines (invariant 6)"
 			const head = digest("abc12345", "Error: the build failed again\nso I look at the config.");
 			assert.equal(head.split("\n").length, 1, "a head that is the risk line is shown once");
 			assert.match(head, /Error: the build failed again/);
+			const again = digest("abc12345", "Error: build failed\nok\nError: build failed\nmore\nError: build failed");
+			assert.match(again, /\nL1 ×3: Error: build failed$/, "a head that recurs is counted, not dropped");
 		});
 	}
 });

@@ -138,17 +138,21 @@ describe("riskLines", () => {
 		const byLine = (text: string, allErrors: boolean) => {
 			const errors: RiskLine[] = [];
 			const frames: RiskLine[] = [];
-			const plain: RiskLine[] = [];
+			const all: RiskLine[] = [];
 			text.split("\n").forEach((raw, i) => {
 				const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
 				if (!line.trim()) return;
 				if (isFrameLine(line)) frames.push({ line: i + 1, text: line, frame: true });
-				else if (isErrorLine(line)) errors.push({ line: i + 1, text: line, frame: false });
-				else if (allErrors) plain.push({ line: i + 1, text: line, frame: false });
+				else if (isErrorLine(line)) {
+					errors.push({ line: i + 1, text: line, frame: false });
+					all.push({ line: i + 1, text: line, frame: false });
+				} else all.push({ line: i + 1, text: line, frame: false, failed: true });
 			});
-			return (allErrors && errors.length === 0 ? plain : errors).concat(frames);
+			const signalled = errors.some((risk) => !/^Command exited with code \d+$/.test(risk.text));
+			return (allErrors && !signalled ? all : errors).concat(frames);
 		};
 		const piece = fc.constantFrom(
+			"\n\nCommand exited with code 2",
 			"error",
 			"Err",
 			"err",

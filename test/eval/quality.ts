@@ -473,12 +473,13 @@ function lineHolds(line: string, f: Fact): boolean {
 
 /**
  * True when a `recall_folded search=` answer shows the fact on one of its matching lines
- * (`<n>: text`): an error line or intent as the whole line (or its head, for a long one), a path or
- * identifier as a whole token. The answer's header lines, which echo the pattern, do not count.
+ * (`<n>: text`, or `after <n>: text` for the closing lines Pi's bash tool adds to a truncated copy):
+ * an error line or intent as the whole line (or its head, for a long one), a path or identifier as a
+ * whole token. The answer's header lines, which echo the pattern, do not count.
  */
 export function searchFinds(answer: string, f: Fact): boolean {
 	for (const line of answer.split("\n")) {
-		const match = /^\d+: (.*)$/s.exec(line);
+		const match = /^(?:after )?\d+: (.*)$/s.exec(line);
 		if (match && lineHolds(match[1], f)) return true;
 	}
 	return false;

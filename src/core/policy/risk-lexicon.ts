@@ -2,6 +2,7 @@
  * The risk lexicon: lines that signal a failure must survive every digest verbatim. It is broad and
  * case-insensitive on purpose; a missed error line is worse than a digest a few lines longer.
  */
+import { isBashStatusLine } from "../bash-output.ts";
 import { clipAround } from "../tokens.ts";
 
 const ERROR_PATTERN = new RegExp(
@@ -100,18 +101,21 @@ export interface RiskLine {
 	line: number;
 	text: string;
 	frame: boolean;
+	/** Listed only because the result it is in failed: the lexicon finds no error in it (see riskLines). */
+	failed?: true;
 }
 
 /**
  * Every risk line of `text`, error lines first and stack frames after, each group in text order.
  * White-space-only differences are kept: the lines are verbatim. With `allErrors` (the text of an
- * error result), when the lexicon finds no error line, every non-empty line that is not a frame
- * counts as one: the whole result is the failure signal.
+ * error result), when the lexicon finds no error line but Pi's bash status line (`Command exited
+ * with code 1`, which says that a command failed and never why), every non-empty line that is not a
+ * frame counts as one, marked `failed`: the whole result is the failure signal.
  */
 export function riskLines(text: string, allErrors = false): RiskLine[] {
 	const errors: RiskLine[] = [];
 	const frames: RiskLine[] = [];
-	const plain: RiskLine[] = [];
+	const failed: RiskLine[] = [];
 	const errorAt = errorLineStarts(text);
 	let start = 0;
 	let n = 0;
@@ -123,10 +127,17 @@ export function riskLines(text: string, allErrors = false): RiskLine[] {
 		const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
 		if (line.trim()) {
 			if (isFrameLine(line)) frames.push({ line: n, text: line, frame: true });
-			else if (errorAt.has(start)) errors.push({ line: n, text: line, frame: false });
-			else if (allErrors) plain.push({ line: n, text: line, frame: false });
+			else {
+				const error = errorAt.has(start);
+				if (error) errors.push({ line: n, text: line, frame: false });
+				if (allErrors)
+					failed.push(
+						error ? { line: n, text: line, frame: false } : { line: n, text: line, frame: false, failed: true },
+					);
+			}
 		}
 		start = end + 1;
 	}
-	return (allErrors && errors.length === 0 ? plain : errors).concat(frames);
+	const signalled = errors.some((risk) => !isBashStatusLine(risk.text));
+	return (allErrors && !signalled ? failed : errors).concat(frames);
 }

@@ -6,9 +6,12 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
+import { type OutputFilePlace, outputFilePlace } from "../../../core/bash-output.ts";
 import { quoteTags } from "../../../core/digest.ts";
 import {
+	grepBlock,
 	grepText,
+	type LineRange,
 	matchQuality,
 	parseLineRange,
 	patternProblem,
@@ -119,64 +122,62 @@ function serve(
 	budget: number,
 ): string {
 	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
-	const source = full ?? r.text;
 	const head = recallHeader(r, full);
 	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
-		const g = grepText(source, grep, room);
+		const g = full !== undefined ? grepText(full, grep, room) : grepBlock(r.text, grep, room);
 		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
 		const more = g.cut
 			? `\n… ${g.matches - g.shown} more matching lines not shown; narrow the grep or use lines`
 			: "";
 		return `${head}\n${g.matches} matching line${g.matches === 1 ? "" : "s"}:\n${g.text}${more}`;
 	}
+	// A truncated bash copy is numbered as in the bash tool's full output file, which holds every line,
+	// as its digest numbers it, whether or not that file is still there.
+	const place = full === undefined ? outputFilePlace(r.text) : undefined;
 	if (range) {
-		const s = sliceLines(source, range, room);
-		if (range.start > s.total) return `${head}\nline ${range.start} is past the end (${linesText(s.total)})`;
-		const end = Math.min(range.end, s.total);
-		return `${head}\n${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
+		const text =
+			full !== undefined || !place ? slice(r, full ?? r.text, range, room) : sliceCopy(r, place, range, room);
+		return `${head}\n${text}`;
 	}
-	if (source.length <= room) return `${head}\n${source}`;
-	// A cut names the `lines` call that reads on, and `lines` reads the bash tool's full output file while
-	// it exists: the session copy's lines are then numbered as in that file, where they are its last ones.
-	const inFile = r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined;
-	const place = inFile ? placeInOutputFile(r.text) : undefined;
-	if (inFile && !place) {
-		const s = sliceLines(source, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200);
+	if (r.text.length <= room) return `${head}\n${r.text}`;
+	if (!place && r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined) {
+		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200);
 		if (!s.next) return `${head}\n${s.text}${clippedNote(s.clipped)}`;
 		return `${head}\n${s.text}\n… cut at the output cap (${CAP} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the bash tool's full output file instead, numbered differently: grep reads both`;
 	}
-	const shift = place ? place.first - 1 : 0;
-	const note = place
-		? `(lines numbered as in the bash tool's full output file, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`
-		: "";
-	const s = sliceLines(
-		source,
-		{ start: 1, end: place ? place.last - shift : Number.MAX_SAFE_INTEGER },
-		room - note.length,
-		shift,
-	);
-	// Pi's status line after the notice (a failed or stopped command) is in no file line: said with the cut.
-	const status = place?.status ? `\n… the copy ends with: ${place.status}` : "";
-	if (!s.next) return `${head}\n${note}${s.text}${clippedNote(s.clipped)}${status}`;
-	return `${head}\n${note}${s.text}\n${rest(r.record.code, s.next + shift, place ? place.last : s.total)}${status}`;
+	if (!place) return `${head}\n${slice(r, r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room)}`;
+	const note = `(lines numbered as in the bash tool's full output file, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`;
+	return `${head}\n${note}${sliceCopy(r, place, { start: place.first, end: place.last }, room - note.length)}`;
+}
+
+/** Lines `range` of `text`, numbered as its own, with the call that reads on when the cap cuts them. */
+function slice(r: ResolvedCode, text: string, range: LineRange, room: number): string {
+	const s = sliceLines(text, range, room);
+	if (range.start > s.total) return `line ${range.start} is past the end (${linesText(s.total)})`;
+	const end = Math.min(range.end, s.total);
+	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
 }
 
 /**
- * Where a truncated bash result's session copy sits in the bash tool's full output file, from the
- * line Pi's bash tool ends it with (`[Showing lines 3448-5000 of 5000. Full output: …]`): its content
- * is that file's lines `first` to `last`, followed by a blank line and that notice, and for a command
- * that failed or stopped, a blank line and Pi's `Command …` status line (`status`).
+ * Lines `range` of a truncated bash copy, numbered as in the bash tool's full output file (see
+ * outputFilePlace): lines before the first it holds are only in that file, and Pi's status line
+ * after its notice, in no line of the file, is said by a range that reaches the copy's last line.
  */
-function placeInOutputFile(text: string): { first: number; last: number; total: number; status?: string } | undefined {
-	const m = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\](?:\n\n(Command [^\n]*))?$/.exec(
-		text,
-	);
-	if (!m) return undefined;
-	const [first, last, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
-	const held = text.slice(0, m.index).split("\n").length;
-	if (!(first >= 1 && last >= first && last <= total && held === last - first + 1)) return undefined;
-	return m[4] ? { first, last, total, status: m[4] } : { first, last, total };
+function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number): string {
+	const shift = place.first - 1;
+	if (range.start > place.last) return `line ${range.start} is past the end (${linesText(place.last)})`;
+	const missing =
+		range.start < place.first
+			? `lines ${range.start}-${Math.min(range.end, shift)} are only in the bash tool's full output file, which is gone; this copy holds lines ${place.first}-${place.last}`
+			: "";
+	if (range.end < place.first) return missing;
+	const from = Math.max(range.start, place.first) - shift;
+	const s = sliceLines(place.held, { start: from, end: range.end - shift }, room - missing.length - 120, shift);
+	const end = Math.min(range.end, place.last);
+	const status = place.status && range.end >= place.last ? `\n… the copy ends with: ${place.status}` : "";
+	const tail = s.next ? `\n${rest(r.record.code, s.next + shift, end)}` : clippedNote(s.clipped);
+	return `${missing ? `${missing}\n` : ""}${s.text}${tail}${status}`;
 }
 
 /** What a slice that showed every line says of the lines it clipped ("" for none). */
@@ -266,7 +267,7 @@ export function searchFolded(
 	let budget = room - 200;
 	for (const r of hits) {
 		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
-		const g = grepText(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
+		const g = grepBlock(r.text, pattern, Math.min(2000, budget - 250), 8, 1);
 		const head = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}`;
 		const entry = `${head}\n${g.text}${g.cut ? "\n…" : ""}`;
 		heads.push(head);
