@@ -29,11 +29,11 @@ export interface FooterFacts {
 
 /**
  * The footer line, e.g. `fold 12 · −53k · cache read 94%` (the share of prompt tokens read from the
- * cache since the latest fold event or unfold); undefined while nothing is folded (before the first
- * fold it claims nothing).
+ * cache since the latest fold event or unfold), with `· ⚠` while an advisory is active. While nothing
+ * is folded it claims nothing: undefined, or `context-fold ⚠` while an advisory is active.
  */
 export function footerText(facts: FooterFacts): string | undefined {
-	if (facts.folds === 0) return undefined;
+	if (facts.folds === 0) return facts.advisory ? "context-fold ⚠" : undefined;
 	const parts = [`fold ${facts.folds}`, `−${short(facts.keptOut)}`];
 	parts.push(facts.hitRate === undefined ? "cache read –" : `cache read ${percent(facts.hitRate)}`);
 	if (facts.advisory) parts.push("⚠");
@@ -260,19 +260,23 @@ export function statusText(f: StatusFacts): string {
 	}
 	out.push(
 		"",
-		f.largest.length === 0
-			? "Largest folded blocks"
-			: "Largest folded blocks (/context-fold recall <code> shows one)",
+		...wrap(
+			f.largest.length === 0
+				? ["Largest folded blocks"]
+				: ["Largest folded blocks", "(/context-fold recall <code> shows one)"],
+			" ",
+			"  ",
+		),
 	);
 	if (f.largest.length === 0) out.push("  none");
 	for (const b of f.largest)
 		out.push(`  ${codeLine(b.code, b.what, `~${short(b.tokens)} tokens kept out`, width - 2)}`);
 	out.push("", "Advisories");
 	if (f.advisories.length === 0) out.push("  none");
-	for (const a of f.advisories) out.push(`  ⚠ ${a}`);
+	for (const a of f.advisories) out.push(...wrap([`  ⚠ ${a}`], " ", "    "));
 	const failures = f.failures ?? [];
 	if (failures.length > 0) {
-		out.push("", `Failures  ${failures.length} announced this session, each once (context-fold went on)`);
+		out.push("", ...words("Failures", `${failures.length} announced this session, each once (context-fold went on)`));
 		// Each in full: once its notice is gone, this is where the user reads what went wrong.
 		for (const failure of failures) {
 			const text = failure.trim().replace(/\s*\n\s*/g, " ");

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { visibleWidth } from "@earendil-works/pi-tui";
 import { shownText, TextView } from "../../src/adapters/pi/ui/viewer.ts";
 
 /** A CI log as a `read` returns it: CRLF lines, colours, a clear screen, a cursor move, a title, NUL and BEL. */
@@ -43,4 +44,22 @@ test("the view draws no escape or control character of the text, one line per CR
 	assert.equal(body.length, 4, JSON.stringify(drawn));
 	const at = drawn.findIndex((line) => line.includes("PASS"));
 	assert.ok(drawn[at + 1].includes("after clear"), "no blank line between CRLF lines");
+});
+
+test("a long title gives way to the scroll position, which stays in sight at any width", () => {
+	const title = `#g5zlinan bash: for i in $(seq 1 80); do echo "lint pass 2: rule $i has no findings"; done ${"x".repeat(40)}`;
+	const view = new TextView({
+		tui: { terminal: { rows: 20 }, requestRender: () => {} } as never,
+		keys: { matches: () => false },
+		title,
+		text: Array.from({ length: 83 }, (_, i) => `line ${i + 1}`).join("\n"),
+		style: { title: (t) => t, hint: (t) => t },
+		done: () => {},
+	});
+	for (const width of [60, 100]) {
+		const [head] = view.render(width);
+		assert.match(head, /\(lines 1-\d+ of 83\)$/, head);
+		assert.ok(head.startsWith("#g5zlinan bash: for i in"), head);
+		assert.ok(visibleWidth(head) <= width, `${visibleWidth(head)} > ${width}`);
+	}
 });

@@ -59,8 +59,9 @@ const NOTHING_KNOWN: StatusFacts = {
 };
 
 describe("footer", () => {
-	it("claims nothing before the first fold", () => {
-		assert.equal(footerText({ folds: 0, keptOut: 0, hitRate: 0.9, advisory: true }), undefined);
+	it("claims nothing before the first fold but an active advisory", () => {
+		assert.equal(footerText({ folds: 0, keptOut: 0, hitRate: 0.9, advisory: false }), undefined);
+		assert.equal(footerText({ folds: 0, keptOut: 0, hitRate: 0.9, advisory: true }), "context-fold ⚠");
 	});
 
 	it("reads folds, tokens kept out, cache since the latest event, and an advisory flag", () => {
@@ -387,6 +388,11 @@ describe("labels, costs and the status text", () => {
 			sinceFold: 0.5,
 			events: [{ seq: 1, kind: "fold", codes: ["x", "y", "z"], tokens: 8_800, rewrite: 6_000, hitRate: 0.4 }],
 			lifetime: { ms: 300_000, source: "default" },
+			largest: [{ code: "abcd1234", what: "bash: npm test -- --coverage", tokens: 7_700 }],
+			advisories: [
+				"context-fold: cold input: the last response read nothing from the prompt cache while carrying ~30k tokens",
+			],
+			failures: ["context-fold: the fold pass failed (a test failure), so this request went out raw"],
 		};
 		/** The section headings and the bar: every other line is indented under them. */
 		const heading = /^(context-fold status|Context|Next fold|Folds|Events|Cache|Largest|Advisories|Failures|\[)/;

@@ -86,6 +86,8 @@ describe("cache advisories in the terminal UI", { skip: NO_TMUX }, () => {
 			"the cold-input notice",
 		);
 		assert.equal(flat(screen).split("context-fold: cold input").length - 1, 1, "noticed once");
+		// Nothing is folded yet, and the footer flags the advisory all the same.
+		await tui.waitFor((s) => s.includes("context-fold ⚠"), WAIT_MS, "the footer's advisory flag");
 		assert.equal(run.server.requests.length, 2);
 		assert.ok(existsSync(tui.socket), "the tmux server's socket is in the sandbox");
 		tui.close();

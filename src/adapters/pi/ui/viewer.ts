@@ -129,8 +129,10 @@ export class TextView implements Component {
 		const end = Math.min(lines.length, this.top + height);
 		const position = lines.length > height ? ` (lines ${this.top + 1}-${end} of ${lines.length})` : "";
 		const hints = ["↑↓ scroll", "pgup/pgdn", ...this.actions.map((a) => `${a.key} ${a.hint}`), "esc close"];
+		// The title gives way to the position: a long block line would otherwise hide where the view is.
+		const title = truncateToWidth(this.title, Math.max(10, width - position.length));
 		return [
-			truncateToWidth(this.style.title(`${this.title}${position}`), width),
+			truncateToWidth(this.style.title(`${title}${position}`), width),
 			"",
 			...shown.map((line) => truncateToWidth(` ${line}`, width)),
 			"",
