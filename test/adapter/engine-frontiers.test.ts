@@ -2,7 +2,8 @@
  * The frontiers the engine hands the provider-request handler (core cache-breakpoints.ts), turn by
  * turn: none before any event; after an event that folded two results and passed over an older one,
  * the last tool result before the first block that may still change counted from that event's first
- * folded block; on the event's own request, the frontiers as they stood before it; and the same again
+ * folded block; on the event's own request, and on Pi's retry of it after an error reply, the
+ * frontiers as they stood before it; and the same again
  * from an engine rebuilt from the session's entries (a restart), since the newest event is read from
  * the registry's records, not from memory.
  */
@@ -66,17 +67,39 @@ describe("FoldEngine.frontiers", () => {
 		const fold = engine(2, entries);
 		fold.run(conversation(5), FACTS);
 		assert.deepEqual(fold.frontiers, [], "no tool result before the first result that may fold");
+		fold.answered();
 		fold.run(conversation(5), FACTS);
 		assert.equal(entries.length, 2, "the event's records and layer");
 		assert.deepEqual(fold.frontiers, [], "the event's own request: as before it");
+		fold.answered();
 		fold.run(conversation(5), FACTS);
 		assert.deepEqual(fold.frontiers, ["c3"], "c1 was passed over: from c2 on, c4 is the first that may fold");
+	});
+
+	it("a request Pi retries after an error reply still carries the frontiers as they stood before the event", () => {
+		const entries: FoldEntry[] = [];
+		const fold = engine(3, entries);
+		fold.run(conversation(5), FACTS);
+		fold.answered();
+		fold.run(conversation(5), FACTS);
+		const before = fold.frontiers;
+		fold.answered();
+		fold.run(conversation(5), FACTS);
+		assert.equal(entries.length, 2, "the event's records and layer");
+		assert.deepEqual(fold.frontiers, before, "the event's own request: as before it");
+		// The provider refused it (an error reply, no answer): Pi sends the same request again.
+		fold.run(conversation(5), FACTS);
+		assert.deepEqual(fold.frontiers, before, "the retry reads up to where the failed request would have");
+		fold.answered();
+		fold.run(conversation(5), FACTS);
+		assert.deepEqual(fold.frontiers, ["c3"], "once answered, counted from the event");
 	});
 
 	it("a rebuilt engine finds the same frontiers from the session's entries", () => {
 		const entries: FoldEntry[] = [];
 		const first = engine(1, entries);
 		first.run(conversation(5), FACTS);
+		first.answered();
 		first.run(conversation(5), FACTS);
 		assert.deepEqual(first.frontiers, ["c3"]);
 		const restarted = engine(0, []);

@@ -248,8 +248,15 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 
 	pi.on("message_end", (event, ctx) => {
 		try {
-			const message = event.message as { role?: string; provider?: string; model?: string; usage?: UsageLike };
+			const message = event.message as {
+				role?: string;
+				provider?: string;
+				model?: string;
+				usage?: UsageLike;
+				stopReason?: string;
+			};
 			if (message.role !== "assistant") return;
+			if (message.stopReason !== "error") engine.answered();
 			telemetry.select(message.provider, message.model);
 			telemetry.observeResponse(message.usage, now());
 			const window = ctx.model?.contextWindow;

@@ -110,6 +110,12 @@ export class FoldEngine {
 	 * results its provider request marks as cache breakpoints (core cache-breakpoints.ts).
 	 */
 	frontiers: readonly string[] = [];
+	/**
+	 * The newest fold event while no provider has answered a request carrying it (see answered): a
+	 * request Pi retries after an error is still that event's first on the wire, and keeps the event
+	 * request's frontiers, so it reads the cache up to them as the refused one would have.
+	 */
+	private unanswered: number | undefined;
 	private savings: SavingsMemo = new WeakMap();
 	private use = new UseMemo();
 	private argsCache: ArgsCache = new Map();
@@ -173,6 +179,7 @@ export class FoldEngine {
 		this.rawContents = new Map();
 		this.overBudget = undefined;
 		this.frontiers = [];
+		this.unanswered = undefined;
 		this.lastView = undefined;
 		this.lastPass = undefined;
 		this.previewed = undefined;
@@ -408,14 +415,19 @@ export class FoldEngine {
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.previewed = undefined;
-		// The newest event before this turn's: its records carry its number (a rebuilt registry's too).
-		const before = this.registry.seq - (event.length > 0 ? 1 : 0);
-		const registry = this.registry;
-		this.frontiers = frontierAnchors(
-			plan.blocks,
-			plan.view.blocks,
-			before > 0 ? (id) => registry.record(id)?.seq === before : undefined,
-		);
+		// Until a provider answers a request carrying the newest event, its request's frontiers stand:
+		// a retry reads the cache up to them as the refused request would have.
+		if (event.length > 0 || this.unanswered !== this.registry.seq) {
+			// The newest event before this turn's: its records carry its number (a rebuilt registry's too).
+			const before = this.registry.seq - (event.length > 0 ? 1 : 0);
+			const registry = this.registry;
+			this.frontiers = frontierAnchors(
+				plan.blocks,
+				plan.view.blocks,
+				before > 0 ? (id) => registry.record(id)?.seq === before : undefined,
+			);
+			this.unanswered = event.length > 0 ? this.registry.seq : undefined;
+		}
 		this.lastPass = {
 			view: plan.view,
 			blocks: plan.blocks,
@@ -423,6 +435,11 @@ export class FoldEngine {
 		};
 		this.overBudget = plan.commands.find((c) => c.type === "compact");
 		return contents.size > 0;
+	}
+
+	/** A provider answered the latest request (a reply that is no error): its fold event is on the wire. */
+	answered(): void {
+		this.unanswered = undefined;
 	}
 
 	/** Announces the plan's stale ids (once each) and code collisions (their blocks stay raw). */
