@@ -415,6 +415,33 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("a compaction that fails after its index record was written (Pi's own runs instead) gets that record retracted", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 4);
+			const foreign = `Summary by the model:\n${Array.from({ length: 300 }, (_, i) => `- fact ${i}`).join("\n")}`;
+			stub.compact("keep", foreign);
+			bashSession(stub, 4);
+			await stub.emit("session_start", { reason: "startup" });
+			// The leavers' records are written; recording Pi's previous summary, after the index record, fails.
+			let appends = 0;
+			Object.defineProperty(stub, "failAppend", { get: () => ++appends === 2, configurable: true });
+			const built = await compact(stub, 6, { previousSummary: foreign });
+			assert.equal(built, undefined, "Pi's own compaction runs instead");
+			assert.match(stub.stderr.join(""), /deterministic compaction failed, Pi's own compaction runs instead/);
+			const text = readFileSync(join(dir, "context-fold", "stub", "seed-index.jsonl"), "utf8");
+			const kinds = text
+				.trim()
+				.split("\n")
+				.map((l) => JSON.parse(l).kind);
+			assert.deepEqual(kinds.slice(-2), ["compaction", "retraction"]);
+			assert.ok(
+				parseSeedIndex(text).records.every((r) => r.kind !== "compaction"),
+				"the index describes a compaction that never happened",
+			);
+		});
+	});
+
 	it("a fold event rejected after its index record was written gets that record retracted", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

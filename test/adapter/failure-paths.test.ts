@@ -51,19 +51,11 @@ async function coldTui(): Promise<StubPi> {
 const notices = (stub: StubPi) => stub.ui.notices.map((n) => n.message);
 const input = (stub: StubPi) => stub.emit("input", { text: "my long prompt", source: "interactive" });
 
-/** Runs `body` with what it writes on stderr captured (the stub captures it only inside hooks). */
-async function capturingStderr<T>(body: () => Promise<T>): Promise<{ result: T; stderr: string[] }> {
-	const stderr: string[] = [];
-	const write = process.stderr.write.bind(process.stderr);
-	process.stderr.write = ((chunk: string) => {
-		stderr.push(String(chunk));
-		return true;
-	}) as typeof process.stderr.write;
-	try {
-		return { result: await body(), stderr };
-	} finally {
-		process.stderr.write = write;
-	}
+/** Runs `body` and returns what the stub heard on stderr meanwhile (from hooks and tools alike). */
+async function capturingStderr<T>(stub: StubPi, body: () => Promise<T>): Promise<{ result: T; stderr: string[] }> {
+	const from = stub.stderr.length;
+	const result = await body();
+	return { result, stderr: stub.stderr.slice(from) };
 }
 
 /** The code of the first folded block in the stub's fold entries. */
@@ -219,7 +211,7 @@ describe("a session file that cannot be read for recall", () => {
 		(ctx.sessionManager as { getEntries: () => unknown }).getEntries = () => {
 			throw new Error("EIO: i/o error");
 		};
-		const { result: text, stderr } = await capturingStderr(async () => {
+		const { result: text, stderr } = await capturingStderr(stub, async () => {
 			const text = await stub.call("recall_folded", { codes: [code] });
 			await stub.call("recall_folded", { codes: [code] });
 			return text;
@@ -349,7 +341,7 @@ describe("a parent session file with a damaged line", () => {
 		const file = write([...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)]);
 		const child = loadStub({ parentSession: file });
 		await child.emit("session_start", { reason: "startup" });
-		const { stderr } = await capturingStderr(async () => {
+		const { stderr } = await capturingStderr(child, async () => {
 			await child.call("recall_folded", { codes: [code] });
 			await child.call("recall_folded", { codes: [code] });
 		});

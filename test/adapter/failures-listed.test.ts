@@ -1,7 +1,7 @@
 /**
  * Every failure context-fold works around is announced once per distinct message and listed under
  * the status's Failures (issue 26, docs/commands.md), whichever part of the extension meets it: a
- * fold event the session file refuses, tools that cannot be activated, a warming decision that
+ * fold event or an unfold the session file refuses, tools that cannot be activated, a warming decision that
  * cannot be made, a compaction that cannot be built, a parent session whose header cannot be read.
  * And the fold tools never answer "no such code" when the truth is that the session file could not
  * be read to look for it.
@@ -71,6 +71,22 @@ describe("a failure met again and again", () => {
 		stub.failAppend = true;
 		for (let i = 0; i < 20; i++) await stub.request();
 		assert.equal(stub.ui.notices.filter((n) => n.message.includes("fold event rejected")).length, 1);
+	});
+
+	it("an unfold the session file refuses: the model is told, and so is the user, once; listed; the block stays folded", async () => {
+		const stub = await started();
+		const sent = JSON.stringify(await stub.request());
+		const code = /\{#([0-9a-z]{8}) FOLDED\}/.exec(sent)?.[1];
+		assert.ok(code, "a block folded");
+		stub.failAppend = true;
+		for (let i = 0; i < 3; i++) {
+			const answer = await stub.call("unfold", { codes: [code] });
+			assert.match(answer, /unfold failed, nothing was unfolded: disk full/);
+		}
+		stub.failAppend = false;
+		assert.equal(heard(stub, /unfold failed/).length, 1);
+		assert.match(await failures(stub), /unfold failed, nothing was unfolded: disk full/);
+		assert.ok(JSON.stringify(await stub.request()).includes(`{#${code} FOLDED}`), "still folded");
 	});
 
 	it("tools that cannot be activated: announced once, listed", async () => {
@@ -195,5 +211,14 @@ describe("a fold code looked up while the session file cannot be read", () => {
 		const { stub } = await lostState();
 		const answer = await stub.call("recall_folded", { search: "check 1" });
 		assert.match(answer, /the session file could not be read for this branch's records: EIO: i\/o error/);
+	});
+});
+
+describe("/fold-handoff when the session cannot be read", () => {
+	it("says why the seed was not written, as its own message, and does not throw", async () => {
+		const stub = await started();
+		(await sessionManagerOf(stub)).getBranch = throwing("EIO branch");
+		const out = await stub.command("fold-handoff", "");
+		assert.match(out.stderr, /context-fold: could not write the handoff seed: EIO branch/);
 	});
 });

@@ -226,8 +226,18 @@ export function loadStub(
 		async answer(name, params) {
 			const tool = stub.tools.get(name);
 			if (!tool) throw new Error(`no tool ${name}`);
-			const result = await tool.execute("call", params);
-			return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
+			// What a tool prints on stderr is heard as a handler's is.
+			const saved = process.stderr.write.bind(process.stderr);
+			process.stderr.write = ((chunk: string) => {
+				stub.stderr.push(String(chunk));
+				return true;
+			}) as typeof process.stderr.write;
+			try {
+				const result = await tool.execute("call", params);
+				return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
+			} finally {
+				process.stderr.write = saved;
+			}
 		},
 		async command(name, args) {
 			const command = stub.commands.get(name);

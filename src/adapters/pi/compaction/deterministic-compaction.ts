@@ -129,7 +129,10 @@ export function branchRecords(index: IndexStore, branch: BranchView): SeedRecord
 	return recordsOnBranch(index.all(), branch);
 }
 
-/** Builds the compaction: records leavers, appends the seed-index record, renders the summary. */
+/**
+ * Builds the compaction: records leavers, appends the seed-index record, renders the summary. When
+ * anything after the record fails (Pi's own compaction then runs), the record is retracted.
+ */
 export function buildCompaction(
 	input: CompactionInput,
 	engine: FoldEngine,
@@ -164,24 +167,34 @@ export function buildCompaction(
 	});
 	if (branch.leaf !== undefined) record.leaf = branch.leaf;
 	index.append(record);
-	const records = branchRecords(index, branchView(branch.ids, engine));
-	const priorCompactions = records.filter((r) => r.kind === "compaction" && r.seq !== seq).length;
-	const previous = input.previousSummary;
-	// A summary of ours whose facts the index holds again hands on only what it carried itself.
-	const whole = !!previous && (!isOwnSummary(previous) || priorCompactions === 0);
-	// A summary Pi's model wrote is carried cut to a budget: the rest is read back by its own code.
-	const previousCode =
-		previous && !isOwnSummary(previous) && input.previousEntry !== undefined
-			? recordSummaryOf(input.previousEntry, engine, append, warn)
-			: undefined;
-	const summary = renderSummary({
-		summary: summarizeIndex(records),
-		previousSummary: whole ? previous : undefined,
-		previousCode,
-		carried: !whole && previous ? carriedOver(previous) : undefined,
-		seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code },
-		scope: `This compaction removed ${messages.length} messages from live history.`,
-		maxChars: summaryCapFor(window),
-	});
-	return { summary, seq, codes: spans.map((s) => s.code), recorded: fresh.length };
+	try {
+		const records = branchRecords(index, branchView(branch.ids, engine));
+		const priorCompactions = records.filter((r) => r.kind === "compaction" && r.seq !== seq).length;
+		const previous = input.previousSummary;
+		// A summary of ours whose facts the index holds again hands on only what it carried itself.
+		const whole = !!previous && (!isOwnSummary(previous) || priorCompactions === 0);
+		// A summary Pi's model wrote is carried cut to a budget: the rest is read back by its own code.
+		const previousCode =
+			previous && !isOwnSummary(previous) && input.previousEntry !== undefined
+				? recordSummaryOf(input.previousEntry, engine, append, warn)
+				: undefined;
+		const summary = renderSummary({
+			summary: summarizeIndex(records),
+			previousSummary: whole ? previous : undefined,
+			previousCode,
+			carried: !whole && previous ? carriedOver(previous) : undefined,
+			seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code },
+			scope: `This compaction removed ${messages.length} messages from live history.`,
+			maxChars: summaryCapFor(window),
+		});
+		return { summary, seq, codes: spans.map((s) => s.code), recorded: fresh.length };
+	} catch (error) {
+		// Pi's own compaction runs instead: the index must not describe a compaction that never happened.
+		try {
+			index.retract(seq, `not used: ${errorText(error)}`);
+		} catch (retractError) {
+			throw new Error(`${errorText(error)}; its seed-index record was not retracted: ${errorText(retractError)}`);
+		}
+		throw error;
+	}
 }

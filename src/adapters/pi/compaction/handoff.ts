@@ -125,14 +125,14 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 				if (ctx.hasUI) ctx.ui.notify(message, level);
 				else process.stderr.write(`${message}\n`);
 			};
-			// A session with no message has nothing to hand on, and Pi has not written its file yet: a seed
-			// would name a parent that does not exist.
-			if (!ctx.sessionManager.getBranch().some((e) => (e as { type?: string }).type === "message")) {
-				say("context-fold: nothing to hand off yet: this session has no messages", "info");
-				return;
-			}
 			let written: ReturnType<typeof writeHandoff>;
 			try {
+				// A session with no message has nothing to hand on, and Pi has not written its file yet: a
+				// seed would name a parent that does not exist.
+				if (!ctx.sessionManager.getBranch().some((e) => (e as { type?: string }).type === "message")) {
+					say("context-fold: nothing to hand off yet: this session has no messages", "info");
+					return;
+				}
 				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), (message) => say(message, "error"));
 			} catch (error) {
 				say(`context-fold: could not write the handoff seed: ${errorText(error)}`, "error");
@@ -144,19 +144,26 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 				return;
 			}
 			ctx.ui.notify(`Handoff seed written to ${written.path}`, "info");
-			const start = await ctx.ui.confirm("Start a new session?", `Seed a new session with ${written.path}?`);
-			if (!start) return;
-			const parent = written.parentSession;
-			await ctx.newSession({
-				parentSession: parent,
-				setup: async (sm) => {
-					sm.appendCustomMessageEntry(HANDOFF_MESSAGE_TYPE, written.text, true, {
-						path: written.path,
-						...(parent ? { parentSession: parent } : {}),
-						hashes: written.hashes,
-					});
-				},
-			});
+			try {
+				const start = await ctx.ui.confirm("Start a new session?", `Seed a new session with ${written.path}?`);
+				if (!start) return;
+				const parent = written.parentSession;
+				await ctx.newSession({
+					parentSession: parent,
+					setup: async (sm) => {
+						sm.appendCustomMessageEntry(HANDOFF_MESSAGE_TYPE, written.text, true, {
+							path: written.path,
+							...(parent ? { parentSession: parent } : {}),
+							hashes: written.hashes,
+						});
+					},
+				});
+			} catch (error) {
+				say(
+					`context-fold: the seed is written (${written.path}), but no new session was started: ${errorText(error)}`,
+					"error",
+				);
+			}
 		},
 	});
 }

@@ -92,7 +92,7 @@ export interface FoldTools {
 export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): FoldTools {
 	const { engine, ledger, parent, foldsNext, declared, warn } = deps;
 	registerRecallFolded(pi, engine, ledger, parent);
-	registerUnfold(pi, engine, parent, ledger);
+	registerUnfold(pi, engine, parent, ledger, warn);
 
 	// Whether this session branch has had its activation, or needs none (the tools are active already,
 	// or the user's tool selection left them out): from then on nothing is checked, and nothing is added

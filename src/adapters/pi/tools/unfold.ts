@@ -19,13 +19,15 @@ const unfoldParameters = Type.Object({
 
 /**
  * The unfold tool's work (never throws). It failed when the arguments were wrong, or it put nothing
- * back and no block it names was back already.
+ * back and no block it names was back already. An unfold that could not be recorded (the session file
+ * refused it) is also told to `fail`: announced once and listed among the status's failures.
  */
 export function runUnfold(
 	args: { codes?: unknown },
 	engine: FoldEngine,
 	parent?: ParentSession,
 	ledger?: Ledger,
+	fail?: (message: string) => void,
 ): ToolAnswer {
 	try {
 		const parsed = codeList(args?.codes);
@@ -96,7 +98,9 @@ export function runUnfold(
 		}
 		return { text: lines.join("\n"), failed: ids.length === 0 && already === 0 };
 	} catch (error) {
-		return failure(`unfold failed, nothing was unfolded: ${errorText(error)}`);
+		const message = `unfold failed, nothing was unfolded: ${errorText(error)}`;
+		fail?.(`context-fold: ${message}`);
+		return failure(message);
 	}
 }
 
@@ -118,12 +122,13 @@ function recordedWhere(
 	}
 }
 
-/** Registers unfold, inactive (see loadout.ts). */
+/** Registers unfold, inactive (see loadout.ts); `fail` hears an unfold that could not be recorded. */
 export function registerUnfold(
 	pi: ExtensionAPI,
 	engine: FoldEngine,
 	parent: () => ParentSession | undefined = () => undefined,
 	ledger?: Ledger,
+	fail?: (message: string) => void,
 ): void {
 	pi.registerTool({
 		name: "unfold",
@@ -132,7 +137,7 @@ export function registerUnfold(
 		description: "Puts folded blocks back for good (full size on every request); to look once, use recall_folded.",
 		parameters: unfoldParameters,
 		async execute(_id, params) {
-			return toolText(runUnfold(params as { codes?: unknown }, engine, parent(), ledger));
+			return toolText(runUnfold(params as { codes?: unknown }, engine, parent(), ledger, fail));
 		},
 	});
 }
