@@ -185,15 +185,18 @@ function riskSection(code: string, risks: readonly RiskLine[], shown?: string, s
 /**
  * The lines of a folded text that hold any of `focus` (the distinctive strings the model was using
  * it for, matched whole), in order and bounded, as a digest section: what the model is likely to
- * name again stays in sight. Empty when no line holds one.
+ * name again stays in sight. Empty when no line holds one. A truncated bash copy's lines are
+ * numbered as in the bash tool's full output file, as its risk lines are.
  */
 export function focusSection(text: string, focus: readonly string[]): string {
 	const wanted = new Set(focus);
 	const out: string[] = [];
-	const lines = text.split("\n");
+	const place = outputFilePlace(text);
+	const shift = place ? place.first - 1 : 0;
+	const lines = (place?.held ?? text).split("\n");
 	for (let i = 0; i < lines.length && out.length < DIGEST_LIMITS.focusLines; i++) {
 		if (wanted.size > 0 && [...distinctiveTokens(lines[i])].some((s) => wanted.has(s))) {
-			out.push(`L${i + 1}: ${quoteTags(clip(lines[i].trim(), DIGEST_LIMITS.focusLineChars))}`);
+			out.push(`L${i + 1 + shift}: ${quoteTags(clip(lines[i].trim(), DIGEST_LIMITS.focusLineChars))}`);
 		}
 	}
 	return out.length === 0 ? "" : `\nIn use:\n${out.join("\n")}`;

@@ -305,6 +305,9 @@ describe("a focus keeps the lines the model used", () => {
 		assert.equal(focusSection(rows, ["absent_name"]), "");
 		const many = focusSection(rows, ["value_1", "value_2", "value_3", "value_4", "value_5", "value_6"]);
 		assert.equal(many.split("\n").length - 2, DIGEST_LIMITS.focusLines);
+		// A truncated bash copy (the last lines of the full output file): numbered as in that file.
+		const copy = `${rows}\n\n[Showing lines 961-1000 of 1000. Full output: /tmp/pi-bash-00000000000000aa.log]`;
+		assert.match(focusSection(copy, ["value_3"]), /\nL964: row 3: value_3 /);
 	});
 
 	it("lower appends the section to a tool result's digest, and the same command gives the same bytes", () => {
