@@ -4,10 +4,10 @@
  * give the same bytes.
  */
 
-import { type OutputFilePlace, outputFilePlace } from "./bash-output.ts";
 import { distinctiveTokens } from "./distinctive.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
+import { type OutputFilePlace, outputFilePlace } from "./output-notices.ts";
 import { clipToError, type RiskLine, riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount, linesText } from "./tokens.ts";
 

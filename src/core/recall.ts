@@ -3,7 +3,7 @@
  * slices, literal case-insensitive grep with context, and the caps that stop a recall from
  * re-flooding the context.
  */
-import { outputFilePlace } from "./bash-output.ts";
+import { outputFilePlace } from "./output-notices.ts";
 import { clip, clipAround } from "./tokens.ts";
 
 /** Caps on what one recall may return. */

@@ -95,15 +95,16 @@ async function foldedBashSession(
 	path: string,
 	count: number,
 	body: (i: number) => string,
-	options: { window: number; settings?: Record<string, unknown>; failed?: boolean },
+	options: { window: number; settings?: Record<string, unknown>; failed?: boolean; tool?: string },
 ) {
+	const tool = options.tool ?? "bash";
 	const stub = loadStub({ window: options.window });
 	let ts = 1_700_000_000_000;
 	stub.addMessage({ role: "user", content: "run it", timestamp: ts++ });
 	for (let i = 0; i < count; i++) {
 		stub.addMessage({
 			role: "assistant",
-			content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `run ${i}` } }],
+			content: [{ type: "toolCall", id: `call_${i}`, name: tool, arguments: { command: `run ${i}` } }],
 			responseId: `resp_${i}`,
 			stopReason: "toolUse",
 			timestamp: ts++,
@@ -111,7 +112,7 @@ async function foldedBashSession(
 		stub.addMessage({
 			role: "toolResult",
 			toolCallId: `call_${i}`,
-			toolName: "bash",
+			toolName: tool,
 			content: [{ type: "text", text: body(i) }],
 			details: i === 0 ? { fullOutputPath: path } : undefined,
 			isError: i === 0 && options.failed === true,
@@ -274,4 +275,31 @@ describe("the line a truncated bash result's digest names is the line a recall s
 			assert.ok(search.split("\n").includes(`${ERROR_AT}: Error: boom-4991`), search);
 		});
 	}
+});
+
+describe("a read of part of a file", () => {
+	const line = (n: number) => (n === 250 ? "Error: boom-250" : `src row ${n} ${"z".repeat(40)}`);
+	const window = Array.from({ length: 1001 }, (_, k) => line(100 + k)).join("\n");
+
+	it("is numbered as in the file by its digest, lines, grep and search; lines outside it say so", async () => {
+		const { stub, code, digest } = await foldedBashSession(
+			join(temp, logName(95)),
+			4,
+			(i) =>
+				i === 0
+					? `${window}\n\n[Showing lines 100-1100 of 5000. Use offset=1101 to continue.]`
+					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n"),
+			{ window: 200_000, settings: { "context-fold": { policy: "ladder", foldAt: "0.1" } }, tool: "read" },
+		);
+		assert.match(digest, /read: 5000 lines, L100-1100 held/);
+		assert.match(digest, /\nL250: Error: boom-250/);
+		const at = await stub.call("recall_folded", { codes: [code], lines: "250-250" });
+		assert.ok(at.split("\n").includes("250: Error: boom-250"), at);
+		const grep = await stub.call("recall_folded", { codes: [code], grep: "boom-250" });
+		assert.ok(grep.split("\n").includes("250: Error: boom-250"), grep);
+		const search = await stub.call("recall_folded", { search: "boom-250" });
+		assert.ok(search.split("\n").includes("250: Error: boom-250"), search);
+		const outside = await stub.call("recall_folded", { codes: [code], lines: "1101-1110" });
+		assert.match(outside, /lines 1101-1110 are not in this read of the file .*; this copy holds lines 100-1100/);
+	});
 });

@@ -239,6 +239,12 @@ describe("toolResultDigest", () => {
 			/^\{#abc12345 FOLDED\} bash: error, 5000 lines, L3001-5000 held, ~\d+ tokens\. First line: row 3001\n/,
 		);
 		assert.ok(out.includes("\nL4991: Error: boom\nafter L5000: Command exited with code 3"), out);
+		const read = `${held.join("\n")}\n\n[Showing lines 3001-5000 of 9000. Use offset=5001 to continue.]`;
+		assert.match(
+			toolResultDigest({ code: "abc12345", toolName: "read", text: read, isError: false }),
+			/^\{#abc12345 FOLDED\} read: 9000 lines, L3001-5000 held, ~\d+ tokens\. First line: row 3001\nL4991: Error: boom$/,
+			"a read of part of a file numbers its lines as in the file",
+		);
 		const unmatched = text.replace("of 5000", "of 4000").replace("3001-5000", "3001-4000");
 		assert.match(
 			toolResultDigest({ code: "abc12345", toolName: "bash", text: unmatched, isError: true }),

@@ -2,7 +2,7 @@
  * The risk lexicon: lines that signal a failure must survive every digest verbatim. It is broad and
  * case-insensitive on purpose; a missed error line is worse than a digest a few lines longer.
  */
-import { isBashStatusLine } from "../bash-output.ts";
+import { isBashStatusLine } from "../output-notices.ts";
 import { clipAround } from "../tokens.ts";
 
 const ERROR_PATTERN = new RegExp(

@@ -6,8 +6,8 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { type OutputFilePlace, outputFilePlace } from "../../../core/bash-output.ts";
 import { quoteTags } from "../../../core/digest.ts";
+import { type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
 import {
 	grepBlock,
 	grepText,
@@ -132,8 +132,8 @@ function serve(
 			: "";
 		return `${head}\n${g.matches} matching line${g.matches === 1 ? "" : "s"}:\n${g.text}${more}`;
 	}
-	// A truncated bash copy is numbered as in the bash tool's full output file, which holds every line,
-	// as its digest numbers it, whether or not that file is still there.
+	// A truncated bash or read copy is numbered as in its file (the bash tool's full output, the file
+	// read), as its digest numbers it, whether or not the bash tool's file is still there.
 	const place = full === undefined ? outputFilePlace(r.text) : undefined;
 	if (range) {
 		const text =
@@ -147,7 +147,7 @@ function serve(
 		return `${head}\n${s.text}\n… cut at the output cap (${CAP} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the bash tool's full output file instead, numbered differently: grep reads both`;
 	}
 	if (!place) return `${head}\n${slice(r, r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room)}`;
-	const note = `(lines numbered as in the bash tool's full output file, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`;
+	const note = `(lines numbered as in ${fileOf(place)}, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`;
 	return `${head}\n${note}${sliceCopy(r, place, { start: place.first, end: place.last }, room - note.length)}`;
 }
 
@@ -159,17 +159,29 @@ function slice(r: ResolvedCode, text: string, range: LineRange, room: number): s
 	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
 }
 
+/** The file a truncated copy's lines are numbered as in (see outputFilePlace). */
+function fileOf(place: OutputFilePlace): string {
+	return place.source === "bash" ? "the bash tool's full output file" : "the file read";
+}
+
 /**
- * Lines `range` of a truncated bash copy, numbered as in the bash tool's full output file (see
- * outputFilePlace): lines before the first it holds are only in that file, and Pi's status line
- * after its notice, in no line of the file, is said by a range that reaches the copy's last line.
+ * Lines `range` of a truncated bash or read copy, numbered as in its file (see outputFilePlace):
+ * lines outside those it holds are only in that file (a bash tool's file here is gone; a file read
+ * is never read by a recall), and Pi's status line after a bash notice, in no line of the file, is
+ * said by a range that reaches the copy's last line.
  */
 function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number): string {
 	const shift = place.first - 1;
-	if (range.start > place.last) return `line ${range.start} is past the end (${linesText(place.last)})`;
+	const elsewhere =
+		place.source === "bash"
+			? "only in the bash tool's full output file, which is gone"
+			: "not in this read of the file (read it again with offset to see them)";
+	if (range.start > place.total) return `line ${range.start} is past the end (${linesText(place.total)})`;
+	if (range.start > place.last)
+		return `lines ${range.start}-${Math.min(range.end, place.total)} are ${elsewhere}; this copy holds lines ${place.first}-${place.last}`;
 	const missing =
 		range.start < place.first
-			? `lines ${range.start}-${Math.min(range.end, shift)} are only in the bash tool's full output file, which is gone; this copy holds lines ${place.first}-${place.last}`
+			? `lines ${range.start}-${Math.min(range.end, shift)} are ${elsewhere}; this copy holds lines ${place.first}-${place.last}`
 			: "";
 	if (range.end < place.first) return missing;
 	const from = Math.max(range.start, place.first) - shift;

@@ -1,0 +1,79 @@
+/**
+ * What Pi's bash and read tools add to their output, read from the text alone: the notice that ends a
+ * truncated result, which says where the session's copy sits in a file (bash: `[Showing lines
+ * 3448-5000 of 5000. Full output: …]`, the full output the bash tool saved; read: `[Showing lines
+ * 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines in file. Use offset=301 to
+ * continue.]`, the file read), and the status line the bash tool appends when a command fails or stops
+ * (`Command exited with code 2`). A digest and a recall both number such a copy's lines as in that
+ * file, so that the line a digest names is the line a recall serves, and the line a `read` would give.
+ */
+
+/** Where a truncated result's session copy sits in a file: the bash tool's full output, or the file a read read. */
+export interface OutputFilePlace {
+	/** Which tool's notice: the file is the bash tool's full output, or the file read. */
+	source: "bash" | "read";
+	/** The file's lines the copy holds, 1-based, inclusive, and how many the file has. */
+	first: number;
+	last: number;
+	total: number;
+	/** The copy's text of those lines (everything before the notice). */
+	held: string;
+	/** The copy's lines after them: the notice, then the bash tool's status line for a failed or stopped command. */
+	trailer: string[];
+	/** The bash tool's status line after the notice, when there is one. */
+	status?: string;
+}
+
+const BASH_NOTICE =
+	/\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\](?:\n\n(Command [^\n]*))?$/;
+const READ_SHOWING = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Use offset=\d+ to continue\.\]$/;
+const READ_MORE = /\n\n\[(\d+) more lines in file\. Use offset=(\d+) to continue\.\]$/;
+
+/**
+ * Where a bash or read result's `text` sits in a file, from the notice Pi's tool ends a truncated
+ * result with; undefined for a text without one, or whose notice does not match the lines before it.
+ */
+export function outputFilePlace(text: string): OutputFilePlace | undefined {
+	if (!text.endsWith("]") && !text.includes("\n\nCommand ")) return undefined;
+	const bash = BASH_NOTICE.exec(text);
+	if (bash) return placed("bash", text, bash.index, Number(bash[1]), Number(bash[2]), Number(bash[3]), bash[4]);
+	const showing = READ_SHOWING.exec(text);
+	if (showing) return placed("read", text, showing.index, Number(showing[1]), Number(showing[2]), Number(showing[3]));
+	const more = READ_MORE.exec(text);
+	if (!more) return undefined;
+	const held = text.slice(0, more.index).split("\n").length;
+	const next = Number(more[2]);
+	return placed("read", text, more.index, next - held, next - 1, next - 1 + Number(more[1]));
+}
+
+/** The place of a copy whose notice starts at `at`, if the lines before it are the file's `first`-`last`. */
+function placed(
+	source: OutputFilePlace["source"],
+	text: string,
+	at: number,
+	first: number,
+	last: number,
+	total: number,
+	status?: string,
+): OutputFilePlace | undefined {
+	const held = text.slice(0, at);
+	if (!(first >= 1 && last >= first && last <= total && held.split("\n").length === last - first + 1))
+		return undefined;
+	const trailer = text
+		.slice(at + 2)
+		.split("\n")
+		.filter((line) => line.length > 0);
+	const place = { source, first, last, total, held, trailer };
+	return status ? { ...place, status } : place;
+}
+
+const STATUS =
+	/^Command (?:exited with code -?\d+|aborted|timed out after \d+ seconds\b.*|terminated without an exit code)$/;
+
+/**
+ * True for a status line Pi's bash tool appends to a failed or stopped command's output: it says
+ * that the command failed, never why.
+ */
+export function isBashStatusLine(line: string): boolean {
+	return STATUS.test(line);
+}

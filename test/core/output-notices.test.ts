@@ -1,0 +1,73 @@
+/**
+ * Where a truncated bash or read result's session copy sits in its file, read from the notice Pi's
+ * tool ends it with, and the bash tool's status lines.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isBashStatusLine, outputFilePlace } from "../../src/core/output-notices.ts";
+
+const rows = (from: number, to: number) =>
+	Array.from({ length: to - from + 1 }, (_, k) => `row ${from + k}`).join("\n");
+
+describe("outputFilePlace", () => {
+	it("reads the bash tool's notice, by lines or by bytes, with a failed command's status after it", () => {
+		const path = "/tmp/pi-bash-00000000000000aa.log";
+		const lines = outputFilePlace(`${rows(3001, 5000)}\n\n[Showing lines 3001-5000 of 5000. Full output: ${path}]`);
+		assert.deepEqual(
+			{ ...lines, held: lines?.held.length },
+			{
+				source: "bash",
+				first: 3001,
+				last: 5000,
+				total: 5000,
+				held: rows(3001, 5000).length,
+				trailer: [`[Showing lines 3001-5000 of 5000. Full output: ${path}]`],
+			},
+		);
+		const failed = outputFilePlace(
+			`${rows(11, 20)}\n\n[Showing lines 11-20 of 20 (50.0KB limit). Full output: ${path}]\n\nCommand exited with code 3`,
+		);
+		assert.equal(failed?.status, "Command exited with code 3");
+		assert.equal(failed?.first, 11);
+		assert.equal(failed?.trailer.length, 2);
+	});
+
+	it("reads the read tool's notices: a window of the file, or the lines a limit left", () => {
+		const window = outputFilePlace(
+			`${rows(100, 300)}\n\n[Showing lines 100-300 of 5000. Use offset=301 to continue.]`,
+		);
+		assert.deepEqual([window?.source, window?.first, window?.last, window?.total], ["read", 100, 300, 5000]);
+		const limited = outputFilePlace(`${rows(51, 80)}\n\n[120 more lines in file. Use offset=81 to continue.]`);
+		assert.deepEqual([limited?.source, limited?.first, limited?.last, limited?.total], ["read", 51, 80, 200]);
+	});
+
+	it("gives nothing for a text without a notice, or whose notice does not fit the lines before it", () => {
+		assert.equal(outputFilePlace(rows(1, 10)), undefined);
+		assert.equal(outputFilePlace(`${rows(1, 10)}\n\n[Showing lines 1-20 of 20. Full output: /tmp/x.log]`), undefined);
+		assert.equal(
+			outputFilePlace(`${rows(1, 10)}\n[Showing lines 1-10 of 10. Use offset=11 to continue.]`),
+			undefined,
+		);
+		assert.equal(outputFilePlace("[Showing lines 1-1 of 1. Use offset=2 to continue.]"), undefined);
+	});
+});
+
+describe("isBashStatusLine", () => {
+	it("is true for the bash tool's own status lines only", () => {
+		for (const line of [
+			"Command exited with code 1",
+			"Command exited with code -1",
+			"Command aborted",
+			"Command timed out after 30 seconds",
+			"Command timed out after 30 seconds. The shell exited with code 0 after 2 seconds, but background processes it started kept writing output until the timeout.",
+			"Command terminated without an exit code",
+		])
+			assert.ok(isBashStatusLine(line), line);
+		for (const line of [
+			"Error: Command exited with code 1",
+			"command exited with code 1",
+			"Command exited with code 1 (see above)",
+		])
+			assert.ok(!isBashStatusLine(line), line);
+	});
+});
