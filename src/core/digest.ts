@@ -157,7 +157,13 @@ function distinctRisks(risks: readonly RiskLine[]): DistinctRisk[] {
  * numbered as in that file).
  */
 function riskSection(code: string, risks: readonly RiskLine[], shown?: string, shift = 0): string {
-	const entries = distinctRisks(risks).filter((risk) => risk.count > 1 || risk.text.trim() !== shown);
+	// The head stands for one line only: the first that reads as it, unless that line recurs.
+	let headShown = false;
+	const entries = distinctRisks(risks).filter((risk) => {
+		if (headShown || shown === undefined || risk.count > 1 || risk.text.trim() !== shown) return true;
+		headShown = true;
+		return false;
+	});
 	if (entries.length === 0) return "";
 	const lines = entries.filter((risk) => !risk.frame);
 	const tailFirst = lines.some((risk) => risk.failed);

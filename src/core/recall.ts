@@ -284,9 +284,10 @@ export function grepText(
 }
 
 /**
- * grepText over a folded block's text. A truncated bash copy (see outputFilePlace) is numbered as in
- * the bash tool's full output file, as its digest numbers it, and its closing lines (Pi's notice,
- * and its status line for a failed command), which are in no line of that file, match as `after <last>:`.
+ * grepText over a folded block's text. A truncated bash or read copy (see outputFilePlace) is numbered
+ * as in its file, as its digest numbers it, or its file's own text `file` is read instead where it is
+ * at hand (the bash tool's full output); the copy's closing lines (the notice, and the bash tool's
+ * status line for a failed command), which are in no line of that file, match as `after <last>:`.
  */
 export function grepBlock(
 	text: string,
@@ -294,15 +295,20 @@ export function grepBlock(
 	maxChars: number,
 	maxMatches: number = RECALL_LIMITS.grepMatches,
 	context: number = RECALL_LIMITS.grepContext,
+	file?: string,
 ): GrepResult {
 	const place = outputFilePlace(text);
-	if (!place) return grepText(text, pattern, maxChars, maxMatches, context);
+	if (!place) return grepText(file ?? text, pattern, maxChars, maxMatches, context);
 	const needle = pattern.toLowerCase();
 	const closing = place.trailer
 		.filter((line) => line.toLowerCase().includes(needle))
 		.map((line) => `after ${place.last}: ${clip(line, RECALL_LIMITS.lineChars)}`)
 		.join("\n");
-	const g = grepText(place.held, pattern, maxChars - closing.length - 4, maxMatches, context, place.first - 1);
+	const room = Math.max(1, maxChars - closing.length - 4);
+	const g =
+		file !== undefined
+			? grepText(file, pattern, room, maxMatches, context)
+			: grepText(place.held, pattern, room, maxMatches, context, place.first - 1);
 	if (!closing) return g;
 	const found = closing.split("\n").length;
 	return {

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
-import { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
+import { answersRequest, FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../../src/adapters/pi/fold/persistence.ts";
 import type { MessageLike } from "../../src/core/block.ts";
 import type { FoldCommand } from "../../src/core/contract.ts";
@@ -106,5 +106,16 @@ describe("FoldEngine.frontiers", () => {
 		restarted.rebuild(entries.map((data) => ({ type: "custom", customType: ENTRY_TYPE, data })));
 		restarted.run(conversation(5), FACTS);
 		assert.deepEqual(restarted.frontiers, ["c3"]);
+	});
+
+	it("a reply answers its request when the provider read the prompt: not a refusal, nor an abort before the first token", () => {
+		const usage = { input: 10, output: 5, cacheRead: 1000, cacheWrite: 0 };
+		const none = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+		assert.ok(answersRequest({ stopReason: "stop", usage }));
+		assert.ok(answersRequest({ stopReason: "toolUse", usage: none }), "a reply no usage was reported for");
+		assert.ok(answersRequest({ stopReason: "aborted", usage }), "aborted mid-stream, the prompt read");
+		assert.ok(!answersRequest({ stopReason: "aborted", usage: none }), "aborted before the first token");
+		assert.ok(!answersRequest({ stopReason: "error", usage: none }), "refused (529 overloaded)");
+		assert.ok(!answersRequest({ stopReason: "error" }));
 	});
 });

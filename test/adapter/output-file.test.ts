@@ -273,6 +273,10 @@ describe("the line a truncated bash result's digest names is the line a recall s
 			assert.ok(grep.split("\n").includes(`${ERROR_AT}: Error: boom-4991`), grep);
 			const search = await stub.call("recall_folded", { search: "boom-4991" });
 			assert.ok(search.split("\n").includes(`${ERROR_AT}: Error: boom-4991`), search);
+			// The status after the notice is in no line of the file, and grep finds it with the file or without.
+			const status = await stub.call("recall_folded", { codes: [code], grep: "exited" });
+			assert.ok(status.split("\n").includes("after 5000: Command exited with code 3"), status);
+			if (!file) assert.match(at, /^Recalled #[0-9a-z]{8}: bash, 5000 lines, L3001-5000 held \(sha256 verified\)/);
 		});
 	}
 });
@@ -301,5 +305,12 @@ describe("a read of part of a file", () => {
 		assert.ok(search.split("\n").includes("250: Error: boom-250"), search);
 		const outside = await stub.call("recall_folded", { codes: [code], lines: "1101-1110" });
 		assert.match(outside, /lines 1101-1110 are not in this read of the file .*; this copy holds lines 100-1100/);
+		const across = await stub.call("recall_folded", { codes: [code], lines: "1099-1103" });
+		assert.deepEqual(
+			across.split("\n").filter((l) => /^\d+: /.test(l)),
+			[`1099: ${line(1099)}`, `1100: ${line(1100)}`],
+		);
+		assert.match(across, /\n… lines 1101-1103 are not in this read of the file/);
+		assert.match(across, /^Recalled #[0-9a-z]{8}: read, 5000 lines, L100-1100 held /);
 	});
 });

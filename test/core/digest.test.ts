@@ -407,6 +407,8 @@ describe("the model's own text and thinking keep their risk lines (invariant 6)"
 			assert.match(head, /Error: the build failed again/);
 			const again = digest("abc12345", "Error: build failed\nok\nError: build failed\nmore\nError: build failed");
 			assert.match(again, /\nL1 ×3: Error: build failed$/, "a head that recurs is counted, not dropped");
+			const indented = digest("abc12345", "Error: boom\n  Error: boom\nok");
+			assert.match(indented, /\nL2: {3}Error: boom$/, "a line that differs from the head in white space is its own");
 		});
 	}
 });

@@ -21,7 +21,7 @@ import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { type Env, envSwitch } from "./config.ts";
 import { errorText } from "./error-text.ts";
-import { FoldEngine } from "./fold/engine.ts";
+import { answersRequest, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
 import { RequestFacts } from "./fold/request-facts.ts";
@@ -256,7 +256,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 				stopReason?: string;
 			};
 			if (message.role !== "assistant") return;
-			if (message.stopReason !== "error") engine.answered();
+			if (answersRequest(message)) engine.answered();
 			telemetry.select(message.provider, message.model);
 			telemetry.observeResponse(message.usage, now());
 			const window = ctx.model?.contextWindow;

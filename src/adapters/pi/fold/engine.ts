@@ -97,6 +97,23 @@ export interface LiveBlock {
 }
 
 /** The fold engine of one session branch. */
+/** What answersRequest reads of a reply. */
+interface ReplyLike {
+	stopReason?: string;
+	usage?: { input?: number; cacheRead?: number; cacheWrite?: number };
+}
+
+/**
+ * True when `reply` shows that the provider read its request's prompt (see FoldEngine.answered): it
+ * reports prompt tokens, or it is neither an error nor stopped (an abort before the first token, like
+ * a refused request, reports none).
+ */
+export function answersRequest(reply: ReplyLike): boolean {
+	const usage = reply.usage;
+	if ((usage?.input ?? 0) + (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0) > 0) return true;
+	return reply.stopReason !== "error" && reply.stopReason !== "aborted";
+}
+
 export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
@@ -155,11 +172,15 @@ export class FoldEngine {
 		if (skippedNote) this.deps.warn(skippedNote);
 	}
 
-	/** Takes the turn and request bases from the branch's latest compaction (see compactedBaseOf). */
+	/**
+	 * Takes the turn and request bases from the branch's latest compaction (see compactedBaseOf). The
+	 * compacted context is rewritten whole by its first request: no event waits for an answer.
+	 */
 	rebase(branch: readonly unknown[]): void {
 		const base = compactedBaseOf(branch);
 		this.turnBase = base.turns;
 		this.requestBase = base.requests;
+		this.unanswered = undefined;
 	}
 
 	/** Forgets all state (before a rebuild, or when a rebuild fails: prior folds then render raw). */

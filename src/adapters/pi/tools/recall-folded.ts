@@ -10,7 +10,6 @@ import { quoteTags } from "../../../core/digest.ts";
 import { type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
 import {
 	grepBlock,
-	grepText,
 	type LineRange,
 	matchQuality,
 	parseLineRange,
@@ -110,7 +109,12 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 							? "from live history"
 							: "unverified: legacy record without a fold-time sha256";
 	const images = r.images ? `; ${r.images} image${r.images === 1 ? "" : "s"} not served: recall serves text only` : "";
-	const head = `Recalled #${r.record.code}: ${what}, ${linesText(lineCount(file ?? r.text))} (${how}${images})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	// A truncated copy served itself is counted as its digest counts it: its file's lines, and which it holds.
+	const place = file === undefined ? outputFilePlace(r.text) : undefined;
+	const lines = place
+		? `${linesText(place.total)}, L${place.first}-${place.last} held`
+		: linesText(lineCount(file ?? r.text));
+	const head = `Recalled #${r.record.code}: ${what}, ${lines} (${how}${images})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
 
@@ -125,7 +129,7 @@ function serve(
 	const head = recallHeader(r, full);
 	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
-		const g = full !== undefined ? grepText(full, grep, room) : grepBlock(r.text, grep, room);
+		const g = grepBlock(r.text, grep, room, undefined, undefined, full);
 		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
 		const more = g.cut
 			? `\n… ${g.matches - g.shown} more matching lines not shown; narrow the grep or use lines`
@@ -185,11 +189,15 @@ function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, ro
 			: "";
 	if (range.end < place.first) return missing;
 	const from = Math.max(range.start, place.first) - shift;
-	const s = sliceLines(place.held, { start: from, end: range.end - shift }, room - missing.length - 120, shift);
+	const s = sliceLines(place.held, { start: from, end: range.end - shift }, room - missing.length - 160, shift);
 	const end = Math.min(range.end, place.last);
 	const status = place.status && range.end >= place.last ? `\n… the copy ends with: ${place.status}` : "";
+	const past =
+		!s.next && range.end > place.last && place.last < place.total
+			? `\n… lines ${place.last + 1}-${Math.min(range.end, place.total)} are ${elsewhere}`
+			: "";
 	const tail = s.next ? `\n${rest(r.record.code, s.next + shift, end)}` : clippedNote(s.clipped);
-	return `${missing ? `${missing}\n` : ""}${s.text}${tail}${status}`;
+	return `${missing ? `${missing}\n` : ""}${s.text}${tail}${past}${status}`;
 }
 
 /** What a slice that showed every line says of the lines it clipped ("" for none). */
