@@ -227,17 +227,8 @@ export function loadStub(
 			const tool = stub.tools.get(name);
 			if (!tool) throw new Error(`no tool ${name}`);
 			// What a tool prints on stderr is heard as a handler's is.
-			const saved = process.stderr.write.bind(process.stderr);
-			process.stderr.write = ((chunk: string) => {
-				stub.stderr.push(String(chunk));
-				return true;
-			}) as typeof process.stderr.write;
-			try {
-				const result = await tool.execute("call", params);
-				return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
-			} finally {
-				process.stderr.write = saved;
-			}
+			const result = await hearing(stub, () => tool.execute("call", params));
+			return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
 		},
 		async command(name, args) {
 			const command = stub.commands.get(name);
@@ -413,36 +404,37 @@ export function loadStub(
 		},
 		getSettings: () => stub.settings,
 	};
-	const write = process.stderr.write.bind(process.stderr);
-	process.stderr.write = ((chunk: string) => {
-		stub.stderr.push(String(chunk));
-		return true;
-	}) as typeof process.stderr.write;
-	try {
-		contextFold(api as never);
-	} finally {
-		process.stderr.write = write;
-	}
+	hearing(stub, () => contextFold(api as never));
 	const wrap = (name: string): void => {
 		const list = stub.handlers.get(name) ?? [];
 		stub.handlers.set(
 			name,
-			list.map((handler) => async (event: unknown, c: unknown) => {
-				const saved = process.stderr.write.bind(process.stderr);
-				process.stderr.write = ((chunk: string) => {
-					stub.stderr.push(String(chunk));
-					return true;
-				}) as typeof process.stderr.write;
-				try {
-					return await handler(event, c);
-				} finally {
-					process.stderr.write = saved;
-				}
-			}),
+			list.map((handler) => (event: unknown, c: unknown) => hearing(stub, () => handler(event, c))),
 		);
 	};
 	for (const name of [...stub.handlers.keys()]) wrap(name);
 	return stub;
+}
+
+/** Runs `body` with what it writes on stderr heard by `stub` (its `stderr`), awaited when it is async. */
+function hearing<T>(stub: { stderr: string[] }, body: () => T): T {
+	const saved = process.stderr.write.bind(process.stderr);
+	process.stderr.write = ((chunk: string) => {
+		stub.stderr.push(String(chunk));
+		return true;
+	}) as typeof process.stderr.write;
+	const restore = () => {
+		process.stderr.write = saved;
+	};
+	try {
+		const result = body();
+		if (result instanceof Promise) return result.finally(restore) as T;
+		restore();
+		return result;
+	} catch (error) {
+		restore();
+		throw error;
+	}
 }
 
 /** The messages Pi would send: after the latest compaction, its summary and the kept messages. */
