@@ -703,9 +703,29 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		assert.equal(read.parentSession, "/p.jsonl");
 		assert.deepEqual([...read.hashes], [["abcd1234", hash]]);
 		assert.equal(seedSource([seed({ hashes: { abcd1234: "not a sha256" } })]).hashes.size, 0);
-		assert.deepEqual(seedSource([seed(undefined), seed({ parentSession: "/p.jsonl" })]), { hashes: new Map() });
+		assert.deepEqual(seedSource([seed(undefined), seed({ parentSession: "/p.jsonl" })]), {
+			seeded: true,
+			hashes: new Map(),
+		});
 		const other = { type: "custom_message", customType: "other", details: { parentSession: "/x.jsonl" } };
-		assert.deepEqual(seedSource([other]), { hashes: new Map() });
+		assert.deepEqual(seedSource([other]), { seeded: false, hashes: new Map() });
+	});
+
+	it("a session Pi forked or cloned, with no seed message, reads nothing of its parent: not what it did after the fork", async () => {
+		await inTempDir(async (dir) => {
+			const { lines, codeOf } = await offered(dir);
+			const parentFile = join(dir, "s.jsonl");
+			writeFileSync(parentFile, `${lines.join("\n")}\n`);
+			const code = codeOf("Error: check 0 failed");
+			const seeded = loadStub({ sessionDir: dir, parentSession: parentFile, seeded: true });
+			await seeded.emit("session_start", { reason: "startup" });
+			assert.match(await seeded.call("recall_folded", { codes: [code] }), /from the parent session/);
+			// Forked before the parent ran its checks: their output is the future the user forked away from.
+			const fork = loadStub({ sessionDir: dir, parentSession: parentFile });
+			await fork.emit("session_start", { reason: "fork" });
+			assert.match(await fork.call("recall_folded", { codes: [code] }), /not a fold code of this session/);
+			assert.match(await fork.call("recall_folded", { search: "check 0 failed" }), /^no folded block contains/);
+		});
 	});
 });
 

@@ -298,7 +298,7 @@ describe("a parent session file with a damaged line", () => {
 		const file = write(lines);
 		const text = readFileSync(file, "utf8");
 		rmSync(file);
-		const child = loadStub({ parentSession: file });
+		const child = loadStub({ parentSession: file, seeded: true });
 		await child.emit("session_start", { reason: "startup" });
 		const pattern = "of check 2 output";
 		const missing = await child.call("recall_folded", { search: pattern });
@@ -339,7 +339,7 @@ describe("a parent session file with a damaged line", () => {
 		const { lines, code } = await parentLines();
 		const fold = lines.findIndex((line) => line.includes('"records"'));
 		const file = write([...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)]);
-		const child = loadStub({ parentSession: file });
+		const child = loadStub({ parentSession: file, seeded: true });
 		await child.emit("session_start", { reason: "startup" });
 		const { stderr } = await capturingStderr(child, async () => {
 			await child.call("recall_folded", { codes: [code] });

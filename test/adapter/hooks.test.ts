@@ -198,7 +198,7 @@ describe("tools", () => {
 
 	it("reads a header's parent session that is no path as none: an unknown code is only unknown", async () => {
 		for (const parentSession of [5, { path: "x" }]) {
-			const stub = loadStub({ parentSession });
+			const stub = loadStub({ parentSession, seeded: true });
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
 			const code = resultTexts(await stub.request())

@@ -248,7 +248,7 @@ describe("a 0.5.1 session through the hooks", () => {
 			local.entries.push(...entries.map((e, i) => ({ ...e, id: `p${i}` })));
 			await local.emit("session_start", { reason: "resume" });
 			assert.match(await local.call("recall_folded", { codes: [code] }), /\nNEW COPY$/);
-			const child = loadStub({ window: WINDOW, parentSession: file });
+			const child = loadStub({ window: WINDOW, parentSession: file, seeded: true });
 			child.addMessage({ role: "user", content: "seeded", timestamp: 1 });
 			await child.emit("session_start", { reason: "new" });
 			assert.match(
@@ -394,7 +394,7 @@ describe("a 0.5.1 fold on another branch", () => {
 			const header = { type: "session", version: 3, id: "parent", timestamp: new Date(0).toISOString(), cwd: dir };
 			// The parent's last entry (its leaf) is the branch summary: the fold is off its last branch.
 			writeFileSync(parent, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
-			const child = loadStub({ parentSession: parent });
+			const child = loadStub({ parentSession: parent, seeded: true });
 			child.addMessage({ role: "user", content: `seeded: {#${code} FOLDED}`, timestamp: 1 });
 			await child.emit("session_start", { reason: "new" });
 			const recalled = await child.call("recall_folded", { codes: [code] });

@@ -140,9 +140,19 @@ export interface StubModel {
 	promptCache?: { short?: number; long?: number };
 }
 
-/** Loads the extension into a fresh stub host (with `env` applied to process.env while loading and running). */
+/**
+ * Loads the extension into a fresh stub host (with `env` applied to process.env while loading and
+ * running). `parentSession` is the header's; `seeded` starts the session with a /fold-handoff seed
+ * message (no details), as a session seeded from that parent is (one without is a fork or a clone).
+ */
 export function loadStub(
-	options: { window?: number; sessionDir?: string; sessionFile?: string; parentSession?: unknown } = {},
+	options: {
+		window?: number;
+		sessionDir?: string;
+		sessionFile?: string;
+		parentSession?: unknown;
+		seeded?: boolean;
+	} = {},
 ): StubPi {
 	let counter = 0;
 	/**
@@ -160,7 +170,19 @@ export function loadStub(
 		active: [],
 		toolSets: [],
 		commands: new Map(),
-		entries: [],
+		entries: options.seeded
+			? [
+					{
+						type: "custom_message",
+						id: "seed",
+						parentId: null,
+						timestamp: "2026-12-05T10:00:00.000Z",
+						customType: "contextfold.handoff",
+						content: "# context-fold handoff seed",
+						display: true,
+					},
+				]
+			: [],
 		compactions: [],
 		compactEnd: undefined,
 		// Hook tests drive the fold mechanism through the ladder, whose thresholds are simple to reach;

@@ -797,7 +797,7 @@ describe("blocks a user can recognise", () => {
 			const file = join(dir, "parent.jsonl");
 			const header = { type: "session", version: 3, id: "p", timestamp: "2026-12-05T10:00:00.000Z", cwd: dir };
 			writeFileSync(file, `${[header, ...parent.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
-			const child = loadStub({ window: 10_000, parentSession: file });
+			const child = loadStub({ window: 10_000, parentSession: file, seeded: true });
 			child.addMessage({ role: "user", content: "seeded", timestamp: 1 });
 			await child.emit("session_start", { reason: "new" });
 			child.mode = "tui";

@@ -179,8 +179,12 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;
 			ledger.reset();
 			const branch = ctx.sessionManager.getBranch();
+			// Only a seeded session reads a parent: a session Pi forked or cloned holds a copy of all it
+			// descends from, and what its parent did after the fork is not its history.
 			const seed = seedSource(branch);
-			const parentFile: unknown = seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession;
+			const parentFile: unknown = seed.seeded
+				? (seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession)
+				: undefined;
 			parent =
 				typeof parentFile === "string" && parentFile
 					? new ParentSession(parentFile, warnOnce, seed.hashes)

@@ -96,24 +96,30 @@ const SeedDetails = Type.Object({
 });
 
 /**
- * What the seed message on `branch` says of the codes it cites: the session file they point into,
- * and the sha256 the handoff took of each block, by code. Both absent for a session with no seed
- * message (a seed pasted as a prompt) or one written before seeds carried them. A seeded session
- * reads its parent's codes from that file (Pi's header names the session a fork or clone was copied
- * from, not the seed's parent) and checks a copy without a fold record there against the hash.
+ * What the seed message on `branch` says of the codes it cites: whether there is one (`seeded`), the
+ * session file they point into, and the sha256 the handoff took of each block, by code. The last two
+ * are absent for a session with no seed message (a seed pasted as a prompt) or one written before
+ * seeds carried them. A seeded session reads its parent's codes from that file (Pi's header names the
+ * session a fork or clone was copied from, not the seed's parent) and checks a copy without a fold
+ * record there against the hash.
  */
 export function seedSource(branch: readonly unknown[]): {
+	seeded: boolean;
 	parentSession?: string;
 	hashes: ReadonlyMap<string, string>;
 } {
 	for (const entry of branch) {
 		const e = entry as { type?: unknown; customType?: unknown; details?: unknown };
 		if (e.type !== "custom_message" || e.customType !== HANDOFF_MESSAGE_TYPE) continue;
-		if (!Value.Check(SeedDetails, e.details)) return { hashes: new Map() };
+		if (!Value.Check(SeedDetails, e.details)) return { seeded: true, hashes: new Map() };
 		const { parentSession, hashes } = e.details;
-		return { ...(parentSession ? { parentSession } : {}), hashes: new Map(Object.entries(hashes ?? {})) };
+		return {
+			seeded: true,
+			...(parentSession ? { parentSession } : {}),
+			hashes: new Map(Object.entries(hashes ?? {})),
+		};
 	}
-	return { hashes: new Map() };
+	return { seeded: false, hashes: new Map() };
 }
 
 /** Registers `/fold-handoff`. */
