@@ -99,7 +99,7 @@ export interface ToolResultDigestInput {
 }
 
 /**
- * A tool result's size: `error`, its lines (for a truncated bash copy, the full output's, and which
+ * A tool result's size: `error`, its lines (for a truncated bash or read copy, its file's, and which
  * of them the copy holds), its tokens.
  */
 function describeSize(text: string, isError: boolean, place?: OutputFilePlace): string {
@@ -110,9 +110,9 @@ function describeSize(text: string, isError: boolean, place?: OutputFilePlace): 
 }
 
 /**
- * The risk section of a tool result. A truncated bash copy's lines are numbered as in the bash
- * tool's full output file (see outputFilePlace), where `lines` and `grep` recalls read them, and Pi's
- * status line after its notice closes the section.
+ * The risk section of a tool result. A truncated bash or read copy's lines are numbered as in its
+ * file (see outputFilePlace), as `lines` and `grep` recalls number them, and Pi's bash status line
+ * after its notice closes the section.
  */
 function resultRiskSection(code: string, text: string, isError: boolean, place?: OutputFilePlace): string {
 	if (!place) return riskSection(code, riskLines(text, isError));
@@ -191,8 +191,8 @@ function riskSection(code: string, risks: readonly RiskLine[], shown?: string, s
 /**
  * The lines of a folded text that hold any of `focus` (the distinctive strings the model was using
  * it for, matched whole), in order and bounded, as a digest section: what the model is likely to
- * name again stays in sight. Empty when no line holds one. A truncated bash copy's lines are
- * numbered as in the bash tool's full output file, as its risk lines are.
+ * name again stays in sight. Empty when no line holds one. A truncated bash or read copy's lines
+ * are numbered as in its file, as its risk lines are (see outputFilePlace).
  */
 export function focusSection(text: string, focus: readonly string[]): string {
 	const wanted = new Set(focus);
