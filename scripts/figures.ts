@@ -4,6 +4,8 @@
  * two folders when they are beside the checkout) and rewrites the blocks between
  * `<!-- figures:NAME -->` and `<!-- /figures:NAME -->` in README.md and docs/defaults.md:
  * - `headline` (README): the default's cost in total and mean visibility against plain Pi;
+ * - `profiles` (README): the corpus table within the README's columns, every profile beside the floor;
+ * - `defaults` (README): the default's knobs, their values (the settings schema) and why;
  * - `corpus` (defaults): every session under plain Pi, its foresight floor and the three profiles;
  * - `reached` (defaults): what the default reaches against issue 24's acceptance bounds;
  * - `knobs` (defaults): the default's knobs changed one at a time;
@@ -155,6 +157,53 @@ export function corpusBlock(reports: readonly SessionReport[], names: ReadonlyMa
 	return rows.join("\n");
 }
 
+/**
+ * The `profiles` block (README): the corpus table within the README's columns: each session's
+ * plain-Pi peak and visibility, the foresight floor at the bar with rewrites priced, and each
+ * profile's cost with recalls × plain Pi and visibility.
+ */
+export function profilesBlock(reports: readonly SessionReport[]): string {
+	const rows = ["| session | plain Pi | floor | `working-set` | `economic` | `ladder` |", "|---|---|---|---|---|---|"];
+	for (const report of reports) {
+		const pi = figuresOf(report, "pi");
+		const floor = pi.foresightScheduled ? pi.foresightScheduled.ratio.toFixed(2) : "–";
+		const cells = PROFILE_COLUMNS.map((policy, i) => {
+			const fold = figuresOf(report, policy);
+			const cell = `${ratio(fold, pi).toFixed(2)} / ${pct(fold.visibility)} %`;
+			return i === 0 ? `**${cell}**` : cell;
+		});
+		const peak = `${Math.round(pi.peakPrompt / 1000)}k, ${pct(pi.visibility)} %`;
+		rows.push(`| ${basename(report.session, ".jsonl")} | ${peak} | ${floor} | ${cells.join(" | ")} |`);
+	}
+	const total = PROFILE_COLUMNS.map((policy, i) => {
+		const t = totals(reports, policy).ratio.toFixed(2);
+		return i === 0 ? `**${t}**` : t;
+	});
+	rows.push(`| all ${reports.length}, in total | | | ${total.join(" | ")} |`);
+	return rows.join("\n");
+}
+
+/**
+ * Why each of the default's knobs has its value: the reading, in a line, of its trials one at a time
+ * (the `knobs` block in docs/defaults.md, where each is said in full).
+ */
+const KNOB_REASONS: readonly [string, string][] = [
+	["useWindow", "shorter forgets what the model still uses; longer costs a short session more"],
+	["hotTail", "a result stays raw for `useWindow` messages anyway; longer keeps what is done"],
+	["coldTail", "text, thinking and arguments are rarely re-read (the working set keeps those)"],
+	["horizon", "shorter fires fewer, later events; longer, events that do not repay in time"],
+	["foldFrom", "changes little: `minEvent` binds first"],
+	["minEvent", "smaller: a late small event costs more in recalls; larger: later, dearer rewrites"],
+	["backstopAt", "later holds what no fold can lower for longer, at a higher cost in total"],
+];
+
+/** The `defaults` block (README): the default's knobs, their values in the settings schema, and why. */
+export function defaultsBlock(defaults: Readonly<Record<string, { default?: unknown }>>): string {
+	const rows = ["| knob | default | why |", "|---|---|---|"];
+	for (const [knob, why] of KNOB_REASONS) rows.push(`| \`${knob}\` | ${String(defaults[knob]?.default)} | ${why} |`);
+	return rows.join("\n");
+}
+
 /** The `reached` block: the default against issue 24's bounds, met or not, naming the sessions. */
 export function reachedBlock(
 	reports: readonly SessionReport[],
@@ -301,6 +350,8 @@ async function main(): Promise<void> {
 	}
 	const blocks: [string, string, string][] = [
 		["README.md", "headline", headlineBlock(reports)],
+		["README.md", "profiles", profilesBlock(reports)],
+		["README.md", "defaults", defaultsBlock(defaults)],
 		["docs/defaults.md", "corpus", corpusBlock(reports, names)],
 		["docs/defaults.md", "reached", reachedBlock(reports, prices)],
 		["docs/defaults.md", "knobs", knobs.join("\n")],
