@@ -169,10 +169,10 @@ export function profilesBlock(reports: readonly SessionReport[]): string {
 		const floor = pi.foresightScheduled ? pi.foresightScheduled.ratio.toFixed(2) : "–";
 		const cells = PROFILE_COLUMNS.map((policy, i) => {
 			const fold = figuresOf(report, policy);
-			const cell = `${ratio(fold, pi).toFixed(2)} / ${pct(fold.visibility)} %`;
+			const cell = `${ratio(fold, pi).toFixed(2)} / ${pct(fold.visibility)}`;
 			return i === 0 ? `**${cell}**` : cell;
 		});
-		const peak = `${Math.round(pi.peakPrompt / 1000)}k, ${pct(pi.visibility)} %`;
+		const peak = `${Math.round(pi.peakPrompt / 1000)}k, ${pct(pi.visibility)}`;
 		rows.push(`| ${basename(report.session, ".jsonl")} | ${peak} | ${floor} | ${cells.join(" | ")} |`);
 	}
 	const total = PROFILE_COLUMNS.map((policy, i) => {
@@ -190,10 +190,10 @@ export function profilesBlock(reports: readonly SessionReport[]): string {
 const KNOB_REASONS: readonly [string, string][] = [
 	["useWindow", "shorter forgets what the model still uses; longer costs a short session more"],
 	["hotTail", "a result stays raw for `useWindow` messages anyway; longer keeps what is done"],
-	["coldTail", "text, thinking and arguments are rarely re-read (the working set keeps those)"],
+	["coldTail", "text, thinking and arguments are seldom re-read; the working set keeps those"],
 	["horizon", "shorter fires fewer, later events; longer, events that do not repay in time"],
 	["foldFrom", "changes little: `minEvent` binds first"],
-	["minEvent", "smaller: a late small event costs more in recalls; larger: later, dearer rewrites"],
+	["minEvent", "smaller: late small events cost more in recalls; larger: dearer rewrites"],
 	["backstopAt", "later holds what no fold can lower for longer, at a higher cost in total"],
 ];
 
