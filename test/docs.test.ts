@@ -202,3 +202,19 @@ describe("the economic profile's measured cost and visibility, where its descrip
 		}
 	});
 });
+
+describe("README's table of the default's knobs", () => {
+	it("gives each knob the value the settings schema gives it (npm run figures writes it)", () => {
+		const schema = JSON.parse(readFileSync(join(ROOT, "docs", "settings.schema.json"), "utf8"));
+		const defaults = schema.properties["context-fold"].properties as Record<string, { default?: unknown }>;
+		const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+		const block = /<!-- figures:defaults -->\n([\s\S]*?)\n<!-- \/figures:defaults -->/.exec(readme)?.[1] ?? "";
+		const rows = block.split("\n").slice(2);
+		assert.ok(rows.length >= 5, block);
+		for (const row of rows) {
+			const [, knob, value] = /^\| `(\w+)` \| ([^|]+) \|/.exec(row) ?? [];
+			assert.ok(knob, row);
+			assert.equal(value.trim(), String(defaults[knob]?.default), `${knob}: README says ${value.trim()}`);
+		}
+	});
+});

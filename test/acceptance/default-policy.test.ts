@@ -141,8 +141,23 @@ test("the docs quote this replay's figures (npm run figures regenerates them)", 
 		t.diagnostic("the README's totals are over every corpus folder: checked only where all are present");
 		return;
 	}
-	const readme = blockOf(readFileSync(new URL("../../README.md", import.meta.url), "utf8"), "headline");
+	const readmeText = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+	const readme = blockOf(readmeText, "headline");
 	assert.equal(readme, headlineBlock(reports, "context-fold"), "README's headline: run npm run figures");
+	// README's table of every profile: plain Pi's and the default's cells are this replay's.
+	const profiles = blockOf(readmeText, "profiles") ?? "";
+	for (const report of reports) {
+		const name = basename(report.session, ".jsonl");
+		const cells = profiles
+			.split("\n")
+			.find((line) => line.startsWith(`| ${name} |`))
+			?.split(" | ");
+		assert.ok(cells, `README's table has no row for ${name}: run npm run figures`);
+		const { pi, fold } = pair(report);
+		assert.equal(cells[1], `${Math.round(pi.peakPrompt / 1000)}k, ${(100 * pi.visibility).toFixed(1)}`, name);
+		const cost = (fold.costWithRecalls / pi.costWithRecalls).toFixed(2);
+		assert.equal(cells[3], `**${cost} / ${(100 * fold.visibility).toFixed(1)}**`, `${name}: the default's cell`);
+	}
 	const total = table.split("\n").find((line) => line.startsWith(`| all ${reports.length}, cost in total |`));
 	assert.ok(total?.includes(`**${totals(reports, "context-fold").ratio.toFixed(2)}**`), "the total row");
 	// Which bounds the docs call met: the lines of this window and price (the other prices' lines are
