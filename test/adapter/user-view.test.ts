@@ -626,6 +626,13 @@ describe("/context-fold", () => {
 		assert.ok(foldedCodes(await stub.request()).includes(code), "declined: still folded");
 
 		stub.confirmAnswer = true;
+		// The session file refuses the unfold: the user is told why, and it stays folded.
+		stub.failAppend = true;
+		await stub.command("context-fold", `unfold ${code}`);
+		stub.failAppend = false;
+		assert.match(stub.notes.at(-1)?.message ?? "", /^context-fold: unfold failed, nothing was unfolded: disk full$/);
+		assert.ok(foldedCodes(await stub.request()).includes(code), "refused: still folded");
+
 		await stub.command("context-fold", `unfold ${code}`);
 		assert.ok(!foldedCodes(await stub.request()).includes(code), "confirmed: unfolded");
 		assert.match(stub.notes.at(-1)?.message ?? "", new RegExp(`^Unfolded #${code}`));

@@ -200,10 +200,14 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 		ctx.ui.notify(`#${code} stays folded`, "info");
 		return;
 	}
-	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent(), deps.ledger);
-	// The tool's own refusals name the model's tools; the user reads why in the user's words.
+	// An unfold the session file refuses says why (the tool's own refusals name the model's tools; the
+	// user reads those in the user's words).
+	let refused: string | undefined;
+	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent(), deps.ledger, (message) => {
+		refused = message;
+	});
 	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? `#${code} was not unfolded`) : undefined;
-	ctx.ui.notify(why ? `context-fold: ${why}` : answer.text, answer.failed ? "error" : "info");
+	ctx.ui.notify(refused ?? (why ? `context-fold: ${why}` : answer.text), answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
 }
 
