@@ -152,6 +152,24 @@ describe("Pi's settings that cannot be read", () => {
 		);
 	});
 
+	it("read again before a run and failing then, are announced once, the figures read last kept", async () => {
+		const stub = loadStub();
+		await stub.emit("session_start", { reason: "startup" });
+		stub.settings = new Proxy(
+			{},
+			{
+				get() {
+					throw new Error("settings.json is not JSON");
+				},
+			},
+		);
+		for (let i = 0; i < 3; i++) await stub.emit("before_agent_start", { prompt: "go", messageType: "user" });
+		const said = stub.stderr.filter((line) => line.includes("compaction settings not read again"));
+		assert.deepEqual(said, ["context-fold: Pi's compaction settings not read again: settings.json is not JSON\n"]);
+		const status = (await stub.command("context-fold", "status")).stdout;
+		assert.match(status, /\n {2}context-fold: Pi's compaction settings not read again/);
+	});
+
 	it("in the terminal UI, stand above the editor until the next prompt, not above a restored transcript", async () => {
 		const stub = loadStub();
 		stub.mode = "tui";

@@ -44,6 +44,8 @@ export class ActiveSettings {
 	private compaction: unknown;
 	private model: ModelLike | undefined;
 	private read: (() => Record<string, unknown>) | undefined;
+	/** The last load could not read Pi's settings (and said so). */
+	private loadFailed = false;
 
 	/**
 	 * Loads the settings: Pi's (`read`, which may throw: then the saved section is ignored and the
@@ -54,6 +56,7 @@ export class ActiveSettings {
 		let section: unknown;
 		let unreadable: unknown;
 		this.read = read;
+		this.loadFailed = false;
 		try {
 			const settings = read();
 			section = settings[SETTINGS_SECTION];
@@ -63,6 +66,7 @@ export class ActiveSettings {
 		} catch (error) {
 			section = undefined;
 			unreadable = error;
+			this.loadFailed = true;
 		}
 		const resolved = resolveConfig(saved.section(section), env, origin);
 		this.config = resolved.config;
@@ -79,17 +83,19 @@ export class ActiveSettings {
 	}
 
 	/**
-	 * Reads Pi's compaction settings again through the reader of the last load; keeps the figures read
-	 * last when that read fails (the load that could not read them said so).
+	 * Reads Pi's compaction settings again through the reader of the last load. When that read throws,
+	 * the figures read last stay, and the error is returned for the caller to say, unless the last load
+	 * could not read them either (it said so).
 	 */
-	refreshCompaction(): void {
-		if (!this.read) return;
+	refreshCompaction(): unknown {
+		if (!this.read) return undefined;
 		try {
 			this.compaction = this.read().compaction;
-		} catch {
-			return;
+		} catch (error) {
+			return this.loadFailed ? undefined : error;
 		}
 		this.resolveCompaction();
+		return undefined;
 	}
 
 	private resolveCompaction(): void {

@@ -242,11 +242,13 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	// Pi's compaction settings change between runs (`/settings`, RPC `set_auto_compaction`): read again
 	// before each run, not at every request (Pi copies its whole settings object on each read).
 	pi.on("before_agent_start", () => {
+		let error: unknown;
 		try {
-			settings.refreshCompaction();
-		} catch (error) {
-			warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
+			error = settings.refreshCompaction();
+		} catch (thrown) {
+			error = thrown;
 		}
+		if (error !== undefined) warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
 		return undefined;
 	});
 
@@ -386,7 +388,9 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			// Pi's compaction figures as they stand now, read once: the status may be asked between
 			// requests, after a change in Pi's settings.
 			piCompaction: () => {
-				settings.refreshCompaction();
+				const error = settings.refreshCompaction();
+				if (error !== undefined)
+					warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
 				return { keepRecent: settings.keepRecent, reserve: settings.reserve };
 			},
 			ledger,
