@@ -238,6 +238,21 @@ describe("a session file that cannot be read for recall", () => {
 		assert.deepEqual(stderr, ["context-fold: the session file could not be read for recall: EIO: i/o error\n"]);
 	});
 
+	it("is announced when even its entry count cannot be read", async () => {
+		const stub = loadStub();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		const code = firstCode(stub);
+		const ctx = await contextOf(stub);
+		(ctx.sessionManager as { getEntryCount: () => unknown }).getEntryCount = () => {
+			throw new Error("EIO: count");
+		};
+		const { result: text, stderr } = await capturingStderr(stub, () => stub.call("recall_folded", { codes: [code] }));
+		assert.match(text, /the session file could not be read \(EIO: count\)/);
+		assert.deepEqual(stderr, ["context-fold: the session file could not be read for recall: EIO: count\n"]);
+	});
+
 	it("is not answered as 'not in the session file' once the block has left live history", () => {
 		const engine = {
 			registry: { idOf: () => "block-1", record: () => ({ code: "k3x9a0b2", sha256: "00" }) },

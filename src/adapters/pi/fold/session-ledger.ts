@@ -75,10 +75,10 @@ export class Ledger {
 	private refresh(): void {
 		const source = this.source();
 		if (!source) return;
-		const count = source.getEntryCount?.();
-		if (count !== undefined && count === this.seen) return;
 		let entries: readonly unknown[];
 		try {
+			const count = source.getEntryCount?.();
+			if (count !== undefined && count === this.seen) return;
 			entries = source.getEntries();
 		} catch (error) {
 			this.failed(error);
