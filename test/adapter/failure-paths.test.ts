@@ -219,14 +219,19 @@ describe("a seed index that cannot be read", () => {
 });
 
 describe("a session file that cannot be read for recall", () => {
-	it("is announced once, and the answer says the file could not be read", async () => {
+	/** A session that folded, its first code, and the session manager its handlers get (to break). */
+	async function folded() {
 		const stub = loadStub();
 		bashSession(stub, 6);
 		await stub.emit("session_start", { reason: "startup" });
 		await stub.request();
-		const code = firstCode(stub);
 		const ctx = await contextOf(stub);
-		(ctx.sessionManager as { getEntries: () => unknown }).getEntries = () => {
+		return { stub, code: firstCode(stub), manager: ctx.sessionManager as Record<string, unknown> };
+	}
+
+	it("is announced once, and the answer says the file could not be read", async () => {
+		const { stub, code, manager } = await folded();
+		manager.getEntries = () => {
 			throw new Error("EIO: i/o error");
 		};
 		const { result: text, stderr } = await capturingStderr(stub, async () => {
@@ -239,13 +244,8 @@ describe("a session file that cannot be read for recall", () => {
 	});
 
 	it("is announced when even its entry count cannot be read", async () => {
-		const stub = loadStub();
-		bashSession(stub, 6);
-		await stub.emit("session_start", { reason: "startup" });
-		await stub.request();
-		const code = firstCode(stub);
-		const ctx = await contextOf(stub);
-		(ctx.sessionManager as { getEntryCount: () => unknown }).getEntryCount = () => {
+		const { stub, code, manager } = await folded();
+		manager.getEntryCount = () => {
 			throw new Error("EIO: count");
 		};
 		const { result: text, stderr } = await capturingStderr(stub, () => stub.call("recall_folded", { codes: [code] }));
