@@ -241,7 +241,8 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 	pi.on("session_shutdown", () => warning.reset());
 	// Pi's compaction settings change between runs (`/settings`, RPC `set_auto_compaction`): read again
 	// before each run, not at every request (Pi copies its whole settings object on each read).
-	pi.on("before_agent_start", () => {
+	/** Reads Pi's compaction settings again; a read that fails is said once, the figures read last kept. */
+	const refreshCompaction = (): void => {
 		let error: unknown;
 		try {
 			error = settings.refreshCompaction();
@@ -249,6 +250,9 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			error = thrown;
 		}
 		if (error !== undefined) warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
+	};
+	pi.on("before_agent_start", () => {
+		refreshCompaction();
 		return undefined;
 	});
 
@@ -388,9 +392,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			// Pi's compaction figures as they stand now, read once: the status may be asked between
 			// requests, after a change in Pi's settings.
 			piCompaction: () => {
-				const error = settings.refreshCompaction();
-				if (error !== undefined)
-					warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
+				refreshCompaction();
 				return { keepRecent: settings.keepRecent, reserve: settings.reserve };
 			},
 			ledger,

@@ -96,7 +96,6 @@ export interface LiveBlock {
 	message: MessageLike;
 }
 
-/** The fold engine of one session branch. */
 /** What answersRequest reads of a reply. */
 interface ReplyLike {
 	stopReason?: string;
@@ -114,6 +113,7 @@ export function answersRequest(reply: ReplyLike): boolean {
 	return reply.stopReason !== "error" && reply.stopReason !== "aborted";
 }
 
+/** The fold engine of one session branch. */
 export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
