@@ -11,6 +11,7 @@
  */
 import { ApplyMemo } from "../src/core/apply.ts";
 import { type ArgsCache, type Block, BlockMemo, linearize, type MessageLike } from "../src/core/block.ts";
+import type { CallFactsMemo } from "../src/core/call-facts.ts";
 import {
 	DEFAULT_ECONOMIC,
 	DEFAULT_LADDER,
@@ -21,7 +22,6 @@ import {
 import { FoldRegistry } from "../src/core/fold-registry.ts";
 import { commitEvent, planTurn, recordsFor, renderTurn } from "../src/core/pass.ts";
 import { workingSet } from "../src/core/policy/working-set.ts";
-import type { CallFactsMemo } from "../src/core/supersede.ts";
 import { UseMemo } from "../src/core/use-ages.ts";
 import { FrozenMemo, type SavingsMemo } from "../src/core/view.ts";
 import { corporaLine, loadSessions, type Session } from "../test/corpus/corpora.ts";

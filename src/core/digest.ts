@@ -96,6 +96,8 @@ export interface ToolResultDigestInput {
 	toolName: string;
 	text: string;
 	isError: boolean;
+	/** The file line a read from an offset started at (see outputFilePlace). */
+	from?: number;
 }
 
 /**
@@ -191,13 +193,14 @@ function riskSection(code: string, risks: readonly RiskLine[], shown?: string, s
 /**
  * The lines of a folded text that hold any of `focus` (the distinctive strings the model was using
  * it for, matched whole), in order and bounded, as a digest section: what the model is likely to
- * name again stays in sight. Empty when no line holds one. A truncated bash or read copy's lines
- * are numbered as in its file, as its risk lines are (see outputFilePlace).
+ * name again stays in sight. Empty when no line holds one. A truncated bash or read copy's lines,
+ * and those of a read from line `from`, are numbered as in its file, as its risk lines are (see
+ * outputFilePlace).
  */
-export function focusSection(text: string, focus: readonly string[]): string {
+export function focusSection(text: string, focus: readonly string[], from?: number): string {
 	const wanted = new Set(focus);
 	const out: string[] = [];
-	const place = outputFilePlace(text);
+	const place = outputFilePlace(text, from);
 	const shift = place ? place.first - 1 : 0;
 	const lines = (place?.held ?? text).split("\n");
 	for (let i = 0; i < lines.length && out.length < DIGEST_LIMITS.focusLines; i++) {
@@ -214,7 +217,7 @@ export function focusSection(text: string, focus: readonly string[]): string {
  * then its risk lines verbatim (errors before stack frames), bounded.
  */
 export function toolResultDigest(input: ToolResultDigestInput): string {
-	const place = outputFilePlace(input.text);
+	const place = outputFilePlace(input.text, input.from);
 	const content = place?.held ?? input.text;
 	const head = clip(firstLine(content), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
@@ -234,8 +237,9 @@ export function duplicateDigest(
 	text: string,
 	originalCode: string,
 	isError = false,
+	from?: number,
 ): string {
-	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(resultRiskSection(code, text, isError, outputFilePlace(text)))}`;
+	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(resultRiskSection(code, text, isError, outputFilePlace(text, from)))}`;
 }
 
 /** Digest of an unsigned thinking block: one line, then its risk lines verbatim, bounded (invariant 6). */

@@ -25,6 +25,11 @@ export interface FoldRecord {
 	turn?: number;
 	/** Content key of the block's bytes (see contentKey), for duplicate pointers. */
 	key?: string;
+	/**
+	 * The file line a read result's text starts at, when its call read from an offset past line 1 (see
+	 * readStarts): its digest numbered its lines from there, and a recall numbers them alike.
+	 */
+	from?: number;
 }
 
 /** Result of screening a prepared event for code collisions. */

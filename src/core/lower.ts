@@ -36,22 +36,36 @@ function toolCallPart(message: MessageLike | undefined, block: Block): { argumen
 	return Array.isArray(content) ? (content[block.part] as { arguments?: unknown }) : undefined;
 }
 
+/** The file line a read result starts at, for a text result that is no error; else undefined. */
+export function readStartOf(block: Block, from: number | undefined): number | undefined {
+	return from !== undefined && block.toolName === "read" && block.isError !== true && block.images === 0
+		? from
+		: undefined;
+}
+
 /**
  * The fold op for `block` under its own code; `duplicateOf` names the code of an already-folded
  * block with the same bytes (tool results only). Null if the block cannot be folded (its kind or
  * shape forbids it: signed or redacted thinking, signed or short text, a result with an image,
- * arguments with nothing to fold).
+ * arguments with nothing to fold). `from` is the file line a read result starts at (see readStarts).
  */
-export function renderFold(block: Block, message: MessageLike | undefined, duplicateOf?: string): FoldOp | null {
+export function renderFold(
+	block: Block,
+	message: MessageLike | undefined,
+	duplicateOf?: string,
+	from?: number,
+): FoldOp | null {
 	if (!block.foldable) return null;
 	const code = foldCode(block.id);
 	switch (block.kind) {
 		case "toolResult": {
 			const label = block.toolName ?? "tool";
+			const isError = block.isError === true;
+			const start = readStartOf(block, from);
 			const text =
 				duplicateOf && duplicateOf !== code
-					? duplicateDigest(code, label, block.text, duplicateOf, block.isError === true)
-					: toolResultDigest({ code, toolName: label, text: block.text, isError: block.isError === true });
+					? duplicateDigest(code, label, block.text, duplicateOf, isError, start)
+					: toolResultDigest({ code, toolName: label, text: block.text, isError, from: start });
 			return { id: block.id, code, text };
 		}
 		case "thinking":
@@ -86,9 +100,9 @@ export function foldedCost(block: Block, op: FoldOp): number {
 	return blockCost(op.text?.length ?? 0);
 }
 
-/** Tokens saved by folding `block` now (0 when the digest is not smaller). */
-export function savingOf(block: Block, message: MessageLike | undefined): number {
-	const op = renderFold(block, message);
+/** Tokens saved by folding `block` now (0 when the digest is not smaller); `from` as for renderFold. */
+export function savingOf(block: Block, message: MessageLike | undefined, from?: number): number {
+	const op = renderFold(block, message, undefined, from);
 	return op ? Math.max(0, block.tokens - foldedCost(block, op)) : 0;
 }
 
@@ -101,7 +115,8 @@ export interface Lowered {
 /**
  * Lowers fold commands to ops. `known` maps content keys of already-folded blocks to their codes,
  * so a block with the same bytes becomes a pointer. A digest supplied by the policy loses any tag
- * it carries; the engine writes the tag. Non-fold commands are ignored here.
+ * it carries; the engine writes the tag. Non-fold commands are ignored here. `starts` gives the
+ * file line each read result from an offset starts at (see readStarts).
  */
 export function lower(
 	commands: readonly FoldCommand[],
@@ -109,6 +124,7 @@ export function lower(
 	blocks: readonly Block[],
 	plannable: (id: string) => boolean,
 	known: ReadonlyMap<string, string> = new Map(),
+	starts: ReadonlyMap<string, number> = new Map(),
 ): Lowered {
 	if (!commands.some((command) => command.type === "fold")) return { ops: [], refused: [] };
 	const byId = new Map(blocks.map((b) => [b.id, b] as const));
@@ -131,7 +147,8 @@ export function lower(
 		}
 		done.add(block.id);
 		const key = block.kind === "toolResult" ? contentKey(block.text) : undefined;
-		const op = renderFold(block, messages[block.msg], key ? seenKeys.get(key) : undefined);
+		const from = starts.get(block.id);
+		const op = renderFold(block, messages[block.msg], key ? seenKeys.get(key) : undefined, from);
 		if (!op) {
 			refused.push({ id: block.id, reason: "not-foldable" });
 			continue;
@@ -140,7 +157,7 @@ export function lower(
 			op.text = `${foldTag(op.code)} ${quoteTags(stripTags(command.digest).trim())}`;
 		}
 		if (command.focus && command.focus.length > 0 && block.kind === "toolResult" && op.text !== undefined) {
-			op.text += focusSection(block.text, command.focus);
+			op.text += focusSection(block.text, command.focus, readStartOf(block, from));
 		}
 		if (key && !seenKeys.has(key)) seenKeys.set(key, op.code);
 		ops.push(op);

@@ -4,8 +4,10 @@
  * 3448-5000 of 5000. Full output: …]`, the full output the bash tool saved; read: `[Showing lines
  * 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines in file. Use offset=301 to
  * continue.]`, the file read), and the status line the bash tool appends when a command fails or stops
- * (`Command exited with code 2`). A digest and a recall both number such a copy's lines as in that
- * file, so that the line a digest names is the line a recall serves, and the line a `read` would give.
+ * (`Command exited with code 2`). A read from an offset that runs to the file's end has no notice:
+ * its call's offset says where it starts. A digest and a recall both number such a copy's lines as in
+ * that file, so that the line a digest names is the line a recall serves, and the line a `read` would
+ * give.
  */
 
 /** Where a truncated result's session copy sits in a file: the bash tool's full output, or the file a read read. */
@@ -29,11 +31,27 @@ const BASH_NOTICE =
 const READ_SHOWING = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Use offset=\d+ to continue\.\]$/;
 const READ_MORE = /\n\n\[(\d+) more lines in file\. Use offset=(\d+) to continue\.\]$/;
 
+/** Either read notice at the end of a text, whether or not its figures fit the lines before it. */
+const READ_ANY_NOTICE = /\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in file)[^\n]*\]$/;
+/** Pi's read notice in place of a line too long to show: `[Line 7 is 80KB, exceeds 50KB limit. Use bash: …]`. */
+const READ_WIDE_LINE = /^\[Line \d+ is [^\n]*\]$/;
+
 /**
  * Where a bash or read result's `text` sits in a file, from the notice Pi's tool ends a truncated
- * result with; undefined for a text without one, or whose notice does not match the lines before it.
+ * result with, or for a read without one, from `from`, the line its call's offset started at (see
+ * readStarts); undefined for a text whose notice does not match the lines before it, or that has
+ * neither notice nor start past line 1.
  */
-export function outputFilePlace(text: string): OutputFilePlace | undefined {
+export function outputFilePlace(text: string, from?: number): OutputFilePlace | undefined {
+	const noticed = noticedPlace(text);
+	if (noticed || from === undefined || !(from > 1) || READ_WIDE_LINE.test(text) || READ_ANY_NOTICE.test(text))
+		return noticed;
+	const last = from + text.split("\n").length - 1;
+	return { source: "read", first: from, last, total: last, held: text, trailer: [] };
+}
+
+/** The place a notice at the end of `text` gives (see outputFilePlace). */
+function noticedPlace(text: string): OutputFilePlace | undefined {
 	if (!text.endsWith("]") && !text.includes("\n\nCommand ")) return undefined;
 	const bash = BASH_NOTICE.exec(text);
 	if (bash) return placed("bash", text, bash.index, Number(bash[1]), Number(bash[2]), Number(bash[3]), bash[4]);

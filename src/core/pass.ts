@@ -7,9 +7,10 @@
  */
 import { type ApplyMemo, type ApplyResult, applyOps, type ContentResult, type FoldOp, withContents } from "./apply.ts";
 import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike, type ModelKey } from "./block.ts";
+import { readStarts } from "./call-facts.ts";
 import type { FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
-import { contentKey, lower } from "./lower.ts";
+import { contentKey, lower, readStartOf } from "./lower.ts";
 import { buildView, type FrozenMemo, frozenFor, type ViewInput } from "./view.ts";
 
 /** A policy: reads a view, returns commands. */
@@ -44,6 +45,8 @@ export interface TurnPlan {
 	stale: string[];
 	view: PolicyView;
 	commands: FoldCommand[];
+	/** The file line each read result from an offset starts at (see readStarts); empty when nothing folds. */
+	starts: ReadonlyMap<string, number>;
 	event: FoldOp[];
 	collisions: Screened["collisions"];
 	refused: { id: string; reason: string }[];
@@ -72,12 +75,15 @@ export function planTurn(input: PassInput): TurnPlan {
 		lastReply: input.lastReply,
 	});
 	const commands = input.policy(view);
+	// Only an event's digests and records number a read's lines from its call's offset.
+	const starts = commands.some((c) => c.type === "fold") ? readStarts(input.messages, blocks, input.calls) : new Map();
 	const lowered = lower(
 		commands,
 		input.messages,
 		blocks,
 		(id) => input.registry.plannable(id),
 		input.registry.knownContent(),
+		starts,
 	);
 	const screened = input.registry.screen(lowered.ops);
 	return {
@@ -86,6 +92,7 @@ export function planTurn(input: PassInput): TurnPlan {
 		stale: frozen.stale,
 		view,
 		commands,
+		starts,
 		event: screened.ops,
 		collisions: screened.collisions,
 		refused: lowered.refused,
@@ -144,6 +151,7 @@ export function recordsFor(plan: TurnPlan, seq: number, sha256?: (text: string) 
 			tool: block.toolName,
 			turn: block.turn,
 			key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
+			from: readStartOf(block, plan.starts.get(block.id)),
 		});
 	}
 	return records;

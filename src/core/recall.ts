@@ -283,21 +283,25 @@ export function grepText(
 	return { text: best.text, matches: count, shown: best.shown, cut: best.shown < count };
 }
 
+/** How grepBlock reads a block: grepText's bounds, and where the block's lines sit in a file. */
+export interface GrepBlockOptions {
+	maxMatches?: number;
+	context?: number;
+	/** The file's own text, read instead where it is at hand (the bash tool's full output). */
+	file?: string;
+	/** The file line a read from an offset started at (see outputFilePlace). */
+	from?: number;
+}
+
 /**
- * grepText over a folded block's text. A truncated bash or read copy (see outputFilePlace) is numbered
- * as in its file, as its digest numbers it, or its file's own text `file` is read instead where it is
- * at hand (the bash tool's full output); the copy's closing lines (the notice, and the bash tool's
- * status line for a failed command), which are in no line of that file, match as `after <last>:`.
+ * grepText over a folded block's text. A truncated bash or read copy, or a read from an offset (see
+ * outputFilePlace), is numbered as in its file, as its digest numbers it, or the file's own text is
+ * read instead where it is at hand; the copy's closing lines (the notice, and the bash tool's status
+ * line for a failed command), which are in no line of that file, match as `after <last>:`.
  */
-export function grepBlock(
-	text: string,
-	pattern: string,
-	maxChars: number,
-	maxMatches: number = RECALL_LIMITS.grepMatches,
-	context: number = RECALL_LIMITS.grepContext,
-	file?: string,
-): GrepResult {
-	const place = outputFilePlace(text);
+export function grepBlock(text: string, pattern: string, maxChars: number, options: GrepBlockOptions = {}): GrepResult {
+	const { maxMatches = RECALL_LIMITS.grepMatches, context = RECALL_LIMITS.grepContext, file, from } = options;
+	const place = outputFilePlace(text, from);
 	if (!place) return grepText(file ?? text, pattern, maxChars, maxMatches, context);
 	const needle = pattern.toLowerCase();
 	const closing = place.trailer

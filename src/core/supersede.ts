@@ -4,39 +4,8 @@
  * `read` showed the same lines again (the same offset and limit, or the whole file). Paths compare
  * as written, less a leading `./`. Pure: the facts come from the messages alone.
  */
-import { type Block, type MessageLike, resultId } from "./block.ts";
-
-/** What a read, write or edit call touched: a path, and for a read the lines it asked for. */
-export interface CallFacts {
-	path: string;
-	/** `offset:limit` as given, `:` for a whole-file read. */
-	range: string;
-	/** The path and the range as one key (JSON of the pair, so no two pairs share a key). */
-	lines: string;
-	/** The id of the call's result. */
-	result: string;
-}
-
-/**
- * The call facts of blocks seen in earlier requests, by block object (null: the call names no
- * path). Pass it only with blocks that linearize made, with a BlockMemo, from the same messages: a
- * BlockMemo serves a block object again only while its message is unchanged, so the facts it keeps
- * are those the message gives now. Owned by one caller.
- */
-export type CallFactsMemo = WeakMap<Block, CallFacts | null>;
-
-function callFacts(message: MessageLike | undefined, block: Block, callId: string): CallFacts | undefined {
-	const content = message?.content;
-	const args = Array.isArray(content) ? (content[block.part] as { arguments?: unknown })?.arguments : undefined;
-	if (!args || typeof args !== "object") return undefined;
-	const { path, offset, limit } = args as { path?: unknown; offset?: unknown; limit?: unknown };
-	if (typeof path !== "string" || path.length === 0) return undefined;
-	const bound = (value: unknown): string =>
-		typeof value === "number" || typeof value === "string" ? String(value) : "";
-	const file = path.startsWith("./") ? path.slice(2) : path;
-	const range = `${bound(offset)}:${bound(limit)}`;
-	return { path: file, range, lines: JSON.stringify([file, range]), result: resultId(callId) };
-}
+import type { Block, MessageLike } from "./block.ts";
+import { type CallFactsMemo, callFactsOf } from "./call-facts.ts";
 
 const WHOLE_FILE = ":";
 
@@ -61,11 +30,7 @@ export function supersededReads(
 		if (block.kind !== "toolArgs" || !callId || failed.has(callId)) continue;
 		const name = block.toolName;
 		if (name !== "read" && name !== "write" && name !== "edit") continue;
-		let facts = memo?.get(block);
-		if (facts === undefined) {
-			facts = callFacts(messages[block.msg], block, callId) ?? null;
-			memo?.set(block, facts);
-		}
+		const facts = callFactsOf(messages, block, memo);
 		if (!facts) continue;
 		if (name !== "read") {
 			changed.add(facts.path);

@@ -4,10 +4,11 @@
  */
 import type { FoldOp } from "./apply.ts";
 import { type Block, isModelReply, type MessageLike } from "./block.ts";
+import { type CallFactsMemo, readStarts } from "./call-facts.ts";
 import type { CacheFacts, PolicyView, ViewBlock } from "./contract.ts";
 import type { FoldRegistry } from "./fold-registry.ts";
 import { foldedCost, savingOf } from "./lower.ts";
-import { type CallFactsMemo, supersededReads } from "./supersede.ts";
+import { supersededReads } from "./supersede.ts";
 import { type Use, UseMemo, useAges, useOf } from "./use-ages.ts";
 
 /**
@@ -204,6 +205,8 @@ class ViewShared {
 	private readonly useMemo: UseMemo;
 	private ages: number[] | undefined;
 	private use: Use | undefined;
+	private starts: Map<string, number> | undefined;
+	private readonly calls: CallFactsMemo | undefined;
 
 	constructor(input: ViewInput, superseded: Set<string>) {
 		this.messages = input.messages.slice();
@@ -212,6 +215,13 @@ class ViewShared {
 		this.superseded = superseded;
 		this.savings = input.savings ?? new WeakMap();
 		this.useMemo = input.use ?? new UseMemo();
+		this.calls = input.calls;
+	}
+
+	/** The file line the read result `id` starts at, when its call read from an offset (see readStarts). */
+	readStart(id: string): number | undefined {
+		this.starts ??= readStarts(this.messages, this.blocks, this.calls);
+		return this.starts.get(id);
 	}
 
 	/** The use age of the block at `index`, working out every block's on the first question. */
@@ -292,7 +302,7 @@ class LazyViewBlock implements ViewBlock {
 		const memo = this.shared.savings;
 		let value = memo.get(this.block);
 		if (value === undefined) {
-			value = savingOf(this.block, this.shared.messages[this.block.msg]);
+			value = savingOf(this.block, this.shared.messages[this.block.msg], this.shared.readStart(this.block.id));
 			memo.set(this.block, value);
 		}
 		return value;

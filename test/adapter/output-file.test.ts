@@ -95,7 +95,13 @@ async function foldedBashSession(
 	path: string,
 	count: number,
 	body: (i: number) => string,
-	options: { window: number; settings?: Record<string, unknown>; failed?: boolean; tool?: string },
+	options: {
+		window: number;
+		settings?: Record<string, unknown>;
+		failed?: boolean;
+		tool?: string;
+		args?: Record<string, unknown>;
+	},
 ) {
 	const tool = options.tool ?? "bash";
 	const stub = loadStub({ window: options.window });
@@ -104,7 +110,14 @@ async function foldedBashSession(
 	for (let i = 0; i < count; i++) {
 		stub.addMessage({
 			role: "assistant",
-			content: [{ type: "toolCall", id: `call_${i}`, name: tool, arguments: { command: `run ${i}` } }],
+			content: [
+				{
+					type: "toolCall",
+					id: `call_${i}`,
+					name: tool,
+					arguments: i === 0 && options.args ? options.args : { command: `run ${i}` },
+				},
+			],
 			responseId: `resp_${i}`,
 			stopReason: "toolUse",
 			timestamp: ts++,
@@ -312,5 +325,49 @@ describe("a read of part of a file", () => {
 		);
 		assert.match(across, /\n… lines 1101-1103 are not in this read of the file/);
 		assert.match(across, /^Recalled #[0-9a-z]{8}: read, 5000 lines, L100-1100 held /);
+	});
+
+	it("from an offset to the file's end is numbered from its offset, as the call asked (no notice says so)", async () => {
+		const at = (n: number) => (n === 2250 ? "Error: boom-2250" : `src row ${n} ${"z".repeat(40)}`);
+		const tail = Array.from({ length: 1000 }, (_, k) => at(2001 + k)).join("\n");
+		const { stub, code, digest } = await foldedBashSession(
+			join(temp, logName(96)),
+			4,
+			(i) =>
+				i === 0
+					? tail
+					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n"),
+			{
+				window: 200_000,
+				settings: { "context-fold": { policy: "ladder", foldAt: "0.1" } },
+				tool: "read",
+				args: { path: "src/big.ts", offset: 2001 },
+			},
+		);
+		assert.match(digest, /read: 3000 lines, L2001-3000 held/);
+		assert.match(digest, /\nL2250: Error: boom-2250/);
+		const records = stub.entries.flatMap(
+			(e) => (e.data as { records?: { code: string; from?: number }[] })?.records ?? [],
+		);
+		assert.equal(
+			records.find((r) => r.code === code)?.from,
+			2001,
+			"the fold record keeps the start for later recalls",
+		);
+		const line = await stub.call("recall_folded", { codes: [code], lines: "2250-2250" });
+		assert.ok(line.split("\n").includes("2250: Error: boom-2250"), line);
+		assert.match(line, /^Recalled #[0-9a-z]{8}: read, 3000 lines, L2001-3000 held /);
+		const grep = await stub.call("recall_folded", { codes: [code], grep: "boom-2250" });
+		assert.ok(grep.split("\n").includes("2250: Error: boom-2250"), grep);
+		const search = await stub.call("recall_folded", { search: "boom-2250" });
+		assert.ok(search.split("\n").includes("2250: Error: boom-2250"), search);
+		const before = await stub.call("recall_folded", { codes: [code], lines: "1-5" });
+		assert.match(before, /lines 1-5 are not in this read of the file .*; this copy holds lines 2001-3000/);
+		const past = await stub.call("recall_folded", { codes: [code], lines: "3001-3005" });
+		assert.match(past, /line 3001 is past the end \(3000 lines\)/);
+		// Restored from the session file, the record still says where the copy starts.
+		await stub.emit("session_start", { reason: "resume" });
+		const resumed = await stub.call("recall_folded", { codes: [code], lines: "2250-2250" });
+		assert.ok(resumed.split("\n").includes("2250: Error: boom-2250"), resumed);
 	});
 });

@@ -22,11 +22,12 @@ import {
 	type MessageLike,
 	messageBlocks,
 } from "../../src/core/block.ts";
+import type { CallFactsMemo } from "../../src/core/call-facts.ts";
 import { ARG_FOLD_CHARS } from "../../src/core/digest.ts";
 import { FoldRegistry } from "../../src/core/fold-registry.ts";
 import { renderFold } from "../../src/core/lower.ts";
 import { MessageMemo } from "../../src/core/message-memo.ts";
-import { type CallFactsMemo, supersededReads } from "../../src/core/supersede.ts";
+import { supersededReads } from "../../src/core/supersede.ts";
 import { FrozenMemo, frozenFor } from "../../src/core/view.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);

@@ -52,6 +52,31 @@ describe("outputFilePlace", () => {
 	});
 });
 
+describe("outputFilePlace with a read's start", () => {
+	it("numbers a read from an offset to the file's end from that offset, the file ending with it", () => {
+		const place = outputFilePlace(rows(2001, 2400), 2001);
+		assert.deepEqual(
+			{ ...place, held: place?.held.length },
+			{ source: "read", first: 2001, last: 2400, total: 2400, held: rows(2001, 2400).length, trailer: [] },
+		);
+	});
+
+	it("lets a notice say where the lines are, and gives nothing from line 1 or for Pi's too-long-line notice", () => {
+		const noticed = outputFilePlace(`${rows(10, 19)}\n\n[5 more lines in file. Use offset=20 to continue.]`, 10);
+		assert.deepEqual([noticed?.first, noticed?.last, noticed?.total], [10, 19, 24]);
+		// A notice whose numbers disagree with the lines is no place, whatever the call asked.
+		assert.equal(
+			outputFilePlace(`${rows(10, 19)}\n\n[Showing lines 10-12 of 50. Use offset=13 to continue.]`, 10),
+			undefined,
+		);
+		assert.equal(outputFilePlace(rows(1, 5), 1), undefined);
+		assert.equal(outputFilePlace(rows(1, 5), 0), undefined);
+		assert.equal(outputFilePlace(rows(1, 5)), undefined);
+		const wide = "[Line 7 is 80.0KB, exceeds 50.0KB limit. Use bash: sed -n '7p' big.txt | head -c 51200]";
+		assert.equal(outputFilePlace(wide, 7), undefined);
+	});
+});
+
 describe("isBashStatusLine", () => {
 	it("is true for the bash tool's own status lines only", () => {
 		for (const line of [

@@ -6,13 +6,14 @@
  */
 import type { MessageLike } from "../../../core/block.ts";
 import { linearize } from "../../../core/block.ts";
+import { readStarts } from "../../../core/call-facts.ts";
 import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { type BranchView, recordsOnBranch } from "../../../core/index/branch.ts";
 import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
-import { contentKey } from "../../../core/lower.ts";
+import { contentKey, readStartOf } from "../../../core/lower.ts";
 import { carriedOver, handoffSeedIn, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
@@ -71,7 +72,9 @@ export function unrecordedBlocks(
 	summaries = false,
 ): FoldRecord[] {
 	const fresh: FoldRecord[] = [];
-	for (const block of linearize(messages, turnBase)) {
+	const blocks = linearize(messages, turnBase);
+	const starts = readStarts(messages, blocks);
+	for (const block of blocks) {
 		try {
 			if (!block.durable || (block.kind === "summary" && !summaries) || engine.registry.record(block.id)) continue;
 			if (!block.text && block.images === 0) continue;
@@ -93,6 +96,7 @@ export function unrecordedBlocks(
 				tool: block.toolName,
 				turn: block.turn,
 				key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
+				from: readStartOf(block, starts.get(block.id)),
 			});
 		} catch (error) {
 			warn(`context-fold: block ${block.id} has no fold code: ${errorText(error)}`);

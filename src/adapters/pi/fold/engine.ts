@@ -14,12 +14,12 @@ import {
 } from "../../../core/block.ts";
 import { unfoldable, wireProbes } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
+import type { CallFactsMemo } from "../../../core/call-facts.ts";
 import { budgetOf, type CacheFacts, type FoldCommand, type PolicyView } from "../../../core/contract.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { FoldRegistry } from "../../../core/fold-registry.ts";
 import { type PassSnapshot, passRows } from "../../../core/latest-request.ts";
 import { type PassInput, type Policy, planTurn, runTurn, type TurnPlan } from "../../../core/pass.ts";
-import type { CallFactsMemo } from "../../../core/supersede.ts";
 import { tokenBound } from "../../../core/tokens.ts";
 import { UseMemo } from "../../../core/use-ages.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";

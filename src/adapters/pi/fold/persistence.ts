@@ -62,6 +62,7 @@ const RecordSchema = Type.Object({
 	tool: Type.Optional(Type.String()),
 	turn: Type.Optional(Type.Number()),
 	key: Type.Optional(Type.String()),
+	from: Type.Optional(Type.Integer({ minimum: 2 })),
 });
 
 /** The shape of a persisted fold op: replacement text, or replacement arguments. */
