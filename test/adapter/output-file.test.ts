@@ -51,6 +51,22 @@ describe("readToolOutputFile", () => {
 		assert.equal(readToolOutputFile(42), undefined);
 	});
 
+	it("refuses a path through a link and back up (`<tmp>/link/../x`), which the kernel resolves elsewhere", () => {
+		const deep = join(outside, "deep");
+		mkdirSync(join(deep, "sub"), { recursive: true });
+		writeFileSync(join(deep, logName(20)), "secret beside the link's target");
+		symlinkSync(join(deep, "sub"), join(temp, "lnk"));
+		// Not path.join, which would drop the `..` itself.
+		assert.equal(readToolOutputFile(`${temp}/lnk/../${logName(20)}`), undefined);
+		writeFileSync(join(temp, logName(21)), "own log");
+		assert.equal(
+			readToolOutputFile(`${temp}/./${logName(21)}`),
+			undefined,
+			"only the path as the bash tool writes it",
+		);
+		assert.equal(readToolOutputFile(join(temp, logName(21))), "own log");
+	});
+
 	it("refuses a hard link to a file outside the temp dir", () => {
 		const secret = join(outside, "secret.txt");
 		writeFileSync(secret, "secret");
