@@ -299,6 +299,19 @@ describe("a 0.5.1 session through the hooks", () => {
 		assert.equal(partsOf(sent, "resp_4Lw8")[0].thinking, DIGESTS.thinking);
 	});
 
+	it("says a 0.5.1 record without a layer is in the context raw, never that a compaction removed it", async () => {
+		const stub = await legacyStub();
+		await stub.request();
+		const entries = stub.entries.length;
+		const answer = await stub.call("unfold", { codes: [CODES.read] });
+		assert.equal(answer, `#${CODES.read} is not folded: it is in the context as it was read`);
+		assert.equal(stub.entries.length, entries, "nothing recorded");
+		const recalled = await stub.command("context-fold", `recall ${CODES.read}`);
+		assert.doesNotMatch(recalled.stdout, /No longer in the context/);
+		const refused = await stub.command("context-fold", `unfold ${CODES.read}`);
+		assert.match(`${refused.stdout}${refused.stderr}`, /is not folded: it is in the context as it was read/);
+	});
+
 	it("compacts and hands off with the 0.5.1 index lines: their facts and a pointer to a 0.5.1 code", async () => {
 		await inTempDir(async (dir) => {
 			const stub = await legacyStub(dir);

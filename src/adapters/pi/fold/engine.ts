@@ -330,10 +330,13 @@ export class FoldEngine {
 
 	/**
 	 * True when a compaction took the block `id` out of the context, folded or put back: it is not
-	 * `live` (by default: mayBeLive), or it is neither unfolded nor frozen any more.
+	 * `live` (by default: mayBeLive); or, while no context was read yet to say so, it is neither
+	 * unfolded nor frozen. A live block with a record and no fold (0.5.1 recorded some without a
+	 * layer) is in the context, raw.
 	 */
 	leftContext(id: string, live = this.mayBeLive(id)): boolean {
-		return !live || (!this.registry.isUnfolded(id) && !this.registry.frozenOp(id));
+		if (!live) return true;
+		return this.lastBlocks.length === 0 && !this.registry.isUnfolded(id) && !this.registry.frozenOp(id);
 	}
 
 	/** True when the latest request sent the folded block `id` raw, its text changed since the fold. */

@@ -72,6 +72,9 @@ export function runUnfold(
 			} else if (engine.registry.isUnfolded(id)) {
 				already++;
 				lines.push(`#${code} is already unfolded`);
+			} else if (!engine.registry.frozenOp(id)) {
+				already++;
+				lines.push(`#${code} is not folded: it is in the context as it was read`);
 			} else {
 				const back = room?.back.get(id) ?? 0;
 				if (back > left) {

@@ -124,7 +124,8 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	if (compactedAway(deps, ctx, id)) {
 		return `#${code} is no longer in the context (a compaction removed it), so it cannot be unfolded; ${read}`;
 	}
-	return registry.isUnfolded(id) ? `#${code} is already unfolded` : undefined;
+	if (registry.isUnfolded(id)) return `#${code} is already unfolded`;
+	return registry.frozenOp(id) ? undefined : `#${code} is not folded: it is in the context as it was read`;
 }
 
 /** True when a compaction removed the block `id` from the context the next request sends (see inContext). */
