@@ -155,6 +155,41 @@ describe("resolveConfig", () => {
 		for (const problem of retired.problems) assert.match(problem, /is no longer read \(.+\); ignoring it$/);
 	});
 
+	it("reads 0.5.1's settings file copied into the section: its knobs under their names here, its retired keys named", () => {
+		// A real 0.5.1 context-fold.json, verbatim.
+		const old = {
+			foldStep: 0.1,
+			confirmColdPrompt: "on",
+			compact: "det",
+			tail: 5000,
+			reconTokens: 12000,
+			providerCacheIdleMinutes: { anthropic: 10 },
+		};
+		const read = resolveConfig(old, {});
+		assert.equal(read.config.step, 0.1);
+		assert.equal(read.config.confirmColdSend, true);
+		assert.equal(read.config.compact, "fold");
+		assert.equal(read.config.tail, 5000);
+		assert.equal(read.sources.step, "saved");
+		assert.deepEqual(read.problems, [
+			"settings context-fold.reconTokens is no longer read (0.5.1's compaction budget; the summary sizes itself to the window); ignoring it",
+			"settings context-fold.providerCacheIdleMinutes is no longer read (0.5.1's idle minutes by provider; cacheIdleMinutes holds for every provider); ignoring it",
+			"settings context-fold.foldStep is 0.5.1's name; rename it step (read this time)",
+			"settings context-fold.confirmColdPrompt is 0.5.1's name; rename it confirmColdSend (read this time)",
+			'settings context-fold.compact="det" is 0.5.1\'s word for "fold"; read as that',
+		]);
+		const both = resolveConfig({ foldStep: 0.1, step: 0.3 }, { CONTEXTFOLD_COMPACT: "DET" });
+		assert.equal(both.config.step, 0.3);
+		assert.equal(both.config.compact, "fold");
+		assert.deepEqual(both.problems, [
+			"settings context-fold.foldStep is 0.5.1's name; rename it step (step wins)",
+			'CONTEXTFOLD_COMPACT="DET" is 0.5.1\'s word for "fold"; read as that',
+		]);
+		const bad = resolveConfig({ foldStep: 7 }, {});
+		assert.equal(bad.config.step, resolveConfig({}, {}).config.step);
+		assert.match(bad.problems.at(-1) ?? "", /^settings context-fold\.foldStep=7 .*; using /);
+	});
+
 	it("suggests the knob a slip of a key or two meant, and nothing for a name far from every knob", () => {
 		assert.equal(nearestKnob("CONTEXTFOLD_HOT_TIAL")?.key, "hotTail");
 		assert.equal(nearestKnob("CONTEXTFOLD_BACKSTOP_ATT")?.key, "backstopAt");

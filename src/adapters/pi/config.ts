@@ -259,6 +259,26 @@ const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
 	CONTEXTFOLD_SPOOL_RETAIN_DAYS: "retired in 0.4.0",
 };
 
+/**
+ * Keys of 0.5.1's settings file (`context-fold.json`) under another name here: still read in the
+ * section, with a notice naming the knob's key (which wins when both are set).
+ */
+const DEPRECATED_KEYS: Readonly<Record<string, keyof FoldConfig>> = {
+	foldStep: "step",
+	confirmColdPrompt: "confirmColdSend",
+};
+
+/** Keys of 0.5.1's settings file that set nothing here: each is named as no longer read, with why. */
+const RETIRED_KEYS: Readonly<Record<string, string>> = {
+	reconTokens: "0.5.1's compaction budget; the summary sizes itself to the window",
+	providerCacheIdleMinutes: "0.5.1's idle minutes by provider; cacheIdleMinutes holds for every provider",
+};
+
+/** Values 0.5.1 gave a knob under another word: read as this version's word, with a notice. */
+const DEPRECATED_VALUES: Readonly<Partial<Record<keyof FoldConfig, Readonly<Record<string, string>>>>> = {
+	compact: { det: "fold" },
+};
+
 /** Why `name`, a retired variable of an earlier release, does nothing, or undefined for any other name. */
 function retiredBecause(name: string): string | undefined {
 	if (Object.hasOwn(RETIRED_VARIABLES, name)) return RETIRED_VARIABLES[name];
@@ -290,7 +310,11 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);
 	const section = isSection ? (saved as Record<string, unknown>) : {};
 	for (const key of Object.keys(section)) {
-		if (KNOBS.some((knob) => knob.key === key)) continue;
+		if (KNOBS.some((knob) => knob.key === key) || Object.hasOwn(DEPRECATED_KEYS, key)) continue;
+		if (Object.hasOwn(RETIRED_KEYS, key)) {
+			problems.push(`settings ${SETTINGS_SECTION}.${key} is no longer read (${RETIRED_KEYS[key]}); ignoring it`);
+			continue;
+		}
 		const near = nearestKnob(key);
 		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((knob) => knob.key).join(", ")}`;
 		problems.push(`settings ${SETTINGS_SECTION}.${key} is not a context-fold setting; ignoring it (${hint})`);
@@ -312,19 +336,21 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 	const refused: { at: number; text: string; knob: Knob; from?: string }[] = [];
 	for (const knob of KNOBS) {
 		for (const [source, raw, kind] of [
+			...deprecatedKeysFor(knob, section, problems),
 			[`settings ${SETTINGS_SECTION}.${knob.key}`, section[knob.key], "saved"],
 			...deprecatedFor(knob, env, problems),
 			[knob.env, env[knob.env], "environment"],
 		] as const) {
 			if (raw === undefined) continue;
-			const value = normalise(knob.schema, raw);
+			const value = normalise(knob.schema, renamedValue(knob, source, raw, problems));
 			if (Value.Check(knob.schema, value)) {
 				bag[knob.key] = value;
 				sources[knob.key] = kind;
 				if (kind === "environment") variables[knob.key] = source;
 				continue;
 			}
-			const held = kind === "saved" ? origin?.(knob.key) : undefined;
+			// Where a refused saved value came from is known for the knob's own key, not 0.5.1's.
+			const held = source === `settings ${SETTINGS_SECTION}.${knob.key}` ? origin?.(knob.key) : undefined;
 			const text = `${source}=${JSON.stringify(raw)}${held ? ` in ${held.file}` : ""} ${complaint(knob.schema)}`;
 			refused.push({ at: problems.length, text, knob });
 			problems.push("");
@@ -369,6 +395,34 @@ function deprecatedFor(
 			problems.push(`${name} is deprecated; rename it ${knob.env} (${read})`);
 			return [name, env[name], "environment"] as const;
 		});
+}
+
+/**
+ * 0.5.1's keys in the saved `section` for `knob`, each as a source to read before the knob's own key
+ * (which wins), with a notice in `problems`.
+ */
+function deprecatedKeysFor(
+	knob: Knob,
+	section: Record<string, unknown>,
+	problems: string[],
+): (readonly [string, unknown, KnobSource])[] {
+	const old = Object.keys(DEPRECATED_KEYS).filter((key) => DEPRECATED_KEYS[key] === knob.key);
+	return old
+		.filter((key) => section[key] !== undefined)
+		.map((key) => {
+			const read = section[knob.key] === undefined ? "read this time" : `${knob.key} wins`;
+			problems.push(`settings ${SETTINGS_SECTION}.${key} is 0.5.1's name; rename it ${knob.key} (${read})`);
+			return [`settings ${SETTINGS_SECTION}.${key}`, section[key], "saved"] as const;
+		});
+}
+
+/** `raw` with a word 0.5.1 used for `knob` put in this version's (see DEPRECATED_VALUES), said in `problems`. */
+function renamedValue(knob: Knob, source: string, raw: unknown, problems: string[]): unknown {
+	const words = DEPRECATED_VALUES[knob.key];
+	const word = typeof raw === "string" ? raw.trim().toLowerCase() : undefined;
+	if (!words || word === undefined || !Object.hasOwn(words, word)) return raw;
+	problems.push(`${source}=${JSON.stringify(raw)} is 0.5.1's word for ${JSON.stringify(words[word])}; read as that`);
+	return words[word];
 }
 
 /** True for the name of one of context-fold's variables: CONTEXTFOLD, CONTEXTFOLD_*. */
