@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
@@ -302,7 +302,8 @@ describe("a parent session file with a damaged line", () => {
 			timestamp: new Date(1).toISOString(),
 			message: { role: "user", content: "a side question", timestamp: 1 },
 		});
-		const answer = new ParentSession(write([...lines, side])).resolve(code);
+		const file = write([...lines, side]);
+		const answer = new ParentSession(file, dirname(file)).resolve(code);
 		assert.equal(answer.ok, true, JSON.stringify(answer));
 		assert.ok(answer.ok && answer.verified, "sha-verified against the record of the other branch");
 	});
@@ -312,7 +313,7 @@ describe("a parent session file with a damaged line", () => {
 		const file = write(lines);
 		const text = readFileSync(file, "utf8");
 		rmSync(file);
-		const parent = new ParentSession(file);
+		const parent = new ParentSession(file, dirname(file));
 		const missing = parent.resolve(code);
 		assert.equal(missing.ok, false);
 		assert.ok(
@@ -344,10 +345,32 @@ describe("a parent session file with a damaged line", () => {
 		assert.match(back, /^1 block contains "of check 2 output":/);
 	});
 
+	it("reads no parent file outside the session's own folder, and says so", async () => {
+		const { lines, code } = await parentLines();
+		const file = write(lines);
+		const elsewhere = tempDir();
+		const child = loadStub({ parentSession: file, seeded: true, sessionDir: elsewhere });
+		await child.emit("session_start", { reason: "startup" });
+		const why = `the parent session file ${file} cannot be read: it is not in this session's folder (${elsewhere})`;
+		const pattern = "of check 2 output";
+		assert.equal(
+			await child.call("recall_folded", { search: pattern }),
+			`no folded block contains "${pattern}" (not searched: ${why})`,
+		);
+		assert.match(
+			await child.call("recall_folded", { codes: [code] }),
+			new RegExp(`${code}.*not in this session's folder`),
+		);
+		const beside = loadStub({ parentSession: file, seeded: true, sessionDir: join(file, "..") });
+		await beside.emit("session_start", { reason: "startup" });
+		assert.match(await beside.call("recall_folded", { search: pattern }), /^1 block contains "of check 2 output":/);
+	});
+
 	it("skips a torn last line quietly", async () => {
 		const { lines, code } = await parentLines();
 		const heard: string[] = [];
-		const parent = new ParentSession(write([...lines, '{"type":"mess']), (m) => heard.push(m));
+		const file = write([...lines, '{"type":"mess']);
+		const parent = new ParentSession(file, dirname(file), (m) => heard.push(m));
 		assert.equal(parent.resolve(code).ok, true);
 		assert.deepEqual(heard, []);
 	});
@@ -359,7 +382,7 @@ describe("a parent session file with a damaged line", () => {
 		const damaged = [...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)];
 		const heard: string[] = [];
 		const file = write(damaged);
-		const parent = new ParentSession(file, (m) => heard.push(m));
+		const parent = new ParentSession(file, dirname(file), (m) => heard.push(m));
 		const answer = parent.resolve(code);
 		parent.resolve(code);
 		const damage = `the parent session file ${file} has 1 unreadable line (line ${fold + 1}), skipped; codes recorded there, or on the branch before them, cannot be recalled`;

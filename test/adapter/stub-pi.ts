@@ -2,6 +2,7 @@
  * A stub of Pi's ExtensionAPI and context for hook unit tests: records handlers, tools and the active
  * tools, keeps an in-memory session (message and custom entries), and lets a test inject failures.
  */
+import { dirname } from "node:path";
 import { estimateTokens } from "@earendil-works/pi-coding-agent";
 import { ENTRY_TYPE, ENTRY_VERSION } from "../../src/adapters/pi/fold/persistence.ts";
 import contextFold from "../../src/adapters/pi/index.ts";
@@ -144,6 +145,7 @@ export interface StubModel {
  * Loads the extension into a fresh stub host (with `env` applied to process.env while loading and
  * running). `parentSession` is the header's; `seeded` starts the session with a /fold-handoff seed
  * message (no details), as a session seeded from that parent is (one without is a fork or a clone).
+ * Without a `sessionDir`, a session with a parent file is in that file's folder, as a handoff's is.
  */
 export function loadStub(
 	options: {
@@ -286,7 +288,8 @@ export function loadStub(
 		getLeafEntry: () => stub.entries.at(-1),
 		getEntry: (id: string) => stub.entries.find((e) => e.id === id),
 		getEntryCount: () => stub.entries.length,
-		getSessionDir: () => options.sessionDir ?? "",
+		getSessionDir: () =>
+			options.sessionDir ?? (typeof options.parentSession === "string" ? dirname(options.parentSession) : ""),
 		getSessionId: () => "stub",
 		getSessionFile: () => options.sessionFile,
 		getHeader: () => (options.parentSession ? { parentSession: options.parentSession } : undefined),

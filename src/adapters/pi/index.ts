@@ -5,6 +5,7 @@
  * the compaction hooks, the cache-warming answer, the handoff and the user's view. Every hook is
  * fail-open: a failure is announced and the turn proceeds raw.
  */
+import { dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
@@ -185,9 +186,15 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			const parentFile: unknown = seed.seeded
 				? (seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession)
 				: undefined;
+			const ownFile = ctx.sessionManager.getSessionFile?.();
 			parent =
 				typeof parentFile === "string" && parentFile
-					? new ParentSession(parentFile, warnOnce, seed.hashes)
+					? new ParentSession(
+							parentFile,
+							ownFile ? dirname(ownFile) : ctx.sessionManager.getSessionDir?.(),
+							warnOnce,
+							seed.hashes,
+						)
 					: undefined;
 			if (parentFile && typeof parentFile !== "string")
 				warnOnce(

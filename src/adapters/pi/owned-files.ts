@@ -9,9 +9,9 @@
  */
 
 import { constants as bufferConstants } from "node:buffer";
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 /** A folder under a root: `root/parts[0]/parts[1]/…`. */
 export interface OwnedPlace {
@@ -133,5 +133,14 @@ export function readRegularFile(path: string): { text: string } | { why: string 
 		return { why: readFailure(error) };
 	} finally {
 		closeSync(fd);
+	}
+}
+
+/** The folder `path` names with every link on the way resolved, or as written when it cannot be. */
+export function realDir(path: string): string {
+	try {
+		return realpathSync(path);
+	} catch {
+		return resolve(path);
 	}
 }

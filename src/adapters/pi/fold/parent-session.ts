@@ -1,22 +1,23 @@
 /**
  * Read-only recall from a parent session. A session started from a `/fold-handoff` seed (or any
  * session whose header names a `parentSession`) carries the parent's fold codes as provenance
- * pointers; this module serves them from the parent's own session file, the one Pi wrote into this
- * session's header, with the same sha256 check as local recall (for a block without a fold record
- * there, against the hash the seed took at the handoff). Nothing else is ever opened, and
- * the parent file is only read. A code is looked up on the parent's last branch first, then on any
+ * pointers; this module serves them from the parent's own session file, the one the seed names, with
+ * the same sha256 check as local recall (for a block without a fold record there, against the hash
+ * the seed took at the handoff). Only a `.jsonl` file in this session's own folder is opened (a
+ * handoff starts its new session beside its parent), and it is only read. A code is looked up on the parent's last branch first, then on any
  * other branch of the file: the parent may have moved on with `/tree` since the handoff, and its
  * codes stay what they named. A torn last line (a parent still being written) is skipped quietly;
  * an unparsable line anywhere else is announced once and named in every miss, since the codes it
  * held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, readSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
 import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { lastBranch } from "../../../core/session-branch.ts";
-import { openRegular, readFailure, readRegularFile } from "../owned-files.ts";
+import { openRegular, readFailure, readRegularFile, realDir } from "../owned-files.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
 import { sha256 } from "./sha256.ts";
@@ -103,19 +104,24 @@ export class ParentSession {
 
 	/** The sha256 the handoff took of each block its seed cites, by code (see seedSource). */
 	private readonly seedHashes: ReadonlyMap<string, string>;
+	/** This session's folder: the only one a parent file is read from (none known: none is read). */
+	private readonly folder: string | undefined;
 
 	/**
-	 * `warn` hears, once, that the parent file has unparsable lines other than a torn last one;
-	 * `seedHashes` are the seed's hashes of the blocks it cites, by code.
+	 * `folder` is this session's folder, where the parent file must be; `warn` hears, once, that the
+	 * parent file has unparsable lines other than a torn last one; `seedHashes` are the seed's hashes of
+	 * the blocks it cites, by code.
 	 */
 	constructor(
 		file: string,
+		folder: string | undefined,
 		warn: (message: string) => void = () => {},
 		seedHashes: ReadonlyMap<string, string> = new Map(),
 	) {
 		this.file = file;
 		this.warn = warn;
 		this.seedHashes = seedHashes;
+		this.folder = folder;
 	}
 
 	/** The parent session file, as this session's header names it. */
@@ -129,9 +135,11 @@ export class ParentSession {
 	 */
 	private load(): Loaded | string {
 		if (this.loaded !== undefined) return this.loaded;
-		const read = this.file.endsWith(".jsonl")
-			? readRegularFile(this.file)
-			: { why: "it is not a .jsonl session file" };
+		const read = !this.file.endsWith(".jsonl")
+			? { why: "it is not a .jsonl session file" }
+			: this.folder === undefined || realDir(dirname(resolve(this.file))) !== realDir(this.folder)
+				? { why: `it is not in this session's folder${this.folder === undefined ? "" : ` (${this.folder})`}` }
+				: readRegularFile(this.file);
 		if ("why" in read) return `the parent session file ${this.file} cannot be read: ${read.why}`;
 		const { text } = read;
 		const entries: Record<string, unknown>[] = [];

@@ -2,14 +2,14 @@
  * Resolving a fold code to its original text: the ledger route (sha-verified), the live-history
  * fallback, and the bash tool's own full-output file for grep and line slices.
  */
-import { closeSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { renderArgs } from "../../../core/recall.ts";
 import { errorText } from "../error-text.ts";
-import { openRegular } from "../owned-files.ts";
+import { openRegular, realDir } from "../owned-files.ts";
 import type { FoldEngine } from "./engine.ts";
 import type { Ledger, LedgerHit, PlacedRecord } from "./session-ledger.ts";
 import { sha256 } from "./sha256.ts";
@@ -48,14 +48,6 @@ export interface Unresolved {
 
 const BASH_LOG = /^pi-bash-[0-9a-f]{16}\.log$/;
 const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
-
-function realDir(path: string): string {
-	try {
-		return realpathSync(path);
-	} catch {
-		return resolve(path);
-	}
-}
 
 /**
  * Reads the bash tool's own full-output file: `pi-bash-<16 hex>.log` directly in the temp dir, named
