@@ -573,7 +573,7 @@ describe("seed index on disk", () => {
 			const file = join(dir, "parent.jsonl");
 			const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
 			writeFileSync(file, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
-			const parent = new ParentSession(file, dirname(file));
+			const parent = new ParentSession(file, [dirname(file)]);
 			const verified = new Set<boolean>();
 			for (const code of new Set(codes)) {
 				const hit = parent.resolve(code);
@@ -620,7 +620,7 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 			for (const code of codes) assert.ok(source.hashes.has(code), `no hash for #${code}`);
 			const file = join(dir, "parent.jsonl");
 			writeFileSync(file, `${lines.join("\n")}\n`);
-			const parent = new ParentSession(file, dirname(file), undefined, source.hashes);
+			const parent = new ParentSession(file, [dirname(file)], undefined, source.hashes);
 			for (const code of codes) {
 				const hit = parent.resolve(code);
 				assert.ok(hit.ok && hit.verified, `${code}: ${JSON.stringify(hit).slice(0, 200)}`);
@@ -635,16 +635,16 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 			assert.ok(tail && source.hashes.has(tail), "the raw tail's code has no hash");
 			const file = join(dir, "parent.jsonl");
 			writeFileSync(file, `${lines.join("\n").replace("Error: check 5 failed", "Error: check 5 passed")}\n`);
-			const changed = new ParentSession(file, dirname(file), undefined, source.hashes).resolve(tail);
+			const changed = new ParentSession(file, [dirname(file)], undefined, source.hashes).resolve(tail);
 			assert.ok(!changed.ok, "a tail block that no longer matches its hash was served");
 			assert.match(changed.error, /no copy matching the sha256 the handoff took/);
 			// Without the seed's hashes (a seed written before they were carried): served as the file holds it, unverified.
-			const bare = new ParentSession(file, dirname(file)).resolve(tail);
+			const bare = new ParentSession(file, [dirname(file)]).resolve(tail);
 			assert.ok(bare.ok && !bare.verified && bare.text.includes("Error: check 5 passed"), JSON.stringify(bare));
 			// The parent file lost its last lines, the tail's result among them.
 			const cut = lines.filter((l) => !l.includes("Error: check 5 failed"));
 			writeFileSync(file, `${cut.join("\n")}\n`);
-			const gone = new ParentSession(file, dirname(file), undefined, source.hashes).resolve(tail);
+			const gone = new ParentSession(file, [dirname(file)], undefined, source.hashes).resolve(tail);
 			assert.ok(!gone.ok);
 			assert.match(gone.error, /no longer holds it, though the seed cites it/);
 		});
@@ -656,15 +656,15 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 			const folded = codeOf("Error: check 0 failed");
 			const file = join(dir, "parent.jsonl");
 			writeFileSync(file, `${lines.join("\n")}\n`);
-			const held = new ParentSession(file, dirname(file)).resolve(folded);
+			const held = new ParentSession(file, [dirname(file)]).resolve(folded);
 			assert.ok(held.ok && held.folded, `#${folded} is not a folded block of the parent`);
 			const noRecords = lines.filter((l) => !l.includes('"customType":"contextfold.fold"'));
 			writeFileSync(file, `${noRecords.join("\n")}\n`);
-			const same = new ParentSession(file, dirname(file), undefined, source.hashes).resolve(folded);
+			const same = new ParentSession(file, [dirname(file)], undefined, source.hashes).resolve(folded);
 			assert.ok(same.ok && same.verified && !same.folded && same.text === held.text, JSON.stringify(same));
 			const line = held.text.split("\n")[3];
 			writeFileSync(file, `${noRecords.join("\n").replace(line, `${line} EDITED`)}\n`);
-			const edited = new ParentSession(file, dirname(file), undefined, source.hashes).resolve(folded);
+			const edited = new ParentSession(file, [dirname(file)], undefined, source.hashes).resolve(folded);
 			assert.ok(!edited.ok, "an edited block without its record was served");
 			assert.match(edited.error, /no copy matching the sha256 the handoff took/);
 		});
@@ -772,7 +772,7 @@ describe("a seeded session reads the parent's raw tail", () => {
 			const line = seed.split("\n").find((l) => l.includes("Error: first failure")) ?? "";
 			const code = /\{#([0-9a-z]{8}) FOLDED\}/.exec(line)?.[1];
 			assert.ok(code, line);
-			const first = new ParentSession(file, dirname(file)).resolve(code);
+			const first = new ParentSession(file, [dirname(file)]).resolve(code);
 			assert.ok(first.ok && first.text === "Error: first failure", JSON.stringify(first));
 			// The parent goes on from its first message (a /tree move): the tail is off its latest branch.
 			stub.entries.push({
@@ -783,7 +783,7 @@ describe("a seeded session reads the parent's raw tail", () => {
 				message: { role: "user", content: "a side question", timestamp: 6e12 },
 			});
 			write();
-			const moved = new ParentSession(file, dirname(file));
+			const moved = new ParentSession(file, [dirname(file)]);
 			const again = moved.resolve(code);
 			assert.ok(again.ok && again.text === "Error: first failure", JSON.stringify(again));
 			const codes = moved.searchCodes();
@@ -791,7 +791,7 @@ describe("a seeded session reads the parent's raw tail", () => {
 			// With the seed's hashes, every block the seed cites is searched, on the latest branch or not.
 			const cited = new ParentSession(
 				file,
-				dirname(file),
+				[dirname(file)],
 				undefined,
 				new Map([[code, "0".repeat(64)]]),
 			).searchCodes();

@@ -303,7 +303,7 @@ describe("a parent session file with a damaged line", () => {
 			message: { role: "user", content: "a side question", timestamp: 1 },
 		});
 		const file = write([...lines, side]);
-		const answer = new ParentSession(file, dirname(file)).resolve(code);
+		const answer = new ParentSession(file, [dirname(file)]).resolve(code);
 		assert.equal(answer.ok, true, JSON.stringify(answer));
 		assert.ok(answer.ok && answer.verified, "sha-verified against the record of the other branch");
 	});
@@ -313,7 +313,7 @@ describe("a parent session file with a damaged line", () => {
 		const file = write(lines);
 		const text = readFileSync(file, "utf8");
 		rmSync(file);
-		const parent = new ParentSession(file, dirname(file));
+		const parent = new ParentSession(file, [dirname(file)]);
 		const missing = parent.resolve(code);
 		assert.equal(missing.ok, false);
 		assert.ok(
@@ -370,7 +370,7 @@ describe("a parent session file with a damaged line", () => {
 		const { lines, code } = await parentLines();
 		const heard: string[] = [];
 		const file = write([...lines, '{"type":"mess']);
-		const parent = new ParentSession(file, dirname(file), (m) => heard.push(m));
+		const parent = new ParentSession(file, [dirname(file)], (m) => heard.push(m));
 		assert.equal(parent.resolve(code).ok, true);
 		assert.deepEqual(heard, []);
 	});
@@ -382,7 +382,7 @@ describe("a parent session file with a damaged line", () => {
 		const damaged = [...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)];
 		const heard: string[] = [];
 		const file = write(damaged);
-		const parent = new ParentSession(file, dirname(file), (m) => heard.push(m));
+		const parent = new ParentSession(file, [dirname(file)], (m) => heard.push(m));
 		const answer = parent.resolve(code);
 		parent.resolve(code);
 		const damage = `the parent session file ${file} has 1 unreadable line (line ${fold + 1}), skipped; codes recorded there, or on the branch before them, cannot be recalled`;

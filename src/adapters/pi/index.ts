@@ -191,7 +191,9 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 				typeof parentFile === "string" && parentFile
 					? new ParentSession(
 							parentFile,
-							ownFile ? dirname(ownFile) : ctx.sessionManager.getSessionDir?.(),
+							[...new Set([ownFile && dirname(ownFile), ctx.sessionManager.getSessionDir?.()])].filter(
+								(folder): folder is string => typeof folder === "string" && folder !== "",
+							),
 							warnOnce,
 							seed.hashes,
 						)

@@ -3,8 +3,8 @@
  * session whose header names a `parentSession`) carries the parent's fold codes as provenance
  * pointers; this module serves them from the parent's own session file, the one the seed names, with
  * the same sha256 check as local recall (for a block without a fold record there, against the hash
- * the seed took at the handoff). Only a `.jsonl` file in this session's own folder is opened (a
- * handoff starts its new session beside its parent), and it is only read. A code is looked up on the parent's last branch first, then on any
+ * the seed took at the handoff). Only a `.jsonl` file in this session's own folder, or Pi's session
+ * folder for it, is opened (a handoff starts its new session beside its parent), and it is only read. A code is looked up on the parent's last branch first, then on any
  * other branch of the file: the parent may have moved on with `/tree` since the handoff, and its
  * codes stay what they named. A torn last line (a parent still being written) is skipped quietly;
  * an unparsable line anywhere else is announced once and named in every miss, since the codes it
@@ -104,24 +104,24 @@ export class ParentSession {
 
 	/** The sha256 the handoff took of each block its seed cites, by code (see seedSource). */
 	private readonly seedHashes: ReadonlyMap<string, string>;
-	/** This session's folder: the only one a parent file is read from (none known: none is read). */
-	private readonly folder: string | undefined;
+	/** This session's folders (its file's, Pi's session folder): the only ones a parent file is read from. */
+	private readonly folders: readonly string[];
 
 	/**
-	 * `folder` is this session's folder, where the parent file must be; `warn` hears, once, that the
+	 * `folders` are this session's folders, where the parent file must be; `warn` hears, once, that the
 	 * parent file has unparsable lines other than a torn last one; `seedHashes` are the seed's hashes of
 	 * the blocks it cites, by code.
 	 */
 	constructor(
 		file: string,
-		folder: string | undefined,
+		folders: readonly string[],
 		warn: (message: string) => void = () => {},
 		seedHashes: ReadonlyMap<string, string> = new Map(),
 	) {
 		this.file = file;
 		this.warn = warn;
 		this.seedHashes = seedHashes;
-		this.folder = folder;
+		this.folders = folders.map(realDir);
 	}
 
 	/** The parent session file, as this session's header names it. */
@@ -137,8 +137,8 @@ export class ParentSession {
 		if (this.loaded !== undefined) return this.loaded;
 		const read = !this.file.endsWith(".jsonl")
 			? { why: "it is not a .jsonl session file" }
-			: this.folder === undefined || realDir(dirname(resolve(this.file))) !== realDir(this.folder)
-				? { why: `it is not in this session's folder${this.folder === undefined ? "" : ` (${this.folder})`}` }
+			: !this.folders.includes(realDir(dirname(resolve(this.file))))
+				? { why: `it is not in this session's folder (${this.folders.join(" or ") || "none is known"})` }
 				: readRegularFile(this.file);
 		if ("why" in read) return `the parent session file ${this.file} cannot be read: ${read.why}`;
 		const { text } = read;
