@@ -251,7 +251,7 @@ describe("a whole recall of a truncated bash result, cut at the output cap", () 
 		const before = await stub.call("recall_folded", { codes: [code], lines: "3440-3449" });
 		assert.match(
 			before,
-			/lines 3440-3447 are only in the bash tool's full output file, which is gone; this copy holds lines 3448-5000/,
+			/lines 3440-3447 are only in the bash tool's full output file, which cannot be read here \(deleted, or in another session's temporary folder\); this copy holds lines 3448-5000/,
 		);
 		assert.deepEqual(
 			before.split("\n").filter((l) => /^\d+: /.test(l)),
@@ -259,6 +259,15 @@ describe("a whole recall of a truncated bash result, cut at the output cap", () 
 		);
 		const past = await stub.call("recall_folded", { codes: [code], lines: "5001-5002" });
 		assert.match(past, /line 5001 is past the end \(5000 lines\)/);
+	});
+
+	it("never calls a file it may not read gone: one in another temporary folder (a resume under another TMPDIR) is there", async () => {
+		const path = join(outside, logName(79));
+		writeFileSync(path, `${Array.from({ length: TOTAL }, (_, k) => line(k + 1)).join("\n")}\n`);
+		const { stub, code } = await folded(path);
+		const before = await stub.call("recall_folded", { codes: [code], lines: "3440-3441" });
+		assert.match(before, /which cannot be read here \(deleted, or in another session's temporary folder\)/);
+		assert.doesNotMatch(before, /gone/);
 	});
 });
 

@@ -170,7 +170,7 @@ function fileOf(place: OutputFilePlace): string {
 
 /**
  * Lines `range` of a truncated bash or read copy, numbered as in its file (see outputFilePlace):
- * lines outside those it holds are only in that file (a bash tool's file here is gone; a file read
+ * lines outside those it holds are only in that file (a bash tool's file here cannot be read; a file read
  * is never read by a recall), and Pi's status line after a bash notice, in no line of the file, is
  * said by a range that reaches the copy's last line.
  */
@@ -178,7 +178,7 @@ function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, ro
 	const shift = place.first - 1;
 	const elsewhere =
 		place.source === "bash"
-			? "only in the bash tool's full output file, which is gone"
+			? "only in the bash tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)"
 			: "not in this read of the file (read it again with offset to see them)";
 	if (range.start > place.total) return `line ${range.start} is past the end (${linesText(place.total)})`;
 	if (range.start > place.last)
