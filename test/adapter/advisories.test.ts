@@ -20,8 +20,11 @@ const COLD = { input: 10, output: 5, cacheRead: 0, cacheWrite: 29_990 };
 const UNCACHED = { input: 30_000, output: 5, cacheRead: 0, cacheWrite: 0 };
 const WARM = { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 };
 
-async function tui(settings: Record<string, unknown> = {}): Promise<StubPi> {
-	const stub = loadStub();
+async function tui(
+	settings: Record<string, unknown> = {},
+	options: Parameters<typeof loadStub>[0] = {},
+): Promise<StubPi> {
+	const stub = loadStub(options);
 	stub.settings = { "context-fold": { policy: "ladder", ...settings } };
 	stub.mode = "tui";
 	stub.hasUI = true;
@@ -200,7 +203,7 @@ describe("wire watchdog", () => {
 	const SHORT_READ = { input: 10, cacheRead: 1_000, cacheWrite: 9_000 };
 
 	it("judges the event whose request first declares the fold tools by that request's payload: its blocks went out raw", async () => {
-		const stub = await tui();
+		const stub = await tui({}, { toolsAsRegistered: true });
 		const { active } = await firstFold(
 			stub,
 			() => ({ messages: stub.entries.filter((e) => e.type === "message").map((e) => e.message) }),
@@ -212,7 +215,7 @@ describe("wire watchdog", () => {
 	});
 
 	it("stays quiet for that event when another extension left its blocks out altogether", async () => {
-		const stub = await tui();
+		const stub = await tui({}, { toolsAsRegistered: true });
 		// A windowing extension keeps the first prompt and the newest messages: neither digests nor raw text go out.
 		await firstFold(stub, (sent) => ({ messages: [sent[0], ...sent.slice(-2)] }), SHORT_READ);
 		assert.deepEqual(
@@ -222,7 +225,7 @@ describe("wire watchdog", () => {
 	});
 
 	it("stays quiet for that event when its payload carries the digests", async () => {
-		const stub = await tui();
+		const stub = await tui({}, { toolsAsRegistered: true });
 		await firstFold(stub, (sent) => ({ messages: sent }), SHORT_READ);
 		assert.deepEqual(
 			notices(stub).filter((m) => m.includes("did not reach the wire")),

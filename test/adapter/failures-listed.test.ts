@@ -42,8 +42,8 @@ const throwing = (message: string) => () => {
 };
 
 /** A session with foldable bash results, started. */
-async function started(): Promise<StubPi> {
-	const stub = loadStub();
+async function started(options: Parameters<typeof loadStub>[0] = {}): Promise<StubPi> {
+	const stub = loadStub(options);
 	bashSession(stub, 6);
 	await stub.emit("session_start", { reason: "startup" });
 	return stub;
@@ -90,7 +90,7 @@ describe("a failure met again and again", () => {
 	});
 
 	it("tools that cannot be activated: announced once, listed", async () => {
-		const stub = await started();
+		const stub = await started({ toolsAsRegistered: true });
 		(await sessionManagerOf(stub)).buildSessionProjection = throwing("EIO projection");
 		for (let i = 0; i < 20; i++) await stub.emit("before_agent_start", { prompt: "go", messageType: "user" });
 		assert.equal(heard(stub, /could not be activated/).length, 1);

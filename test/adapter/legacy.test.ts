@@ -351,7 +351,7 @@ describe("a 0.5.1 fold on another branch", () => {
 
 	/** A session whose 0.5.1 fold of `ca`'s result lies off the branch, which a branch summary naming its code closes. */
 	async function leftBranch(): Promise<StubPi> {
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		stub.addMessage({ role: "user", content: "start", timestamp: 1_700_000_000_000 });
 		stub.addMessage({
 			role: "assistant",

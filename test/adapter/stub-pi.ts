@@ -42,9 +42,9 @@ export interface StubPi {
 	handlers: Map<string, Handler[]>;
 	tools: Map<string, StubTool>;
 	/**
-	 * The active tools (those declared to the model), in order: every registered tool but those
-	 * registered with `defaultActive: false`, until `pi.setActiveTools` replaces the list. A test may
-	 * set it, e.g. to stand for Pi's built-in tools or another extension's.
+	 * The active tools (those declared to the model), in order: every registered tool (with
+	 * `toolsAsRegistered`, but those registered with `defaultActive: false`), until `pi.setActiveTools`
+	 * replaces the list. A test may set it, e.g. to stand for Pi's built-in tools or another extension's.
 	 */
 	active: string[];
 	/** Every list the extension passed to `pi.setActiveTools`, in order. */
@@ -146,6 +146,10 @@ export interface StubModel {
  * running). `parentSession` is the header's; `seeded` starts the session with a /fold-handoff seed
  * message (no details), as a session seeded from that parent is (one without is a fork or a clone).
  * Without a `sessionDir`, a session with a parent file is in that file's folder, as a handoff's is.
+ * Every tool is active from the start, as Pi's run has the fold tools by the request that first folds
+ * (context-fold's look-ahead declares them before it, at events these tests mostly skip);
+ * `toolsAsRegistered` keeps a tool registered inactive inactive, as Pi does, for the tests that drive
+ * the look-ahead's events themselves (tool-loadout.test.ts).
  */
 export function loadStub(
 	options: {
@@ -154,6 +158,7 @@ export function loadStub(
 		sessionFile?: string;
 		parentSession?: unknown;
 		seeded?: boolean;
+		toolsAsRegistered?: boolean;
 	} = {},
 ): StubPi {
 	let counter = 0;
@@ -399,7 +404,8 @@ export function loadStub(
 		},
 		registerTool(tool: StubTool) {
 			stub.tools.set(tool.name, tool);
-			if (tool.defaultActive !== false && !stub.active.includes(tool.name)) stub.active.push(tool.name);
+			const active = tool.defaultActive !== false || options.toolsAsRegistered !== true;
+			if (active && !stub.active.includes(tool.name)) stub.active.push(tool.name);
 		},
 		registerCommand(name: string, command: StubPi["commands"] extends Map<string, infer C> ? C : never) {
 			stub.commands.set(name, command);

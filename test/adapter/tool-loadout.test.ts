@@ -81,14 +81,14 @@ async function run(stub: StubPi, turns: number) {
 
 describe("fold tool declarations", () => {
 	it("are registered inactive", () => {
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		assert.deepEqual([...stub.tools.keys()].sort(), FOLD_TOOLS);
 		for (const tool of stub.tools.values()) assert.equal(tool.defaultActive, false, tool.name);
 		assert.deepEqual(stub.active, []);
 	});
 
 	it("are absent before the first fold and present in the request that carries it; other tools stay", async () => {
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "startup" });
 		const requests = await run(stub, 10);
@@ -103,12 +103,12 @@ describe("fold tool declarations", () => {
 	});
 
 	it("are planned at the last tool result of a response that asked for several, not at an earlier one", async () => {
-		const plain = loadStub();
+		const plain = loadStub({ toolsAsRegistered: true });
 		await plain.emit("session_start", { reason: "startup" });
 		const first = (await run(plain, 10)).findIndex((r) => r.folded);
 		// The same run up to two requests before the first fold, then a response asking for three checks:
 		// its first result alone brings the next request to a fold.
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "startup" });
 		await run(stub, first - 1);
@@ -127,7 +127,7 @@ describe("fold tool declarations", () => {
 	});
 
 	it("are planned at a response without tool calls while a follow-up is queued, which Pi sends in the same run", async () => {
-		const plain = loadStub();
+		const plain = loadStub({ toolsAsRegistered: true });
 		await plain.emit("session_start", { reason: "startup" });
 		const first = (await run(plain, 10)).findIndex((r) => r.folded);
 		// The same run up to the request before the first fold, whose response is a long text in place
@@ -152,10 +152,10 @@ describe("fold tool declarations", () => {
 				timestamp: 1_800_000_000_000,
 			});
 		};
-		const idle = loadStub();
+		const idle = loadStub({ toolsAsRegistered: true });
 		await answer(idle);
 		assert.deepEqual(idle.toolSets, [], "nothing queued: the run ends, the next one's before_agent_start plans");
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		stub.pending = true;
 		await answer(stub);
 		assert.deepEqual(stub.toolSets, [[...OTHERS, ...FOLD_TOOLS]], "planned at the response");
@@ -166,7 +166,7 @@ describe("fold tool declarations", () => {
 	});
 
 	it("stay absent through a session that never folds", async () => {
-		const stub = loadStub({ window: 1_000_000 });
+		const stub = loadStub({ toolsAsRegistered: true, window: 1_000_000 });
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "startup" });
 		const requests = await run(stub, 8);
@@ -175,21 +175,25 @@ describe("fold tool declarations", () => {
 		assert.deepEqual(stub.toolSets, []);
 	});
 
-	it("are added by the fold itself when no turn planned it, for the next request on", async () => {
-		const stub = loadStub();
+	it("hold a fold no turn planned: that request goes out raw and declares them, the next folds with them", async () => {
+		const stub = loadStub({ toolsAsRegistered: true });
 		bashSession(stub, 6);
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "startup" });
 		assert.deepEqual(stub.active, OTHERS);
 		assert.ok(
-			resultTexts(await stub.request()).some((t) => FOLDED.test(t)),
-			"the request folds",
+			!resultTexts(await stub.request()).some((t) => FOLDED.test(t)),
+			"no digest goes out in a request without recall_folded",
 		);
 		assert.deepEqual(stub.active, [...OTHERS, ...FOLD_TOOLS]);
+		assert.ok(
+			resultTexts(await stub.request()).some((t) => FOLDED.test(t)),
+			"the next request, which declares them, folds",
+		);
 	});
 
 	it("are never removed, nor added again once another extension removed one", async () => {
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "startup" });
 		await run(stub, 6);
@@ -201,10 +205,16 @@ describe("fold tool declarations", () => {
 	});
 
 	it("are present from the start of a session resumed with fold records", async () => {
-		const stub = loadStub();
+		const stub = loadStub({ toolsAsRegistered: true });
 		bashSession(stub, 6);
 		await stub.emit("session_start", { reason: "startup" });
+		// The first request declares the tools, the second folds.
 		await stub.request();
+		await stub.request();
+		assert.ok(
+			stub.entries.some((e) => (e.data as { kind?: string })?.kind === "records"),
+			"folded",
+		);
 		// Pi restores the active tools the session file declared; say it declared only the others.
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "resume" });
@@ -212,7 +222,7 @@ describe("fold tool declarations", () => {
 	});
 
 	it("are present from the start of a session seeded by /fold-handoff from its parent", async () => {
-		const stub = loadStub({ parentSession: "/nonexistent/parent-session.jsonl" });
+		const stub = loadStub({ toolsAsRegistered: true, parentSession: "/nonexistent/parent-session.jsonl" });
 		stub.entries.push({
 			type: "custom_message",
 			id: "seed",
@@ -228,7 +238,7 @@ describe("fold tool declarations", () => {
 	});
 
 	it("stay absent in a session Pi forked or cloned: it names a parent, but no code of it", async () => {
-		const stub = loadStub({ parentSession: "/nonexistent/parent-session.jsonl" });
+		const stub = loadStub({ toolsAsRegistered: true, parentSession: "/nonexistent/parent-session.jsonl" });
 		bashSession(stub, 1);
 		stub.active = [...OTHERS];
 		await stub.emit("session_start", { reason: "fork" });

@@ -351,6 +351,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 				);
 				facts.hold = true;
 			}
+			if (foldTools) facts.mayFold = foldTools.mayFold;
 			engine.run(messages, facts);
 		} catch (error) {
 			warnOnce(`context-fold: fold pass failed, this turn goes out raw: ${errorText(error)}`);

@@ -76,8 +76,23 @@ export interface TurnFacts {
 	model?: ModelKey;
 	/** No new fold event or compaction request: the model could not read a folded block back. */
 	hold?: boolean;
+	/**
+	 * Asked when the policy would fold: false holds this request's folds (its compaction request
+	 * stands), as the request carries no fold tool to read a digest back yet.
+	 */
+	mayFold?: () => boolean;
 	/** The time of the newest model reply Pi stored on the branch (core lastAssistantOf). */
 	lastReply?: number;
+}
+
+/** `policy` with its folds left out while `mayFold` says no (see TurnFacts.mayFold). */
+function gated(policy: Policy, mayFold: (() => boolean) | undefined): Policy {
+	if (!mayFold) return policy;
+	return (view) => {
+		const commands = policy(view);
+		if (!commands.some((c) => c.type === "fold") || mayFold()) return commands;
+		return commands.filter((c) => c.type !== "fold");
+	};
 }
 
 /** What unfolding adds to the next request, by block id, and the tokens of room left for it. */
@@ -414,7 +429,7 @@ export class FoldEngine {
 	run(messages: MessageLike[], facts: TurnFacts): boolean {
 		this.room = undefined;
 		let indexed = false;
-		const policy: Policy = facts.hold ? () => [] : this.deps.policy;
+		const policy: Policy = facts.hold ? () => [] : gated(this.deps.policy, facts.mayFold);
 		const { plan, event, contents } = runTurn(this.input(messages, facts, policy), {
 			planned: (planned) => this.notice(planned),
 			persist: ({ seq, records, plan }) => {

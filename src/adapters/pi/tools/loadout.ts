@@ -14,8 +14,10 @@
  * it, and when that pass would fold, the tools are activated for the very request that carries the
  * first digest. No `turn_end` handler: Pi rebuilds a preview of the whole branch for each one an
  * extension registers, every turn. Should the plan miss (a steering message that arrived after it,
- * the cache going cold in between), the `context` hook activates them after the fold, and they
- * reach the next request. A compaction that recorded blocks, a resumed branch with fold records, a
+ * the cache going cold in between, another extension's `context` handler making the conversation
+ * larger than the session holds it), the fold pass holds that request's folds and activates the
+ * tools, so the first digest goes out with them in the next request: no digest is ever sent
+ * without a tool to read it back. A compaction that recorded blocks, a resumed branch with fold records, a
  * branch whose branch summary names codes another branch folded, and a session seeded by
  * /fold-handoff from a parent session activate them at once (a session Pi forked or cloned names a
  * parent too, but no code of it).
@@ -86,6 +88,12 @@ export interface FoldTools {
 	 * extension left them out): the model could not read a folded block back, so nothing new folds.
 	 */
 	withheld(): boolean;
+	/**
+	 * Asked by a pass that would fold: true when the request it rewrites declares the tools (or they
+	 * are settled otherwise); false when they were never activated, which activates them now, so
+	 * that the next request declares them and its pass folds.
+	 */
+	mayFold(): boolean;
 }
 
 /** Registers recall_folded and unfold inactive, and activates them once the session has something to recall. */
@@ -179,13 +187,18 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): FoldTo
 			}
 		}),
 	);
-	// After the fold pass (registered before this one): a fold the plan did not foresee is declared from
-	// the next request on.
+	// After the fold pass (registered before this one): what became recallable otherwise (a fold of a
+	// pass that had no mayFold to ask) is declared from the next request on.
 	pi.on("context", () => {
 		onceRecallable();
 		return undefined;
 	});
 	return {
+		mayFold: () => {
+			if (settled) return true;
+			guarded(activate);
+			return false;
+		},
 		withheld: () => {
 			if (!settled) return false;
 			const active = pi.getActiveTools();
