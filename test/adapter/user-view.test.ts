@@ -864,14 +864,14 @@ describe("blocks a user can recognise", () => {
 		};
 		assert.match(
 			tool.content[0].text,
-			new RegExp(`^#${gone} is no longer in the live context \\(compacted\\); use recall_folded`),
+			new RegExp(`^#${gone} is no longer in the context the requests carry \\(a compaction took it out, or another extension leaves it out\\); use recall_folded`),
 		);
 		assert.equal(tool.isError, true);
 		const { stdout } = await stub.command("context-fold", `unfold ${gone}`);
-		assert.match(stdout, /is no longer in the context \(a compaction removed it\)/);
+		assert.match(stdout, /is no longer in the context \(a compaction took it out, or another extension leaves it out\)/);
 		assert.doesNotMatch(stdout, /already unfolded/);
 		const recalled = await stub.command("context-fold", `recall ${gone}`);
-		assert.match(recalled.stdout, /No longer in the context \(a compaction removed it\)/);
+		assert.match(recalled.stdout, /No longer in the context \(a compaction took it out, or another extension leaves it out\)/);
 		// Recalled again and again, it raises no churn: only recall reads it, no unfold or wider tail would spare that.
 		stub.mode = "tui";
 		stub.hasUI = true;
@@ -953,7 +953,7 @@ describe("no offer that fails", () => {
 			assert.match(view, new RegExp(`^#${gone} bash: check \\d \\([\\d.]+k tokens\\) \\(lines 1-`), when);
 			assert.match(
 				view,
-				/No longer in the context \(a compaction removed it\): it can be read here, not unfolded\./,
+				/No\s+longer\s+in\s+the\s+context\s+\(a\s+compaction\s+took\s+it\s+out,\s+or\s+another\s+extension\s+leaves\s+it\s+out\):\s+it\s+can\s+be\s+read\s+here,\s+not\s+unfolded\./,
 			);
 			assert.doesNotMatch(view, /u unfold/, when);
 			assert.equal(stub.confirms.length, 0, `${when}: u asked nothing`);
@@ -979,7 +979,7 @@ describe("no offer that fails", () => {
 		assert.equal(stub.confirms.length, 0, "no confirmation for what cannot be done");
 		assert.equal(
 			stub.notes.at(-1)?.message,
-			`context-fold: #${gone} is no longer in the context (a compaction removed it), so it cannot be unfolded; /context-fold recall ${gone} shows it`,
+			`context-fold: #${gone} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; /context-fold recall ${gone} shows it`,
 		);
 		const typo = await stub.command("context-fold", "unfold see above");
 		assert.equal(typo.stdout, "");

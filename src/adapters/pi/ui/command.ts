@@ -122,7 +122,7 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 			: `#${code} is not a fold code of this session branch`;
 	}
 	if (compactedAway(deps, ctx, id)) {
-		return `#${code} is no longer in the context (a compaction removed it), so it cannot be unfolded; ${read}`;
+		return `#${code} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`;
 	}
 	if (registry.isUnfolded(id)) return `#${code} is already unfolded`;
 	return registry.frozenOp(id) ? undefined : `#${code} is not folded: it is in the context as it was read`;
@@ -248,7 +248,7 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 	const folded = id !== undefined && !registry.isUnfolded(id) && registry.frozenOp(id) !== undefined;
 	const actions = folded && !compacted ? [{ key: "u", hint: "unfold" }] : [];
 	const gone = compacted
-		? "\nNo longer in the context (a compaction removed it): it can be read here, not unfolded."
+		? "\nNo longer in the context (a compaction took it out, or another extension leaves it out): it can be read here, not unfolded."
 		: "";
 	// A parent code's tool call is in the parent's file.
 	const ledger = r.source === "parent" ? deps.parent()?.ledger() : deps.ledger;
