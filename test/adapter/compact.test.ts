@@ -819,7 +819,10 @@ describe("unfold after a compaction", () => {
 			if (restart) await stub.emit("session_start", { reason: "resume" });
 			await stub.request();
 			const answer = await stub.call("unfold", { codes: [code] });
-			assert.match(answer, /no longer in the context the requests carry \(a compaction took it out, or another extension leaves it out\); use recall_folded/);
+			assert.match(
+				answer,
+				/no longer in the context the requests carry \(a compaction took it out, or another extension leaves it out\); use recall_folded/,
+			);
 			assert.doesNotMatch(answer, /Unfolded/);
 			assert.equal(unfoldEntries().length, 0, "nothing persisted");
 			assert.match(await stub.call("recall_folded", { codes: [code] }), /sha256 verified/);

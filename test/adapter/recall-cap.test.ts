@@ -30,6 +30,26 @@ describe("recall_folded output cap", () => {
 		assert.match(out, /reached before the search; call recall_folded with search alone/);
 	});
 
+	it("never cuts a character in two: no answer holds half of a surrogate pair", async () => {
+		const { stub, codes } = await foldedCodes(
+			30,
+			400,
+			(i, k) => `check ${i} ${"🙂".repeat(k % 7)}x${"😀".repeat(300)}`,
+		);
+		const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+		for (const params of [
+			{ codes: codes.slice(0, 20), search: "check" },
+			{ codes: codes.slice(0, 20) },
+			{ codes: codes.slice(0, 20), grep: "x" },
+			{ codes: [codes[0]], lines: "1-400" },
+			{ search: "x" },
+		]) {
+			const out = await stub.call("recall_folded", params);
+			assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
+			assert.doesNotMatch(out, lone, JSON.stringify(Object.keys(params)));
+		}
+	});
+
 	it("a search alone stays within the cap and says how many blocks it left out", async () => {
 		const { stub } = await foldedCodes(60, 400);
 		const out = await stub.call("recall_folded", { search: "output ok" });

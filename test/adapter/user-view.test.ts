@@ -864,14 +864,22 @@ describe("blocks a user can recognise", () => {
 		};
 		assert.match(
 			tool.content[0].text,
-			new RegExp(`^#${gone} is no longer in the context the requests carry \\(a compaction took it out, or another extension leaves it out\\); use recall_folded`),
+			new RegExp(
+				`^#${gone} is no longer in the context the requests carry \\(a compaction took it out, or another extension leaves it out\\); use recall_folded`,
+			),
 		);
 		assert.equal(tool.isError, true);
 		const { stdout } = await stub.command("context-fold", `unfold ${gone}`);
-		assert.match(stdout, /is no longer in the context \(a compaction took it out, or another extension leaves it out\)/);
+		assert.match(
+			stdout,
+			/is no longer in the context \(a compaction took it out, or another extension leaves it out\)/,
+		);
 		assert.doesNotMatch(stdout, /already unfolded/);
 		const recalled = await stub.command("context-fold", `recall ${gone}`);
-		assert.match(recalled.stdout, /No longer in the context \(a compaction took it out, or another extension leaves it out\)/);
+		assert.match(
+			recalled.stdout,
+			/No longer in the context \(a compaction took it out, or another extension leaves it out\)/,
+		);
 		// Recalled again and again, it raises no churn: only recall reads it, no unfold or wider tail would spare that.
 		stub.mode = "tui";
 		stub.hasUI = true;

@@ -296,7 +296,10 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		await runCommand(tui, `/context-fold recall ${code}`);
 		const screen = await tui.waitFor((s) => s.includes("esc close"), WAIT, "the recall view");
 		assert.match(screen, new RegExp(`#${code} bash: for i in `), "titled by what the block was");
-		assert.match(screen, /No\s+longer\s+in\s+the\s+context\s+\(a\s+compaction\s+took\s+it\s+out,\s+or\s+another\s+extension\s+leaves\s+it\s+out\):\s+it\s+can\s+be\s+read\s+here,\s+not\s+unfolded\./);
+		assert.match(
+			screen,
+			/No\s+longer\s+in\s+the\s+context\s+\(a\s+compaction\s+took\s+it\s+out,\s+or\s+another\s+extension\s+leaves\s+it\s+out\):\s+it\s+can\s+be\s+read\s+here,\s+not\s+unfolded\./,
+		);
 		assert.doesNotMatch(screen, / u unfold /, "a compacted block is offered no unfold");
 		tui.send("u");
 		tui.send("Escape");

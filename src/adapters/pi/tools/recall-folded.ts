@@ -17,7 +17,7 @@ import {
 	RECALL_LIMITS,
 	sliceLines,
 } from "../../../core/recall.ts";
-import { lineCount, linesText } from "../../../core/tokens.ts";
+import { lineCount, linesText, safeSlice } from "../../../core/tokens.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
@@ -382,10 +382,10 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 		const after = closing.join("\n\n");
 		const cut = `… cut at the output cap (${CAP} characters per call)`;
 		const whole = body.length + after.length + 2 <= CAP;
-		const kept = whole ? body : `${body.slice(0, Math.max(0, CAP - after.length - 80))}\n${cut}`;
+		const kept = whole ? body : `${safeSlice(body, Math.max(0, CAP - after.length - 80))}\n${cut}`;
 		const text = [kept, after].filter((part) => part.length > 0).join("\n\n");
 		return {
-			text: text.slice(0, CAP),
+			text: safeSlice(text, CAP),
 			failed: search === undefined && served === 0 && unserved.length === 0,
 			heads: whole ? heads : [...heads, cut],
 		};

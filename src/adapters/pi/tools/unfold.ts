@@ -63,7 +63,9 @@ export function runUnfold(
 				);
 			} else if (engine.leftContext(id)) {
 				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
-				lines.push(`#${code} is no longer in the context the requests carry (a compaction took it out, or another extension leaves it out); use recall_folded to read it`);
+				lines.push(
+					`#${code} is no longer in the context the requests carry (a compaction took it out, or another extension leaves it out); use recall_folded to read it`,
+				);
 			} else if (engine.changedSinceFold(id)) {
 				already++;
 				lines.push(
