@@ -312,6 +312,53 @@ describe("a 0.5.1 session through the hooks", () => {
 		assert.match(`${refused.stdout}${refused.stderr}`, /is not folded: it is in the context as it was read/);
 	});
 
+	it("sends raw, as 0.5.1 did, both blocks of a call id a provider used twice, whatever its layer froze", async () => {
+		// A window so large that this version folds nothing new: only 0.5.1's layers decide.
+		const stub = loadStub({ window: 10_000_000 });
+		const twice = "later result of a reused call id";
+		let n = 0;
+		const at = (k: number) => 1_757_512_900_000 + k;
+		for (const entry of [
+			...legacyEntries(),
+			{
+				type: "message",
+				message: {
+					role: "assistant",
+					content: [
+						{ type: "toolCall", id: "toolu_01QmZ7", name: "bash", arguments: { command: "npx vitest run" } },
+					],
+					stopReason: "toolUse",
+					responseId: "resp_again",
+					timestamp: at(1),
+				},
+			},
+			{
+				type: "message",
+				message: {
+					role: "toolResult",
+					toolCallId: "toolu_01QmZ7",
+					toolName: "bash",
+					content: [{ type: "text", text: twice }],
+					isError: false,
+					timestamp: at(2),
+				},
+			},
+		])
+			stub.entries.push({ ...entry, id: `l${++n}` });
+		await stub.emit("session_start", { reason: "resume" });
+		const sent = await stub.request();
+		assert.ok(JSON.stringify(sent).includes(DIGESTS.thinking), "0.5.1's other folds stand");
+		const copies = sent.filter((m) => m.toolCallId === "toolu_01QmZ7").map((m) => m.content);
+		const texts = copies.map((content) => (content as { text: string }[]).map((part) => part.text).join("\n"));
+		assert.deepEqual(texts, [L.bashText, twice]);
+		assert.ok(!JSON.stringify(copies).includes(DIGESTS.bash), "0.5.1's digest of an ambiguous id is not sent");
+		assert.deepEqual(stub.stderr, [], "no block is said to have changed");
+		assert.match(
+			await stub.call("recall_folded", { codes: [CODES.bash] }),
+			new RegExp(`^Recalled #${CODES.bash}: bash, 14 lines \\(sha256 verified\\)`),
+		);
+	});
+
 	it("compacts and hands off with the 0.5.1 index lines: their facts and a pointer to a 0.5.1 code", async () => {
 		await inTempDir(async (dir) => {
 			const stub = await legacyStub(dir);

@@ -122,8 +122,14 @@ export function readLegacyEntry(data: Data, state: LegacyState): boolean {
  * Replays collected 0.5.1 state into `registry`: the records, then the layers in ascending seq
  * (each op under its block's recorded code, its digest bytes as recorded; an op whose block has
  * no record is left out and counted in `state.unbacked`, so that block renders raw), then the unfolds.
+ * An op on an id in `repeated` (one that names more than one block, a tool-call id a provider used
+ * twice) is left out without a word: 0.5.1 sent every block of such an id raw, whatever its layers said.
  */
-export function replayLegacy(state: LegacyState, registry: FoldRegistry): void {
+export function replayLegacy(
+	state: LegacyState,
+	registry: FoldRegistry,
+	repeated: ReadonlySet<string> = new Set(),
+): void {
 	const layers = [...state.layers.entries()].sort((a, b) => a[0] - b[0]);
 	const firstSeq = new Map<string, number>();
 	for (const [seq, entries] of layers) {
@@ -137,6 +143,7 @@ export function replayLegacy(state: LegacyState, registry: FoldRegistry): void {
 		const ops: FoldOp[] = [];
 		for (const e of entries) {
 			const id = fromLegacyId(e.id);
+			if (repeated.has(id)) continue;
 			const record = registry.record(id);
 			if (record) ops.push({ id, code: record.code, text: e.digestText, legacy: true });
 			else state.unbacked++;

@@ -7,6 +7,7 @@
 import { Type } from "typebox";
 import { Value } from "typebox/value";
 import type { FoldOp } from "../../../core/apply.ts";
+import { type MessageLike, messageBlocks } from "../../../core/block.ts";
 import { type FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import { isLegacyEntry, legacyRecordOf, legacyState, readLegacyEntry, replayLegacy } from "./legacy-entries.ts";
 
@@ -108,6 +109,23 @@ export function skippedText(skipped: Skipped): string | undefined {
 	return parts.length > 0 ? `context-fold: restoring fold state skipped ${parts.join(", ")}` : undefined;
 }
 
+/** Durable ids that name more than one block of the messages among `entries` (see linearize). */
+function repeatedIds(entries: readonly unknown[]): Set<string> {
+	const seen = new Set<string>();
+	const repeated = new Set<string>();
+	let at = 0;
+	for (const raw of entries) {
+		const entry = raw as { type?: unknown; message?: MessageLike };
+		if (entry?.type !== "message" || !entry.message) continue;
+		for (const block of messageBlocks(entry.message, at++, 0)) {
+			if (!block.durable) continue;
+			if (seen.has(block.id)) repeated.add(block.id);
+			else seen.add(block.id);
+		}
+	}
+	return repeated;
+}
+
 /**
  * Rebuilds the registry from session entries in branch order; malformed entries are skipped.
  * Entries context-fold 0.5.1 wrote (see legacy-entries.ts) are replayed first, as they predate
@@ -125,7 +143,7 @@ export function rebuildRegistry(entries: readonly unknown[]): { registry: FoldRe
 		else if (!isLegacyEntry(data)) own.push(data);
 		else if (!readLegacyEntry(data, legacy)) skipped.entries++;
 	}
-	replayLegacy(legacy, registry);
+	replayLegacy(legacy, registry, legacy.layers.size > 0 ? repeatedIds(entries) : undefined);
 	skipped.ops += legacy.malformedOps;
 	skipped.unbacked += legacy.unbacked;
 	const recorded = new Set<number>();
