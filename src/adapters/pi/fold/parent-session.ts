@@ -1,14 +1,14 @@
 /**
- * Read-only recall from a parent session. A session started from a `/fold-handoff` seed (or any
- * session whose header names a `parentSession`) carries the parent's fold codes as provenance
- * pointers; this module serves them from the parent's own session file, the one the seed names, with
- * the same sha256 check as local recall (for a block without a fold record there, against the hash
- * the seed took at the handoff). Only a `.jsonl` file in this session's own folder, or Pi's session
- * folder for it, is opened (a handoff starts its new session beside its parent), and it is only read. A code is looked up on the parent's last branch first, then on any
- * other branch of the file: the parent may have moved on with `/tree` since the handoff, and its
- * codes stay what they named. A torn last line (a parent still being written) is skipped quietly;
- * an unparsable line anywhere else is announced once and named in every miss, since the codes it
- * held, or that its branch led to, cannot be served.
+ * Read-only recall from a parent session. A session started from a `/fold-handoff` seed carries the
+ * parent's fold codes as provenance pointers; this module serves them from the parent's own session
+ * file, the one the seed names, with the same sha256 check as local recall (for a block without a
+ * fold record there, against the hash the seed took at the handoff). Only a `.jsonl` file in this
+ * session's own folder, or Pi's session folder for it, is opened (a handoff starts its new session
+ * beside its parent), and it is only read. A code is looked up on the parent's last branch first,
+ * then on any other branch of the file: the parent may have moved on with `/tree` since the handoff,
+ * and its codes stay what they named. A torn last line (a parent still being written) is skipped
+ * quietly; an unparsable line anywhere else is announced once and named in every miss, since the
+ * codes it held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, readSync } from "node:fs";
 import { dirname, resolve } from "node:path";

@@ -51,10 +51,10 @@ const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads the bash tool's own full-output file: `pi-bash-<16 hex>.log` directly in the temp dir, named
- * by a normal absolute path (no `.` or `..` part, as the bash tool writes it). The
- * file is opened once without following links, and the opened descriptor must be a regular file
- * with a single link, owned by this user, of bounded size; the text is read from that descriptor,
- * so nothing swapped in after the check is read. Any other path, or a file gone, gives undefined.
+ * by a normal absolute path (no `.` or `..` part, as the bash tool writes it). The file is opened
+ * once without following links, and the opened descriptor must be a regular file with a single
+ * link, owned by this user, of bounded size; the text is read from that descriptor, so nothing
+ * swapped in after the check is read. Any other path, or a file gone, gives undefined.
  */
 export function readToolOutputFile(path: unknown): string | undefined {
 	if (typeof path !== "string" || path.length > 4096 || !BASH_LOG.test(basename(path))) return undefined;

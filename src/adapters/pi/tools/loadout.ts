@@ -17,10 +17,10 @@
  * the cache going cold in between, another extension's `context` handler making the conversation
  * larger than the session holds it), the fold pass holds that request's folds and activates the
  * tools, so the first digest goes out with them in the next request: no digest is ever sent
- * without a tool to read it back. A compaction that recorded blocks, a resumed branch with fold records, a
- * branch whose branch summary names codes another branch folded, and a session seeded by
- * /fold-handoff from a parent session activate them at once (a session Pi forked or cloned names a
- * parent too, but no code of it).
+ * without a tool to read it back. A compaction that recorded blocks, a resumed branch with fold
+ * records, a branch whose branch summary names codes another branch folded, and a session seeded
+ * by /fold-handoff from a parent session activate them at once (a session Pi forked or cloned
+ * names a parent too, but no code of it).
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
