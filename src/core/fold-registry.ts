@@ -87,6 +87,11 @@ export class FoldRegistry {
 		return this.unfolded.has(id) ? undefined : this.frozen.get(id);
 	}
 
+	/** The op an event froze for `id`, in force or unfolded since; undefined when none did. */
+	opOf(id: string): FoldOp | undefined {
+		return this.marked.has(id) ? this.frozen.get(id) : undefined;
+	}
+
 	/** Every frozen op still in force, in commit order. */
 	frozenOps(): FoldOp[] {
 		return [...this.frozen.values()].filter((op) => !this.unfolded.has(op.id));

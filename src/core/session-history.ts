@@ -72,6 +72,24 @@ function foldMark(entry: EntryLike, entryType: string): FoldMark | undefined {
 }
 
 /**
+ * The ids unfolded after the latest model reply that reported a prompt on `branch`: that prompt
+ * predates them, and the next request carries them raw.
+ */
+export function unfoldedSinceReply(branch: readonly unknown[], entryType: string): string[] {
+	const ids: string[] = [];
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i] as EntryLike;
+		if (entry.type === "message" && entry.message?.role === "assistant") {
+			if (promptOf(figuresOf(entry.message.usage)) > 0) break;
+			continue;
+		}
+		const mark = foldMark(entry, entryType);
+		if (mark?.kind === "unfold") ids.push(...mark.ids);
+	}
+	return ids;
+}
+
+/**
  * A block's cost when it was folded, from its record: its characters, or for a 0.5.1 record (which
  * kept UTF-8 bytes instead) its bytes; 0 when neither is known.
  */

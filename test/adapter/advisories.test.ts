@@ -12,7 +12,7 @@ import { CacheWarning } from "../../src/adapters/pi/cache/cache-warning.ts";
 import { DEFAULT_CONFIG, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { ADVICE, DEFAULT_RATIOS, KEEP_DRAFT, SEND_ANYWAY } from "../../src/core/cache-advice.ts";
 import { withoutAdvisories } from "../e2e/harness/advisories.ts";
-import { bashSession, exchangeAt, loadStub, type StubPi, withRetention } from "./stub-pi.ts";
+import { bashSession, exchangeAt, loadStub, resultTexts, type StubPi, withRetention } from "./stub-pi.ts";
 
 /** A cold response of a provider that caches: it read nothing and wrote the whole prompt again. */
 const COLD = { input: 10, output: 5, cacheRead: 0, cacheWrite: 29_990 };
@@ -444,6 +444,29 @@ describe("idle cache-risk warning", () => {
 	};
 	const input = (stub: StubPi, event: Record<string, unknown>) =>
 		stub.emit("input", { text: "next step", source: "interactive", ...event });
+
+	it("counts a block unfolded since the last response in what the next prompt re-sends", async () => {
+		const stub = await tui();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = await stub.request();
+		const code = resultTexts(sent)
+			.map((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1])
+			.find(Boolean);
+		assert.ok(code, "a result folded");
+		exchangeAt(stub, Date.now() - 10 * 60_000, { input: 10, output: 5, cacheRead: 29_990, cacheWrite: 0 });
+		assert.match(await stub.call("unfold", { codes: [code] }), /^Unfolded/);
+		await stub.emit("session_start", { reason: "resume" });
+		const warned = /re-sends ~([\d.]+)k tokens uncached$/.exec(standing(stub)[0] ?? "");
+		assert.ok(warned, standing(stub).join("\n"));
+		assert.ok(Number(warned[1]) > 30.5, `the unfolded block is counted: ~${warned[1]}k`);
+		// Pi's count is the last response's, from before the unfold.
+		stub.usage = { tokens: 30_000, contextWindow: 200_000 };
+		await stub.command("context-fold", "status");
+		const status = String(stub.ui.views.at(-1));
+		assert.match(status, /Context /, status);
+		assert.doesNotMatch(status, /Pi counts/, "Pi's count predates the unfold");
+	});
 
 	it("takes the resumed session's idle warning down once a compaction rewrote the prompt anyway", async () => {
 		const stub = await idleSession({}, 10 * 60_000);

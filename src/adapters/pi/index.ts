@@ -10,6 +10,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { PROFILES } from "../../core/policy/profiles.ts";
+import { opSaving } from "../../core/session-history.ts";
 import { ActiveSettings } from "./active-settings.ts";
 import { Advisor } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
@@ -122,6 +123,11 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		ttlMs: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet).ms,
 		now,
 		caches: () => telemetry.caches,
+		unfoldedBack: (ids) =>
+			ids.reduce((n, id) => {
+				const op = engine.registry.opOf(id);
+				return n + (op ? opSaving(engine.registry.record(id), op) : 0);
+			}, 0),
 	});
 
 	const engine = new FoldEngine({

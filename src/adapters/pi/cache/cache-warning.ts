@@ -24,7 +24,9 @@ import {
 	promptOf,
 	SEND_ANYWAY,
 } from "../../../core/cache-advice.ts";
+import { unfoldedSinceReply } from "../../../core/session-history.ts";
 import { errorText } from "../error-text.ts";
+import { ENTRY_TYPE } from "../fold/persistence.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { CACHE_WARM, timeOf, type UsageLike } from "./telemetry.ts";
 
@@ -59,6 +61,8 @@ export interface WarningDeps {
 	 * cache); where it never does, a pause makes no prompt dearer and nothing is said.
 	 */
 	caches: () => boolean;
+	/** The tokens unfolding the blocks `ids` puts back into the next request (their folds' saving). */
+	unfoldedBack?: (ids: readonly string[]) => number;
 }
 
 /** What the prediction reads from Pi's context. */
@@ -134,6 +138,8 @@ export class CacheWarning {
 			completedAt = timeOf(m.timestamp) ?? timeOf(entry.timestamp);
 			carried = prompt;
 		}
+		// Blocks unfolded since that response come back raw in the next prompt, which its figure predates.
+		carried += this.deps.unfoldedBack?.(unfoldedSinceReply(branch, ENTRY_TYPE)) ?? 0;
 		const ttlMs = this.deps.ttlMs(place.model);
 		const minutes = this.deps.config().cacheIdleMinutes;
 		if (minutes === 0) return undefined;

@@ -14,7 +14,14 @@ import { contextParts, keptOut, type PassRow, type PassSnapshot } from "../../..
 import { backstopFor, COLD_LEAST_SHARE, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
 import { PROFILES, type Profile } from "../../../core/policy/profiles.ts";
-import { cacheByModel, eventLines, eventSaving, hitRateSince, opSaving } from "../../../core/session-history.ts";
+import {
+	cacheByModel,
+	eventLines,
+	eventSaving,
+	hitRateSince,
+	opSaving,
+	unfoldedSinceReply,
+} from "../../../core/session-history.ts";
 import { type FoldedBlock, type FoldPoint, footerText, percent, type StatusFacts } from "../../../core/status.ts";
 import { estTokens } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
@@ -213,7 +220,8 @@ export function statusFacts(
 		advisories: sources.advisories?.() ?? [],
 		failures: sources.failures?.() ?? [],
 		preview: sent === undefined && pass !== undefined,
-		piUsage: piUsageOf(ctx),
+		// Pi's count is the latest response's: an unfold since makes the next request larger than it says.
+		piUsage: unfoldedSinceReply(branch, ENTRY_TYPE).length > 0 ? undefined : piUsageOf(ctx),
 	};
 }
 
