@@ -192,6 +192,18 @@ export function opSaving(record: FoldRecord | undefined, op: FoldOp): number {
 	return Math.max(0, cost - blockCost(folded));
 }
 
+/**
+ * The estimated tokens an unfold puts back into the context, given the blocks' records and the ops
+ * that had folded them, in the same order: each fold's saving (the block less its digest), or the
+ * block's whole cost where its op is not known.
+ */
+export function unfoldBack(records: readonly (FoldRecord | undefined)[], ops: readonly (FoldOp | undefined)[]): number {
+	return records.reduce((n, r, i) => {
+		const op = ops[i];
+		return n + (op ? opSaving(r, op) : recordCost(r));
+	}, 0);
+}
+
 /** The estimated tokens a fold event's ops keep out, given its records by id. */
 export function eventSaving(ops: readonly FoldOp[], record: (id: string) => FoldRecord | undefined): number {
 	return ops.reduce((n, op) => n + opSaving(record(op.id), op), 0);
@@ -199,12 +211,14 @@ export function eventSaving(ops: readonly FoldOp[], record: (id: string) => Fold
 
 /**
  * The fold events and unfolds on `branch`, oldest first, each with the rewrite of the first
- * response after it. `record` resolves a block id to its fold record (codes and sizes).
+ * response after it. `record` resolves a block id to its fold record (codes and sizes), `op` to the
+ * op that folded it (an unfold puts back the block less its digest).
  */
 export function eventLines(
 	branch: readonly unknown[],
 	entryType: string,
 	record: (id: string) => FoldRecord | undefined,
+	op: (id: string) => FoldOp | undefined = () => undefined,
 ): EventLine[] {
 	const lines: EventLine[] = [];
 	let open: EventLine[] = [];
@@ -230,7 +244,7 @@ export function eventLines(
 				seq: undefined,
 				kind: "unfold",
 				codes: records.map((r, i) => r?.code ?? ids[i]),
-				tokens: records.reduce((n, r) => n + recordCost(r), 0),
+				tokens: unfoldBack(records, ids.map(op)),
 				rewrite: undefined,
 				hitRate: undefined,
 			};

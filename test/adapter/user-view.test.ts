@@ -84,6 +84,7 @@ describe("footer status", () => {
 		await stub.emit("tool_execution_end", { toolName: "unfold" });
 		assert.match(String(stub.statuses.get("context-fold")), new RegExp(`^fold ${codes.length - 1} · `));
 		stub.mode = "print";
+		stub.mode = "print";
 		const status = (await stub.command("context-fold", "status")).stdout;
 		assert.match(status, new RegExp(`Folds +${codes.length - 1} in context`));
 		assert.ok(!status.includes(`#${codes[0]} `), `the unfolded block is no longer listed as folded:\n${status}`);
@@ -636,6 +637,16 @@ describe("/context-fold", () => {
 		await stub.command("context-fold", `unfold ${code}`);
 		assert.ok(!foldedCodes(await stub.request()).includes(code), "confirmed: unfolded");
 		assert.match(stub.notes.at(-1)?.message ?? "", new RegExp(`^Unfolded #${code}`));
+		// One figure for what it puts back: the confirmation's, the /tree label's and the status's.
+		const back = /puts ~([\d.]+k?) tokens back/.exec(stub.confirms.at(-1)?.message ?? "")?.[1];
+		assert.ok(back, stub.confirms.at(-1)?.message);
+		assert.ok(
+			[...stub.labels.values()].includes(`unfolded #${code} · ~${back} tokens back in context`),
+			[...stub.labels.values()].join("\n"),
+		);
+		stub.mode = "print";
+		const status = (await stub.command("context-fold", "status")).stdout;
+		assert.match(status, new RegExp(`unfold +#${code}, ~${back.replace(".", "\\.")} back`), status);
 	});
 
 	it("answers discard-images and an unknown subcommand", async () => {

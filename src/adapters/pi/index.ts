@@ -136,7 +136,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		append: (entry) => {
 			records.note(entry);
 			pi.appendEntry(ENTRY_TYPE, entry);
-			labelEntry(pi, entry, leafOf(), records.record);
+			labelEntry(pi, entry, leafOf(), records.record, (id) => engine.registry.opOf(id));
 		},
 		beforeCommit: (seq, records, messages, blocks) => {
 			const scope = new Set(records.map((r) => r.id));

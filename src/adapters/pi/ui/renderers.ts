@@ -10,9 +10,10 @@
  */
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
+import type { FoldOp } from "../../../core/apply.ts";
 import { type BlockFacts, blockLine, blockWhat, LINE_WIDTH } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
-import { eventSaving, readFoldMark, recordCost } from "../../../core/session-history.ts";
+import { eventSaving, readFoldMark, unfoldBack } from "../../../core/session-history.ts";
 import { eventLabel } from "../../../core/status.ts";
 import { clip, estTokens, linesText, short } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
@@ -42,8 +43,15 @@ export class FoldRecords {
 	readonly record = (id: string): FoldRecord | undefined => this.engine.registry.record(id) ?? this.pending.get(id);
 }
 
-/** The line a fold event's layer or an unfold entry reads as; undefined for a records entry or anything else. */
-export function entryLine(data: unknown, record: (id: string) => FoldRecord | undefined): string | undefined {
+/**
+ * The line a fold event's layer or an unfold entry reads as; undefined for a records entry or anything
+ * else. `op` gives the op that folded a block (an unfold puts back the block less its digest).
+ */
+export function entryLine(
+	data: unknown,
+	record: (id: string) => FoldRecord | undefined,
+	op: (id: string) => FoldOp | undefined = () => undefined,
+): string | undefined {
 	const mark = readFoldMark(data);
 	if (mark?.kind === "layer") {
 		return eventLabel(
@@ -57,7 +65,7 @@ export function entryLine(data: unknown, record: (id: string) => FoldRecord | un
 		return eventLabel(
 			"unfold",
 			records.map((r, i) => r?.code ?? mark.ids[i]),
-			records.reduce((n, r) => n + recordCost(r), 0),
+			unfoldBack(records, mark.ids.map(op)),
 		);
 	}
 	return undefined;
@@ -90,10 +98,11 @@ export function labelEntry(
 	entry: FoldEntry,
 	leaf: string | undefined,
 	record: (id: string) => FoldRecord | undefined,
+	op?: (id: string) => FoldOp | undefined,
 ): void {
 	if (!leaf) return;
 	try {
-		const line = entryLine(entry, record);
+		const line = entryLine(entry, record, op);
 		if (line) pi.setLabel(leaf, line);
 	} catch {
 		// no label: /tree shows the bare custom row
@@ -167,21 +176,21 @@ export function recallSummary(
 }
 
 /**
- * The summary lines of an unfold result: the codes put back with their size, a line per block saying
- * what it was (by `facts`, up to 8), then anything refused.
+ * The summary lines of an unfold result: the codes put back with what they add (each block less the
+ * digest `op` folded it to), a line per block saying what it was (by `facts`, up to 8), then anything
+ * refused.
  */
 export function unfoldSummary(
 	text: string,
 	record: (code: string) => FoldRecord | undefined,
 	facts?: (code: string) => BlockFacts | undefined,
+	op: (code: string) => FoldOp | undefined = () => undefined,
 ): string[] {
 	const [first = "", ...rest] = text.split("\n");
 	const m = /^Unfolded (#[0-9a-z]+(?:, #[0-9a-z]+)*):/.exec(first);
 	if (!m) return text.split("\n").filter((l) => l.length > 0);
 	const codes = m[1].split(", ").map((c) => c.slice(1));
-	const tokens = codes.reduce((n, c) => {
-		return n + recordCost(record(c));
-	}, 0);
+	const tokens = unfoldBack(codes.map(record), codes.map(op));
 	const blocks = codes.slice(0, 8).flatMap((c) => {
 		const known = facts?.(c);
 		return known ? [`  ${blockLine(known, LINE_WIDTH - 2)}`] : [];
@@ -208,12 +217,17 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 		const id = engine.registry.idOf(code);
 		return id ? engine.registry.record(id) : undefined;
 	};
+	const opOf = (id: string) => engine.registry.opOf(id);
+	const opByCode = (code: string) => {
+		const id = engine.registry.idOf(code);
+		return id ? engine.registry.opOf(id) : undefined;
+	};
 	const factsOf = (code: string) => {
 		const r = byCode(code);
 		return r ? blockFacts(r, engine, ledger) : undefined;
 	};
 	pi.registerEntryRenderer(ENTRY_TYPE, (entry, options, theme: Theme) => {
-		const line = entryLine(entry.data, record);
+		const line = entryLine(entry.data, record, opOf);
 		if (!line) return undefined;
 		const facts = (r: FoldRecord) => blockFacts(r, engine, ledger);
 		const blocks = entryBlocks(entry.data, record, facts, options.expanded ? Number.MAX_SAFE_INTEGER : 4);
@@ -228,7 +242,9 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 				const text = resultText(result as { content?: { type: string; text?: string }[] });
 				const heads = (result as { details?: { heads?: unknown } }).details?.heads;
 				const lines =
-					toolName === "unfold" ? unfoldSummary(text, byCode, factsOf) : recallSummary(text, factsOf, heads);
+					toolName === "unfold"
+						? unfoldSummary(text, byCode, factsOf, opByCode)
+						: recallSummary(text, factsOf, heads);
 				let shown = theme.fg(context?.isError ? "error" : "muted", lines.join("\n"));
 				if (options.expanded && toolName === "recall_folded") shown += `\n\n${shownText(text)}`;
 				return new Text(shown, 0, 0);

@@ -213,7 +213,12 @@ export function statusFacts(
 		folds: figures.folds,
 		keptOut: figures.tokens,
 		sinceFold: figures.folds > 0 ? hitRateSince(branch, ENTRY_TYPE) : undefined,
-		events: eventLines(branch, ENTRY_TYPE, (id) => engine.registry.record(id)),
+		events: eventLines(
+			branch,
+			ENTRY_TYPE,
+			(id) => engine.registry.record(id),
+			(id) => engine.registry.opOf(id),
+		),
 		cache: cacheByModel(branch),
 		lifetime: sources.lifetime?.(ctx.model),
 		largest: largestFolded(engine, pass?.rows, sources.ledger),
