@@ -11,7 +11,8 @@
  * enough for cache warming to refresh, the replay asks the extensions Pi's own question for that gap
  * (`cache_warming_decision`, with Pi's decision by its rule at the price model's reference prices,
  * through the session's extension runner) and records a `stop` the extensions gave where Pi would
- * warm on the request after it. context-fold runs on the recording's clock, and the refreshes Pi would
+ * warm on the request after it. context-fold runs on the recording's clock (a prompt typed, a tool's
+ * result arriving, a request sent, each at its recorded time), and the refreshes Pi would
  * have sent in each gap reach its session as `cache_warm` entries, so it sees the cache warm or
  * cold as the price model does. What context-fold would tell the replayed session's user (its
  * advisories, on stderr in a real headless Pi) is counted, not printed. Nothing touches the network
@@ -373,7 +374,12 @@ export async function replayPolicy(
 	faux.setResponses([step]);
 
 	const ran = new Set<string>();
-	const tools = replayTools(script, cwd, { steering: () => steering, diverge, reply: () => delivered, ran });
+	// A tool's result arrives when its run ended: what the extensions do on it (context-fold plans the
+	// next request there) happens then, as in a live session, not at the previous request's time.
+	const arrived = (at: number) => {
+		if (at > clock) clock = at;
+	};
+	const tools = replayTools(script, cwd, { steering: () => steering, diverge, reply: () => delivered, ran, arrived });
 
 	const session = await replaySession({ cwd, settings, factories, runtime, model: faux.getModel(), tools });
 	decide = (event) => session.extensionRunner.emitCacheWarmingDecision(event);
@@ -445,6 +451,10 @@ export async function replayPolicy(
 			if (current.assistants.length === 0) steerAfter(turn);
 			await steering;
 			const { text, images } = textAndImages(current.user);
+			// The prompt is typed at its recorded time: what the extensions do on it (context-fold plans
+			// the run's first request there) happens then, not at the previous request's time.
+			const typed = timeOf(current.user.timestamp);
+			if (typed !== undefined && typed > clock) clock = typed;
 			// As recorded: a text that reads as a command or template went to the model as it stands (no
 			// extension claimed it then), so nothing here may run it as the replayed extension's command.
 			await session.prompt(

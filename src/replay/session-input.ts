@@ -46,6 +46,8 @@ export interface ToolFeed {
 	 * run checks at `tool_execution_end`) Pi answered itself, refusing it.
 	 */
 	ran: Set<string>;
+	/** Told the recorded time of each result a tool gives: its run finished then (see run.ts's clock). */
+	arrived?: (at: number) => void;
 }
 
 /**
@@ -78,6 +80,8 @@ export function replayTools(script: ReplayScript, cwd: string, feed: ToolFeed): 
 					feed.diverge("tool call without a recorded result");
 					return { content: [{ type: "text", text: "(no result recorded)" }], details: undefined };
 				}
+				const at = result.timestamp;
+				if (typeof at === "number" && Number.isFinite(at)) feed.arrived?.(at);
 				// An error result as recorded (Pi takes `isError` from a tool's result as from a throw,
 				// which would keep only its text, joined into one part).
 				return { content: parts(result), details: result.details, isError: result.isError === true };

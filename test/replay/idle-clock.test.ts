@@ -83,3 +83,34 @@ test("with warming off the same gap leaves the cache cold: the request after it 
 test("at Opus 4.5's prices Pi does not keep a 12k prompt warm between runs: after the same gap the request folds", async () => {
 	assert.deepEqual(await foldRequests(600, true, PRICE_MODELS["anthropic-5m"]), [3]);
 });
+
+test("a tool that ran past the cache's lifetime leaves it cold: the request its result goes out in folds", async () => {
+	const synthetic = new SyntheticSession(T0);
+	const add = (second: number, message: Record<string, unknown>): void => synthetic.add(second, message);
+	const read = (call: number, result: number, id: string, chars: number): void => {
+		add(call, {
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
+			stopReason: "toolUse",
+		});
+		add(result, {
+			role: "toolResult",
+			toolCallId: id,
+			toolName: "read",
+			content: [{ type: "text", text: `${id} `.repeat(chars / 3) }],
+			isError: false,
+		});
+	};
+	add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
+	read(2, 2, "c1", 40_000);
+	// The second read takes two hours: its result arrives, and the next request goes out, with the cache cold.
+	read(3, 3 + 2 * 3600, "c2", 8_000);
+	add(4 + 2 * 3600, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const script = synthetic.script();
+	const run = await replayPolicy(script, policy, { window: WINDOW, cache: { model: MODEL, warming: false } });
+	assert.deepEqual(run.divergences, {});
+	assert.deepEqual(
+		policyFigures(script, run, MODEL, false, WINDOW).rewriteEvents.map((e) => e.request),
+		[2],
+	);
+});
