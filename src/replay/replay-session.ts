@@ -17,8 +17,8 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import type { PriceModel } from "./price.ts";
 
-/** The agent directory of every replay (nothing is read from it). */
-const AGENT_DIR = "/replay/agent";
+/** The agent directory of every replay, whatever the user's is (nothing is read from it). */
+export const AGENT_DIR = "/replay/agent";
 
 /** A faux model with a `window`-token context at `price`'s rates, registered in a runtime of its own. */
 export async function replayModel(

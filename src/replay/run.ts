@@ -40,7 +40,7 @@ import {
 	type WarmingPhase,
 	warmingDelayMs,
 } from "./price.ts";
-import { replayModel, replaySession } from "./replay-session.ts";
+import { AGENT_DIR, replayModel, replaySession } from "./replay-session.ts";
 import { BlockTable, type RequestShape } from "./request-shape.ts";
 import { parts, type ReplayScript } from "./script.ts";
 import {
@@ -236,6 +236,8 @@ export async function replayPolicy(
 					},
 					// The knobs are the policy's alone: the user's CONTEXTFOLD_* variables would change the figures unseen.
 					withoutOwnVariables(process.env),
+					// And no file of the user's agent directory (a 0.5.1 settings file) is looked at.
+					AGENT_DIR,
 				),
 				options.onHookInput,
 			),

@@ -50,6 +50,20 @@ test("the user's CONTEXTFOLD variables change no figure: they are named on stder
 	);
 });
 
+test("no file of the user's agent directory changes a figure (0.5.1's settings file among them)", async () => {
+	const agent = mkdtempSync(join(tmpdir(), "cf-agent-"));
+	try {
+		writeFileSync(join(agent, "context-fold.json"), "{}");
+		const args = [DEBUG_BRANCHY, "--window", "32000", "--policy", "pi,context-fold", "--quiet"];
+		const clean = await withoutOwnInProcess(() => replayInProcess(args));
+		const own = replayCommand(args, { env: { ...withoutOwn(process.env), PI_CODING_AGENT_DIR: agent } });
+		assert.equal(own.status, 0, own.stderr);
+		assert.equal(own.stdout, clean.stdout, "the same report");
+	} finally {
+		rmSync(agent, { recursive: true, force: true });
+	}
+});
+
 test("as the checkout's npm script, relative paths mean the directory npm was run in", () => {
 	const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
 	const root = fileURLToPath(new URL("../../", import.meta.url));

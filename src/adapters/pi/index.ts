@@ -43,14 +43,16 @@ export default function contextFold(pi: ExtensionAPI): void {
  * context-fold on a given clock (epoch ms) instead of wall time: the replay runs it on the
  * recording's clock, so that it sees the recorded idle gaps as Pi's users lived them, hands its
  * notices (advisories meant for the replayed session's user) to `sink` instead of stderr, and gives
- * it the environment to read its variables from (the replay's has none of the user's).
+ * it the environment to read its variables from (the replay's has none of the user's) and the agent
+ * directory its files are looked for in (the replay's fixed one, not the user's).
  */
 export function contextFoldOnClock(
 	now: () => number,
 	sink: NoticeSink = toStderr,
 	env: Env = process.env,
+	agentDir?: string,
 ): (pi: ExtensionAPI) => void {
-	return (pi) => register(pi, now, sink, env);
+	return (pi) => register(pi, now, sink, env, agentDir);
 }
 
 /**
@@ -59,7 +61,13 @@ export function contextFoldOnClock(
  */
 const switchSaid = new WeakMap<NoticeSink, Set<string>>();
 
-function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStderr, env: Env = process.env): void {
+function register(
+	pi: ExtensionAPI,
+	now: () => number,
+	sink: NoticeSink = toStderr,
+	env: Env = process.env,
+	agentDir?: string,
+): void {
 	const { on, problem } = envSwitch(env);
 	if (problem) {
 		const said = switchSaid.get(sink) ?? new Set<string>();
@@ -104,7 +112,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 			);
 		for (const problem of stated) notices.reported.add(`context-fold: ${problem}`);
 		announceSettings([...problems, ...providerTableProblems(settings.config.cacheTtlByProvider, providers)]);
-		const legacy = legacySettingsFile();
+		const legacy = legacySettingsFile(agentDir);
 		if (legacy)
 			warnOnce(
 				`context-fold: ${legacy} holds context-fold 0.5.1's settings, which this version does not read: set them in Pi's settings.json under "context-fold" (/context-fold settings) or with CONTEXTFOLD_* variables, then remove the file`,
@@ -180,7 +188,7 @@ function register(pi: ExtensionAPI, now: () => number, sink: NoticeSink = toStde
 		notices.attach(ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined);
 		try {
 			providers = knownProviders(ctx.modelRegistry);
-			settingsFiles = () => settingsPaths(ctx);
+			settingsFiles = () => settingsPaths(ctx, agentDir);
 			loadConfig();
 			session = ctx.sessionManager;
 			leafOf = () => ctx.sessionManager.getLeafId?.() ?? undefined;

@@ -108,10 +108,11 @@ export interface SettingsPaths {
 
 /**
  * context-fold 0.5.1's own settings file, `<agentDir>/context-fold.json`, when one is there: this
- * version reads its knobs from Pi's settings.json only, so a user who kept one is told.
+ * version reads its knobs from Pi's settings.json only, so a user who kept one is told. `agentDir`
+ * is Pi's (the replay's own, fixed, in a replay).
  */
-export function legacySettingsFile(): string | undefined {
-	const file = join(getAgentDir(), "context-fold.json");
+export function legacySettingsFile(agentDir: string = getAgentDir()): string | undefined {
+	const file = join(agentDir, "context-fold.json");
 	return existsSync(file) ? file : undefined;
 }
 
@@ -120,8 +121,11 @@ export function legacySettingsFile(): string | undefined {
  * the project, since Pi ignores an untrusted project's settings.json (a value saved there would
  * never apply).
  */
-export function settingsPaths(ctx: Pick<ExtensionContext, "cwd" | "isProjectTrusted">): SettingsPaths {
-	const global = join(getAgentDir(), "settings.json");
+export function settingsPaths(
+	ctx: Pick<ExtensionContext, "cwd" | "isProjectTrusted">,
+	agentDir: string = getAgentDir(),
+): SettingsPaths {
+	const global = join(agentDir, "settings.json");
 	return ctx.isProjectTrusted() ? { global, project: join(ctx.cwd, CONFIG_DIR_NAME, "settings.json") } : { global };
 }
 
