@@ -61,4 +61,9 @@ try {
 	const { createJiti } = createRequire(pi)("jiti");
 	cli = await createJiti(import.meta.url).import(entry.href);
 }
+// A reader that stops early (`| head`) closes the pipe: the rest of the output has nowhere to go.
+process.stdout.on("error", (error) => {
+	if (error?.code !== "EPIPE") throw error;
+	process.exit(process.exitCode ?? 0);
+});
 process.exitCode = await cli.main(process.argv.slice(2));

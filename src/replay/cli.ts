@@ -346,7 +346,8 @@ export async function main(args: readonly string[]): Promise<number> {
 
 /**
  * A line for each `--set` knob that no context-fold run of the replay reads (`foldAt` while only the
- * working-set profile runs): the extension would say so in a session, the replay says it here.
+ * working-set profile runs, any knob while no context-fold policy runs): the extension would say so
+ * in a session, the replay says it here.
  */
 export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): string[] {
 	const profiles = [
@@ -356,7 +357,13 @@ export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): s
 			),
 		),
 	];
-	if (profiles.length === 0) return [];
+	if (profiles.length === 0) {
+		// compact-only runs the extension too, and may read any of them.
+		if (options.policies.some((p) => p.kind === "compact-only")) return [];
+		return Object.keys(options.knobs).map(
+			(key) => `--set ${key} changes nothing in this replay: no context-fold policy runs`,
+		);
+	}
 	return (Object.keys(options.knobs) as (keyof FoldConfig)[]).flatMap((key) => {
 		const readers = profilesReading(key);
 		if (key === "policy" || readers.length === 0 || profiles.some((p) => readers.includes(p))) return [];

@@ -70,7 +70,10 @@ test("a --set knob no replayed profile reads is named, with the profiles that do
 	assert.deepEqual(idle("--policy", "pi,context-fold:ladder", "--set", "minEvent=9000"), [
 		"--set minEvent changes nothing in this replay: only the working-set and economic profiles read it, and it runs ladder",
 	]);
-	assert.deepEqual(idle("--policy", "pi", "--set", "foldAt=0.1"), [], "no context-fold run, nothing to say");
+	assert.deepEqual(idle("--policy", "pi,mask-last-5", "--set", "foldAt=0.1"), [
+		"--set foldAt changes nothing in this replay: no context-fold policy runs",
+	]);
+	assert.deepEqual(idle("--policy", "pi,compact-only", "--set", "foldAt=0.1"), [], "compact-only runs the extension");
 	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "policy=ladder", "--set", "foldAt=0.1"), []);
 });
 

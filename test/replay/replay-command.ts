@@ -8,7 +8,8 @@ import { type SpawnSyncOptions, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { main } from "../../src/replay/cli.ts";
 
-const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
+/** The package's command, as its `bin` entry names it. */
+export const BIN = fileURLToPath(new URL("../../bin/context-fold.mjs", import.meta.url));
 
 /** Runs `context-fold replay` with `args` (and `options`: a working directory, an environment). */
 export function replayCommand(args: readonly string[], options: Omit<SpawnSyncOptions, "encoding"> = {}) {

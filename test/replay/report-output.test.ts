@@ -22,7 +22,7 @@ import { projectDirName } from "../../src/replay/mine.ts";
 import { ProgressLine } from "../../src/replay/progress.ts";
 import { type PolicyFigures, type SessionReport, withRatios } from "../../src/replay/report.ts";
 import { report, table, tableCells, verdict } from "../../src/replay/report-text.ts";
-import { replayCommand, replayInProcess } from "./replay-command.ts";
+import { BIN, replayCommand, replayInProcess } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
@@ -62,6 +62,26 @@ test("no file of the user's agent directory changes a figure (0.5.1's settings f
 	} finally {
 		rmSync(agent, { recursive: true, force: true });
 	}
+});
+
+test("a reader that stops early (`| head`) ends the command quietly", () => {
+	// The shell's own pipe into head, as a user types it: the command's stdout closes under it.
+	const run = spawnSync(
+		"bash",
+		[
+			"-c",
+			`"${process.execPath}" "$0" replay "$1" --json --quiet | head -c 1; exit \${PIPESTATUS[0]}`,
+			BIN,
+			DEBUG_BRANCHY,
+		],
+		{
+			encoding: "utf8",
+			env: withoutOwn(process.env),
+		},
+	);
+	assert.equal(run.stdout, "[");
+	assert.doesNotMatch(run.stderr, /EPIPE|Error/, run.stderr);
+	assert.equal(run.status, 0, run.stderr);
 });
 
 test("as the checkout's npm script, relative paths mean the directory npm was run in", () => {
