@@ -34,26 +34,28 @@ const policy: ReplayPolicy = {
 	},
 };
 
+/** A read of `chars` characters called at second `call` whose result arrived at second `result`. */
+function read(synthetic: SyntheticSession, call: number, result: number, id: string, chars: number): void {
+	synthetic.add(call, {
+		role: "assistant",
+		content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
+		stopReason: "toolUse",
+	});
+	synthetic.add(result, {
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "read",
+		content: [{ type: "text", text: `${id} `.repeat(chars / 3) }],
+		isError: false,
+	});
+}
+
 function session(gapSeconds: number) {
 	const synthetic = new SyntheticSession(T0);
 	const add = (second: number, message: Record<string, unknown>): void => synthetic.add(second, message);
-	const read = (second: number, id: string, chars: number): void => {
-		add(second, {
-			role: "assistant",
-			content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
-			stopReason: "toolUse",
-		});
-		add(second, {
-			role: "toolResult",
-			toolCallId: id,
-			toolName: "read",
-			content: [{ type: "text", text: `${id} `.repeat(chars / 3) }],
-			isError: false,
-		});
-	};
 	add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
-	read(2, "c1", 40_000);
-	read(3, "c2", 8_000);
+	read(synthetic, 2, 2, "c1", 40_000);
+	read(synthetic, 3, 3, "c2", 8_000);
 	add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
 	add(4 + gapSeconds, { role: "user", content: [{ type: "text", text: "again" }] });
 	add(5 + gapSeconds, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
@@ -87,24 +89,10 @@ test("at Opus 4.5's prices Pi does not keep a 12k prompt warm between runs: afte
 test("a tool that ran past the cache's lifetime leaves it cold: the request its result goes out in folds", async () => {
 	const synthetic = new SyntheticSession(T0);
 	const add = (second: number, message: Record<string, unknown>): void => synthetic.add(second, message);
-	const read = (call: number, result: number, id: string, chars: number): void => {
-		add(call, {
-			role: "assistant",
-			content: [{ type: "toolCall", id, name: "read", arguments: { path: `/no/such/${id}.ts` } }],
-			stopReason: "toolUse",
-		});
-		add(result, {
-			role: "toolResult",
-			toolCallId: id,
-			toolName: "read",
-			content: [{ type: "text", text: `${id} `.repeat(chars / 3) }],
-			isError: false,
-		});
-	};
 	add(1, { role: "user", content: [{ type: "text", text: "look at both files" }] });
-	read(2, 2, "c1", 40_000);
+	read(synthetic, 2, 2, "c1", 40_000);
 	// The second read takes two hours: its result arrives, and the next request goes out, with the cache cold.
-	read(3, 3 + 2 * 3600, "c2", 8_000);
+	read(synthetic, 3, 3 + 2 * 3600, "c2", 8_000);
 	add(4 + 2 * 3600, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
 	const script = synthetic.script();
 	const run = await replayPolicy(script, policy, { window: WINDOW, cache: { model: MODEL, warming: false } });
