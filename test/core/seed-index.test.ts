@@ -437,6 +437,37 @@ describe("error lines", () => {
 		);
 	});
 
+	it("stay where they first were: a recall or unfold copying a block adds nothing of it", () => {
+		const messages = [
+			user("go"),
+			assistant([call("b1", "bash", { command: "npm run build" })]),
+			result("b1", "bash", "Error: build failed at step 7\nCommand exited with code 1", true),
+			user("read it back"),
+			assistant([
+				call("rc", "recall_folded", { codes: ["abcd1234"] }),
+				call("uf", "unfold", { codes: ["abcd1234"] }),
+			]),
+			result(
+				"rc",
+				"recall_folded",
+				"Recalled #abcd1234: bash, 2 lines\nError: build failed at step 7\nCommand exited with code 1",
+			),
+			result("uf", "unfold", "Unfolded #abcd1234: TypeError: the original content is back"),
+		];
+		const record = extract(messages);
+		assert.deepEqual(
+			record.errors.map((e) => [e.line, e.tool, e.turn]),
+			[
+				["Error: build failed at step 7", "bash", 1],
+				["Command exited with code 1", "bash", 1],
+			],
+		);
+		assert.ok(
+			!record.identifiers.some((i) => i.includes("abcd1234")),
+			"a code asked for is no identifier of the session",
+		);
+	});
+
 	it("come from user ! command output without a code, not from the command line", () => {
 		const messages = [user("go"), bashExec("grep error log.txt", "line 1\nfatal: bad object HEAD", 128)];
 		assert.deepEqual(extract(messages).errors, [{ line: "fatal: bad object HEAD", turn: 1 }]);

@@ -34,6 +34,12 @@ const FILE_TOOLS = new Set(["read", "write", "edit", "ls", "grep", "find"]);
  */
 const CONTENT_TOOLS = new Set(["read", "grep", "find", "ls"]);
 
+/**
+ * context-fold's own read-back tools: a result copies blocks mined where they first were (a recall of a
+ * failed command is no new failure, in no later turn), so neither a call nor a result of theirs is mined.
+ */
+const READ_BACK_TOOLS = new Set(["recall_folded", "unfold"]);
+
 /** What extractSeedRecord reads. */
 export interface SeedInput {
 	kind: "fold" | "compaction";
@@ -361,7 +367,7 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 				commands.push(entry);
 			}
 		}
-		if (!inScope(block.id)) continue;
+		if (!inScope(block.id) || READ_BACK_TOOLS.has(block.toolName ?? "")) continue;
 		if (block.kind === "bashExecution" && message) {
 			const command = nonEmpty(message.command);
 			const exit = message.exitCode;
