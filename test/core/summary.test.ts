@@ -41,7 +41,8 @@ describe("renderSummary", () => {
 			[
 				SUMMARY_HEADER,
 				"This compaction removed 12 messages from live history. This summary was extracted by context-fold, not written by a model:",
-				"every intent, path, command, error line and identifier below is copied verbatim from the session, and nothing else is claimed.",
+				"every intent, path, command, error line and identifier below is copied verbatim from the session (a long one cut where … marks it),",
+				"and nothing else is claimed.",
 				"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
 				'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
 				"",
