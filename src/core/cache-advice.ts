@@ -377,7 +377,7 @@ export const ADVICE = {
 			return `context-fold: reset flag: /fold-handoff would pay for itself within ${HANDOFF_PAYBACK_TURNS} warm turns: this session carries ~${kTokens(p.carried)} tokens per request, a fresh session seeded by /fold-handoff at most ~${kTokens(p.seeded)}`;
 		}
 		if (reason.kind === "compactions")
-			return `context-fold: reset flag: ${reason.count} forced compactions this session; consider /fold-handoff to start fresh from a deterministic seed`;
+			return `context-fold: reset flag: ${reason.count} forced compactions since this session was opened or moved in its tree; consider /fold-handoff to start fresh from a deterministic seed`;
 		return `context-fold: reset flag: ~${kTokens(reason.tokens)} tokens of the context cannot fold, more than half the window (${kTokens(reason.window)}); consider /fold-handoff`;
 	},
 	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string) =>

@@ -134,6 +134,12 @@ describe("reset flag", () => {
 			count: 2,
 		});
 	});
+	it("says what its count of compactions covers: this process's time on the branch, not the session file's", () => {
+		assert.match(
+			ADVICE.reset({ kind: "compactions", count: 2 }),
+			/^context-fold: reset flag: 2 forced compactions since this session was opened or moved in its tree; /,
+		);
+	});
 	it("is raised when what cannot fold is more than half the window", () => {
 		assert.equal(resetReason({ ...none, unfoldable: 50_000, window: 100_000 }), undefined);
 		assert.deepEqual(resetReason({ ...none, unfoldable: 50_001, window: 100_000 }), {
