@@ -140,6 +140,39 @@ test("right after a switch of model the figure, which holds thinking pi-ai no lo
 	);
 });
 
+test("right after a switch of model the figure of a conversation holding an image is not given", () => {
+	const a = { provider: "fa", api: "anthropic-messages", id: "model-a" };
+	const b = { provider: "fo", api: "openai-completions", id: "model-b", images: false };
+	const answer = (u: ReturnType<typeof usage>): MessageLike => ({
+		role: "assistant",
+		provider: a.provider,
+		api: a.api,
+		model: a.id,
+		content: [{ type: "text", text: "seen." }],
+		usage: u,
+		stopReason: "stop",
+		timestamp: 2,
+	});
+	const shot: MessageLike = {
+		role: "user",
+		content: [
+			{ type: "text", text: "look" },
+			{ type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+		],
+		timestamp: 1,
+	};
+	const messages = [shot, answer(usage(20_000)), user("go on")];
+	const whole = calculateContextTokens(usage(20_000)) + est(user("go on"));
+	assert.equal(new ContextUsage().tokens(messages, never, a), whole, "the same model: its figure");
+	assert.equal(
+		new ContextUsage().tokens(messages, never, b),
+		undefined,
+		"model b is sent the image as a placeholder, which the figure counted in full: the pass estimates",
+	);
+	const plain = [user("look"), answer(usage(20_000)), user("go on")];
+	assert.equal(new ContextUsage().tokens(plain, never, b), whole, "no image: the figure stands");
+});
+
 test("a figure older than a fold event or an unfold gives none until a response has seen the change", () => {
 	const usageOf = new ContextUsage();
 	const before = [user("start"), reply(usage(30_000)), result("c30000", "a".repeat(40_000))];

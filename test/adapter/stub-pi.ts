@@ -139,6 +139,8 @@ export interface StubModel {
 	compat?: Record<string, unknown>;
 	cost?: Record<string, number>;
 	promptCache?: { short?: number; long?: number };
+	/** What the model takes as input (Pi's `input`): without "image", pi-ai sends each image as a placeholder. */
+	input?: string[];
 }
 
 /**

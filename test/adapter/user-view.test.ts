@@ -381,6 +381,34 @@ describe("/context-fold", () => {
 		assert.match((await stub.command("context-fold", "status")).stdout, /Context +[\d.]+k of 8k window \(\d+%\)\n/);
 	});
 
+	it("previews the next request for the model it goes to: an image to a model without image input is a placeholder", async () => {
+		const stub = loadStub({ window: 200_000 });
+		const image = { type: "image", data: "a".repeat(8_000), mimeType: "image/png" };
+		stub.addMessage({ role: "user", content: [{ type: "text", text: "look" }, image], timestamp: 1 });
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "seen" }],
+			provider: "p",
+			api: "anthropic-messages",
+			model: "vision",
+			stopReason: "stop",
+			timestamp: 2,
+		});
+		stub.addMessage({ role: "user", content: "next", timestamp: 3 });
+		await stub.emit("session_start", { reason: "startup" });
+		const context = async () => {
+			const m = /Context +([\d.]+)(k?) of/.exec((await stub.command("context-fold", "status")).stdout);
+			assert.ok(m, "a Context line");
+			return Number(m[1]) * (m[2] ? 1000 : 1);
+		};
+		stub.model = { provider: "p", id: "vision", api: "anthropic-messages", input: ["text", "image"] };
+		const seen = await context();
+		stub.model = { provider: "p", id: "text", api: "openai-completions", input: ["text"] };
+		await stub.emit("model_select", { model: stub.model, source: "set" });
+		const blind = await context();
+		assert.ok(blind < seen - 500, `the image counted as a placeholder: ${blind} against ${seen}`);
+	});
+
 	it("after a switch to a model with its own compaction figures, says where Pi compacts for the new model", async () => {
 		const stub = loadStub({ window: 20_000 });
 		stub.settings = { compaction: { reserveTokens: 5_000, modelOverrides: { "p/small": { reserveTokens: 1_000 } } } };

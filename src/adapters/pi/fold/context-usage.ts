@@ -59,6 +59,15 @@ function droppedThinking(message: MessageLike, model: ModelKey | undefined): num
 }
 
 /** The key of the compaction whose summary leads `messages`, or "" when none does. */
+/** True when a message up to `last` holds an image (a user's, or a tool result's). */
+function holdsImage(messages: readonly MessageLike[], last: number): boolean {
+	for (let i = 0; i <= last; i++) {
+		const content = messages[i].content;
+		if (Array.isArray(content) && content.some((part) => (part as { type?: unknown })?.type === "image")) return true;
+	}
+	return false;
+}
+
 function compactionKey(messages: readonly MessageLike[]): string {
 	const first = messages[0] as { role?: unknown; timestamp?: unknown; tokensBefore?: unknown } | undefined;
 	return first?.role === "compactionSummary" ? `${first.timestamp}:${first.tokensBefore}` : "";
@@ -139,6 +148,9 @@ export class ContextUsage {
 					droppedThinking(messages[i], model) > 0
 				)
 					return undefined;
+		// After a switch of model, an image the last request sent in full goes to a model without image
+		// input as pi-ai's placeholder, or the other way round: the pass estimates the request itself.
+		if (model && !thinkingSentTo(messages[at], model) && holdsImage(messages, at)) return undefined;
 		let tokens = size;
 		// A reply that failed or was aborted is in no request (pi-ai leaves it out): it adds nothing.
 		for (let i = at + 1; i < messages.length; i++) {

@@ -391,13 +391,16 @@ export class FoldEngine {
 	 * the user's view while no request's rows are at hand (before this process sent any, or after a
 	 * compaction). Nothing is committed, warned or changed in `messages`. Kept until the next request,
 	 * a compaction or a reset, and served again for the same conversation (its length, its last
-	 * message's time), window and fold state: every footer refresh before a request asks for it.
+	 * message's time), window, model and fold state: every footer refresh before a request asks for it.
+	 * `model` is the one the next request goes to (another's thinking is not sent, an image goes to a
+	 * model without image input as a placeholder).
 	 */
-	preview(messages: readonly MessageLike[], window: number): PassSnapshot {
+	preview(messages: readonly MessageLike[], window: number, model?: ModelKey): PassSnapshot {
 		const last = messages.at(-1) as { timestamp?: unknown } | undefined;
-		const key = `${messages.length}:${String(last?.timestamp)}:${window}:${this.registry.version}`;
+		const key = `${messages.length}:${String(last?.timestamp)}:${window}:${this.registry.version}:${JSON.stringify(model ?? null)}`;
 		if (this.previewed?.key === key) return this.previewed.snapshot;
-		const plan = planTurn(this.input(messages, { window, usage: undefined, neverCacheRead: false }, () => []));
+		const facts: TurnFacts = { window, usage: undefined, neverCacheRead: false, ...(model ? { model } : {}) };
+		const plan = planTurn(this.input(messages, facts, () => []));
 		const snapshot = {
 			rows: passRows(
 				plan.view.blocks,

@@ -17,7 +17,7 @@ import type { TurnFacts } from "./engine.ts";
 import type { LedgerSource } from "./session-ledger.ts";
 
 /** The model a request goes to, as pi-ai compares models, and whether it takes images (undefined when Pi names none). */
-function modelKeyOf(
+export function modelKeyOf(
 	model: { provider?: unknown; api?: unknown; id?: unknown; input?: unknown } | undefined,
 ): ModelKey | undefined {
 	if (typeof model?.provider !== "string" || typeof model.api !== "string" || typeof model.id !== "string")

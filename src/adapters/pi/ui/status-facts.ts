@@ -26,6 +26,7 @@ import { type FoldedBlock, type FoldPoint, footerText, percent, type StatusFacts
 import { estTokens } from "../../../core/tokens.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE } from "../fold/persistence.ts";
+import { modelKeyOf } from "../fold/request-facts.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import type { FoldConfig } from "../settings-schema.ts";
 import { blockFacts } from "./block-facts.ts";
@@ -262,7 +263,7 @@ function previewPass(engine: FoldEngine, ctx: ExtensionContext, window: number |
 	if (!window) return undefined;
 	try {
 		const messages = ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[];
-		return messages.length > 0 ? engine.preview(messages, window) : undefined;
+		return messages.length > 0 ? engine.preview(messages, window, modelKeyOf(ctx.model)) : undefined;
 	} catch {
 		return undefined;
 	}
