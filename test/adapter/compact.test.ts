@@ -507,6 +507,44 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("/fold-handoff asked for during a run writes the seed once the run is over, with its last turns", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 3);
+			await stub.emit("session_start", { reason: "startup" });
+			let settle = () => {};
+			stub.busy = new Promise<void>((resolve) => {
+				settle = resolve;
+			});
+			const asked = stub.command("fold-handoff", "ship it");
+			// The run goes on: a last command, its result, the answer.
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id: "last", name: "bash", arguments: { command: "npm run final-step" } }],
+				stopReason: "toolUse",
+				timestamp: 1_800_000_000_000,
+			});
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: "last",
+				toolName: "bash",
+				content: [{ type: "text", text: "done" }],
+				isError: false,
+				timestamp: 1_800_000_000_001,
+			});
+			stub.busy = undefined;
+			settle();
+			const printed = await asked;
+			assert.match(printed.stderr, /the handoff seed is written once the agent's run is over/);
+			const folder = join(dir, "context-fold", "stub");
+			const seed = readFileSync(
+				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
+				"utf8",
+			);
+			assert.match(seed, /npm run final-step/, "the seed holds the run's last turn");
+		});
+	});
+
 	it("/fold-handoff in a session with no message yet writes nothing and says so", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

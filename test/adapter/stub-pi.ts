@@ -112,6 +112,8 @@ export interface StubPi {
 	confirmAnswer: boolean;
 	/** Titles and messages `ctx.ui.confirm` was asked. */
 	confirms: { title: string; message: string }[];
+	/** An agent run in progress: `ctx.isIdle()` is false until it settles, and `ctx.waitForIdle()` waits for it. */
+	busy: Promise<void> | undefined;
 	/** Sessions a command started through `ctx.newSession`: the parent it named, and the custom messages its setup appended. */
 	newSessions: {
 		parentSession?: string;
@@ -204,6 +206,7 @@ export function loadStub(
 		confirmAnswer: true,
 		confirms: [],
 		newSessions: [],
+		busy: undefined,
 		labels: new Map(),
 		entryRenderers: new Map(),
 		toolRenderers: [],
@@ -330,6 +333,10 @@ export function loadStub(
 			return { contextWindow: stub.window, ...stub.model };
 		},
 		getContextUsage: () => stub.usage,
+		isIdle: () => stub.busy === undefined,
+		async waitForIdle() {
+			await stub.busy;
+		},
 		async newSession(options: { parentSession?: string; setup?: (sm: unknown) => Promise<void> } = {}) {
 			const started: StubPi["newSessions"][number] = { parentSession: options.parentSession, customMessages: [] };
 			stub.newSessions.push(started);

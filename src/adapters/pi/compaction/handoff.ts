@@ -133,6 +133,12 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 			};
 			let written: ReturnType<typeof writeHandoff>;
 			try {
+				// Asked for during a run, the seed waits for its end: the new session starts only after it,
+				// and a seed of the run's middle would leave its last turns out.
+				if (!ctx.isIdle()) {
+					say("context-fold: the handoff seed is written once the agent's run is over", "info");
+					await ctx.waitForIdle();
+				}
 				// A session with no message has nothing to hand on, and Pi has not written its file yet: a
 				// seed would name a parent that does not exist.
 				if (!ctx.sessionManager.getBranch().some((e) => (e as { type?: string }).type === "message")) {
