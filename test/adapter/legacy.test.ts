@@ -13,6 +13,7 @@ import { rebuildRegistry } from "../../src/adapters/pi/fold/persistence.ts";
 import { entryLine } from "../../src/adapters/pi/ui/renderers.ts";
 import { fromLegacyId } from "../../src/core/block.ts";
 import {
+	bigText,
 	bytesOf,
 	CODES,
 	DIGESTS,
@@ -356,6 +357,37 @@ describe("a 0.5.1 session through the hooks", () => {
 		assert.match(
 			await stub.call("recall_folded", { codes: [CODES.bash] }),
 			new RegExp(`^Recalled #${CODES.bash}: bash, 14 lines \\(sha256 verified\\)`),
+		);
+	});
+
+	it("a 0.5.1 code of a block this version folded again is served saying which code it has now", async () => {
+		const stub = loadStub({ window: WINDOW });
+		const big = L.bigIds[0];
+		const text = bigText(1);
+		const record = {
+			blockId: big,
+			code: legacyCode(big),
+			tool: "bash",
+			isError: false,
+			bytes: bytesOf(text),
+			sha256: sha(text),
+		};
+		let n = 0;
+		for (const entry of [...legacyEntries(), custom({ kind: "fold", entry: record })])
+			stub.entries.push({ ...entry, id: `l${++n}` });
+		stub.usage = { tokens: 20_000, contextWindow: WINDOW };
+		await stub.emit("session_start", { reason: "resume" });
+		const sent = await stub.request();
+		const now = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(
+			((sent.find((m) => m.toolCallId === "toolu_big1")?.content as { text: string }[]) ?? [])[0]?.text ?? "",
+		)?.[1];
+		assert.ok(now, "this version folded the block anew");
+		const answer = await stub.call("recall_folded", { codes: [legacyCode(big)] });
+		assert.ok(
+			answer.startsWith(
+				`#${legacyCode(big)} names the block now folded as #${now}.\nRecalled #${now}: bash, 600 lines`,
+			),
+			answer.slice(0, 200),
 		);
 	});
 

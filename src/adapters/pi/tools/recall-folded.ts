@@ -356,7 +356,12 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 			}
 			const r = resolveAny(code, engine, ledger, parent);
 			if (r.ok) served++;
-			const body = r.ok ? serve(r, args?.grep as string | undefined, range, budget) : `error: ${r.error}`;
+			// A block 0.5.1 recorded and this version folded again answers to both codes: say they are one.
+			const alias =
+				r.ok && r.record.code !== code ? `#${code} names the block now folded as #${r.record.code}.\n` : "";
+			const body = r.ok
+				? `${alias}${serve(r, args?.grep as string | undefined, range, budget - alias.length)}`
+				: `error: ${r.error}`;
 			parts.push(body);
 			budget -= body.length + 2;
 		}
