@@ -206,7 +206,17 @@ export function sessionLabel(file: string, project = false): string {
 	const label = pi ? `${pi[1]} ${pi[2]}:${pi[3]}:${pi[4]}` : name;
 	if (!project) return label;
 	const cwd = headerCwd(file);
-	return `${cwd ? basename(cwd) : basename(dirname(file))} ${label}`;
+	return `${cwd ? projectName(cwd) : basename(dirname(file))} ${label}`;
+}
+
+/** The last part of a working directory written with `/` or `\` (a Windows one too); `/` itself for the root. */
+function projectName(cwd: string): string {
+	return (
+		cwd
+			.split(/[/\\]/)
+			.filter((part) => part.length > 0)
+			.at(-1) ?? cwd
+	);
 }
 
 /** Policy figures that add up over sessions (the rest are recomputed or left out of a total). */

@@ -354,6 +354,22 @@ test("labels: the start time in a Pi session file's name, else the name; with th
 	assert.equal(sessionLabel(join(projectSessions, NEWEST), true), "chartkit 2026-04-08 13:02:44");
 	assert.equal(sessionLabel("/x/--home-u-proj--/notes.jsonl"), "notes.jsonl");
 	assert.equal(sessionLabel("/x/--home-u-proj--/notes.jsonl", true), "--home-u-proj-- notes.jsonl");
+	// A session run at the root, and one recorded on Windows: each still names its project.
+	const dir = mkdtempSync(join(tmpdir(), "cf-label-"));
+	try {
+		const at = (cwd: string) => {
+			const file = join(dir, "2026-04-02T10-00-00-000Z_s.jsonl");
+			writeFileSync(
+				file,
+				`${JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2026-04-02T10:00:00.000Z", cwd })}\n`,
+			);
+			return sessionLabel(file, true);
+		};
+		assert.equal(at("/"), "/ 2026-04-02 10:00:00");
+		assert.equal(at("C:\\Users\\me\\AgentPlayer0"), "AgentPlayer0 2026-04-02 10:00:00");
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
 });
 
 test("the total report sums each policy's figures and weighs visibility by references", () => {
