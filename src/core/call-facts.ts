@@ -53,21 +53,34 @@ export function callFactsOf(messages: readonly MessageLike[], block: Block, memo
 	return facts;
 }
 
+/** The file line a read result starts at, given its call's `from`, for a text result that is no error; else undefined. */
+export function readStartOf(block: Block, from: number | undefined): number | undefined {
+	return from !== undefined && block.toolName === "read" && block.isError !== true && block.images === 0
+		? from
+		: undefined;
+}
+
 /**
- * The file line each `read` result starts at, by result id, for reads from an offset past line 1:
- * Pi's read tool adds no notice when such a read runs to the file's end, so the call alone says
- * where its lines sit (see outputFilePlace).
+ * The file line each `read` result starts at, by result id, for text results of reads from an
+ * offset past line 1 (see readStartOf): Pi's read tool adds no notice when such a read runs to the
+ * file's end, so the call alone says where its lines sit (see outputFilePlace). One pass: a call's
+ * arguments come before its result.
  */
 export function readStarts(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
 	memo?: CallFactsMemo,
 ): Map<string, number> {
+	const asked = new Map<string, number>();
 	const starts = new Map<string, number>();
 	for (const block of blocks) {
-		if (block.kind !== "toolArgs" || block.toolName !== "read") continue;
-		const facts = callFactsOf(messages, block, memo);
-		if (facts?.from !== undefined) starts.set(facts.result, facts.from);
+		if (block.kind === "toolArgs" && block.toolName === "read") {
+			const facts = callFactsOf(messages, block, memo);
+			if (facts?.from !== undefined) asked.set(facts.result, facts.from);
+		} else if (block.kind === "toolResult") {
+			const from = readStartOf(block, asked.get(block.id));
+			if (from !== undefined) starts.set(block.id, from);
+		}
 	}
 	return starts;
 }

@@ -36,13 +36,6 @@ function toolCallPart(message: MessageLike | undefined, block: Block): { argumen
 	return Array.isArray(content) ? (content[block.part] as { arguments?: unknown }) : undefined;
 }
 
-/** The file line a read result starts at, for a text result that is no error; else undefined. */
-export function readStartOf(block: Block, from: number | undefined): number | undefined {
-	return from !== undefined && block.toolName === "read" && block.isError !== true && block.images === 0
-		? from
-		: undefined;
-}
-
 /**
  * The fold op for `block` under its own code; `duplicateOf` names the code of an already-folded
  * block with the same bytes (tool results only). Null if the block cannot be folded (its kind or
@@ -61,11 +54,10 @@ export function renderFold(
 		case "toolResult": {
 			const label = block.toolName ?? "tool";
 			const isError = block.isError === true;
-			const start = readStartOf(block, from);
 			const text =
 				duplicateOf && duplicateOf !== code
-					? duplicateDigest(code, label, block.text, duplicateOf, isError, start)
-					: toolResultDigest({ code, toolName: label, text: block.text, isError, from: start });
+					? duplicateDigest(code, label, block.text, duplicateOf, isError, from)
+					: toolResultDigest({ code, toolName: label, text: block.text, isError, from });
 			return { id: block.id, code, text };
 		}
 		case "thinking":
@@ -157,7 +149,7 @@ export function lower(
 			op.text = `${foldTag(op.code)} ${quoteTags(stripTags(command.digest).trim())}`;
 		}
 		if (command.focus && command.focus.length > 0 && block.kind === "toolResult" && op.text !== undefined) {
-			op.text += focusSection(block.text, command.focus, readStartOf(block, from));
+			op.text += focusSection(block.text, command.focus, from);
 		}
 		if (key && !seenKeys.has(key)) seenKeys.set(key, op.code);
 		ops.push(op);

@@ -10,7 +10,7 @@ import { type ArgsCache, type Block, type BlockMemo, linearize, type MessageLike
 import { readStarts } from "./call-facts.ts";
 import type { FoldCommand, PolicyView } from "./contract.ts";
 import type { FoldRecord, FoldRegistry, Screened } from "./fold-registry.ts";
-import { contentKey, lower, readStartOf } from "./lower.ts";
+import { contentKey, lower } from "./lower.ts";
 import { buildView, type FrozenMemo, frozenFor, type ViewInput } from "./view.ts";
 
 /** A policy: reads a view, returns commands. */
@@ -151,7 +151,7 @@ export function recordsFor(plan: TurnPlan, seq: number, sha256?: (text: string) 
 			tool: block.toolName,
 			turn: block.turn,
 			key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
-			from: readStartOf(block, plan.starts.get(block.id)),
+			from: plan.starts.get(block.id),
 		});
 	}
 	return records;

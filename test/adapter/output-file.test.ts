@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readToolOutputFile } from "../../src/adapters/pi/fold/recall-sources.ts";
-import { loadStub } from "./stub-pi.ts";
+import { loadStub, type StubPi } from "./stub-pi.ts";
 
 const savedTmp = process.env.TMPDIR;
 let temp = "";
@@ -319,6 +319,20 @@ describe("the line a truncated bash result's digest names is the line a recall s
 	}
 });
 
+/**
+ * Asserts that a `lines` recall of file line `n` of `code`, a `grep` of its block for `needle` and a
+ * `search` for `needle` all serve `served`, the line numbered as in its file; the `lines` answer.
+ */
+async function servedAlike(stub: StubPi, code: string, n: number, needle: string, served: string): Promise<string> {
+	const at = await stub.call("recall_folded", { codes: [code], lines: `${n}-${n}` });
+	assert.ok(at.split("\n").includes(served), at);
+	const grep = await stub.call("recall_folded", { codes: [code], grep: needle });
+	assert.ok(grep.split("\n").includes(served), grep);
+	const search = await stub.call("recall_folded", { search: needle });
+	assert.ok(search.split("\n").includes(served), search);
+	return at;
+}
+
 describe("a read of part of a file", () => {
 	const line = (n: number) => (n === 250 ? "Error: boom-250" : `src row ${n} ${"z".repeat(40)}`);
 	const window = Array.from({ length: 1001 }, (_, k) => line(100 + k)).join("\n");
@@ -335,12 +349,7 @@ describe("a read of part of a file", () => {
 		);
 		assert.match(digest, /read: 5000 lines, L100-1100 held/);
 		assert.match(digest, /\nL250: Error: boom-250/);
-		const at = await stub.call("recall_folded", { codes: [code], lines: "250-250" });
-		assert.ok(at.split("\n").includes("250: Error: boom-250"), at);
-		const grep = await stub.call("recall_folded", { codes: [code], grep: "boom-250" });
-		assert.ok(grep.split("\n").includes("250: Error: boom-250"), grep);
-		const search = await stub.call("recall_folded", { search: "boom-250" });
-		assert.ok(search.split("\n").includes("250: Error: boom-250"), search);
+		await servedAlike(stub, code, 250, "boom-250", "250: Error: boom-250");
 		const outside = await stub.call("recall_folded", { codes: [code], lines: "1101-1110" });
 		assert.match(outside, /lines 1101-1110 are not in this read of the file .*; this copy holds lines 100-1100/);
 		const across = await stub.call("recall_folded", { codes: [code], lines: "1099-1103" });
@@ -379,13 +388,8 @@ describe("a read of part of a file", () => {
 			2001,
 			"the fold record keeps the start for later recalls",
 		);
-		const line = await stub.call("recall_folded", { codes: [code], lines: "2250-2250" });
-		assert.ok(line.split("\n").includes("2250: Error: boom-2250"), line);
+		const line = await servedAlike(stub, code, 2250, "boom-2250", "2250: Error: boom-2250");
 		assert.match(line, /^Recalled #[0-9a-z]{8}: read, 3000 lines, L2001-3000 held /);
-		const grep = await stub.call("recall_folded", { codes: [code], grep: "boom-2250" });
-		assert.ok(grep.split("\n").includes("2250: Error: boom-2250"), grep);
-		const search = await stub.call("recall_folded", { search: "boom-2250" });
-		assert.ok(search.split("\n").includes("2250: Error: boom-2250"), search);
 		const before = await stub.call("recall_folded", { codes: [code], lines: "1-5" });
 		assert.match(before, /lines 1-5 are not in this read of the file .*; this copy holds lines 2001-3000/);
 		const past = await stub.call("recall_folded", { codes: [code], lines: "3001-3005" });

@@ -5,8 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
-import { readStarts } from "../../src/core/call-facts.ts";
-import { readStartOf } from "../../src/core/lower.ts";
+import { readStartOf, readStarts } from "../../src/core/call-facts.ts";
 
 /** A call of `name` with `args` and its result, as Pi stores them. */
 function exchange(i: number, name: string, args: Record<string, unknown>, isError = false): MessageLike[] {

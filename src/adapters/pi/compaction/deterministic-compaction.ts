@@ -13,7 +13,7 @@ import { type BranchView, recordsOnBranch } from "../../../core/index/branch.ts"
 import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
-import { contentKey, readStartOf } from "../../../core/lower.ts";
+import { contentKey } from "../../../core/lower.ts";
 import { carriedOver, handoffSeedIn, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
@@ -96,7 +96,7 @@ export function unrecordedBlocks(
 				tool: block.toolName,
 				turn: block.turn,
 				key: block.kind === "toolResult" ? contentKey(block.text) : undefined,
-				from: readStartOf(block, starts.get(block.id)),
+				from: starts.get(block.id),
 			});
 		} catch (error) {
 			warn(`context-fold: block ${block.id} has no fold code: ${errorText(error)}`);
