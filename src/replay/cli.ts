@@ -222,6 +222,8 @@ export function parseArgs(args: readonly string[]): ReplayOptions {
 	for (const [k, v] of Object.entries(clear)) {
 		if (!Number.isFinite(v) || v < 0) throw new UsageError(`--set ${k} takes a number ≥ 0`);
 	}
+	const twice = names.find((name, i) => names.indexOf(name) !== i);
+	if (twice !== undefined) throw new UsageError(`--policy names ${twice} twice`);
 	const policies = names.map((name): ReplayPolicy => {
 		if (name === "pi") return { name, kind: "pi" };
 		if (name === "context-fold") return { name, kind: "context-fold", settings: knobs };

@@ -42,7 +42,7 @@ import {
 } from "./price.ts";
 import { AGENT_DIR, replayModel, replaySession } from "./replay-session.ts";
 import { BlockTable, type RequestShape } from "./request-shape.ts";
-import { parts, type ReplayScript } from "./script.ts";
+import { parts, type ReplayScript, SESSION_FORMAT } from "./script.ts";
 import {
 	errorAsRecorded,
 	FINAL_ERROR,
@@ -478,6 +478,10 @@ export async function replayPolicy(
 			run.divergences[`${role} message not replayed`] = count;
 		if (script.unreadLines > 0)
 			run.divergences["session file line not JSON, skipped as Pi skips it"] = script.unreadLines;
+		if (script.newerFormat !== undefined)
+			run.divergences[
+				`session file format ${script.newerFormat}, newer than Pi 1.6's ${SESSION_FORMAT}: read as Pi 1.6 reads it`
+			] = 1;
 		if (script.cutOff > 0)
 			run.divergences["recorded replies before a missing entry, off the branch Pi replays"] = script.cutOff;
 	} finally {

@@ -53,7 +53,12 @@ export interface ReplayScript {
 	cutOff: number;
 	/** The working directory the session header records, if any. */
 	cwd?: string;
+	/** The header's format version when it is newer than Pi 1.6 writes (SESSION_FORMAT): read as Pi 1.6 reads it. */
+	newerFormat?: number;
 }
+
+/** The session file format version Pi 1.6 writes (its CURRENT_SESSION_VERSION); a newer one it reads unmigrated. */
+export const SESSION_FORMAT = 3;
 
 /** Builds the replay script of a parsed session along its active branch. */
 export function replayScript(session: SessionEntries, where = "session"): ReplayScript {
@@ -104,6 +109,8 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		.filter((e) => e.type === "compaction" && typeof e.summary === "string")
 		.map((e) => (e.summary as string).length);
 	const cwd = typeof session.header?.cwd === "string" && session.header.cwd ? session.header.cwd : undefined;
+	const version = session.header?.version;
+	const newer = typeof version === "number" && version > SESSION_FORMAT ? version : undefined;
 	return {
 		messages,
 		turns,
@@ -114,6 +121,7 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		unreadLines: session.unread.length,
 		cutOff: cutOffReplies(session, branch),
 		...(cwd === undefined ? {} : { cwd }),
+		...(newer === undefined ? {} : { newerFormat: newer }),
 	};
 }
 

@@ -3,7 +3,8 @@
  * divergence count, and names each kind with its count under the table, in the terminal and in the
  * HTML page; a replay that followed its recording shows 0 and no such line. End to end, a recording
  * that stops after a tool result (Pi asks for one more reply) and holds a message the replay does
- * not feed counts both; a session file line that is not JSON is skipped, as Pi skips it, and counted.
+ * not feed counts both; a session file line that is not JSON is skipped, as Pi skips it, and counted;
+ * a file of a newer format than Pi 1.6 writes is read as Pi 1.6 reads it, and says so.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -108,4 +109,19 @@ test("lines of the session file that are not JSON are skipped as Pi skips them, 
 		["user", "assistant"],
 	);
 	assert.deepEqual(cut.turns.length, 1);
+});
+
+test("a session file of a newer format than Pi 1.6 writes is replayed as Pi 1.6 reads it, and the report says so", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "list" }] });
+	synthetic.add(2, { role: "assistant", content: [{ type: "text", text: "sure" }], stopReason: "stop" });
+	const [header, ...rest] = synthetic.text().split("\n");
+	const newer = [header.replace('"version":3', '"version":99'), ...rest].join("\n");
+	assert.notEqual(newer, synthetic.text(), "the fixture's header names version 3");
+	const script = replayScript(parseSessionText(newer));
+	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 100_000 });
+	assert.equal(run.requests.length, 1);
+	assert.deepEqual(run.divergences, { "session file format 99, newer than Pi 1.6's 3: read as Pi 1.6 reads it": 1 });
+	const current = replayScript(parseSessionText(synthetic.text()));
+	assert.deepEqual((await replayPolicy(current, { name: "pi", kind: "pi" }, { window: 100_000 })).divergences, {});
 });

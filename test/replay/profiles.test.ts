@@ -118,6 +118,21 @@ test("an unknown profile is refused, naming the profiles there are", () => {
 	assert.ok(help.stdout.replace(/\s+/g, " ").includes(names), "the help names every profile");
 });
 
+test("a policy named twice is refused: it would replay the same run twice under one name", () => {
+	for (const [list, name] of [
+		["pi,pi", "pi"],
+		["context-fold,pi,context-fold", "context-fold"],
+		["context-fold:economic,context-fold:economic", "context-fold:economic"],
+	]) {
+		assert.throws(
+			() => parseArgs(["s.jsonl", "--policy", list]),
+			(error: unknown) => error instanceof UsageError && error.message === `--policy names ${name} twice`,
+		);
+	}
+	// The default profile and the same profile named are two names: both replay, as asked.
+	assert.equal(parseArgs(["s.jsonl", "--policy", "context-fold,context-fold:working-set"]).policies.length, 2);
+});
+
 /** What a run did, without its timings. */
 function outcome(f: PolicyFigures) {
 	return {
