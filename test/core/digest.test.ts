@@ -175,6 +175,21 @@ describe("stripTags and codesIn", () => {
 });
 
 describe("toolResultDigest", () => {
+	it("keeps coloured error lines and frames verbatim, as it keeps plain ones (invariant 6)", () => {
+		const E = "\x1b";
+		const risky = [
+			`${E}[31mFAILED${E}[0m tests/a.py::t - assert 1 == 2`,
+			`${E}[1;31mfatal${E}[0m: bad object HEAD`,
+			`npm ${E}[31mERR!${E}[39m code ELIFECYCLE`,
+			`${E}[31mENOENT${E}[0m missing`,
+			`${E}[31mpanic${E}[0m: boom`,
+			`${E}[2m    at Object.<anonymous> (/app/x.test.js:3:9)${E}[22m`,
+		];
+		const text = `${Array.from({ length: 30 }, (_, i) => `ok ${i}`).join("\n")}\n${risky.join("\n")}\n`;
+		const digest = toolResultDigest({ code: "k3x9a0b2", toolName: "bash", text, isError: false });
+		for (const line of risky) assert.ok(digest.includes(line), `lost: ${JSON.stringify(line)}`);
+	});
+
 	it("heads with the tag, tool, line count, tokens and first line", () => {
 		const text = "\n  first real line  \nsecond\nthird\n";
 		assert.equal(

@@ -77,6 +77,24 @@ describe("isErrorLine", () => {
 		assert.ok(isErrorLine("spawn EPERM"));
 		assert.ok(!isErrorLine("spawn eperm"));
 	});
+
+	it("flags a failure coloured by the terminal codes Pi's bash tool passes on", () => {
+		const E = "\x1b";
+		for (const line of [
+			`${E}[31mFAILED${E}[0m tests/test_b.py::test_y - assert 1 == 2`,
+			`${E}[1;31mfatal${E}[0m: not a git repository`,
+			`npm ${E}[31mERR!${E}[39m code ELIFECYCLE`,
+			`${E}[31mENOENT${E}[0m: no entry`,
+			`${E}[31mpanic${E}[0m: boom`,
+			`${E}[33mKilled${E}[0m`,
+			`${E}[31mcannot${E}[0m open file`,
+			`${E}[1m${E}[31merr${E}[0m`,
+		]) {
+			assert.ok(isErrorLine(line), JSON.stringify(line));
+		}
+		// A code before an ordinary word reads it no differently.
+		assert.ok(!isErrorLine(`${E}[32mpassed${E}[0m 12 tests`));
+	});
 });
 
 describe("isFrameLine", () => {
@@ -92,6 +110,12 @@ describe("isFrameLine", () => {
 		]) {
 			assert.ok(isFrameLine(line), line);
 		}
+	});
+
+	it("recognizes a frame that opens with colour codes", () => {
+		assert.ok(isFrameLine("\x1b[2m    at Object.<anonymous> (/app/x.test.js:3:9)\x1b[22m"));
+		assert.ok(isFrameLine("  \x1b[90m\x1b[2mat run (/app/y.js:1:2)"));
+		assert.ok(!isFrameLine("\x1b[2mlook at this\x1b[22m"));
 	});
 
 	it("does not take ordinary lines for frames", () => {
@@ -179,6 +203,9 @@ describe("riskLines", () => {
 			"✖",
 			"é",
 			"\u2028",
+			"\x1b[31m",
+			"\x1b[0m",
+			"m",
 		);
 		fc.assert(
 			fc.property(fc.array(piece, { maxLength: 24 }), fc.boolean(), (pieces, allErrors) => {

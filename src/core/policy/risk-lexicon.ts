@@ -5,46 +5,74 @@
 import { isBashStatusLine } from "../output-notices.ts";
 import { clipAround } from "../tokens.ts";
 
+/**
+ * A terminal colour or style code (an ANSI CSI sequence such as `ESC[31m`): Pi's bash tool passes
+ * them to the model as the command printed them (pytest, npm, cargo and jest colour their failures).
+ */
+const ANSI_CODE = "\\x1b\\[[0-9;?]*[ -/]*[@-~]";
+
+/**
+ * The start of a word, as `\b` reads it, or right after a colour code: the code ends in a letter
+ * (`ESC[31mFAILED`), so `\b` alone finds no word start there and a coloured failure would be missed.
+ */
+const WORD_START = `(?:\\b|(?<=${ANSI_CODE}))`;
+
+/** `source` with each `\b` that opens a word read as WORD_START. */
+function colourBlind(source: string): string {
+	return source.replace(/\\b(?=[\w(])/g, WORD_START);
+}
+
 const ERROR_PATTERN = new RegExp(
-	[
-		"\\berr(or|ors|no)?\\b",
-		"error", // also inside names: TypeError, ValueError, ModuleNotFoundError
-		"\\bfail",
-		"exception",
-		"traceback",
-		"\\bpanic",
-		"\\bfatal",
-		"denied",
-		"\\bforbidden\\b",
-		"unauthori[sz]ed",
-		"segmentation fault",
-		"\\bsegfault",
-		"core dumped",
-		"non-zero exit",
-		"exit(ed)? (with )?(code|status):? [1-9]",
-		"\\bcannot\\b",
-		"\\bcan't\\b",
-		"\\bunable to\\b",
-		"not found",
-		"no such file",
-		"\\baborted\\b",
-		"\\btimed? ?out\\b",
-		"\\bkilled\\b",
-		"\\bcrash",
-		"\\bassertion",
-		"\\bunhandled\\b",
-		"\\bundefined is not\\b",
-		"✗|✘|✖|✕|❌", // ✖ node:test, ✕ jest
-	].join("|"),
+	colourBlind(
+		[
+			"\\berr(or|ors|no)?\\b",
+			"error", // also inside names: TypeError, ValueError, ModuleNotFoundError
+			"\\bfail",
+			"exception",
+			"traceback",
+			"\\bpanic",
+			"\\bfatal",
+			"denied",
+			"\\bforbidden\\b",
+			"unauthori[sz]ed",
+			"segmentation fault",
+			"\\bsegfault",
+			"core dumped",
+			"non-zero exit",
+			"exit(ed)? (with )?(code|status):? [1-9]",
+			"\\bcannot\\b",
+			"\\bcan't\\b",
+			"\\bunable to\\b",
+			"not found",
+			"no such file",
+			"\\baborted\\b",
+			"\\btimed? ?out\\b",
+			"\\bkilled\\b",
+			"\\bcrash",
+			"\\bassertion",
+			"\\bunhandled\\b",
+			"\\bundefined is not\\b",
+			"✗|✘|✖|✕|❌", // ✖ node:test, ✕ jest
+		].join("|"),
+	),
 	"i",
 );
 
 /** POSIX errno names (ENOENT, EACCES, ...) are matched case-sensitively so plain words do not hit. */
-const ERRNO_PATTERN =
-	/\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\b/;
+const ERRNO_PATTERN = new RegExp(
+	colourBlind(
+		"\\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\\b",
+	),
+);
 
-/** Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines. */
-const FRAME_PATTERN = /^\s*(at\s+\S.*[:(]\d+|File ".+", line \d+|\d+:\s+0x[0-9a-f]+|goroutine \d+|\S+\.go:\d+)/i;
+/**
+ * Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines; a frame
+ * may open with colour codes (a dimmed `    at …`).
+ */
+const FRAME_PATTERN = new RegExp(
+	`^(?:\\s|${ANSI_CODE})*(at\\s+\\S.*[:(]\\d+|File ".+", line \\d+|\\d+:\\s+0x[0-9a-f]+|goroutine \\d+|\\S+\\.go:\\d+)`,
+	"i",
+);
 
 /** True if the line reads as an error, failure or warning signal. */
 export function isErrorLine(line: string): boolean {
