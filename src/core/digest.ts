@@ -7,7 +7,7 @@
 import { distinctiveTokens } from "./distinctive.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
-import { type OutputFilePlace, outputFilePlace } from "./output-notices.ts";
+import { type CopyOrigin, type OutputFilePlace, outputFilePlace } from "./output-notices.ts";
 import { clipToError, type RiskLine, riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount, linesText } from "./tokens.ts";
 
@@ -197,10 +197,10 @@ function riskSection(code: string, risks: readonly RiskLine[], shown?: string, s
  * and those of a read from line `from`, are numbered as in its file, as its risk lines are (see
  * outputFilePlace).
  */
-export function focusSection(text: string, focus: readonly string[], from?: number): string {
+export function focusSection(text: string, focus: readonly string[], origin: CopyOrigin = {}): string {
 	const wanted = new Set(focus);
 	const out: string[] = [];
-	const place = outputFilePlace(text, from);
+	const place = outputFilePlace(text, origin);
 	const shift = place ? place.first - 1 : 0;
 	const lines = (place?.held ?? text).split("\n");
 	for (let i = 0; i < lines.length && out.length < DIGEST_LIMITS.focusLines; i++) {
@@ -217,7 +217,7 @@ export function focusSection(text: string, focus: readonly string[], from?: numb
  * then its risk lines verbatim (errors before stack frames), bounded.
  */
 export function toolResultDigest(input: ToolResultDigestInput): string {
-	const place = outputFilePlace(input.text, input.from);
+	const place = outputFilePlace(input.text, { tool: input.toolName, from: input.from });
 	const content = place?.held ?? input.text;
 	const head = clip(firstLine(content), DIGEST_LIMITS.firstLineChars);
 	const first = head ? ` First line: ${head}` : "";
@@ -239,7 +239,7 @@ export function duplicateDigest(
 	isError = false,
 	from?: number,
 ): string {
-	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(resultRiskSection(code, text, isError, outputFilePlace(text, from)))}`;
+	return `${foldTag(code)} ${quoteTags(label)}: identical to ${foldTag(originalCode)}, ~${estTokens(text.length)} tokens.${quoteTags(resultRiskSection(code, text, isError, outputFilePlace(text, { tool: label, from })))}`;
 }
 
 /** Digest of an unsigned thinking block: one line, then its risk lines verbatim, bounded (invariant 6). */

@@ -149,7 +149,7 @@ export function lower(
 			op.text = `${foldTag(op.code)} ${quoteTags(stripTags(command.digest).trim())}`;
 		}
 		if (command.focus && command.focus.length > 0 && block.kind === "toolResult" && op.text !== undefined) {
-			op.text += focusSection(block.text, command.focus, from);
+			op.text += focusSection(block.text, command.focus, { tool: block.toolName ?? "tool", from });
 		}
 		if (key && !seenKeys.has(key)) seenKeys.set(key, op.code);
 		ops.push(op);

@@ -37,24 +37,48 @@ const READ_ANY_NOTICE = /\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in
 const READ_WIDE_LINE = /^\[Line \d+ is [^\n]*\]$/;
 
 /**
- * Where a bash or read result's `text` sits in a file, from the notice Pi's tool ends a truncated
- * result with, or for a read without one, from `from`, the line its call's offset started at (see
- * readStarts); undefined for a text whose notice does not match the lines before it, or that has
- * neither notice nor start past line 1.
+ * Which result a copy is: the tool that returned it (undefined when a record from an older version
+ * does not say) and, for a read from an offset, the line its call's offset started at (see readStarts).
  */
-export function outputFilePlace(text: string, from?: number): OutputFilePlace | undefined {
-	const noticed = noticedPlace(text);
-	if (noticed || from === undefined || !(from > 1) || READ_WIDE_LINE.test(text) || READ_ANY_NOTICE.test(text))
+export interface CopyOrigin {
+	tool?: string;
+	from?: number;
+}
+
+/**
+ * Where a bash or read result's `text` sits in a file, from the notice Pi's tool ends a truncated
+ * result with, or for a read without one, from `origin.from`, the line its call's offset started at;
+ * undefined for a text whose notice does not match the lines before it, or that has neither notice nor
+ * start past line 1. Only the tool that writes a notice is read for it: another tool's text that ends
+ * like one (a log it prints, another run's output it passes on) is its own text, numbered from 1.
+ */
+export function outputFilePlace(text: string, origin: CopyOrigin = {}): OutputFilePlace | undefined {
+	const { tool, from } = origin;
+	const noticed = noticedPlace(text, tool);
+	if (
+		noticed ||
+		from === undefined ||
+		!(from > 1) ||
+		!writes(tool, "read") ||
+		READ_WIDE_LINE.test(text) ||
+		READ_ANY_NOTICE.test(text)
+	)
 		return noticed;
 	const last = from + text.split("\n").length - 1;
 	return { source: "read", first: from, last, total: last, held: text, trailer: [] };
 }
 
-/** The place a notice at the end of `text` gives (see outputFilePlace). */
-function noticedPlace(text: string): OutputFilePlace | undefined {
+/** True when `tool` (undefined: not known) may have written the notices of Pi's tool `source`. */
+function writes(tool: string | undefined, source: OutputFilePlace["source"]): boolean {
+	return tool === undefined || tool === source;
+}
+
+/** The place a notice at the end of `text` gives (see outputFilePlace), when `tool` writes that notice. */
+function noticedPlace(text: string, tool: string | undefined): OutputFilePlace | undefined {
 	if (!text.endsWith("]") && !text.includes("\n\nCommand ")) return undefined;
-	const bash = BASH_NOTICE.exec(text);
+	const bash = writes(tool, "bash") ? BASH_NOTICE.exec(text) : null;
 	if (bash) return placed("bash", text, bash.index, Number(bash[1]), Number(bash[2]), Number(bash[3]), bash[4]);
+	if (!writes(tool, "read")) return undefined;
 	const showing = READ_SHOWING.exec(text);
 	if (showing) return placed("read", text, showing.index, Number(showing[1]), Number(showing[2]), Number(showing[3]));
 	const more = READ_MORE.exec(text);

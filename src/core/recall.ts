@@ -291,6 +291,8 @@ export interface GrepBlockOptions {
 	file?: string;
 	/** The file line a read from an offset started at (see outputFilePlace). */
 	from?: number;
+	/** The tool whose result the block is (undefined: a record that does not say; see outputFilePlace). */
+	tool?: string;
 }
 
 /**
@@ -300,8 +302,8 @@ export interface GrepBlockOptions {
  * line for a failed command), which are in no line of that file, match as `after <last>:`.
  */
 export function grepBlock(text: string, pattern: string, maxChars: number, options: GrepBlockOptions = {}): GrepResult {
-	const { maxMatches = RECALL_LIMITS.grepMatches, context = RECALL_LIMITS.grepContext, file, from } = options;
-	const place = outputFilePlace(text, from);
+	const { maxMatches = RECALL_LIMITS.grepMatches, context = RECALL_LIMITS.grepContext, file, from, tool } = options;
+	const place = outputFilePlace(text, { tool, from });
 	if (!place) return grepText(file ?? text, pattern, maxChars, maxMatches, context);
 	const needle = pattern.toLowerCase();
 	const closing = place.trailer

@@ -319,6 +319,38 @@ describe("the line a truncated bash result's digest names is the line a recall s
 	}
 });
 
+describe("another tool's text that ends like the bash tool's notice", () => {
+	const items = Array.from({ length: 2000 }, (_, k) =>
+		k === 2 ? "item 3 error: disk full" : `item ${k + 1} ${"x".repeat(60)}`,
+	);
+	const path = () => join(temp, logName(97));
+	const text = () => `${items.join("\n")}\n\n[Showing lines 3001-5000 of 5000. Full output: ${path()}]`;
+
+	it("is its own text to its digest, lines, grep and search: numbered from 1, and no file is read for it", async () => {
+		// A bash log of another run at that path, which the tool's details name too: never read for it.
+		writeFileSync(path(), `${Array.from({ length: 5000 }, (_, k) => `other ${k + 1}`).join("\n")}\n`);
+		const { stub, code, digest } = await foldedBashSession(
+			path(),
+			4,
+			(i) =>
+				i === 0
+					? text()
+					: Array.from({ length: 800 }, (_, k) => `result ${i} line ${k} ${"y".repeat(40)}`).join("\n"),
+			{ window: 200_000, settings: { "context-fold": { policy: "ladder", foldAt: "0.1" } }, tool: "odd_out" },
+		);
+		assert.match(digest, /odd_out: 2002 lines/);
+		assert.doesNotMatch(digest, /held|5000 lines/);
+		assert.match(digest, /\nL3: item 3 error: disk full/);
+		const first = await stub.call("recall_folded", { codes: [code], lines: "1-4" });
+		assert.deepEqual(
+			first.split("\n").filter((l) => /^\d+: /.test(l)),
+			[`1: ${items[0]}`, `2: ${items[1]}`, "3: item 3 error: disk full", `4: ${items[3]}`],
+		);
+		assert.match(first, /^Recalled #[0-9a-z]{8}: odd_out, 2002 lines \(sha256 verified\)/);
+		await servedAlike(stub, code, 3, "disk full", "3: item 3 error: disk full");
+	});
+});
+
 /**
  * Asserts that a `lines` recall of file line `n` of `code`, a `grep` of its block for `needle` and a
  * `search` for `needle` all serve `served`, the line numbered as in its file; the `lines` answer.

@@ -175,6 +175,16 @@ describe("stripTags and codesIn", () => {
 });
 
 describe("toolResultDigest", () => {
+	it("reads a truncation notice only in the text of the tool that writes it", () => {
+		const items = Array.from({ length: 60 }, (_, k) => `item ${k + 1}`).join("\n");
+		const text = `${items}\n\n[Showing lines 941-1000 of 1000. Full output: /tmp/pi-bash-0123456789abcdef.log]`;
+		const own = toolResultDigest({ code: "k3x9a0b2", toolName: "odd_out", text, isError: false });
+		assert.match(own, /odd_out: 62 lines/);
+		assert.doesNotMatch(own, /1000 lines|held/);
+		const bash = toolResultDigest({ code: "k3x9a0b2", toolName: "bash", text, isError: false });
+		assert.match(bash, /bash: 1000 lines, L941-1000 held/);
+	});
+
 	it("keeps coloured error lines and frames verbatim, as it keeps plain ones (invariant 6)", () => {
 		const E = "\x1b";
 		const risky = [

@@ -54,7 +54,7 @@ describe("outputFilePlace", () => {
 
 describe("outputFilePlace with a read's start", () => {
 	it("numbers a read from an offset to the file's end from that offset, the file ending with it", () => {
-		const place = outputFilePlace(rows(2001, 2400), 2001);
+		const place = outputFilePlace(rows(2001, 2400), { from: 2001 });
 		assert.deepEqual(
 			{ ...place, held: place?.held.length },
 			{ source: "read", first: 2001, last: 2400, total: 2400, held: rows(2001, 2400).length, trailer: [] },
@@ -62,18 +62,40 @@ describe("outputFilePlace with a read's start", () => {
 	});
 
 	it("lets a notice say where the lines are, and gives nothing from line 1 or for Pi's too-long-line notice", () => {
-		const noticed = outputFilePlace(`${rows(10, 19)}\n\n[5 more lines in file. Use offset=20 to continue.]`, 10);
+		const noticed = outputFilePlace(`${rows(10, 19)}\n\n[5 more lines in file. Use offset=20 to continue.]`, {
+			from: 10,
+		});
 		assert.deepEqual([noticed?.first, noticed?.last, noticed?.total], [10, 19, 24]);
 		// A notice whose numbers disagree with the lines is no place, whatever the call asked.
 		assert.equal(
-			outputFilePlace(`${rows(10, 19)}\n\n[Showing lines 10-12 of 50. Use offset=13 to continue.]`, 10),
+			outputFilePlace(`${rows(10, 19)}\n\n[Showing lines 10-12 of 50. Use offset=13 to continue.]`, { from: 10 }),
 			undefined,
 		);
-		assert.equal(outputFilePlace(rows(1, 5), 1), undefined);
-		assert.equal(outputFilePlace(rows(1, 5), 0), undefined);
+		assert.equal(outputFilePlace(rows(1, 5), { from: 1 }), undefined);
+		assert.equal(outputFilePlace(rows(1, 5), { from: 0 }), undefined);
 		assert.equal(outputFilePlace(rows(1, 5)), undefined);
 		const wide = "[Line 7 is 80.0KB, exceeds 50.0KB limit. Use bash: sed -n '7p' big.txt | head -c 51200]";
-		assert.equal(outputFilePlace(wide, 7), undefined);
+		assert.equal(outputFilePlace(wide, { from: 7 }), undefined);
+	});
+});
+
+describe("outputFilePlace by the tool that returned the text", () => {
+	const bash = `${rows(941, 1000)}\n\n[Showing lines 941-1000 of 1000. Full output: /tmp/pi-bash-0123456789abcdef.log]`;
+	const read = `${rows(51, 80)}\n\n[120 more lines in file. Use offset=81 to continue.]`;
+
+	it("reads a notice only in the text of the tool that writes it", () => {
+		assert.equal(outputFilePlace(bash, { tool: "bash" })?.first, 941);
+		assert.equal(outputFilePlace(read, { tool: "read" })?.first, 51);
+		// Another tool's text that ends like one is its own text: a log it printed, a run it passes on.
+		for (const tool of ["odd_out", "read", "subagent"])
+			assert.equal(outputFilePlace(bash, { tool }), undefined, tool);
+		for (const tool of ["odd_out", "bash"]) assert.equal(outputFilePlace(read, { tool }), undefined, tool);
+		assert.equal(outputFilePlace(rows(2001, 2400), { tool: "bash", from: 2001 }), undefined);
+	});
+
+	it("reads either notice where the tool is not known (a record of an older version)", () => {
+		assert.equal(outputFilePlace(bash)?.source, "bash");
+		assert.equal(outputFilePlace(read)?.source, "read");
 	});
 });
 

@@ -105,8 +105,9 @@ function display(block: Block, message: MessageLike): string {
 	return text;
 }
 
+/** The bash tool's full output file a bash result names (another tool's details name none it wrote). */
 function fullOutputOf(block: Block, message: MessageLike): string | undefined {
-	if (block.kind !== "toolResult") return undefined;
+	if (block.kind !== "toolResult" || block.toolName !== "bash") return undefined;
 	const details = message.details as { fullOutputPath?: unknown } | undefined;
 	return details && typeof details === "object" ? (details.fullOutputPath as string | undefined) : undefined;
 }

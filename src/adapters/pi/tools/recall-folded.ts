@@ -7,7 +7,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { quoteTags } from "../../../core/digest.ts";
-import { type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
+import { type CopyOrigin, type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
 import {
 	grepBlock,
 	type LineRange,
@@ -110,7 +110,7 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 							: "unverified: legacy record without a fold-time sha256";
 	const images = r.images ? `; ${r.images} image${r.images === 1 ? "" : "s"} not served: recall serves text only` : "";
 	// A truncated copy served itself is counted as its digest counts it: its file's lines, and which it holds.
-	const place = file === undefined ? outputFilePlace(r.text, r.record.from) : undefined;
+	const place = file === undefined ? outputFilePlace(r.text, originOf(r)) : undefined;
 	const lines = place
 		? `${linesText(place.total)}, L${place.first}-${place.last} held`
 		: linesText(lineCount(file ?? r.text));
@@ -129,7 +129,7 @@ function serve(
 	const head = recallHeader(r, full);
 	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
-		const g = grepBlock(r.text, grep, room, { file: full, from: r.record.from });
+		const g = grepBlock(r.text, grep, room, { file: full, ...originOf(r) });
 		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
 		const more = g.cut
 			? `\n… ${g.matches - g.shown} more matching lines not shown; narrow the grep or use lines`
@@ -138,7 +138,7 @@ function serve(
 	}
 	// A truncated bash or read copy is numbered as in its file (the bash tool's full output, the file
 	// read), as its digest numbers it, whether or not the bash tool's file is still there.
-	const place = full === undefined ? outputFilePlace(r.text, r.record.from) : undefined;
+	const place = full === undefined ? outputFilePlace(r.text, originOf(r)) : undefined;
 	if (range) {
 		const text =
 			full !== undefined || !place ? slice(r, full ?? r.text, range, room) : sliceCopy(r, place, range, room);
@@ -161,6 +161,11 @@ function slice(r: ResolvedCode, text: string, range: LineRange, room: number): s
 	if (range.start > s.total) return `line ${range.start} is past the end (${linesText(s.total)})`;
 	const end = Math.min(range.end, s.total);
 	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
+}
+
+/** Which result a resolved block is, for outputFilePlace: its record's tool (or its block's), and a read's start. */
+function originOf(r: ResolvedCode): CopyOrigin {
+	return { tool: r.record.tool ?? r.toolName, from: r.record.from };
 }
 
 /** The file a truncated copy's lines are numbered as in (see outputFilePlace). */
@@ -290,7 +295,7 @@ export function searchFolded(
 		const g = grepBlock(r.text, pattern, Math.min(2000, budget - 250), {
 			maxMatches: 8,
 			context: 1,
-			from: r.record.from,
+			...originOf(r),
 		});
 		const head = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}`;
 		const entry = `${head}\n${g.text}${g.cut ? "\n…" : ""}`;
