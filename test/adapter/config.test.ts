@@ -351,6 +351,22 @@ describe("settings footguns", () => {
 		assert.deepEqual(resolveConfig(undefined, {}).problems, []);
 	});
 
+	it("reads, under a section that is no object (a project's `false`), the knobs the settings.json beneath it sets", () => {
+		// The files as savedOrigin reads them: the project's section is `false`, the global one an object.
+		const global: Record<string, unknown> = { policy: "economic", cacheIdleMinutes: 0, foldStep: 0.2 };
+		const origin = (key: string) =>
+			global[key] === undefined ? undefined : { file: "/home/u/.pi/agent/settings.json", value: global[key] };
+		const { config, problems } = resolveConfig(false, {}, origin);
+		assert.equal(config.policy, "economic");
+		assert.equal(config.cacheIdleMinutes, 0);
+		assert.equal(config.step, 0.2, "0.5.1's name beneath it is read too");
+		assert.equal(
+			problems[0],
+			"settings context-fold must be an object; ignoring it, and reading the knobs the settings.json beneath it sets",
+		);
+		assert.deepEqual(resolveConfig(false, {}, () => undefined).config, { ...DEFAULT_CONFIG });
+	});
+
 	it("reads budgetCap 0 or off as no absolute cap", () => {
 		for (const [saved, env] of [
 			[{ budgetCap: 0 }, {}],

@@ -450,6 +450,30 @@ describe("/context-fold", () => {
 		assert.match(listing, /cacheTtlByProvider +"" +\(default\)/, "an empty value is shown, not left blank");
 	});
 
+	it("unsets a knob saved under 0.5.1's name too, which would apply in its place, and says so truly", async () => {
+		const section = { policy: "ladder", step: 0.3, foldStep: 0.2, confirmColdPrompt: true };
+		writeFileSync(settingsFile, JSON.stringify({ theme: "dark", "context-fold": section }));
+		const stub = await started({ window: 20_000, settings: section });
+		const step = (await stub.command("context-fold", "settings step default")).stdout;
+		assert.match(step, /^context-fold: step unset \(removed from /);
+		const cold = (await stub.command("context-fold", "settings confirmColdSend default")).stdout;
+		assert.match(cold, /^context-fold: confirmColdSend unset \(removed from /);
+		const file = JSON.parse(readFileSync(settingsFile, "utf8"));
+		assert.deepEqual(file, { theme: "dark", "context-fold": { policy: "ladder" } });
+		const listing = (await stub.command("context-fold", "settings")).stdout;
+		assert.match(listing, /\n {2}step +0\.12 +\(default\)/);
+		assert.match(listing, /\n {2}confirmColdSend +false +\(default\)/);
+	});
+
+	it("lists the cache lifetime's default as what it means: the model's own where Pi knows it", async () => {
+		const stub = await started({ window: 20_000 });
+		const listing = (await stub.command("context-fold", "settings")).stdout;
+		assert.match(listing, /cacheTtlSeconds +300 +\(default: the model's own lifetime where Pi knows it, else 300\)/);
+		writeFileSync(settingsFile, JSON.stringify({ "context-fold": { cacheTtlSeconds: 600 } }));
+		const saved = await started({ window: 20_000, settings: { cacheTtlSeconds: 600 } });
+		assert.match((await saved.command("context-fold", "settings")).stdout, /cacheTtlSeconds +600 +\(saved\)\n/);
+	});
+
 	it('unsets a saved knob with `default` (and cacheTtlByProvider with ""), from the file and from the next request', async () => {
 		const section = { policy: "ladder", tail: 1000, step: 0.02, coldFoldAt: 0.9, cacheTtlByProvider: "fake=60" };
 		writeFileSync(settingsFile, JSON.stringify({ theme: "dark", "context-fold": section }));

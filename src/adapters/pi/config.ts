@@ -54,6 +54,11 @@ const DEFAULT_IN_WORDS: Partial<Record<keyof FoldConfig, (value: string) => stri
 	cacheTtlSeconds: (value) => `the model's own lifetime where Pi knows it, else ${value}`,
 };
 
+/** What `key`'s default of `value` means where it is not always that value (see DEFAULT_IN_WORDS); undefined elsewhere. */
+export function defaultInWords(key: keyof FoldConfig, value: string): string | undefined {
+	return DEFAULT_IN_WORDS[key]?.(value);
+}
+
 /** One knob: its settings.json key, environment variable and schema. */
 export interface Knob {
 	key: keyof FoldConfig;
@@ -268,6 +273,11 @@ const DEPRECATED_KEYS: Readonly<Record<string, keyof FoldConfig>> = {
 	confirmColdPrompt: "confirmColdSend",
 };
 
+/** The keys a settings section may hold `key`'s value under: its own, and 0.5.1's names for it. */
+export function savedKeysOf(key: keyof FoldConfig): string[] {
+	return [key, ...Object.keys(DEPRECATED_KEYS).filter((old) => DEPRECATED_KEYS[old] === key)];
+}
+
 /** Keys of 0.5.1's settings file that set nothing here: each is named as no longer read, with why. */
 const RETIRED_KEYS: Readonly<Record<string, string>> = {
 	reconTokens: "0.5.1's compaction budget; the summary sizes itself to the window",
@@ -278,6 +288,16 @@ const RETIRED_KEYS: Readonly<Record<string, string>> = {
 const DEPRECATED_VALUES: Readonly<Partial<Record<keyof FoldConfig, Readonly<Record<string, string>>>>> = {
 	compact: { det: "fold" },
 };
+
+/** The knobs (and 0.5.1's names for them) the settings.json files `origin` reads set, as one section. */
+function sectionBeneath(origin: SavedOrigin): Record<string, unknown> {
+	const section: Record<string, unknown> = {};
+	for (const key of [...KNOBS.map((knob) => knob.key), ...(Object.keys(DEPRECATED_KEYS) as (keyof FoldConfig)[])]) {
+		const found = origin(key);
+		if (found?.value !== undefined) section[key] = found.value;
+	}
+	return section;
+}
 
 /** Why `name`, a retired variable of an earlier release, does nothing, or undefined for any other name. */
 function retiredBecause(name: string): string | undefined {
@@ -293,7 +313,7 @@ function retiredBecause(name: string): string | undefined {
  */
 export type SavedOrigin = (
 	key: keyof FoldConfig,
-) => { file: string; beneath?: { file: string; value: unknown } } | undefined;
+) => { file: string; value?: unknown; beneath?: { file: string; value: unknown } } | undefined;
 
 /**
  * Resolves every knob from defaults, a saved settings section, and the environment. A saved value
@@ -307,8 +327,14 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 	const variables: ResolvedConfig["variables"] = {};
 	const problems: string[] = [];
 	const isSection = typeof saved === "object" && saved !== null && !Array.isArray(saved);
-	if (saved !== undefined && !isSection) problems.push(`settings ${SETTINGS_SECTION} must be an object; ignoring it`);
-	const section = isSection ? (saved as Record<string, unknown>) : {};
+	// A section that is no object (a project's `"context-fold": false`) hides the one Pi merged it over:
+	// the knobs another settings.json sets beneath it keep their values, as a bad knob keeps its own.
+	const beneath = !isSection && saved !== undefined && origin ? sectionBeneath(origin) : {};
+	if (saved !== undefined && !isSection)
+		problems.push(
+			`settings ${SETTINGS_SECTION} must be an object; ignoring it${Object.keys(beneath).length > 0 ? ", and reading the knobs the settings.json beneath it sets" : ""}`,
+		);
+	const section = isSection ? (saved as Record<string, unknown>) : beneath;
 	for (const key of Object.keys(section)) {
 		if (KNOBS.some((knob) => knob.key === key) || Object.hasOwn(DEPRECATED_KEYS, key)) continue;
 		if (Object.hasOwn(RETIRED_KEYS, key)) {
@@ -372,7 +398,7 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 	}
 	for (const { at, text, knob, from } of refused) {
 		const value = JSON.stringify(bag[knob.key]);
-		const used = sources[knob.key] === "default" ? (DEFAULT_IN_WORDS[knob.key]?.(value) ?? value) : value;
+		const used = sources[knob.key] === "default" ? (defaultInWords(knob.key, value) ?? value) : value;
 		problems[at] = `${text}; using ${used}${from && sources[knob.key] === "saved" ? ` (${from})` : ""}`;
 	}
 	return { config, sources, variables, problems };

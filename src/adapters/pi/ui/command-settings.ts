@@ -94,8 +94,10 @@ export async function settingsView(pi: ExtensionAPI, deps: CommandDeps, ctx: Ctx
 	// from (but a lock), so the values keep room.
 	let narrow = false;
 	const labelOf = (r: KnobRow) => (r.locked ? `${r.key} · locked` : narrow ? r.key : `${r.key} · ${r.source}`);
-	const descriptionOf = (r: KnobRow) =>
-		r.locked ? `${r.description} Set by ${r.env} in the environment: locked.` : r.description;
+	const descriptionOf = (r: KnobRow) => {
+		const means = r.defaultMeans ? ` Default now: ${r.defaultMeans}.` : "";
+		return r.locked ? `${r.description} Set by ${r.env} in the environment: locked.` : `${r.description}${means}`;
+	};
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		const items: SettingItem[] = rows.map((r) => {
 			const item: SettingItem = {

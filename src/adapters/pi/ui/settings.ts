@@ -12,12 +12,14 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, rmSync, statSync, write
 import { dirname, join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import {
+	defaultInWords,
 	KNOBS,
 	type KnobSource,
 	PROFILE_KNOBS,
 	type ResolvedConfig,
 	resolveConfig,
 	type SavedOrigin,
+	savedKeysOf,
 } from "../config.ts";
 import { errorText } from "../error-text.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
@@ -31,6 +33,8 @@ export interface KnobRow {
 	source: KnobSource;
 	/** The environment sets it: a saved change would not apply. */
 	locked: boolean;
+	/** What its default means where that is not always `value` (the model's own cache lifetime); only while it is the default. */
+	defaultMeans?: string;
 	description: string;
 	/** The values to cycle through (booleans and choices); undefined for numbers, typed in. */
 	choices?: string[];
@@ -70,14 +74,17 @@ export function knobRows(resolved: Pick<ResolvedConfig, "config" | "sources" | "
 					? words
 					: undefined;
 		const source = resolved.sources[knob.key];
+		const value = String(resolved.config[knob.key]);
+		const means = source === "default" ? defaultInWords(knob.key, value) : undefined;
 		return {
 			key: knob.key,
 			env: resolved.variables[knob.key] ?? knob.env,
-			value: String(resolved.config[knob.key]),
+			value,
 			source,
 			locked: source === "environment",
 			description: shape.description ?? "",
 			choices,
+			...(means === undefined ? {} : { defaultMeans: means }),
 		};
 	});
 }
@@ -91,7 +98,8 @@ export function shownValue(value: string): string {
 export function knobText(rows: readonly KnobRow[]): string {
 	const width = Math.max(...rows.map((r) => r.key.length));
 	const lines = rows.map(
-		(r) => `  ${r.key.padEnd(width)}  ${shownValue(r.value)}  (${r.source}${r.locked ? `: ${r.env}, locked` : ""})`,
+		(r) =>
+			`  ${r.key.padEnd(width)}  ${shownValue(r.value)}  (${r.source}${r.defaultMeans ? `: ${r.defaultMeans}` : ""}${r.locked ? `: ${r.env}, locked` : ""})`,
 	);
 	return [
 		"context-fold settings (default < settings.json < environment)",
@@ -159,9 +167,10 @@ export function savedOrigin(paths: () => SettingsPaths | undefined): SavedOrigin
 		const setting = files.filter((f) => f.section?.[key] !== undefined);
 		if (setting.length === 0) return undefined;
 		const [top, under] = setting;
+		const value = top.section?.[key];
 		return under
-			? { file: top.file, beneath: { file: under.file, value: under.section?.[key] } }
-			: { file: top.file };
+			? { file: top.file, value, beneath: { file: under.file, value: under.section?.[key] } }
+			: { file: top.file, value };
 	};
 }
 
@@ -245,7 +254,7 @@ export class SavedSettings {
 		const base = fromPi && typeof fromPi === "object" && !Array.isArray(fromPi) ? fromPi : {};
 		const section: Record<string, unknown> = { ...base };
 		for (const [key, value] of this.written) {
-			if (value === undefined) delete section[key];
+			if (value === undefined) for (const k of savedKeysOf(key as keyof FoldConfig)) delete section[k];
 			else section[key] = value;
 		}
 		return section;
@@ -277,15 +286,17 @@ export class SavedSettings {
 	 * Returns the files changed (none when no file set it); throws when one cannot be read or written.
 	 */
 	unset(key: keyof FoldConfig, paths: SettingsPaths): string[] {
+		// 0.5.1's name for the knob sets it too (foldStep for step): both go, or the old one would apply.
+		const keys = savedKeysOf(key);
+		const setsIt = (section: Record<string, unknown> | undefined) => keys.some((k) => section?.[k] !== undefined);
 		const files = [paths.global, paths.project].filter(
-			(file): file is string =>
-				file !== undefined && existsSync(file) && sectionOf(readObject(file))?.[key] !== undefined,
+			(file): file is string => file !== undefined && existsSync(file) && setsIt(sectionOf(readObject(file))),
 		);
 		for (const file of files) {
 			withLock(file, () => {
 				const settings = readObject(file);
 				const section = { ...sectionOf(settings) };
-				delete section[key];
+				for (const k of keys) delete section[k];
 				settings[SETTINGS_SECTION] = section;
 				writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
 			});
