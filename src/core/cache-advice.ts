@@ -256,16 +256,19 @@ export function predictIdle(inputs: IdleInputs): IdlePrediction | undefined {
 	return { risky: leftMs < 0 && inputs.carried >= COLD_INPUT_MIN_TOKENS, idleMs, leftMs, since };
 }
 
-/** The grammar of a per-provider lifetime table: `provider=seconds`, comma separated; may be empty. */
+/**
+ * The grammar of a per-provider lifetime table: `provider=seconds`, comma separated; may be empty.
+ * Seconds are a whole number of at most 15 digits, below 2^53, as every whole-number knob is.
+ */
 export const PROVIDER_TTL_PATTERN =
-	"^\\s*([A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]*\\s*(,\\s*[A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]*\\s*)*)?$";
+	"^\\s*([A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]{0,14}\\s*(,\\s*[A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]{0,14}\\s*)*)?$";
 
 /** Parses a per-provider lifetime table (`anthropic=300, openai=3600`) into seconds by provider. */
 export function parseProviderTtls(text: string): Map<string, number> {
 	const table = new Map<string, number>();
 	for (const part of text.split(",")) {
 		const [name, seconds] = part.split("=").map((s) => s.trim());
-		if (name && seconds && /^[1-9]\d*$/.test(seconds)) table.set(name, Number(seconds));
+		if (name && seconds && /^[1-9]\d{0,14}$/.test(seconds)) table.set(name, Number(seconds));
 	}
 	return table;
 }

@@ -269,8 +269,11 @@ describe("per-provider lifetimes", () => {
 	it("accepts the table's grammar and nothing else", () => {
 		const re = new RegExp(PROVIDER_TTL_PATTERN);
 		for (const ok of ["", "anthropic=300", "a=1, b.c-d_e = 60"]) assert.equal(re.test(ok), true, ok);
-		for (const bad of ["anthropic", "anthropic=0", "anthropic=5m", "a=1,", "=300"])
+		for (const bad of ["anthropic", "anthropic=0", "anthropic=5m", "a=1,", "=300", "fake=99999999999999999999999"])
 			assert.equal(re.test(bad), false, bad);
+		assert.equal(re.test("a=999999999999999"), true, "15 digits, below 2^53");
+		assert.equal(re.test("a=1000000000000000"), false, "16 digits");
+		assert.deepEqual([...parseProviderTtls("a=1000000000000000, b=60")], [["b", 60]]);
 	});
 });
 
