@@ -640,6 +640,17 @@ describe("/context-fold", () => {
 		const corrupt = (await stub.command("context-fold", "settings foldAt 0.6")).stdout;
 		assert.ok(corrupt.includes(`foldAt not changed: ${settingsFile} cannot be read as JSON (`), corrupt);
 		assert.equal(readFileSync(settingsFile, "utf8"), "{ not json");
+		// A section that is no object (a profile's name written as the whole section) is named, and kept.
+		const word = JSON.stringify({ theme: "dark", "context-fold": "economic" });
+		writeFileSync(settingsFile, word);
+		const over = (await stub.command("context-fold", "settings coldTail 3000")).stdout;
+		assert.ok(
+			over.includes(
+				`coldTail not changed: ${settingsFile} holds "context-fold": "economic", which is not an object`,
+			),
+			over,
+		);
+		assert.equal(readFileSync(settingsFile, "utf8"), word);
 	});
 
 	it("recalls an original for the user without touching the context", async () => {

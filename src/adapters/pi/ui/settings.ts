@@ -273,6 +273,12 @@ export class SavedSettings {
 		const file = project && sectionOf(readObject(project))?.[key] !== undefined ? project : paths.global;
 		withLock(file, () => {
 			const settings = readObject(file);
+			const held = settings[SETTINGS_SECTION];
+			// A section that is no object holds what its writer meant ("economic"): never written over unasked.
+			if (held !== undefined && sectionOf(settings) === undefined)
+				throw new Error(
+					`${file} holds "${SETTINGS_SECTION}": ${JSON.stringify(held)}, which is not an object of knobs; fix or remove it, then save again`,
+				);
 			settings[SETTINGS_SECTION] = { ...sectionOf(settings), [key]: value };
 			writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
 		});
