@@ -71,3 +71,22 @@ describe("risk lines a digest leaves out", () => {
 		}
 	});
 });
+
+describe("a pattern that finds nothing and reads like a regular expression", () => {
+	it("is answered with a reminder that patterns are plain text; a plain one without it", async () => {
+		const stub = session(['"zod": "^4.0.0"', "filler", "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		const digest = resultTexts(await stub.request()).find((t) => t.startsWith("{#")) ?? "";
+		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
+		assert.ok(code, "a result folded");
+		const hint = /\(patterns are plain text, matched in any case, not regular expressions/;
+		for (const pattern of ["zod|uuid", "zod.*4", "^filler", "\\d+"]) {
+			assert.match(await stub.call("recall_folded", { codes: [code], grep: pattern }), hint, pattern);
+			assert.match(await stub.call("recall_folded", { search: pattern }), hint, pattern);
+		}
+		const plain = await stub.call("recall_folded", { codes: [code], grep: "absent-word" });
+		assert.match(plain, /no line contains "absent-word"$/);
+		assert.doesNotMatch(await stub.call("recall_folded", { search: "absent-word" }), hint);
+		assert.match(await stub.call("recall_folded", { codes: [code], grep: "zod" }), /matching line/);
+	});
+});

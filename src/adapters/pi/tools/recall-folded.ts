@@ -130,7 +130,7 @@ function serve(
 	const room = Math.max(200, budget - head.length - 240);
 	if (grep !== undefined) {
 		const g = grepBlock(r.text, grep, room, { file: full, ...originOf(r) });
-		if (g.matches === 0) return `${head}\nno line contains "${grep}"`;
+		if (g.matches === 0) return `${head}\nno line contains "${grep}"${literalHint(grep)}`;
 		const more = g.cut
 			? `\n… ${g.matches - g.shown} more matching lines not shown; narrow the grep or use lines`
 			: "";
@@ -166,6 +166,16 @@ function slice(r: ResolvedCode, text: string, range: LineRange, room: number): s
 /** Which result a resolved block is, for outputFilePlace: its record's tool (or its block's), and a read's start. */
 function originOf(r: ResolvedCode): CopyOrigin {
 	return { tool: r.record.tool ?? r.toolName, from: r.record.from };
+}
+
+/**
+ * A reminder, after a pattern that found nothing, that patterns are plain text when it reads like a
+ * regular expression (`error|fail`, `foo.*bar`, `^def `): said where it helps, never declared.
+ */
+function literalHint(pattern: string): string {
+	return /\||\.\*|\.\+|\\[dwsb]|^\^|\$$/.test(pattern)
+		? " (patterns are plain text, matched in any case, not regular expressions: search for one word at a time)"
+		: "";
 }
 
 /** The file a truncated copy's lines are numbered as in (see outputFilePlace). */
@@ -284,7 +294,7 @@ export function searchFolded(
 	const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
 	const hits = tiers.flat();
 	if (hits.length === 0) {
-		const none = `no folded block contains "${pattern}"${note}`;
+		const none = `no folded block contains "${pattern}"${note}${literalHint(pattern)}`;
 		return { text: none, heads: [none] };
 	}
 	const out: string[] = [];
