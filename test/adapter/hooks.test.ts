@@ -667,6 +667,34 @@ describe("cache facts from telemetry", () => {
 	});
 });
 
+describe("folded blocks another extension rewrites", () => {
+	it("are sent raw and said in one notice a pass, naming a few and the likely cause", async () => {
+		const stub = await started();
+		const first = resultTexts(await stub.request());
+		const folded = first.filter((t) => FOLDED.test(t)).length;
+		assert.ok(folded >= 2, `folded ${folded}`);
+		// Every stored tool result rewritten, as an extension that redacts old output would.
+		for (const entry of stub.entries) {
+			const message = entry.message as { role?: string; content?: { text: string }[] } | undefined;
+			if (message?.role !== "toolResult" || !message.content) continue;
+			message.content[0].text = message.content[0].text.replace(/ok/g, "OK");
+		}
+		await stub.request();
+		const said = stub.stderr.join("").match(/changed since (it was|they were) folded[^\n]*/g) ?? [];
+		assert.equal(said.length, 1, said.join("\n"));
+		assert.match(
+			said[0],
+			/^changed since they were folded \((r:call_\d+, ){1,2}r:call_\d+(, …)?\); they are sent raw \(does another extension rewrite old messages\?\)$/,
+		);
+		assert.match(
+			stub.stderr.join(""),
+			new RegExp(`context-fold: ${folded} folded blocks changed since they were folded`),
+		);
+		await stub.request();
+		assert.equal(stub.stderr.join("").match(/changed since/g)?.length, 1, "said once");
+	});
+});
+
 describe("a folded block edited in place", () => {
 	it("goes out raw when its text changed to one of the same length, and says so once", async () => {
 		const stub = await started();

@@ -488,10 +488,16 @@ export class FoldEngine {
 	private notice(plan: TurnPlan): void {
 		// Most passes find none: no new set then.
 		if (plan.stale.length > 0 || this.staleNow.size > 0) this.staleNow = new Set(plan.stale);
-		for (const id of plan.stale) {
-			if (this.warnedStale.has(id)) continue;
-			this.warnedStale.add(id);
-			this.deps.warn(`context-fold: block ${id} changed since it was folded; it is sent raw`);
+		const fresh = plan.stale.filter((id) => !this.warnedStale.has(id));
+		for (const id of fresh) this.warnedStale.add(id);
+		// One notice a pass: an extension that rewrites old messages makes many folds stale at once.
+		if (fresh.length === 1)
+			this.deps.warn(`context-fold: block ${fresh[0]} changed since it was folded; it is sent raw`);
+		else if (fresh.length > 1) {
+			const named = `${fresh.slice(0, 3).join(", ")}${fresh.length > 3 ? ", …" : ""}`;
+			this.deps.warn(
+				`context-fold: ${fresh.length} folded blocks changed since they were folded (${named}); they are sent raw (does another extension rewrite old messages?)`,
+			);
 		}
 		for (const c of plan.collisions) {
 			this.deps.warn(
