@@ -465,21 +465,37 @@ describe("seed index on disk", () => {
 		});
 	});
 
-	it("an unwritable seed index is warned about once; folding and compaction go on with it in memory", async () => {
+	it("an unwritable seed index holds fold events (each turn raw, said once) until it can be written; compaction goes on", async () => {
 		await inTempDir(async (dir) => {
-			const stub = savedStub(dir, join(dir, "file-not-dir"));
-			await import("node:fs").then((fs) => fs.writeFileSync(join(dir, "file-not-dir"), "x"));
+			const fs = await import("node:fs");
+			const blocked = join(dir, "file-not-dir");
+			const stub = savedStub(dir, blocked);
+			fs.writeFileSync(blocked, "x");
 			bashSession(stub, 6);
 			await stub.emit("session_start", { reason: "startup" });
-			const sent = JSON.stringify(await stub.request());
-			assert.match(sent, /FOLDED\}/, "the fold event committed");
+			// Its record is a commit precondition: the event is rejected and the turn goes out raw.
+			assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/, "no fold without its record");
+			assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/, "nor on the next request");
+			assert.equal(
+				stub.entries.filter((e) => (e.data as { kind?: string } | undefined)?.kind === "layer").length,
+				0,
+				"no fold entry was persisted",
+			);
+			const rejected = stub.stderr.join("").match(/fold event rejected[^\n]*/g) ?? [];
+			assert.equal(rejected.length, 1, stub.stderr.join(""));
+			assert.match(rejected[0], /the seed index .* cannot be written \(.*\); fold events wait until it can/);
 			const first = await compact(stub, 6);
-			const second = await compact(stub, 8);
-			assert.ok(first?.compaction?.summary.startsWith(SUMMARY_HEADER));
-			assert.ok(second?.compaction?.summary.startsWith(SUMMARY_HEADER));
-			const warnings = stub.stderr.join("").match(/seed index .* cannot be written/g) ?? [];
-			assert.equal(warnings.length, 1, stub.stderr.join(""));
-			assert.doesNotMatch(stub.stderr.join(""), /fold event rejected|Pi's own compaction runs/);
+			assert.ok(first?.compaction?.summary.startsWith(SUMMARY_HEADER), "compaction goes on with it in memory");
+			// Once the index can be written, the next request folds.
+			fs.rmSync(blocked);
+			fs.mkdirSync(blocked);
+			bashSession(stub, 6);
+			assert.match(JSON.stringify(await stub.request()), /FOLDED\}/, "folding resumes");
+			assert.equal(
+				parseSeedIndex(fs.readFileSync(join(blocked, "context-fold", "stub", "seed-index.jsonl"), "utf8")).records
+					.length,
+				1,
+			);
 		});
 	});
 

@@ -200,21 +200,26 @@ describe("Pi's settings that cannot be read", () => {
 });
 
 describe("a seed index that cannot be read", () => {
-	it("is announced once (not as an empty index), and the session keeps its records in memory", async () => {
+	it("is announced once (not as an empty index), and no fold event commits without its record", async () => {
 		const dir = tempDir();
 		const file = join(dir, "context-fold", "stub", "seed-index.jsonl");
 		mkdirSync(file, { recursive: true });
 		const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
 		bashSession(stub, 6);
 		await stub.emit("session_start", { reason: "startup" });
-		await stub.request();
-		assert.ok(firstCode(stub), "a fold event was committed");
+		assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/, "the turn went out raw");
+		assert.equal(
+			stub.entries.filter((e) => (e.data as { kind?: string } | undefined)?.kind === "records").length,
+			0,
+			"no fold event was committed: its record could not be appended",
+		);
 		const said = stub.stderr.filter((line) => line.includes("seed index"));
-		assert.equal(said.length, 1, said.join(""));
+		assert.equal(said.length, 2, said.join(""));
 		assert.match(
 			said[0],
-			/^context-fold: the seed index .*seed-index\.jsonl cannot be read \(it is not a regular file\); this session starts without its earlier records and keeps new ones in memory only/,
+			/^context-fold: the seed index .*seed-index\.jsonl cannot be read \(it is not a regular file\); this session starts without its earlier records, so summaries lack what it held/,
 		);
+		assert.match(said[1], /^context-fold: fold event rejected, this turn goes out without it: the seed index /);
 	});
 });
 

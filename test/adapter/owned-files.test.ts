@@ -61,13 +61,14 @@ describe("the session's own folder", () => {
 		mkdirSync(join(root, "sessions", "context-fold"), { recursive: true });
 		symlinkSync(outside, join(root, "sessions", "context-fold", "stub"));
 		const stub = await foldedIn(root);
-		assert.ok(folds(stub) > 0, "the fold event committed all the same");
+		assert.equal(folds(stub), 0, "no fold event commits without its seed-index record");
 		const handoff = await stub.command("fold-handoff", "go on");
 		assert.deepEqual(readdirSync(outside), [], "nothing written through the link");
 		assert.match(
 			stub.stderr.join(""),
-			/seed index .* cannot be read \(.*stub is a symbolic link, which is not followed\); .* in memory only/,
+			/seed index .* cannot be read \(.*stub is a symbolic link, which is not followed\); .*a fold event goes on only if its record can be appended/,
 		);
+		assert.match(stub.stderr.join(""), /fold event rejected, .*stub is a symbolic link, which is not followed/);
 		assert.match(
 			handoff.stderr,
 			/could not write the handoff seed: .*stub is a symbolic link, which is not followed/,
@@ -81,7 +82,7 @@ describe("the session's own folder", () => {
 		mkdirSync(join(root, "sessions", "context-fold", "stub"), { recursive: true });
 		symlinkSync(victim, join(root, "sessions", "context-fold", "stub", "seed-index.jsonl"));
 		const stub = await foldedIn(root);
-		assert.ok(folds(stub) > 0);
+		assert.equal(folds(stub), 0, "no fold event commits without its seed-index record");
 		assert.equal(readFileSync(victim, "utf8"), "mine\n");
 		assert.match(stub.stderr.join(""), /seed index .* cannot be read \(.*\)/);
 	});

@@ -159,7 +159,7 @@ function register(
 			});
 			const leaf = leafOf();
 			if (leaf !== undefined) record.leaf = leaf;
-			index.append(record);
+			index.appendDurably(record);
 		},
 		rejected: (seq, reason) => index.retract(seq, reason, "fold"),
 		committed: (seq, masked, codes, probes) => {

@@ -88,10 +88,10 @@ function ancestorIndexFiles(session: SessionPlace): { files: { file: string; pla
 const INDEX_FILE = "seed-index.jsonl";
 
 /**
- * Seed-index records of one session: read once from disk, appended durably, kept in memory. When
- * the file cannot be read or written (a full disk, a directory in its place), the store says so once and
- * keeps the rest of the session's records in memory only: the index is a reader's aid, and folding
- * and compaction go on without it.
+ * Seed-index records of one session: read once from disk, appended durably, kept in memory. A fold
+ * event's record is its commit precondition (appendDurably throws when it cannot be written, and the
+ * event is rejected); a compaction's record or a retraction that cannot be written is said once and
+ * kept in memory, as the compaction goes on.
  */
 export class IndexStore {
 	private records: SeedRecord[] = [];
@@ -106,8 +106,8 @@ export class IndexStore {
 
 	/**
 	 * Loads the index of `session` (tolerant reader). A missing file is an empty index; a file that
-	 * exists but cannot be read is announced, and the session keeps its records in memory only
-	 * rather than append to a file it could not read. A session forked or cloned from another starts
+	 * exists but cannot be read is announced, and only a fold event's record is appended to it after
+	 * (when that fails, the event waits). A session forked or cloned from another starts
 	 * from the records of the sessions it descends from, the parent's and theirs (read only; readers
 	 * keep those of the branch in use, as they do for every branch of one file), so its compactions
 	 * merge what their summaries held.
@@ -155,7 +155,7 @@ export class IndexStore {
 		if (read.why !== NO_SUCH_FILE && read.why !== "ENOTDIR") {
 			this.unwritable = true;
 			this.warn(
-				`context-fold: the seed index ${file} cannot be read (${read.why}); this session starts without its earlier records and keeps new ones in memory only, so summaries lack what it held`,
+				`context-fold: the seed index ${file} cannot be read (${read.why}); this session starts without its earlier records, so summaries lack what it held, and a fold event goes on only if its record can be appended`,
 			);
 		}
 		return { records: [], skipped: 0 };
@@ -191,6 +191,26 @@ export class IndexStore {
 	}
 
 	/**
+	 * Appends a fold event's record durably (in memory alone for an in-memory session), or throws why
+	 * it cannot: the record is a commit precondition of its event, which is then rejected. Tried anew
+	 * for each event, so folding resumes once the file can be written again.
+	 */
+	appendDurably(record: SeedRecord): void {
+		const file = this.file();
+		if (file && this.place) {
+			try {
+				ownFolder(this.place);
+				appendLine(file, serializeRecord(record));
+			} catch (error) {
+				throw new Error(
+					`the seed index ${file} cannot be written (${errorText(error)}); fold events wait until it can`,
+				);
+			}
+		}
+		this.records.push(record);
+	}
+
+	/**
 	 * Appends a retraction of the newest record of compaction (or fold event) `seq`, at that record's
 	 * leaf (sequence numbers restart on each branch: another branch's record of the same seq stays),
 	 * and drops it from memory.
@@ -218,7 +238,7 @@ export class IndexStore {
 		} catch (error) {
 			this.unwritable = true;
 			this.warn(
-				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); this session keeps it in memory only, so later summaries after a restart will lack what it would have held`,
+				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); this session keeps its compaction records in memory only, so later summaries after a restart will lack what they held`,
 			);
 		}
 	}
