@@ -263,6 +263,7 @@ export function renderSummary(input: SummaryInput): string {
 				),
 			L.pointers,
 			"folded blocks (recall_folded search=…)",
+			{ count: s.dropped?.spans ?? 0, noun: "blocks (recall_folded search=… finds them)" },
 		),
 	];
 	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.trim() ?? "");

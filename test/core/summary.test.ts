@@ -106,6 +106,16 @@ describe("renderSummary", () => {
 		assert.match(out, /a1b2c3d v1\.2\.3 parseNested\n- … 7 more identifiers left out by the index's caps/);
 		const files = out.split("## Files")[1].split("\n\n")[0];
 		assert.doesNotMatch(files, /left out/, "no count where nothing was left out");
+		assert.doesNotMatch(out.split("## Recovery pointers")[1] ?? "", /left out/);
+	});
+
+	it("counts the blocks the index's span cap left out among its recovery pointers", () => {
+		const out = renderSummary({ summary: { ...fixed, dropped: { spans: 451 } }, scope: "s." });
+		const pointers = out.split("## Recovery pointers\n")[1]?.split("\n\n")[0] ?? "";
+		assert.match(
+			pointers,
+			/^- … 451 more blocks \(recall_folded search=… finds them\) left out by the index's caps$/m,
+		);
 	});
 
 	it("carries a previous summary that was not ours, and only the body of one that was", () => {
