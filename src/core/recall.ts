@@ -64,13 +64,18 @@ export interface LineRange {
 	end: number;
 }
 
+/** A line number as written, however long: past any block's last line, a large one reads as the end. */
+function lineNumber(digits: string): number {
+	return Math.min(Number(digits), Number.MAX_SAFE_INTEGER);
+}
+
 /** Parses `"a-b"`, `"a-"`, `"a"` into a 1-based inclusive range; null when malformed. */
 export function parseLineRange(input: unknown): LineRange | null {
-	if (typeof input !== "string") return null;
-	const match = /^\s*(\d{1,9})\s*(?:(-)\s*(\d{1,9})?)?\s*$/.exec(input);
+	if (typeof input !== "string" || input.length > 200) return null;
+	const match = /^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$/.exec(input);
 	if (!match) return null;
-	const start = Number(match[1]);
-	const end = match[3] !== undefined ? Number(match[3]) : match[2] ? Number.MAX_SAFE_INTEGER : start;
+	const start = lineNumber(match[1]);
+	const end = match[3] !== undefined ? lineNumber(match[3]) : match[2] ? Number.MAX_SAFE_INTEGER : start;
 	if (start < 1 || end < start) return null;
 	return { start, end };
 }

@@ -34,6 +34,15 @@ describe("parseLineRange", () => {
 		assert.deepEqual(parseLineRange("5"), { start: 5, end: 5 });
 		assert.deepEqual(parseLineRange("5-"), { start: 5, end: Number.MAX_SAFE_INTEGER });
 	});
+	it("reads a number past any line, however long, as the end", () => {
+		assert.deepEqual(parseLineRange("1-99999999999999999999"), { start: 1, end: Number.MAX_SAFE_INTEGER });
+		assert.deepEqual(parseLineRange("1-9999999999"), { start: 1, end: 9_999_999_999 });
+		assert.deepEqual(parseLineRange("99999999999999999999"), {
+			start: Number.MAX_SAFE_INTEGER,
+			end: Number.MAX_SAFE_INTEGER,
+		});
+		assert.equal(parseLineRange(`1-${"9".repeat(300)}`), null, "a value longer than any range is refused");
+	});
 	it("rejects malformed, reversed, zero and non-string ranges", () => {
 		for (const bad of ["", "a-b", "7-3", "0-2", "-3", "1-2-3", "1.5", 12, null, undefined]) {
 			assert.equal(parseLineRange(bad), null, String(bad));
