@@ -12,6 +12,9 @@ import type { ProfileName } from "./policy/profiles.ts";
 import type { CacheLine, EventLine } from "./session-history.ts";
 import { short } from "./tokens.ts";
 
+/** How many of a long session's events the status lists: its first ones and its latest. */
+export const STATUS_EVENTS = { first: 2, last: 10 } as const;
+
 /** A ratio as a whole percentage. */
 export function percent(ratio: number): string {
 	return `${Math.round(ratio * 100)}%`;
@@ -221,7 +224,15 @@ export function statusText(f: StatusFacts): string {
 	if (f.events.length === 0) out.push("Events    none yet");
 	else {
 		out.push("Events");
-		for (const e of f.events) {
+		// A long session's list keeps its first events and its latest, and counts the rest.
+		const { first, last } = STATUS_EVENTS;
+		const cut = f.events.length > first + last + 1;
+		const shown = cut ? [...f.events.slice(0, first), undefined, ...f.events.slice(-last)] : f.events;
+		for (const e of shown) {
+			if (!e) {
+				out.push(`  … ${f.events.length - first - last} more events (the session file holds each one)`);
+				continue;
+			}
 			const what =
 				e.kind === "fold"
 					? `  #${e.seq ?? "?"} fold   ${e.codes.length} block${e.codes.length === 1 ? "" : "s"}, ~${short(e.tokens)} kept out`

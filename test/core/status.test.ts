@@ -6,11 +6,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bar, contextParts, keptOut, type PassRow, passRows, unfoldCost } from "../../src/core/latest-request.ts";
-import { cacheByModel, eventLines, hitRateSince } from "../../src/core/session-history.ts";
+import { cacheByModel, type EventLine, eventLines, hitRateSince } from "../../src/core/session-history.ts";
 import {
 	compactionNotice,
 	eventLabel,
 	footerText,
+	STATUS_EVENTS,
 	type StatusFacts,
 	statusText,
 	thresholdsText,
@@ -220,6 +221,30 @@ describe("figures from session entries", () => {
 			"a line longer than the view breaks between the event and its rewrite",
 		);
 		assert.match(text, /\n {2}compaction from ~40k, Pi's own summary; no response since\n/);
+	});
+
+	it("lists a long session's first and latest events and counts the rest, so the view stays bounded", () => {
+		const fold = (seq: number): EventLine => ({
+			kind: "fold",
+			seq,
+			codes: ["aaaaaaaa"],
+			tokens: 1000 + seq,
+			rewrite: 50,
+			hitRate: undefined,
+		});
+		const many = Array.from({ length: 960 }, (_, i) => fold(i + 1));
+		const text = statusText({ ...NOTHING_KNOWN, events: many });
+		const listed = text.match(/\n {2}#\d+ fold/g) ?? [];
+		assert.equal(listed.length, STATUS_EVENTS.first + STATUS_EVENTS.last);
+		assert.match(
+			text,
+			/\n {2}#1 fold .*\n {2}#2 fold .*\n {2}… 948 more events \(the session file holds each one\)\n {2}#951 fold /,
+		);
+		assert.match(text, /\n {2}#960 fold /);
+		assert.ok(text.length < 3000, `${text.length} characters`);
+		const few = statusText({ ...NOTHING_KNOWN, events: many.slice(0, 13) });
+		assert.equal((few.match(/\n {2}#\d+ fold/g) ?? []).length, 13, "a list that barely fits is whole");
+		assert.doesNotMatch(few, /more events/);
 	});
 
 	it("names only the thresholds Pi's own compaction leaves reachable, and Pi's point where it hides one", () => {
