@@ -381,7 +381,7 @@ export const ADVICE = {
 		}
 		if (reason.kind === "compactions")
 			return `context-fold: reset flag: ${reason.count} forced compactions since this session was opened or moved in its tree; consider /fold-handoff to start fresh from a deterministic seed`;
-		return `context-fold: reset flag: ~${kTokens(reason.tokens)} tokens of the context cannot fold, more than half the window (${kTokens(reason.window)}); consider /fold-handoff`;
+		return `context-fold: reset flag: ~${kTokens(reason.tokens)} tokens of the context cannot fold (the system prompt and tools, digests and summaries, what never folds, and the digest each fold would leave), more than half the window (${kTokens(reason.window)}); consider /fold-handoff`;
 	},
 	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string) =>
 		unfolded

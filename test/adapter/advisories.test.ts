@@ -403,7 +403,7 @@ describe("reset flag: what cannot fold", () => {
 		assert.equal(notices(stub).length, 1);
 		assert.match(
 			notices(stub)[0],
-			/^context-fold: reset flag: ~6k tokens of the context cannot fold, more than half the window/,
+			/^context-fold: reset flag: ~6k tokens of the context cannot fold \(the system prompt and tools, digests and summaries, what never folds, and the digest each fold would leave\), more than half the window/,
 		);
 	});
 
