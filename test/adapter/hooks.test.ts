@@ -268,7 +268,52 @@ describe("tools", () => {
 		assert.doesNotMatch(first, /fold budget/);
 		const rest = await stub.call("unfold", { codes: codes.slice(1) });
 		assert.match(rest, /^Unfolded #/);
-		assert.match(rest, /past the fold budget \(~7\.5k tokens\).*compacted once this run is over/);
+		assert.match(
+			rest,
+			/past the fold budget \(~7\.5k tokens\): context-fold folds other blocks, and where folding cannot bring the context back under, compacts it at the end of a run/,
+		);
+	});
+
+	it("unfold counts the system prompt and the tools' declarations in the room the window leaves", async () => {
+		const plain = await started();
+		const codes = resultTexts(await plain.request()).flatMap((t) => FOLDED.exec(t)?.[1] ?? []);
+		assert.ok(codes.length >= 2, `too few folds: ${codes.length}`);
+		assert.match(await plain.call("unfold", { codes: codes.slice(0, 1) }), /^Unfolded #/);
+		// The same session with a system prompt that leaves less room than one block's return needs.
+		const large = await started();
+		large.systemPrompt = "Project rule: keep answers short and precise.\n".repeat(700);
+		resultTexts(await large.request());
+		const answer = await large.call("unfold", { codes: codes.slice(0, 1) });
+		assert.match(
+			answer,
+			new RegExp(
+				`^#${codes[0]} stays folded: it would add ~[\\d.]+k? tokens where ~[\\d.]+k? are left in the window`,
+			),
+		);
+		const sent = JSON.stringify(await large.request());
+		assert.match(sent, new RegExp(`\\{#${codes[0]} FOLDED\\}`), "still folded in the next request");
+	});
+
+	it("unfold of a code another branch folded, whose block is raw on this one, says so as an ordinary answer", async () => {
+		const stub = await started();
+		const first = await stub.request();
+		const code = FOLDED.exec(resultTexts(first)[0])?.[1];
+		assert.ok(code, "the first result folded");
+		// A /tree move to a branch with the same messages and none of the fold entries, where nothing folds.
+		const branch = stub.entries.filter((e) => e.type !== "custom");
+		stub.handlers.set("probe", [(_event, ctx) => ctx]);
+		const [ctx] = await stub.emit("probe");
+		(ctx as { sessionManager: { getBranch: () => unknown[] } }).sessionManager.getBranch = () => branch;
+		stub.window = 200_000;
+		await stub.emit("session_tree", {});
+		const raw = await stub.request();
+		assert.doesNotMatch(resultTexts(raw)[0], FOLDED, "raw on this branch");
+		const answer = await stub.answer("unfold", { codes: [code] });
+		assert.equal(
+			answer.text,
+			`#${code} is not folded on this branch (another branch folded it): it is in the context as it was read`,
+		);
+		assert.equal(answer.isError, false);
 	});
 
 	it("unfold restores the raw block from the next request on, persists, and survives a restart", async () => {

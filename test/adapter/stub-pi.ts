@@ -15,7 +15,13 @@ export interface StubTool {
 	description: string;
 	/** False: registered inactive (Pi's `defaultActive`). */
 	defaultActive?: boolean;
-	execute: (id: string, params: unknown) => Promise<{ content: { type: string; text: string }[]; isError?: boolean }>;
+	execute: (
+		id: string,
+		params: unknown,
+		signal?: unknown,
+		onUpdate?: unknown,
+		ctx?: unknown,
+	) => Promise<{ content: { type: string; text: string }[]; isError?: boolean }>;
 }
 
 /** The fake dialog UI: records what the extension showed, answers selects from `answers`, draws custom views. */
@@ -66,6 +72,8 @@ export interface StubPi {
 	hasUI: boolean | undefined;
 	/** What `ctx.isProjectTrusted()` answers (default false, as Pi headless without a trust decision). */
 	projectTrusted: boolean;
+	/** What `ctx.getSystemPrompt()` answers (default "You are a stub."). */
+	systemPrompt: string;
 	/** What `ctx.hasPendingMessages()` answers: a steering or follow-up message queued (default false). */
 	pending: boolean;
 	/** The providers of the models `ctx.modelRegistry.getAll()` lists; undefined: the context has no registry. */
@@ -216,6 +224,7 @@ export function loadStub(
 		mode: "print",
 		hasUI: undefined,
 		projectTrusted: false,
+		systemPrompt: "You are a stub.",
 		pending: false,
 		providers: undefined,
 		ui: {
@@ -261,7 +270,7 @@ export function loadStub(
 			const tool = stub.tools.get(name);
 			if (!tool) throw new Error(`no tool ${name}`);
 			// What a tool prints on stderr is heard as a handler's is.
-			const result = await hearing(stub, () => tool.execute("call", params));
+			const result = await hearing(stub, () => tool.execute("call", params, undefined, undefined, ctx));
 			return { text: result.content.map((c) => c.text).join("\n"), isError: result.isError === true };
 		},
 		async command(name, args) {
@@ -328,7 +337,7 @@ export function loadStub(
 			return providers && { getAll: () => providers.map((provider) => ({ provider, id: `${provider}-model` })) };
 		},
 		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
-		getSystemPrompt: () => "You are a stub.",
+		getSystemPrompt: () => stub.systemPrompt,
 		get model() {
 			return { contextWindow: stub.window, ...stub.model };
 		},

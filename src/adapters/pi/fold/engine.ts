@@ -259,9 +259,11 @@ export class FoldEngine {
 	 * and the room left in the window (past it the provider refuses the request), less what unfolds
 	 * since that request took; undefined before any request and after a compaction, until the next one.
 	 * Both err on the safe side where chars/4 counts too few (CJK): a raw block counts at least its
-	 * tokenBound, and unfolding a block adds at least its tokenBound less its digest.
+	 * tokenBound, and unfolding a block adds at least its tokenBound less its digest. `system` is what
+	 * the request carries besides its messages (the system prompt and the tools' declarations), which
+	 * the rows leave out; it counts toward the window and the budget alike.
 	 */
-	unfoldRoom(): UnfoldRoom | undefined {
+	unfoldRoom(system: number): UnfoldRoom | undefined {
 		if (this.room) return this.room;
 		const snapshot = this.pass();
 		const last = this.lastPass;
@@ -279,7 +281,12 @@ export class FoldEngine {
 			sent += row.tokens;
 			back.set(row.id, Math.max(0, row.raw - row.tokens, bound - row.tokens));
 		});
-		this.room = { left: view.window - sent, back, window: view.window, budget: budgetOf(view.config, view.window) };
+		this.room = {
+			left: view.window - sent - Math.max(0, system),
+			back,
+			window: view.window,
+			budget: budgetOf(view.config, view.window),
+		};
 		return this.room;
 	}
 
@@ -548,7 +555,8 @@ export class FoldEngine {
 	unfold(ids: readonly string[]): void {
 		if (ids.length === 0) return;
 		this.deps.append({ v: ENTRY_VERSION, kind: "unfold", ids: [...ids] });
-		const room = this.unfoldRoom();
+		// The room an unfold asked for (see unfoldRoom), less what these put back.
+		const room = this.room;
 		for (const id of ids) {
 			this.registry.unfold(id);
 			if (room) room.left -= room.back.get(id) ?? 0;

@@ -10,6 +10,7 @@ import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
+import { systemTokens } from "../ui/status-facts.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
 
 /** Parameters of unfold. */
@@ -28,6 +29,7 @@ export function runUnfold(
 	parent?: ParentSession,
 	ledger?: Ledger,
 	fail?: (message: string) => void,
+	system: () => number = () => 0,
 ): ToolAnswer {
 	try {
 		const parsed = codeList(args?.codes);
@@ -42,7 +44,7 @@ export function runUnfold(
 		let already = 0;
 		// An unfold never brings the next request past the window, which the provider would refuse: the
 		// blocks that would stay folded, the rest unfold, in the order named.
-		const room = engine.unfoldRoom();
+		const room = engine.unfoldRoom(system());
 		let left = room?.left ?? Number.POSITIVE_INFINITY;
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
@@ -52,15 +54,9 @@ export function runUnfold(
 				);
 			} else if (!id) {
 				const where = recordedWhere(ledger, code);
-				lines.push(
-					where === "branch"
-						? `#${code} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`
-						: where === "records"
-							? `#${code} is already raw: this branch's fold state could not be restored, so its folds are sent raw; recall_folded reads it`
-							: where
-								? `#${code} is not in this branch's fold state, and the session file could not be read to look for it (${where.unreadable})`
-								: `#${code} is not a fold code of this session branch`,
-				);
+				const raw = typeof where === "object" && "branch" in where && engine.liveBlock(where.branch) !== undefined;
+				if (raw) already++;
+				lines.push(notHere(code, where, raw));
 			} else if (engine.leftContext(id)) {
 				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
 				lines.push(
@@ -94,11 +90,10 @@ export function runUnfold(
 			const codes = ids.map((id) => `#${engine.registry.record(id)?.code}`).join(", ");
 			lines.unshift(`Unfolded ${codes}: the original content is back in the context from the next request on.`);
 			// Past the budget context-fold folds what it can and compacts when that is not enough: say so
-			// (they stay for the rest of this run, which is often what an unfold is for).
-			const after = engine.unfoldRoom();
-			if (after && after.window - after.left > after.budget)
+			// (they stay until then, which is often what an unfold is for). engine.unfold took them from `room`.
+			if (room && room.window - room.left > room.budget)
 				lines.push(
-					`The next request will be past the fold budget (~${short(after.budget)} tokens): unless folding other blocks brings it back under, the context is compacted once this run is over, and a compaction takes unfolded blocks out of the context too (recall_folded reads them then).`,
+					`The next request will be past the fold budget (~${short(room.budget)} tokens): context-fold folds other blocks, and where folding cannot bring the context back under, compacts it at the end of a run; a compaction takes unfolded blocks out of the context too (recall_folded reads them then).`,
 				);
 		}
 		return { text: lines.join("\n"), failed: ids.length === 0 && already === 0 };
@@ -110,18 +105,34 @@ export function runUnfold(
 }
 
 /**
- * Where the session file records `code`, which the branch's fold state lacks: on another branch, or
- * on this one (a fold state that could not be restored); undefined when nowhere; the error's text
- * when the file cannot be read (then nobody knows).
+ * Why `code`, which this branch's fold state lacks, is not unfolded, from where the session file
+ * records it (see recordedWhere); `raw` when another branch folded it and on this one its block is in
+ * the context as it was read.
+ */
+function notHere(code: string, where: ReturnType<typeof recordedWhere>, raw: boolean): string {
+	if (raw)
+		return `#${code} is not folded on this branch (another branch folded it): it is in the context as it was read`;
+	if (where === undefined) return `#${code} is not a fold code of this session branch`;
+	if (where === "records")
+		return `#${code} is already raw: this branch's fold state could not be restored, so its folds are sent raw; recall_folded reads it`;
+	if ("unreadable" in where)
+		return `#${code} is not in this branch's fold state, and the session file could not be read to look for it (${where.unreadable})`;
+	return `#${code} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`;
+}
+
+/**
+ * Where the session file records `code`, which the branch's fold state lacks: on another branch (with
+ * the id of the block it folded), or on this one (a fold state that could not be restored);
+ * undefined when nowhere; the error's text when the file cannot be read (then nobody knows).
  */
 function recordedWhere(
 	ledger: Ledger | undefined,
 	code: string,
-): "branch" | "records" | { unreadable: string } | undefined {
+): { branch: string } | "records" | { unreadable: string } | undefined {
 	try {
 		const placed = ledger?.recordOf(code);
 		if (placed?.entryId === undefined) return undefined;
-		return ledger?.onBranch(placed.entryId) ? "records" : "branch";
+		return ledger?.onBranch(placed.entryId) ? "records" : { branch: placed.record.id };
 	} catch (error) {
 		return { unreadable: errorText(error) };
 	}
@@ -141,8 +152,9 @@ export function registerUnfold(
 		defaultActive: false,
 		description: "Puts folded blocks back for good (full size on every request); to look once, use recall_folded.",
 		parameters: unfoldParameters,
-		async execute(_id, params) {
-			return toolText(runUnfold(params as { codes?: unknown }, engine, parent(), ledger, fail));
+		async execute(_id, params, _signal, _onUpdate, ctx) {
+			const system = () => systemTokens(pi, ctx);
+			return toolText(runUnfold(params as { codes?: unknown }, engine, parent(), ledger, fail, system));
 		},
 	});
 }

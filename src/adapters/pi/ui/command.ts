@@ -25,7 +25,7 @@ import { blockFacts } from "./block-facts.ts";
 import { type Ctx, inTui, say, show } from "./command-output.ts";
 import { currentRows, saveKnob, settingsView } from "./command-settings.ts";
 import { knobText, type SavedSettings } from "./settings.ts";
-import { statusFacts, updateFooter, type ViewSources, viewPass } from "./status-facts.ts";
+import { statusFacts, systemTokens, updateFooter, type ViewSources, viewPass } from "./status-facts.ts";
 
 /** The command's name. */
 const COMMAND = "context-fold";
@@ -52,6 +52,8 @@ export interface CommandDeps extends ViewSources {
 	reload: (stated?: readonly string[]) => void;
 	/** `/context-fold discard-images`: drops the images a kept draft holds, and says what it dropped. */
 	discardImages?: () => string;
+	/** What a request carries besides its messages (see systemTokens); set by registerCommand. */
+	system?: (ctx: ExtensionContext) => number;
 }
 
 /**
@@ -204,9 +206,16 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 	// An unfold the session file refuses says why (the tool's own refusals name the model's tools; the
 	// user reads those in the user's words).
 	let refused: string | undefined;
-	const answer = runUnfold({ codes: [code] }, deps.engine, deps.parent(), deps.ledger, (message) => {
-		refused = message;
-	});
+	const answer = runUnfold(
+		{ codes: [code] },
+		deps.engine,
+		deps.parent(),
+		deps.ledger,
+		(message) => {
+			refused = message;
+		},
+		() => deps.system?.(ctx) ?? 0,
+	);
 	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? `#${code} was not unfolded`) : undefined;
 	ctx.ui.notify(refused ?? (why ? `context-fold: ${why}` : answer.text), answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
@@ -279,7 +288,8 @@ function search(deps: CommandDeps, pattern: string): string {
 }
 
 /** Registers `/context-fold`. */
-export function registerCommand(pi: ExtensionAPI, deps: CommandDeps): void {
+export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
+	const deps: CommandDeps = { ...sources, system: (ctx) => systemTokens(pi, ctx) };
 	const status = (ctx: Ctx) => {
 		const facts = statusFacts(deps, pi, ctx);
 		const text = statusText(facts);

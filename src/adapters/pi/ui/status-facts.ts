@@ -87,7 +87,7 @@ export function updateFooter(sources: ViewSources, ctx: ExtensionContext): void 
 }
 
 /** Estimated tokens of the system prompt and the active tools' declarations (0 for what Pi cannot say). */
-function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTools">, ctx: ExtensionContext): number {
+export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTools">, ctx: ExtensionContext): number {
 	let tokens = 0;
 	try {
 		tokens += estTokens(ctx.getSystemPrompt() ?? "");
