@@ -465,6 +465,21 @@ describe("/context-fold", () => {
 		assert.match(listing, /\n {2}confirmColdSend +false +\(default\)/);
 	});
 
+	it("keeps the knobs beneath a section that is no object after a save, as before it", async () => {
+		writeFileSync(settingsFile, JSON.stringify({ "context-fold": { hotTail: 7000 } }));
+		// Pi's merged settings as a trusted project's `"context-fold": false` leaves them.
+		const stub = loadStub({ window: 20_000 });
+		stub.settings = { "context-fold": false };
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		assert.match((await stub.command("context-fold", "settings")).stdout, /hotTail +7000 +\(saved\)/);
+		const save = (await stub.command("context-fold", "settings coldTail 1500")).stdout;
+		assert.match(save, /coldTail = 1500, saved to /);
+		const listing = (await stub.command("context-fold", "settings")).stdout;
+		assert.match(listing, /hotTail +7000 +\(saved\)/, "the global file's knob still applies");
+		assert.match(listing, /coldTail +1500 +\(saved\)/);
+	});
+
 	it("lists the cache lifetime's default as what it means: the model's own where Pi knows it", async () => {
 		const stub = await started({ window: 20_000 });
 		const listing = (await stub.command("context-fold", "settings")).stdout;

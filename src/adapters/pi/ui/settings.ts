@@ -229,9 +229,12 @@ function readObject(file: string): Record<string, unknown> {
 
 function sectionOf(settings: Record<string, unknown>): Record<string, unknown> | undefined {
 	const section = settings[SETTINGS_SECTION];
-	return section && typeof section === "object" && !Array.isArray(section)
-		? (section as Record<string, unknown>)
-		: undefined;
+	return isPlainSection(section) ? section : undefined;
+}
+
+/** True for a `context-fold` value that is an object of knobs (not null, an array or a word). */
+function isPlainSection(section: unknown): section is Record<string, unknown> {
+	return typeof section === "object" && section !== null && !Array.isArray(section);
 }
 
 /**
@@ -248,10 +251,14 @@ export class SavedSettings {
 	/** By knob: the value saved, or undefined for a knob unset. */
 	private readonly written = new Map<string, unknown>();
 
-	/** Pi's `context-fold` section with this process's saved values over it and its unset knobs left out. */
+	/**
+	 * Pi's `context-fold` section with this process's saved values over it and its unset knobs left out.
+	 * A section that is no object (a project's `false`) is left as it is: resolveConfig then reads the
+	 * knobs beneath it from the files, where every save went.
+	 */
 	section(fromPi: unknown): unknown {
-		if (this.written.size === 0) return fromPi;
-		const base = fromPi && typeof fromPi === "object" && !Array.isArray(fromPi) ? fromPi : {};
+		if (this.written.size === 0 || (fromPi !== undefined && !isPlainSection(fromPi))) return fromPi;
+		const base = fromPi ?? {};
 		const section: Record<string, unknown> = { ...base };
 		for (const [key, value] of this.written) {
 			if (value === undefined) for (const k of savedKeysOf(key as keyof FoldConfig)) delete section[k];
