@@ -13,7 +13,7 @@ import type { CacheLine, EventLine } from "./session-history.ts";
 import { short } from "./tokens.ts";
 
 /** How many of a long session's events the status lists: its first ones and its latest. */
-export const STATUS_EVENTS = { first: 2, last: 10 } as const;
+const STATUS_EVENTS = { first: 2, last: 10 } as const;
 
 /** A ratio as a whole percentage. */
 export function percent(ratio: number): string {

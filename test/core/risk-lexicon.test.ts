@@ -165,14 +165,17 @@ describe("riskLines", () => {
 			const all: RiskLine[] = [];
 			text.split("\n").forEach((raw, i) => {
 				const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-				if (!line.trim()) return;
+				// A line of colour codes alone says nothing.
+				if (!line.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "").trim()) return;
 				if (isFrameLine(line)) frames.push({ line: i + 1, text: line, frame: true });
 				else if (isErrorLine(line)) {
 					errors.push({ line: i + 1, text: line, frame: false });
 					all.push({ line: i + 1, text: line, frame: false });
 				} else all.push({ line: i + 1, text: line, frame: false, failed: true });
 			});
-			const signalled = errors.some((risk) => !/^Command exited with code \d+$/.test(risk.text));
+			const signalled = errors.some(
+				(risk) => !/^Command exited with code \d+$/.test(risk.text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "")),
+			);
 			return (allErrors && !signalled ? all : errors).concat(frames);
 		};
 		const piece = fc.constantFrom(

@@ -6,77 +6,76 @@ import { isBashStatusLine } from "../output-notices.ts";
 import { clipAround } from "../tokens.ts";
 
 /**
- * A terminal colour or style code (an ANSI CSI sequence such as `ESC[31m`): Pi's bash tool passes
- * them to the model as the command printed them (pytest, npm, cargo and jest colour their failures).
+ * Terminal colour and style codes (ANSI CSI sequences such as `ESC[31m`), which Pi's bash tool passes
+ * to the model as the command printed them (pytest, npm, cargo and jest colour their failures). The
+ * lexicon reads a line without them (a code ends in a letter, so `ESC[31mFAILED` has no word start
+ * before FAILED); the line a digest keeps is the verbatim one.
  */
-const ANSI_CODE = "\\x1b\\[[0-9;?]*[ -/]*[@-~]";
+const ANSI_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
-/**
- * The start of a word, as `\b` reads it, or right after a colour code: the code ends in a letter
- * (`ESC[31mFAILED`), so `\b` alone finds no word start there and a coloured failure would be missed.
- */
-const WORD_START = `(?:\\b|(?<=${ANSI_CODE}))`;
+/** `text` without its colour codes; `text` itself when it holds no escape character (most texts). */
+function uncoloured(text: string): string {
+	return text.includes("\x1b") ? text.replace(ANSI_CODES, "") : text;
+}
 
-/** `source` with each `\b` that opens a word read as WORD_START. */
-function colourBlind(source: string): string {
-	return source.replace(/\\b(?=[\w(])/g, WORD_START);
+/** The position in `line` of the character at `at` in uncoloured(line). */
+function colouredAt(line: string, at: number): number {
+	let plain = 0;
+	let from = 0;
+	for (const code of line.matchAll(ANSI_CODES)) {
+		const run = code.index - from;
+		if (plain + run > at) break;
+		plain += run;
+		from = code.index + code[0].length;
+	}
+	return from + (at - plain);
 }
 
 const ERROR_PATTERN = new RegExp(
-	colourBlind(
-		[
-			"\\berr(or|ors|no)?\\b",
-			"error", // also inside names: TypeError, ValueError, ModuleNotFoundError
-			"\\bfail",
-			"exception",
-			"traceback",
-			"\\bpanic",
-			"\\bfatal",
-			"denied",
-			"\\bforbidden\\b",
-			"unauthori[sz]ed",
-			"segmentation fault",
-			"\\bsegfault",
-			"core dumped",
-			"non-zero exit",
-			"exit(ed)? (with )?(code|status):? [1-9]",
-			"\\bcannot\\b",
-			"\\bcan't\\b",
-			"\\bunable to\\b",
-			"not found",
-			"no such file",
-			"\\baborted\\b",
-			"\\btimed? ?out\\b",
-			"\\bkilled\\b",
-			"\\bcrash",
-			"\\bassertion",
-			"\\bunhandled\\b",
-			"\\bundefined is not\\b",
-			"✗|✘|✖|✕|❌", // ✖ node:test, ✕ jest
-		].join("|"),
-	),
+	[
+		"\\berr(or|ors|no)?\\b",
+		"error", // also inside names: TypeError, ValueError, ModuleNotFoundError
+		"\\bfail",
+		"exception",
+		"traceback",
+		"\\bpanic",
+		"\\bfatal",
+		"denied",
+		"\\bforbidden\\b",
+		"unauthori[sz]ed",
+		"segmentation fault",
+		"\\bsegfault",
+		"core dumped",
+		"non-zero exit",
+		"exit(ed)? (with )?(code|status):? [1-9]",
+		"\\bcannot\\b",
+		"\\bcan't\\b",
+		"\\bunable to\\b",
+		"not found",
+		"no such file",
+		"\\baborted\\b",
+		"\\btimed? ?out\\b",
+		"\\bkilled\\b",
+		"\\bcrash",
+		"\\bassertion",
+		"\\bunhandled\\b",
+		"\\bundefined is not\\b",
+		"✗|✘|✖|✕|❌", // ✖ node:test, ✕ jest
+	].join("|"),
 	"i",
 );
 
 /** POSIX errno names (ENOENT, EACCES, ...) are matched case-sensitively so plain words do not hit. */
-const ERRNO_PATTERN = new RegExp(
-	colourBlind(
-		"\\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\\b",
-	),
-);
+const ERRNO_PATTERN =
+	/\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\b/;
 
-/**
- * Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines; a frame
- * may open with colour codes (a dimmed `    at …`).
- */
-const FRAME_PATTERN = new RegExp(
-	`^(?:\\s|${ANSI_CODE})*(at\\s+\\S.*[:(]\\d+|File ".+", line \\d+|\\d+:\\s+0x[0-9a-f]+|goroutine \\d+|\\S+\\.go:\\d+)`,
-	"i",
-);
+/** Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines. */
+const FRAME_PATTERN = /^\s*(at\s+\S.*[:(]\d+|File ".+", line \d+|\d+:\s+0x[0-9a-f]+|goroutine \d+|\S+\.go:\d+)/i;
 
-/** True if the line reads as an error, failure or warning signal. */
+/** True if the line reads as an error, failure or warning signal (its colour codes aside). */
 export function isErrorLine(line: string): boolean {
-	return ERROR_PATTERN.test(line) || ERRNO_PATTERN.test(line);
+	const plain = uncoloured(line);
+	return ERROR_PATTERN.test(plain) || ERRNO_PATTERN.test(plain);
 }
 
 /** Where `line` first reads as an error (see isErrorLine) and how long that reading is; undefined if it does not. */
@@ -92,8 +91,11 @@ function errorSignal(line: string): { at: number; length: number } | undefined {
  * errorSignal), so the failure itself stays (a JSON line whose error comes at its end).
  */
 export function clipToError(line: string, max: number): string {
-	const signal = errorSignal(line);
-	return clipAround(line, signal?.at ?? -1, signal?.length ?? 0, max);
+	const plain = uncoloured(line);
+	const signal = errorSignal(plain);
+	if (!signal || plain === line) return clipAround(line, signal?.at ?? -1, signal?.length ?? 0, max);
+	const at = colouredAt(line, signal.at);
+	return clipAround(line, at, colouredAt(line, signal.at + signal.length) - at, max);
 }
 
 /** The error patterns, to search a whole text at once (see errorLineStarts). */
@@ -119,9 +121,9 @@ function errorLineStarts(text: string): Set<number> {
 	return starts;
 }
 
-/** True if the line is a stack frame of a common runtime. */
+/** True if the line is a stack frame of a common runtime (its colour codes aside). */
 export function isFrameLine(line: string): boolean {
-	return FRAME_PATTERN.test(line);
+	return FRAME_PATTERN.test(uncoloured(line));
 }
 
 /** A risk line found in a text, with its 1-based line number. */
@@ -141,6 +143,18 @@ export interface RiskLine {
  * frame counts as one, marked `failed`: the whole result is the failure signal.
  */
 export function riskLines(text: string, allErrors = false): RiskLine[] {
+	const plain = uncoloured(text);
+	if (plain === text) return plainRiskLines(text, allErrors);
+	// Colour codes hold no line feed: the uncoloured text's lines are the text's, by number.
+	const lines = text.split("\n");
+	return plainRiskLines(plain, allErrors).map((risk) => {
+		const raw = lines[risk.line - 1];
+		return { ...risk, text: raw.endsWith("\r") ? raw.slice(0, -1) : raw };
+	});
+}
+
+/** riskLines of a text without colour codes. */
+function plainRiskLines(text: string, allErrors: boolean): RiskLine[] {
 	const errors: RiskLine[] = [];
 	const frames: RiskLine[] = [];
 	const failed: RiskLine[] = [];
