@@ -499,6 +499,34 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("a fold record written after an earlier failed write is retracted when its event is rejected", async () => {
+		await inTempDir(async (dir) => {
+			const fs = await import("node:fs");
+			const blocked = join(dir, "file-not-dir");
+			const stub = savedStub(dir, blocked);
+			fs.writeFileSync(blocked, "x");
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			await compact(stub, 6);
+			assert.match(stub.stderr.join(""), /seed index .* cannot be written/, "the compaction's record failed");
+			// The folder can be written again; the next event's record is, and then its fold entry is refused.
+			fs.rmSync(blocked);
+			fs.mkdirSync(blocked);
+			bashSession(stub, 6);
+			stub.failAppend = true;
+			assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/);
+			const text = fs.readFileSync(join(blocked, "context-fold", "stub", "seed-index.jsonl"), "utf8");
+			assert.deepEqual(
+				text
+					.trim()
+					.split("\n")
+					.map((l) => JSON.parse(l).kind),
+				["fold", "retraction"],
+			);
+			assert.equal(parseSeedIndex(text).records.length, 0, "no record of an event that never committed");
+		});
+	});
+
 	it("/fold-handoff writes a deterministic seed and prints its path headless", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

@@ -97,7 +97,6 @@ export class IndexStore {
 	private records: SeedRecord[] = [];
 	private place: OwnedPlace | undefined;
 	private dir: string | undefined;
-	private unwritable = false;
 	private readonly warn: (message: string) => void;
 
 	constructor(warn: (message: string) => void = () => {}) {
@@ -116,7 +115,6 @@ export class IndexStore {
 		this.place = artifactPlaceOf(session);
 		this.dir = this.place && placePath(this.place);
 		this.records = [];
-		this.unwritable = false;
 		if (!this.dir || !session) return { skipped: 0 };
 		const inherited = this.inherited(session);
 		const own = this.readOwn();
@@ -153,7 +151,6 @@ export class IndexStore {
 		if ("text" in read) return parseSeedIndex(read.text);
 		// No file there (a file in place of a folder on the way counts as none: writing says so).
 		if (read.why !== NO_SUCH_FILE && read.why !== "ENOTDIR") {
-			this.unwritable = true;
 			this.warn(
 				`context-fold: the seed index ${file} cannot be read (${read.why}); this session starts without its earlier records, so summaries lack what it held, and a fold event goes on only if its record can be appended`,
 			);
@@ -229,16 +226,20 @@ export class IndexStore {
 		return max + 1;
 	}
 
+	/**
+	 * Appends a compaction's record or a retraction where the file can be written, else says so (once
+	 * for each reason) and keeps it in memory. Each is tried anew: a retraction that follows a fold
+	 * record appended after an earlier failure must reach the file, or a restart reads that record live.
+	 */
 	private write(record: SeedRecord | SeedRetraction): void {
 		const file = this.file();
-		if (!file || !this.place || this.unwritable) return;
+		if (!file || !this.place) return;
 		try {
 			ownFolder(this.place);
 			appendLine(file, serializeRecord(record));
 		} catch (error) {
-			this.unwritable = true;
 			this.warn(
-				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); this session keeps its compaction records in memory only, so later summaries after a restart will lack what they held`,
+				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); what this session could not write there (a compaction's record, a retraction) is kept in memory only, so a summary after a restart may lack it`,
 			);
 		}
 	}
