@@ -385,7 +385,7 @@ export const ADVICE = {
 	},
 	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string) =>
 		unfolded
-			? `context-fold: recall churn: #${code} was asked for ${calls} times; it is already unfolded, so the protected tail (${tailKnob}) may be too narrow for this work`
+			? `context-fold: recall churn: #${code} was asked for ${calls} times though it is unfolded: its original is in every request since the unfold, so the model is not finding it there (a recall of it costs a request and changes nothing)`
 			: `context-fold: recall churn: #${code} was recalled ${calls} times; /context-fold unfold ${code} keeps it in the context, or widen the protected tail (${tailKnob})`,
 	idle: (provider: string, p: IdlePrediction, ttlMs: number, carried: number) =>
 		`context-fold: the prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}, lifetime ${duration(ttlMs)}): the next prompt re-sends ~${kTokens(carried)} tokens uncached`,

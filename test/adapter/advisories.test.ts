@@ -334,7 +334,9 @@ describe("recall churn and its remedy", () => {
 		assert.equal(notices(stub).length, 1);
 		assert.match(
 			notices(stub)[0],
-			new RegExp(`recall churn: #${code} was asked for 3 times; it is already unfolded`),
+			new RegExp(
+				`recall churn: #${code} was asked for 3 times though it is unfolded: its original is in every request since the unfold`,
+			),
 		);
 	});
 });

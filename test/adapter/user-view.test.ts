@@ -689,6 +689,23 @@ describe("/context-fold", () => {
 		assert.match(two.stdout, /\/context-fold unfold takes one code at a time \(got 2\)/);
 	});
 
+	it("says why an unfold the window has no room for stays folded, with the tokens it would add", async () => {
+		const stub = await started();
+		const code = foldedCodes(await stub.request())[0];
+		stub.systemPrompt = "Project rule: keep answers short and precise.\n".repeat(700);
+		await stub.request();
+		stub.mode = "rpc";
+		stub.confirmAnswer = true;
+		await stub.command("context-fold", `unfold ${code}`);
+		assert.match(
+			stub.notes.at(-1)?.message ?? "",
+			new RegExp(
+				`^context-fold: #${code} stays folded: it would add ~[\\d.]+k? tokens where ~[\\d.]+k? are left in the window`,
+			),
+		);
+		assert.ok(foldedCodes(await stub.request()).includes(code), "still folded");
+	});
+
 	it("unfolds only after a confirmation that states the cache cost; headless it only states it", async () => {
 		const stub = await started();
 		const code = foldedCodes(await stub.request())[0];

@@ -167,6 +167,18 @@ describe("reset flag", () => {
 	});
 });
 
+describe("recall churn", () => {
+	it("points a folded block to unfold or the tail, and an unfolded one to nothing the tail would change", () => {
+		assert.match(
+			ADVICE.churn("k3x9a0b2", 3, false, "hotTail / coldTail"),
+			/widen the protected tail \(hotTail \/ coldTail\)$/,
+		);
+		const unfolded = ADVICE.churn("k3x9a0b2", 3, true, "hotTail / coldTail");
+		assert.match(unfolded, /^context-fold: recall churn: #k3x9a0b2 was asked for 3 times though it is unfolded/);
+		assert.doesNotMatch(unfolded, /tail/, "an unfolded block never folds again: the tail has nothing to do with it");
+	});
+});
+
 describe("idle prediction", () => {
 	const at = 1_700_000_000_000;
 	const ttlMs = 300_000;

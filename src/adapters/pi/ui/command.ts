@@ -216,7 +216,8 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 		},
 		() => deps.system?.(ctx) ?? 0,
 	);
-	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? `#${code} was not unfolded`) : undefined;
+	// A refusal in the user's words where there is one; else the tool's own reason (the room it lacks).
+	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? answer.text) : undefined;
 	ctx.ui.notify(refused ?? (why ? `context-fold: ${why}` : answer.text), answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
 }
