@@ -57,6 +57,11 @@ export function summaryCapFor(window: number | undefined): number {
 	return Math.max(MIN_SUMMARY_CHARS, Math.min(SUMMARY_LIMITS.total, Math.floor(window * 4 * 0.15)));
 }
 
+/** What the index's caps left out of list `name` of `s`, as section() counts it (`atMost`: a bound, see SeedSummary). */
+function droppedOf(s: SeedSummary, name: string, noun: string): { count: number; noun: string; atMost: boolean } {
+	return { count: s.dropped?.[name] ?? 0, noun, atMost: s.droppedAtMost?.includes(name) === true };
+}
+
 /**
  * A titled list within `budget` characters. When the lines do not fit, the oldest and the newest
  * are kept (the opening task and the latest state) and the middle is counted; so are the `dropped`
@@ -67,7 +72,7 @@ function section(
 	lines: readonly string[],
 	budget: number,
 	more: string,
-	dropped: { count: number; noun: string } = { count: 0, noun: "" },
+	dropped: { count: number; noun: string; atMost?: boolean } = { count: 0, noun: "" },
 ): string {
 	if (lines.length === 0 && dropped.count === 0) return "";
 	const size = (list: readonly string[]) => list.reduce((n, l) => n + l.length + 1, 0);
@@ -88,7 +93,9 @@ function section(
 	const left = lines.length - head.length - tail.length;
 	const counts = [
 		...(left > 0 ? [`${left} more ${more}`] : []),
-		...(dropped.count > 0 ? [`${dropped.count} more ${dropped.noun} left out by the index's caps`] : []),
+		...(dropped.count > 0
+			? [`${dropped.atMost ? "up to " : ""}${dropped.count} more ${dropped.noun} left out by the index's caps`]
+			: []),
 	];
 	const gap = counts.length > 0 ? [`- … ${counts.join("; ")}`] : [];
 	return `## ${title}\n${[...head, ...gap, ...tail].join("\n")}`;
@@ -218,7 +225,7 @@ export function renderSummary(input: SummaryInput): string {
 			s.intents.map((i) => `- ${turnMark(i.turn)}${quoteTags(i.text)}`),
 			L.intents,
 			"intents (recall_folded search=… finds them)",
-			{ count: s.dropped?.intents ?? 0, noun: "intents (recall_folded search=… finds them)" },
+			droppedOf(s, "intents", "intents (recall_folded search=… finds them)"),
 		),
 		section(
 			"Error lines (verbatim)",
@@ -227,14 +234,14 @@ export function renderSummary(input: SummaryInput): string {
 			),
 			L.errors,
 			'error lines (recall_folded search="error")',
-			{ count: s.dropped?.errors ?? 0, noun: 'error lines (recall_folded search="error")' },
+			droppedOf(s, "errors", 'error lines (recall_folded search="error")'),
 		),
 		section(
 			"Files (paths exactly as the tools received them)",
 			s.files.map((f) => `- ${quoteTags(f.path)}${fileNote(f.tools, f.turn)}`),
 			L.files,
 			"files",
-			{ count: s.dropped?.files ?? 0, noun: "files" },
+			droppedOf(s, "files", "files"),
 		),
 		section(
 			"Commands",
@@ -244,14 +251,14 @@ export function renderSummary(input: SummaryInput): string {
 			),
 			L.commands,
 			"commands",
-			{ count: s.dropped?.commands ?? 0, noun: "commands" },
+			droppedOf(s, "commands", "commands"),
 		),
 		section(
 			"Exact identifiers (search keys for recall_folded)",
 			wrap(s.identifiers.map(quoteTags), 160),
 			L.identifiers,
 			"lines of identifiers",
-			{ count: s.dropped?.identifiers ?? 0, noun: "identifiers" },
+			droppedOf(s, "identifiers", "identifiers"),
 		),
 		section(
 			"Recovery pointers",
@@ -263,7 +270,7 @@ export function renderSummary(input: SummaryInput): string {
 				),
 			L.pointers,
 			"folded blocks (recall_folded search=…)",
-			{ count: s.dropped?.spans ?? 0, noun: "blocks (recall_folded search=… finds them)" },
+			droppedOf(s, "spans", "blocks (recall_folded search=… finds them)"),
 		),
 	];
 	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.trim() ?? "");

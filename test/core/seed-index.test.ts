@@ -13,6 +13,7 @@ import { errorLinesIn, extractSeedRecord, identifiersIn, type SeedInput } from "
 import { summarizeIndex } from "../../src/core/index/merge.ts";
 import { parseSeedIndex, retraction, serializeRecord } from "../../src/core/index/reader.ts";
 import { SEED_CAPS, SEED_INDEX_VERSION, type SeedRecord } from "../../src/core/index/seed-index.ts";
+import { renderSummary } from "../../src/core/summary.ts";
 import { blockCost } from "../../src/core/tokens.ts";
 import { corpusNote, loadSessions } from "../corpus/corpora.ts";
 
@@ -917,6 +918,7 @@ describe("summarizeIndex", () => {
 				{ id: "r:2", code: "c0000002", kind: "toolResult", turn: 2, chars: 20, tokens: 9 },
 			],
 			dropped: { errors: 3, spans: 4 },
+			droppedAtMost: ["errors", "spans"],
 		});
 	});
 
@@ -1237,4 +1239,30 @@ describe("smoke over the recorded sessions", () => {
 			assert.deepEqual(parseSeedIndex(serializeRecord(record)).records, [record]);
 		});
 	}
+});
+
+describe("what the caps left out, counted by a summary of several records", () => {
+	it("is said as a bound where the records' own caps dropped values they do not name, and exactly where only the merge did", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: Array.from({ length: 400 }, (_, i) => `fooBar${i}`).join(" "), timestamp: 1 },
+		];
+		// A fold event's record and a compaction's over the same messages: each drops the same 100.
+		const fold = extractSeedRecord({ kind: "fold", seq: 1, messages, spans: [] });
+		const compaction = extractSeedRecord({ kind: "compaction", seq: 1, messages, spans: [] });
+		const both = summarizeIndex([fold, compaction]);
+		assert.equal(both.dropped?.identifiers, 200, "the records' counts, summed");
+		assert.deepEqual(both.droppedAtMost, ["identifiers"]);
+		const text = renderSummary({ summary: both, scope: "s." });
+		assert.match(text, /; up to 200 more identifiers left out by the index's caps\n/);
+		// Only the merge's own cap left values out: it knows them, and counts them exactly.
+		const small = [{ role: "user", content: "alphaBeta1 gammaDelta2 epsilonZeta3", timestamp: 1 }] as MessageLike[];
+		const merged = summarizeIndex([extractSeedRecord({ kind: "fold", seq: 1, messages: small, spans: [] })], {
+			identifiers: 1,
+		});
+		assert.equal(merged.droppedAtMost, undefined);
+		assert.match(
+			renderSummary({ summary: merged, scope: "s." }),
+			/- … 2 more identifiers left out by the index's caps/,
+		);
+	});
 });

@@ -29,6 +29,12 @@ export interface SeedSummary {
 	spans: SeedSpan[];
 	/** Left out by the records' own caps plus the merge's caps; absent when nothing was. */
 	dropped?: Record<string, number>;
+	/**
+	 * The lists whose `dropped` count holds what the records' own caps left out: records count their
+	 * drops, not which values, and several records cover the same blocks (a fold event's, a
+	 * compaction's), so such a count is at most what was left out, not exactly it. Absent when none.
+	 */
+	droppedAtMost?: string[];
 }
 
 /**
@@ -93,5 +99,7 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 		spans: capped.spans.kept,
 	};
 	setIf(summary, "dropped", droppedOf(dropped));
+	const atMost = LISTS.filter((name) => records.some((record) => (record.dropped?.[name] ?? 0) > 0));
+	if (atMost.length > 0) summary.droppedAtMost = atMost;
 	return summary;
 }
