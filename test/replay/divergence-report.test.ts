@@ -125,3 +125,33 @@ test("a session file of a newer format than Pi 1.6 writes is replayed as Pi 1.6 
 	const current = replayScript(parseSessionText(synthetic.text()));
 	assert.deepEqual((await replayPolicy(current, { name: "pi", kind: "pi" }, { window: 100_000 })).divergences, {});
 });
+
+test("a request whose prompt is larger than the window is counted as an overflow, and only then", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "cat it" }] });
+	synthetic.add(2, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "cat big" } }],
+		stopReason: "toolUse",
+	});
+	synthetic.add(3, {
+		role: "toolResult",
+		toolCallId: "c1",
+		toolName: "bash",
+		content: [{ type: "text", text: "x".repeat(12_000) }],
+	});
+	synthetic.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const script = synthetic.script();
+	const figures = async (window: number) =>
+		policyFigures(
+			script,
+			await replayPolicy(script, { name: "pi", kind: "pi" }, { window }),
+			PRICE_MODELS["anthropic-5m"],
+			true,
+			window,
+		);
+	const small = await figures(2000);
+	assert.ok(small.peakPrompt > 2000, `peak ${small.peakPrompt}`);
+	assert.equal(small.overflowRejections, 1, "the request after the 3k-token result");
+	assert.equal((await figures(100_000)).overflowRejections, 0);
+});
