@@ -239,14 +239,24 @@ describe("working set over arbitrary views", () => {
 		);
 	});
 
-	test("a session with nothing foldable gets no fold event", () => {
+	test("a session with nothing foldable gets no fold event, nor a compaction short of Pi's own", () => {
+		let quiet = 0;
 		fc.assert(
-			fc.property(viewArb, (view) => {
+			fc.property(viewArb, fc.integer({ min: 5, max: 30 }), (view, reservePercent) => {
 				// Nothing may fold, whatever folding it would save: no event, urgent or not.
 				const bare = { ...view, blocks: view.blocks.map((b) => ({ ...b, eligible: false })) };
 				assert.ok(!workingSet(bare).some((c) => c.type === "fold"));
+				// With Pi's compaction on (a reserve), nor a compaction while the context is short of the budget
+				// and of where Pi's own would come (60 % of its threshold, worked out here, not by the policy).
+				const reserve = Math.round((bare.window * reservePercent) / 100);
+				const withPi = { ...bare, reserve };
+				if (withPi.usage > budgetOf(withPi.config, withPi.window)) return;
+				if (withPi.usage >= 0.6 * (withPi.window - reserve)) return;
+				quiet++;
+				assert.deepEqual(workingSet(withPi), [], "a session with nothing foldable pays for nothing");
 			}),
 			{ numRuns: RUNS },
 		);
+		assert.ok(quiet > RUNS / 10, `only ${quiet} of ${RUNS} runs reached the compaction check`);
 	});
 });
