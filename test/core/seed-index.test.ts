@@ -483,7 +483,7 @@ describe("error lines", () => {
 			result(
 				"d2",
 				"bash",
-				`${repeated}\n${Array.from({ length: 30 }, (_, i) => `error ${i}`).join("\n")}\nerror 29`,
+				`${repeated}\n${Array.from({ length: 30 }, (_, i) => `error: ${i}`).join("\n")}\nerror: 29`,
 			),
 		];
 		const record = extract(messages);
@@ -491,7 +491,7 @@ describe("error lines", () => {
 		assert.deepEqual(record.errors[0], { line: repeated, turn: 1, code: foldCode("r:d2"), tool: "bash" });
 		assert.equal(record.errors.filter((e) => e.line === repeated).length, 1);
 		assert.equal(record.errors.length, SEED_CAPS.errorsPerBlock);
-		assert.equal(record.errors.at(-1)?.line, `error ${SEED_CAPS.errorsPerBlock - 2}`);
+		assert.equal(record.errors.at(-1)?.line, `error: ${SEED_CAPS.errorsPerBlock - 2}`);
 		assert.deepEqual(record.dropped, { errors: 31 - SEED_CAPS.errorsPerBlock });
 
 		const long = `fatal: ${"x".repeat(1000)}`;
@@ -500,6 +500,36 @@ describe("error lines", () => {
 		assert.equal(clipped.length, SEED_CAPS.errorChars);
 		assert.ok(clipped.endsWith("…"));
 		assert.ok(long.startsWith(clipped.slice(0, -1)));
+	});
+
+	it("from a command that succeeded, are only the lines a program labelled as errors; from one that failed, every error line", () => {
+		const prose = [
+			"ad42ebf Fix crash when bash mode outputs binary data",
+			"yarn-error.log*",
+			"All 5 must be placed. Ships cannot overlap or go off the board.",
+			"has fewer failure points than a multi-node cluster",
+		];
+		const labelled = [
+			"Error: connect ECONNREFUSED 127.0.0.1:5432",
+			"src/a.ts(3,5): error TS2322: Type 'string' is not assignable",
+			"  TypeError: Cannot read properties of undefined (reading 'x')",
+			"npm ERR! code 1",
+			'{"rows":[],"error":"permission denied for table A"}',
+			"grep: src/x.ts: No such file or directory",
+			"[ERROR] build step 3",
+			"FAILED tests/test_a.py::test_b - assert 1 == 2",
+			"\x1b[31mfatal\x1b[0m: not a git repository",
+		];
+		const text = [...prose, ...labelled].join("\n");
+		const lines = (isError: boolean) =>
+			extract([
+				user("go"),
+				assistant([call("s", "bash", { command: "run" })]),
+				result("s", "bash", text, isError),
+			]).errors.map((e) => e.line);
+		assert.deepEqual(lines(false), labelled);
+		assert.deepEqual(lines(true), [...prose, ...labelled]);
+		assert.deepEqual(errorLinesIn(text, true), labelled);
 	});
 
 	it("keep the error of a long line whose error comes late, and tell apart two alike up to the cut", () => {
@@ -815,7 +845,7 @@ describe("caps", () => {
 				]),
 			);
 			messages.push(result(`w${i}`, "read", "x"));
-			messages.push(result(`b${i}`, "bash", `error number ${i}\nid_${i}_x a${i}b${i}c${i}d${i}`));
+			messages.push(result(`b${i}`, "bash", `error: number ${i}\nid_${i}_x a${i}b${i}c${i}d${i}`));
 		}
 		const record = extract(messages, { spans: recordsForAll(messages) });
 		assert.equal(record.files.length, SEED_CAPS.files);
@@ -838,7 +868,7 @@ describe("caps", () => {
 		assert.equal(record.files.at(-1)?.path, "file-259.ts");
 		assert.equal(record.intents[0].text, "intent 0");
 		assert.equal(record.intents.at(-1)?.text, "intent 259");
-		assert.equal(record.errors.at(-1)?.line, "error number 259");
+		assert.equal(record.errors.at(-1)?.line, "error: number 259");
 		assert.ok(serializeRecord(record).length < 200_000);
 	});
 

@@ -6,7 +6,7 @@ import { type Block, linearize, type MessageLike } from "../block.ts";
 import { foldCode } from "../digest.ts";
 import { eachRun, isWord } from "../distinctive.ts";
 import type { FoldRecord } from "../fold-registry.ts";
-import { clipToError, isErrorLine, riskLines } from "../policy/risk-lexicon.ts";
+import { clipToError, ERRNO_PATTERN, isErrorLine, riskLines, uncoloured } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import {
 	droppedOf,
@@ -238,10 +238,36 @@ function reportsFailure(line: string): boolean {
 	return isErrorLine(trimmed.replace(NO_FAILURE, ""));
 }
 
-/** The verbatim error lines (not stack frames) of `text` that report a failure (see reportsFailure), in text order. */
-export function errorLinesIn(text: string): string[] {
+/**
+ * An error as a program prints one, labelled: `Error: …`, `[ERROR]`, `fatal: …`, `panic: …`, `npm ERR!`,
+ * `"error": …` (JSON), `error TS2322`, `error[E0308]`, a traceback's head, a test runner's ✖.
+ */
+const LABELLED =
+	/\b(?:error|fatal|panic|failed|failure|exception)\b"?\s*[:\]]|\bERR!|\btraceback \(most recent call last\)|\berror\s+TS\d+|\berror\[E\d+\]|[✗✘✖✕❌]/i;
+/**
+ * The same, in the case programs print it: a named error or exception (`TypeError`,
+ * `java.lang.NullPointerException`), a line opening with FAIL, FAILED or ERROR, and the system's own
+ * messages (`No such file or directory`, `Permission denied`, `command not found`).
+ */
+const LABELLED_AS_PRINTED =
+	/\b[A-Z]\w*(?:Error|Exception)\b|^\s*(?:FAIL|FAILED|ERROR)\b|No such file or directory|Permission denied|command not found|Operation not permitted|Connection refused|Segmentation fault|core dumped/;
+
+/** True when `line` reads as an error a program printed, labelled as one (see LABELLED), its colour codes aside. */
+function labelledError(line: string): boolean {
+	const plain = uncoloured(line);
+	return LABELLED.test(plain) || LABELLED_AS_PRINTED.test(plain) || ERRNO_PATTERN.test(plain);
+}
+
+/**
+ * The verbatim error lines (not stack frames) of `text` that report a failure (see reportsFailure), in
+ * text order. With `labelled`, for the output of a command or tool that succeeded, only those a
+ * program labelled as errors (see labelledError): such output is often a file, a log or prose, whose
+ * words alone say nothing failed (`git log`'s "Fix crash when…", a `.gitignore`'s `yarn-error.log*`,
+ * "Ships cannot overlap").
+ */
+export function errorLinesIn(text: string, labelled = false): string[] {
 	return riskLines(text)
-		.filter((risk) => !risk.frame && reportsFailure(risk.text))
+		.filter((risk) => !risk.frame && reportsFailure(risk.text) && (!labelled || labelledError(risk.text)))
 		.map((risk) => risk.text);
 }
 
@@ -320,9 +346,16 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 		spans: 0,
 	};
 
-	const addErrors = (text: string, turn: number, code: string | undefined, tool: string | undefined): void => {
+	/** Adds the error lines of `text`: of a result that `succeeded`, only those labelled as errors (see errorLinesIn). */
+	const addErrors = (
+		text: string,
+		turn: number,
+		code: string | undefined,
+		tool: string | undefined,
+		succeeded: boolean,
+	): void => {
 		const here = new Set<string>();
-		for (const raw of errorLinesIn(text)) {
+		for (const raw of errorLinesIn(text, succeeded)) {
 			// Two long lines alike up to the cut are two errors: they are told apart whole.
 			if (here.has(raw)) continue;
 			here.add(raw);
@@ -377,11 +410,13 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 				entry.error = typeof exit === "number" && exit !== 0;
 				commands.push(entry);
 			}
-			addErrors(typeof message.output === "string" ? message.output : "", block.turn, codeOf(block), undefined);
+			const output = typeof message.output === "string" ? message.output : "";
+			addErrors(output, block.turn, codeOf(block), undefined, exit === 0);
 		}
 		if (block.kind === "toolResult") {
 			const tool = block.toolName ?? "tool";
-			if (block.isError === true || !CONTENT_TOOLS.has(tool)) addErrors(block.text, block.turn, codeOf(block), tool);
+			const failed = block.isError === true;
+			if (failed || !CONTENT_TOOLS.has(tool)) addErrors(block.text, block.turn, codeOf(block), tool, !failed);
 		}
 		for (const text of minedText(messages, block)) scanIdentifiers(text, caps.identifierChars, found);
 	}

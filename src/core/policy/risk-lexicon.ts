@@ -14,7 +14,7 @@ import { clipAround } from "../tokens.ts";
 const ANSI_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
 /** `text` without its colour codes; `text` itself when it holds no escape character (most texts). */
-function uncoloured(text: string): string {
+export function uncoloured(text: string): string {
 	return text.includes("\x1b") ? text.replace(ANSI_CODES, "") : text;
 }
 
@@ -65,8 +65,8 @@ const ERROR_PATTERN = new RegExp(
 	"i",
 );
 
-/** POSIX errno names (ENOENT, EACCES, ...) are matched case-sensitively so plain words do not hit. */
-const ERRNO_PATTERN =
+/** POSIX errno names (ENOENT, EACCES, ...) are matched case-sensitively so plain words do not hit; exported for labelled errors (index/extract.ts). */
+export const ERRNO_PATTERN =
 	/\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\b/;
 
 /** Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines. */
