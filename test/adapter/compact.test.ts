@@ -527,6 +527,51 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("a summary whose earlier compactions' records left the index (its file deleted) carries the previous summary whole", async () => {
+		await inTempDir(async (dir) => {
+			const fs = await import("node:fs");
+			const stub = savedStub(dir);
+			stub.addMessage({
+				role: "user",
+				content: "PLANTED first task: port the widget",
+				timestamp: 1_600_000_000_000,
+			});
+			bashSession(stub, 4);
+			await stub.emit("session_start", { reason: "startup" });
+			/** Compacts messages `from` to `upTo` and stores the entry as Pi would, over `previous`. */
+			const compactAndStore = async (from: number, upTo: number, previous?: string): Promise<string> => {
+				const messagesToSummarize = messagesOf(stub).slice(from, upTo);
+				const result = await compact(stub, upTo, {
+					messagesToSummarize,
+					...(previous ? { previousSummary: previous } : {}),
+				});
+				const compaction = result?.compaction;
+				assert.ok(compaction, "context-fold compacted");
+				stub.entries.push({
+					type: "compaction",
+					id: `compaction-${stub.entries.length}`,
+					parentId: stub.entries.at(-1)?.id,
+					summary: compaction.summary,
+					firstKeptEntryId: "keep",
+					tokensBefore: 1234,
+					details: compaction.details,
+				} as never);
+				return compaction.summary;
+			};
+			const first = await compactAndStore(0, 4);
+			assert.match(first, /PLANTED first task/);
+			fs.rmSync(join(dir, "context-fold", "stub", "seed-index.jsonl"));
+			bashSession(stub, 3);
+			const second = await compactAndStore(4, 12, first);
+			assert.match(second, /PLANTED first task/, "the process still held the first record in memory");
+			// A new process reads the index file, which holds the second compaction's record alone.
+			await stub.emit("session_start", { reason: "resume" });
+			bashSession(stub, 3);
+			const third = await compactAndStore(12, 20, second);
+			assert.match(third, /PLANTED first task/, "the first compaction's facts are not lost");
+		});
+	});
+
 	it("/fold-handoff writes a deterministic seed and prints its path headless", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

@@ -29,6 +29,8 @@ export interface CompactionInput {
 	previousSummary?: string;
 	/** The compaction entry that holds `previousSummary` (its id and time name the block that reads it back). */
 	previousEntry?: unknown;
+	/** The numbers of context-fold's own earlier compactions on the branch, from their entries. */
+	earlierOwn?: readonly number[];
 }
 
 /** Result of building a deterministic compaction. */
@@ -173,10 +175,13 @@ export function buildCompaction(
 	index.append(record);
 	try {
 		const records = branchRecords(index, branchView(branch.ids, engine));
-		const priorCompactions = records.filter((r) => r.kind === "compaction" && r.seq !== seq).length;
+		const prior = new Set(records.filter((r) => r.kind === "compaction" && r.seq !== seq).map((r) => r.seq));
 		const previous = input.previousSummary;
-		// A summary of ours whose facts the index holds again hands on only what it carried itself.
-		const whole = !!previous && (!isOwnSummary(previous) || priorCompactions === 0);
+		// A summary of ours whose facts the index holds again hands on only what it carried itself; while
+		// the index lacks the record of any earlier compaction of ours on the branch (its file was lost or
+		// deleted), the summary it cannot rebuild is carried whole.
+		const held = prior.size > 0 && (input.earlierOwn ?? []).every((n) => prior.has(n));
+		const whole = !!previous && (!isOwnSummary(previous) || !held);
 		// A summary Pi's model wrote is carried cut to a budget: the rest is read back by its own code.
 		const previousCode =
 			previous && !isOwnSummary(previous) && input.previousEntry !== undefined

@@ -158,7 +158,13 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 						(e) => e.type === "compaction" && (e as { summary?: unknown }).summary === prep.previousSummary,
 					)
 				: undefined;
+			// context-fold's own earlier compactions on the branch, by the number their entries carry.
+			const earlierOwn = entries.flatMap((e) => {
+				const seq = (e as { details?: { contextFold?: { seq?: unknown } } }).details?.contextFold?.seq;
+				return e.type === "compaction" && typeof seq === "number" ? [seq] : [];
+			});
 			const input = {
+				earlierOwn,
 				...(later
 					? {
 							messagesToSummarize: [
