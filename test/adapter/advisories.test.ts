@@ -111,6 +111,25 @@ describe("cold input", () => {
 		}
 	});
 
+	it("is held back on the first response of another model than the branch's latest (resumed with --model)", async () => {
+		const resumed = await tui();
+		resumed.entries.push({
+			type: "message",
+			id: "a1",
+			message: { role: "assistant", provider: "fake", model: "fake-model", usage: WARM, content: [] },
+		});
+		await resumed.emit("session_start", { reason: "resume" });
+		// Pi records no model change for a model chosen on the command line: the reply names its model.
+		const other = (usage: Record<string, number>) =>
+			resumed.emit("message_end", {
+				message: { role: "assistant", provider: "fake", model: "fake-model-2", usage, content: [] },
+			});
+		await other(COLD);
+		assert.deepEqual(notices(resumed), [], "the new model's first write is expected");
+		await other(COLD);
+		assert.deepEqual(notices(resumed), [ADVICE.coldInput(COLD)], "its second cold one is not");
+	});
+
 	it("is held back on the response right after a fold event", async () => {
 		const stub = await tui();
 		bashSession(stub, 6);
@@ -510,6 +529,39 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual([...notices(stub), ...standing(stub)], []);
 		assert.deepEqual(await input(stub, {}), [undefined]);
 		assert.deepEqual(stub.ui.selects, []);
+	});
+
+	it("counts from a reply the user aborted once the provider had read its prompt: that request touched the cache", async () => {
+		const stub = await idleSession({}, 10 * 60_000);
+		// Aborted mid-stream a minute ago, after the provider reported its prompt's usage.
+		stub.addMessage({ role: "user", content: "long one", timestamp: Date.now() - 60_010 });
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "word word" }],
+			provider: "fake",
+			model: "fake-model",
+			usage: { input: 10, output: 5, cacheRead: 29_000, cacheWrite: 990 },
+			stopReason: "aborted",
+			timestamp: Date.now() - 60_000,
+		});
+		stub.mode = "rpc";
+		await stub.emit("session_start", { reason: "resume" });
+		assert.doesNotMatch(stub.stderr.join(""), /likely cold/, "a minute idle, within the 5-minute lifetime");
+		// One aborted before the provider answered reports no prompt: the exchange before it counts.
+		const early = await idleSession({}, 10 * 60_000);
+		early.addMessage({ role: "user", content: "long one", timestamp: Date.now() - 60_010 });
+		early.addMessage({
+			role: "assistant",
+			content: [],
+			provider: "fake",
+			model: "fake-model",
+			usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+			stopReason: "aborted",
+			timestamp: Date.now() - 60_000,
+		});
+		early.mode = "rpc";
+		await early.emit("session_start", { reason: "resume" });
+		assert.match(early.stderr.join(""), /likely cold \(idle 10m 0\ds/);
 	});
 
 	it("outside the terminal UI, the warning on resuming goes to stderr, as every notice there", async () => {

@@ -12,7 +12,7 @@ import { extractSeedRecord } from "../../core/index/extract.ts";
 import { PROFILES } from "../../core/policy/profiles.ts";
 import { opSaving } from "../../core/session-history.ts";
 import { ActiveSettings } from "./active-settings.ts";
-import { Advisor } from "./cache/advisor.ts";
+import { Advisor, modelOf } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems } from "./cache/lifetime.ts";
@@ -299,6 +299,7 @@ function register(
 				unfoldable: window ? engine.unfoldableOver(window / 2) : undefined,
 				ratios: priceRatiosFor(ctx.model),
 				caches: telemetry.caches,
+				model: modelOf(message),
 			});
 		} catch (error) {
 			warnOnce(`context-fold: usage telemetry skipped: ${errorText(error)}`);

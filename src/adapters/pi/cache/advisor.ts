@@ -56,6 +56,14 @@ export interface ResponseContext {
 	 * included): a provider that never caches reads nothing on every response, which is no cold input.
 	 */
 	caches: boolean;
+	/** The response's provider and model (see modelOf); undefined when it names none. */
+	model?: string;
+}
+
+/** A reply's provider and model as one key, or undefined when it names neither. */
+export function modelOf(message: { provider?: unknown; model?: unknown } | undefined): string | undefined {
+	if (typeof message?.provider !== "string" && typeof message?.model !== "string") return undefined;
+	return `${String(message?.provider ?? "")}/${String(message?.model ?? "")}`;
 }
 
 /** How a fold code stands in the current branch, for recall churn. */
@@ -90,6 +98,8 @@ export class Advisor {
 	/** The request being sent declares the fold tools for the first time. */
 	private declared = false;
 	private lastPrompt = 0;
+	/** The provider and model of the latest response with a prompt (see modelOf). */
+	private lastModel: string | undefined;
 	private base: number | undefined;
 	private forced = 0;
 	private forcing = false;
@@ -110,6 +120,7 @@ export class Advisor {
 		this.declaring = false;
 		this.declared = false;
 		this.lastPrompt = 0;
+		this.lastModel = undefined;
 		this.base = undefined;
 		this.forced = 0;
 		this.forcing = false;
@@ -124,13 +135,18 @@ export class Advisor {
 	restore(entries: readonly unknown[]): void {
 		this.reset();
 		for (const raw of entries) {
-			const entry = raw as { type?: string; customType?: string; message?: { role?: string; usage?: UsageLike } };
+			const entry = raw as {
+				type?: string;
+				customType?: string;
+				message?: { role?: string; usage?: UsageLike; provider?: unknown; model?: unknown };
+			};
 			if (entry?.type === "compaction" || entry?.type === "model_change") this.rewriteExpected = true;
 			else if (entry?.type === "custom" && entry.customType === ENTRY_TYPE) this.rewriteExpected = true;
 			if (entry?.type !== "message" || entry.message?.role !== "assistant") continue;
 			const prompt = promptOf(figuresOf(entry.message.usage));
 			if (prompt > 0) {
 				this.remember(prompt);
+				this.lastModel = modelOf(entry.message);
 				this.rewriteExpected = false;
 			}
 		}
@@ -260,6 +276,11 @@ export class Advisor {
 				this.raise("watchdog", text, "warning");
 			} else if (!this.tripped) this.notices.delete("watchdog");
 		}
+		// Another model than the latest response's (chosen on the command line, which Pi records as no
+		// model change) starts its own cache: its first write is expected.
+		if (facts.model !== undefined && this.lastModel !== undefined && facts.model !== this.lastModel)
+			this.rewriteExpected = true;
+		if (facts.model !== undefined) this.lastModel = facts.model;
 		const cold = facts.caches && isColdInput(f, this.rewriteExpected);
 		this.rewriteExpected = false;
 		this.check("cold-input", cold, () => ADVICE.coldInput(f), "warning");

@@ -133,8 +133,10 @@ export class CacheWarning {
 			}
 			const m = entry.type === "message" ? entry.message : undefined;
 			if (m?.role !== "assistant" || m.provider !== provider || (model !== undefined && m.model !== model)) continue;
+			// A reply cut short (aborted, or an error mid-stream) whose usage reports a prompt touched the
+			// cache as any other did; one that reports none never reached it.
 			const prompt = promptOf(figuresOf(m.usage));
-			if (prompt === 0 || m.stopReason === "error" || m.stopReason === "aborted") continue;
+			if (prompt === 0) continue;
 			completedAt = timeOf(m.timestamp) ?? timeOf(entry.timestamp);
 			carried = prompt;
 		}
