@@ -596,6 +596,27 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("/fold-handoff in the same millisecond as another writes a file of its own beside it, never over it", async (t) => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 3);
+			await stub.emit("session_start", { reason: "startup" });
+			t.mock.timers.enable({ apis: ["Date"], now: Date.parse("2026-12-06T12:00:00.000Z") });
+			const first = await stub.command("fold-handoff", "first goal");
+			const second = await stub.command("fold-handoff", "second goal");
+			t.mock.timers.reset();
+			const folder = join(dir, "context-fold", "stub");
+			const files = readdirSync(folder)
+				.filter((f) => f.startsWith("handoff-"))
+				.sort();
+			assert.deepEqual(files, ["handoff-2026-12-06T12-00-00-000Z-2.md", "handoff-2026-12-06T12-00-00-000Z.md"]);
+			assert.equal(first.stderr, `${join(folder, files[1])}\n`);
+			assert.equal(second.stderr, `${join(folder, files[0])}\n`);
+			assert.match(readFileSync(join(folder, files[1]), "utf8"), /Goal: first goal/);
+			assert.match(readFileSync(join(folder, files[0]), "utf8"), /Goal: second goal/);
+		});
+	});
+
 	it("/fold-handoff asked for during a run writes the seed once the run is over, with its last turns", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

@@ -77,13 +77,34 @@ function writeHandoff(
 	// named for the user: one user's folder there never stands in another's way.
 	const dir =
 		index.ownFolder() ?? ownFolder({ root: tmpdir(), parts: [userFolderName(), "in-memory"], private: true });
-	const path = join(dir, `handoff-${now.toISOString().replace(/[:.]/g, "-")}.md`);
-	writeFileSync(path, text, { encoding: "utf8", flag: "wx", mode: index.folder() ? 0o666 : 0o600 });
+	const path = writeNew(
+		dir,
+		`handoff-${now.toISOString().replace(/[:.]/g, "-")}`,
+		text,
+		index.folder() ? 0o666 : 0o600,
+	);
 	// Every code the seed may cite: a seeded session checks a copy against it where the parent's own
 	// fold record is missing (the raw tail, never folded; a record lost from the file).
 	const hashes: Record<string, string> = {};
 	for (const record of cited) if (record.sha256) hashes[record.code] = record.sha256;
 	return { path, text, hashes, parentSession: parent };
+}
+
+/**
+ * Writes `text` to a file of its own in `dir`, `<stem>.md` or, where one by that name is there (a
+ * handoff in another process in the same millisecond), `<stem>-2.md` and on; never over a file.
+ * Returns its path.
+ */
+function writeNew(dir: string, stem: string, text: string, mode: number): string {
+	for (let n = 1; ; n++) {
+		const path = join(dir, `${stem}${n === 1 ? "" : `-${n}`}.md`);
+		try {
+			writeFileSync(path, text, { encoding: "utf8", flag: "wx", mode });
+			return path;
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code !== "EEXIST" || n >= 100) throw error;
+		}
+	}
 }
 
 /** What a seed message carries beside its text: where the seed was written, the session its codes name, their hashes. */
