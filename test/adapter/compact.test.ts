@@ -572,6 +572,25 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("a /tree branch summary that a compaction takes out of live history gets a fold record: recall reads it", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		const summary = "BRANCH SUMMARY: side A found that the flux capacitor needs ZORBLAX_42 set.";
+		stub.addMessage({ role: "branchSummary", summary, fromId: "side-a", timestamp: 1_700_000_100_000 });
+		bashSession(stub, 2);
+		await stub.emit("session_start", { reason: "startup" });
+		const upTo = messagesOf(stub).findIndex((m) => m.role === "branchSummary") + 3;
+		await compact(stub, upTo);
+		const records = stub.entries
+			.filter((e) => (e.data as { kind?: string } | undefined)?.kind === "records")
+			.flatMap((e) => (e.data as { records: { kind: string; code: string }[] }).records);
+		const mine = records.find((r) => r.kind === "summary");
+		assert.ok(mine, "the branch summary has a fold record");
+		const found = await stub.call("recall_folded", { search: "ZORBLAX_42" });
+		assert.match(found, /flux capacitor needs ZORBLAX_42/, found);
+		assert.match(await stub.call("recall_folded", { codes: [mine.code] }), /BRANCH SUMMARY: side A found/);
+	});
+
 	it("/fold-handoff writes a deterministic seed and prints its path headless", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

@@ -61,9 +61,10 @@ function recordLeavers(
 }
 
 /**
- * The records the durable blocks of `messages` with text or images (summaries aside) would get if
- * recorded now, for those without one: each under its own fold code (foldCode of its id), which a
- * block colliding with another's code cannot have (said through `warn`). Nothing is written.
+ * The records the durable blocks of `messages` with text or images (compaction summaries aside, which
+ * recordSummaryOf records; a /tree branch summary is one of the blocks) would get if recorded now, for
+ * those without one: each under its own fold code (foldCode of its id), which a block colliding with
+ * another's code cannot have (said through `warn`). Nothing is written.
  * `turnBase`: user messages before `messages` (by default those a compaction took out of live history).
  */
 export function unrecordedBlocks(
@@ -78,7 +79,8 @@ export function unrecordedBlocks(
 	const starts = readStarts(messages, blocks);
 	for (const block of blocks) {
 		try {
-			if (!block.durable || (block.kind === "summary" && !summaries) || engine.registry.record(block.id)) continue;
+			const compacted = block.kind === "summary" && messages[block.msg]?.role !== "branchSummary";
+			if (!block.durable || (compacted && !summaries) || engine.registry.record(block.id)) continue;
 			if (!block.text && block.images === 0) continue;
 			const code = foldCode(block.id);
 			const holder = engine.registry.idOf(code);
