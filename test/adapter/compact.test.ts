@@ -415,6 +415,50 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("a compaction another extension cancelled, or replaced with its own summary, gets context-fold's record retracted", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			const file = join(dir, "context-fold", "stub", "seed-index.jsonl");
+			const kinds = () =>
+				readFileSync(file, "utf8")
+					.trim()
+					.split("\n")
+					.map((l) => JSON.parse(l).kind);
+			// Cancelled by a later extension: Pi reports the failure, not as an extension's.
+			assert.ok(await compact(stub, 5));
+			await stub.emit("session_compact_failed", {
+				reason: "manual",
+				aborted: false,
+				fromExtension: false,
+				errorMessage: "Compaction cancelled",
+			});
+			assert.deepEqual(kinds(), ["compaction", "retraction"]);
+			// Replaced: Pi compacts with another extension's summary, whose details are not context-fold's.
+			assert.ok(await compact(stub, 5));
+			await stub.emit("session_compact", {
+				reason: "manual",
+				compactionEntry: { summary: "their summary", tokensBefore: 9000, details: { theirs: true } },
+				fromExtension: true,
+			});
+			assert.deepEqual(kinds(), ["compaction", "retraction", "compaction", "retraction"]);
+			assert.equal(
+				parseSeedIndex(readFileSync(file, "utf8")).records.length,
+				0,
+				"no record of a compaction that never happened",
+			);
+			// Its own compaction's record stands.
+			const built = await compact(stub, 5);
+			await stub.emit("session_compact", {
+				reason: "manual",
+				compactionEntry: built?.compaction,
+				fromExtension: true,
+			});
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 1);
+		});
+	});
+
 	it("a compaction that fails after its index record was written (Pi's own runs instead) gets that record retracted", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

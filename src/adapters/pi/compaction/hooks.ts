@@ -52,6 +52,14 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	pi.on("session_start", () => {
 		refusalSaid = false;
 	});
+	/** Retracts the seed-index record of compaction `seq`, which never happened, saying why. */
+	const retract = (seq: number, reason: string): void => {
+		try {
+			index.retract(seq, reason);
+		} catch (error) {
+			fail(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
+		}
+	};
 
 	// The over-budget state the latest passes report was already compacted or announced (`actedOn`).
 	// A compaction starts a new state, but one that leaves the context where it was is not repeated:
@@ -195,7 +203,12 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		}
 	});
 	pi.on("session_compact", (event, ctx) => {
+		// Another extension's summary took the place of the one context-fold built: its record describes
+		// a compaction that never happened.
+		const built = pendingCompaction;
 		pendingCompaction = undefined;
+		if (built !== undefined && contextFoldDetails(event.compactionEntry?.details)?.seq !== built)
+			retract(built, "another extension's summary was used");
 		actedOn = false;
 		compacted = true;
 		// The status shows the compacted context (a preview) until the next request, not the one before;
@@ -230,20 +243,19 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			fail(`context-fold: turn and request numbering after compaction may restart: ${errorText(error)}`);
 		}
 	});
+	// The record of a compaction context-fold built is retracted when that compaction never happened:
+	// it failed or was aborted, or another extension cancelled it (Pi then reports it failed, but not
+	// as an extension's, since it throws before it takes one's result).
 	pi.on("session_compact_failed", (event) => {
 		const seq = pendingCompaction;
 		pendingCompaction = undefined;
-		if (seq === undefined || !event.fromExtension) return;
-		try {
-			index.retract(seq, event.aborted ? "aborted" : (event.errorMessage ?? "failed"));
-		} catch (error) {
-			fail(`context-fold: could not retract seed-index record ${seq}: ${errorText(error)}`);
-		}
+		if (seq === undefined) return;
+		retract(seq, event.aborted ? "aborted" : (event.errorMessage ?? "failed"));
 	});
 }
 
 /** What context-fold wrote into a compaction's details, if it built the compaction. */
-function contextFoldDetails(details: unknown): { codes?: unknown } | undefined {
+function contextFoldDetails(details: unknown): { codes?: unknown; seq?: unknown } | undefined {
 	const ours = (details as { contextFold?: unknown } | undefined)?.contextFold;
 	return typeof ours === "object" && ours !== null ? ours : undefined;
 }
