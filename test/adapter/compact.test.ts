@@ -2,7 +2,7 @@
  * Deterministic compaction, seed index and handoff through the adapter's hooks (stub host).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
@@ -633,6 +633,32 @@ describe("seed index on disk", () => {
 		const found = await stub.call("recall_folded", { search: "ZORBLAX_42" });
 		assert.match(found, /flux capacitor needs ZORBLAX_42/, found);
 		assert.match(await stub.call("recall_folded", { codes: [mine.code] }), /BRANCH SUMMARY: side A found/);
+	});
+
+	it("while recall_folded is left out of the active tools, Pi's own compaction runs and no handoff seed is written", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 6);
+			await stub.emit("session_start", { reason: "startup" });
+			// The user's tool selection (or another extension) leaves the fold tools out.
+			stub.active = ["bash"];
+			assert.equal(
+				await compact(stub, 5),
+				undefined,
+				"context-fold's summary, which points at recall_folded, is not used",
+			);
+			assert.match(stub.stderr.join(""), /recall_folded is not active, so its summary.*: Pi's own compaction runs/);
+			const handoff = await stub.command("fold-handoff", "go on");
+			assert.match(handoff.stderr, /no handoff seed written: recall_folded is not active/);
+			const folder = join(dir, "context-fold", "stub");
+			const seeds = () => (existsSync(folder) ? readdirSync(folder).filter((f) => f.startsWith("handoff-")) : []);
+			assert.deepEqual(seeds(), []);
+			// Active again: both are context-fold's.
+			stub.active = ["bash", "recall_folded", "unfold"];
+			assert.ok((await compact(stub, 5))?.compaction?.summary.startsWith(SUMMARY_HEADER));
+			await stub.command("fold-handoff", "go on");
+			assert.equal(seeds().length, 1);
+		});
 	});
 
 	it("/fold-handoff writes a deterministic seed and prints its path headless", async () => {

@@ -398,6 +398,7 @@ function register(
 		warn,
 		fail: warnOnce,
 		keepRecent: () => settings.keepRecent,
+		withheld: () => foldTools?.withheld() ?? false,
 	});
 	foldTools = registerFoldTools(pi, {
 		engine,
@@ -407,7 +408,7 @@ function register(
 		declared: () => advisor.observeDeclarations(),
 		warn: warnOnce,
 	});
-	registerHandoff(pi, engine, index);
+	registerHandoff(pi, engine, index, () => foldTools?.withheld() ?? false);
 	registerUserView(
 		pi,
 		{

@@ -144,7 +144,12 @@ export function seedSource(branch: readonly unknown[]): {
 }
 
 /** Registers `/fold-handoff`. */
-export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: IndexStore): void {
+export function registerHandoff(
+	pi: ExtensionAPI,
+	engine: FoldEngine,
+	index: IndexStore,
+	withheld: () => boolean = () => false,
+): void {
 	pi.registerCommand("fold-handoff", {
 		description: "Write a deterministic handoff seed of this session (optionally: /fold-handoff <goal>)",
 		handler: async (args, ctx) => {
@@ -159,6 +164,15 @@ export function registerHandoff(pi: ExtensionAPI, engine: FoldEngine, index: Ind
 				if (!ctx.isIdle()) {
 					say("context-fold: the handoff seed is written once the agent's run is over", "info");
 					await ctx.waitForIdle();
+				}
+				// A seed's codes are read by recall_folded alone: while the tool selection leaves it out (of this
+				// session, and of the session the seed starts), a seed would point at a tool the model lacks.
+				if (withheld()) {
+					say(
+						"context-fold: no handoff seed written: recall_folded is not active (the tool selection or another extension left it out), and a seed's codes only that tool reads",
+						"error",
+					);
+					return;
 				}
 				// A session with no message has nothing to hand on, and Pi has not written its file yet: a
 				// seed would name a parent that does not exist.

@@ -37,6 +37,11 @@ export interface CompactionDeps {
 	fail: (message: string) => void;
 	/** Pi's `compaction.keepRecentTokens` for the model in use. */
 	keepRecent: () => number;
+	/**
+	 * True while recall_folded is left out of the active tools (the user's selection, another
+	 * extension): a summary that points at it would send the model to a tool it does not have.
+	 */
+	withheld?: () => boolean;
 }
 
 /** Registers the compaction hooks with Pi. */
@@ -147,6 +152,12 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 
 	pi.on("session_before_compact", (event, ctx) => {
 		if (config().compact === "native") return undefined;
+		if (deps.withheld?.()) {
+			fail(
+				"context-fold: recall_folded is not active, so its summary, whose codes only that tool reads, is not used: Pi's own compaction runs",
+			);
+			return undefined;
+		}
 		try {
 			const prep = event.preparation;
 			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
