@@ -90,3 +90,23 @@ describe("a pattern that finds nothing and reads like a regular expression", () 
 		assert.match(await stub.call("recall_folded", { codes: [code], grep: "zod" }), /matching line/);
 	});
 });
+
+describe("grep or lines beside a search without codes", () => {
+	it("says they read only the blocks codes names, and searches whole", async () => {
+		const stub = session(['"zod": "^4.0.0"', "filler", "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		for (const args of [{ lines: "1-3" }, { grep: "zod" }]) {
+			const out = await stub.call("recall_folded", { search: "4.0.0", ...args });
+			const name = Object.keys(args)[0];
+			assert.match(
+				out,
+				new RegExp(
+					`^\\(\`${name}\` read the blocks \`codes\` names, and none was given: the search below is whole\\)`,
+				),
+			);
+			assert.match(out, /block contains "4\.0\.0"/);
+		}
+		assert.doesNotMatch(await stub.call("recall_folded", { search: "4.0.0" }), /read the blocks/);
+	});
+});

@@ -359,6 +359,12 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 		}
 		const parts: string[] = [];
 		if (parsed.bad.length > 0) parts.push(notCodes(parsed.bad));
+		// `grep` and `lines` read the blocks `codes` names; without any, say they went unused.
+		const unused = (["grep", "lines"] as const).filter((name) => args?.[name] !== undefined);
+		if (parsed.codes.length === 0 && unused.length > 0)
+			parts.push(
+				`(\`${unused.join("` and `")}\` read the blocks \`codes\` names, and none was given: the search below is whole)`,
+			);
 		// Room is kept for the closing notices, so the cap holds with them.
 		const reserve = 160 + 12 * parsed.codes.length + (search === undefined ? 0 : 120);
 		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
