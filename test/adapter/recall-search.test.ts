@@ -80,7 +80,7 @@ describe("a pattern that finds nothing and reads like a regular expression", () 
 		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
 		assert.ok(code, "a result folded");
 		const hint = /\(patterns are plain text, matched in any case, not regular expressions/;
-		for (const pattern of ["zod|uuid", "zod.*4", "^filler", "\\d+"]) {
+		for (const pattern of ["zod|uuid", "zod.*4", "^filler", "\\d+", "fail(ed)?", "[0-9]+"]) {
 			assert.match(await stub.call("recall_folded", { codes: [code], grep: pattern }), hint, pattern);
 			assert.match(await stub.call("recall_folded", { search: pattern }), hint, pattern);
 		}

@@ -170,10 +170,11 @@ function originOf(r: ResolvedCode): CopyOrigin {
 
 /**
  * A reminder, after a pattern that found nothing, that patterns are plain text when it reads like a
- * regular expression (`error|fail`, `foo.*bar`, `^def `): said where it helps, never declared.
+ * regular expression (`error|fail`, `foo.*bar`, `^def `, `fail(ed)?`, `[0-9]+`): said where it helps,
+ * never declared.
  */
 function literalHint(pattern: string): string {
-	return /\||\.\*|\.\+|\\[dwsb]|^\^|\$$/.test(pattern)
+	return /\||\.\*|\.\+|\\[dwsb]|^\^|\$$|[)\]][?*+]/.test(pattern)
 		? " (patterns are plain text, matched in any case, not regular expressions: search for one word at a time)"
 		: "";
 }
