@@ -448,6 +448,10 @@ describe("seed index on disk", () => {
 				0,
 				"no record of a compaction that never happened",
 			);
+			// An event that names no entry tells nothing either way: the record stands.
+			assert.ok(await compact(stub, 5));
+			await stub.emit("session_compact", { reason: "manual", fromExtension: true });
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 1);
 			// Its own compaction's record stands.
 			const built = await compact(stub, 5);
 			await stub.emit("session_compact", {
@@ -455,7 +459,7 @@ describe("seed index on disk", () => {
 				compactionEntry: built?.compaction,
 				fromExtension: true,
 			});
-			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 1);
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 2);
 		});
 	});
 

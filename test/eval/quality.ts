@@ -583,11 +583,19 @@ export async function replaySession(
 				previousSummary,
 			},
 			reason: "threshold",
-		})) as ({ compaction?: { summary: string } } | undefined)[];
+		})) as ({ compaction?: { summary: string; details?: unknown } } | undefined)[];
 		const summary = result?.compaction?.summary;
 		if (summary === undefined) throw new Error(`${name}: compaction at ${checkpoint} returned no summary`);
-		await stub.emit("session_compact", { fromExtension: true });
-		stub.entries.push({ type: "compaction", id: `c${compactions.length}`, summary, firstKeptEntryId: `cut-${cut}` });
+		// As Pi: the compaction entry holds the summary and the details context-fold returned with it.
+		const entry = {
+			type: "compaction",
+			id: `c${compactions.length}`,
+			summary,
+			firstKeptEntryId: `cut-${cut}`,
+			details: result?.compaction?.details,
+		};
+		await stub.emit("session_compact", { fromExtension: true, compactionEntry: entry });
+		stub.entries.push(entry);
 		compactions.push({
 			checkpoint,
 			fed,

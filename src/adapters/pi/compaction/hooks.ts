@@ -215,10 +215,11 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	});
 	pi.on("session_compact", (event, ctx) => {
 		// Another extension's summary took the place of the one context-fold built: its record describes
-		// a compaction that never happened.
+		// a compaction that never happened. (An event that names no entry tells nothing either way.)
 		const built = pendingCompaction;
 		pendingCompaction = undefined;
-		if (built !== undefined && contextFoldDetails(event.compactionEntry?.details)?.seq !== built)
+		const entry = event.compactionEntry as { details?: unknown } | undefined;
+		if (built !== undefined && entry && contextFoldDetails(entry.details)?.seq !== built)
 			retract(built, "another extension's summary was used");
 		actedOn = false;
 		compacted = true;

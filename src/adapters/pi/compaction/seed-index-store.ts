@@ -181,7 +181,7 @@ export class IndexStore {
 		return this.records;
 	}
 
-	/** Appends a record: durably while the file can be written, in memory from the first failure on. */
+	/** Appends a compaction's record: to the file where it can be written (see write), and in memory. */
 	append(record: SeedRecord): void {
 		this.write(record);
 		this.records.push(record);
