@@ -483,7 +483,7 @@ describe("error lines", () => {
 			result(
 				"d2",
 				"bash",
-				`${repeated}\n${Array.from({ length: 30 }, (_, i) => `error: ${i}`).join("\n")}\nerror: 29`,
+				`${repeated}\n${Array.from({ length: 30 }, (_, i) => `error: step ${i}`).join("\n")}\nerror: step 29`,
 			),
 		];
 		const record = extract(messages);
@@ -491,7 +491,7 @@ describe("error lines", () => {
 		assert.deepEqual(record.errors[0], { line: repeated, turn: 1, code: foldCode("r:d2"), tool: "bash" });
 		assert.equal(record.errors.filter((e) => e.line === repeated).length, 1);
 		assert.equal(record.errors.length, SEED_CAPS.errorsPerBlock);
-		assert.equal(record.errors.at(-1)?.line, `error: ${SEED_CAPS.errorsPerBlock - 2}`);
+		assert.equal(record.errors.at(-1)?.line, `error: step ${SEED_CAPS.errorsPerBlock - 2}`);
 		assert.deepEqual(record.dropped, { errors: 31 - SEED_CAPS.errorsPerBlock });
 
 		const long = `fatal: ${"x".repeat(1000)}`;
@@ -508,6 +508,7 @@ describe("error lines", () => {
 			"yarn-error.log*",
 			"All 5 must be placed. Ships cannot overlap or go off the board.",
 			"has fewer failure points than a multi-node cluster",
+			'{"ok": true, "error": null}',
 		];
 		const labelled = [
 			"Error: connect ECONNREFUSED 127.0.0.1:5432",
@@ -519,6 +520,15 @@ describe("error lines", () => {
 			"[ERROR] build step 3",
 			"FAILED tests/test_a.py::test_b - assert 1 == 2",
 			"\x1b[31mfatal\x1b[0m: not a git repository",
+			"--- FAIL: TestAdd (0.00s)",
+			"thread 'tests::bad' panicked at src/lib.rs:10:9:",
+			"test result: FAILED. 1 passed; 1 failed",
+			"  3:5  error  'x' is assigned a value but never used  no-unused-vars",
+			'npm error Missing script: "tes"',
+			"Error response from daemon: pull access denied for foo",
+			'Error from server (NotFound): pods "web-0" not found',
+			"make: *** [Makefile:3: a.o] Error 1",
+			"Tests:       1 failed, 1 passed, 2 total",
 		];
 		const text = [...prose, ...labelled].join("\n");
 		const lines = (isError: boolean) =>
@@ -528,7 +538,8 @@ describe("error lines", () => {
 				result("s", "bash", text, isError),
 			]).errors.map((e) => e.line);
 		assert.deepEqual(lines(false), labelled);
-		assert.deepEqual(lines(true), [...prose, ...labelled]);
+		// A failed one lists every error line, up to the per-block bound.
+		assert.deepEqual(lines(true), [...prose, ...labelled].slice(0, SEED_CAPS.errorsPerBlock));
 		assert.deepEqual(errorLinesIn(text, true), labelled);
 	});
 

@@ -239,18 +239,22 @@ function reportsFailure(line: string): boolean {
 }
 
 /**
- * An error as a program prints one, labelled: `Error: …`, `[ERROR]`, `fatal: …`, `panic: …`, `npm ERR!`,
- * `"error": …` (JSON), `error TS2322`, `error[E0308]`, a traceback's head, a test runner's ✖.
+ * An error as a program prints one, labelled: `Error: …`, `[ERROR]`, `fatal: …`, `panic: …`, `npm ERR!`
+ * and `npm error`, `"error": "…"` (JSON, not `"error": null`), `error TS2322`, `error[E0308]`, eslint's
+ * `3:5  error  …`, a traceback's head, `panicked at`, make's `Error 1`, a count of failures
+ * (`1 failed`), a test runner's ✖.
  */
 const LABELLED =
-	/\b(?:error|fatal|panic|failed|failure|exception)\b"?\s*[:\]]|\bERR!|\btraceback \(most recent call last\)|\berror\s+TS\d+|\berror\[E\d+\]|[✗✘✖✕❌]/i;
+	/\b(?:error|fatal|panic|failed|failure|exception)\b"?\s*[:\]](?!\s*(?:null|false|""|\[\]|\{\}|0)\s*[,}\]]?\s*$)|\bERR!|^\s*npm error\b|\btraceback \(most recent call last\)|\berror\s+TS\d+|\berror\[E\d+\]|^\s*\d+:\d+\s+error\b|\bpanicked at\b|\bError \d+\s*$|\b[1-9]\d* (?:failed|failing|errors?)\b|[✗✘✖✕❌]/i;
 /**
  * The same, in the case programs print it: a named error or exception (`TypeError`,
- * `java.lang.NullPointerException`), a line opening with FAIL, FAILED or ERROR, and the system's own
- * messages (`No such file or directory`, `Permission denied`, `command not found`).
+ * `java.lang.NullPointerException`), FAIL, FAILED, ERROR or FATAL as a word (go's `--- FAIL:`, cargo's
+ * `test result: FAILED`, a log's level), a line opening with `Error` (docker's `Error response from
+ * daemon`, kubectl's `Error from server`), and the system's own messages (`No such file or directory`,
+ * `Permission denied`, `command not found`).
  */
 const LABELLED_AS_PRINTED =
-	/\b[A-Z]\w*(?:Error|Exception)\b|^\s*(?:FAIL|FAILED|ERROR)\b|No such file or directory|Permission denied|command not found|Operation not permitted|Connection refused|Segmentation fault|core dumped/;
+	/\b[A-Z]\w*(?:Error|Exception)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|^\s*Error\b|No such file or directory|Permission denied|command not found|Operation not permitted|Connection refused|Segmentation fault|core dumped/;
 
 /** True when `line` reads as an error a program printed, labelled as one (see LABELLED), its colour codes aside. */
 function labelledError(line: string): boolean {
