@@ -7,6 +7,9 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { isErrorLine, isFrameLine, type RiskLine, riskLines } from "../../src/core/policy/risk-lexicon.ts";
 
+/** A terminal colour code (ESC [ … letter), as the one-by-one contract strips them. */
+const COLOUR_CODES = new RegExp(`${String.fromCharCode(0x1b)}\\[[0-9;?]*[ -/]*[@-~]`, "g");
+
 describe("isErrorLine", () => {
 	it("flags the broad error lexicon, in any case", () => {
 		for (const line of [
@@ -166,7 +169,7 @@ describe("riskLines", () => {
 			text.split("\n").forEach((raw, i) => {
 				const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
 				// A line of colour codes alone says nothing.
-				if (!line.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "").trim()) return;
+				if (!line.replace(COLOUR_CODES, "").trim()) return;
 				if (isFrameLine(line)) frames.push({ line: i + 1, text: line, frame: true });
 				else if (isErrorLine(line)) {
 					errors.push({ line: i + 1, text: line, frame: false });
@@ -174,7 +177,7 @@ describe("riskLines", () => {
 				} else all.push({ line: i + 1, text: line, frame: false, failed: true });
 			});
 			const signalled = errors.some(
-				(risk) => !/^Command exited with code \d+$/.test(risk.text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "")),
+				(risk) => !/^Command exited with code \d+$/.test(risk.text.replace(COLOUR_CODES, "")),
 			);
 			return (allErrors && !signalled ? all : errors).concat(frames);
 		};

@@ -11,7 +11,7 @@ import { clipAround } from "../tokens.ts";
  * lexicon reads a line without them (a code ends in a letter, so `ESC[31mFAILED` has no word start
  * before FAILED); the line a digest keeps is the verbatim one.
  */
-const ANSI_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
+const ANSI_CODES = new RegExp(`${String.fromCharCode(0x1b)}\\[[0-9;?]*[ -/]*[@-~]`, "g");
 
 /** `text` without its colour codes; `text` itself when it holds no escape character (most texts). */
 export function uncoloured(text: string): string {
