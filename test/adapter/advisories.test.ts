@@ -532,35 +532,28 @@ describe("idle cache-risk warning", () => {
 	});
 
 	it("counts from a reply the user aborted once the provider had read its prompt: that request touched the cache", async () => {
-		const stub = await idleSession({}, 10 * 60_000);
-		// Aborted mid-stream a minute ago, after the provider reported its prompt's usage.
-		stub.addMessage({ role: "user", content: "long one", timestamp: Date.now() - 60_010 });
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "word word" }],
-			provider: "fake",
-			model: "fake-model",
-			usage: { input: 10, output: 5, cacheRead: 29_000, cacheWrite: 990 },
-			stopReason: "aborted",
-			timestamp: Date.now() - 60_000,
-		});
-		stub.mode = "rpc";
-		await stub.emit("session_start", { reason: "resume" });
+		/** An idle session resumed after a reply aborted a minute ago, whose usage is `usage`. */
+		const abortedAMinuteAgo = async (usage: Record<string, number>) => {
+			const stub = await idleSession({}, 10 * 60_000);
+			stub.addMessage({ role: "user", content: "long one", timestamp: Date.now() - 60_010 });
+			stub.addMessage({
+				role: "assistant",
+				content: [],
+				provider: "fake",
+				model: "fake-model",
+				usage,
+				stopReason: "aborted",
+				timestamp: Date.now() - 60_000,
+			});
+			stub.mode = "rpc";
+			await stub.emit("session_start", { reason: "resume" });
+			return stub;
+		};
+		// Aborted mid-stream, after the provider reported its prompt's usage.
+		const stub = await abortedAMinuteAgo({ input: 10, output: 5, cacheRead: 29_000, cacheWrite: 990 });
 		assert.doesNotMatch(stub.stderr.join(""), /likely cold/, "a minute idle, within the 5-minute lifetime");
-		// One aborted before the provider answered reports no prompt: the exchange before it counts.
-		const early = await idleSession({}, 10 * 60_000);
-		early.addMessage({ role: "user", content: "long one", timestamp: Date.now() - 60_010 });
-		early.addMessage({
-			role: "assistant",
-			content: [],
-			provider: "fake",
-			model: "fake-model",
-			usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-			stopReason: "aborted",
-			timestamp: Date.now() - 60_000,
-		});
-		early.mode = "rpc";
-		await early.emit("session_start", { reason: "resume" });
+		// Aborted before the provider answered: no prompt reported, the exchange before it counts.
+		const early = await abortedAMinuteAgo({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
 		assert.match(early.stderr.join(""), /likely cold \(idle 10m 0\ds/);
 	});
 

@@ -382,6 +382,16 @@ function savedStub(dir: string, sessionDir = dir) {
 	return loadStub({ sessionDir, sessionFile: join(dir, "s.jsonl") });
 }
 
+/** A started stub of a bash session whose session folder is a file in the way: no seed index can be written under it. */
+async function blockedIndex(dir: string) {
+	const blocked = join(dir, "file-not-dir");
+	const stub = savedStub(dir, blocked);
+	writeFileSync(blocked, "x");
+	bashSession(stub, 6);
+	await stub.emit("session_start", { reason: "startup" });
+	return { stub, blocked };
+}
+
 describe("seed index on disk", () => {
 	it("appends a record per fold event and per compaction, and a retraction when the compaction fails", async () => {
 		await inTempDir(async (dir) => {
@@ -516,11 +526,7 @@ describe("seed index on disk", () => {
 	it("an unwritable seed index holds fold events (each turn raw, said once) until it can be written; compaction goes on", async () => {
 		await inTempDir(async (dir) => {
 			const fs = await import("node:fs");
-			const blocked = join(dir, "file-not-dir");
-			const stub = savedStub(dir, blocked);
-			fs.writeFileSync(blocked, "x");
-			bashSession(stub, 6);
-			await stub.emit("session_start", { reason: "startup" });
+			const { stub, blocked } = await blockedIndex(dir);
 			// Its record is a commit precondition: the event is rejected and the turn goes out raw.
 			assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/, "no fold without its record");
 			assert.doesNotMatch(JSON.stringify(await stub.request()), /FOLDED\}/, "nor on the next request");
@@ -550,11 +556,7 @@ describe("seed index on disk", () => {
 	it("a fold record written after an earlier failed write is retracted when its event is rejected", async () => {
 		await inTempDir(async (dir) => {
 			const fs = await import("node:fs");
-			const blocked = join(dir, "file-not-dir");
-			const stub = savedStub(dir, blocked);
-			fs.writeFileSync(blocked, "x");
-			bashSession(stub, 6);
-			await stub.emit("session_start", { reason: "startup" });
+			const { stub, blocked } = await blockedIndex(dir);
 			await compact(stub, 6);
 			assert.match(stub.stderr.join(""), /seed index .* cannot be written/, "the compaction's record failed");
 			// The folder can be written again; the next event's record is, and then its fold entry is refused.
