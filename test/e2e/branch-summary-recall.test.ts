@@ -4,7 +4,7 @@
  * back to the trunk with "summarize the branch left" (the `/goto-summarized` test extension), whose
  * scripted summary copies the pointers it was shown. On the new branch, which folded nothing, the
  * next request declares recall_folded, a recall of A's code is served from the session file,
- * sha256-verified and named as another branch's, and unfold of it is refused, saying why.
+ * sha256-verified and named as another branch's, and unfold of it puts nothing back, saying why.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -96,9 +96,13 @@ describe("fold codes a branch summary carries to another branch", () => {
 
 		await rpc.prompt(`UNFOLD ${foreign}`);
 		const unfolded = toolResultOf(server.requests.at(-1) as CapturedRequest, "toolu_UNFOLD") ?? "";
-		assert.equal(
+		// Unfold puts back nothing: a block of branch A's alone cannot come back here, and one of the
+		// trunk's that A folded is in this branch's context as it was read (hooks.test.ts holds each case).
+		assert.match(
 			unfolded,
-			`#${foreign} was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it`,
+			new RegExp(
+				`^#${foreign} (was folded on another branch of this session; it cannot be unfolded here, recall_folded reads it|is not folded on this branch \\(another branch folded it\\): it is in the context as it was read)$`,
+			),
 		);
 	});
 });
