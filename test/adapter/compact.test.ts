@@ -459,9 +459,18 @@ describe("seed index on disk", () => {
 				"no record of a compaction that never happened",
 			);
 			// An event that names no entry tells nothing either way: the record stands.
-			assert.ok(await compact(stub, 5));
+			const mine = await compact(stub, 5);
 			await stub.emit("session_compact", { reason: "manual", fromExtension: true });
 			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 1);
+			// Nor does an earlier entry of ours with the same text, which Pi may hand over (it finds the
+			// first entry with the summary's text).
+			assert.ok(await compact(stub, 5));
+			await stub.emit("session_compact", {
+				reason: "manual",
+				compactionEntry: mine?.compaction,
+				fromExtension: true,
+			});
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 2);
 			// Its own compaction's record stands.
 			const built = await compact(stub, 5);
 			await stub.emit("session_compact", {
@@ -469,7 +478,7 @@ describe("seed index on disk", () => {
 				compactionEntry: built?.compaction,
 				fromExtension: true,
 			});
-			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 2);
+			assert.equal(parseSeedIndex(readFileSync(file, "utf8")).records.length, 3);
 		});
 	});
 

@@ -215,11 +215,13 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	});
 	pi.on("session_compact", (event, ctx) => {
 		// Another extension's summary took the place of the one context-fold built: its record describes
-		// a compaction that never happened. (An event that names no entry tells nothing either way.)
+		// a compaction that never happened. Only an entry without context-fold's details says so: Pi hands
+		// over the first entry with the summary's text, which may be an earlier one of ours alike (a
+		// deterministic summary can repeat), and an event that names no entry tells nothing either way.
 		const built = pendingCompaction;
 		pendingCompaction = undefined;
 		const entry = event.compactionEntry as { details?: unknown } | undefined;
-		if (built !== undefined && entry && contextFoldDetails(entry.details)?.seq !== built)
+		if (built !== undefined && entry && contextFoldDetails(entry.details) === undefined)
 			retract(built, "another extension's summary was used");
 		actedOn = false;
 		compacted = true;
@@ -267,7 +269,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 }
 
 /** What context-fold wrote into a compaction's details, if it built the compaction. */
-function contextFoldDetails(details: unknown): { codes?: unknown; seq?: unknown } | undefined {
+function contextFoldDetails(details: unknown): { codes?: unknown } | undefined {
 	const ours = (details as { contextFold?: unknown } | undefined)?.contextFold;
 	return typeof ours === "object" && ours !== null ? ours : undefined;
 }
