@@ -355,6 +355,8 @@ function register(
 
 	/** The fold tools, registered below (after the fold pass, whose handler must run first). */
 	let foldTools: FoldTools | undefined;
+	/** True while the user's tool selection or another extension leaves the fold tools out. */
+	const foldToolsWithheld = (): boolean => foldTools?.withheld() ?? false;
 	pi.on("context", (event, ctx) => {
 		try {
 			advisor.beginRequest();
@@ -398,7 +400,7 @@ function register(
 		warn,
 		fail: warnOnce,
 		keepRecent: () => settings.keepRecent,
-		withheld: () => foldTools?.withheld() ?? false,
+		withheld: foldToolsWithheld,
 	});
 	foldTools = registerFoldTools(pi, {
 		engine,
@@ -408,7 +410,7 @@ function register(
 		declared: () => advisor.observeDeclarations(),
 		warn: warnOnce,
 	});
-	registerHandoff(pi, engine, index, () => foldTools?.withheld() ?? false);
+	registerHandoff(pi, engine, index, foldToolsWithheld);
 	registerUserView(
 		pi,
 		{

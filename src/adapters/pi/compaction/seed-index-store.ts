@@ -196,8 +196,7 @@ export class IndexStore {
 		const file = this.file();
 		if (file && this.place) {
 			try {
-				ownFolder(this.place);
-				appendLine(file, serializeRecord(record));
+				this.appendToFile(file, this.place, record);
 			} catch (error) {
 				throw new Error(
 					`the seed index ${file} cannot be written (${errorText(error)}); fold events wait until it can`,
@@ -226,6 +225,12 @@ export class IndexStore {
 		return max + 1;
 	}
 
+	/** Appends `record` to `file`, making this session's folder (`place`) where missing; throws why it cannot. */
+	private appendToFile(file: string, place: OwnedPlace, record: SeedRecord | SeedRetraction): void {
+		ownFolder(place);
+		appendLine(file, serializeRecord(record));
+	}
+
 	/**
 	 * Appends a compaction's record or a retraction where the file can be written, else says so (once
 	 * for each reason) and keeps it in memory. Each is tried anew: a retraction that follows a fold
@@ -235,8 +240,7 @@ export class IndexStore {
 		const file = this.file();
 		if (!file || !this.place) return;
 		try {
-			ownFolder(this.place);
-			appendLine(file, serializeRecord(record));
+			this.appendToFile(file, this.place, record);
 		} catch (error) {
 			this.warn(
 				`context-fold: the seed index ${file} cannot be written (${errorText(error)}); what this session could not write there (a compaction's record, a retraction) is kept in memory only, so a summary after a restart may lack it`,
