@@ -166,7 +166,11 @@ describe("riskLines", () => {
 			const errors: RiskLine[] = [];
 			const frames: RiskLine[] = [];
 			const all: RiskLine[] = [];
+			// Each line without its colour codes, then without the CR of a CRLF: what the status line is read from.
+			const plain: string[] = [];
 			text.split("\n").forEach((raw, i) => {
+				const uncoloured = raw.replace(COLOUR_CODES, "");
+				plain[i] = uncoloured.endsWith("\r") ? uncoloured.slice(0, -1) : uncoloured;
 				const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
 				// A line of colour codes alone says nothing.
 				if (!line.replace(COLOUR_CODES, "").trim()) return;
@@ -176,9 +180,7 @@ describe("riskLines", () => {
 					all.push({ line: i + 1, text: line, frame: false });
 				} else all.push({ line: i + 1, text: line, frame: false, failed: true });
 			});
-			const signalled = errors.some(
-				(risk) => !/^Command exited with code \d+$/.test(risk.text.replace(COLOUR_CODES, "")),
-			);
+			const signalled = errors.some((risk) => !/^Command exited with code \d+$/.test(plain[risk.line - 1]));
 			return (allErrors && !signalled ? all : errors).concat(frames);
 		};
 		const piece = fc.constantFrom(
