@@ -177,7 +177,7 @@ function marks(blocks: readonly { cache_control?: unknown }[] | string | undefin
  * frontier's tool result; the previous request's last block where it still stands, if more than
  * LOOKBACK_BLOCKS blocks follow it (else Pi's mark on the last block finds its entry); then the
  * other frontiers. Each only while the request has room (MAX_BREAKPOINTS, made by dropping Pi's
- * mark on its tools). A block already marked, the last block (Pi's) and an empty text are left as
+ * mark on its tools, then the system marks before the last one, which covers them). A block already marked, the last block (Pi's) and an empty text are left as
  * they are.
  */
 export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors): MarkedRequest {
@@ -214,9 +214,15 @@ export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors
 	// Pi marks the last tool it declares up front; tools it defers may follow unmarked.
 	const toolMark = tools?.findLastIndex((tool) => tool.cache_control !== undefined) ?? -1;
 	if (used + wanted.length > MAX_BREAKPOINTS && tools && toolMark >= 0 && marks(request.system) > 0) {
-		const { cache_control: _, ...bare } = tools[toolMark];
-		tools = tools.with(toolMark, bare);
+		tools = tools.with(toolMark, bareOf(tools[toolMark]));
 		used--;
+	}
+	// The last marked system block covers the blocks before it (an OAuth login's identity block too).
+	let system = request.system;
+	if (used + wanted.length > MAX_BREAKPOINTS && Array.isArray(system) && marks(system) > 1) {
+		const keep = system.findLastIndex((block) => block.cache_control !== undefined);
+		used -= marks(system) - 1;
+		system = system.map((block, i) => (i === keep || block.cache_control === undefined ? block : bareOf(block)));
 	}
 	const placed = wanted.slice(0, Math.max(0, MAX_BREAKPOINTS - used));
 	if (placed.length === 0) return { request, marked: [] };
@@ -226,7 +232,21 @@ export function markBreakpoints(request: WireRequest, anchors: BreakpointAnchors
 		content[block] = { ...content[block], cache_control: mark };
 		messages[message] = { ...messages[message], content };
 	}
-	return { request: { ...request, messages, ...(tools === request.tools ? {} : { tools }) }, marked: placed };
+	return {
+		request: {
+			...request,
+			messages,
+			...(tools === request.tools ? {} : { tools }),
+			...(system === request.system ? {} : { system }),
+		},
+		marked: placed,
+	};
+}
+
+/** `block` without its cache mark (optional in T, so still a T). */
+function bareOf<T extends { cache_control?: unknown }>(block: T): T {
+	const { cache_control: _, ...bare } = block;
+	return bare as T;
 }
 
 /** How many content blocks of `request` come after `place`. */

@@ -244,6 +244,31 @@ describe("markBreakpoints", () => {
 		assert.deepEqual(markBreakpoints(edited, { frontiers: [], previous: lastPlaceOf(first) }).marked, []);
 	});
 
+	test("makes room by the system marks before the last one, as an OAuth login's identity block carries", () => {
+		// With an Anthropic OAuth token Pi marks the identity block and the system prompt: four marks with the tools' and the last block's.
+		const before = piRequest([["a"], ["b"]]);
+		const request = piRequest([["a"], ["b"], batch("w", LOOKBACK_BLOCKS / 2 + 1)]);
+		const identity = { type: "text", text: "You are Claude Code.", cache_control: MARK };
+		request.system = [identity, { type: "text", text: "You are Pi.", cache_control: MARK }];
+		const { request: out, marked: placed } = markBreakpoints(request, {
+			frontiers: ["a"],
+			previous: lastPlaceOf(before),
+		});
+		assert.deepEqual(placed, [
+			{ message: 2, block: 0 },
+			{ message: 4, block: 0 },
+		]);
+		assert.equal(markCount(out), MAX_BREAKPOINTS);
+		assert.deepEqual(out.system, [
+			{ type: "text", text: "You are Claude Code." },
+			{ type: "text", text: "You are Pi.", cache_control: MARK },
+		]);
+		assert.equal(out.tools?.[1].cache_control, undefined);
+		assert.deepEqual(request.system[0], identity, "the input is left as it was");
+		const one = markBreakpoints({ ...piRequest([["a"], ["b"]]), system: request.system }, { frontiers: ["a"] });
+		assert.deepEqual(one.request.system, request.system, "one mark fits by the tools' alone: the system keeps both");
+	});
+
 	test("adds only what fits when the system prompt carries no mark to cover the tools", () => {
 		const request = { ...piRequest([["a"], ["b"], ["c"]]), system: "You are Pi." };
 		// Another extension marked the user's prompt: with the tools' and the last message's, three.
