@@ -46,6 +46,8 @@ export interface SummaryInput {
 export interface CarriedSeed {
 	text: string;
 	code?: string;
+	/** True for a seed passed as a prompt: the session has no parent link, so its codes are read nowhere here. */
+	pasted?: boolean;
 }
 
 /** Smallest cap a summary is scaled down to. */
@@ -173,6 +175,10 @@ const CARRIED_PREFIX = "## Carried from ";
 /** The line a foreign summary is carried under: the preamble's claim covers context-fold's own text only. */
 const FOREIGN_NOTE = "(Pi's own summary, written by a model and carried as it was: context-fold did not extract it.)";
 
+/** Heads a seed passed as a prompt, whose tags are quoted: they name blocks of a session this one has no link to. */
+const PASTED_SEED_NOTE =
+	"(A seed passed as a prompt, carried as it was: its codes are its parent session's, which this session has no link to, so recall_folded cannot read them here.)";
+
 /**
  * What a summary of ours carried from the one before it or from a handoff seed (a foreign summary's
  * text or the seed, kept nowhere else: the seed index holds only context-fold's own facts);
@@ -285,8 +291,13 @@ export function renderSummary(input: SummaryInput): string {
 				: carriedText(`${FOREIGN_NOTE}\n${quoteTags(previous)}`, L.previous, "Pi's summary", input.previousCode),
 		);
 	}
-	// The seed's codes are the parent's, which recall_folded serves as they stand.
-	if (input.seed) carriedParts.push(carriedText(input.seed.text, L.previous, "the seed", input.seed.code));
+	// A linked seed's codes are the parent's, which recall_folded serves as they stand; a pasted seed's
+	// are read nowhere here, so its tags are quoted as content (invariant 2).
+	const seed = input.seed;
+	if (seed) {
+		const text = seed.pasted ? `${PASTED_SEED_NOTE}\n${quoteTags(seed.text)}` : seed.text;
+		carriedParts.push(carriedText(text, L.previous, "the seed", seed.code));
+	}
 	const body = parts.filter((p) => p.length > 0).join("\n\n");
 	if (carriedParts.length === 0) return clip(body, L.total);
 	// What is carried keeps its place (and a cut seed its pointer to the whole): the sections' budgets and

@@ -198,10 +198,10 @@ describe("deterministic compaction", () => {
 		assert.match(String(second?.compaction?.summary), /Goal: ship the parser/, "the next compaction carries it on");
 	});
 
-	it("a handoff seed the user pasted as a prompt, 0.5.1's or this version's, is carried too", async () => {
+	it("a handoff seed the user pasted as a prompt, 0.5.1's or this version's, is carried too, its tags quoted", async () => {
 		for (const header of ["# Session handoff seed — 2026-01-02T03:04:05.000Z", HANDOFF_HEADER]) {
 			const stub = loadStub();
-			const seed = `${header}\nParent session: /p/parent.jsonl\n\n## Goal for the next session\nfinish src/only-in-seed.ts\n`;
+			const seed = `${header}\nParent session: /p/parent.jsonl\n\n## Goal for the next session\nfinish src/only-in-seed.ts\n- {#pa5ted01 FOLDED} bash: 400 lines\n`;
 			// After words of the user's own, as a second content part.
 			const content = [
 				{ type: "text", text: "Continue from this handoff:" },
@@ -212,14 +212,17 @@ describe("deterministic compaction", () => {
 			await stub.emit("session_start", { reason: "startup" });
 			const result = await compact(stub, 4, { messagesToSummarize: messagesOf(stub).slice(0, 5) });
 			const summary = String(result?.compaction?.summary);
-			assert.ok(
-				summary.includes(`\n## Carried from the handoff seed this session started from\n${header}\n`),
-				summary,
-			);
+			// No parent link (Pi's CLI sets none for a prompt): its codes read nowhere here, and it says so.
+			const heading = "\n## Carried from the handoff seed this session started from\n(A seed passed as a prompt";
+			assert.ok(summary.includes(heading), summary);
+			assert.match(summary, /recall_folded cannot read them here\.\)\n/);
+			assert.ok(summary.includes(`here.)\n${header}\n`), summary);
 			assert.ok(
 				summary.includes("src/only-in-seed.ts") && summary.includes("Parent session: /p/parent.jsonl"),
 				summary,
 			);
+			assert.ok(summary.includes("- [quoted tag #pa5ted01] bash: 400 lines"), summary);
+			assert.ok(!summary.includes("{#pa5ted01 FOLDED}"), "no tag the engine wrote names a block it cannot serve");
 		}
 	});
 

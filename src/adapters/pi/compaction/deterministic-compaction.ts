@@ -156,11 +156,11 @@ export function buildCompaction(
 	const ids = new Set(blocks.map((b) => b.id));
 	// The seed a /fold-handoff session started from leaves with this compaction: carried, not lost; so
 	// does one the user pasted as a prompt (this version's or 0.5.1's).
-	let seed: { text: string; id: string } | undefined;
+	let seed: { text: string; id: string; pasted: boolean } | undefined;
 	for (const b of blocks) {
 		const text = b.kind === "custom" || b.kind === "user" ? handoffSeedIn(b.text) : undefined;
 		if (text) {
-			seed = { text, id: b.id };
+			seed = { text, id: b.id, pasted: b.kind === "user" };
 			break;
 		}
 	}
@@ -194,7 +194,7 @@ export function buildCompaction(
 			previousSummary: whole ? previous : undefined,
 			previousCode,
 			carried: !whole && previous ? carriedOver(previous) : undefined,
-			seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code },
+			seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code, pasted: seed.pasted },
 			scope: `This compaction removed ${messages.length} messages from live history.`,
 			maxChars: summaryCapFor(window),
 		});
