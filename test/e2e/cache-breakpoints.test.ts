@@ -248,6 +248,13 @@ const NATIVE = { supportsMidConvoSystemMessages: true, supportsMidConvoToolChang
 const WIRES = [
 	{ name: "Anthropic Messages, the tool list declared again when the fold tools join", native: false, effort: false },
 	{
+		// Pi then marks Claude Code's identity block as well as the system prompt: four marks of its own.
+		name: "signed in with a Claude subscription (an OAuth token)",
+		native: false,
+		effort: false,
+		apiKey: "sk-ant-oat01-e2e",
+	},
+	{
 		name: "Anthropic Messages with mid-conversation tool changes, as for current Claude models",
 		native: true,
 		effort: false,
@@ -263,6 +270,7 @@ for (const wire of WIRES) {
 	describe(`cache breakpoints of context-fold (${wire.name})`, () => {
 		const held = scriptedPi(script(), {
 			contextWindow: WINDOW,
+			...(wire.apiKey ? { apiKey: wire.apiKey } : {}),
 			settings: { compaction: { enabled: false }, ...(wire.effort ? { defaultThinkingLevel: "medium" } : {}) },
 			...(wire.effort
 				? { modelExtra: { reasoning: true, compat: { ...NATIVE, supportsMidConvoEffort: true } } }
@@ -282,7 +290,7 @@ for (const wire of WIRES) {
 				timeoutMs: RUN_TIMEOUT_MS,
 			});
 			main = { result, from: 0, to: server.requests.length };
-			if (wire.native) return;
+			if (wire.native || wire.apiKey) return;
 			// The same session once more in the same sandbox, with Pi's caching off.
 			const off = await sandbox.runPrint({
 				prompt: "Run the batches.",
@@ -294,6 +302,14 @@ for (const wire of WIRES) {
 
 		it("runs to the scripted end, folding", () => {
 			assertCompleted(main, held.server.errors);
+			if (wire.apiKey) {
+				const system = held.server.requests[main.from].body.system;
+				assert.equal(
+					countMarks(system),
+					2,
+					`Pi marks its identity block and the prompt: ${JSON.stringify(system)}`,
+				);
+			}
 			if (!wire.effort) return;
 			for (const req of held.server.requests.slice(main.from, main.to)) {
 				const last = messagesOf(req).at(-1);
@@ -318,7 +334,7 @@ for (const wire of WIRES) {
 			assert.equal(seen[0].frontier, smallId(SMALL), `frontiers: ${JSON.stringify(seen)}`);
 		});
 
-		if (!wire.native) {
+		if (!wire.native && !wire.apiKey) {
 			it("(d) with Pi's caching off (cacheRetention none) context-fold adds no cache_control", () => {
 				assertCompleted(uncached, held.server.errors);
 				const requests = held.server.requests.slice(uncached.from, uncached.to);

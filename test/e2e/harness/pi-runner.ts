@@ -58,6 +58,8 @@ export interface SandboxOptions {
 	 * `compaction.reserveTokens = contextWindow / 4`) into settings.json.
 	 */
 	settings?: Record<string, unknown>;
+	/** The provider's API key in models.json. Default "e2e-fake-key"; an `sk-ant-oat…` one makes Pi sign in as Claude Code does. */
+	apiKey?: string;
 	/** Extra fields merged into the model entry of models.json (e.g. `compat`). */
 	modelExtra?: Record<string, unknown>;
 	/** Use this directory as the sandbox root (created if missing) instead of a fresh temp dir. */
@@ -281,7 +283,7 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 				name: "E2E fake provider",
 				baseUrl,
 				api,
-				apiKey: "e2e-fake-key",
+				apiKey: options.apiKey ?? "e2e-fake-key",
 				models: [
 					{
 						id: modelId,
