@@ -110,3 +110,25 @@ describe("grep or lines beside a search without codes", () => {
 		assert.doesNotMatch(await stub.call("recall_folded", { search: "4.0.0" }), /read the blocks/);
 	});
 });
+
+describe("arguments a fold tool does not take", () => {
+	it("are refused, naming the nearest one, not ignored (recall_folded would serve the whole block)", async () => {
+		const stub = session(["Error: needle here", "filler", "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		const digest = resultTexts(await stub.request()).find((t) => t.includes("needle")) ?? "";
+		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
+		assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+		const misspelled = await stub.answer("recall_folded", { codes: [code], line: "1-2", pattern: "x" });
+		assert.equal(misspelled.isError, true);
+		assert.equal(
+			misspelled.text,
+			"recall_folded: unknown arguments `line` (did you mean `lines`?), `pattern`; it takes `codes`, `grep`, `lines`, `search`",
+		);
+		assert.doesNotMatch(misspelled.text, /filler/, "nothing of the block is served");
+		const unfold = await stub.answer("unfold", { codes: [code], grep: "x" });
+		assert.equal(unfold.isError, true);
+		assert.equal(unfold.text, "unfold: unknown argument `grep`; it takes `codes`");
+		const known = await stub.answer("recall_folded", { codes: [code], lines: "1-2" });
+		assert.equal(known.isError, false, known.text);
+	});
+});

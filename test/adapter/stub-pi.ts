@@ -108,6 +108,7 @@ export interface StubPi {
 	commands: Map<
 		string,
 		{
+			description?: string;
 			handler: (args: string, ctx: unknown) => Promise<void>;
 			getArgumentCompletions?: (prefix: string) => unknown;
 		}

@@ -172,7 +172,12 @@ describe("/context-fold", () => {
 		assert.deepEqual(values("settings fo"), ["settings foldAt", "settings foldFrom"]);
 		const code = foldedCodes(await stub.request())[0];
 		assert.ok(values(`recall ${code.slice(0, 3)}`).includes(`recall ${code}`));
+		// In every form the command takes a code in, and knob names in any case.
+		for (const typed of [`#${code.slice(0, 3)}`, code.slice(0, 3).toUpperCase(), `{#${code.slice(0, 3)}`])
+			assert.ok(values(`recall ${typed}`).includes(`recall ${code}`), typed);
+		assert.deepEqual(values("settings FOLDF"), ["settings foldFrom"]);
 		assert.equal(complete("zzz"), null);
+		assert.match(String(stub.commands.get("context-fold")?.description), /discard-images/);
 	});
 
 	it("names the backstop in force: backstopAt, but never below 1.25 x Pi's keepRecentTokens", async () => {
@@ -1034,6 +1039,13 @@ describe("blocks a user can recognise", () => {
 		assert.match(long.stdout, /^context-fold: the search text is 501 characters; at most 500/);
 		const twoLines = await stub.command("context-fold", "search failed at\nstep");
 		assert.match(twoLines.stdout, /^context-fold: the search text holds a line break; a match is within one line/);
+		// In the terminal UI a refusal is a warning, as every other refusal of the command is.
+		stub.hasUI = true;
+		await stub.command("context-fold", `search ${"x".repeat(501)}`);
+		assert.deepEqual(stub.notes.at(-1), {
+			message: "context-fold: the search text is 501 characters; at most 500",
+			level: "warning",
+		});
 	});
 
 	it("lists the blocks of a fold event under its line in the transcript, every block when expanded", async () => {

@@ -6,6 +6,7 @@
  */
 import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
+import { nearestName } from "../config.ts";
 
 /** Codes one call may name. */
 const MAX_CODES = 20;
@@ -49,4 +50,21 @@ export function codeList(input: unknown): { codes: string[]; bad: string[] } | s
 export function notCodes(bad: readonly string[]): string {
 	const list = bad.map((b) => JSON.stringify(clip(b, 40))).join(", ");
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
+}
+
+/**
+ * Why a call's arguments hold a name its tool does not take (`known`), naming the nearest one; undefined
+ * when every name is known. A misspelled argument is refused, not ignored: `line` ignored would serve a
+ * whole block where two lines were asked for.
+ */
+export function unknownArguments(tool: string, args: unknown, known: readonly string[]): string | undefined {
+	if (typeof args !== "object" || args === null) return undefined;
+	const unknown = Object.keys(args).filter((key) => !known.includes(key));
+	if (unknown.length === 0) return undefined;
+	const named = unknown.map((key) => {
+		const near = nearestName(key, known);
+		return `\`${clip(key, 40)}\`${near ? ` (did you mean \`${near}\`?)` : ""}`;
+	});
+	const what = unknown.length === 1 ? "argument" : "arguments";
+	return `${tool}: unknown ${what} ${named.join(", ")}; it takes ${known.map((k) => `\`${k}\``).join(", ")}`;
 }

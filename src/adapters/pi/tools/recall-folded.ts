@@ -29,7 +29,7 @@ import {
 	type Unresolved,
 } from "../fold/recall-sources.ts";
 import type { Ledger, PlacedRecord } from "../fold/session-ledger.ts";
-import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
+import { codeList, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
 
 /**
  * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
@@ -337,6 +337,8 @@ function branchRecordsOf(ledger: Ledger): PlacedRecord[] | { error: string } {
  */
 function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): ToolAnswer {
 	try {
+		const unknown = unknownArguments("recall_folded", args, Object.keys(recallParameters.properties));
+		if (unknown) return failure(unknown);
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return failure(`recall_folded: ${parsed}`);
 		for (const [name, value] of [

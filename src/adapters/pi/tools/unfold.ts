@@ -11,7 +11,7 @@ import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import { systemTokens } from "../ui/status-facts.ts";
-import { codeList, failure, notCodes, type ToolAnswer, toolText } from "./codes.ts";
+import { codeList, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
 
 /** Parameters of unfold. */
 const unfoldParameters = Type.Object({
@@ -32,6 +32,8 @@ export function runUnfold(
 	system: () => number = () => 0,
 ): ToolAnswer {
 	try {
+		const unknown = unknownArguments("unfold", args, Object.keys(unfoldParameters.properties));
+		if (unknown) return failure(unknown);
 		const parsed = codeList(args?.codes);
 		if (typeof parsed === "string") return failure(`unfold: ${parsed}`);
 		if (parsed.codes.length === 0) {

@@ -79,7 +79,10 @@ function completions(
 	if (rest.includes(" ")) return null;
 	const items: AutocompleteItem[] =
 		sub === "settings"
-			? KNOBS.filter((k) => k.key.startsWith(rest)).map((k) => ({ value: `${sub} ${k.key}`, label: k.key }))
+			? KNOBS.filter((k) => k.key.toLowerCase().startsWith(rest.toLowerCase())).map((k) => ({
+					value: `${sub} ${k.key}`,
+					label: k.key,
+				}))
 			: sub === "recall" || sub === "unfold"
 				? blocks(sub, rest).map((b) => ({
 						value: `${sub} ${b.code}`,
@@ -137,17 +140,19 @@ function compactedAway(deps: CommandDeps, ctx: ExtensionContext, id: string): bo
 
 /**
  * The blocks `/context-fold recall` (every record) or `unfold` (those it can unfold: judged with `ctx`
- * where there is one, else by the engine alone) may name whose code starts with `typed`, newest first.
+ * where there is one, else by the engine alone) may name whose code starts with `typed` (in any of the
+ * forms a code is taken in: after `#` or `{#`, in any case), newest first.
  */
 function blocksFor(deps: CommandDeps, sub: "recall" | "unfold", typed: string, ctx?: ExtensionContext): BlockFacts[] {
 	const { registry } = deps.engine;
+	const start = typed.replace(/^\{?\s*#/, "").toLowerCase();
 	const may = (id: string, code: string) =>
 		sub === "recall" ||
 		(ctx ? unfoldRefusal(deps, ctx, code) === undefined : !registry.isUnfolded(id) && !deps.engine.leftContext(id));
 	const out: BlockFacts[] = [];
 	for (const record of registry.allRecords().reverse()) {
 		if (out.length >= PICKED) break;
-		if (record.code.startsWith(typed) && may(record.id, record.code)) {
+		if (record.code.startsWith(start) && may(record.id, record.code)) {
 			out.push(blockFacts(record, deps.engine, deps.ledger));
 		}
 	}
@@ -267,10 +272,8 @@ async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> 
 	if (action === "u") await confirmUnfold(deps, ctx, bare);
 }
 
-/** `/context-fold search <text>`: every folded block holding the text, each headed by what it was. */
+/** `/context-fold search <text>` of a text patternProblem accepts: every folded block holding it, each headed by what it was. */
 function search(deps: CommandDeps, pattern: string): string {
-	const problem = patternProblem(pattern);
-	if (problem) return `context-fold: the search text ${problem}`;
 	return searchFolded(
 		pattern,
 		deps.engine,
@@ -326,9 +329,12 @@ export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
 			}
 			case "recall":
 				return recall(deps, ctx, rest);
-			case "search":
+			case "search": {
 				if (!rest) return say(ctx, "usage: /context-fold search <text>", "warning");
+				const problem = patternProblem(rest);
+				if (problem) return say(ctx, `context-fold: the search text ${problem}`, "warning");
 				return void (await show(ctx, `search "${rest}"`, search(deps, rest)));
+			}
 			case "unfold": {
 				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");
 				const bare = parseCode(rest);
@@ -362,7 +368,7 @@ export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
 		return run(choice, ctx);
 	};
 	pi.registerCommand(COMMAND, {
-		description: "context-fold: status, settings, recall, search, unfold",
+		description: "context-fold: status, settings, recall, search, unfold, discard-images",
 		getArgumentCompletions: (prefix) => completions(prefix, (sub, typed) => blocksFor(deps, sub, typed).slice(0, 50)),
 		handler: async (args, ctx) => {
 			try {
