@@ -69,6 +69,7 @@ function ids(prefix: string) {
 		recallLines: `${prefix}_recall_lines`,
 		recallSearch: `${prefix}_recall_search`,
 		recallUnknown: `${prefix}_recall_unknown`,
+		recallMisspelled: `${prefix}_recall_misspelled`,
 		unfold: `${prefix}_unfold`,
 		after1: `${prefix}_after_1`,
 		after2: `${prefix}_after_2`,
@@ -109,6 +110,8 @@ function mainScript(id: ReturnType<typeof ids>) {
 		}
 		if (!has(id.recallSearch)) return call(id.recallSearch, "recall_folded", { search: "batch 2 line 77 ok" });
 		if (!has(id.recallUnknown)) return call(id.recallUnknown, "recall_folded", { codes: ["zzzzzzzz"] });
+		if (!has(id.recallMisspelled))
+			return call(id.recallMisspelled, "recall_folded", { codes: [code1], line: "200-202" });
 		if (!has(id.unfold)) return call(id.unfold, "unfold", { codes: [code1] });
 		if (!has(id.after1)) return call(id.after1, "bash", { command: "echo after unfold one" });
 		if (!has(id.after2)) return call(id.after2, "bash", { command: "echo after unfold two" });
@@ -343,6 +346,10 @@ for (const api of ["anthropic-messages", "openai-completions"] as PiApi[]) {
 					: [];
 			});
 			assert.deepEqual(Object.fromEntries(stored), { [id.recallSearch]: false, [id.recallUnknown]: true });
+			// An argument the tool does not take is refused, naming the one meant, not ignored for a whole block.
+			const misspelled = resultText(folds[firstWith(folds, id.recallMisspelled)], id.recallMisspelled)!;
+			assert.match(misspelled, /^recall_folded: unknown argument `line` \(did you mean `lines`\?\)/);
+			assert.doesNotMatch(misspelled, /batch 1 line/);
 
 			const unfoldAt = firstWith(folds, id.unfold);
 			assert.match(resultText(folds[unfoldAt], id.unfold)!, new RegExp(`^Unfolded #${code1}:`));
