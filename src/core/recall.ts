@@ -4,7 +4,7 @@
  * re-flooding the context.
  */
 import { outputFilePlace } from "./output-notices.ts";
-import { clip, clipAround } from "./tokens.ts";
+import { clip, clipAround, lineCount } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
 export const RECALL_LIMITS = {
@@ -33,29 +33,55 @@ export function patternProblem(pattern: string): string | undefined {
 	return undefined;
 }
 
+/** A raw block of renderArgs' text: an argument value's key path and the lines its value takes there (1-based, inclusive). */
+export interface ArgField {
+	path: string;
+	first: number;
+	last: number;
+}
+
 /**
  * Readable text of a tool call's arguments: one `key: value` line per small value, and large or
  * multi-line strings as raw blocks under their key path, so grep and line slices see the real text.
  */
 export function renderArgs(toolName: string, args: unknown): string {
-	const out: string[] = [`arguments of ${toolName}:`];
+	return renderArgsPlaced(toolName, args).text;
+}
+
+/**
+ * renderArgs' text, and where each raw block's value sits in it: a folded value's digest counts the
+ * value's own lines, which the text numbers after its header and key lines.
+ */
+export function renderArgsPlaced(toolName: string, args: unknown): { text: string; fields: ArgField[] } {
+	const out: string[] = [];
+	const fields: ArgField[] = [];
+	/** The number of the next line the text gets. */
+	let line = 1;
+	const push = (text: string): void => {
+		out.push(text);
+		line += text.split("\n").length;
+	};
+	push(`arguments of ${toolName}:`);
 	const walk = (path: string, value: unknown): void => {
 		if (typeof value === "string") {
-			if (value.includes("\n") || value.length > 200) out.push(`${path}:`, value);
-			else out.push(`${path}: ${value}`);
+			if (value.includes("\n") || value.length > 200) {
+				push(`${path}:`);
+				fields.push({ path, first: line, last: line + Math.max(1, lineCount(value)) - 1 });
+				push(value);
+			} else push(`${path}: ${value}`);
 		} else if (Array.isArray(value)) {
-			if (value.length === 0) out.push(`${path}: []`);
+			if (value.length === 0) push(`${path}: []`);
 			for (let i = 0; i < value.length; i++) walk(`${path}[${i}]`, value[i]);
 		} else if (value && typeof value === "object") {
 			const entries = Object.entries(value);
-			if (entries.length === 0) out.push(`${path}: {}`);
+			if (entries.length === 0) push(`${path}: {}`);
 			for (const [key, inner] of entries) walk(path ? `${path}.${key}` : key, inner);
 		} else {
-			out.push(`${path}: ${JSON.stringify(value) ?? String(value)}`);
+			push(`${path}: ${JSON.stringify(value) ?? String(value)}`);
 		}
 	};
 	walk("", args);
-	return out.join("\n");
+	return { text: out.join("\n"), fields };
 }
 
 /** A parsed `lines` argument: 1-based inclusive range. */

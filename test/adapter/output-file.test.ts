@@ -384,6 +384,12 @@ describe("a read of part of a file", () => {
 		await servedAlike(stub, code, 250, "boom-250", "250: Error: boom-250");
 		const outside = await stub.call("recall_folded", { codes: [code], lines: "1101-1110" });
 		assert.match(outside, /lines 1101-1110 are not in this read of the file .*; this copy holds lines 100-1100/);
+		// A grep finding nothing in the part held says the other lines are elsewhere, and how to reach them.
+		const absent = await stub.call("recall_folded", { codes: [code], grep: "only-past-the-window" });
+		assert.match(
+			absent,
+			/\nno line contains "only-past-the-window"; this copy holds lines 100-1100 of 5000, and the others are not in this read of the file \(read it again with offset to see them\)$/,
+		);
 		const across = await stub.call("recall_folded", { codes: [code], lines: "1099-1103" });
 		assert.deepEqual(
 			across.split("\n").filter((l) => /^\d+: /.test(l)),

@@ -132,3 +132,40 @@ describe("arguments a fold tool does not take", () => {
 		assert.equal(known.isError, false, known.text);
 	});
 });
+
+describe("a search that shows part of a block's matches", () => {
+	it("counts the lines it left out and names the call that shows them", async () => {
+		const many = Array.from({ length: 20 }, (_, k) => `needle row ${k}`).join("\n");
+		const stub = session([many, "filler", "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		const sent = resultTexts(await stub.request());
+		assert.ok(!sent.some((t) => t.includes("needle row 19")), "the block folded");
+		const out = await stub.call("recall_folded", { search: "needle row" });
+		const code = /^Recalled #([0-9a-z]{8}):/m.exec(out)?.[1];
+		assert.match(out, /: 20 matches\n/);
+		const shown = out.split("\n").filter((l) => /^\d+: needle row/.test(l)).length;
+		assert.ok(shown > 0 && shown < 20, out);
+		assert.ok(
+			out.includes(
+				`\n… ${20 - shown} more matching lines in this block not shown; recall_folded codes=["${code}"] with the same grep shows them`,
+			),
+			out,
+		);
+		const grep = await stub.call("recall_folded", { codes: [code], grep: "needle row" });
+		assert.match(grep, /\n20 matching lines:\n/, "the call named shows them");
+	});
+
+	it("a code named more than 20 times counts once toward the 20 a call may name", async () => {
+		const stub = session(["Error: once", "filler", "filler", "filler", "filler", "filler"]);
+		await stub.emit("session_start", { reason: "startup" });
+		const digest = resultTexts(await stub.request()).find((t) => t.includes("Error: once")) ?? "";
+		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
+		assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+		const same = await stub.answer("recall_folded", { codes: Array.from({ length: 21 }, () => code), lines: "1-1" });
+		assert.equal(same.isError, false, same.text);
+		assert.match(same.text, new RegExp(`^Recalled #${code}:`));
+		const distinct = Array.from({ length: 21 }, (_, k) => `zz${String(k).padStart(6, "0")}`);
+		const many = await stub.answer("recall_folded", { codes: distinct });
+		assert.deepEqual(many, { text: "recall_folded: at most 20 codes per call (got 21)", isError: true });
+	});
+});

@@ -9,6 +9,7 @@ import {
 	parseLineRange,
 	RECALL_LIMITS,
 	renderArgs,
+	renderArgsPlaced,
 	sliceLines,
 } from "../../src/core/recall.ts";
 
@@ -21,6 +22,20 @@ describe("renderArgs", () => {
 			out,
 			"arguments of edit:\npath: src/a.ts\nedits[0].oldText:\na\nb\nedits[0].newText: c\nn: 3\non: true",
 		);
+	});
+	it("places each raw value: the lines its own count covers in the text", () => {
+		const args = { path: "src/a.ts", edits: [{ oldText: "a\nb\n", newText: "c\nd\ne" }], content: "x".repeat(201) };
+		const { text, fields } = renderArgsPlaced("edit", args);
+		assert.equal(text, renderArgs("edit", args));
+		assert.deepEqual(fields, [
+			{ path: "edits[0].oldText", first: 4, last: 5 },
+			{ path: "edits[0].newText", first: 8, last: 10 },
+			{ path: "content", first: 12, last: 12 },
+		]);
+		const lines = text.split("\n");
+		assert.deepEqual(lines.slice(3, 5), ["a", "b"], "a trailing line break opens no line of its own");
+		assert.deepEqual(lines.slice(7, 10), ["c", "d", "e"]);
+		assert.equal(lines[11], "x".repeat(201));
 	});
 	it("marks empty arrays and objects", () => {
 		assert.equal(renderArgs("x", { a: [], b: {} }), "arguments of x:\na: []\nb: {}");

@@ -157,6 +157,16 @@ for (const api of ["anthropic-messages", "openai-completions"] as const satisfie
 			assert.ok(text.includes("export function perimeter(width: number, height: number): number {"));
 			assert.match(text, /sha256 verified/);
 			assert.doesNotMatch(text, /unverified/);
+			// The digest counted the content's own lines; the header says where they sit in the text served.
+			const lines = MODULE.split("\n").length;
+			assert.match(text.split("\n")[0], new RegExp(`; content is L4-${3 + lines}$`));
+			assert.equal(
+				text
+					.split("\n")
+					.slice(4, 4 + lines)
+					.join("\n"),
+				MODULE,
+			);
 			assert.match(String(writeCall(last, id.write)?.args.content), FOLDED_CONTENT, "recalling leaves it folded");
 		});
 	});

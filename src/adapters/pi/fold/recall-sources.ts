@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
-import { renderArgs } from "../../../core/recall.ts";
+import { type ArgField, renderArgsPlaced } from "../../../core/recall.ts";
 import { errorText } from "../error-text.ts";
 import { openRegular, realDir } from "../owned-files.ts";
 import type { FoldEngine } from "./engine.ts";
@@ -21,6 +21,8 @@ export interface ResolvedCode {
 	record: FoldRecord;
 	/** The text to serve (tool-call arguments rendered readably). */
 	text: string;
+	/** For tool-call arguments: where each raw value sits in `text`, whose own lines its digest counted. */
+	fields?: ArgField[];
 	/**
 	 * How it was verified: `ledger` (the session file's copy has the fold-time sha256),
 	 * `unverified` (a legacy record without a sha256: the newest session-file copy, as 0.5.1
@@ -81,7 +83,7 @@ export function readToolOutputFile(path: unknown): string | undefined {
  * record hashes and renders each block once per session, not once per call.
  */
 const hashes = new WeakMap<Block, string>();
-const displays = new WeakMap<Block, string>();
+const displays = new WeakMap<Block, { text: string; fields: ArgField[] }>();
 
 function hashOf(block: Block): string {
 	let hash = hashes.get(block);
@@ -92,17 +94,17 @@ function hashOf(block: Block): string {
 	return hash;
 }
 
-function display(block: Block, message: MessageLike): string {
-	if (block.kind !== "toolArgs") return block.text;
-	let text = displays.get(block);
-	if (text === undefined) {
+function display(block: Block, message: MessageLike): { text: string; fields?: ArgField[] } {
+	if (block.kind !== "toolArgs") return { text: block.text };
+	let shown = displays.get(block);
+	if (shown === undefined) {
 		const part = Array.isArray(message.content)
 			? (message.content[block.part] as { arguments?: unknown })
 			: undefined;
-		text = renderArgs(block.toolName ?? "tool", part?.arguments ?? {});
-		displays.set(block, text);
+		shown = renderArgsPlaced(block.toolName ?? "tool", part?.arguments ?? {});
+		displays.set(block, shown);
 	}
-	return text;
+	return shown;
 }
 
 /** The bash tool's full output file a bash result names (another tool's details name none it wrote). */
@@ -120,11 +122,13 @@ function servedFrom(
 	source: ResolvedCode["source"],
 	warning?: string,
 ): ResolvedCode {
+	const { text, fields } = display(block, message);
 	return {
 		ok: true,
 		id: record.id,
 		record,
-		text: display(block, message),
+		text,
+		...(fields && fields.length > 0 ? { fields } : {}),
 		source,
 		warning,
 		fullOutputPath: fullOutputOf(block, message),

@@ -10,6 +10,8 @@ import { nearestName } from "../config.ts";
 
 /** Codes one call may name. */
 const MAX_CODES = 20;
+/** Items a `codes` list may hold before it is refused unread (a code named twice counts once toward MAX_CODES). */
+const LIST_BOUND = 10 * MAX_CODES;
 
 /** What a fold tool answers: its text, and whether the call failed (nothing it asked for was served or done). */
 export interface ToolAnswer {
@@ -34,7 +36,9 @@ export function codeList(input: unknown): { codes: string[]; bad: string[] } | s
 	if (input === undefined) return { codes: [], bad: [] };
 	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
 	if (!list) return "`codes` must be a list of fold codes";
-	if (list.length > MAX_CODES) return `at most ${MAX_CODES} codes per call (got ${list.length})`;
+	// A code named twice counts once; a list far past the bound is refused unread.
+	const tooMany = (n: number) => `at most ${MAX_CODES} codes per call (got ${n})`;
+	if (list.length > LIST_BOUND) return tooMany(list.length);
 	const codes: string[] = [];
 	const bad: string[] = [];
 	for (const item of list) {
@@ -43,6 +47,7 @@ export function codeList(input: unknown): { codes: string[]; bad: string[] } | s
 			if (!codes.includes(code)) codes.push(code);
 		} else bad.push(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)));
 	}
+	if (codes.length + bad.length > MAX_CODES) return tooMany(codes.length + bad.length);
 	return { codes, bad };
 }
 

@@ -9,6 +9,7 @@ import { Type } from "typebox";
 import { quoteTags } from "../../../core/digest.ts";
 import { type CopyOrigin, type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
 import {
+	type ArgField,
 	grepBlock,
 	type LineRange,
 	matchQuality,
@@ -17,7 +18,7 @@ import {
 	RECALL_LIMITS,
 	sliceLines,
 } from "../../../core/recall.ts";
-import { lineCount, linesText, safeSlice } from "../../../core/tokens.ts";
+import { clip, lineCount, linesText, safeSlice } from "../../../core/tokens.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
@@ -114,8 +115,24 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 	const lines = place
 		? `${linesText(place.total)}, L${place.first}-${place.last} held`
 		: linesText(lineCount(file ?? r.text));
-	const head = `Recalled #${r.record.code}: ${what}, ${lines} (${how}${images})${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	const head = `Recalled #${r.record.code}: ${what}, ${lines} (${how}${images})${fieldsText(r.fields)}${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
+}
+
+/** Fields a recall header places at most; the rest are counted. */
+const FIELDS_PLACED = 6;
+
+/**
+ * Where the arguments' raw values sit in the recalled text (`; content is L4-83`): a folded value's
+ * digest counts its own lines, and the text numbers them after its header and key lines.
+ */
+function fieldsText(fields: readonly ArgField[] | undefined): string {
+	if (!fields || fields.length === 0) return "";
+	const placed = fields
+		.slice(0, FIELDS_PLACED)
+		.map((f) => `${clip(f.path, 60)} is ${f.first === f.last ? `L${f.first}` : `L${f.first}-${f.last}`}`);
+	const more = fields.length > FIELDS_PLACED ? `, and ${fields.length - FIELDS_PLACED} more` : "";
+	return `; ${placed.join(", ")}${more}`;
 }
 
 /** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
@@ -128,17 +145,21 @@ function serve(
 	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
 	const head = recallHeader(r, full);
 	const room = Math.max(200, budget - head.length - 240);
+	// A truncated bash or read copy is numbered as in its file (the bash tool's full output, the file
+	// read), as its digest numbers it, whether or not the bash tool's file is still there.
+	const place = full === undefined ? outputFilePlace(r.text, originOf(r)) : undefined;
 	if (grep !== undefined) {
 		const g = grepBlock(r.text, grep, room, { file: full, ...originOf(r) });
-		if (g.matches === 0) return `${head}\nno line contains "${grep}"${literalHint(grep)}`;
+		// A copy that holds part of its file found nothing in that part only: say where the rest is.
+		const partly = place
+			? `; this copy holds lines ${place.first}-${place.last} of ${place.total}, and the others are ${elsewhereOf(place)}`
+			: "";
+		if (g.matches === 0) return `${head}\nno line contains "${grep}"${literalHint(grep)}${partly}`;
 		const more = g.cut
 			? `\n… ${g.matches - g.shown} more matching lines not shown; narrow the grep or use lines`
 			: "";
 		return `${head}\n${g.matches} matching line${g.matches === 1 ? "" : "s"}:\n${g.text}${more}`;
 	}
-	// A truncated bash or read copy is numbered as in its file (the bash tool's full output, the file
-	// read), as its digest numbers it, whether or not the bash tool's file is still there.
-	const place = full === undefined ? outputFilePlace(r.text, originOf(r)) : undefined;
 	if (range) {
 		const text =
 			full !== undefined || !place ? slice(r, full ?? r.text, range, room) : sliceCopy(r, place, range, room);
@@ -179,6 +200,13 @@ function literalHint(pattern: string): string {
 		: "";
 }
 
+/** Where the lines a truncated copy does not hold are, and how the model reaches them. */
+function elsewhereOf(place: OutputFilePlace): string {
+	return place.source === "bash"
+		? "only in the bash tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)"
+		: "not in this read of the file (read it again with offset to see them)";
+}
+
 /** The file a truncated copy's lines are numbered as in (see outputFilePlace). */
 function fileOf(place: OutputFilePlace): string {
 	return place.source === "bash" ? "the bash tool's full output file" : "the file read";
@@ -192,10 +220,7 @@ function fileOf(place: OutputFilePlace): string {
  */
 function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number): string {
 	const shift = place.first - 1;
-	const elsewhere =
-		place.source === "bash"
-			? "only in the bash tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)"
-			: "not in this read of the file (read it again with offset to see them)";
+	const elsewhere = elsewhereOf(place);
 	if (range.start > place.total) return `line ${range.start} is past the end (${linesText(place.total)})`;
 	if (range.start > place.last)
 		return `lines ${range.start}-${Math.min(range.end, place.total)} are ${elsewhere}; this copy holds lines ${place.first}-${place.last}`;
@@ -232,12 +257,15 @@ function rest(code: string, next: number, end: number): string {
 export interface SearchWords {
 	head: (r: ResolvedCode) => string;
 	narrow: string;
+	/** How to see a block's matching lines a search left out. */
+	grep: (code: string) => string;
 }
 
 /** The model's words: recall headers, and recall_folded's own arguments to narrow with. */
 const MODEL_WORDS: SearchWords = {
 	head: (r) => recallHeader(r),
 	narrow: "narrow the search, or recall a code with grep",
+	grep: (code) => `recall_folded codes=["${code}"] with the same grep shows them`,
 };
 
 /** A search's answer, and the lines that head it: its first, each block's it shows, and a notice of more. */
@@ -309,7 +337,10 @@ export function searchFolded(
 			...originOf(r),
 		});
 		const head = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}`;
-		const entry = `${head}\n${g.text}${g.cut ? "\n…" : ""}`;
+		const left = g.cut
+			? `\n… ${g.matches - g.shown} more matching lines in this block not shown; ${words.grep(r.record.code)}`
+			: "";
+		const entry = `${head}\n${g.text}${left}`;
 		heads.push(head);
 		out.push(entry);
 		budget -= entry.length + 2;
