@@ -5,7 +5,7 @@
  */
 import { foldTag, quoteTags } from "./digest.ts";
 import type { SeedSummary } from "./index/merge.ts";
-import { clip } from "./tokens.ts";
+import { clip, estTokens } from "./tokens.ts";
 
 /** The first line of every summary this module writes; lets a later compaction recognize it. */
 export const SUMMARY_HEADER = "[context-fold deterministic compaction summary]";
@@ -272,7 +272,7 @@ export function renderSummary(input: SummaryInput): string {
 				.filter((p) => POINTER_KINDS.has(p.kind) && p.tokens >= 64)
 				.map(
 					(p) =>
-						`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}${p.turn > 0 ? `, turn ${p.turn}` : ""}, ~${p.tokens} tokens`,
+						`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}${p.turn > 0 ? `, turn ${p.turn}` : ""}, ~${estTokens(p.chars)} tokens`,
 				),
 			L.pointers,
 			"folded blocks (recall_folded search=…)",

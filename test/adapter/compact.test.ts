@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { HANDOFF_MESSAGE_TYPE, seedSource } from "../../src/adapters/pi/compaction/handoff.ts";
 import { INSTRUCTIONS_NOT_APPLIED } from "../../src/adapters/pi/compaction/hooks.ts";
 import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
-import { foldCode } from "../../src/core/digest.ts";
+import { foldCode, toolResultDigest } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/reader.ts";
 import { HANDOFF_HEADER, SUMMARY_HEADER } from "../../src/core/summary.ts";
 import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
@@ -116,6 +116,11 @@ describe("deterministic compaction", () => {
 		assert.ok(summary.includes(`{#${foldCode("r:call_0")} FOLDED}`));
 		assert.equal(result?.compaction?.firstKeptEntryId, "keep");
 		assert.ok(summary.length <= 24_000);
+		// A pointer counts its block's tokens as the block's digest does (a chars/4 estimate, no framing).
+		const text = (messagesOf(stub)[2] as { content: { text: string }[] }).content[0].text;
+		const digest = toolResultDigest({ code: "k3x9a0b2", toolName: "bash", text, isError: false });
+		const estimate = /, (~\d+ tokens)\./.exec(digest)?.[1];
+		assert.ok(estimate && summary.includes(`{#${foldCode("r:call_0")} FOLDED} bash, turn 1, ${estimate}\n`), summary);
 	});
 
 	it("records every foldable leaver, so recall serves it after it left history and after a restart", async () => {

@@ -63,7 +63,8 @@ describe("renderSummary", () => {
 				"a1b2c3d v1.2.3 parseNested",
 				"",
 				"## Recovery pointers",
-				"- {#k3x9a0b2 FOLDED} bash, turn 2, ~1004 tokens",
+				// The digest's own estimate of the block (4000 characters), not its cost with framing (1004).
+				"- {#k3x9a0b2 FOLDED} bash, turn 2, ~1000 tokens",
 			].join("\n"),
 		);
 	});
