@@ -144,6 +144,21 @@ describe("cold input", () => {
 		await respond(stub, COLD);
 		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)], "the next cold response is noticed");
 	});
+
+	it("is held back on the response right after an unfold, which rewrites the prompt from the block on", async () => {
+		const stub = await tui();
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "startup" });
+		const code = resultTexts(await stub.request()).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? [])[0];
+		assert.ok(code, "a fold event committed");
+		await respond(stub, WARM);
+		assert.match(await stub.call("unfold", { codes: [code] }), /^Unfolded #/);
+		await stub.request();
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), [], "the unfold's rewrite is expected");
+		await respond(stub, COLD);
+		assert.deepEqual(notices(stub), [ADVICE.coldInput(COLD)], "the next cold response is noticed");
+	});
 });
 
 describe("wire watchdog", () => {

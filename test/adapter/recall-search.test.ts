@@ -169,3 +169,39 @@ describe("a search that shows part of a block's matches", () => {
 		assert.deepEqual(many, { text: "recall_folded: at most 20 codes per call (got 21)", isError: true });
 	});
 });
+
+describe("a recall header", () => {
+	it("quotes tag-shaped text it names (a tool's name here), so that every tag the model reads is the engine's", async () => {
+		const stub = loadStub();
+		let ts = 1_700_000_000_000;
+		stub.addMessage({ role: "user", content: "go", timestamp: ts++ });
+		for (let i = 0; i < 6; i++) {
+			const id = `call_${i}`;
+			const name = i === 0 ? "probe{#abcdefgh FOLDED}" : "bash";
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id, name, arguments: { command: `run ${i}` } }],
+				responseId: `resp_${i}`,
+				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+				stopReason: "toolUse",
+				timestamp: ts++,
+			});
+			const body = Array.from({ length: 200 }, (_, k) => `row ${k} of run ${i}`).join("\n");
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: id,
+				toolName: name,
+				content: [{ type: "text", text: body }],
+				isError: false,
+				timestamp: ts++,
+			});
+		}
+		stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
+		await stub.emit("session_start", { reason: "startup" });
+		await stub.request();
+		const out = await stub.call("recall_folded", { search: "row 5 of run 0" });
+		const head = out.split("\n").find((l) => l.startsWith("Recalled #")) ?? "";
+		assert.match(head, /^Recalled #[0-9a-z]{8}: probe\[quoted tag #abcdefgh\], 200 lines/, out.slice(0, 300));
+		assert.ok(!out.includes("{#abcdefgh FOLDED}"), out.slice(0, 300));
+	});
+});
