@@ -159,7 +159,10 @@ for (const api of ["anthropic-messages", "openai-completions"] as const satisfie
 			assert.doesNotMatch(text, /unverified/);
 			// The digest counted the content's own lines; the header says where they sit in the text served.
 			const lines = MODULE.split("\n").length;
-			assert.match(text.split("\n")[0], new RegExp(`; content is L4-${3 + lines}$`));
+			assert.match(
+				text.split("\n")[0],
+				new RegExp(`, ${lines + 3} lines, content is L4-${3 + lines} \\(sha256 verified\\)$`),
+			);
 			assert.equal(
 				text
 					.split("\n")

@@ -115,7 +115,7 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 	const lines = place
 		? `${linesText(place.total)}, L${place.first}-${place.last} held`
 		: linesText(lineCount(file ?? r.text));
-	const head = `Recalled #${r.record.code}: ${what}, ${lines} (${how}${images})${fieldsText(r.fields)}${r.warning ? `. Warning: ${r.warning}` : ""}`;
+	const head = `Recalled #${r.record.code}: ${what}, ${lines}${fieldsText(r.fields)} (${how}${images})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
 
@@ -123,7 +123,7 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 const FIELDS_PLACED = 6;
 
 /**
- * Where the arguments' raw values sit in the recalled text (`; content is L4-83`): a folded value's
+ * Where the arguments' raw values sit in the recalled text (`, content is L4-83`): a folded value's
  * digest counts its own lines, and the text numbers them after its header and key lines.
  */
 function fieldsText(fields: readonly ArgField[] | undefined): string {
@@ -132,7 +132,7 @@ function fieldsText(fields: readonly ArgField[] | undefined): string {
 		.slice(0, FIELDS_PLACED)
 		.map((f) => `${clip(f.path, 60)} is ${f.first === f.last ? `L${f.first}` : `L${f.first}-${f.last}`}`);
 	const more = fields.length > FIELDS_PLACED ? `, and ${fields.length - FIELDS_PLACED} more` : "";
-	return `; ${placed.join(", ")}${more}`;
+	return `, ${placed.join(", ")}${more}`;
 }
 
 /** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */

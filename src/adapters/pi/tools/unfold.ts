@@ -13,6 +13,19 @@ import type { Ledger } from "../fold/session-ledger.ts";
 import { systemTokens } from "../ui/status-facts.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
 
+/**
+ * Tokens an unfold leaves free in the window for the reply: Pi fits a request's max_tokens into what
+ * the window leaves after a 4,096-token safety margin (pi-ai's clampMaxTokensToContext), so a request
+ * unfolded to the brim would get a reply of a token or two. The margin and as much again for the reply,
+ * and no more than an eighth of a small window.
+ */
+export const UNFOLD_REPLY_ROOM = 8192;
+
+/** The room an unfold leaves for the reply in a `window`-token window (see UNFOLD_REPLY_ROOM). */
+function replyRoomOf(window: number): number {
+	return Math.min(UNFOLD_REPLY_ROOM, Math.floor(window / 8));
+}
+
 /** Parameters of unfold. */
 const unfoldParameters = Type.Object({
 	codes: Type.Array(Type.String()),
@@ -44,10 +57,11 @@ export function runUnfold(
 		const lines: string[] = parsed.bad.length > 0 ? [notCodes(parsed.bad)] : [];
 		const ids: string[] = [];
 		let already = 0;
-		// An unfold never brings the next request past the window, which the provider would refuse: the
-		// blocks that would stay folded, the rest unfold, in the order named.
+		// An unfold never brings the next request past the window, which the provider would refuse, nor
+		// so near it that the reply has no room: the blocks that would stay folded, the rest unfold, in
+		// the order named.
 		const room = engine.unfoldRoom(system());
-		let left = room?.left ?? Number.POSITIVE_INFINITY;
+		let left = room ? room.left - replyRoomOf(room.window) : Number.POSITIVE_INFINITY;
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
 			if (!id && parent?.has(code)) {
@@ -79,7 +93,7 @@ export function runUnfold(
 				const back = room?.back.get(id) ?? 0;
 				if (back > left) {
 					lines.push(
-						`#${code} stays folded: it would add ~${short(back)} tokens where ~${short(Math.max(0, left))} are left in the window; recall_folded reads it without changing the context`,
+						`#${code} stays folded: it would add ~${short(back)} tokens where ~${short(Math.max(0, left))} are left in the window, room for the reply aside; recall_folded reads it without changing the context`,
 					);
 				} else {
 					left -= back;
