@@ -46,8 +46,8 @@ export interface SummaryInput {
 export interface CarriedSeed {
 	text: string;
 	code?: string;
-	/** True for a seed passed as a prompt: the session has no parent link, so its codes are read nowhere here. */
-	pasted?: boolean;
+	/** True for a seed whose codes this session reads nowhere: one passed as a prompt that names no saved parent. */
+	unlinked?: boolean;
 }
 
 /** Smallest cap a summary is scaled down to. */
@@ -175,9 +175,9 @@ const CARRIED_PREFIX = "## Carried from ";
 /** The line a foreign summary is carried under: the preamble's claim covers context-fold's own text only. */
 const FOREIGN_NOTE = "(Pi's own summary, written by a model and carried as it was: context-fold did not extract it.)";
 
-/** Heads a seed passed as a prompt, whose tags are quoted: they name blocks of a session this one has no link to. */
-const PASTED_SEED_NOTE =
-	"(A seed passed as a prompt, carried as it was: its codes are its parent session's, which this session has no link to, so recall_folded cannot read them here.)";
+/** Heads a seed whose codes are read nowhere here; its tags are quoted: they name blocks of a session this one has no link to. */
+const UNLINKED_SEED_NOTE =
+	"(A seed passed as a prompt, carried as it was: it names no saved parent session, so recall_folded cannot read its codes here.)";
 
 /**
  * What a summary of ours carried from the one before it or from a handoff seed (a foreign summary's
@@ -291,11 +291,11 @@ export function renderSummary(input: SummaryInput): string {
 				: carriedText(`${FOREIGN_NOTE}\n${quoteTags(previous)}`, L.previous, "Pi's summary", input.previousCode),
 		);
 	}
-	// A linked seed's codes are the parent's, which recall_folded serves as they stand; a pasted seed's
-	// are read nowhere here, so its tags are quoted as content (invariant 2).
+	// A seed's codes are its parent's, which recall_folded serves as they stand; those of a seed that
+	// names no saved parent are read nowhere here, so its tags are quoted as content (invariant 2).
 	const seed = input.seed;
 	if (seed) {
-		const text = seed.pasted ? `${PASTED_SEED_NOTE}\n${quoteTags(seed.text)}` : seed.text;
+		const text = seed.unlinked ? `${UNLINKED_SEED_NOTE}\n${quoteTags(seed.text)}` : seed.text;
 		carriedParts.push(carriedText(text, L.previous, "the seed", seed.code));
 	}
 	const body = parts.filter((p) => p.length > 0).join("\n\n");
@@ -335,6 +335,22 @@ export function handoffSeedIn(text: string): string | undefined {
 	return at < 0 ? undefined : text.slice(at);
 }
 
+/** The line of a seed (this version's or 0.5.1's) that names the parent session its codes point into. */
+const PARENT_LINE = /^Parent session: (.+)$/m;
+
+/** What a seed's parent line says when the parent was never saved: no file names it. */
+const UNSAVED_PARENT = "(in-memory session, not saved)";
+
+/**
+ * The parent session file a seed's text names (its `Parent session:` line among its first lines), or
+ * undefined when it names none or an unsaved one.
+ */
+export function seedParentOf(seed: string): string | undefined {
+	const head = seed.split("\n", 8).join("\n");
+	const named = PARENT_LINE.exec(head)?.[1].trim();
+	return named && named !== UNSAVED_PARENT ? named : undefined;
+}
+
 /**
  * A deterministic seed for a fresh session: the goal, the parent session, and the parent's summary,
  * with its fold codes flagged as provenance pointers into the parent rather than live codes.
@@ -345,7 +361,7 @@ export function renderHandoff(input: HandoffInput): string {
 		HANDOFF_HEADER,
 		"",
 		`Goal: ${quoteTags(input.goal.trim()) || "(none given: continue the parent session's work)"}`,
-		`Parent session: ${input.parentSession ?? "(in-memory session, not saved)"}`,
+		`Parent session: ${input.parentSession ?? UNSAVED_PARENT}`,
 		`Written: ${input.writtenAt}`,
 		"",
 		"Everything below was extracted deterministically from the parent session; no model wrote it: every intent,",

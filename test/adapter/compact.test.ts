@@ -203,31 +203,38 @@ describe("deterministic compaction", () => {
 		assert.match(String(second?.compaction?.summary), /Goal: ship the parser/, "the next compaction carries it on");
 	});
 
-	it("a handoff seed the user pasted as a prompt, 0.5.1's or this version's, is carried too, its tags quoted", async () => {
+	it("a handoff seed the user pasted as a prompt, 0.5.1's or this version's, is carried too", async () => {
 		for (const header of ["# Session handoff seed — 2026-01-02T03:04:05.000Z", HANDOFF_HEADER]) {
-			const stub = loadStub();
-			const seed = `${header}\nParent session: /p/parent.jsonl\n\n## Goal for the next session\nfinish src/only-in-seed.ts\n- {#pa5ted01 FOLDED} bash: 400 lines\n`;
-			// After words of the user's own, as a second content part.
-			const content = [
-				{ type: "text", text: "Continue from this handoff:" },
-				{ type: "text", text: seed },
-			];
-			stub.addMessage({ role: "user", content, timestamp: 1_600_000_000_000 });
-			bashSession(stub, 8);
-			await stub.emit("session_start", { reason: "startup" });
-			const result = await compact(stub, 4, { messagesToSummarize: messagesOf(stub).slice(0, 5) });
-			const summary = String(result?.compaction?.summary);
-			// No parent link (Pi's CLI sets none for a prompt): its codes read nowhere here, and it says so.
-			const heading = "\n## Carried from the handoff seed this session started from\n(A seed passed as a prompt";
-			assert.ok(summary.includes(heading), summary);
-			assert.match(summary, /recall_folded cannot read them here\.\)\n/);
-			assert.ok(summary.includes(`here.)\n${header}\n`), summary);
-			assert.ok(
-				summary.includes("src/only-in-seed.ts") && summary.includes("Parent session: /p/parent.jsonl"),
-				summary,
-			);
-			assert.ok(summary.includes("- [quoted tag #pa5ted01] bash: 400 lines"), summary);
-			assert.ok(!summary.includes("{#pa5ted01 FOLDED}"), "no tag the engine wrote names a block it cannot serve");
+			for (const parent of ["/p/parent.jsonl", "(in-memory session, not saved)"]) {
+				const stub = loadStub();
+				const seed = `${header}\nParent session: ${parent}\n\n## Goal for the next session\nfinish src/only-in-seed.ts\n- {#pa5ted01 FOLDED} bash: 400 lines\n`;
+				// After words of the user's own, as a second content part.
+				const content = [
+					{ type: "text", text: "Continue from this handoff:" },
+					{ type: "text", text: seed },
+				];
+				stub.addMessage({ role: "user", content, timestamp: 1_600_000_000_000 });
+				bashSession(stub, 8);
+				await stub.emit("session_start", { reason: "startup" });
+				const result = await compact(stub, 4, { messagesToSummarize: messagesOf(stub).slice(0, 5) });
+				const summary = String(result?.compaction?.summary);
+				assert.ok(
+					summary.includes("src/only-in-seed.ts") && summary.includes(`Parent session: ${parent}`),
+					summary,
+				);
+				const heading = "\n## Carried from the handoff seed this session started from\n";
+				if (parent.startsWith("/")) {
+					// Its codes are read from the parent it names, as a seed message's are: carried as they stand.
+					assert.ok(summary.includes(`${heading}${header}\n`), summary);
+					assert.ok(summary.includes("- {#pa5ted01 FOLDED} bash: 400 lines"), summary);
+					continue;
+				}
+				// No saved parent: its codes read nowhere here, and it says so, its tags quoted.
+				assert.ok(summary.includes(`${heading}(A seed passed as a prompt`), summary);
+				assert.ok(summary.includes(`recall_folded cannot read its codes here.)\n${header}\n`), summary);
+				assert.ok(summary.includes("- [quoted tag #pa5ted01] bash: 400 lines"), summary);
+				assert.ok(!summary.includes("{#pa5ted01 FOLDED}"), "no tag the engine wrote names a block it cannot serve");
+			}
 		}
 	});
 
@@ -969,6 +976,20 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		});
 		const other = { type: "custom_message", customType: "other", details: { parentSession: "/x.jsonl" } };
 		assert.deepEqual(seedSource([other]), { seeded: false, hashes: new Map() });
+		// A seed passed as a prompt (a resumed `pi -p "$(cat seed)"` session) names its parent in its text.
+		const prompt = (text: string) => ({
+			type: "message",
+			message: { role: "user", content: [{ type: "text", text }] },
+		});
+		const pasted = `${HANDOFF_HEADER}\n\nGoal: g\nParent session: /p/a.jsonl\nWritten: t\n`;
+		assert.deepEqual(seedSource([prompt("hello"), prompt(`Go on:\n${pasted}`)]), {
+			seeded: true,
+			parentSession: "/p/a.jsonl",
+			hashes: new Map(),
+		});
+		const unsaved = pasted.replace("/p/a.jsonl", "(in-memory session, not saved)");
+		assert.deepEqual(seedSource([prompt(unsaved)]), { seeded: false, hashes: new Map() }, "no file to read");
+		assert.equal(seedSource([prompt(pasted), seed({ parentSession: "/p.jsonl" })]).parentSession, "/p.jsonl");
 	});
 
 	it("a session Pi forked or cloned, with no seed message, reads nothing of its parent: not what it did after the fork", async () => {

@@ -23,6 +23,7 @@ import {
 	type Reply,
 	type ScriptedToolCall,
 	startModelServer,
+	toolNamesOf,
 	toolResultsOf,
 } from "./harness/model-server.ts";
 import {
@@ -242,6 +243,7 @@ describe("deterministic compaction through pi -p: threshold, restart, second com
 	let sandbox: PiSandbox;
 	let sessionFile: string;
 	let firstSummary: string;
+	let headlessSeed: string | undefined;
 
 	before(async () => {
 		server = await planServer(holder);
@@ -435,6 +437,32 @@ describe("deterministic compaction through pi -p: threshold, restart, second com
 		assert.ok(text.includes(`- ${PLANTED_PATH} (`), text);
 		for (const k of [1, 2, 5])
 			assert.ok(text.includes(`bash: Error: planted failure ${k}\n`), `batch ${k}:\n${text}`);
+		headlessSeed = text;
+	});
+
+	it('a seed passed as a prompt (pi -p "$(cat seed)") reads its codes from the parent it names, from its first request', async () => {
+		assert.ok(headlessSeed, "the headless /fold-handoff test did not run");
+		const code = codeOnLine(headlessSeed, "Error: planted failure 2");
+		holder.plan = {
+			steps: [{ id: "toolu_pasted_recall", call: () => ({ name: "recall_folded", args: { codes: [code] } }) }],
+			final: "Pasted seed read.",
+		};
+		const from = server.requests.length;
+		const parentBefore = await readFile(sessionFile, "utf8");
+		// A new session beside the parent, opened by the seed's text alone (no seed message, no parent link).
+		const run = await sandbox.runPrint({ prompt: headlessSeed, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
+		assert.equal(run.code, 0, run.stderr);
+		assert.equal(run.stdout.trim(), "Pasted seed read.", run.stderr);
+		const requests = server.requests.slice(from);
+		assert.ok(toolNamesOf(requests[0]).includes("recall_folded"), "the first request does not declare recall_folded");
+		const { text } = resultOf(requests, "toolu_pasted_recall");
+		const head = text.split("\n")[0];
+		assert.ok(
+			head.includes(`#${code}`) && head.includes(`from the parent session ${sessionFile}, sha256 verified`),
+			head,
+		);
+		assert.ok(text.split("\n").includes("Error: planted failure 2"), text);
+		assert.equal(await readFile(sessionFile, "utf8"), parentBefore, "the parent session file was written");
 	});
 });
 

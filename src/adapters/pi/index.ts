@@ -11,6 +11,7 @@ import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { PROFILES } from "../../core/policy/profiles.ts";
 import { opSaving } from "../../core/session-history.ts";
+import { handoffSeedIn, seedParentOf } from "../../core/summary.ts";
 import { ActiveSettings } from "./active-settings.ts";
 import { Advisor, modelOf } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
@@ -183,6 +184,14 @@ function register(
 	);
 	let parent: ParentSession | undefined;
 	let leafOf: () => string | undefined = () => undefined;
+	/** Reads the seed's codes from `file` (none: no parent), only from this session's own folders. */
+	const linkParent = (ctx: ExtensionContext, file: string | undefined, hashes?: ReadonlyMap<string, string>) => {
+		const ownFile = ctx.sessionManager.getSessionFile?.();
+		const folders = [...new Set([ownFile && dirname(ownFile), ctx.sessionManager.getSessionDir?.()])].filter(
+			(folder): folder is string => typeof folder === "string" && folder !== "",
+		);
+		parent = file ? new ParentSession(file, folders, warnOnce, hashes) : undefined;
+	};
 
 	const restore = (ctx: ExtensionContext): void => {
 		notices.attach(ctx.mode === "tui" && ctx.hasUI ? ctx.ui : undefined);
@@ -200,18 +209,7 @@ function register(
 			const parentFile: unknown = seed.seeded
 				? (seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession)
 				: undefined;
-			const ownFile = ctx.sessionManager.getSessionFile?.();
-			parent =
-				typeof parentFile === "string" && parentFile
-					? new ParentSession(
-							parentFile,
-							[...new Set([ownFile && dirname(ownFile), ctx.sessionManager.getSessionDir?.()])].filter(
-								(folder): folder is string => typeof folder === "string" && folder !== "",
-							),
-							warnOnce,
-							seed.hashes,
-						)
-					: undefined;
+			linkParent(ctx, typeof parentFile === "string" ? parentFile : undefined, seed.hashes);
 			if (parentFile && typeof parentFile !== "string")
 				warnOnce(
 					"context-fold: this session's header names its parent session by no path; its codes cannot be read",
@@ -274,8 +272,17 @@ function register(
 		}
 		if (error !== undefined) warnOnce(`context-fold: Pi's compaction settings not read again: ${errorText(error)}`);
 	};
-	pi.on("before_agent_start", () => {
+	pi.on("before_agent_start", (event, ctx) => {
 		refreshCompaction();
+		// A seed passed as a prompt (`pi -p "$(cat seed)"`) names its parent, as a seed message does.
+		try {
+			const prompt = event.messageType === "custom" ? undefined : event.prompt;
+			const seed = parent === undefined && prompt !== undefined ? handoffSeedIn(prompt) : undefined;
+			const file = seed === undefined ? undefined : seedParentOf(seed);
+			if (file !== undefined) linkParent(ctx, file);
+		} catch (error) {
+			warnOnce(`context-fold: the seed's parent session is not read: ${errorText(error)}`);
+		}
 		return undefined;
 	});
 

@@ -14,7 +14,14 @@ import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
 import type { SeedRecord } from "../../../core/index/seed-index.ts";
 import { contentKey } from "../../../core/lower.ts";
-import { carriedOver, handoffSeedIn, isOwnSummary, renderSummary, summaryCapFor } from "../../../core/summary.ts";
+import {
+	carriedOver,
+	handoffSeedIn,
+	isOwnSummary,
+	renderSummary,
+	seedParentOf,
+	summaryCapFor,
+} from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_VERSION, type FoldEntry } from "../fold/persistence.ts";
@@ -156,11 +163,12 @@ export function buildCompaction(
 	const ids = new Set(blocks.map((b) => b.id));
 	// The seed a /fold-handoff session started from leaves with this compaction: carried, not lost; so
 	// does one the user pasted as a prompt (this version's or 0.5.1's).
-	let seed: { text: string; id: string; pasted: boolean } | undefined;
+	let seed: { text: string; id: string; unlinked: boolean } | undefined;
 	for (const b of blocks) {
 		const text = b.kind === "custom" || b.kind === "user" ? handoffSeedIn(b.text) : undefined;
 		if (text) {
-			seed = { text, id: b.id, pasted: b.kind === "user" };
+			// A seed passed as a prompt is read from the parent it names, as a seed message's is (seedSource).
+			seed = { text, id: b.id, unlinked: b.kind === "user" && seedParentOf(text) === undefined };
 			break;
 		}
 	}
@@ -194,7 +202,7 @@ export function buildCompaction(
 			previousSummary: whole ? previous : undefined,
 			previousCode,
 			carried: !whole && previous ? carriedOver(previous) : undefined,
-			seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code, pasted: seed.pasted },
+			seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code, unlinked: seed.unlinked },
 			scope: `This compaction removed ${messages.length} messages from live history.`,
 			maxChars: summaryCapFor(window),
 		});

@@ -12,10 +12,10 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
-import type { MessageLike } from "../../../core/block.ts";
+import { type MessageLike, renderContent } from "../../../core/block.ts";
 import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
-import { renderHandoff, renderSummary } from "../../../core/summary.ts";
+import { handoffSeedIn, renderHandoff, renderSummary, seedParentOf } from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ownFolder, userFolderName } from "../owned-files.ts";
@@ -118,11 +118,12 @@ const SeedDetails = Type.Object({
 
 /**
  * What the seed message on `branch` says of the codes it cites: whether there is one (`seeded`), the
- * session file they point into, and the sha256 the handoff took of each block, by code. The last two
- * are absent for a session with no seed message (a seed pasted as a prompt) or one written before
- * seeds carried them. A seeded session reads its parent's codes from that file (Pi's header names the
- * session a fork or clone was copied from, not the seed's parent) and checks a copy without a fold
- * record there against the hash.
+ * session file they point into, and the sha256 the handoff took of each block, by code. The hashes
+ * are absent for a seed written before seeds carried them. A seeded session reads its parent's codes
+ * from that file (Pi's header names the session a fork or clone was copied from, not the seed's
+ * parent) and checks a copy without a fold record there against the hash. Without a seed message, a
+ * seed passed as a prompt (`pi -p "$(cat seed)"`, this version's or 0.5.1's) that names its parent
+ * session is read the same way, without hashes (such a copy is served unverified, saying so).
  */
 export function seedSource(branch: readonly unknown[]): {
 	seeded: boolean;
@@ -139,6 +140,13 @@ export function seedSource(branch: readonly unknown[]): {
 			...(parentSession ? { parentSession } : {}),
 			hashes: new Map(Object.entries(hashes ?? {})),
 		};
+	}
+	for (const entry of branch) {
+		const e = entry as { type?: unknown; message?: { role?: unknown; content?: unknown } };
+		if (e.type !== "message" || e.message?.role !== "user") continue;
+		const seed = handoffSeedIn(renderContent(e.message.content).text);
+		const parentSession = seed === undefined ? undefined : seedParentOf(seed);
+		if (parentSession) return { seeded: true, parentSession, hashes: new Map() };
 	}
 	return { seeded: false, hashes: new Map() };
 }

@@ -19,12 +19,12 @@
  * tools, so the first digest goes out with them in the next request: no digest is ever sent
  * without a tool to read it back. A compaction that recorded blocks, a resumed branch with fold
  * records, a branch whose branch summary names codes another branch folded, and a session seeded
- * by /fold-handoff from a parent session activate them at once (a session Pi forked or cloned
- * names a parent too, but no code of it).
+ * from a parent session (by /fold-handoff's seed message, or a seed naming its parent passed as a
+ * prompt, from that prompt's request on) activate them at once (a session Pi forked or cloned names
+ * a parent too, but no code of it).
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../../core/block.ts";
-import { HANDOFF_MESSAGE_TYPE } from "../compaction/handoff.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
@@ -52,12 +52,6 @@ export interface FoldToolsDeps {
 function nextMessages(ctx: ExtensionContext): MessageLike[] {
 	const messages = ctx.sessionManager.buildSessionProjection().messages as unknown as MessageLike[];
 	return messages.filter((m) => m.role !== "system");
-}
-
-/** True when the branch holds a /fold-handoff seed (its message names the parent session's codes). */
-function seededByHandoff(ctx: ExtensionContext): boolean {
-	const branch = ctx.sessionManager.getBranch() as { type?: unknown; customType?: unknown }[];
-	return branch.some((entry) => entry.type === "custom_message" && entry.customType === HANDOFF_MESSAGE_TYPE);
 }
 
 /**
@@ -114,12 +108,11 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): FoldTo
 		pi.setActiveTools([...active, ...missing]);
 		declared();
 	};
-	// A parent's codes reach this session through a /fold-handoff seed; a session Pi forked or cloned
-	// names its parent too, but carries no seed, so its parent alone declares nothing (a rewrite).
-	let seeded = false;
+	// A parent's codes reach this session through a handoff seed (its message, or a seed passed as a
+	// prompt): only a seeded session has a parent to read (a session Pi forked or cloned names its
+	// parent too, but carries no seed, and declares nothing for it: a rewrite).
 	let summarized = false;
-	const recallable = (): boolean =>
-		(seeded && parent() !== undefined) || summarized || engine.registry.allRecords().length > 0;
+	const recallable = (): boolean => parent() !== undefined || summarized || engine.registry.allRecords().length > 0;
 	const guarded = (step: () => void): void => {
 		try {
 			step();
@@ -130,7 +123,6 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): FoldTo
 	// On a session's start and on a /tree move, Pi has restored the active tools the branch declared.
 	const restore = (_event: unknown, ctx: ExtensionContext): void =>
 		guarded(() => {
-			seeded = seededByHandoff(ctx);
 			summarized = summaryNamesFolds(ctx, ledger);
 			const active = pi.getActiveTools();
 			const registered = new Set(pi.getAllTools().map((tool) => tool.name));
@@ -159,6 +151,8 @@ export function registerFoldTools(pi: ExtensionAPI, deps: FoldToolsDeps): FoldTo
 						content: [{ type: "text", text: event.prompt }, ...(event.images ?? [])],
 						timestamp: Date.now(),
 					};
+		// A seed passed as this prompt linked its parent (index.ts, before this handler): declared at once.
+		onceRecallable();
 		ahead(ctx, [start]);
 		return undefined;
 	});
