@@ -992,6 +992,24 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		assert.equal(seedSource([prompt(pasted), seed({ parentSession: "/p.jsonl" })]).parentSession, "/p.jsonl");
 	});
 
+	it("a seed passed as a prompt links the parent it names: declared from that prompt on, never the session itself", async () => {
+		await inTempDir(async (dir) => {
+			const own = join(dir, "s.jsonl");
+			const parent = join(dir, "parent.jsonl");
+			for (const [named, linked] of [
+				[parent, true],
+				[own, false],
+			] as const) {
+				const stub = loadStub({ sessionDir: dir, sessionFile: own, toolsAsRegistered: true });
+				await stub.emit("session_start", { reason: "startup" });
+				assert.ok(!stub.active.includes("recall_folded"), "nothing to recall yet");
+				const prompt = `${HANDOFF_HEADER}\n\nGoal: g\nParent session: ${named}\nWritten: t\n`;
+				await stub.emit("before_agent_start", { prompt, images: [] });
+				assert.equal(stub.active.includes("recall_folded"), linked, named);
+			}
+		});
+	});
+
 	it("a session Pi forked or cloned, with no seed message, reads nothing of its parent: not what it did after the fork", async () => {
 		await inTempDir(async (dir) => {
 			const { lines, codeOf } = await offered(dir);

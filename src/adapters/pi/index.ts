@@ -5,7 +5,7 @@
  * the compaction hooks, the cache-warming answer, the handoff and the user's view. Every hook is
  * fail-open: a failure is announced and the turn proceeds raw.
  */
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
@@ -184,9 +184,10 @@ function register(
 	);
 	let parent: ParentSession | undefined;
 	let leafOf: () => string | undefined = () => undefined;
-	/** Reads the seed's codes from `file` (none: no parent), only from this session's own folders. */
+	/** Reads the seed's codes from `file` (none, or this session's own: no parent), only from this session's own folders. */
 	const linkParent = (ctx: ExtensionContext, file: string | undefined, hashes?: ReadonlyMap<string, string>) => {
 		const ownFile = ctx.sessionManager.getSessionFile?.();
+		if (file !== undefined && ownFile !== undefined && resolve(file) === resolve(ownFile)) file = undefined;
 		const folders = [...new Set([ownFile && dirname(ownFile), ctx.sessionManager.getSessionDir?.()])].filter(
 			(folder): folder is string => typeof folder === "string" && folder !== "",
 		);
