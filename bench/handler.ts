@@ -336,6 +336,10 @@ console.log(
 );
 const only = process.env.BENCH_ONLY;
 const sessions = loadSessions().filter((session) => !only || session.path.includes(only));
+if (only && sessions.length === 0) {
+	console.error(`bench: no corpus session's path holds BENCH_ONLY=${only} (${corporaLine()})`);
+	process.exit(2);
+}
 for (const session of sessions) {
 	const self = new URL(import.meta.url);
 	const captured = await inWorker(self, { capture: session.path }, (message) => message as Captured);

@@ -35,7 +35,11 @@ try {
 } catch {
 	piVersion = undefined;
 }
-if (!piVersion || Number(piVersion.split(".")[0]) < 1 || (Number(piVersion.split(".")[0]) === 1 && Number(piVersion.split(".")[1]) < 6)) {
+if (
+	!piVersion ||
+	Number(piVersion.split(".")[0]) < 1 ||
+	(Number(piVersion.split(".")[0]) === 1 && Number(piVersion.split(".")[1]) < 6)
+) {
 	process.stderr.write(
 		`context-fold: the replay runs Pi's SDK and needs @earendil-works/pi-coding-agent >= 1.6 installed beside it (found ${piVersion ?? "none"})${checkoutHint}\n`,
 	);

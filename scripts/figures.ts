@@ -1,7 +1,8 @@
 /**
  * Regenerates the figures the docs quote, from the replay, so that prose and numbers cannot drift
- * apart: `npm run figures` replays every corpus session present (the project's, and `../shared`'s
- * two folders when they are beside the checkout) and rewrites the blocks between
+ * apart: `npm run figures` replays every session of the three corpora (the project's, and the two
+ * folders `../shared` holds or CONTEXTFOLD_SESSIONS / CONTEXTFOLD_SESSIONS_MORE name; it refuses,
+ * writing nothing, while one is absent, since the docs' figures are over all three) and rewrites the blocks between
  * `<!-- figures:NAME -->` and `<!-- /figures:NAME -->` in README.md and docs/defaults.md:
  * - `headline` (README): the default's cost in total and mean visibility against plain Pi;
  * - `profiles` (README): the corpus table within the README's columns, every profile beside the floor;
@@ -15,21 +16,15 @@
  * `npm run figures -- --check` writes nothing and exits 1 when a block differs from what it renders.
  * The rendering is exported so the CI replay test can compare the docs with its own replay.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_POLICIES, parseArgs, runReplay } from "../src/replay/cli.ts";
 import { scatterSvg } from "../src/replay/html.ts";
 import type { PolicyFigures, SessionReport } from "../src/replay/report.ts";
+import { type Corpus, corporaLine, listCorpora } from "../test/corpus/corpora.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-
-/** The corpus folders, by the prefix their sessions carry in the tables. */
-export const CORPUS_FOLDERS: readonly { prefix: string; dir: string }[] = [
-	{ prefix: "project", dir: join(ROOT, "test/fixtures/sessions") },
-	{ prefix: "shared", dir: join(ROOT, "../shared/sessions") },
-	{ prefix: "more", dir: join(ROOT, "../shared/sessions-more") },
-];
 
 /** The replay's settings for every figure but the `elsewhere` ones. */
 export const MEASURE = { window: 140_000, price: "anthropic-5m" } as const;
@@ -66,15 +61,10 @@ const KNOB_TRIALS: readonly [string, readonly (number | string)[]][] = [
 	["backstopAt", [40_000]],
 ];
 
-/** The corpus sessions present, each with its table name (`more/kimchi-user-agent`). */
-export function corpusSessions(): { name: string; path: string }[] {
-	return CORPUS_FOLDERS.flatMap(({ prefix, dir }) =>
-		existsSync(dir)
-			? readdirSync(dir)
-					.filter((file) => file.endsWith(".jsonl"))
-					.sort()
-					.map((file) => ({ name: `${prefix}/${basename(file, ".jsonl")}`, path: join(dir, file) }))
-			: [],
+/** The corpus sessions present (test/corpus/corpora.ts), each with its table name (`more/kimchi-user-agent`). */
+export function corpusSessions(corpora: readonly Corpus[] = listCorpora()): { name: string; path: string }[] {
+	return corpora.flatMap((c) =>
+		c.sessions.map((s) => ({ name: `${c.name}/${basename(s.file, ".jsonl")}`, path: s.path })),
 	);
 }
 
@@ -298,14 +288,19 @@ async function replay(sessions: readonly { path: string }[], policies: string, e
 
 async function main(): Promise<void> {
 	const check = process.argv.includes("--check");
-	const sessions = corpusSessions();
-	const names = new Map(sessions.map((s) => [basename(s.path), s.name] as const));
 	const say = (line: string) => process.stderr.write(`${line}\n`);
-	say(
-		`figures: ${sessions.length} sessions (${CORPUS_FOLDERS.filter((f) => existsSync(f.dir))
-			.map((f) => f.prefix)
-			.join(", ")})`,
-	);
+	const corpora = listCorpora();
+	if (corpora.some((c) => !c.present)) {
+		say(
+			`figures: the docs' figures are over every corpus, and one is absent; nothing ${check ? "checked" : "written"}`,
+		);
+		say(corporaLine(corpora));
+		process.exitCode = 2;
+		return;
+	}
+	const sessions = corpusSessions(corpora);
+	const names = new Map(sessions.map((s) => [basename(s.path), s.name] as const));
+	say(`figures: ${sessions.length} sessions (${corpora.map((c) => c.name).join(", ")})`);
 	const reports = await replay(sessions, ["pi", ...PROFILE_COLUMNS].join(","));
 	say("figures: the corpus replayed; the other prices and windows next");
 	const prices: Record<string, SessionReport[]> = {};

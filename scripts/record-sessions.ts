@@ -26,7 +26,7 @@
  *   paths) is replaced by `/usr/local/lib/node_modules`, as for a global install.
  *
  * Needs ripgrep (`rg`) and fd (`fd` or `fdfind`) on PATH for Pi's grep and find tools (Pi runs
- * offline and will not download them) and git. Takes a minute or two.
+ * offline and will not download them) and git. Takes a few minutes.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -45,6 +45,12 @@ const OUT_DIR = join(REPO_ROOT, "test/fixtures/sessions");
 const GOTO_EXTENSION = "scripts/recording/goto-extension.ts";
 const TURN_TIMEOUT_MS = 180_000;
 
+/** Ends the script with one line on stderr and exit code 2: a usage problem, not a crash. */
+function refuse(message: string): never {
+	process.stderr.write(`${message}\n`);
+	process.exit(2);
+}
+
 function requireTools(): void {
 	const has = (cmd: string) => {
 		try {
@@ -59,7 +65,7 @@ function requireTools(): void {
 		has("fd") || has("fdfind") ? "" : "fd (fd or fdfind)",
 		has("git") ? "" : "git",
 	].filter(Boolean);
-	if (missing.length > 0) throw new Error(`record-sessions needs ${missing.join(", ")} on PATH`);
+	if (missing.length > 0) refuse(`record-sessions needs ${missing.join(", ")} on PATH`);
 }
 
 /** Writes the project, links the repository's TypeScript for `tsc`, and commits its history. */
@@ -231,7 +237,10 @@ async function record(spec: SessionSpec): Promise<Figures> {
 requireTools();
 const wanted = process.argv.slice(2);
 const chosen = wanted.length > 0 ? SESSIONS.filter((s) => wanted.includes(s.name)) : SESSIONS;
-if (chosen.length === 0) throw new Error(`unknown session(s): ${wanted.join(", ")}`);
+if (chosen.length === 0)
+	refuse(
+		`record-sessions: unknown session(s): ${wanted.join(", ")} (known: ${SESSIONS.map((s) => s.name).join(", ")})`,
+	);
 mkdirSync(OUT_DIR, { recursive: true });
 for (const spec of chosen) {
 	process.stderr.write(`recording ${spec.name}...\n`);

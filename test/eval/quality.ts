@@ -694,8 +694,10 @@ export function rowsOf(result: SessionResult): Row[] {
 	});
 }
 
+/** A share as a percentage to a tenth, rounded, but never 100.0 short of all nor 0.0 above none. */
 function pct(x: number): string {
-	return `${(Math.floor(x * 1000) / 10).toFixed(1)} %`;
+	const tenths = Math.min(x < 1 ? 999 : 1000, Math.max(x > 0 ? 1 : 0, Math.round(x * 1000)));
+	return `${(tenths / 10).toFixed(1)} %`;
 }
 
 /** The figures as a Markdown table (one row per session and category). */
