@@ -855,6 +855,39 @@ describe("seed index on disk", () => {
 	});
 });
 
+describe("a parent's tool-call arguments", () => {
+	it("are served as a recall of this session's own: key lines, the raw value, and where it sits", async () => {
+		await inTempDir(async (dir) => {
+			const stub = loadStub();
+			const content = Array.from({ length: 80 }, (_, k) => `line ${k + 1} of the file`).join("\n");
+			stub.addMessage({ role: "user", content: "write it", timestamp: 1 });
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id: "w1", name: "write", arguments: { path: "big.txt", content } }],
+				responseId: "r1",
+				usage: {},
+				stopReason: "toolUse",
+				timestamp: 2,
+			});
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: "w1",
+				toolName: "write",
+				content: [{ type: "text", text: "Wrote big.txt" }],
+				isError: false,
+				timestamp: 3,
+			});
+			const file = join(dir, "parent.jsonl");
+			const header = { type: "session", id: "p", timestamp: new Date(0).toISOString(), cwd: dir };
+			writeFileSync(file, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
+			const hit = new ParentSession(file, [dirname(file)]).resolve(foldCode("a:w1:args"));
+			assert.ok(hit.ok, hit.ok ? "" : hit.error);
+			assert.equal(hit.text, `arguments of write:\npath: big.txt\ncontent:\n${content}`);
+			assert.deepEqual(hit.fields, [{ path: "content", first: 4, last: 83 }]);
+		});
+	});
+});
+
 describe("a seeded session checks the parent's blocks against the hashes its seed carries", () => {
 	/** A parent handed off through the offer: the seed, what its message carries, and the parent's file lines. */
 	async function offered(dir: string) {

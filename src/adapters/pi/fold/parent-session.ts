@@ -16,9 +16,11 @@ import { Type } from "typebox";
 import { Value } from "typebox/value";
 import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
+import type { ArgField } from "../../../core/recall.ts";
 import { lastBranch } from "../../../core/session-branch.ts";
 import { openRegular, readFailure, readRegularFile, realDir } from "../owned-files.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
+import { servedText } from "./recall-sources.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
 import { sha256 } from "./sha256.ts";
 
@@ -26,7 +28,10 @@ import { sha256 } from "./sha256.ts";
 export interface ParentHit {
 	ok: true;
 	record: FoldRecord;
+	/** The text to serve (tool-call arguments rendered readably, as a recall of this session's own). */
 	text: string;
+	/** For tool-call arguments: where each raw value sits in `text`. */
+	fields?: ArgField[];
 	toolName?: string;
 	/** Images the block held, which recall does not serve. */
 	images: number;
@@ -262,7 +267,7 @@ export class ParentSession {
 				tool: hit.block.toolName,
 				turn: hit.block.turn,
 			},
-			text: hit.block.text,
+			...servedText(hit.block, hit.message),
 			toolName: hit.block.toolName,
 			images: hit.block.images,
 			file: this.file,

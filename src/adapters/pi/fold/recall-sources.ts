@@ -94,7 +94,8 @@ function hashOf(block: Block): string {
 	return hash;
 }
 
-function display(block: Block, message: MessageLike): { text: string; fields?: ArgField[] } {
+/** The text a recall serves of `block` of `message` (tool-call arguments rendered readably, with their places). */
+export function servedText(block: Block, message: MessageLike): { text: string; fields?: ArgField[] } {
 	if (block.kind !== "toolArgs") return { text: block.text };
 	let shown = displays.get(block);
 	if (shown === undefined) {
@@ -122,7 +123,7 @@ function servedFrom(
 	source: ResolvedCode["source"],
 	warning?: string,
 ): ResolvedCode {
-	const { text, fields } = display(block, message);
+	const { text, fields } = servedText(block, message);
 	return {
 		ok: true,
 		id: record.id,

@@ -76,6 +76,7 @@ function resolveParent(code: string, parent: ParentSession): ResolvedCode | Unre
 		id: hit.record.id,
 		record: hit.record,
 		text: hit.text,
+		...(hit.fields && hit.fields.length > 0 ? { fields: hit.fields } : {}),
 		source: "parent",
 		origin: hit.file,
 		toolName: hit.toolName,
