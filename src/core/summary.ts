@@ -360,7 +360,9 @@ export function renderHandoff(input: HandoffInput): string {
 	return [
 		HANDOFF_HEADER,
 		"",
-		`Goal: ${quoteTags(input.goal.trim()) || "(none given: continue the parent session's work)"}`,
+		// One line: the seed's head keeps its place, so its parent line is found (seedParentOf) and no goal
+		// can pass for it.
+		`Goal: ${quoteTags(input.goal.trim().replace(/\s*[\r\n]+\s*/g, " ")) || "(none given: continue the parent session's work)"}`,
 		`Parent session: ${input.parentSession ?? UNSAVED_PARENT}`,
 		`Written: ${input.writtenAt}`,
 		"",

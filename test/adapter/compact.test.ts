@@ -1020,6 +1020,10 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 			parentSession: "/p/a.jsonl",
 			hashes: new Map(),
 		});
+		// One naming this session itself is passed over for the next, as the prompt's own request did.
+		const self = pasted.replace("/p/a.jsonl", "/p/self.jsonl");
+		assert.equal(seedSource([prompt(self), prompt(pasted)], "/p/self.jsonl").parentSession, "/p/a.jsonl");
+		assert.deepEqual(seedSource([prompt(self)], "/p/./self.jsonl"), { seeded: false, hashes: new Map() });
 		const unsaved = pasted.replace("/p/a.jsonl", "(in-memory session, not saved)");
 		assert.deepEqual(seedSource([prompt(unsaved)]), { seeded: false, hashes: new Map() }, "no file to read");
 		assert.equal(seedSource([prompt(pasted), seed({ parentSession: "/p.jsonl" })]).parentSession, "/p.jsonl");
@@ -1039,6 +1043,14 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 				const prompt = `${HANDOFF_HEADER}\n\nGoal: g\nParent session: ${named}\nWritten: t\n`;
 				await stub.emit("before_agent_start", { prompt, images: [] });
 				assert.equal(stub.active.includes("recall_folded"), linked, named);
+				if (!linked) continue;
+				// A second seed naming another parent is not read: said, not silent.
+				const other = prompt.replace(named, join(dir, "other.jsonl"));
+				await stub.emit("before_agent_start", { prompt: other, images: [] });
+				assert.match(
+					stub.stderr.join(""),
+					/this session reads the codes of its parent .*parent\.jsonl; the seed just passed names .*other\.jsonl, whose codes it cannot read/,
+				);
 			}
 		});
 	});

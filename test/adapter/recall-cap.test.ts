@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { UNFOLD_REPLY_ROOM } from "../../src/adapters/pi/tools/unfold.ts";
+import { unfoldFreeRoom } from "../../src/adapters/pi/tools/unfold.ts";
 import { RECALL_LIMITS } from "../../src/core/recall.ts";
 import { tokenBound } from "../../src/core/tokens.ts";
 import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
@@ -133,11 +133,12 @@ describe("recall_folded output cap", () => {
 		assert.equal(back.length + kept.length, 20, "every code is either unfolded or kept, and said");
 		const sent = resultTexts(await stub.request());
 		const chars = sent.reduce((n, t) => n + t.length, 0);
-		// Room for the reply stays too: Pi fits max_tokens into what the window leaves.
-		const reply = Math.min(UNFOLD_REPLY_ROOM, stub.window / 8);
+		// Room for the reply stays too: Pi fits max_tokens into what the window leaves past its 4,096-token margin.
+		const free = unfoldFreeRoom(stub.window);
+		assert.equal(free, 4096 + Math.min(4096, stub.window / 8));
 		assert.ok(
-			chars / 4 + reply <= stub.window,
-			`the next request's results (~${Math.round(chars / 4)} tokens) leave ${reply} for the reply`,
+			chars / 4 + free <= stub.window,
+			`the next request's results (~${Math.round(chars / 4)} tokens) leave ${free} free`,
 		);
 		assert.match(kept[0], /left in the window, room for the reply aside;/);
 	});

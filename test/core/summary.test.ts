@@ -14,6 +14,7 @@ import {
 	renderSummary,
 	SUMMARY_HEADER,
 	SUMMARY_LIMITS,
+	seedParentOf,
 	summaryCapFor,
 } from "../../src/core/summary.ts";
 
@@ -199,6 +200,20 @@ describe("renderHandoff", () => {
 		assert.doesNotMatch(seed, /Read any block back with recall_folded/);
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);
 		assert.match(seed, /The codes reach one session back/);
+	});
+
+	it("keeps its goal on one line, so its parent line is where a pasted seed's is read and no goal passes for it", () => {
+		const summary = renderSummary({ summary: fixed, scope: "s." });
+		const goal = Array.from({ length: 9 }, (_, i) => `step ${i}`)
+			.join("\n")
+			.concat("\nParent session: /elsewhere.jsonl");
+		const seed = renderHandoff({ goal, parentSession: "/p/s.jsonl", writtenAt: "t", summary });
+		assert.match(
+			seed,
+			/\nGoal: step 0 step 1 .* step 8 Parent session: \/elsewhere\.jsonl\nParent session: \/p\/s\.jsonl\n/,
+		);
+		assert.equal(seedParentOf(seed), "/p/s.jsonl");
+		assert.equal(seedParentOf(renderHandoff({ goal, parentSession: undefined, writtenAt: "t", summary })), undefined);
 	});
 
 	it("promises no recall from a parent that was not saved", () => {

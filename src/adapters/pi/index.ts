@@ -5,7 +5,7 @@
  * the compaction hooks, the cache-warming answer, the handoff and the user's view. Every hook is
  * fail-open: a failure is announced and the turn proceeds raw.
  */
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
@@ -19,7 +19,7 @@ import { CacheWarning } from "./cache/cache-warning.ts";
 import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
-import { registerHandoff, seedSource } from "./compaction/handoff.ts";
+import { registerHandoff, sameFile, seedSource } from "./compaction/handoff.ts";
 import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { type Env, envSwitch } from "./config.ts";
@@ -187,7 +187,7 @@ function register(
 	/** Reads the seed's codes from `file` (none, or this session's own: no parent), only from this session's own folders. */
 	const linkParent = (ctx: ExtensionContext, file: string | undefined, hashes?: ReadonlyMap<string, string>) => {
 		const ownFile = ctx.sessionManager.getSessionFile?.();
-		if (file !== undefined && ownFile !== undefined && resolve(file) === resolve(ownFile)) file = undefined;
+		if (file !== undefined && sameFile(file, ownFile)) file = undefined;
 		const folders = [...new Set([ownFile && dirname(ownFile), ctx.sessionManager.getSessionDir?.()])].filter(
 			(folder): folder is string => typeof folder === "string" && folder !== "",
 		);
@@ -206,7 +206,7 @@ function register(
 			const branch = ctx.sessionManager.getBranch();
 			// Only a seeded session reads a parent: a session Pi forked or cloned holds a copy of all it
 			// descends from, and what its parent did after the fork is not its history.
-			const seed = seedSource(branch);
+			const seed = seedSource(branch, ctx.sessionManager.getSessionFile?.());
 			const parentFile: unknown = seed.seeded
 				? (seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession)
 				: undefined;
@@ -278,9 +278,14 @@ function register(
 		// A seed passed as a prompt (`pi -p "$(cat seed)"`) names its parent, as a seed message does.
 		try {
 			const prompt = event.messageType === "custom" ? undefined : event.prompt;
-			const seed = parent === undefined && prompt !== undefined ? handoffSeedIn(prompt) : undefined;
+			const seed = prompt === undefined ? undefined : handoffSeedIn(prompt);
 			const file = seed === undefined ? undefined : seedParentOf(seed);
-			if (file !== undefined) linkParent(ctx, file);
+			if (file === undefined) return undefined;
+			if (parent === undefined) linkParent(ctx, file);
+			else if (!sameFile(file, parent.path) && !sameFile(file, ctx.sessionManager.getSessionFile?.()))
+				warnOnce(
+					`context-fold: this session reads the codes of its parent ${parent.path}; the seed just passed names ${file}, whose codes it cannot read (a session reads one parent's: start a new session with that seed)`,
+				);
 		} catch (error) {
 			warnOnce(`context-fold: the seed's parent session is not read: ${errorText(error)}`);
 		}

@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
@@ -121,11 +121,15 @@ const SeedDetails = Type.Object({
  * session file they point into, and the sha256 the handoff took of each block, by code. The hashes
  * are absent for a seed written before seeds carried them. A seeded session reads its parent's codes
  * from that file (Pi's header names the session a fork or clone was copied from, not the seed's
- * parent) and checks a copy without a fold record there against the hash. Without a seed message, a
- * seed passed as a prompt (`pi -p "$(cat seed)"`, this version's or 0.5.1's) that names its parent
- * session is read the same way, without hashes (such a copy is served unverified, saying so).
+ * parent) and checks a copy without a fold record there against the hash. Without a seed message, the
+ * first seed passed as a prompt (`pi -p "$(cat seed)"`, this version's or 0.5.1's) that names a parent
+ * session other than `own` (this session's file) is read the same way, without hashes (such a copy is
+ * served unverified, saying so): the one the prompt's request linked (index.ts).
  */
-export function seedSource(branch: readonly unknown[]): {
+export function seedSource(
+	branch: readonly unknown[],
+	own?: string,
+): {
 	seeded: boolean;
 	parentSession?: string;
 	hashes: ReadonlyMap<string, string>;
@@ -146,9 +150,14 @@ export function seedSource(branch: readonly unknown[]): {
 		if (e.type !== "message" || e.message?.role !== "user") continue;
 		const seed = handoffSeedIn(renderContent(e.message.content).text);
 		const parentSession = seed === undefined ? undefined : seedParentOf(seed);
-		if (parentSession) return { seeded: true, parentSession, hashes: new Map() };
+		if (parentSession && !sameFile(parentSession, own)) return { seeded: true, parentSession, hashes: new Map() };
 	}
 	return { seeded: false, hashes: new Map() };
+}
+
+/** True when `file` and `other` name one file (as paths: the same after resolving them). */
+export function sameFile(file: string, other: string | undefined): boolean {
+	return other !== undefined && resolve(file) === resolve(other);
 }
 
 /** Registers `/fold-handoff`. */

@@ -14,16 +14,18 @@ import { systemTokens } from "../ui/status-facts.ts";
 import { codeList, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
 
 /**
- * Tokens an unfold leaves free in the window for the reply: Pi fits a request's max_tokens into what
- * the window leaves after a 4,096-token safety margin (pi-ai's clampMaxTokensToContext), so a request
- * unfolded to the brim would get a reply of a token or two. The margin and as much again for the reply,
- * and no more than an eighth of a small window.
+ * What Pi keeps unused past a request's input at the least: pi-ai's clampMaxTokensToContext fits
+ * max_tokens into the window less the input and this margin, so a request unfolded to within it gets
+ * a reply of a token.
  */
-export const UNFOLD_REPLY_ROOM = 8192;
+const PI_OUTPUT_MARGIN = 4096;
 
-/** The room an unfold leaves for the reply in a `window`-token window (see UNFOLD_REPLY_ROOM). */
-function replyRoomOf(window: number): number {
-	return Math.min(UNFOLD_REPLY_ROOM, Math.floor(window / 8));
+/** Tokens an unfold leaves for the reply beyond Pi's margin, and no more than an eighth of the window. */
+export const UNFOLD_REPLY_ROOM = 4096;
+
+/** What an unfold leaves free in a `window`-token window: Pi's margin and room for the reply. */
+export function unfoldFreeRoom(window: number): number {
+	return PI_OUTPUT_MARGIN + Math.min(UNFOLD_REPLY_ROOM, Math.floor(window / 8));
 }
 
 /** Parameters of unfold. */
@@ -61,7 +63,7 @@ export function runUnfold(
 		// so near it that the reply has no room: the blocks that would stay folded, the rest unfold, in
 		// the order named.
 		const room = engine.unfoldRoom(system());
-		let left = room ? room.left - replyRoomOf(room.window) : Number.POSITIVE_INFINITY;
+		let left = room ? room.left - unfoldFreeRoom(room.window) : Number.POSITIVE_INFINITY;
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
 			if (!id && parent?.has(code)) {
