@@ -20,12 +20,13 @@ import { codeList, failure, notCodes, type ToolAnswer, toolText, unknownArgument
  */
 const PI_OUTPUT_MARGIN = 4096;
 
-/** Tokens an unfold leaves for the reply beyond Pi's margin, and no more than an eighth of the window. */
-export const UNFOLD_REPLY_ROOM = 4096;
+/** Tokens an unfold leaves for the reply beyond Pi's margin: a sixteenth of the window, 1,024 to 4,096. */
+export const UNFOLD_REPLY_ROOM = { least: 1024, most: 4096 } as const;
 
 /** What an unfold leaves free in a `window`-token window: Pi's margin and room for the reply. */
 export function unfoldFreeRoom(window: number): number {
-	return PI_OUTPUT_MARGIN + Math.min(UNFOLD_REPLY_ROOM, Math.floor(window / 8));
+	const reply = Math.min(UNFOLD_REPLY_ROOM.most, Math.max(UNFOLD_REPLY_ROOM.least, Math.floor(window / 16)));
+	return PI_OUTPUT_MARGIN + reply;
 }
 
 /** Parameters of unfold. */
