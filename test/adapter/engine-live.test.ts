@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/adapters/pi/config.ts";
 import { FoldEngine } from "../../src/adapters/pi/fold/engine.ts";
-import type { MessageLike } from "../../src/core/block.ts";
+import { linearize, type MessageLike } from "../../src/core/block.ts";
 
 const BIG = Array.from({ length: 400 }, (_, i) => `line ${i} of the file`).join("\n");
 
@@ -69,5 +69,26 @@ describe("FoldEngine.liveBlock", () => {
 			assert.deepEqual(args?.message, conversation()[1]);
 			assert.equal(fold.liveBlock("u:1")?.message, messages[0], "an unfolded message is the request's own");
 		}
+	});
+});
+
+describe("FoldEngine.unfoldRoom", () => {
+	it("scales its estimates up to the provider's count of the latest request, by at most 1.5", () => {
+		const roomAt = (usage: number | undefined) => {
+			const fold = engine();
+			fold.run(structuredClone(conversation()), { window: 200_000, usage, neverCacheRead: false });
+			const room = fold.unfoldRoom(1000);
+			assert.ok(room);
+			return room;
+		};
+		// The request as the pass estimated it, before its event folded it: its blocks and the 1,000 besides.
+		const estimated = 1000 + linearize(conversation()).reduce((n, b) => n + b.tokens, 0);
+		const plain = roomAt(undefined);
+		const sent = 200_000 - plain.left;
+		const counted = roomAt(Math.round(1.2 * estimated));
+		assert.ok(Math.abs(200_000 - counted.left - 1.2 * sent) <= 2, `${counted.left} against ${plain.left}`);
+		for (const [id, tokens] of plain.back) assert.ok(Math.abs((counted.back.get(id) ?? 0) - 1.2 * tokens) <= 2, id);
+		assert.equal(roomAt(Math.round(0.5 * estimated)).left, plain.left, "a lower count takes nothing back");
+		assert.equal(roomAt(10 * estimated).left, 200_000 - Math.ceil(1.5 * sent), "at most 1.5");
 	});
 });

@@ -105,6 +105,13 @@ export interface UnfoldRoom {
 	budget: number;
 }
 
+/**
+ * The most the unfold room scales its estimates by to meet the provider's count of the latest request:
+ * chars/4 counts English prose and code about a tenth low; a larger gap is some other cause (images
+ * counted apart, a usage that is not this request's), not a rate to apply to every block.
+ */
+const TOKEN_RATIO_MOST = 1.5;
+
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
 export interface LiveBlock {
 	block: Block;
@@ -261,7 +268,9 @@ export class FoldEngine {
 	 * Both err on the safe side where chars/4 counts too few (CJK): a raw block counts at least its
 	 * tokenBound, and unfolding a block adds at least its tokenBound less its digest. `system` is what
 	 * the request carries besides its messages (the system prompt and the tools' declarations), which
-	 * the rows leave out; it counts toward the window and the budget alike.
+	 * the rows leave out; it counts toward the window and the budget alike. Where the provider counted
+	 * the latest request as more tokens than these estimates (its usage, as Pi sizes a reply by it),
+	 * every figure is scaled up by that ratio, up to TOKEN_RATIO_MOST.
 	 */
 	unfoldRoom(system: number): UnfoldRoom | undefined {
 		if (this.room) return this.room;
@@ -281,8 +290,13 @@ export class FoldEngine {
 			sent += row.tokens;
 			back.set(row.id, Math.max(0, row.raw - row.tokens, bound - row.tokens));
 		});
+		// The provider's count of the latest request against the estimate of what it carried.
+		let estimated = Math.max(0, system);
+		for (const block of view.blocks) estimated += block.tokens;
+		const ratio = estimated > 0 ? Math.min(TOKEN_RATIO_MOST, Math.max(1, view.usage / estimated)) : 1;
+		if (ratio > 1) for (const [id, tokens] of back) back.set(id, Math.ceil(tokens * ratio));
 		this.room = {
-			left: view.window - sent - Math.max(0, system),
+			left: view.window - Math.ceil((sent + Math.max(0, system)) * ratio),
 			back,
 			window: view.window,
 			budget: budgetOf(view.config, view.window),

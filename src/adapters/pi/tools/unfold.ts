@@ -23,10 +23,14 @@ const PI_OUTPUT_MARGIN = 4096;
 /** Tokens an unfold leaves for the reply beyond Pi's margin: a sixteenth of the window, 1,024 to 4,096. */
 export const UNFOLD_REPLY_ROOM = { least: 1024, most: 4096 } as const;
 
-/** What an unfold leaves free in a `window`-token window: Pi's margin and room for the reply. */
+/**
+ * What an unfold leaves free in a `window`-token window: Pi's margin and room for the reply, but no
+ * more than an eighth of the window (8,192 from a window of 64k). A smaller window, where Pi's fixed
+ * margin alone is a quarter or more, would refuse nearly every unfold; there the reply may come short.
+ */
 export function unfoldFreeRoom(window: number): number {
 	const reply = Math.min(UNFOLD_REPLY_ROOM.most, Math.max(UNFOLD_REPLY_ROOM.least, Math.floor(window / 16)));
-	return PI_OUTPUT_MARGIN + reply;
+	return Math.min(PI_OUTPUT_MARGIN + reply, Math.floor(window / 8));
 }
 
 /** Parameters of unfold. */
