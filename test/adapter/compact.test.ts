@@ -2,11 +2,20 @@
  * Deterministic compaction, seed index and handoff through the adapter's hooks (stub host).
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
-import { HANDOFF_MESSAGE_TYPE, seedSource } from "../../src/adapters/pi/compaction/handoff.ts";
+import { HANDOFF_MESSAGE_TYPE, sameFile, seedSource } from "../../src/adapters/pi/compaction/handoff.ts";
 import { INSTRUCTIONS_NOT_APPLIED } from "../../src/adapters/pi/compaction/hooks.ts";
 import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
 import { foldCode, toolResultDigest } from "../../src/core/digest.ts";
@@ -1022,8 +1031,13 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		});
 		// One naming this session itself is passed over for the next, as the prompt's own request did.
 		const self = pasted.replace("/p/a.jsonl", "/p/self.jsonl");
-		assert.equal(seedSource([prompt(self), prompt(pasted)], "/p/self.jsonl").parentSession, "/p/a.jsonl");
-		assert.deepEqual(seedSource([prompt(self)], "/p/./self.jsonl"), { seeded: false, hashes: new Map() });
+		assert.equal(seedSource([prompt(self), prompt(pasted)], ["/p/self.jsonl"]).parentSession, "/p/a.jsonl");
+		assert.deepEqual(seedSource([prompt(self)], ["/p/./self.jsonl"]), { seeded: false, hashes: new Map() });
+		// Nor the session a fork or clone was copied from: the seed was pasted back into it, and the copy holds its history.
+		assert.deepEqual(seedSource([prompt(self)], ["/p/clone.jsonl", "/p/self.jsonl"]), {
+			seeded: false,
+			hashes: new Map(),
+		});
 		const unsaved = pasted.replace("/p/a.jsonl", "(in-memory session, not saved)");
 		assert.deepEqual(seedSource([prompt(unsaved)]), { seeded: false, hashes: new Map() }, "no file to read");
 		assert.equal(seedSource([prompt(pasted), seed({ parentSession: "/p.jsonl" })]).parentSession, "/p.jsonl");
@@ -1052,6 +1066,18 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 					/this session reads the codes of its parent .*parent\.jsonl; the seed just passed names .*other\.jsonl, whose codes it cannot read/,
 				);
 			}
+		});
+	});
+
+	it("one file named through a symbolic link to its folder is the same file", async () => {
+		await inTempDir(async (dir) => {
+			mkdirSync(join(dir, "sessions"));
+			writeFileSync(join(dir, "sessions", "s.jsonl"), "");
+			symlinkSync(join(dir, "sessions"), join(dir, "link"));
+			assert.ok(sameFile(join(dir, "link", "s.jsonl"), join(dir, "sessions", "s.jsonl")));
+			assert.ok(sameFile(join(dir, "sessions", ".", "gone.jsonl"), join(dir, "sessions", "gone.jsonl")));
+			assert.ok(!sameFile(join(dir, "sessions", "s.jsonl"), join(dir, "sessions", "t.jsonl")));
+			assert.ok(!sameFile(join(dir, "sessions", "s.jsonl"), undefined));
 		});
 	});
 

@@ -206,10 +206,9 @@ function register(
 			const branch = ctx.sessionManager.getBranch();
 			// Only a seeded session reads a parent: a session Pi forked or cloned holds a copy of all it
 			// descends from, and what its parent did after the fork is not its history.
-			const seed = seedSource(branch, ctx.sessionManager.getSessionFile?.());
-			const parentFile: unknown = seed.seeded
-				? (seed.parentSession ?? ctx.sessionManager.getHeader?.()?.parentSession)
-				: undefined;
+			const header = ctx.sessionManager.getHeader?.();
+			const seed = seedSource(branch, [ctx.sessionManager.getSessionFile?.(), header?.parentSession]);
+			const parentFile: unknown = seed.seeded ? (seed.parentSession ?? header?.parentSession) : undefined;
 			linkParent(ctx, typeof parentFile === "string" ? parentFile : undefined, seed.hashes);
 			if (parentFile && typeof parentFile !== "string")
 				warnOnce(

@@ -6,7 +6,7 @@
  * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
  * prints the path alone on one line of stderr.
  */
-import { writeFileSync } from "node:fs";
+import { realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
@@ -123,12 +123,14 @@ const SeedDetails = Type.Object({
  * from that file (Pi's header names the session a fork or clone was copied from, not the seed's
  * parent) and checks a copy without a fold record there against the hash. Without a seed message, the
  * first seed passed as a prompt (`pi -p "$(cat seed)"`, this version's or 0.5.1's) that names a parent
- * session other than `own` (this session's file) is read the same way, without hashes (such a copy is
- * served unverified, saying so): the one the prompt's request linked (index.ts).
+ * session other than one of `own` (this session's file, and the session Pi copied it from: a seed
+ * pasted back into its own session names it, and a fork or clone of that session holds its history)
+ * is read the same way, without hashes (such a copy is served unverified, saying so): the one the
+ * prompt's request linked (index.ts).
  */
 export function seedSource(
 	branch: readonly unknown[],
-	own?: string,
+	own: readonly (string | undefined)[] = [],
 ): {
 	seeded: boolean;
 	parentSession?: string;
@@ -150,14 +152,23 @@ export function seedSource(
 		if (e.type !== "message" || e.message?.role !== "user") continue;
 		const seed = handoffSeedIn(renderContent(e.message.content).text);
 		const parentSession = seed === undefined ? undefined : seedParentOf(seed);
-		if (parentSession && !sameFile(parentSession, own)) return { seeded: true, parentSession, hashes: new Map() };
+		if (parentSession && !own.some((file) => sameFile(parentSession, file)))
+			return { seeded: true, parentSession, hashes: new Map() };
 	}
 	return { seeded: false, hashes: new Map() };
 }
 
-/** True when `file` and `other` name one file (as paths: the same after resolving them). */
+/** True when `file` and `other` name one file: the same real path where both exist, else the same resolved path. */
 export function sameFile(file: string, other: string | undefined): boolean {
-	return other !== undefined && resolve(file) === resolve(other);
+	if (other === undefined) return false;
+	const real = (path: string): string => {
+		try {
+			return realpathSync(path);
+		} catch {
+			return resolve(path);
+		}
+	};
+	return real(file) === real(other);
 }
 
 /** Registers `/fold-handoff`. */
