@@ -35,6 +35,19 @@ function session(lines: readonly string[]) {
 	return stub;
 }
 
+/**
+ * The session of `lines` started and sent once, the digest of the first result whose digest `holds`
+ * (the first folded one by default), and its code; fails when none folded.
+ */
+async function folded(lines: readonly string[], holds = "") {
+	const stub = session(lines);
+	await stub.emit("session_start", { reason: "startup" });
+	const digest = resultTexts(await stub.request()).find((t) => t.startsWith("{#") && t.includes(holds)) ?? "";
+	const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
+	assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+	return { stub, digest, code };
+}
+
 describe("recall_folded search ranking", () => {
 	it("a block holding the pattern as a whole token comes before one holding it inside a longer token", async () => {
 		const stub = session(['"uuid": "^14.0.0",', '"zod": "^4.0.0"', "filler", "filler", "filler", "filler"]);
@@ -53,11 +66,10 @@ describe("recall_folded search ranking", () => {
 describe("risk lines a digest leaves out", () => {
 	it("are each found by recall_folded search and by a grep of the block, from the stored original", async () => {
 		const errors = Array.from({ length: 20 }, (_, k) => `Error: check ${k} failed in module_${k} (code E${100 + k})`);
-		const stub = session([errors.join("\n"), "filler", "filler", "filler", "filler", "filler"]);
-		await stub.emit("session_start", { reason: "startup" });
-		const digest = resultTexts(await stub.request()).find((t) => t.includes("module_0")) ?? "";
-		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
-		assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+		const { stub, digest, code } = await folded(
+			[errors.join("\n"), "filler", "filler", "filler", "filler", "filler"],
+			"module_0",
+		);
 		const left = errors.filter((line) => !digest.includes(line));
 		const counted = Number(/… (\d+) more distinct risk lines? left out/.exec(digest)?.[1] ?? 0);
 		assert.ok(left.length > 0, "the digest's bound left some out");
@@ -74,11 +86,7 @@ describe("risk lines a digest leaves out", () => {
 
 describe("a pattern that finds nothing and reads like a regular expression", () => {
 	it("is answered with a reminder that patterns are plain text; a plain one without it", async () => {
-		const stub = session(['"zod": "^4.0.0"', "filler", "filler", "filler", "filler", "filler"]);
-		await stub.emit("session_start", { reason: "startup" });
-		const digest = resultTexts(await stub.request()).find((t) => t.startsWith("{#")) ?? "";
-		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
-		assert.ok(code, "a result folded");
+		const { stub, code } = await folded(['"zod": "^4.0.0"', "filler", "filler", "filler", "filler", "filler"]);
 		const hint = /\(patterns are plain text, matched in any case, not regular expressions/;
 		for (const pattern of ["zod|uuid", "zod.*4", "^filler", "\\d+", "fail(ed)?", "[0-9]+"]) {
 			assert.match(await stub.call("recall_folded", { codes: [code], grep: pattern }), hint, pattern);
@@ -113,11 +121,10 @@ describe("grep or lines beside a search without codes", () => {
 
 describe("arguments a fold tool does not take", () => {
 	it("are refused, naming the nearest one, not ignored (recall_folded would serve the whole block)", async () => {
-		const stub = session(["Error: needle here", "filler", "filler", "filler", "filler", "filler"]);
-		await stub.emit("session_start", { reason: "startup" });
-		const digest = resultTexts(await stub.request()).find((t) => t.includes("needle")) ?? "";
-		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
-		assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+		const { stub, code } = await folded(
+			["Error: needle here", "filler", "filler", "filler", "filler", "filler"],
+			"needle",
+		);
 		const misspelled = await stub.answer("recall_folded", { codes: [code], line: "1-2", pattern: "x" });
 		assert.equal(misspelled.isError, true);
 		assert.equal(
@@ -156,11 +163,10 @@ describe("a search that shows part of a block's matches", () => {
 	});
 
 	it("a code named more than 20 times counts once toward the 20 a call may name", async () => {
-		const stub = session(["Error: once", "filler", "filler", "filler", "filler", "filler"]);
-		await stub.emit("session_start", { reason: "startup" });
-		const digest = resultTexts(await stub.request()).find((t) => t.includes("Error: once")) ?? "";
-		const code = /^\{#([0-9a-z]{8}) FOLDED\}/.exec(digest)?.[1];
-		assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
+		const { stub, code } = await folded(
+			["Error: once", "filler", "filler", "filler", "filler", "filler"],
+			"Error: once",
+		);
 		const same = await stub.answer("recall_folded", { codes: Array.from({ length: 21 }, () => code), lines: "1-1" });
 		assert.equal(same.isError, false, same.text);
 		assert.match(same.text, new RegExp(`^Recalled #${code}:`));
