@@ -1063,7 +1063,7 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 				await stub.emit("before_agent_start", { prompt: other, images: [] });
 				assert.match(
 					stub.stderr.join(""),
-					/this session reads the codes of its parent .*parent\.jsonl; the seed just passed names .*other\.jsonl, whose codes it cannot read/,
+					/this session is linked to the parent .*parent\.jsonl its first seed named; the seed just passed names .*other\.jsonl, whose codes it does not read/,
 				);
 			}
 		});

@@ -283,7 +283,7 @@ function register(
 			if (parent === undefined) linkParent(ctx, file);
 			else if (!sameFile(file, parent.path) && !sameFile(file, ctx.sessionManager.getSessionFile?.()))
 				warnOnce(
-					`context-fold: this session reads the codes of its parent ${parent.path}; the seed just passed names ${file}, whose codes it cannot read (a session reads one parent's: start a new session with that seed)`,
+					`context-fold: this session is linked to the parent ${parent.path} its first seed named; the seed just passed names ${file}, whose codes it does not read (a session reads one parent's: start a new session with that seed)`,
 				);
 		} catch (error) {
 			warnOnce(`context-fold: the seed's parent session is not read: ${errorText(error)}`);
