@@ -107,10 +107,10 @@ export interface UnfoldRoom {
 
 /**
  * The most the unfold room scales its estimates by to meet the provider's count of the latest request:
- * chars/4 counts English prose and code about a tenth low; a larger gap is some other cause (images
- * counted apart, a usage that is not this request's), not a rate to apply to every block.
+ * chars/4 counts English prose and code about a tenth low (JSON framing more); a larger gap is some
+ * other cause (images counted apart, a usage that is not this request's), not a rate for every block.
  */
-const TOKEN_RATIO_MOST = 1.5;
+const TOKEN_RATIO_MOST = 1.25;
 
 /** A raw block seen in the latest request, for recall of blocks still in live history. */
 export interface LiveBlock {
