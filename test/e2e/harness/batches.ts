@@ -13,6 +13,11 @@ export function batchCommand(k: number): string {
 	return `for i in $(seq 1 100); do echo "batch ${k} line $i ok"; done`;
 }
 
+/** The 100 lines batch `k` prints. */
+export function batchLines(k: number): string[] {
+	return Array.from({ length: 100 }, (_, i) => `batch ${k} line ${i + 1} ok`);
+}
+
 /** The batch script (see the file header). */
 export function batchScript(options: { trigger: string; count: number; done: string; other: string }): Script {
 	return (req): Reply => {

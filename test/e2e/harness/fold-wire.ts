@@ -97,15 +97,17 @@ export function withoutCacheControl(value: unknown): unknown {
 }
 
 /**
- * Per-message JSON of the request's `messages` (Anthropic: `cache_control` stripped; OpenAI: as is,
- * which includes the leading system message).
+ * Per-message JSON of the request's `messages` (Anthropic: `cache_control` stripped; chat completions:
+ * as is, which includes the leading system message), or per-item JSON of a Responses `input` (as is:
+ * the developer message first, then every message, reasoning item, call and call output).
  */
 export function messageJson(req: CapturedRequest): string[] {
-	const messages = Array.isArray(req.body.messages) ? (req.body.messages as unknown[]) : [];
+	const list = req.api === "responses" ? req.body.input : req.body.messages;
+	const messages = Array.isArray(list) ? (list as unknown[]) : [];
 	return messages.map((m) => JSON.stringify(req.api === "anthropic" ? withoutCacheControl(m) : m));
 }
 
-/** JSON of what precedes the messages: Anthropic `system` + `tools`, OpenAI `tools`. */
+/** JSON of what precedes the messages: Anthropic `system` + `tools`, OpenAI (both APIs) `tools`. */
 export function headJson(req: CapturedRequest): string {
 	const b = req.body;
 	return JSON.stringify(withoutCacheControl(req.api === "anthropic" ? [b.system, b.tools] : [b.tools]));

@@ -1,26 +1,30 @@
 /**
  * Scripted model server for end-to-end tests of the real `pi` CLI.
  *
- * Listens on 127.0.0.1 (ephemeral port) and speaks two streaming wire APIs, exactly in the shapes
+ * Listens on 127.0.0.1 (ephemeral port) and speaks three streaming wire APIs, exactly in the shapes
  * `@earendil-works/pi-ai` 1.6 parses:
  * - Anthropic Messages: POST `<url>/v1/messages` (the SDK appends `?beta=true`), SSE with named events.
  *   Use `server.url` as the models.json `baseUrl` (the Anthropic SDK adds `/v1/messages`).
  * - OpenAI chat completions: POST `<url>/v1/chat/completions`, SSE `data:` chunks ending in `[DONE]`.
  *   Use `server.url + "/v1"` as the `baseUrl` (the OpenAI SDK appends `/chat/completions` only).
+ * - OpenAI Responses: POST `<url>/v1/responses`, SSE with named `response.*` events, one output item
+ *   per reasoning, text and function call. Same `baseUrl` as chat completions.
  *
  * Every request is recorded in `requests`. The reply is produced by a script function: text, tool
- * calls, an unsigned thinking block (Anthropic `thinking` without a signature, OpenAI
- * `reasoning_content`), an HTTP error, or a stream that stalls until the client hangs up (so an
- * abort can be recorded). Usage is simulated from the prompt size (chars / 4) with a prefix cache:
- * the longest common prefix with the previous prompt (or any earlier prompt, see `cacheMode`) is
- * reported as cache read; `expireCache()` forgets every earlier prompt (an idle gap past the TTL).
+ * calls, a thinking block (unsigned on Anthropic, `thinking` without a signature, and on chat
+ * completions, `reasoning_content`; on Responses a reasoning item with an opaque `encrypted_content`,
+ * which Pi keeps as the block's signature and sends back as it came), an HTTP error, or a stream that
+ * stalls until the client hangs up (so an abort can be recorded). Usage is simulated from the prompt
+ * size (chars / 4) with a prefix cache: the longest common prefix with the previous prompt (or any
+ * earlier prompt, see `cacheMode`) is reported as cache read; `expireCache()` forgets every earlier
+ * prompt (an idle gap past the TTL).
  *
  * Nothing here opens an outbound connection.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type WireApi = "anthropic" | "openai";
+export type WireApi = "anthropic" | "openai" | "responses";
 
 /** A parsed JSON request body (shape depends on the API). */
 export type JsonObject = Record<string, unknown>;
@@ -47,7 +51,10 @@ export interface ScriptedToolCall {
 }
 
 export interface Reply {
-	/** An unsigned thinking block, streamed before the text (no signature is ever sent). */
+	/**
+	 * A thinking block, streamed before the text: unsigned on Anthropic and chat completions; on Responses
+	 * a reasoning item whose summary is this text, with an `encrypted_content` made from it and the request.
+	 */
 	thinking?: string;
 	text?: string;
 	toolCalls?: ScriptedToolCall[];
@@ -64,7 +71,8 @@ export interface Reply {
 	/**
 	 * Report these usage figures instead of the simulated ones (the rest stay simulated): e.g.
 	 * `{ input: 30000, cacheRead: 0, cacheWrite: 0 }` for a large uncached prompt. The simulated
-	 * cache still remembers the prompt. For OpenAI, prompt_tokens is input + cacheRead + cacheWrite.
+	 * cache still remembers the prompt. For OpenAI, prompt_tokens (Responses: input_tokens) is
+	 * input + cacheRead + cacheWrite.
 	 */
 	usage?: Partial<Pick<ReportedUsage, "input" | "cacheRead" | "cacheWrite" | "output">>;
 }
@@ -75,7 +83,7 @@ export type Script = (req: CapturedRequest, index: number) => Reply | Promise<Re
 export interface ReportedUsage {
 	/** ceil(prompt chars / 4): the whole prompt. Equals input + cacheRead + cacheWrite. */
 	promptTokens: number;
-	/** Uncached input tokens (Anthropic `input_tokens`; OpenAI prompt_tokens - cached_tokens). */
+	/** Uncached input tokens (Anthropic `input_tokens`; OpenAI prompt_tokens or input_tokens - cached_tokens). */
 	input: number;
 	cacheRead: number;
 	/** Anthropic `cache_creation_input_tokens` (always 0 for OpenAI). */
@@ -104,8 +112,8 @@ export interface ModelServerOptions {
 export interface ModelServer {
 	/** `http://127.0.0.1:<port>`; the Anthropic baseUrl. */
 	url: string;
-	/** Base URL for models.json for the given API (OpenAI needs the `/v1` suffix). */
-	baseUrlFor(api: WireApi | "anthropic-messages" | "openai-completions"): string;
+	/** Base URL for models.json for the given API (both OpenAI APIs need the `/v1` suffix). */
+	baseUrlFor(api: WireApi | "anthropic-messages" | "openai-completions" | "openai-responses"): string;
 	port: number;
 	requests: CapturedRequest[];
 	/** Parallel to `requests` (undefined for error replies). */
@@ -136,16 +144,18 @@ function stripCacheControl(value: unknown): unknown {
 }
 
 /**
- * Serializes the cacheable prompt (system + tools + messages) of a request, without the moving
- * `cache_control` markers, so consecutive requests share a textual prefix exactly when the
- * conversation is append-only.
+ * Serializes the cacheable prompt (system + tools + messages, or Responses `input` items) of a request,
+ * without the moving `cache_control` markers, so consecutive requests share a textual prefix exactly
+ * when the conversation is append-only.
  */
 export function serializePrompt(req: Pick<CapturedRequest, "api" | "body">): string {
 	const b = req.body;
 	const parts =
 		req.api === "anthropic"
 			? { system: b.system ?? null, tools: b.tools ?? null, messages: b.messages ?? [] }
-			: { tools: b.tools ?? null, messages: b.messages ?? [] };
+			: req.api === "responses"
+				? { tools: b.tools ?? null, input: b.input ?? [] }
+				: { tools: b.tools ?? null, messages: b.messages ?? [] };
 	return JSON.stringify(stripCacheControl(parts));
 }
 
@@ -376,6 +386,79 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 		res.end();
 	};
 
+	const writeResponses = (res: ServerResponse, req: CapturedRequest, reply: Reply, usage: ReportedUsage): void => {
+		const response = {
+			id: `resp_e2e_${req.index}`,
+			object: "response",
+			created_at: Math.floor(Date.now() / 1000),
+			model: typeof req.body.model === "string" ? req.body.model : "fake-model",
+		};
+		let sequence = 0;
+		const emit = (type: string, fields: JsonObject) =>
+			sse(res, { type, sequence_number: sequence++, ...fields }, type);
+		/** Finished output items, in order. Items stream one at a time, so an open item's `output_index` is their count. */
+		const output: JsonObject[] = [];
+		const open = (item: JsonObject): number => {
+			emit("response.output_item.added", { output_index: output.length, item });
+			return output.length;
+		};
+		const close = (item: JsonObject): void => {
+			emit("response.output_item.done", { output_index: output.length, item });
+			output.push(item);
+		};
+		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
+		emit("response.created", { response: { ...response, status: "in_progress", output: [] } });
+		if (reply.thinking) {
+			const id = `rs_e2e_${req.index}`;
+			const at = open({ type: "reasoning", id, summary: [] });
+			for (const delta of chunks(reply.thinking)) {
+				emit("response.reasoning_summary_text.delta", { item_id: id, output_index: at, summary_index: 0, delta });
+			}
+			const sealed = Buffer.from(`e2e reasoning of request ${req.index}: ${reply.thinking}`).toString("base64");
+			close({
+				type: "reasoning",
+				id,
+				summary: [{ type: "summary_text", text: reply.thinking }],
+				encrypted_content: `gAAAA${sealed}`,
+			});
+		}
+		if (reply.text !== undefined && reply.text.length > 0) {
+			const id = `msg_e2e_${req.index}`;
+			const at = open({ type: "message", id, role: "assistant", status: "in_progress", content: [] });
+			for (const delta of chunks(reply.text)) {
+				emit("response.output_text.delta", { item_id: id, output_index: at, content_index: 0, delta });
+			}
+			if (reply.stall) return;
+			const content = [{ type: "output_text", text: reply.text, annotations: [] }];
+			close({ type: "message", id, role: "assistant", status: "completed", content });
+		}
+		if (reply.stall) return;
+		for (const call of reply.toolCalls ?? []) {
+			const fields = {
+				type: "function_call",
+				id: `fc_e2e_${req.index}_${output.length}`,
+				call_id: call.id ?? `call_e2e_${++toolIdCounter}`,
+				name: call.name,
+			};
+			const args = JSON.stringify(call.args);
+			const at = open({ ...fields, arguments: "", status: "in_progress" });
+			for (const delta of chunks(args)) {
+				emit("response.function_call_arguments.delta", { item_id: fields.id, output_index: at, delta });
+			}
+			emit("response.function_call_arguments.done", { item_id: fields.id, output_index: at, arguments: args });
+			close({ ...fields, arguments: args, status: "completed" });
+		}
+		const wireUsage = {
+			input_tokens: usage.promptTokens,
+			input_tokens_details: { cached_tokens: usage.cacheRead },
+			output_tokens: usage.output,
+			output_tokens_details: { reasoning_tokens: 0 },
+			total_tokens: usage.promptTokens + usage.output,
+		};
+		emit("response.completed", { response: { ...response, status: "completed", output, usage: wireUsage } });
+		res.end();
+	};
+
 	const server = createServer((httpReq, res) => {
 		const bufs: Buffer[] = [];
 		httpReq.on("data", (b: Buffer) => bufs.push(b));
@@ -387,7 +470,9 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 					? "anthropic"
 					: pathname.endsWith("/chat/completions")
 						? "openai"
-						: undefined;
+						: pathname.endsWith("/responses")
+							? "responses"
+							: undefined;
 				if (httpReq.method !== "POST" || !api) {
 					res.writeHead(404, { "content-type": "application/json" });
 					res.end(JSON.stringify({ error: { message: `e2e model server: no route ${httpReq.method} ${path}` } }));
@@ -432,6 +517,7 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 					const usage = reply.usage ? scripted(simulated, reply.usage) : simulated;
 					usages[captured.index] = usage;
 					if (api === "anthropic") writeAnthropic(res, captured, reply, usage);
+					else if (api === "responses") writeResponses(res, captured, reply, usage);
 					else writeOpenAI(res, captured, reply, usage);
 				} catch (e) {
 					const err = e instanceof Error ? e : new Error(String(e));
@@ -462,7 +548,7 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 	return {
 		url,
 		port,
-		baseUrlFor: (api) => (api === "openai" || api === "openai-completions" ? `${url}/v1` : url),
+		baseUrlFor: (api) => (api === "anthropic" || api === "anthropic-messages" ? url : `${url}/v1`),
 		requests,
 		usages,
 		errors,
@@ -503,14 +589,55 @@ function textOfContent(content: unknown): string {
 	return content
 		.map((b) => {
 			const block = b as JsonObject;
-			if (block.type === "text" && typeof block.text === "string") return block.text;
-			return "";
+			const typed = block.type === "text" || block.type === "input_text" || block.type === "output_text";
+			return typed && typeof block.text === "string" ? block.text : "";
 		})
 		.join("");
 }
 
-/** The request's conversation as a flat list of roles/texts, the same for both APIs. */
+/** Tool-call arguments as sent (a JSON string on both OpenAI APIs), parsed when they parse. */
+function parseArguments(raw: unknown): unknown {
+	try {
+		return JSON.parse(String(raw));
+	} catch {
+		return raw;
+	}
+}
+
+/**
+ * Responses `input` items as messages: an assistant turn's items (reasoning, text, function calls) join
+ * one assistant message, and each `function_call_output` is a tool message.
+ */
+function responsesMessages(items: JsonObject[]): NormalizedMessage[] {
+	const out: NormalizedMessage[] = [];
+	const assistant = (): NormalizedMessage => {
+		const last = out.at(-1);
+		if (last?.role === "assistant") return last;
+		const started: NormalizedMessage = { role: "assistant", text: "" };
+		out.push(started);
+		return started;
+	};
+	for (const item of items) {
+		if (item.type === "function_call_output") {
+			out.push({ role: "tool", toolCallId: String(item.call_id), text: textOfContent(item.output) });
+		} else if (item.type === "function_call") {
+			const message = assistant();
+			const call = { id: String(item.call_id), name: String(item.name), args: parseArguments(item.arguments) };
+			message.toolCalls = [...(message.toolCalls ?? []), call];
+		} else if (item.type === "reasoning" || item.role === "assistant") {
+			assistant().text += textOfContent(item.content);
+		} else if (item.role === "user") {
+			out.push({ role: "user", text: textOfContent(item.content) });
+		} else if (item.role === "developer" || item.role === "system") {
+			out.push({ role: "system", text: textOfContent(item.content) });
+		}
+	}
+	return out;
+}
+
+/** The request's conversation as a flat list of roles/texts, the same for every API. */
 export function messagesOf(req: Pick<CapturedRequest, "api" | "body">): NormalizedMessage[] {
+	if (req.api === "responses") return responsesMessages(Array.isArray(req.body.input) ? req.body.input : []);
 	const out: NormalizedMessage[] = [];
 	const msgs = Array.isArray(req.body.messages) ? (req.body.messages as JsonObject[]) : [];
 	if (req.api === "anthropic") {
@@ -548,13 +675,7 @@ export function messagesOf(req: Pick<CapturedRequest, "api" | "body">): Normaliz
 			const calls = Array.isArray(m.tool_calls) ? (m.tool_calls as JsonObject[]) : [];
 			const toolCalls = calls.map((c) => {
 				const fn = (c.function ?? {}) as JsonObject;
-				let args: unknown = fn.arguments;
-				try {
-					args = JSON.parse(String(fn.arguments));
-				} catch {
-					// keep the raw string
-				}
-				return { id: String(c.id), name: String(fn.name), args };
+				return { id: String(c.id), name: String(fn.name), args: parseArguments(fn.arguments) };
 			});
 			out.push({ role: "assistant", text: textOfContent(m.content), ...(toolCalls.length ? { toolCalls } : {}) });
 		} else if (role === "system" || role === "user") {
@@ -593,7 +714,7 @@ export function systemPromptOf(req: Pick<CapturedRequest, "api" | "body">): stri
 /** Names of the tools declared in the request. */
 export function toolNamesOf(req: Pick<CapturedRequest, "api" | "body">): string[] {
 	const tools = Array.isArray(req.body.tools) ? (req.body.tools as JsonObject[]) : [];
-	return tools.map((t) => String(req.api === "anthropic" ? t.name : ((t.function ?? {}) as JsonObject).name));
+	return tools.map((t) => String(req.api === "openai" ? ((t.function ?? {}) as JsonObject).name : t.name));
 }
 
 /**
