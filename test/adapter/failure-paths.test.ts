@@ -91,6 +91,26 @@ describe("Keep draft when the editor refuses the text", () => {
 	});
 });
 
+describe("a seed passed as a prompt whose link fails", () => {
+	it("lets the prompt through, links nothing and says so once", async () => {
+		const stub = loadStub({ toolsAsRegistered: true });
+		await stub.emit("session_start", { reason: "startup" });
+		const ctx = await contextOf(stub);
+		(ctx.sessionManager as Record<string, unknown>).getSessionFile = () => {
+			throw new Error("session file unknown");
+		};
+		const prompt = "# context-fold handoff seed\n\nGoal: g\nParent session: /p/a.jsonl\nWritten: t\n";
+		for (let i = 0; i < 2; i++)
+			assert.deepEqual(await stub.emit("before_agent_start", { prompt, images: [] }), [undefined, undefined]);
+		const said = stub.stderr
+			.join("")
+			.split("\n")
+			.filter((l) => l.includes("session file unknown"));
+		assert.deepEqual(said, ["context-fold: the seed's parent session is not read: session file unknown"]);
+		assert.ok(!stub.active.includes("recall_folded"), "nothing linked, nothing declared");
+	});
+});
+
 describe("the confirmation path's failures", () => {
 	it("an input hook that throws lets the prompt through and says so once", async () => {
 		const stub = await coldTui();
