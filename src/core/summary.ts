@@ -342,10 +342,12 @@ const PARENT_LINE = /^Parent session: (.+)$/m;
 const UNSAVED_PARENT = "(in-memory session, not saved)";
 
 /**
- * The parent session file a seed's text names (its `Parent session:` line among its first lines), or
- * undefined when it names none or an unsaved one.
+ * The parent session file named by the seed `text` holds (handoffSeedIn; its `Parent session:` line
+ * among its first lines), or undefined when it holds no seed, or one naming none or an unsaved one.
  */
-export function seedParentOf(seed: string): string | undefined {
+export function seedParentOf(text: string): string | undefined {
+	const seed = handoffSeedIn(text);
+	if (seed === undefined) return undefined;
 	const head = seed.split("\n", 8).join("\n");
 	const named = PARENT_LINE.exec(head)?.[1].trim();
 	return named && named !== UNSAVED_PARENT ? named : undefined;

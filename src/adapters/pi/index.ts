@@ -11,7 +11,7 @@ import type { MessageLike } from "../../core/block.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { PROFILES } from "../../core/policy/profiles.ts";
 import { opSaving } from "../../core/session-history.ts";
-import { handoffSeedIn, seedParentOf } from "../../core/summary.ts";
+import { seedParentOf } from "../../core/summary.ts";
 import { ActiveSettings } from "./active-settings.ts";
 import { Advisor, modelOf } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
@@ -277,8 +277,7 @@ function register(
 		// A seed passed as a prompt (`pi -p "$(cat seed)"`) names its parent, as a seed message does.
 		try {
 			const prompt = event.messageType === "custom" ? undefined : event.prompt;
-			const seed = prompt === undefined ? undefined : handoffSeedIn(prompt);
-			const file = seed === undefined ? undefined : seedParentOf(seed);
+			const file = prompt === undefined ? undefined : seedParentOf(prompt);
 			if (file === undefined) return undefined;
 			if (parent === undefined) linkParent(ctx, file);
 			else if (!sameFile(file, parent.path) && !sameFile(file, ctx.sessionManager.getSessionFile?.()))

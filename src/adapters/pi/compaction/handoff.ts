@@ -15,7 +15,7 @@ import { Value } from "typebox/value";
 import { type MessageLike, renderContent } from "../../../core/block.ts";
 import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
-import { handoffSeedIn, renderHandoff, renderSummary, seedParentOf } from "../../../core/summary.ts";
+import { renderHandoff, renderSummary, seedParentOf } from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ownFolder, userFolderName } from "../owned-files.ts";
@@ -150,8 +150,7 @@ export function seedSource(
 	for (const entry of branch) {
 		const e = entry as { type?: unknown; message?: { role?: unknown; content?: unknown } };
 		if (e.type !== "message" || e.message?.role !== "user") continue;
-		const seed = handoffSeedIn(renderContent(e.message.content).text);
-		const parentSession = seed === undefined ? undefined : seedParentOf(seed);
+		const parentSession = seedParentOf(renderContent(e.message.content).text);
 		if (parentSession && !own.some((file) => sameFile(parentSession, file)))
 			return { seeded: true, parentSession, hashes: new Map() };
 	}
