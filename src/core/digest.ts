@@ -181,13 +181,25 @@ function riskSection(code: string, risks: readonly RiskLine[], shown?: string, s
 		used += line.length + 1;
 	}
 	const out = entries.flatMap((risk) => rendered.get(risk) ?? []);
-	const left = entries.length - out.length;
-	if (left > 0) {
-		out.push(
-			`… ${left} more distinct risk line${left === 1 ? "" : "s"} left out; recall_folded codes=["${code}"] grep="…" shows them.`,
-		);
-	}
+	const left = entries.filter((risk) => !rendered.has(risk));
+	if (left.length > 0) out.push(leftOutLine(code, left, shift));
 	return `\n${out.join("\n")}`;
+}
+
+/**
+ * The line that counts the distinct risk lines a digest left out and says where they lie, as a
+ * `lines` range recall_folded takes (numbered as the digest numbers them).
+ */
+function leftOutLine(code: string, left: readonly DistinctRisk[], shift: number): string {
+	let first = Number.POSITIVE_INFINITY;
+	let last = 0;
+	for (const risk of left) {
+		first = Math.min(first, risk.line + shift);
+		last = Math.max(last, risk.line + shift);
+	}
+	const range = first === last ? `${first}` : `${first}-${last}`;
+	const count = `${left.length} more distinct risk line${left.length === 1 ? "" : "s"}`;
+	return `… ${count} left out (L${range}): recall_folded codes=["${code}"] lines="${range}"`;
 }
 
 /**

@@ -64,7 +64,7 @@ describe("recall_folded search ranking", () => {
 });
 
 describe("risk lines a digest leaves out", () => {
-	it("are each found by recall_folded search and by a grep of the block, from the stored original", async () => {
+	it("are each found by the lines recall the digest names, by search and by a grep of the block, from the stored original", async () => {
 		const errors = Array.from({ length: 20 }, (_, k) => `Error: check ${k} failed in module_${k} (code E${100 + k})`);
 		const { stub, digest, code } = await folded(
 			[errors.join("\n"), "filler", "filler", "filler", "filler", "filler"],
@@ -74,7 +74,11 @@ describe("risk lines a digest leaves out", () => {
 		const counted = Number(/… (\d+) more distinct risk lines? left out/.exec(digest)?.[1] ?? 0);
 		assert.ok(left.length > 0, "the digest's bound left some out");
 		assert.equal(counted, left.length, "each left out is counted");
+		const named = /: recall_folded codes=\["([0-9a-z]{8})"\] lines="([\d-]+)"$/m.exec(digest);
+		assert.equal(named?.[1], code, "the digest names its own code");
+		const ranged = await stub.call("recall_folded", { codes: [code], lines: named?.[2] });
 		for (const line of left) {
+			assert.ok(ranged.includes(line), `the lines the digest names hold ${line}`);
 			assert.ok((await stub.call("recall_folded", { search: line })).includes(line), `search finds ${line}`);
 			assert.ok(
 				(await stub.call("recall_folded", { codes: [code], grep: line })).includes(line),

@@ -322,7 +322,7 @@ describe("toolResultDigest", () => {
 		assert.equal(risk[DIGEST_LIMITS.riskLines - 1], "L12: error 11");
 		assert.equal(
 			risk.at(-1),
-			'… 28 more distinct risk lines left out; recall_folded codes=["abc12345"] grep="…" shows them.',
+			'… 28 more distinct risk lines left out (L13-40): recall_folded codes=["abc12345"] lines="13-40"',
 		);
 	});
 
@@ -340,7 +340,9 @@ describe("toolResultDigest", () => {
 		assert.ok(keptChars <= DIGEST_LIMITS.riskChars + 1, `${keptChars}`);
 		assert.match(
 			risk.at(-1) ?? "",
-			new RegExp(`^… ${10 - kept.length} more distinct risk lines? left out; recall_folded`),
+			new RegExp(
+				`^… ${10 - kept.length} more distinct risk lines? left out \\(L${kept.length + 1}-10\\): recall_folded`,
+			),
 		);
 	});
 
@@ -364,7 +366,7 @@ describe("toolResultDigest", () => {
 		const text = Array.from({ length: 13 }, (_, i) => `error ${i}`).join("\n");
 		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
 		assert.ok(
-			out.endsWith('… 1 more distinct risk line left out; recall_folded codes=["abc12345"] grep="…" shows them.'),
+			out.endsWith('… 1 more distinct risk line left out (L13): recall_folded codes=["abc12345"] lines="13"'),
 		);
 	});
 

@@ -1,7 +1,8 @@
 /**
  * Seed invariant 6 as a property: every distinct risk line of a folded tool result either stands in
- * its digest (once, with the count of its copies) or is counted among those left out (that
- * `recall_folded` then finds each left out in the stored original: test/adapter/recall-search.test.ts). Texts mix error lines, stack frames
+ * its digest (once, with the count of its copies) or is counted among those left out, within the
+ * line range the digest names for a `lines` recall (that `recall_folded` then finds each left out in
+ * the stored original: test/adapter/recall-search.test.ts). Texts mix error lines, stack frames
  * and plain lines drawn from small pools, so copies are common and the bounds are often reached.
  */
 import assert from "node:assert/strict";
@@ -9,6 +10,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { DIGEST_LIMITS, toolResultDigest } from "../../src/core/digest.ts";
 import { riskLines } from "../../src/core/policy/risk-lexicon.ts";
+import { parseLineRange } from "../../src/core/recall.ts";
 import { clip } from "../../src/core/tokens.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
@@ -31,7 +33,15 @@ describe("risk lines survive every digest", () => {
 			fc.property(textArb, fc.boolean(), (text, isError) => {
 				const digest = toolResultDigest({ code: "abcd1234", toolName: "bash", text, isError });
 				const body = digest.split("\n").slice(1);
-				const counted = /^… (\d+) more distinct risk lines? left out; recall_folded/.exec(body.at(-1) ?? "");
+				const counted =
+					/^… (\d+) more distinct risk lines? left out \(L([\d-]+)\): recall_folded codes=\["abcd1234"\] lines="([\d-]+)"$/.exec(
+						body.at(-1) ?? "",
+					);
+				const range = counted ? parseLineRange(counted[3]) : null;
+				if (counted) {
+					assert.equal(counted[2], counted[3], "the range said is the range to recall");
+					assert.ok(range, "a range recall_folded takes");
+				}
 				const shownLines = counted ? body.slice(0, -1) : body;
 				// Each distinct line by its first occurrence's line number, which the digest names.
 				const copies = new Map<string, { at: number; count: number }>();
@@ -49,7 +59,10 @@ describe("risk lines survive every digest", () => {
 							"verbatim, clipped at most",
 						);
 						assert.match(shown, count > 1 ? new RegExp(`^L\\d+ ×${count}: `) : /^L\d+: /, "its count");
-					} else missing++;
+					} else {
+						missing++;
+						assert.ok(range && range.start <= at && at <= range.end, `L${at} lies in the range named`);
+					}
 				}
 				assert.equal(Number(counted?.[1] ?? 0), missing, "every distinct line left out is counted");
 				assert.equal(shownLines.length, copies.size - missing, "one line each, no copy shown twice");
