@@ -49,6 +49,11 @@ export interface Block {
 	toolName?: string;
 	toolCallId?: string;
 	isError?: boolean;
+	/**
+	 * A tool call the provider signed (Gemini's `thoughtSignature`) that reaches this request's model
+	 * with its signature: Google asks for the calls of the current turn back unchanged.
+	 */
+	signed?: boolean;
 }
 
 const DURABLE_PREFIX = /^[uars]:/;
@@ -103,6 +108,7 @@ interface Part {
 	thinking?: unknown;
 	thinkingSignature?: unknown;
 	textSignature?: unknown;
+	thoughtSignature?: unknown;
 	redacted?: unknown;
 	id?: unknown;
 	name?: unknown;
@@ -304,6 +310,7 @@ function blocksOf(message: MessageLike, msg: number, turn: number, cache?: ArgsC
 						name.length,
 					);
 					block.foldable = foldable;
+					if (str(part.thoughtSignature) && thinkingSentTo(message, model)) block.signed = true;
 					blocks.push(block);
 				} else if (part?.type === "thinking") {
 					const text = typeof part.thinking === "string" ? part.thinking : "";

@@ -14,7 +14,10 @@ export interface ViewBlock {
 	eligible: boolean;
 	/** Already folded by a committed layer; never re-planned. */
 	frozen: boolean;
-	/** A first-delivery tool result (or the arguments of one): the model has not seen it yet. */
+	/**
+	 * No fold may take it now: a first-delivery tool result (or the arguments of one), which the model
+	 * has not seen yet, or the arguments of a provider-signed call in the current turn (see Block.signed).
+	 */
 	held: boolean;
 	/** Tokens a fold would save now; 0 when the digest is not smaller than the block. */
 	saving: number;

@@ -28,24 +28,30 @@ function lastAssistantOf(messages: readonly MessageLike[], lastReply?: number): 
 }
 
 /**
- * Which blocks the model has not seen yet, given the index of the latest assistant message: tool
- * results after it (a parallel batch is held together), and the arguments of any call whose result
- * is held or missing. The delivered calls are gathered on the first question about arguments.
+ * Which blocks no fold may take now, given the index of the latest assistant message: what the model
+ * has not seen yet (tool results after it, a parallel batch held together, and the arguments of any
+ * call whose result is held or missing), and the arguments of a signed call (Gemini's
+ * `thoughtSignature`) in the current turn, which Google asks to get back unchanged until a user
+ * message ends the turn. The delivered calls are gathered on the first question about arguments.
  */
 class Holds {
 	private readonly lastAssistant: number;
 	private readonly blocks: readonly Block[];
+	/** The turn of the newest block: the current one. */
+	private readonly turn: number | undefined;
 	private delivered: Set<string> | undefined;
 
 	constructor(lastAssistant: number, blocks: readonly Block[]) {
 		this.lastAssistant = lastAssistant;
 		this.blocks = blocks;
+		this.turn = blocks.at(-1)?.turn;
 	}
 
-	/** True when the model has not seen `block` yet. */
+	/** True when no fold may take `block` now (see Holds). */
 	held(block: Block): boolean {
 		if (block.kind === "toolResult") return block.msg > this.lastAssistant;
 		if (block.kind !== "toolArgs") return false;
+		if (block.signed && block.turn === this.turn) return true;
 		if (!this.delivered) {
 			this.delivered = new Set();
 			for (const b of this.blocks) {
@@ -58,9 +64,10 @@ class Holds {
 }
 
 /**
- * Ids the model has not seen yet: tool results after the latest assistant message (a parallel
- * batch is held together), and the arguments of any call whose result is held or missing. The set
- * form of what a view's Holds answers block by block, for tests and the bench.
+ * Ids no fold may take now: what the model has not seen yet (tool results after the latest
+ * assistant message, a parallel batch held together, and the arguments of any call whose result is
+ * held or missing), and the arguments of a signed call in the current turn. The set form of what a
+ * view's Holds answers block by block, for tests and the bench.
  */
 export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
 	const holds = new Holds(lastAssistantOf(messages), blocks);

@@ -245,7 +245,9 @@ function buildSession(rounds: readonly RoundSpec[], gap: number, reuse: readonly
 					const wantReuse = reuse.length > 0 && reuse[reuseAt++ % reuse.length] === 0 && callIds.length > 0;
 					const id = wantReuse ? callIds[call.n % callIds.length] : `toolu_${String(++calls).padStart(4, "0")}`;
 					callIds.push(id);
-					content.push({ type: "toolCall", id, name: call.tool, arguments: argsOf(call) });
+					// One call in three signed, as Gemini signs a step's first call (see Block.signed).
+					const signature = call.n % 3 === 0 ? { thoughtSignature: `sig${call.n}` } : {};
+					content.push({ type: "toolCall", id, name: call.tool, arguments: argsOf(call), ...signature });
 					const r = call.result;
 					if (r.mode === "missing") continue;
 					let text = r.mode === "error" ? `Error: command failed with exit code 2\n${r.text}` : r.text;
@@ -1014,6 +1016,7 @@ describe("the fold ladder", () => {
 	test("on generated sessions: selections respect tail and holds, urgent events really save the floor", (t) => {
 		let events = 0;
 		let urgent = 0;
+		let signedFolds = 0;
 		fc.assert(
 			fc.property(sessionWithWindow, fc.boolean(), ({ messages, window, config }, cold) => {
 				const registry = new FoldRegistry();
@@ -1037,6 +1040,12 @@ describe("the fold ladder", () => {
 					if (block.kind === "toolResult") assert.ok(block.msg < lastAssistant, `folded held result ${op.id}`);
 					if (block.kind === "toolArgs") {
 						assert.ok(delivered.has(block.toolCallId!), `folded args of an undelivered call ${op.id}`);
+						const part = (messages[block.msg].content as { thoughtSignature?: string }[])[block.part];
+						if (part.thoughtSignature) {
+							signedFolds++;
+							const ended = messages.slice(block.msg + 1).some((m) => m.role === "user");
+							assert.ok(ended, `folded a signed call of the current turn ${op.id}`);
+						}
 					}
 				}
 				// The view costs the request as it is sent.
@@ -1055,8 +1064,9 @@ describe("the fold ladder", () => {
 			}),
 			{ numRuns: RUNS },
 		);
-		t.diagnostic(`${events} fold events, ${urgent} urgent`);
+		t.diagnostic(`${events} fold events, ${urgent} urgent, ${signedFolds} signed calls folded after their turn`);
 		assert.ok(events >= RUNS / 4 && urgent >= RUNS / 10, `${events} events, ${urgent} urgent`);
+		assert.ok(signedFolds > 0, "signed calls fold once their turn is over");
 	});
 });
 

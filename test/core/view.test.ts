@@ -105,6 +105,47 @@ describe("heldIds", () => {
 	});
 });
 
+describe("heldIds: calls a provider signed", () => {
+	const gemini = { provider: "google", api: "google-generative-ai", id: "gemini-3-flash" };
+	const signed = (id: string) => ({ ...call(id, "write", { path: id, content: BIG_ARG }), thoughtSignature: "c2ln" });
+	/** A delivered signed write and a delivered unsigned one in the prompt's turn, answered since. */
+	function turn(): MessageLike[] {
+		return [
+			{ role: "user", content: "go", timestamp: 1 },
+			{
+				role: "assistant",
+				provider: gemini.provider,
+				api: gemini.api,
+				model: gemini.id,
+				content: [signed("s1"), call("u1", "write", { path: "u", content: BIG_ARG })],
+				timestamp: 2,
+			},
+			result("s1", "wrote s1", 3),
+			result("u1", "wrote u", 4),
+			{ role: "assistant", provider: gemini.provider, api: gemini.api, model: gemini.id, content: [], timestamp: 5 },
+		];
+	}
+
+	it("holds a signed call's arguments while its turn lasts, as Google asks for them back unchanged", () => {
+		const messages = turn();
+		const held = heldIds(messages, linearize(messages, 0, undefined, undefined, gemini));
+		assert.ok(held.has("a:s1:args"), "signed, current turn");
+		assert.ok(!held.has("a:u1:args"), "unsigned");
+		assert.ok(!held.has("r:s1"), "its result is not signed");
+	});
+
+	it("releases it once a user message ends the turn", () => {
+		const messages = [...turn(), { role: "user", content: "next", timestamp: 6 }];
+		assert.ok(!heldIds(messages, linearize(messages, 0, undefined, undefined, gemini)).has("a:s1:args"));
+	});
+
+	it("does not hold it for another model, which pi-ai sends it to without the signature", () => {
+		const messages = turn();
+		const other = { provider: "anthropic", api: "anthropic-messages", id: "claude" };
+		assert.ok(!heldIds(messages, linearize(messages, 0, undefined, undefined, other)).has("a:s1:args"));
+	});
+});
+
 describe("frozenFor", () => {
 	it("returns frozen ops of present blocks, and marks as stale those whose extent changed", () => {
 		const messages = session();
