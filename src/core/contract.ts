@@ -16,7 +16,8 @@ export interface ViewBlock {
 	frozen: boolean;
 	/**
 	 * No fold may take it now: a first-delivery tool result (or the arguments of one), which the model
-	 * has not seen yet, or the arguments of a provider-signed call in the current turn (see Block.signed).
+	 * has not seen yet, or a part of a model message of the current turn that holds a provider-signed
+	 * call (see Block.signed).
 	 */
 	held: boolean;
 	/** Tokens a fold would save now; 0 when the digest is not smaller than the block. */

@@ -30,28 +30,28 @@ function lastAssistantOf(messages: readonly MessageLike[], lastReply?: number): 
 /**
  * Which blocks no fold may take now, given the index of the latest assistant message: what the model
  * has not seen yet (tool results after it, a parallel batch held together, and the arguments of any
- * call whose result is held or missing), and the arguments of a signed call (Gemini's
- * `thoughtSignature`) in the current turn, which Google asks to get back unchanged until a user
- * message ends the turn. The delivered calls are gathered on the first question about arguments.
+ * call whose result is held or missing), and every part of a model message of the current turn that
+ * holds a signed call (Gemini's `thoughtSignature`): Google asks for the current turn's calls back
+ * unchanged until a user message ends the turn, and the thinking and text beside a call belong to the
+ * step it signs. The delivered calls and the signed messages are gathered on the first question.
  */
 class Holds {
 	private readonly lastAssistant: number;
 	private readonly blocks: readonly Block[];
-	/** The turn of the newest block: the current one. */
-	private readonly turn: number | undefined;
 	private delivered: Set<string> | undefined;
+	private signed: Set<number> | undefined;
 
 	constructor(lastAssistant: number, blocks: readonly Block[]) {
 		this.lastAssistant = lastAssistant;
 		this.blocks = blocks;
-		this.turn = blocks.at(-1)?.turn;
 	}
 
 	/** True when no fold may take `block` now (see Holds). */
 	held(block: Block): boolean {
 		if (block.kind === "toolResult") return block.msg > this.lastAssistant;
+		if (block.kind !== "toolArgs" && block.kind !== "text" && block.kind !== "thinking") return false;
+		if (this.signedSteps().has(block.msg)) return true;
 		if (block.kind !== "toolArgs") return false;
-		if (block.signed && block.turn === this.turn) return true;
 		if (!this.delivered) {
 			this.delivered = new Set();
 			for (const b of this.blocks) {
@@ -61,13 +61,24 @@ class Holds {
 		}
 		return !(block.toolCallId && this.delivered.has(block.toolCallId));
 	}
+
+	/** The model messages of the current turn (the newest block's) that hold a signed call. */
+	private signedSteps(): Set<number> {
+		if (!this.signed) {
+			this.signed = new Set();
+			const turn = this.blocks.at(-1)?.turn;
+			for (let i = this.blocks.length - 1; i >= 0 && this.blocks[i].turn === turn; i--)
+				if (this.blocks[i].signed) this.signed.add(this.blocks[i].msg);
+		}
+		return this.signed;
+	}
 }
 
 /**
  * Ids no fold may take now: what the model has not seen yet (tool results after the latest
  * assistant message, a parallel batch held together, and the arguments of any call whose result is
- * held or missing), and the arguments of a signed call in the current turn. The set form of what a
- * view's Holds answers block by block, for tests and the bench.
+ * held or missing), and every part of a current-turn model message holding a signed call. The set
+ * form of what a view's Holds answers block by block, for tests and the bench.
  */
 export function heldIds(messages: readonly MessageLike[], blocks: readonly Block[]): Set<string> {
 	const holds = new Holds(lastAssistantOf(messages), blocks);

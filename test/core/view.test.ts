@@ -108,7 +108,7 @@ describe("heldIds", () => {
 describe("heldIds: calls a provider signed", () => {
 	const gemini = { provider: "google", api: "google-generative-ai", id: "gemini-3-flash" };
 	const signed = (id: string) => ({ ...call(id, "write", { path: id, content: BIG_ARG }), thoughtSignature: "c2ln" });
-	/** A delivered signed write and a delivered unsigned one in the prompt's turn, answered since. */
+	/** A step of the prompt's turn with a signed write and an unsigned one beside it, delivered and answered. */
 	function turn(): MessageLike[] {
 		return [
 			{ role: "user", content: "go", timestamp: 1 },
@@ -130,8 +130,37 @@ describe("heldIds: calls a provider signed", () => {
 		const messages = turn();
 		const held = heldIds(messages, linearize(messages, 0, undefined, undefined, gemini));
 		assert.ok(held.has("a:s1:args"), "signed, current turn");
-		assert.ok(!held.has("a:u1:args"), "unsigned");
+		assert.ok(held.has("a:u1:args"), "unsigned, in the step a signed call opens (Gemini signs a step's first call)");
 		assert.ok(!held.has("r:s1"), "its result is not signed");
+	});
+
+	it("holds the thinking and text of the signed step with it, not those of an unsigned step", () => {
+		const thought = { type: "thinking", thinking: BIG };
+		const said = { type: "text", text: BIG };
+		const step = (content: unknown[], timestamp: number) => ({
+			role: "assistant",
+			provider: gemini.provider,
+			api: gemini.api,
+			model: gemini.id,
+			content,
+			timestamp,
+		});
+		const messages: MessageLike[] = [
+			{ role: "user", content: "go", timestamp: 1 },
+			step([thought, said, signed("s1")], 2),
+			result("s1", "wrote s1", 3),
+			step([thought, said, call("u1", "write", { path: "u", content: BIG_ARG })], 4),
+			result("u1", "wrote u", 5),
+			step([], 6),
+		];
+		const blocks = linearize(messages, 0, undefined, undefined, gemini);
+		const held = heldIds(messages, blocks);
+		const ids = (msg: number) => blocks.filter((b) => b.msg === msg && b.kind !== "toolResult").map((b) => b.id);
+		for (const id of ids(1)) assert.ok(held.has(id), `signed step: ${id}`);
+		for (const id of ids(3)) assert.ok(!held.has(id), `unsigned step: ${id}`);
+		const ended = [...messages, { role: "user", content: "next", timestamp: 7 }];
+		const after = heldIds(ended, linearize(ended, 0, undefined, undefined, gemini));
+		for (const id of ids(1)) assert.ok(!after.has(id), `after the turn: ${id}`);
 	});
 
 	it("releases it once a user message ends the turn", () => {

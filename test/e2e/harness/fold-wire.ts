@@ -98,19 +98,25 @@ export function withoutCacheControl(value: unknown): unknown {
 
 /**
  * Per-message JSON of the request's `messages` (Anthropic: `cache_control` stripped; chat completions:
- * as is, which includes the leading system message), or per-item JSON of a Responses `input` (as is:
- * the developer message first, then every message, reasoning item, call and call output).
+ * as is, which includes the leading system message), per-item JSON of a Responses `input` (as is:
+ * the developer message first, then every message, reasoning item, call and call output), or
+ * per-content JSON of Gemini `contents` (as is).
  */
 export function messageJson(req: CapturedRequest): string[] {
-	const list = req.api === "responses" ? req.body.input : req.body.messages;
+	const list = req.api === "responses" ? req.body.input : req.api === "gemini" ? req.body.contents : req.body.messages;
 	const messages = Array.isArray(list) ? (list as unknown[]) : [];
 	return messages.map((m) => JSON.stringify(req.api === "anthropic" ? withoutCacheControl(m) : m));
 }
 
-/** JSON of what precedes the messages: Anthropic `system` + `tools`, OpenAI (both APIs) `tools`. */
+/**
+ * JSON of what precedes the messages: Anthropic `system` + `tools`, OpenAI (both APIs) `tools`, Gemini
+ * `systemInstruction` + `tools`.
+ */
 export function headJson(req: CapturedRequest): string {
 	const b = req.body;
-	return JSON.stringify(withoutCacheControl(req.api === "anthropic" ? [b.system, b.tools] : [b.tools]));
+	const head =
+		req.api === "anthropic" ? [b.system, b.tools] : req.api === "gemini" ? [b.systemInstruction, b.tools] : [b.tools];
+	return JSON.stringify(withoutCacheControl(head));
 }
 
 /** Index of the first message where `a` is not a prefix of `b`, or -1 when it is. */

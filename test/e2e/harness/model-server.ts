@@ -1,7 +1,7 @@
 /**
  * Scripted model server for end-to-end tests of the real `pi` CLI.
  *
- * Listens on 127.0.0.1 (ephemeral port) and speaks three streaming wire APIs, exactly in the shapes
+ * Listens on 127.0.0.1 (ephemeral port) and speaks four streaming wire APIs, exactly in the shapes
  * `@earendil-works/pi-ai` 1.6 parses:
  * - Anthropic Messages: POST `<url>/v1/messages` (the SDK appends `?beta=true`), SSE with named events.
  *   Use `server.url` as the models.json `baseUrl` (the Anthropic SDK adds `/v1/messages`).
@@ -9,22 +9,25 @@
  *   Use `server.url + "/v1"` as the `baseUrl` (the OpenAI SDK appends `/chat/completions` only).
  * - OpenAI Responses: POST `<url>/v1/responses`, SSE with named `response.*` events, one output item
  *   per reasoning, text and function call. Same `baseUrl` as chat completions.
+ * - Google Gemini (`google-generative-ai`): POST `<url>/v1beta/models/<id>:streamGenerateContent?alt=sse`,
+ *   one `GenerateContentResponse` per `data:` line. Use `server.url + "/v1beta"` as the `baseUrl`.
  *
  * Every request is recorded in `requests`. The reply is produced by a script function: text, tool
  * calls, a thinking block (unsigned on Anthropic, `thinking` without a signature, and on chat
  * completions, `reasoning_content`; on Responses a reasoning item with an opaque `encrypted_content`,
- * which Pi keeps as the block's signature and sends back as it came), an HTTP error, or a stream that
- * stalls until the client hangs up (so an abort can be recorded). Usage is simulated from the prompt
- * size (chars / 4) with a prefix cache: the longest common prefix with the previous prompt (or any
- * earlier prompt, see `cacheMode`) is reported as cache read; `expireCache()` forgets every earlier
- * prompt (an idle gap past the TTL).
+ * which Pi keeps as the block's signature and sends back as it came; on Gemini `thought: true` parts,
+ * and as Gemini does, a `thoughtSignature` on the first function call of a reply, or on its text when it
+ * calls nothing), an HTTP error, or a stream that stalls until the client hangs up (so an abort can be
+ * recorded). Usage is simulated from the prompt size (chars / 4) with a prefix cache: the longest common
+ * prefix with the previous prompt (or any earlier prompt, see `cacheMode`) is reported as cache read;
+ * `expireCache()` forgets every earlier prompt (an idle gap past the TTL).
  *
  * Nothing here opens an outbound connection.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type WireApi = "anthropic" | "openai" | "responses";
+export type WireApi = "anthropic" | "openai" | "responses" | "gemini";
 
 /** A parsed JSON request body (shape depends on the API). */
 export type JsonObject = Record<string, unknown>;
@@ -46,7 +49,7 @@ export interface CapturedRequest {
 export interface ScriptedToolCall {
 	name: string;
 	args: Record<string, unknown>;
-	/** Defaults to a generated id (`toolu_e2e_<n>` / `call_e2e_<n>`). */
+	/** Defaults to a generated id (`toolu_e2e_<n>` / `call_e2e_<n>`); on Gemini, none is sent (Pi makes one). */
 	id?: string;
 }
 
@@ -75,6 +78,8 @@ export interface Reply {
 	 * input + cacheRead + cacheWrite.
 	 */
 	usage?: Partial<Pick<ReportedUsage, "input" | "cacheRead" | "cacheWrite" | "output">>;
+	/** Gemini: send the step's calls with no `thoughtSignature` (as a model that does not sign them would). */
+	unsigned?: boolean;
 }
 
 export type Script = (req: CapturedRequest, index: number) => Reply | Promise<Reply>;
@@ -86,7 +91,7 @@ export interface ReportedUsage {
 	/** Uncached input tokens (Anthropic `input_tokens`; OpenAI prompt_tokens or input_tokens - cached_tokens). */
 	input: number;
 	cacheRead: number;
-	/** Anthropic `cache_creation_input_tokens` (always 0 for OpenAI). */
+	/** Anthropic `cache_creation_input_tokens` (always 0 for OpenAI and Gemini). */
 	cacheWrite: number;
 	output: number;
 	/** Length in chars of the common prefix used for cacheRead. */
@@ -112,8 +117,10 @@ export interface ModelServerOptions {
 export interface ModelServer {
 	/** `http://127.0.0.1:<port>`; the Anthropic baseUrl. */
 	url: string;
-	/** Base URL for models.json for the given API (both OpenAI APIs need the `/v1` suffix). */
-	baseUrlFor(api: WireApi | "anthropic-messages" | "openai-completions" | "openai-responses"): string;
+	/** Base URL for models.json for the given API (both OpenAI APIs need `/v1`, Gemini `/v1beta`). */
+	baseUrlFor(
+		api: WireApi | "anthropic-messages" | "openai-completions" | "openai-responses" | "google-generative-ai",
+	): string;
 	port: number;
 	requests: CapturedRequest[];
 	/** Parallel to `requests` (undefined for error replies). */
@@ -144,7 +151,8 @@ function stripCacheControl(value: unknown): unknown {
 }
 
 /**
- * Serializes the cacheable prompt (system + tools + messages, or Responses `input` items) of a request,
+ * Serializes the cacheable prompt (system + tools + messages, Responses `input` items, or Gemini
+ * `systemInstruction` + `tools` + `contents`) of a request,
  * without the moving `cache_control` markers, so consecutive requests share a textual prefix exactly
  * when the conversation is append-only.
  */
@@ -155,7 +163,9 @@ export function serializePrompt(req: Pick<CapturedRequest, "api" | "body">): str
 			? { system: b.system ?? null, tools: b.tools ?? null, messages: b.messages ?? [] }
 			: req.api === "responses"
 				? { tools: b.tools ?? null, input: b.input ?? [] }
-				: { tools: b.tools ?? null, messages: b.messages ?? [] };
+				: req.api === "gemini"
+					? { system: b.systemInstruction ?? null, tools: b.tools ?? null, contents: b.contents ?? [] }
+					: { tools: b.tools ?? null, messages: b.messages ?? [] };
 	return JSON.stringify(stripCacheControl(parts));
 }
 
@@ -459,6 +469,46 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 		res.end();
 	};
 
+	const writeGemini = (res: ServerResponse, req: CapturedRequest, reply: Reply, usage: ReportedUsage): void => {
+		const modelVersion = /\/models\/([^:]+):/.exec(req.path)?.[1] ?? "fake-model";
+		const emit = (parts: JsonObject[], extra: JsonObject = {}) =>
+			sse(res, {
+				candidates: [{ content: { role: "model", parts }, index: 0, ...extra }],
+				modelVersion,
+				responseId: `gemini_e2e_${req.index}`,
+			});
+		// Opaque, base64 as Google's are (pi-ai drops a signature that is not).
+		const sign = (what: string) => Buffer.from(`e2e signature of request ${req.index}: ${what}`).toString("base64");
+		const calls = reply.stall ? [] : (reply.toolCalls ?? []);
+		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
+		for (const text of chunks(reply.thinking ?? "")) emit([{ text, thought: true }]);
+		const pieces = chunks(reply.text ?? "");
+		pieces.forEach((text, i) => {
+			// A reply that calls nothing is signed on its last part.
+			const signed = calls.length === 0 && !reply.stall && i === pieces.length - 1;
+			emit([{ text, ...(signed ? { thoughtSignature: sign("text") } : {}) }]);
+		});
+		if (reply.stall) return;
+		// Gemini signs the first function call of a step only; a parallel call after it goes unsigned.
+		calls.forEach((call, i) => {
+			const functionCall = { ...(call.id ? { id: call.id } : {}), name: call.name, args: call.args };
+			emit([{ functionCall, ...(i === 0 && !reply.unsigned ? { thoughtSignature: sign(call.name) } : {}) }]);
+		});
+		emit([], { finishReason: "STOP" });
+		sse(res, {
+			candidates: [],
+			usageMetadata: {
+				promptTokenCount: usage.promptTokens,
+				candidatesTokenCount: usage.output,
+				totalTokenCount: usage.promptTokens + usage.output,
+				cachedContentTokenCount: usage.cacheRead,
+			},
+			modelVersion,
+			responseId: `gemini_e2e_${req.index}`,
+		});
+		res.end();
+	};
+
 	const server = createServer((httpReq, res) => {
 		const bufs: Buffer[] = [];
 		httpReq.on("data", (b: Buffer) => bufs.push(b));
@@ -472,7 +522,9 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 						? "openai"
 						: pathname.endsWith("/responses")
 							? "responses"
-							: undefined;
+							: pathname.endsWith(":streamGenerateContent")
+								? "gemini"
+								: undefined;
 				if (httpReq.method !== "POST" || !api) {
 					res.writeHead(404, { "content-type": "application/json" });
 					res.end(JSON.stringify({ error: { message: `e2e model server: no route ${httpReq.method} ${path}` } }));
@@ -508,7 +560,9 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 							JSON.stringify(
 								api === "anthropic"
 									? { type: "error", error: { type, message: reply.error.message } }
-									: { error: { message: reply.error.message, type, code: null, param: null } },
+									: api === "gemini"
+										? { error: { code: reply.error.status, message: reply.error.message, status: type } }
+										: { error: { message: reply.error.message, type, code: null, param: null } },
 							),
 						);
 						return;
@@ -518,6 +572,7 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 					usages[captured.index] = usage;
 					if (api === "anthropic") writeAnthropic(res, captured, reply, usage);
 					else if (api === "responses") writeResponses(res, captured, reply, usage);
+					else if (api === "gemini") writeGemini(res, captured, reply, usage);
 					else writeOpenAI(res, captured, reply, usage);
 				} catch (e) {
 					const err = e instanceof Error ? e : new Error(String(e));
@@ -548,7 +603,12 @@ export async function startModelServer(script: Script, options: ModelServerOptio
 	return {
 		url,
 		port,
-		baseUrlFor: (api) => (api === "anthropic" || api === "anthropic-messages" ? url : `${url}/v1`),
+		baseUrlFor: (api) =>
+			api === "anthropic" || api === "anthropic-messages"
+				? url
+				: api === "gemini" || api === "google-generative-ai"
+					? `${url}/v1beta`
+					: `${url}/v1`,
 		requests,
 		usages,
 		errors,
@@ -635,9 +695,47 @@ function responsesMessages(items: JsonObject[]): NormalizedMessage[] {
 	return out;
 }
 
+/**
+ * Gemini `systemInstruction` and `contents` as messages: a model content is an assistant message (its text
+ * parts, thought parts included, and its function calls), a user content's `functionResponse` parts are
+ * tool messages (the call id when sent, else the function's name) and its text parts one user message.
+ */
+function geminiMessages(body: JsonObject): NormalizedMessage[] {
+	const textOf = (parts: JsonObject[]) => parts.map((p) => (typeof p.text === "string" ? p.text : "")).join("");
+	const partsOf = (content: unknown) => {
+		const parts = (content as JsonObject | undefined)?.parts;
+		return Array.isArray(parts) ? (parts as JsonObject[]) : [];
+	};
+	const system =
+		typeof body.systemInstruction === "string" ? body.systemInstruction : textOf(partsOf(body.systemInstruction));
+	const out: NormalizedMessage[] = system ? [{ role: "system", text: system }] : [];
+	for (const content of Array.isArray(body.contents) ? (body.contents as JsonObject[]) : []) {
+		const parts = partsOf(content);
+		if (content.role === "model") {
+			const toolCalls = parts.flatMap((p) => {
+				const call = p.functionCall as JsonObject | undefined;
+				return call ? [{ id: String(call.id ?? call.name), name: String(call.name), args: call.args }] : [];
+			});
+			out.push({ role: "assistant", text: textOf(parts), ...(toolCalls.length ? { toolCalls } : {}) });
+			continue;
+		}
+		for (const p of parts) {
+			const response = p.functionResponse as JsonObject | undefined;
+			if (!response) continue;
+			const value = (response.response ?? {}) as JsonObject;
+			const text = String(value.output ?? value.error ?? "");
+			out.push({ role: "tool", toolCallId: String(response.id ?? response.name), text });
+		}
+		const rest = parts.filter((p) => !p.functionResponse);
+		if (rest.length > 0) out.push({ role: "user", text: textOf(rest) });
+	}
+	return out;
+}
+
 /** The request's conversation as a flat list of roles/texts, the same for every API. */
 export function messagesOf(req: Pick<CapturedRequest, "api" | "body">): NormalizedMessage[] {
 	if (req.api === "responses") return responsesMessages(Array.isArray(req.body.input) ? req.body.input : []);
+	if (req.api === "gemini") return geminiMessages(req.body);
 	const out: NormalizedMessage[] = [];
 	const msgs = Array.isArray(req.body.messages) ? (req.body.messages as JsonObject[]) : [];
 	if (req.api === "anthropic") {
@@ -714,6 +812,8 @@ export function systemPromptOf(req: Pick<CapturedRequest, "api" | "body">): stri
 /** Names of the tools declared in the request. */
 export function toolNamesOf(req: Pick<CapturedRequest, "api" | "body">): string[] {
 	const tools = Array.isArray(req.body.tools) ? (req.body.tools as JsonObject[]) : [];
+	if (req.api === "gemini")
+		return tools.flatMap((t) => ((t.functionDeclarations ?? []) as JsonObject[]).map((d) => String(d.name)));
 	return tools.map((t) => String(req.api === "openai" ? ((t.function ?? {}) as JsonObject).name : t.name));
 }
 

@@ -37,12 +37,12 @@ export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-ag
  */
 export const COMPILE_CACHE = join(REPO_ROOT, "node_modules/.cache/context-fold-e2e/jiti");
 
-export type PiApi = "anthropic-messages" | "openai-completions" | "openai-responses";
+export type PiApi = "anthropic-messages" | "openai-completions" | "openai-responses" | "google-generative-ai";
 
 export type JsonRecord = Record<string, unknown> & { type?: string };
 
 export interface SandboxOptions {
-	/** Server root URL (`ModelServer.url`); the `/v1` suffix for both OpenAI APIs is added here. */
+	/** Server root URL (`ModelServer.url`); the `/v1` suffix for both OpenAI APIs (Gemini: `/v1beta`) is added here. */
 	serverUrl: string;
 	api?: PiApi;
 	/** Provider id in models.json and on the CLI. Default "fake". */
@@ -276,7 +276,10 @@ export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbo
 		});
 	}
 
-	const baseUrl = api === "anthropic-messages" ? options.serverUrl : `${options.serverUrl}/v1`;
+	const baseUrl =
+		api === "anthropic-messages"
+			? options.serverUrl
+			: `${options.serverUrl}${api === "google-generative-ai" ? "/v1beta" : "/v1"}`;
 	const models = {
 		providers: {
 			[provider]: {
