@@ -80,30 +80,53 @@ export const WIRE_PROBE_MIN_CHARS = 16;
 /** Lines a probe may take, the longest first: at most this many of a block are tried. */
 const WIRE_PROBE_TRIES = 8;
 
+/**
+ * Folded blocks probed at most, spread over the event from its first to its last: one probe found on
+ * the wire tells the event missed it, and each line tried is looked for in the whole request, so
+ * probing every block of an event over thousands cost the square of the history (a minute on a
+ * resumed session of 140 MB).
+ */
+export const WIRE_PROBE_BLOCKS = 8;
+
 /** True for a line JSON writes as it is, at any depth of quoting (no quote, backslash or control character). */
 function writtenAsIs(line: string): boolean {
 	return JSON.stringify(line).length === line.length + 2;
 }
 
+/** True when `line` occurs exactly once in all of `texts` together. */
+function occursOnce(line: string, texts: readonly string[]): boolean {
+	let seen = 0;
+	for (const text of texts) {
+		for (let at = text.indexOf(line); at >= 0; at = text.indexOf(line, at + 1)) if (++seen > 1) return false;
+	}
+	return seen === 1;
+}
+
+/** Up to `most` positions of `count`, spread evenly from the first to the last. */
+function spread(count: number, most: number): number[] {
+	if (count <= most) return Array.from({ length: count }, (_, i) => i);
+	return Array.from({ length: most }, (_, i) => Math.round((i * (count - 1)) / (most - 1)));
+}
+
 /**
- * Probes for the raw text of the `folded` block texts in a serialized provider payload. Of each, its
- * longest line (a line of a string inside JSON text, as a call's arguments are, too) that JSON
- * writes as it is however deeply it is quoted (a provider may send arguments as an object or as a
- * JSON string), and that occurs once in all the request's blocks (`folded` and `others`): found
- * on the wire, it is that block's raw text, not a later re-read of it. A block without such a line
- * gets none, and cannot be told on the wire.
+ * Probes for the raw text of the `folded` block texts in a serialized provider payload. Of each of at
+ * most WIRE_PROBE_BLOCKS of them, spread over the event, its longest line (a line of a string inside
+ * JSON text, as a call's arguments are, too) that JSON writes as it is however deeply it is quoted (a
+ * provider may send arguments as an object or as a JSON string), and that occurs once in all the
+ * request's blocks (`folded` and `others`): found on the wire, it is that block's raw text, not a
+ * later re-read of it. A block without such a line gets none, and cannot be told on the wire.
  */
 export function wireProbes(folded: readonly string[], others: readonly string[]): string[] {
-	const all = [...folded, ...others].join("\u0000");
+	const texts = [...folded, ...others];
 	const probes: string[] = [];
-	for (const text of folded) {
-		const lines = text
+	for (const k of spread(folded.length, WIRE_PROBE_BLOCKS)) {
+		const lines = folded[k]
 			.split(/\\n|\n/)
 			.map((line) => line.trim())
 			.filter((line) => line.length >= WIRE_PROBE_MIN_CHARS && writtenAsIs(line))
 			.sort((a, b) => b.length - a.length)
 			.slice(0, WIRE_PROBE_TRIES);
-		const probe = lines.find((line) => all.indexOf(line) === all.lastIndexOf(line));
+		const probe = lines.find((line) => occursOnce(line, texts));
 		if (probe !== undefined) probes.push(probe);
 	}
 	return probes;

@@ -26,6 +26,7 @@ import {
 	Streaks,
 	unfoldable,
 	unknownProviders,
+	WIRE_PROBE_BLOCKS,
 	WIRE_PROBE_MIN_CHARS,
 	wireProbes,
 } from "../../src/core/cache-advice.ts";
@@ -70,6 +71,22 @@ describe("wire watchdog on the request's payload", () => {
 		const reread = "status: all twelve checks ran\nmore of the file";
 		assert.deepEqual(wireProbes([`${raw}\nthe folded read's own line`], [reread]), ["the folded read's own line"]);
 		assert.deepEqual(wireProbes([raw], [reread]), [], "every line is the re-read's too");
+	});
+	it("probes at most WIRE_PROBE_BLOCKS blocks of an event, spread from its first to its last", () => {
+		const block = (k: number) => `header\nthe only line of block number ${k}\nfooter`;
+		const probes = wireProbes(
+			Array.from({ length: 100 }, (_, k) => block(k)),
+			["header\nfooter"],
+		);
+		assert.equal(probes.length, WIRE_PROBE_BLOCKS, "each line tried scans the whole request: bounded per event");
+		assert.equal(probes[0], "the only line of block number 0");
+		assert.equal(probes.at(-1), "the only line of block number 99");
+		assert.equal(new Set(probes).size, probes.length);
+		assert.deepEqual(
+			wireProbes([block(1), block(2)], []),
+			["the only line of block number 1", "the only line of block number 2"],
+			"a small event: every block",
+		);
 	});
 	it("finds a call's argument text whether the provider sends the arguments as an object or a JSON string", () => {
 		const args = { path: "notes.md", content: 'title: "x"\nevery line of the new notes file\nend' };
