@@ -740,6 +740,77 @@ describe("folded blocks another extension rewrites", () => {
 	});
 });
 
+describe("an extension that rewrites every old result after each fold", () => {
+	it("undoes two events whole, then no event opens for the session, said once; later changes are not said again", async () => {
+		const stub = await started();
+		let n = 0;
+		/** What the other extension does before each request: every stored result gets a new last line. */
+		const annotate = () => {
+			n++;
+			for (const entry of stub.entries) {
+				const message = entry.message as { role?: string; content?: { text: string }[] } | undefined;
+				if (message?.role !== "toolResult" || !message.content) continue;
+				message.content[0].text = `${message.content[0].text.replace(/\n\[annotated \d+\]$/, "")}\n[annotated ${n}]`;
+			}
+		};
+		let ts = 1_800_000_000_000;
+		/** Six more checks, as the session goes on, and the user's next prompt. */
+		const more = (from: number) => {
+			for (let i = from; i < from + 6; i++) {
+				stub.addMessage({
+					role: "assistant",
+					content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `check ${i}` } }],
+					responseId: `resp_${i}`,
+					usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+					stopReason: "toolUse",
+					timestamp: ts++,
+				});
+				const body = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} output ok`).join("\n");
+				stub.addMessage({
+					role: "toolResult",
+					toolCallId: `call_${i}`,
+					toolName: "bash",
+					content: [{ type: "text", text: body }],
+					isError: false,
+					timestamp: ts++,
+				});
+			}
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "text", text: "ran" }],
+				responseId: `resp_f${from}`,
+				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+				stopReason: "stop",
+				timestamp: ts++,
+			});
+			stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
+		};
+		const layers = () => foldEntries(stub).filter((e) => (e.data as { kind: string }).kind === "layer").length;
+		await stub.request();
+		assert.equal(layers(), 1, "the first event");
+		annotate();
+		await stub.request();
+		assert.match(stub.stderr.join(""), /changed since they were folded/);
+		more(6);
+		annotate();
+		await stub.request();
+		assert.equal(layers(), 2, "a second event, over the new results");
+		annotate();
+		await stub.request();
+		const stopped =
+			/the blocks of 2 fold events all changed right after they were folded \(another extension rewrites old messages\), so a fold would only rewrite the prompt cache: no new fold events this session/;
+		assert.match(stub.stderr.join(""), stopped);
+		more(12);
+		annotate();
+		await stub.request();
+		annotate();
+		await stub.request();
+		assert.equal(layers(), 2, "no third event");
+		assert.equal(stub.stderr.join("").match(/changed since/g)?.length, 1, "the changed blocks said once");
+		assert.equal(stub.stderr.join("").match(/no new fold events/g)?.length, 1, "the stop said once");
+	});
+});
+
 describe("a folded block edited in place", () => {
 	it("goes out raw when its text changed to one of the same length, and says so once", async () => {
 		const stub = await started();

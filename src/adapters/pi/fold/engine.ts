@@ -136,6 +136,12 @@ export function answersRequest(reply: ReplyLike): boolean {
 }
 
 /** The fold engine of one session branch. */
+/**
+ * Fold events whose every block another extension changed right after the fold, before the engine
+ * stops opening new ones for the session (see FoldEngine.notice): one could be a one-off edit.
+ */
+export const FUTILE_EVENTS = 2;
+
 export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
@@ -171,6 +177,12 @@ export class FoldEngine {
 		| { view: PolicyView; blocks: readonly Block[]; event: Set<string>; unfoldable?: number; snapshot?: PassSnapshot }
 		| undefined;
 	private warnedStale = new Set<string>();
+	/** The newest event this engine committed: its number and blocks (see notice). */
+	private newest: { seq: number; ids: ReadonlySet<string> } | undefined;
+	/** Events whose every block changed after the fold (another extension rewrote them). */
+	private undone = new Set<number>();
+	/** Set once FUTILE_EVENTS events were undone whole: no fold event for the rest of the session. */
+	private futile = false;
 	/** Folded blocks whose text the latest pass found changed since the fold (sent raw, see notice). */
 	private staleNow = new Set<string>();
 	/** What unfolds may still add before the next request (see unfoldRoom). */
@@ -228,6 +240,9 @@ export class FoldEngine {
 		this.previewed = undefined;
 		this.warnedStale = new Set();
 		this.staleNow = new Set();
+		this.newest = undefined;
+		this.undone = new Set();
+		this.futile = false;
 	}
 
 	/**
@@ -453,7 +468,7 @@ export class FoldEngine {
 	run(messages: MessageLike[], facts: TurnFacts): boolean {
 		this.room = undefined;
 		let indexed = false;
-		const policy: Policy = facts.hold ? () => [] : gated(this.deps.policy, facts.mayFold);
+		const policy: Policy = facts.hold || this.futile ? () => [] : gated(this.deps.policy, facts.mayFold);
 		const { plan, event, contents } = runTurn(this.input(messages, facts, policy), {
 			planned: (planned) => this.notice(planned),
 			persist: ({ seq, records, plan }) => {
@@ -505,14 +520,32 @@ export class FoldEngine {
 		this.unanswered = undefined;
 	}
 
-	/** Announces the plan's stale ids (once each) and code collisions (their blocks stay raw). */
+	/**
+	 * Announces the plan's stale ids (the first time any goes stale; later ones go to the debug line) and
+	 * code collisions (their blocks stay raw). When every block of the newest event has changed since,
+	 * for the FUTILE_EVENTS-th event, another extension rewrites old messages after each fold, so a fold
+	 * only rewrites the prompt cache: no new event comes for the rest of the session, said once.
+	 */
 	private notice(plan: TurnPlan): void {
 		// Most passes find none: no new set then.
 		if (plan.stale.length > 0 || this.staleNow.size > 0) this.staleNow = new Set(plan.stale);
+		const newest = this.newest;
+		if (newest && !this.undone.has(newest.seq) && [...newest.ids].every((id) => this.staleNow.has(id))) {
+			this.undone.add(newest.seq);
+			if (this.undone.size >= FUTILE_EVENTS && !this.futile) {
+				this.futile = true;
+				this.deps.warn(
+					`context-fold: the blocks of ${this.undone.size} fold events all changed right after they were folded (another extension rewrites old messages), so a fold would only rewrite the prompt cache: no new fold events this session`,
+				);
+			}
+		}
+		const said = this.warnedStale.size > 0;
 		const fresh = plan.stale.filter((id) => !this.warnedStale.has(id));
 		for (const id of fresh) this.warnedStale.add(id);
-		// One notice a pass: an extension that rewrites old messages makes many folds stale at once.
-		if (fresh.length === 1)
+		if (said && fresh.length > 0)
+			this.deps.debug(`context-fold: changed since folded, sent raw: ${fresh.join(", ")}`);
+		// One notice a session: an extension that rewrites old messages makes many folds stale at once.
+		else if (fresh.length === 1)
 			this.deps.warn(`context-fold: block ${fresh[0]} changed since it was folded; it is sent raw`);
 		else if (fresh.length > 1) {
 			const named = `${fresh.slice(0, 3).join(", ")}${fresh.length > 3 ? ", …" : ""}`;
@@ -548,6 +581,7 @@ export class FoldEngine {
 		} catch (error) {
 			this.deps.warn(`context-fold: cache telemetry missed fold event ${seq}: ${errorText(error)}`);
 		}
+		this.newest = { seq, ids };
 		const count = event.length;
 		this.deps.debug(
 			`context-fold: fold event ${seq}: ${count} block${count === 1 ? "" : "s"}, ~${saved} tokens saved`,
