@@ -1,32 +1,40 @@
 /**
- * What Pi's bash and read tools add to their output, read from the text alone: the notice that ends a
- * truncated result, which says where the session's copy sits in a file (bash: `[Showing lines
- * 3448-5000 of 5000. Full output: …]`, the full output the bash tool saved; read: `[Showing lines
- * 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines in file. Use offset=301 to
- * continue.]`, the file read), and the status line the bash tool appends when a command fails or stops
- * (`Command exited with code 2`). A read from an offset that runs to the file's end has no notice:
+ * What Pi's shell tools (bash, and powershell on Windows) and read tool add to their output, read from
+ * the text alone: the notice that ends a truncated result, which says where the session's copy sits
+ * in a file (a shell tool's: `[Showing lines 3448-5000 of 5000. Full output: …]`, the full output the
+ * tool saved; read: `[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines
+ * in file. Use offset=301 to continue.]`, the file read), and the status line a shell tool appends
+ * when a command fails or stops (`Command exited with code 2`). A read from an offset that runs to the file's end has no notice:
  * its call's offset says where it starts. A digest and a recall both number such a copy's lines as in
  * that file, so that the line a digest names is the line a recall serves, and the line a `read` would
  * give.
  */
 
-/** Where a truncated result's session copy sits in a file: the bash tool's full output, or the file a read read. */
+/**
+ * Pi's shell tools: `bash`, and `powershell` where Pi runs on Windows. Both cut a long output alike,
+ * saving it whole to `pi-<tool>-<16 hex>.log` in the temp dir, and append the same status line.
+ */
+export const SHELL_TOOLS: ReadonlySet<string> = new Set(["bash", "powershell"]);
+
+/** Where a truncated result's session copy sits in a file: a shell tool's full output, or the file a read read. */
 export interface OutputFilePlace {
-	/** Which tool's notice: the file is the bash tool's full output, or the file read. */
-	source: "bash" | "read";
+	/** Which tool's notice: the file is a shell tool's full output, or the file read. */
+	source: "shell" | "read";
+	/** The shell tool that saved the full output (`bash` when the result does not say). */
+	tool?: string;
 	/** The file's lines the copy holds, 1-based, inclusive, and how many the file has. */
 	first: number;
 	last: number;
 	total: number;
 	/** The copy's text of those lines (everything before the notice). */
 	held: string;
-	/** The copy's lines after them: the notice, then the bash tool's status line for a failed or stopped command. */
+	/** The copy's lines after them: the notice, then the shell tool's status line for a failed or stopped command. */
 	trailer: string[];
-	/** The bash tool's status line after the notice, when there is one. */
+	/** The shell tool's status line after the notice, when there is one. */
 	status?: string;
 }
 
-const BASH_NOTICE =
+const SHELL_NOTICE =
 	/\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\](?:\n\n(Command [^\n]*))?$/;
 const READ_SHOWING = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Use offset=\d+ to continue\.\]$/;
 const READ_MORE = /\n\n\[(\d+) more lines in file\. Use offset=(\d+) to continue\.\]$/;
@@ -46,7 +54,7 @@ export interface CopyOrigin {
 }
 
 /**
- * Where a bash or read result's `text` sits in a file, from the notice Pi's tool ends a truncated
+ * Where a shell or read result's `text` sits in a file, from the notice Pi's tool ends a truncated
  * result with, or for a read without one, from `origin.from`, the line its call's offset started at;
  * undefined for a text whose notice does not match the lines before it, or that has neither notice nor
  * start past line 1. Only the tool that writes a notice is read for it: another tool's text that ends
@@ -68,16 +76,19 @@ export function outputFilePlace(text: string, origin: CopyOrigin = {}): OutputFi
 	return { source: "read", first: from, last, total: last, held: text, trailer: [] };
 }
 
-/** True when `tool` (undefined: not known) may have written the notices of Pi's tool `source`. */
+/** True when `tool` (undefined: not known) may have written the notices of Pi's tools of `source`. */
 function writes(tool: string | undefined, source: OutputFilePlace["source"]): boolean {
-	return tool === undefined || tool === source;
+	return tool === undefined || (source === "shell" ? SHELL_TOOLS.has(tool) : tool === source);
 }
 
 /** The place a notice at the end of `text` gives (see outputFilePlace), when `tool` writes that notice. */
 function noticedPlace(text: string, tool: string | undefined): OutputFilePlace | undefined {
 	if (!text.endsWith("]") && !text.includes("\n\nCommand ")) return undefined;
-	const bash = writes(tool, "bash") ? BASH_NOTICE.exec(text) : null;
-	if (bash) return placed("bash", text, bash.index, Number(bash[1]), Number(bash[2]), Number(bash[3]), bash[4]);
+	const shell = writes(tool, "shell") ? SHELL_NOTICE.exec(text) : null;
+	if (shell) {
+		const place = placed("shell", text, shell.index, Number(shell[1]), Number(shell[2]), Number(shell[3]), shell[4]);
+		return place && { ...place, tool: tool ?? "bash" };
+	}
 	if (!writes(tool, "read")) return undefined;
 	const showing = READ_SHOWING.exec(text);
 	if (showing) return placed("read", text, showing.index, Number(showing[1]), Number(showing[2]), Number(showing[3]));
@@ -113,9 +124,9 @@ const STATUS =
 	/^Command (?:exited with code -?\d+|aborted|timed out after \d+ seconds\b.*|terminated without an exit code)$/;
 
 /**
- * True for a status line Pi's bash tool appends to a failed or stopped command's output: it says
+ * True for a status line Pi's shell tools append to a failed or stopped command's output: it says
  * that the command failed, never why.
  */
-export function isBashStatusLine(line: string): boolean {
+export function isShellStatusLine(line: string): boolean {
 	return STATUS.test(line);
 }

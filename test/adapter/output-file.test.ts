@@ -1,5 +1,6 @@
 /**
- * The bash tool's full-output file as a recall source: only `pi-bash-<16 hex>.log` directly in the
+ * A shell tool's full-output file as a recall source: only `pi-bash-<16 hex>.log` (or Pi's powershell
+ * tool's `pi-powershell-…` on Windows) directly in the
  * temp dir, opened once without following links, a regular file with one link owned by this user,
  * read from the descriptor that was checked; labelled honestly; and a deleted file falls back to the
  * session's sha-verified copy.
@@ -181,6 +182,33 @@ describe("recall over a truncated bash result", () => {
 		assert.match(fromSession, /\(sha256 verified\)/);
 		assert.match(fromSession, /Error: session copy 0 line 5\b/);
 		assert.doesNotMatch(fromSession, /full output file/);
+	});
+});
+
+describe("recall over a truncated result of Pi's powershell tool (Windows)", () => {
+	it("reads its own pi-powershell log as it reads bash's, numbered as in that file, and says which tool's it is", async () => {
+		const path = join(temp, `pi-powershell-${"ab".repeat(8)}.log`);
+		const total = 900;
+		const line = (n: number) => `ps line ${n}${n === 20 ? " Error: only in the full output" : ""}`;
+		writeFileSync(path, `${Array.from({ length: total }, (_, k) => line(k + 1)).join("\n")}\n`);
+		assert.equal(readToolOutputFile(path)?.split("\n").length, total + 1, "its own log in the temp dir");
+		const kept = Array.from({ length: 300 }, (_, k) => line(601 + k)).join("\n");
+		const { stub, code, digest } = await foldedBashSession(
+			path,
+			6,
+			(i) =>
+				i === 0
+					? `${kept}\n\n[Showing lines 601-900 of 900. Full output: ${path}]\n\nCommand exited with code 1`
+					: Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the other command output`).join("\n"),
+			{ window: 10_000, tool: "powershell", failed: true },
+		);
+		assert.match(digest, /powershell: error, 900 lines, L601-900 held/, "numbered as in its file");
+		const fromFile = await stub.call("recall_folded", { codes: [code], grep: "only in the full output" });
+		assert.match(fromFile, /from the powershell tool's full output file, which the fold-time sha256 does not cover/);
+		assert.match(fromFile, /Error: only in the full output/);
+		unlinkSync(path);
+		const gone = await stub.call("recall_folded", { codes: [code], lines: "10-12" });
+		assert.match(gone, /only in the powershell tool's full output file, which cannot be read here/);
 	});
 });
 

@@ -1,10 +1,11 @@
 /**
- * Where a truncated bash or read result's session copy sits in its file, read from the notice Pi's
- * tool ends it with, and the bash tool's status lines.
+ * Where a truncated shell (bash, powershell) or read result's session copy sits in its file, read from
+ * the notice Pi's tool ends it with, and the shell tools' status lines.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isBashStatusLine, outputFilePlace } from "../../src/core/output-notices.ts";
+import { toolResultDigest } from "../../src/core/digest.ts";
+import { isShellStatusLine, outputFilePlace } from "../../src/core/output-notices.ts";
 
 const rows = (from: number, to: number) =>
 	Array.from({ length: to - from + 1 }, (_, k) => `row ${from + k}`).join("\n");
@@ -16,7 +17,8 @@ describe("outputFilePlace", () => {
 		assert.deepEqual(
 			{ ...lines, held: lines?.held.length },
 			{
-				source: "bash",
+				source: "shell",
+				tool: "bash",
 				first: 3001,
 				last: 5000,
 				total: 5000,
@@ -93,13 +95,26 @@ describe("outputFilePlace by the tool that returned the text", () => {
 		assert.equal(outputFilePlace(rows(2001, 2400), { tool: "bash", from: 2001 }), undefined);
 	});
 
+	it("reads Pi's powershell tool (Windows) as it reads bash: the same notice and status line", () => {
+		const ps = `${rows(3002, 5001)}\n\n[Showing lines 3002-5001 of 5001. Full output: C:\\Users\\Ann\\AppData\\Local\\Temp\\pi-powershell-0123456789abcdef.log]\n\nCommand exited with code 1`;
+		const place = outputFilePlace(ps, { tool: "powershell" });
+		assert.deepEqual(
+			[place?.source, place?.tool, place?.first, place?.last, place?.total],
+			["shell", "powershell", 3002, 5001, 5001],
+		);
+		assert.equal(place?.status, "Command exited with code 1");
+		const digest = toolResultDigest({ code: "abcd1234", toolName: "powershell", text: ps, isError: true });
+		assert.match(digest, /^\{#abcd1234 FOLDED\} powershell: error, 5001 lines, L3002-5001 held/);
+	});
+
 	it("reads either notice where the tool is not known (a record of an older version)", () => {
-		assert.equal(outputFilePlace(bash)?.source, "bash");
+		assert.equal(outputFilePlace(bash)?.source, "shell");
+		assert.equal(outputFilePlace(bash)?.tool, "bash");
 		assert.equal(outputFilePlace(read)?.source, "read");
 	});
 });
 
-describe("isBashStatusLine", () => {
+describe("isShellStatusLine", () => {
 	it("is true for the bash tool's own status lines only", () => {
 		for (const line of [
 			"Command exited with code 1",
@@ -109,12 +124,12 @@ describe("isBashStatusLine", () => {
 			"Command timed out after 30 seconds. The shell exited with code 0 after 2 seconds, but background processes it started kept writing output until the timeout.",
 			"Command terminated without an exit code",
 		])
-			assert.ok(isBashStatusLine(line), line);
+			assert.ok(isShellStatusLine(line), line);
 		for (const line of [
 			"Error: Command exited with code 1",
 			"command exited with code 1",
 			"Command exited with code 1 (see above)",
 		])
-			assert.ok(!isBashStatusLine(line), line);
+			assert.ok(!isShellStatusLine(line), line);
 	});
 });

@@ -312,6 +312,17 @@ describe("commands", () => {
 		]);
 	});
 
+	it("records the commands of Pi's powershell tool (Windows) as it records bash's", () => {
+		const messages = [
+			user("run"),
+			assistant([call("p1", "powershell", { command: "Get-ChildItem -Recurse src" })]),
+			result("p1", "powershell", "Cannot find path 'src'", true),
+		];
+		assert.deepEqual(extract(messages).commands, [
+			{ command: "Get-ChildItem -Recurse src", turn: 1, code: foldCode("r:p1"), error: true },
+		]);
+	});
+
 	it("clips a very long command with a marker saying how much was cut", () => {
 		const long = `python - <<'EOF'\n${"print(1)\n".repeat(200)}EOF`;
 		const messages = [user("go"), assistant([call("L", "bash", { command: long })]), result("L", "bash", "1")];

@@ -6,6 +6,7 @@ import { type Block, linearize, type MessageLike } from "../block.ts";
 import { foldCode } from "../digest.ts";
 import { eachRun, isWord } from "../distinctive.ts";
 import type { FoldRecord } from "../fold-registry.ts";
+import { SHELL_TOOLS } from "../output-notices.ts";
 import { clipToError, ERRNO_PATTERN, isErrorLine, riskLines, uncoloured } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import {
@@ -393,7 +394,7 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 				if (file) file.tools.add(name);
 				else files.set(each, { turn: block.turn, tools: new Set([name]) });
 			}
-			const command = name === "bash" ? nonEmpty(args?.command) : undefined;
+			const command = SHELL_TOOLS.has(name) ? nonEmpty(args?.command) : undefined;
 			const result = block.toolCallId ? results.get(block.toolCallId) : undefined;
 			if (command !== undefined && (inScope(block.id) || (result !== undefined && inScope(result.id)))) {
 				const entry: SeedCommand = { command: clipCommand(command, caps.commandChars), turn: block.turn };

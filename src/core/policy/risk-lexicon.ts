@@ -2,7 +2,7 @@
  * The risk lexicon: lines that signal a failure must survive every digest verbatim. It is broad and
  * case-insensitive on purpose; a missed error line is worse than a digest a few lines longer.
  */
-import { isBashStatusLine } from "../output-notices.ts";
+import { isShellStatusLine } from "../output-notices.ts";
 import { clipAround } from "../tokens.ts";
 
 /**
@@ -180,6 +180,6 @@ function plainRiskLines(text: string, allErrors: boolean): RiskLine[] {
 		}
 		start = end + 1;
 	}
-	const signalled = errors.some((risk) => !isBashStatusLine(risk.text));
+	const signalled = errors.some((risk) => !isShellStatusLine(risk.text));
 	return (allErrors && !signalled ? failed : errors).concat(frames);
 }

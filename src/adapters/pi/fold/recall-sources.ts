@@ -1,12 +1,13 @@
 /**
  * Resolving a fold code to its original text: the ledger route (sha-verified), the live-history
- * fallback, and the bash tool's own full-output file for grep and line slices.
+ * fallback, and a shell tool's own full-output file for grep and line slices.
  */
 import { closeSync, constants, fstatSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
+import { SHELL_TOOLS } from "../../../core/output-notices.ts";
 import { type ArgField, renderArgsPlaced } from "../../../core/recall.ts";
 import { errorText } from "../error-text.ts";
 import { openRegular, realDir } from "../owned-files.ts";
@@ -35,7 +36,7 @@ export interface ResolvedCode {
 	/** The parent session file, for a parent code. */
 	origin?: string;
 	warning?: string;
-	/** A bash full-output file owned by the bash tool, if the result was truncated. */
+	/** The full-output file the shell tool (bash, powershell) saved, if the result was truncated. */
 	fullOutputPath?: string;
 	toolName?: string;
 	/** Images the block held, which recall does not serve (it serves text only). */
@@ -48,18 +49,19 @@ export interface Unresolved {
 	error: string;
 }
 
-const BASH_LOG = /^pi-bash-[0-9a-f]{16}\.log$/;
+/** A full-output file of Pi's shell tools (see SHELL_TOOLS): `pi-bash-<16 hex>.log`, `pi-powershell-…`. */
+const SHELL_LOG = /^pi-(?:bash|powershell)-[0-9a-f]{16}\.log$/;
 const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /**
- * Reads the bash tool's own full-output file: `pi-bash-<16 hex>.log` directly in the temp dir, named
- * by a normal absolute path (no `.` or `..` part, as the bash tool writes it). The file is opened
+ * Reads a shell tool's own full-output file: `pi-bash-<16 hex>.log` (or `pi-powershell-…`) directly in
+ * the temp dir, named by a normal absolute path (no `.` or `..` part, as the tool writes it). The file is opened
  * once without following links, and the opened descriptor must be a regular file with a single
  * link, owned by this user, of bounded size; the text is read from that descriptor, so nothing
  * swapped in after the check is read. Any other path, or a file gone, gives undefined.
  */
 export function readToolOutputFile(path: unknown): string | undefined {
-	if (typeof path !== "string" || path.length > 4096 || !BASH_LOG.test(basename(path))) return undefined;
+	if (typeof path !== "string" || path.length > 4096 || !SHELL_LOG.test(basename(path))) return undefined;
 	// Only a normal absolute path: the kernel follows a link before a `..` after it, which resolve drops.
 	if (resolve(path) !== path || realDir(dirname(path)) !== realDir(tmpdir())) return undefined;
 	let fd: number | undefined;
@@ -108,9 +110,9 @@ export function servedText(block: Block, message: MessageLike): { text: string; 
 	return shown;
 }
 
-/** The bash tool's full output file a bash result names (another tool's details name none it wrote). */
+/** The full output file a shell tool's result names (another tool's details name none it wrote). */
 function fullOutputOf(block: Block, message: MessageLike): string | undefined {
-	if (block.kind !== "toolResult" || block.toolName !== "bash") return undefined;
+	if (block.kind !== "toolResult" || !SHELL_TOOLS.has(block.toolName ?? "")) return undefined;
 	const details = message.details as { fullOutputPath?: unknown } | undefined;
 	return details && typeof details === "object" ? (details.fullOutputPath as string | undefined) : undefined;
 }

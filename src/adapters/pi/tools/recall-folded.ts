@@ -92,7 +92,7 @@ function resolveParent(code: string, parent: ParentSession): ResolvedCode | Unre
 	return resolved;
 }
 
-/** The recall header; `file` is the bash tool's full output when it is served, which no sha256 covers. */
+/** The recall header; `file` is the shell tool's full output when it is served, which no sha256 covers. */
 export function recallHeader(r: ResolvedCode, file?: string): string {
 	const what =
 		r.record.kind === "toolArgs"
@@ -100,7 +100,7 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 			: (r.toolName ?? r.record.kind ?? "block");
 	const how =
 		file !== undefined
-			? "from the bash tool's full output file, which the fold-time sha256 does not cover"
+			? `from the ${shellOf(r)} tool's full output file, which the fold-time sha256 does not cover`
 			: r.source === "parent"
 				? `from the parent session ${r.origin}, ${r.warning ? "unverified" : "sha256 verified"}`
 				: r.source === "branch" || r.source === "records"
@@ -170,7 +170,7 @@ function serve(
 	if (!place && r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined) {
 		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200);
 		if (!s.next) return `${head}\n${s.text}${clippedNote(s.clipped)}`;
-		return `${head}\n${s.text}\n… cut at the output cap (${CAP} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the bash tool's full output file instead, numbered differently: grep reads both`;
+		return `${head}\n${s.text}\n… cut at the output cap (${CAP} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both`;
 	}
 	if (!place) return `${head}\n${slice(r, r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room)}`;
 	const note = `(lines numbered as in ${fileOf(place)}, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`;
@@ -183,6 +183,11 @@ function slice(r: ResolvedCode, text: string, range: LineRange, room: number): s
 	if (range.start > s.total) return `line ${range.start} is past the end (${linesText(s.total)})`;
 	const end = Math.min(range.end, s.total);
 	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
+}
+
+/** The shell tool whose full output file a resolved block names (see fullOutputOf). */
+function shellOf(r: ResolvedCode): string {
+	return r.record.tool ?? r.toolName ?? "bash";
 }
 
 /** Which result a resolved block is, for outputFilePlace: its record's tool (or its block's), and a read's start. */
@@ -203,14 +208,14 @@ function literalHint(pattern: string): string {
 
 /** Where the lines a truncated copy does not hold are, and how the model reaches them. */
 function elsewhereOf(place: OutputFilePlace): string {
-	return place.source === "bash"
-		? "only in the bash tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)"
+	return place.source === "shell"
+		? `only in the ${place.tool} tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)`
 		: "not in this read of the file (read it again with offset to see them)";
 }
 
 /** The file a truncated copy's lines are numbered as in (see outputFilePlace). */
 function fileOf(place: OutputFilePlace): string {
-	return place.source === "bash" ? "the bash tool's full output file" : "the file read";
+	return place.source === "shell" ? `the ${place.tool} tool's full output file` : "the file read";
 }
 
 /**
