@@ -1081,6 +1081,34 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		});
 	});
 
+	it("on Windows, a parent folder spelled in another case is the same folder (Pi names it after the cwd as typed)", async () => {
+		await inTempDir(async (dir) => {
+			// Pi's folder for C:\Users\Ann\proj, and the same folder as a VS Code terminal's lower-case cwd names it.
+			const folder = join(dir, "--C--Users-Ann-proj--");
+			mkdirSync(folder);
+			const file = join(folder, "parent.jsonl");
+			const header = { type: "session", id: "p", timestamp: new Date(0).toISOString(), cwd: dir };
+			writeFileSync(file, `${JSON.stringify(header)}\n`);
+			const lower = join(dir, "--c--Users-Ann-proj--");
+			const miss = () => new ParentSession(file, [lower]).resolve("abcdefgh");
+			const platform = Object.getOwnPropertyDescriptor(process, "platform") as PropertyDescriptor;
+			Object.defineProperty(process, "platform", { value: "win32" });
+			try {
+				const windows = miss();
+				assert.ok(
+					!windows.ok && !/not in this session's folder/.test(windows.error),
+					windows.ok ? "" : windows.error,
+				);
+				assert.ok(sameFile(file, join(lower, "parent.jsonl")), "a seed naming itself in another case");
+			} finally {
+				Object.defineProperty(process, "platform", platform);
+			}
+			const linux = miss();
+			assert.ok(!linux.ok && /not in this session's folder/.test(linux.error), "case counts where names do");
+			assert.ok(!sameFile(file, join(lower, "parent.jsonl")));
+		});
+	});
+
 	it("a session Pi forked or cloned, with no seed message, reads nothing of its parent: not what it did after the fork", async () => {
 		await inTempDir(async (dir) => {
 			const { lines, codeOf } = await offered(dir);

@@ -144,3 +144,13 @@ export function realDir(path: string): string {
 		return resolve(path);
 	}
 }
+
+/**
+ * What two paths are compared by: `path` with every link on the way resolved (see realDir), in lower
+ * case where Node runs on Windows, whose file names ignore case (`C:\` and `c:\` are one folder, and
+ * realpath keeps the case it was given). The platform is read at each call.
+ */
+export function pathKey(path: string): string {
+	const real = realDir(path);
+	return process.platform === "win32" ? real.toLowerCase() : real;
+}

@@ -6,9 +6,9 @@
  * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
  * prints the path alone on one line of stderr.
  */
-import { realpathSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
@@ -18,7 +18,7 @@ import { summarizeIndex } from "../../../core/index/merge.ts";
 import { renderHandoff, renderSummary, seedParentOf } from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
-import { ownFolder, userFolderName } from "../owned-files.ts";
+import { ownFolder, pathKey, userFolderName } from "../owned-files.ts";
 import { branchRecords, branchView, unrecordedBlocks } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
@@ -157,17 +157,12 @@ export function seedSource(
 	return { seeded: false, hashes: new Map() };
 }
 
-/** True when `file` and `other` name one file: the same real path where both exist, else the same resolved path. */
+/**
+ * True when `file` and `other` name one file: the same real path where both exist, else the same
+ * resolved path, in any case on Windows (see pathKey).
+ */
 export function sameFile(file: string, other: string | undefined): boolean {
-	if (other === undefined) return false;
-	const real = (path: string): string => {
-		try {
-			return realpathSync(path);
-		} catch {
-			return resolve(path);
-		}
-	};
-	return real(file) === real(other);
+	return other !== undefined && pathKey(file) === pathKey(other);
 }
 
 /** Registers `/fold-handoff`. */

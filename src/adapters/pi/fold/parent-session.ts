@@ -18,7 +18,7 @@ import { foldCode } from "../../../core/digest.ts";
 import type { FoldRecord, FoldRegistry } from "../../../core/fold-registry.ts";
 import type { ArgField } from "../../../core/recall.ts";
 import { lastBranch } from "../../../core/session-branch.ts";
-import { openRegular, readFailure, readRegularFile, realDir } from "../owned-files.ts";
+import { openRegular, pathKey, readFailure, readRegularFile, realDir } from "../owned-files.ts";
 import { rebuildRegistry, recordsOfEveryBranch } from "./persistence.ts";
 import { servedText } from "./recall-sources.ts";
 import { Ledger, type LedgerHit } from "./session-ledger.ts";
@@ -111,6 +111,8 @@ export class ParentSession {
 	private readonly seedHashes: ReadonlyMap<string, string>;
 	/** This session's folders (its file's, Pi's session folder): the only ones a parent file is read from. */
 	private readonly folders: readonly string[];
+	/** The same folders as compared (see pathKey). */
+	private readonly folderKeys: ReadonlySet<string>;
 
 	/**
 	 * `folders` are this session's folders, where the parent file must be; `warn` hears, once, that the
@@ -127,6 +129,7 @@ export class ParentSession {
 		this.warn = warn;
 		this.seedHashes = seedHashes;
 		this.folders = folders.map(realDir);
+		this.folderKeys = new Set(folders.map(pathKey));
 	}
 
 	/** The parent session file, as this session's header names it. */
@@ -142,7 +145,7 @@ export class ParentSession {
 		if (this.loaded !== undefined) return this.loaded;
 		const read = !this.file.endsWith(".jsonl")
 			? { why: "it is not a .jsonl session file" }
-			: !this.folders.includes(realDir(dirname(resolve(this.file))))
+			: !this.folderKeys.has(pathKey(dirname(resolve(this.file))))
 				? { why: `it is not in this session's folder (${this.folders.join(" or ") || "none is known"})` }
 				: readRegularFile(this.file);
 		if ("why" in read) return `the parent session file ${this.file} cannot be read: ${read.why}`;

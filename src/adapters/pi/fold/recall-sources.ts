@@ -10,7 +10,7 @@ import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { SHELL_TOOLS } from "../../../core/output-notices.ts";
 import { type ArgField, renderArgsPlaced } from "../../../core/recall.ts";
 import { errorText } from "../error-text.ts";
-import { openRegular, realDir } from "../owned-files.ts";
+import { openRegular, pathKey } from "../owned-files.ts";
 import type { FoldEngine } from "./engine.ts";
 import type { Ledger, LedgerHit, PlacedRecord } from "./session-ledger.ts";
 import { sha256 } from "./sha256.ts";
@@ -63,7 +63,7 @@ const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
 export function readToolOutputFile(path: unknown): string | undefined {
 	if (typeof path !== "string" || path.length > 4096 || !SHELL_LOG.test(basename(path))) return undefined;
 	// Only a normal absolute path: the kernel follows a link before a `..` after it, which resolve drops.
-	if (resolve(path) !== path || realDir(dirname(path)) !== realDir(tmpdir())) return undefined;
+	if (resolve(path) !== path || pathKey(dirname(path)) !== pathKey(tmpdir())) return undefined;
 	let fd: number | undefined;
 	try {
 		fd = openRegular(path, constants.O_RDONLY, MAX_FULL_OUTPUT_BYTES);
