@@ -823,6 +823,31 @@ describe("seed index on disk", () => {
 		});
 	});
 
+	it("/fold-handoff from a session started by pasting a seed as its prompt hands that seed on too", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			const pasted = `${HANDOFF_HEADER}\n\nGoal: ALPHA-GOAL ship the parser\nParent session: /p/grandparent.jsonl\n`;
+			stub.addMessage({ role: "user", content: pasted, timestamp: 1_600_000_000_000 });
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "text", text: "on it" }],
+				responseId: "r0",
+				timestamp: 1_600_000_000_001,
+			});
+			bashSession(stub, 3);
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.command("fold-handoff", "now the docs");
+			const folder = join(dir, "context-fold", "stub");
+			const seed = readFileSync(
+				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
+				"utf8",
+			);
+			assert.match(seed, /^Goal: now the docs$/m);
+			assert.match(seed, /## Carried from the handoff seed this session started from\n# context-fold handoff seed/);
+			assert.match(seed, /Goal: ALPHA-GOAL ship the parser\nParent session: \/p\/grandparent\.jsonl/);
+		});
+	});
+
 	it("/fold-handoff tags the raw tail too, and every pointer of the seed resolves in a seeded session", async () => {
 		await inTempDir(async (dir) => {
 			const stub = savedStub(dir);

@@ -12,10 +12,11 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
-import { type MessageLike, renderContent } from "../../../core/block.ts";
+import { linearize, type MessageLike, renderContent } from "../../../core/block.ts";
+import { foldCode } from "../../../core/digest.ts";
 import { extractSeedRecord } from "../../../core/index/extract.ts";
 import { summarizeIndex } from "../../../core/index/merge.ts";
-import { renderHandoff, renderSummary, seedParentOf } from "../../../core/summary.ts";
+import { type CarriedSeed, handoffSeedIn, renderHandoff, renderSummary, seedParentOf } from "../../../core/summary.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ownFolder, pathKey, userFolderName } from "../owned-files.ts";
@@ -33,6 +34,28 @@ export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
  * new session resolves in this session's file: parent-session.ts); nothing is written to this session.
  * `warn` hears of a block whose code collides with another's (it is cited without one).
  */
+/**
+ * The seed a session started from, which its own handoff hands on (its goal, its parent's codes), as a
+ * compaction carries it: the seed message of the offer, else a seed passed as a prompt, with the code
+ * that reads that prompt back (cited like the rest of the branch) and, when it names no saved parent,
+ * marked unlinked.
+ */
+function startingSeed(
+	branch: readonly { type?: string; customType?: string; content?: unknown }[],
+	messages: readonly MessageLike[],
+	engine: FoldEngine,
+): CarriedSeed | undefined {
+	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
+	if (seeded) return typeof seeded.content === "string" ? { text: seeded.content } : undefined;
+	for (const block of linearize(messages)) {
+		const text = block.kind === "user" ? handoffSeedIn(block.text) : undefined;
+		if (text === undefined) continue;
+		const code = engine.registry.record(block.id)?.code ?? (block.durable ? foldCode(block.id) : undefined);
+		return { text, ...(code ? { code } : {}), unlinked: seedParentOf(text) === undefined };
+	}
+	return undefined;
+}
+
 function writeHandoff(
 	goal: string,
 	ctx: Pick<ExtensionCommandContext, "sessionManager">,
@@ -49,9 +72,7 @@ function writeHandoff(
 		content?: unknown;
 	}[];
 	const messages = branch.flatMap((e) => (e.type === "message" && e.message ? [e.message] : []));
-	// A session seeded by an earlier handoff hands its own seed on (its goal, its parent's codes).
-	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
-	const seed = seeded && typeof seeded.content === "string" ? { text: seeded.content } : undefined;
+	const seed = startingSeed(branch, messages, engine);
 	// Coded blocks tag the seed: folded and compacted ones by their records, the rest by their own codes.
 	// The branch's messages count turns from its first, with no compaction's base.
 	const tail = unrecordedBlocks(messages, engine, warn, 0);
