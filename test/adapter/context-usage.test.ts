@@ -173,6 +173,49 @@ test("right after a switch of model the figure of a conversation holding an imag
 	assert.equal(new ContextUsage().tokens(plain, never, b), whole, "no image: the figure stands");
 });
 
+test("a later message's images count as the placeholder a model without image input is sent, not in full", () => {
+	const b = { provider: "fo", api: "openai-completions", id: "model-b", images: false };
+	const answer: MessageLike = {
+		role: "assistant",
+		provider: b.provider,
+		api: b.api,
+		model: b.id,
+		content: [{ type: "text", text: "reading the screenshots" }],
+		usage: usage(5_000),
+		stopReason: "toolUse",
+		timestamp: 2,
+	};
+	const image = { type: "image", data: "aGVsbG8=", mimeType: "image/png" };
+	const shot = (i: number, parts: unknown[]): MessageLike => ({
+		role: "toolResult",
+		toolCallId: `s${i}`,
+		toolName: "read",
+		content: [{ type: "text", text: `Read image file shot${i}.png [image/png]` }, ...parts],
+		isError: false,
+		timestamp: 3 + i,
+	});
+	const shots = Array.from({ length: 6 }, (_, i) => shot(i, [image]));
+	// As pi-ai sends them to model b: each image (a run of one) as its placeholder text.
+	const placeholder = { type: "text", text: "(tool image omitted: model does not support images)" };
+	const sent = Array.from({ length: 6 }, (_, i) => shot(i, [placeholder]));
+	const size = calculateContextTokens(usage(5_000));
+	const figure = new ContextUsage().tokens([user("look"), answer, ...shots], never, b) ?? 0;
+	const expected = size + sent.reduce((n, m) => n + est(m), 0);
+	assert.ok(
+		Math.abs(figure - expected) <= 6,
+		`${figure} against ${expected} as sent (Pi's estimate: ${size + shots.reduce((n, m) => n + est(m), 0)})`,
+	);
+	const vision = { ...b, images: true };
+	assert.equal(
+		new ContextUsage().tokens([user("look"), answer, ...shots], never, vision),
+		size + shots.reduce((n, m) => n + est(m), 0),
+		"a model that takes images is sent them: Pi's estimate stands",
+	);
+	const two = new ContextUsage().tokens([user("look"), answer, shot(9, [image, image])], never, b) ?? 0;
+	const one = size + est(shot(9, [placeholder]));
+	assert.ok(Math.abs(two - one) <= 3, `two images in a row go as one placeholder: ${two} against ${one}`);
+});
+
 test("a figure older than a fold event or an unfold gives none until a response has seen the change", () => {
 	const usageOf = new ContextUsage();
 	const before = [user("start"), reply(usage(30_000)), result("c30000", "a".repeat(40_000))];

@@ -39,8 +39,35 @@ function estimateOf(message: MessageLike): number | undefined {
 	}
 }
 
-/** Pi's estimate of a token: 3.5 characters (its `estimateTokens`). */
-const CHARS_PER_TOKEN = 3.5;
+/** Pi's estimate of a token: 4 characters (`estimateTokens`, its compaction's and its context figure's). */
+const CHARS_PER_TOKEN = 4;
+
+/** Characters Pi's estimator counts for an image (its `ESTIMATED_IMAGE_CHARS`). */
+const ESTIMATED_IMAGE_CHARS = 4800;
+
+/** Characters of the placeholder pi-ai sends a model without image input for a run of images (its longer one). */
+const IMAGE_PLACEHOLDER_CHARS = "(tool image omitted: model does not support images)".length;
+
+/**
+ * Tokens Pi's estimate of `message` counts for images that `model` is not sent: pi-ai sends a model
+ * without image input one placeholder for each run of images in a user message or tool result, where
+ * Pi's estimator counts every image in full. 0 for a model that takes images, or one not known.
+ */
+function imagesNotSent(message: MessageLike, model: ModelKey | undefined): number {
+	if (model?.images !== false || (message.role !== "user" && message.role !== "toolResult")) return 0;
+	if (!Array.isArray(message.content)) return 0;
+	let images = 0;
+	let runs = 0;
+	let inRun = false;
+	for (const part of message.content as { type?: unknown }[]) {
+		const image = part?.type === "image";
+		if (image) images++;
+		if (image && !inRun) runs++;
+		inRun = image;
+	}
+	if (images === 0) return 0;
+	return Math.floor((images * ESTIMATED_IMAGE_CHARS - runs * IMAGE_PLACEHOLDER_CHARS) / CHARS_PER_TOKEN);
+}
 
 /** The model an assistant message came from, or undefined. */
 function modelOf(message: MessageLike): ModelKey | undefined {
@@ -58,7 +85,6 @@ function droppedThinking(message: MessageLike, model: ModelKey | undefined): num
 	return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
-/** The key of the compaction whose summary leads `messages`, or "" when none does. */
 /** True when a message up to `last` holds an image (a user's, or a tool result's). */
 function holdsImage(messages: readonly MessageLike[], last: number): boolean {
 	for (let i = 0; i <= last; i++) {
@@ -68,6 +94,7 @@ function holdsImage(messages: readonly MessageLike[], last: number): boolean {
 	return false;
 }
 
+/** The key of the compaction whose summary leads `messages`, or "" when none does. */
 function compactionKey(messages: readonly MessageLike[]): string {
 	const first = messages[0] as { role?: unknown; timestamp?: unknown; tokensBefore?: unknown } | undefined;
 	return first?.role === "compactionSummary" ? `${first.timestamp}:${first.tokensBefore}` : "";
@@ -158,7 +185,7 @@ export class ContextUsage {
 			const added = estimateOf(messages[i]);
 			// A message Pi's estimator cannot read: the pass estimates the request itself.
 			if (added === undefined) return undefined;
-			tokens += added - droppedThinking(messages[i], model);
+			tokens += added - droppedThinking(messages[i], model) - imagesNotSent(messages[i], model);
 		}
 		return Math.max(0, tokens);
 	}
