@@ -46,8 +46,12 @@ export interface SummaryInput {
 export interface CarriedSeed {
 	text: string;
 	code?: string;
-	/** True for a seed whose codes this session reads nowhere: one passed as a prompt that names no saved parent. */
-	unlinked?: boolean;
+	/**
+	 * Why the seed's codes are read nowhere by the summary's reader: `unlinked`, a seed passed as a
+	 * prompt that names no saved parent; `beyond`, the seed a handed-off session started from, whose
+	 * codes are one session further back than the new session reads. Absent: they are read.
+	 */
+	unread?: keyof typeof UNREAD_SEED_NOTES;
 }
 
 /** Smallest cap a summary is scaled down to. */
@@ -175,9 +179,16 @@ const CARRIED_PREFIX = "## Carried from ";
 /** The line a foreign summary is carried under: the preamble's claim covers context-fold's own text only. */
 const FOREIGN_NOTE = "(Pi's own summary, written by a model and carried as it was: context-fold did not extract it.)";
 
-/** Heads a seed whose codes are read nowhere here; its tags are quoted: they name blocks of a session this one has no link to. */
-const UNLINKED_SEED_NOTE =
-	"(A seed passed as a prompt, carried as it was: it names no saved parent session, so recall_folded cannot read its codes here.)";
+/**
+ * What heads a carried seed whose codes are read nowhere here, by why (see CarriedSeed.unread); its
+ * tags are quoted: they name blocks of a session the reader has no link to.
+ */
+const UNREAD_SEED_NOTES = {
+	unlinked:
+		"(A seed passed as a prompt, carried as it was: it names no saved parent session, so recall_folded cannot read its codes here.)",
+	beyond:
+		"(The seed the parent session started from, carried as it was: its codes are of the session before the parent, which recall_folded does not read from here.)",
+} as const;
 
 /**
  * What a summary of ours carried from the one before it or from a handoff seed (a foreign summary's
@@ -292,10 +303,11 @@ export function renderSummary(input: SummaryInput): string {
 		);
 	}
 	// A seed's codes are its parent's, which recall_folded serves as they stand; those of a seed that
-	// names no saved parent are read nowhere here, so its tags are quoted as content (invariant 2).
+	// names no saved parent, or a handoff's own seed, are read nowhere by the reader, so its tags are
+	// quoted as content (invariant 2).
 	const seed = input.seed;
 	if (seed) {
-		const text = seed.unlinked ? `${UNLINKED_SEED_NOTE}\n${quoteTags(seed.text)}` : seed.text;
+		const text = seed.unread ? `${UNREAD_SEED_NOTES[seed.unread]}\n${quoteTags(seed.text)}` : seed.text;
 		carriedParts.push(carriedText(text, L.previous, "the seed", seed.code));
 	}
 	const body = parts.filter((p) => p.length > 0).join("\n\n");

@@ -806,7 +806,7 @@ describe("seed index on disk", () => {
 				parentId: null,
 				timestamp: "2026-12-05T10:00:00.123Z",
 				customType: HANDOFF_MESSAGE_TYPE,
-				content: `${HANDOFF_HEADER}\n\nGoal: ship the parser\nParent session: /p/grandparent.jsonl\n`,
+				content: `${HANDOFF_HEADER}\n\nGoal: ship the parser\nParent session: /p/grandparent.jsonl\n\n{#abcd1234 FOLDED} bash: 40 lines\n`,
 				display: true,
 			});
 			bashSession(stub, 3);
@@ -818,8 +818,17 @@ describe("seed index on disk", () => {
 				"utf8",
 			);
 			assert.match(seed, /^Goal: now the docs$/m);
-			assert.match(seed, /## Carried from the handoff seed this session started from\n# context-fold handoff seed/);
+			assert.match(
+				seed,
+				/## Carried from the handoff seed this session started from\n\(The seed the parent session started from, carried as it was: its codes are of the session before the parent, which recall_folded does not read from here\.\)\n# context-fold handoff seed/,
+			);
 			assert.match(seed, /Goal: ship the parser\nParent session: \/p\/grandparent\.jsonl/);
+			assert.match(
+				seed,
+				/\[quoted tag #abcd1234\] bash: 40 lines/,
+				"the grandparent's code reads as no code to recall",
+			);
+			assert.doesNotMatch(seed, /\{#abcd1234 FOLDED\}/);
 		});
 	});
 
@@ -843,7 +852,10 @@ describe("seed index on disk", () => {
 				"utf8",
 			);
 			assert.match(seed, /^Goal: now the docs$/m);
-			assert.match(seed, /## Carried from the handoff seed this session started from\n# context-fold handoff seed/);
+			assert.match(
+				seed,
+				/## Carried from the handoff seed this session started from\n\(The seed the parent session started from[^\n]*\n# context-fold handoff seed/,
+			);
 			assert.match(seed, /Goal: ALPHA-GOAL ship the parser\nParent session: \/p\/grandparent\.jsonl/);
 		});
 	});

@@ -202,7 +202,11 @@ export function buildCompaction(
 			previousSummary: whole ? previous : undefined,
 			previousCode,
 			carried: !whole && previous ? carriedOver(previous) : undefined,
-			seed: seed && { text: seed.text, code: engine.registry.record(seed.id)?.code, unlinked: seed.unlinked },
+			seed: seed && {
+				text: seed.text,
+				code: engine.registry.record(seed.id)?.code,
+				...(seed.unlinked ? { unread: "unlinked" as const } : {}),
+			},
 			scope: `This compaction removed ${messages.length} messages from live history.`,
 			maxChars: summaryCapFor(window),
 		});

@@ -35,10 +35,10 @@ export const HANDOFF_MESSAGE_TYPE = "contextfold.handoff";
  * `warn` hears of a block whose code collides with another's (it is cited without one).
  */
 /**
- * The seed a session started from, which its own handoff hands on (its goal, its parent's codes), as a
+ * The seed a session started from, which its own handoff hands on (its goal, its facts), as a
  * compaction carries it: the seed message of the offer, else a seed passed as a prompt, with the code
- * that reads that prompt back (cited like the rest of the branch) and, when it names no saved parent,
- * marked unlinked.
+ * that reads that prompt back (cited like the rest of the branch). Its own codes are of this
+ * session's parent, which the new session does not read (one session back only): its tags go quoted.
  */
 function startingSeed(
 	branch: readonly { type?: string; customType?: string; content?: unknown }[],
@@ -46,12 +46,12 @@ function startingSeed(
 	engine: FoldEngine,
 ): CarriedSeed | undefined {
 	const seeded = branch.find((e) => e.type === "custom_message" && e.customType === HANDOFF_MESSAGE_TYPE);
-	if (seeded) return typeof seeded.content === "string" ? { text: seeded.content } : undefined;
+	if (seeded) return typeof seeded.content === "string" ? { text: seeded.content, unread: "beyond" } : undefined;
 	for (const block of linearize(messages)) {
 		const text = block.kind === "user" ? handoffSeedIn(block.text) : undefined;
 		if (text === undefined) continue;
 		const code = engine.registry.record(block.id)?.code ?? (block.durable ? foldCode(block.id) : undefined);
-		return { text, ...(code ? { code } : {}), unlinked: seedParentOf(text) === undefined };
+		return { text, ...(code ? { code } : {}), unread: "beyond" };
 	}
 	return undefined;
 }
