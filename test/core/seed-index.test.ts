@@ -622,6 +622,26 @@ describe("identifiers", () => {
 		assert.deepEqual(extract(messages).identifiers, ["fooBar", "baz_qux", "newName"]);
 	});
 
+	it("are whole names in any script, never a fragment cut at a non-ASCII letter", () => {
+		const text = [
+			"const größeBerechnen = naïveParser(café_au_lait);",
+			"function 计算总额(x) { return x }",
+			"class Привет_Мир {}",
+			"let user_名前_id = 1; über_alles = größe_total;",
+		].join("\n");
+		assert.deepEqual(identifiersIn(text), [
+			"größeBerechnen",
+			"naïveParser",
+			"café_au_lait",
+			"Привет_Мир",
+			"user_名前_id",
+			"über_alles",
+			"größe_total",
+		]);
+		// A run of millions of non-ASCII letters is skipped as an ASCII one is.
+		assert.deepEqual(identifiersIn(`fooBar ${"计".repeat(3_000_000)} then:a1b2c3d4e`), ["fooBar", "a1b2c3d4e"]);
+	});
+
 	it("skip candidates longer than the cap (encoded blobs)", () => {
 		const blob = `aB${"x".repeat(200)}`;
 		assert.deepEqual(identifiersIn(`${blob} shortName`), ["shortName"]);

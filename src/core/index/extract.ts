@@ -108,6 +108,13 @@ function stringLeaves(value: unknown, out: string[]): string[] {
 }
 
 /**
+ * Characters an identifier may hold: letters and digits of any script (a name in `größeBerechnen`,
+ * `Привет_Мир` or `user_名前_id` is whole, never cut at its first non-ASCII letter), combining marks,
+ * `_` and `$`. Also what bounds every alternative below, so none starts or ends inside such a name.
+ */
+const ID = "\\p{L}\\p{M}\\p{N}_$";
+
+/**
  * Candidate identifiers, one alternative per class, tried left to right at each position:
  * UUIDs, versions, hex hashes (7-64 lowercase hex chars holding a digit and a letter), long
  * numbers (6+ digits), dotted module paths (3+ segments), then plain words that are classified as
@@ -115,20 +122,20 @@ function stringLeaves(value: unknown, out: string[]): string[] {
  */
 const IDENTIFIER_PATTERN = new RegExp(
 	[
-		"(?<uuid>(?<![\\w$-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\\w$-]))",
-		"(?<version>(?<![\\w.$])v?\\d+\\.\\d+\\.\\d+(?:-[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?:\\+[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?![\\w$]|\\.\\d))",
-		"(?<hex>(?<![\\w$\\\\])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\\d)[0-9a-f]{7,64}(?![\\w$]))",
-		"(?<number>(?<![\\w.$])\\d{6,}(?![\\w$]|\\.\\d))",
-		"(?<dotted>(?<![\\w$.\\\\-])[A-Za-z_$][\\w$]*(?:\\.[A-Za-z_$][\\w$]*){2,}(?![\\w$]|\\.[A-Za-z_$]))",
-		"(?<word>(?<![\\w$\\\\])[A-Za-z_$][\\w$]*)",
+		`(?<uuid>(?<![${ID}-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![${ID}-]))`,
+		`(?<version>(?<![${ID}.])v?\\d+\\.\\d+\\.\\d+(?:-[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?:\\+[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?(?![${ID}]|\\.\\d))`,
+		`(?<hex>(?<![${ID}\\\\])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\\d)[0-9a-f]{7,64}(?![${ID}]))`,
+		`(?<number>(?<![${ID}.])\\d{6,}(?![${ID}]|\\.\\d))`,
+		`(?<dotted>(?<![${ID}.\\\\-])[\\p{L}_$][${ID}]*(?:\\.[\\p{L}_$][${ID}]*){2,}(?![${ID}]|\\.[\\p{L}_$]))`,
+		`(?<word>(?<![${ID}\\\\])[\\p{L}_$][${ID}]*)`,
 	].join("|"),
-	"g",
+	"gu",
 );
 
-/** camelCase / PascalCase with an inner capital (a lowercase letter, maybe digits, then a capital). */
-const INNER_CAPITAL = /[a-z][0-9]*[A-Z]/;
+/** camelCase / PascalCase with an inner capital (a lowercase letter, maybe digits, then a capital), in any script. */
+const INNER_CAPITAL = /\p{Ll}\p{N}*\p{Lu}/u;
 /** snake_case: an underscore between two letters or digits. */
-const INNER_UNDERSCORE = /[A-Za-z0-9]_+[A-Za-z0-9]/;
+const INNER_UNDERSCORE = /[\p{L}\p{N}]_+[\p{L}\p{N}]/u;
 
 /** An identifier found in a text; `exact` marks hashes, UUIDs, versions and long numbers. */
 interface Found {
@@ -143,9 +150,12 @@ interface Found {
  */
 const LONGEST_RUN = 10_000;
 
-/** True for a character an identifier may hold or sit beside (see LONGEST_RUN), by UTF-16 code. */
+/**
+ * True for a character an identifier may hold or sit beside (see LONGEST_RUN), by UTF-16 code: any
+ * outside ASCII among them, as a letter of another script may be part of a name.
+ */
 function inRun(c: number): boolean {
-	return isWord(c) || c === 46 || c === 43 || c === 45 || c === 92;
+	return isWord(c) || c === 46 || c === 43 || c === 45 || c === 92 || c > 127;
 }
 
 /**
