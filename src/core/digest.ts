@@ -112,13 +112,20 @@ function describeSize(text: string, isError: boolean, place?: OutputFilePlace): 
 }
 
 /**
- * The risk section of a tool result. A truncated bash or read copy's lines are numbered as in its
- * file (see outputFilePlace), as `lines` and `grep` recalls number them, and Pi's bash status line
- * after its notice closes the section.
+ * The risk section of a tool result. A truncated shell or read copy's lines are numbered as in its
+ * file (see outputFilePlace), as `lines` and `grep` recalls number them, and the shell tool's status
+ * line after its notice closes the section. `shown` is the digest's head line, not repeated (see
+ * riskSection).
  */
-function resultRiskSection(code: string, text: string, isError: boolean, place?: OutputFilePlace): string {
-	if (!place) return riskSection(code, riskLines(text, isError));
-	const section = riskSection(code, riskLines(place.held, isError), undefined, place.first - 1);
+function resultRiskSection(
+	code: string,
+	text: string,
+	isError: boolean,
+	place?: OutputFilePlace,
+	shown?: string,
+): string {
+	if (!place) return riskSection(code, riskLines(text, isError), shown);
+	const section = riskSection(code, riskLines(place.held, isError), shown, place.first - 1);
 	return place.status ? `${section}\nafter L${place.last}: ${place.status}` : section;
 }
 
@@ -235,7 +242,7 @@ export function toolResultDigest(input: ToolResultDigestInput): string {
 	const first = head ? ` First line: ${head}` : "";
 	const names = outlineLine(content);
 	const paths = pathsLine(content);
-	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${resultRiskSection(input.code, input.text, input.isError, place)}`;
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${resultRiskSection(input.code, input.text, input.isError, place, head)}`;
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 

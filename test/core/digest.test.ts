@@ -210,9 +210,10 @@ describe("toolResultDigest", () => {
 
 	it("says error instead of a bare line count for an error result", () => {
 		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text: "boom", isError: true });
-		assert.equal(out, "{#abc12345 FOLDED} bash: error, 1 line, ~1 tokens. First line: boom\nL1: boom");
+		// The head shows the first line whole: it is not listed again among the risk lines.
+		assert.equal(out, "{#abc12345 FOLDED} bash: error, 1 line, ~1 tokens. First line: boom");
 		const two = toolResultDigest({ code: "abc12345", toolName: "bash", text: "a\nb", isError: true });
-		assert.equal(two, "{#abc12345 FOLDED} bash: error, 2 lines, ~1 tokens. First line: a\nL1: a\nL2: b");
+		assert.equal(two, "{#abc12345 FOLDED} bash: error, 2 lines, ~1 tokens. First line: a\nL2: b");
 	});
 
 	it("counts one line in the singular", () => {
@@ -223,7 +224,10 @@ describe("toolResultDigest", () => {
 	it("keeps every line of an error result that has no lexicon error line (e.g. an edit mismatch)", () => {
 		const text = "Could not find the exact text in src/a.ts.\nThe old text must match exactly.";
 		const out = toolResultDigest({ code: "abc12345", toolName: "edit", text, isError: true });
-		assert.ok(out.includes("\nL1: Could not find the exact text in src/a.ts.\nL2: The old text must match exactly."));
+		assert.ok(
+			out.includes("First line: Could not find the exact text in src/a.ts.\nL2: The old text must match exactly."),
+			out,
+		);
 		const ok = toolResultDigest({ code: "abc12345", toolName: "edit", text, isError: false });
 		assert.ok(!ok.includes("L2:"), "a successful result keeps only lexicon lines");
 	});
@@ -244,7 +248,7 @@ describe("toolResultDigest", () => {
 			out,
 		);
 		assert.ok(!out.includes("L1: step 0 ok"), "the head went in before the tail");
-		assert.match(out, /… 41 more distinct risk lines left out/);
+		assert.match(out, /… 40 more distinct risk lines left out/);
 		const lexicon = toolResultDigest({
 			code: "abc12345",
 			toolName: "bash",
@@ -291,7 +295,7 @@ describe("toolResultDigest", () => {
 			text: "Error: at the head",
 			isError: false,
 		});
-		assert.ok(short.endsWith("\nL1: Error: at the head"), "a short line is whole");
+		assert.ok(short.endsWith("First line: Error: at the head"), "a short line is whole, in the head, not repeated");
 	});
 
 	it("clips the first line", () => {
@@ -318,11 +322,11 @@ describe("toolResultDigest", () => {
 		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
 		const risk = out.split("\n").slice(1);
 		assert.equal(risk.length, DIGEST_LIMITS.riskLines + 1);
-		assert.equal(risk[0], "L1: error 0");
-		assert.equal(risk[DIGEST_LIMITS.riskLines - 1], "L12: error 11");
+		assert.equal(risk[0], "L2: error 1", "the first line is the head's");
+		assert.equal(risk[DIGEST_LIMITS.riskLines - 1], "L13: error 12");
 		assert.equal(
 			risk.at(-1),
-			'… 28 more distinct risk lines left out (L13-40): recall_folded codes=["abc12345"] lines="13-40"',
+			'… 27 more distinct risk lines left out (L14-40): recall_folded codes=["abc12345"] lines="14-40"',
 		);
 	});
 
@@ -363,10 +367,10 @@ describe("toolResultDigest", () => {
 	});
 
 	it("a single left-out line is singular", () => {
-		const text = Array.from({ length: 13 }, (_, i) => `error ${i}`).join("\n");
+		const text = Array.from({ length: 14 }, (_, i) => `error ${i}`).join("\n");
 		const out = toolResultDigest({ code: "abc12345", toolName: "bash", text, isError: false });
 		assert.ok(
-			out.endsWith('… 1 more distinct risk line left out (L13): recall_folded codes=["abc12345"] lines="13"'),
+			out.endsWith('… 1 more distinct risk line left out (L14): recall_folded codes=["abc12345"] lines="14"'),
 		);
 	});
 

@@ -170,7 +170,6 @@ describe("golden digests", () => {
 	it("an error result (isError): says error, keeps its error lines", () => {
 		const expected =
 			"{#8d01aqty FOLDED} bash: error, 3 lines, ~20 tokens. First line: ls: cannot access 'nope': No such file or directory\n" +
-			"L1: ls: cannot access 'nope': No such file or directory\n" +
 			"L3: Command exited with code 2";
 		assert.equal(digestOf("r:toolu_err"), expected);
 		const message = folded("r:toolu_err");
