@@ -84,10 +84,30 @@ export function replayTools(script: ReplayScript, cwd: string, feed: ToolFeed): 
 				if (typeof at === "number" && Number.isFinite(at)) feed.arrived?.(at);
 				// An error result as recorded (Pi takes `isError` from a tool's result as from a throw,
 				// which would keep only its text, joined into one part).
-				return { content: parts(result), details: result.details, isError: result.isError === true };
+				const content = toolResultParts(result, (type) => feed.diverge(`tool result ${type} part not replayed`));
+				return { content, details: result.details, isError: result.isError === true };
 			},
 		} as unknown as ToolDefinition;
 	});
+}
+
+/**
+ * The parts of a recorded tool result as a Pi tool returns them: text (a text that is not a string
+ * as one) and images that hold their data. Every other part (a `document` a converter kept from
+ * another harness, an image without its data) is left out and named by its type through `skip`: the
+ * faux provider reads any part that is not text as an image, and one without data ended the reply
+ * in an error, so the replay stopped following the recording with no word in its verdict.
+ */
+export function toolResultParts(recorded: MessageLike, skip: (type: string) => void): Record<string, unknown>[] {
+	const content: Record<string, unknown>[] = [];
+	for (const part of parts(recorded)) {
+		if (part.type === "text")
+			content.push(typeof part.text === "string" ? part : { ...part, text: String(part.text ?? "") });
+		else if (part.type === "image" && typeof part.data === "string" && typeof part.mimeType === "string")
+			content.push(part);
+		else skip(typeof part.type === "string" && part.type !== "" ? part.type : "untyped");
+	}
+	return content;
 }
 
 /**

@@ -51,6 +51,37 @@ test("a null entry in a message's content is no part: the rest of the message is
 	assert.match(lastRequestText(run), /ERROR disk full/);
 });
 
+test("a tool result's part that is neither text nor an image with its data is left out and counted, and every turn replayed", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "read the spec and the log" }] });
+	const round = (at: number, id: string, content: unknown[]) => {
+		session.add(at, {
+			role: "assistant",
+			content: [{ type: "toolCall", id, name: "read", arguments: { path: `${id}.pdf` } }],
+			stopReason: "toolUse",
+		});
+		session.add(at + 1, { role: "toolResult", toolCallId: id, toolName: "read", content, isError: false });
+	};
+	// A PDF as a converter kept it from Claude Code, and an image part that lost its data.
+	round(2, "c1", [
+		{ type: "text", text: "SPEC page one" },
+		{ type: "document", source: { data: "JVBERi0x" } },
+	]);
+	round(4, "c2", [
+		{ type: "image", mimeType: "image/png" },
+		{ type: "text", text: "LOG tail" },
+	]);
+	session.add(6, { role: "assistant", content: [{ type: "text", text: "both read" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.equal(run.requests.length, 3, "every recorded reply requested");
+	assert.deepEqual(run.divergences, {
+		"tool result document part not replayed": 1,
+		"tool result image part not replayed": 1,
+	});
+	assert.match(lastRequestText(run), /SPEC page one/);
+	assert.match(lastRequestText(run), /LOG tail/);
+});
+
 test("a recorded reply in shapes the faux provider cannot stream reaches the session as recorded", async () => {
 	const session = new SyntheticSession(T0);
 	session.add(1, { role: "user", content: [{ type: "text", text: "search the web" }] });
