@@ -530,7 +530,13 @@ export class FoldEngine {
 		// Most passes find none: no new set then.
 		if (plan.stale.length > 0 || this.staleNow.size > 0) this.staleNow = new Set(plan.stale);
 		const newest = this.newest;
-		if (newest && !this.undone.has(newest.seq) && [...newest.ids].every((id) => this.staleNow.has(id))) {
+		// Most passes find no stale block: the set's size says so before any lookup.
+		if (
+			newest &&
+			this.staleNow.size >= newest.ids.size &&
+			!this.undone.has(newest.seq) &&
+			[...newest.ids].every((id) => this.staleNow.has(id))
+		) {
 			this.undone.add(newest.seq);
 			if (this.undone.size >= FUTILE_EVENTS && !this.futile) {
 				this.futile = true;
