@@ -7,7 +7,15 @@ import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { contextFoldOnClock } from "../../src/adapters/pi/index.ts";
 import { foldCode } from "../../src/core/digest.ts";
-import { bashSession, exchangeAt, loadStub, resultTexts, type StubModel, withRetention } from "./stub-pi.ts";
+import {
+	bashSession,
+	exchangeAt,
+	loadStub,
+	moreChecks,
+	resultTexts,
+	type StubModel,
+	withRetention,
+} from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
 
@@ -756,34 +764,7 @@ describe("an extension that rewrites every old result after each fold", () => {
 		let ts = 1_800_000_000_000;
 		/** Six more checks, as the session goes on, and the user's next prompt. */
 		const more = (from: number) => {
-			for (let i = from; i < from + 6; i++) {
-				stub.addMessage({
-					role: "assistant",
-					content: [{ type: "toolCall", id: `call_${i}`, name: "bash", arguments: { command: `check ${i}` } }],
-					responseId: `resp_${i}`,
-					usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
-					stopReason: "toolUse",
-					timestamp: ts++,
-				});
-				const body = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} output ok`).join("\n");
-				stub.addMessage({
-					role: "toolResult",
-					toolCallId: `call_${i}`,
-					toolName: "bash",
-					content: [{ type: "text", text: body }],
-					isError: false,
-					timestamp: ts++,
-				});
-			}
-			stub.addMessage({
-				role: "assistant",
-				content: [{ type: "text", text: "ran" }],
-				responseId: `resp_f${from}`,
-				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
-				stopReason: "stop",
-				timestamp: ts++,
-			});
-			stub.addMessage({ role: "user", content: "next", timestamp: ts++ });
+			ts = moreChecks(stub, from, 6, ts);
 		};
 		const layers = () => foldEntries(stub).filter((e) => (e.data as { kind: string }).kind === "layer").length;
 		await stub.request();

@@ -535,20 +535,34 @@ export function foldEntry(data: Record<string, unknown>): Record<string, unknown
 	return { type: "custom", customType: ENTRY_TYPE, data: { v: ENTRY_VERSION, ...data } };
 }
 
+/** Line k of bash turn i: a planted error line at k = 7, the others ok. */
+const checkLine = (i: number, k: number): string =>
+	k === 7 ? `Error: check ${i} failed at step ${k}` : `line ${k} of check ${i} output ok`;
+
 /**
  * Builds a session of `n` bash turns each returning `lines` lines: `line(i, k)` is line k of turn i
  * (by default a planted error line at k = 7, the others ok).
  */
-export function bashSession(
+export function bashSession(stub: StubPi, n: number, lines = 200, line = checkLine): void {
+	const ts = 1_700_000_000_000;
+	stub.addMessage({ role: "user", content: "run the checks", timestamp: ts });
+	moreChecks(stub, 0, n, ts + 1, lines, line);
+}
+
+/**
+ * Adds bash turns `from` to `from + n - 1` (call ids `call_<i>`, as bashSession's), the model's closing
+ * reply and the user's next prompt, stamped from `ts` on; returns the next stamp.
+ */
+export function moreChecks(
 	stub: StubPi,
+	from: number,
 	n: number,
+	start: number,
 	lines = 200,
-	line: (i: number, k: number) => string = (i, k) =>
-		k === 7 ? `Error: check ${i} failed at step ${k}` : `line ${k} of check ${i} output ok`,
-): void {
-	let ts = 1_700_000_000_000;
-	stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
-	for (let i = 0; i < n; i++) {
+	line = checkLine,
+): number {
+	let ts = start;
+	for (let i = from; i < from + n; i++) {
 		const id = `call_${i}`;
 		stub.addMessage({
 			role: "assistant",
@@ -571,12 +585,13 @@ export function bashSession(
 	stub.addMessage({
 		role: "assistant",
 		content: [{ type: "text", text: "all checks ran" }],
-		responseId: "resp_final",
+		responseId: from === 0 ? "resp_final" : `resp_final_${from}`,
 		usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
 		stopReason: "stop",
 		timestamp: ts++,
 	});
 	stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
+	return ts;
 }
 
 /** Text of every tool result in a request. */
