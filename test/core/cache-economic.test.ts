@@ -237,6 +237,23 @@ it("decides the same in any window the context is under the budget of: its sizes
 });
 
 describe("backstop and urgency", () => {
+	it("past the budget, an urgent event that cannot save the floor (a share of the window) compacts instead", () => {
+		// 80.1k of a 100k window is past the 75k budget; the one old foldable block saves 500, under 2k.
+		const blocks = [blk("r:old", 600, 500), text("t:big", 79_000), blk("r:new", 500, 400)];
+		const view = mkView(blocks);
+		assert.ok(view.usage > 75_000 && view.config.floor * view.window > 500, "urgent, and under the floor");
+		assert.deepEqual(
+			economize(view).map((c) => c.type),
+			["compact"],
+		);
+		// The same block saving more than the floor folds, urgently (the text past the backstop compacts too).
+		const saves = mkView([blk("r:old", 3000, 2500), text("t:big", 77_000), blk("r:new", 500, 400)]);
+		assert.deepEqual(
+			economize(saves).map((c) => (c.type === "fold" ? `${c.id}${c.urgent ? " urgent" : ""}` : c.type)),
+			["r:old urgent", "compact"],
+		);
+	});
+
 	it("asks for a compaction when folding everything would still leave usage at or above backstopAt", () => {
 		const blocks = [text("t:old", 30_000), blk("r:a", 5000, 4000), text("t:new", 5000)];
 		const commands = economize(mkView(blocks));

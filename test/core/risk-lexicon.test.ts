@@ -41,6 +41,8 @@ describe("isErrorLine", () => {
 			"Segmentation fault (core dumped)",
 			"Process exited with code 1",
 			"command failed: non-zero exit status",
+			// No other term of the lexicon in it: the line holds for "non-zero exit" alone.
+			"process ended with non-zero exit code",
 			"exit status 2",
 			"cannot find module 'x'",
 			"bash: foo: command not found",

@@ -247,3 +247,34 @@ test("a request the provider refused (an error reply that used nothing) costs no
 		assert.equal(retried.cost, plain.cost, model.name);
 	}
 });
+
+test("Anthropic looks back at most 20 blocks from a breakpoint for an entry an earlier request wrote", () => {
+	const after = (n: number) =>
+		Array.from({ length: n }, (_, i) =>
+			text(i % 2 === 0 ? "assistant" : "toolResult", 40, String.fromCharCode(98 + (i % 20))),
+		);
+	for (const [n, read] of [
+		[20, 100],
+		[21, 0],
+	] as const) {
+		const price = priceRun(inputs([[u1], [u1, ...after(n)]]), PRICE_MODELS["anthropic-5m"], false);
+		assert.equal(price.requests[1].read, read, `${n} blocks appended after the entry at u1`);
+	}
+});
+
+test("an entry read from lives a full TTL from that read, not from its write", () => {
+	const table = new BlockTable();
+	const at = (ms: number, messages: MessageLike[]): PriceInput => ({
+		at: ms,
+		kind: "turn",
+		shape: table.shape(messages),
+	});
+	// u1 written at 0 s; read at 200 s by a request whose own entry the last one cannot use; read again at 450 s,
+	// past 300 s after its write but within 300 s of its read.
+	const run = [at(0, [u1]), at(200_000, [u1, a1]), at(450_000, [u1, a2])];
+	const price = priceRun(run, PRICE_MODELS["anthropic-5m"], false);
+	assert.deepEqual(
+		price.requests.map((r) => r.read),
+		[0, 100, 100],
+	);
+});

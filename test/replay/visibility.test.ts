@@ -65,3 +65,41 @@ test("masking every tool result loses exactly the references it hides", () => {
 	assert.equal(v.recalls, 1, "one masked block holds the three unseen references");
 	assert.equal(v.recallPoints[0].request, 1);
 });
+
+/** Visibility of `produced` (positions of model messages in `session`), each seen by a request of everything before it. */
+function measureAll(session: MessageLike[], produced: number[]) {
+	const table = new BlockTable();
+	return measureVisibility(
+		session,
+		produced.map((message, request) => ({
+			message,
+			request,
+			shape: table.shape(structuredClone(session.slice(0, message))),
+		})),
+		table,
+	);
+}
+
+test("a string only a user message brought in is no reference; one the model repeats in a tool call's arguments is", () => {
+	const session: MessageLike[] = [
+		{ role: "user", content: [{ type: "text", text: "rename deltaWidget, then fix the bug in alpha" }] },
+		...messages.slice(1, 3),
+		{
+			role: "assistant",
+			content: [
+				{ type: "text", text: "deltaWidget is the user's name for it." },
+				{
+					type: "toolCall",
+					id: "c2",
+					name: "edit",
+					arguments: { path: "src/alpha_one.ts", newText: "betaValue = 7" },
+				},
+			],
+		},
+	];
+	const v = measureAll(session, [1, 3]);
+	// deltaWidget came from the user: not counted. src/alpha_one.ts and betaValue, in the second call's
+	// arguments, came from the first call's arguments and its result: counted.
+	assert.equal(v.references, 2);
+	assert.equal(v.visible, 2);
+});
