@@ -75,7 +75,7 @@ const USAGE = `usage: context-fold replay <session.jsonl…> [options]
   )}
   --price <model>            anthropic-5m (default), anthropic-1h, openai
   --window <tokens>          context window of the replayed model (default 200000)
-  --set <key>=<value>        a context-fold knob (e.g. foldAt=0.5), or trigger/keep/clearAtLeast
+  --set <key>=<value>        a context-fold knob (e.g. useWindow=6), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's cache warming, each refresh sent only where Pi's rule finds
                              it pays at Claude Opus 4.5's prices (default idle; never under openai)
@@ -132,8 +132,30 @@ function value(text: string): unknown {
 	return text;
 }
 
-/** Parses the arguments after `replay`. */
-export function parseArgs(args: readonly string[]): ReplayOptions {
+/** The options that take a value: each may also be written `--name=value`. */
+const VALUED = new Set([
+	"--policy",
+	"--last",
+	"--price",
+	"--window",
+	"--warming",
+	"--set",
+	"--images",
+	"--html",
+	"--jobs",
+]);
+
+/** `args` with every `--name=value` of an option that takes a value split in two, as `--name value`. */
+function splitValues(args: readonly string[]): string[] {
+	return args.flatMap((arg) => {
+		const at = arg.indexOf("=");
+		return at > 0 && VALUED.has(arg.slice(0, at)) ? [arg.slice(0, at), arg.slice(at + 1)] : [arg];
+	});
+}
+
+/** Parses the arguments after `replay` (an option's value after a space or after `=`). */
+export function parseArgs(given: readonly string[]): ReplayOptions {
+	const args = splitValues(given);
 	const files: string[] = [];
 	let names = [...DEFAULT_POLICIES];
 	let price = "anthropic-5m";

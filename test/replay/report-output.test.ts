@@ -484,3 +484,22 @@ test("progress is one line rewritten in place on a terminal, and nothing elsewhe
 	assert.equal(parseArgs(["s.jsonl", "--quiet"]).quiet, true);
 	assert.equal(parseArgs(["s.jsonl"]).quiet, false);
 });
+
+test("an option's value may follow `=` as well as a space; a flag or an unknown name so written is still refused", () => {
+	const spaced = parseArgs([
+		"s.jsonl",
+		"--window",
+		"140000",
+		"--price",
+		"openai",
+		"--set",
+		"useWindow=6",
+		"--jobs",
+		"2",
+	]);
+	const joined = parseArgs(["s.jsonl", "--window=140000", "--price=openai", "--set=useWindow=6", "--jobs=2"]);
+	assert.deepEqual(joined, spaced);
+	assert.equal(joined.window, 140_000);
+	assert.throws(() => parseArgs(["s.jsonl", "--json=1"]), /unknown option --json=1/);
+	assert.throws(() => parseArgs(["s.jsonl", "--widow=140000"]), /unknown option --widow=140000/);
+});
