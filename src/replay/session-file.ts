@@ -53,10 +53,12 @@ export class SessionFileError extends Error {
 /**
  * Parses the text of a session file as Pi 1.6 loads one: a line that is not a JSON object (a torn
  * write, a bad escape) is skipped and its number kept in `unread`, and the header is the first line
- * that parses.
+ * that parses. Pi keeps any other JSON value but `null`, `0` and `""` as an entry, so one before the
+ * header (a number, a list) leaves the file with none, as Pi then opens no session.
  */
 export function parseSessionText(text: string): SessionEntries {
 	let header: Entry | undefined;
+	let valueFirst = false;
 	const entries: Entry[] = [];
 	const unread: number[] = [];
 	text.split("\n").forEach((line, i) => {
@@ -69,11 +71,12 @@ export function parseSessionText(text: string): SessionEntries {
 			return;
 		}
 		if (!entry || typeof entry !== "object" || Array.isArray(entry)) {
+			if (entry && header === undefined && entries.length === 0) valueFirst = true;
 			unread.push(i + 1);
 			return;
 		}
 		const parsed = entry as Entry;
-		if (parsed.type === "session" && header === undefined && entries.length === 0) header = parsed;
+		if (parsed.type === "session" && header === undefined && entries.length === 0 && !valueFirst) header = parsed;
 		else entries.push(parsed);
 	});
 	if (!(typeof header?.version === "number" && header.version >= 2)) placeKeptEntries(header, entries);
@@ -161,6 +164,11 @@ export function readPiSession(path: string): SessionEntries {
 		closeSync(fd);
 	}
 	if (!text.trim()) throw new SessionFileError(path, "empty file, not a Pi session");
+	if (text.startsWith("\uFEFF"))
+		throw new SessionFileError(
+			path,
+			"not a Pi session: it starts with a UTF-8 byte-order mark, which Pi 1.6 does not read past",
+		);
 	const session = parseSessionText(text);
 	if (session.header === undefined && session.entries.length === 0)
 		throw new SessionFileError(path, "not a Pi session: no line of it is a JSON object");

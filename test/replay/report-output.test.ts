@@ -173,6 +173,13 @@ test("a file that is not a Pi session, an empty file, one with nothing to replay
 			["headless.jsonl", `${JSON.stringify(message)}\n`, "not a Pi session: its first JSON line"],
 			["notes.jsonl", "just some notes\n", "not a Pi session: no line of it is a JSON object"],
 			["numbers.jsonl", "[1,2,3]\nnull\n", "not a Pi session: no line of it is a JSON object"],
+			// Pi keeps a number as the file's first entry, and then opens no session: no header follows it.
+			[
+				"value-first.jsonl",
+				`1\n${JSON.stringify(header)}\n${JSON.stringify(message)}\n`,
+				"not a Pi session: its first JSON line",
+			],
+			["bom.jsonl", `\uFEFF${JSON.stringify(header)}\n`, "starts with a UTF-8 byte-order mark"],
 			["torn.jsonl", `${JSON.stringify(header)}\n{"type":"message","id":"m","mess\n`, "(line 2 not a JSON object"],
 			["dir.jsonl", undefined, "a directory, not a session file"],
 			["empty.jsonl", "", "empty file, not a Pi session"],
