@@ -137,10 +137,14 @@ function verdictRun(figures: readonly PolicyFigures[]): PolicyFigures | undefine
 
 const percent = (share: number): string => `${(share * 100).toFixed(1)}%`;
 
+/** The divergence that counts the recorded replies a run never asked for (run.ts counts it, the verdict names it). */
+export const NOT_REQUESTED = "recorded replies not requested";
+
 /**
  * A session's verdict in one line: what the default context-fold run cost as a multiple of plain
  * Pi's, the share of references the model could still see (plain Pi's beside it) and the recalls
- * that implies. Without a `pi` run it gives the cost itself; with nothing but `pi`, no line.
+ * that implies, and how many recorded replies either run never asked for (a replay cut short speaks
+ * only for its part). Without a `pi` run it gives the cost itself; with nothing but `pi`, no line.
  */
 export function verdict(report: SessionReport): string | undefined {
 	const run = verdictRun(report.policies);
@@ -151,7 +155,9 @@ export function verdict(report: SessionReport): string | undefined {
 			? `cost ${k(run.cost)} input-token equivalents`
 			: `${run.costRatio.toFixed(2)}× plain Pi's cost`;
 	const seen = `${percent(run.visibility)} of references visible${pi ? ` (plain Pi ${percent(pi.visibility)})` : ""}`;
-	return `${report.session}: ${run.policy} ${cost}, ${seen}, ${run.recallsNeeded} recall${run.recallsNeeded === 1 ? "" : "s"}`;
+	const lost = Math.max(...[run, pi].map((f) => f?.divergences?.[NOT_REQUESTED] ?? 0));
+	const cut = lost > 0 ? `; ${lost} recorded repl${lost === 1 ? "y" : "ies"} not replayed (see the divergences)` : "";
+	return `${report.session}: ${run.policy} ${cost}, ${seen}, ${run.recallsNeeded} recall${run.recallsNeeded === 1 ? "" : "s"}${cut}`;
 }
 
 /** A report's name and the settings it was replayed under, for the line above its table. */

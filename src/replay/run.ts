@@ -41,6 +41,7 @@ import {
 	warmingDelayMs,
 } from "./price.ts";
 import { AGENT_DIR, replayModel, replaySession } from "./replay-session.ts";
+import { NOT_REQUESTED } from "./report-text.ts";
 import { BlockTable, type RequestShape } from "./request-shape.ts";
 import { parts, type ReplayScript, SESSION_FORMAT } from "./script.ts";
 import {
@@ -473,7 +474,7 @@ export async function replayPolicy(
 			}
 		}
 		const left = total - done;
-		if (left > 0) run.divergences["recorded replies not requested"] = left;
+		if (left > 0) run.divergences[NOT_REQUESTED] = left;
 		for (const [role, count] of Object.entries(script.skipped))
 			run.divergences[`${role} message not replayed`] = count;
 		if (script.unreadLines > 0)

@@ -459,6 +459,12 @@ test("the verdict speaks for the default context-fold run against plain Pi", () 
 		"without plain Pi, the cost itself",
 	);
 	assert.equal(verdict({ ...FIXED_REPORT[0], policies: [pi] }), undefined, "plain Pi alone has no verdict");
+	const cut = { ...fold, divergences: { "recorded replies not requested": 8 } };
+	assert.equal(
+		verdict({ ...FIXED_REPORT[0], session: "s.jsonl", policies: [pi, cut] }),
+		`s.jsonl: context-fold ${ratio}× plain Pi's cost, 96.7% of references visible (plain Pi 94.8%), 4 recalls; 8 recorded replies not replayed (see the divergences)`,
+		"a replay cut short says so in its verdict",
+	);
 });
 
 /** A stand-in for stderr that records what is written. */
