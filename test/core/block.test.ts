@@ -204,6 +204,27 @@ describe("linearize over every role", () => {
 });
 
 describe("foldability by shape", () => {
+	it("never folds redacted thinking, whatever text it carries and with no signature beside it", () => {
+		const blocks = linearize([
+			{
+				role: "assistant",
+				responseId: "r1",
+				content: [
+					// Pi's own shape (its placeholder text and the opaque payload), and the flag alone.
+					{ type: "thinking", thinking: "[Reasoning redacted]", thinkingSignature: "opaque", redacted: true },
+					{ type: "thinking", thinking: "[Reasoning redacted]", redacted: true },
+					{ type: "thinking", thinking: "plain reasoning the model wrote" },
+				],
+				stopReason: "stop",
+				timestamp: 1,
+			},
+		]);
+		assert.deepEqual(
+			blocks.map((b) => b.foldable),
+			[false, false, true],
+		);
+	});
+
 	it("makes a tool result with an image unfoldable, and counts the image", () => {
 		const [block] = linearize([
 			{
