@@ -797,68 +797,61 @@ describe("seed index on disk", () => {
 		});
 	});
 
-	it("/fold-handoff from a seeded session hands its own seed on (the first goal, the grandparent)", async () => {
-		await inTempDir(async (dir) => {
-			const stub = savedStub(dir);
-			stub.entries.push({
-				type: "custom_message",
-				id: "c1",
-				parentId: null,
-				timestamp: "2026-12-05T10:00:00.123Z",
-				customType: HANDOFF_MESSAGE_TYPE,
-				content: `${HANDOFF_HEADER}\n\nGoal: ship the parser\nParent session: /p/grandparent.jsonl\n\n{#abcd1234 FOLDED} bash: 40 lines\n`,
-				display: true,
+	// A session starts from a seed by the offer (a seed message) or by the seed pasted as its prompt.
+	const starts: [string, (stub: ReturnType<typeof savedStub>, seed: string) => void][] = [
+		[
+			"the offer's seed message",
+			(stub, seed) =>
+				stub.entries.push({
+					type: "custom_message",
+					id: "c1",
+					parentId: null,
+					timestamp: "2026-12-05T10:00:00.123Z",
+					customType: HANDOFF_MESSAGE_TYPE,
+					content: seed,
+					display: true,
+				}),
+		],
+		[
+			"a seed pasted as its prompt",
+			(stub, seed) => {
+				stub.addMessage({ role: "user", content: seed, timestamp: 1_600_000_000_000 });
+				const reply = { role: "assistant", content: [{ type: "text", text: "on it" }], responseId: "r0" };
+				stub.addMessage({ ...reply, timestamp: 1_600_000_000_001 });
+			},
+		],
+	];
+	for (const [how, start] of starts) {
+		it(`/fold-handoff from a session started by ${how} hands that seed on (the first goal, the grandparent's tags quoted)`, async () => {
+			await inTempDir(async (dir) => {
+				const stub = savedStub(dir);
+				start(
+					stub,
+					`${HANDOFF_HEADER}\n\nGoal: ALPHA-GOAL ship the parser\nParent session: /p/grandparent.jsonl\n\n{#abcd1234 FOLDED} bash: 40 lines\n`,
+				);
+				bashSession(stub, 3);
+				await stub.emit("session_start", { reason: "startup" });
+				await stub.command("fold-handoff", "now the docs");
+				const folder = join(dir, "context-fold", "stub");
+				const seed = readFileSync(
+					join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
+					"utf8",
+				);
+				assert.match(seed, /^Goal: now the docs$/m);
+				assert.match(
+					seed,
+					/## Carried from the handoff seed this session started from\n\(The seed the parent session started from, carried as it was: its codes are of the session before the parent, which recall_folded does not read from here\.\)\n# context-fold handoff seed/,
+				);
+				assert.match(seed, /Goal: ALPHA-GOAL ship the parser\nParent session: \/p\/grandparent\.jsonl/);
+				assert.match(
+					seed,
+					/\[quoted tag #abcd1234\] bash: 40 lines/,
+					"the grandparent's code reads as no code to recall",
+				);
+				assert.doesNotMatch(seed, /\{#abcd1234 FOLDED\}/);
 			});
-			bashSession(stub, 3);
-			await stub.emit("session_start", { reason: "startup" });
-			await stub.command("fold-handoff", "now the docs");
-			const folder = join(dir, "context-fold", "stub");
-			const seed = readFileSync(
-				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
-				"utf8",
-			);
-			assert.match(seed, /^Goal: now the docs$/m);
-			assert.match(
-				seed,
-				/## Carried from the handoff seed this session started from\n\(The seed the parent session started from, carried as it was: its codes are of the session before the parent, which recall_folded does not read from here\.\)\n# context-fold handoff seed/,
-			);
-			assert.match(seed, /Goal: ship the parser\nParent session: \/p\/grandparent\.jsonl/);
-			assert.match(
-				seed,
-				/\[quoted tag #abcd1234\] bash: 40 lines/,
-				"the grandparent's code reads as no code to recall",
-			);
-			assert.doesNotMatch(seed, /\{#abcd1234 FOLDED\}/);
 		});
-	});
-
-	it("/fold-handoff from a session started by pasting a seed as its prompt hands that seed on too", async () => {
-		await inTempDir(async (dir) => {
-			const stub = savedStub(dir);
-			const pasted = `${HANDOFF_HEADER}\n\nGoal: ALPHA-GOAL ship the parser\nParent session: /p/grandparent.jsonl\n`;
-			stub.addMessage({ role: "user", content: pasted, timestamp: 1_600_000_000_000 });
-			stub.addMessage({
-				role: "assistant",
-				content: [{ type: "text", text: "on it" }],
-				responseId: "r0",
-				timestamp: 1_600_000_000_001,
-			});
-			bashSession(stub, 3);
-			await stub.emit("session_start", { reason: "startup" });
-			await stub.command("fold-handoff", "now the docs");
-			const folder = join(dir, "context-fold", "stub");
-			const seed = readFileSync(
-				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
-				"utf8",
-			);
-			assert.match(seed, /^Goal: now the docs$/m);
-			assert.match(
-				seed,
-				/## Carried from the handoff seed this session started from\n\(The seed the parent session started from[^\n]*\n# context-fold handoff seed/,
-			);
-			assert.match(seed, /Goal: ALPHA-GOAL ship the parser\nParent session: \/p\/grandparent\.jsonl/);
-		});
-	});
+	}
 
 	it("/fold-handoff tags the raw tail too, and every pointer of the seed resolves in a seeded session", async () => {
 		await inTempDir(async (dir) => {
