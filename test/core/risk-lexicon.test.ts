@@ -62,6 +62,43 @@ describe("isErrorLine", () => {
 		}
 	});
 
+	it("flags the same signals in the languages glibc and compilers localize to", () => {
+		for (const line of [
+			"gcc: Fehler: main.c: Datei oder Verzeichnis nicht gefunden",
+			"Build fehlgeschlagen",
+			"cp: Zugriff verweigert",
+			"ls: impossible d'accéder à 'x': Aucun fichier ou dossier de ce type",
+			"erreur : la compilation a échoué",
+			"cat: x: No existe el archivo o el directorio",
+			"la compilación falló",
+			"cat: x: Arquivo ou diretório inexistente",
+			"erro: falhou ao compilar",
+			"cat: x: File o directory non esistente",
+			"bash: x: Permesso negato",
+			"Ошибка сегментирования (стек памяти сброшен на диск)",
+			"cat: x: Нет такого файла или каталога",
+			"错误：找不到模块 'x'",
+			"cat: x: 没有那个文件或目录",
+			"エラー: モジュールが見つかりません",
+			"cat: x: そのようなファイルやディレクトリはありません",
+			"오류: 모듈을 찾을 수 없습니다",
+			"빌드 실패",
+		]) {
+			assert.ok(isErrorLine(line), line);
+		}
+		for (const line of [
+			"Alle Tests bestanden",
+			"Compilation réussie",
+			"Compilación completada",
+			"编译成功",
+			"テストに合格しました",
+			"빌드 성공",
+			"an impossible deal",
+		]) {
+			assert.ok(!isErrorLine(line), line);
+		}
+	});
+
 	it("leaves ordinary lines alone", () => {
 		for (const line of [
 			"All 42 tests passed",
