@@ -3,11 +3,14 @@
  * by a model message (its text and tool-call arguments) that repeats one of the block's distinctive
  * strings (identifiers, paths and numbers of six or more characters), since a model refers to what it
  * works on by name. Each repeated string counts for the newest earlier tool result, argument or
- * user message that holds it: keeping that one raw keeps the string in the context. A block's use
+ * user message that holds it: keeping that one raw keeps the string in the context. An `edit` of a
+ * file also uses the newest result of a `read` of that file: while the model edits a file, what it
+ * read of it is its working copy, even when each edit repeats only the previous edit's strings. A block's use
  * age is how many model messages back its latest use, or its arrival, was. Pure: messages and blocks
  * in, ages out.
  */
 import { type Block, isModelReply, type MessageLike } from "./block.ts";
+import { type CallFactsMemo, callFactsOf } from "./call-facts.ts";
 import { distinctiveTokens } from "./distinctive.ts";
 
 /** Model messages looked back at for uses: no policy may ask for more. */
@@ -49,6 +52,8 @@ interface Model {
  */
 export class UseMemo {
 	readonly tokens: TokensMemo = new WeakMap();
+	/** The path each `read` or `edit` call touched, by block object. */
+	private readonly calls: CallFactsMemo = new WeakMap();
 	/** The blocks `holders` indexes, by position; undefined while an update is under way. */
 	private indexed: Block[] | undefined = [];
 	/** Each string → the positions in `indexed` of the blocks holding it, ascending. */
@@ -95,7 +100,11 @@ export class UseMemo {
 	 * block a string it repeats counts for (the newest earlier one holding it), with those strings in
 	 * the order the message says them.
 	 */
-	usesOf(blocks: readonly Block[], model: Model): ReadonlyMap<number, readonly string[]> {
+	usesOf(
+		messages: readonly MessageLike[],
+		blocks: readonly Block[],
+		model: Model,
+	): ReadonlyMap<number, readonly string[]> {
 		const { from, to } = model;
 		const known = this.uses.get(from);
 		if (known?.to === to) return known.uses;
@@ -112,8 +121,41 @@ export class UseMemo {
 			if (list) list.push(token);
 			else uses.set(at, [token]);
 		}
+		for (let i = from; i <= to; i++) {
+			const block = blocks[i];
+			if (block.kind !== "toolArgs" || block.toolName !== "edit") continue;
+			const path = callFactsOf(messages, block, this.calls)?.path;
+			const at = path === undefined ? -1 : this.newestRead(messages, blocks, path, from);
+			if (at < 0 || uses.has(at)) continue;
+			const held = tokensOf(blocks[at], this.tokens);
+			uses.set(
+				at,
+				[...tokensOf(block, this.tokens)].filter((t) => held.has(t)),
+			);
+		}
 		this.uses.set(from, { to, uses });
 		return uses;
+	}
+
+	/** The position of the newest `read` result of `path` before position `before`; -1 if none, or if it failed. */
+	private newestRead(
+		messages: readonly MessageLike[],
+		blocks: readonly Block[],
+		path: string,
+		before: number,
+	): number {
+		for (let i = before - 1; i >= 0; i--) {
+			const block = blocks[i];
+			if (block.kind !== "toolArgs" || block.toolName !== "read") continue;
+			const facts = callFactsOf(messages, block, this.calls);
+			if (!facts || !samePath(facts.path, path)) continue;
+			for (let j = i + 1; j < before; j++) {
+				const result = blocks[j];
+				if (result.kind === "toolResult" && result.id === facts.result) return result.isError === true ? -1 : j;
+			}
+			return -1;
+		}
+		return -1;
 	}
 
 	/** Forgets the uses of model messages that start before `from`: they left the lookback. */
@@ -157,7 +199,7 @@ function lookback(
 	const used: ReadonlyMap<number, readonly string[]>[] = [];
 	const count = Math.min(models.length, USE_LOOKBACK);
 	for (let age = 0; age < count; age++) {
-		const uses = memo.usesOf(blocks, models[age]);
+		const uses = memo.usesOf(messages, blocks, models[age]);
 		for (const at of uses.keys()) if (ages[at] > age) ages[at] = age;
 		used.push(uses);
 	}
@@ -188,6 +230,11 @@ export function useOf(messages: readonly MessageLike[], blocks: readonly Block[]
 		}
 	}
 	return { ages, strings };
+}
+
+/** True when two paths name one file as written: equal, or one is the other with folders before it (`src/a.ts`, `/repo/src/a.ts`). */
+function samePath(a: string, b: string): boolean {
+	return a === b || a.endsWith(`/${b}`) || b.endsWith(`/${a}`);
 }
 
 /** The largest position in ascending `list` below `limit`, or -1. */

@@ -5,7 +5,7 @@
  * strings a fresh useOf finds, whether the blocks come from a BlockMemo (unchanged messages keep their
  * block objects, as in the engine) or are made afresh each request. The strings come from a small
  * vocabulary, so that several blocks hold each and the newest holder before a use moves as the
- * conversation changes.
+ * conversation changes, and reads and edits of a few paths, so that the read an edit uses moves too.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -31,6 +31,14 @@ const message: fc.Arbitrary<MessageLike> = fc.oneof(
 				fc
 					.record({ id: callId, args: text })
 					.map(({ id, args }) => ({ type: "toolCall", id, name: "bash", arguments: { command: args } })),
+				// Reads and edits of a few paths: an edit also uses the newest read of its file.
+				fc
+					.record({
+						id: callId,
+						name: fc.constantFrom("read", "edit"),
+						path: fc.constantFrom("a.ts", "src/a.ts", "b.ts"),
+					})
+					.map(({ id, name, path }) => ({ type: "toolCall", id, name, arguments: { path } })),
 			),
 			{ maxLength: 3 },
 		),
@@ -40,7 +48,7 @@ const message: fc.Arbitrary<MessageLike> = fc.oneof(
 	fc.record({
 		role: fc.constant("toolResult"),
 		toolCallId: callId,
-		toolName: fc.constant("bash"),
+		toolName: fc.constantFrom("bash", "read"),
 		content: text.map((t) => [{ type: "text", text: t }]),
 		timestamp: fc.nat(5),
 	}),

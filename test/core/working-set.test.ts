@@ -1,7 +1,8 @@
 /**
  * The working set from the model's messages (src/core/use-ages.ts): which strings count, how a
  * block's arrival and each later use set its use age, and that a use counts for the newest block
- * holding the strings. Conversations are built by hand, so each expected age is read off the script.
+ * holding the strings, and that an edit of a file uses its newest read. Conversations are built by
+ * hand, so each expected age is read off the script.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -111,7 +112,8 @@ describe("useOf", () => {
 		for (let i = 0; i < 5; i++)
 			fillers.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
 		const used = call("e1", "edit", { path: "a.ts", oldText: "parseHeader(raw_line)", newText: "MAX_HEADER_SIZE" });
-		const plain = call("e2", "edit", { path: "a.ts", oldText: "header", newText: "bucket" });
+		// A call that names no file: an edit of a.ts would use the read whatever it repeated (below).
+		const plain = call("e2", "bash", { command: "echo header bucket" });
 		const after = [result("e1", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok")];
 		assert.equal(ageOf([...base, ...fillers, used, ...after], "r1"), 1, "used by the edit");
 		const weak = [result("e2", "edit", "done"), call("z2", "bash", { command: "true" }), result("z2", "bash", "ok")];
@@ -148,6 +150,45 @@ describe("useOf", () => {
 		messages.push(call("e", "edit", { oldText: "parseHeader raw_line MAX_HEADER_SIZE" }), result("e", "edit", "ok"));
 		assert.equal(ageOf(messages, "new"), 0);
 		assert.equal(ageOf(messages, "old"), 5, "the older copy keeps only its arrival");
+	});
+
+	test("an edit of a file uses its newest read, in any spelling of the path, whatever strings it repeats", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("old", "read", { path: "src/a.ts" }),
+			result("old", "read", FILE),
+			call("r", "read", { path: "./src/a.ts", offset: 1, limit: 3 }),
+			result("r", "read", FILE),
+		];
+		for (let i = 0; i < 5; i++)
+			messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+		// The previous edit's strings only (as when each edit refines the last): none is the read's.
+		messages.push(call("e", "edit", { path: "/repo/src/a.ts", oldText: "limit_2", newText: "limit_3" }));
+		messages.push(result("e", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
+		assert.equal(ageOf(messages, "r"), 1, "used by the edit");
+		assert.equal(ageOf(messages, "old"), 7, "an older read keeps its arrival");
+		const blocks = linearize(messages);
+		const { strings } = useOf(messages, blocks);
+		assert.deepEqual([...(strings.get(blocks.findIndex((b) => b.id === "r:r")) ?? [])], [], "for no string of it");
+	});
+
+	test("a write, an edit of another file and an edit after a failed read use no read", () => {
+		const edited = (read: MessageLike, change: MessageLike): MessageLike[] => {
+			const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
+			messages.push(call("r", "read", { path: "src/a.ts" }), read);
+			for (let i = 0; i < 5; i++)
+				messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+			messages.push(change, result("e", "edit", "done"), call("z", "bash", { command: "true" }));
+			return [...messages, result("z", "bash", "ok")];
+		};
+		const read = result("r", "read", FILE);
+		const failed: MessageLike = { ...result("r", "read", "ENOENT: no such file"), isError: true };
+		const editA = call("e", "edit", { path: "src/a.ts", oldText: "limit_2", newText: "limit_3" });
+		assert.equal(ageOf(edited(read, editA), "r"), 1, "the edit of a.ts uses it");
+		assert.equal(ageOf(edited(read, call("e", "write", { path: "src/a.ts", content: "x" })), "r"), 6, "a write");
+		const other = call("e", "edit", { path: "src/ab.ts", oldText: "limit_2", newText: "limit_3" });
+		assert.equal(ageOf(edited(read, other), "r"), 6, "another file");
+		assert.equal(ageOf(edited(failed, editA), "r"), 6, "a failed read");
 	});
 
 	test("nothing older than the lookback counts", () => {

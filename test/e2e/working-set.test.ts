@@ -3,9 +3,10 @@
  * scripted model server captured. Settings leave `policy` unset and set small knobs (a 4-message use
  * window, 1k tails, a low foldFrom and minEvent, a long horizon) so fold events fire in a short
  * session; bash filler that nothing refers to pushes blocks out of the tails.
- * - A file read, then edited over several turns: each edit's arguments repeat names from the read,
- *   so the read goes out raw while the edits go on, though each edit supersedes it and the filler
- *   around it folds; once the model has sent `useWindow` messages without using it, it folds.
+ * - A file read, then edited over several turns: the read goes out raw while the edits go on, though
+ *   each edit supersedes it and the filler around it folds; once the model has sent `useWindow`
+ *   messages without editing or using it, it folds. Twice: edits across the file, each repeating
+ *   names only the read holds, and edits refining one line, each repeating the previous edit.
  * - A plan the model wrote: while each of the model's messages cites the plan's step names, the
  *   `write`'s content goes out raw, while the filler folds; once the citing stops it folds too.
  * Under the economic policy (no working set, e.g. CONTEXTFOLD_POLICY=economic) the read and the plan
@@ -126,82 +127,117 @@ const LEDGER = [
 const READ_ID = "toolu_read_ledger";
 const editId = (k: number) => `toolu_edit_${pad(k)}`;
 
-/** Edit k doubles the threshold of shard EDITED[k - 1]: its arguments repeat that shard's names. */
-function edit(k: number): Step {
-	const n = pad(EDITED[k - 1]);
-	const edits = [{ oldText: shardHead(n), newText: shardHead(n, " * 2") }];
+/** One edit of the ledger: shard `shard`'s head line, its factor `from` changed to `to`. */
+interface LedgerEdit {
+	shard: number;
+	from: string;
+	to: string;
+}
+
+/** Edit k, `e`: its arguments repeat the names of the shard it changes. */
+function edit(k: number, e: LedgerEdit): Step {
+	const n = pad(e.shard);
+	const edits = [{ oldText: shardHead(n, e.from), newText: shardHead(n, e.to) }];
 	return { call: { id: editId(k), name: "edit", args: { path: LEDGER_PATH, edits } } };
 }
 
 /** Filler after the last edit: more than USE_WINDOW model messages of work unrelated to the ledger. */
 const AFTER_EDITS = USE_WINDOW + 3;
 
-const LEDGER_STEPS: Step[] = [
-	{ call: { id: READ_ID, name: "read", args: { path: LEDGER_PATH } } },
-	...EDITED.flatMap((_, i) => [filler(i + 1), edit(i + 1)]),
-	...Array.from({ length: AFTER_EDITS }, (_, j) => filler(EDITED.length + j + 1)),
-];
+/** The read, each edit after a filler, then the filler after the edits. */
+function ledgerSteps(edits: readonly LedgerEdit[]): Step[] {
+	return [
+		{ call: { id: READ_ID, name: "read", args: { path: LEDGER_PATH } } },
+		...edits.flatMap((e, i) => [filler(i + 1), edit(i + 1, e)]),
+		...Array.from({ length: AFTER_EDITS }, (_, j) => filler(edits.length + j + 1)),
+	];
+}
 
-describe("working-set policy: a file read, then edited over several turns", () => {
-	const pi = scriptedPi(stepsScript(LEDGER_STEPS, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
-	const lastEdit = editId(EDITED.length);
-	let run: RunResult;
-	let requests: CapturedRequest[] = [];
-	let folds: RequestFolds[] = [];
+/** Across the file: each edit doubles another shard's threshold, repeating names only the read holds. */
+const ACROSS = EDITED.map((shard) => ({ shard, from: "", to: " * 2" }));
+/** Refining one line: each edit's old text is the previous edit's new text, so it repeats that edit's names. */
+const REFINING = [" * 2", " * 3", " * 4", " * 5", " * 6"].map((to, i, all) => ({
+	shard: 3,
+	from: i === 0 ? "" : all[i - 1],
+	to,
+}));
 
-	before(async () => {
-		await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
-		await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
-		run = await pi.sandbox.runPrint({
-			prompt: "Read the ledger, double the thresholds of the shards I named, and tidy up.",
-			extensions: ["."],
-			timeoutMs: RUN_TIMEOUT_MS,
+for (const [shape, edits] of [
+	["edits across the file", ACROSS],
+	["edits refining one line", REFINING],
+] as const)
+	describeLedger(shape, edits);
+
+/** The read-then-edit scenario with `edits`. */
+function describeLedger(shape: string, edits: readonly LedgerEdit[]): void {
+	describe(`working-set policy: a file read, then edited over several turns (${shape})`, () => {
+		const steps = ledgerSteps(edits);
+		const pi = scriptedPi(stepsScript(steps, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
+		const lastEdit = editId(edits.length);
+		let run: RunResult;
+		let requests: CapturedRequest[] = [];
+		let folds: RequestFolds[] = [];
+
+		before(async () => {
+			await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
+			await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
+			run = await pi.sandbox.runPrint({
+				prompt: "Read the ledger, double the thresholds of the shards I named, and tidy up.",
+				extensions: ["."],
+				timeoutMs: RUN_TIMEOUT_MS,
+			});
+			requests = pi.server.requests;
+			folds = analyze(requests);
 		});
-		requests = pi.server.requests;
-		folds = analyze(requests);
-	});
 
-	it("the run reads the file, makes every edit on disk, runs the filler and ends", async () => {
-		assert.equal(run.code, 0, run.stderr);
-		assert.equal(run.stdout.trim(), "ledger fixed", run.stderr);
-		assert.deepEqual(pi.server.errors, []);
-		assert.equal(requests.length, LEDGER_STEPS.length + 1);
-		for (let k = 1; k <= EDITED.length; k++) {
-			assert.match(toolResultOf(requests.at(-1) as CapturedRequest, editId(k)) ?? "", /^Successfully replaced/);
-		}
-		const expected = EDITED.reduce((text, s) => text.replace(shardHead(pad(s)), shardHead(pad(s), " * 2")), LEDGER);
-		assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), expected);
-		for (const req of requests) assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
-		for (const f of folds) assert.deepEqual(f.mutated, [], `request ${f.index}: a result changed without a fold tag`);
-	});
+		it("the run reads the file, makes every edit on disk, runs the filler and ends", async () => {
+			assert.equal(run.code, 0, run.stderr);
+			assert.equal(run.stdout.trim(), "ledger fixed", run.stderr);
+			assert.deepEqual(pi.server.errors, []);
+			assert.equal(requests.length, steps.length + 1);
+			for (let k = 1; k <= edits.length; k++) {
+				assert.match(toolResultOf(requests.at(-1) as CapturedRequest, editId(k)) ?? "", /^Successfully replaced/);
+			}
+			const expected = edits.reduce(
+				(text, e) => text.replace(shardHead(pad(e.shard), e.from), shardHead(pad(e.shard), e.to)),
+				LEDGER,
+			);
+			assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), expected);
+			for (const req of requests)
+				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
+			for (const f of folds)
+				assert.deepEqual(f.mutated, [], `request ${f.index}: a result changed without a fold tag`);
+		});
 
-	it("the read goes out raw in every request while the edits go on, while the filler around it folds", () => {
-		const readAt = firstWith(requests, READ_ID);
-		const raw = folds[readAt].results.find((r) => r.id === READ_ID)?.text ?? "";
-		assert.ok(raw.includes(shardHead(pad(1))) && raw.includes(shardHead(pad(SHARDS))), "the read holds the file");
-		const lastEditAt = firstWith(requests, lastEdit);
-		for (let i = readAt; i <= lastEditAt; i++) {
-			assert.ok(!folds[i].folded.has(READ_ID), `request ${i}: the read went out folded while the edits went on`);
-		}
-		// Events fired meanwhile: the filler the model never referred to folded, around the raw read.
-		assert.ok(folds[lastEditAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastEditAt].signature}`);
-		assert.ok(folds[lastEditAt].folded.size >= 2, `one filler folded: ${folds[lastEditAt].signature}`);
-	});
+		it("the read goes out raw in every request while the edits go on, while the filler around it folds", () => {
+			const readAt = firstWith(requests, READ_ID);
+			const raw = folds[readAt].results.find((r) => r.id === READ_ID)?.text ?? "";
+			assert.ok(raw.includes(shardHead(pad(1))) && raw.includes(shardHead(pad(SHARDS))), "the read holds the file");
+			const lastEditAt = firstWith(requests, lastEdit);
+			for (let i = readAt; i <= lastEditAt; i++) {
+				assert.ok(!folds[i].folded.has(READ_ID), `request ${i}: the read went out folded while the edits went on`);
+			}
+			// Events fired meanwhile: the filler the model never referred to folded, around the raw read.
+			assert.ok(folds[lastEditAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastEditAt].signature}`);
+			assert.ok(folds[lastEditAt].folded.size >= 2, `one filler folded: ${folds[lastEditAt].signature}`);
+		});
 
-	it("once the edits stop, the read stays raw for useWindow model messages, then an event folds it", () => {
-		const lastEditAt = firstWith(requests, lastEdit);
-		let foldedAt = -1;
-		for (let i = lastEditAt; i < requests.length; i++) {
-			const since = modelMessagesSince(requests[i], lastEdit);
-			const folded = folds[i].folded.has(READ_ID);
-			if (since < USE_WINDOW) assert.ok(!folded, `request ${i}: folded ${since} model messages after the last edit`);
-			if (folded && foldedAt < 0) foldedAt = i;
-			if (foldedAt >= 0) assert.ok(folded, `request ${i}: unfolded again after request ${foldedAt}`);
-		}
-		assert.ok(foldedAt > lastEditAt, "the read never folded after the edits stopped");
-		assert.match(folds[foldedAt].folded.get(READ_ID)?.text ?? "", /^\{#[0-9a-z]{8} FOLDED\} read: /);
+		it("once the edits stop, the read stays raw for useWindow model messages, then an event folds it", () => {
+			const lastEditAt = firstWith(requests, lastEdit);
+			let foldedAt = -1;
+			for (let i = lastEditAt; i < requests.length; i++) {
+				const since = modelMessagesSince(requests[i], lastEdit);
+				const folded = folds[i].folded.has(READ_ID);
+				if (since < USE_WINDOW)
+					assert.ok(!folded, `request ${i}: folded ${since} model messages after the last edit`);
+				if (folded && foldedAt < 0) foldedAt = i;
+				if (foldedAt >= 0) assert.ok(folded, `request ${i}: unfolded again after request ${foldedAt}`);
+			}
+			assert.ok(foldedAt > lastEditAt, "the read never folded after the edits stopped");
+			assert.match(folds[foldedAt].folded.get(READ_ID)?.text ?? "", /^\{#[0-9a-z]{8} FOLDED\} read: /);
+		});
 	});
-});
+}
 
 // --- Scenario 2: a plan the model wrote, cited while it works ---
 
