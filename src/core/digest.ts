@@ -211,22 +211,38 @@ function leftOutLine(code: string, left: readonly DistinctRisk[], shift: number)
 
 /**
  * The lines of a folded text that hold any of `focus` (the distinctive strings the model was using
- * it for, matched whole), in order and bounded, as a digest section: what the model is likely to
- * name again stays in sight. Empty when no line holds one. A truncated bash or read copy's lines,
- * and those of a read from line `from`, are numbered as in its file, as its risk lines are (see
- * outputFilePlace).
+ * it for, matched whole), bounded, in order, as a digest section: what the model is likely to name
+ * again stays in sight. Where more lines hold them than the section keeps, a line's worth is the sum,
+ * over the strings it holds, of one over how many lines hold that string, so the lines of the
+ * function the model worked on come before an import every function repeats (earlier lines first
+ * among equals). Empty when no line holds one. A truncated bash or read copy's lines, and those of a
+ * read from line `from`, are numbered as in its file, as its risk lines are (see outputFilePlace).
  */
 export function focusSection(text: string, focus: readonly string[], origin: CopyOrigin = {}): string {
+	if (focus.length === 0) return "";
 	const wanted = new Set(focus);
-	const out: string[] = [];
 	const place = outputFilePlace(text, origin);
 	const shift = place ? place.first - 1 : 0;
 	const lines = (place?.held ?? text).split("\n");
-	for (let i = 0; i < lines.length && out.length < DIGEST_LIMITS.focusLines; i++) {
-		if (wanted.size > 0 && [...distinctiveTokens(lines[i])].some((s) => wanted.has(s))) {
-			out.push(`L${i + 1 + shift}: ${quoteTags(clip(lines[i].trim(), DIGEST_LIMITS.focusLineChars))}`);
-		}
-	}
+	const held = new Map<number, string[]>();
+	const lineCount = new Map<string, number>();
+	lines.forEach((line, i) => {
+		const strings = [...distinctiveTokens(line)].filter((s) => wanted.has(s));
+		if (strings.length === 0) return;
+		held.set(i, strings);
+		for (const s of strings) lineCount.set(s, (lineCount.get(s) ?? 0) + 1);
+	});
+	const worth = new Map<number, number>();
+	for (const [i, strings] of held)
+		worth.set(
+			i,
+			strings.reduce((sum, s) => sum + 1 / (lineCount.get(s) ?? 1), 0),
+		);
+	const kept = [...held.keys()]
+		.sort((a, b) => (worth.get(b) ?? 0) - (worth.get(a) ?? 0) || a - b)
+		.slice(0, DIGEST_LIMITS.focusLines)
+		.sort((a, b) => a - b);
+	const out = kept.map((i) => `L${i + 1 + shift}: ${quoteTags(clip(lines[i].trim(), DIGEST_LIMITS.focusLineChars))}`);
 	return out.length === 0 ? "" : `\nIn use:\n${out.join("\n")}`;
 }
 

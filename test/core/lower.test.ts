@@ -310,6 +310,29 @@ describe("a focus keeps the lines the model used", () => {
 		assert.match(focusSection(copy, ["value_3"]), /\nL964: row 3: value_3 /);
 	});
 
+	it("keeps the lines of what the model worked on before those of a string every part repeats", () => {
+		// A module of 12 functions, each importing names every function repeats: the model edited shard 7.
+		const module = [
+			'import type { LedgerEntry } from "./types.ts";',
+			'import { readThreshold } from "./config.ts";',
+			...Array.from({ length: 12 }, (_, i) => [
+				`export function reconcileShard_${i}(entries: LedgerEntry[]) {`,
+				`\tconst threshold_${i} = readThreshold("shard_${i}");`,
+				`\treturn entries.filter((e) => e.amount > threshold_${i});`,
+				"}",
+			]).flat(),
+		].join("\n");
+		const section = focusSection(module, ["reconcileShard_7", "LedgerEntry", "readThreshold", "threshold_7"]);
+		assert.deepEqual(
+			section
+				.split("\n")
+				.slice(2)
+				.map((l) => l.slice(0, l.indexOf(":"))),
+			["L1", "L31", "L32", "L33"],
+			"shard 7's three lines, and of the lines holding only a common string the first, in file order",
+		);
+	});
+
 	it("lower appends the section to a tool result's digest, and the same command gives the same bytes", () => {
 		const command = fold("r:f1", { focus: ["value_12"] });
 		const [op] = lower([command], focused, fBlocks, () => true).ops;
