@@ -234,7 +234,13 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[]): void {
 				if (foldedAt >= 0) assert.ok(folded, `request ${i}: unfolded again after request ${foldedAt}`);
 			}
 			assert.ok(foldedAt > lastEditAt, "the read never folded after the edits stopped");
-			assert.match(folds[foldedAt].folded.get(READ_ID)?.text ?? "", /^\{#[0-9a-z]{8} FOLDED\} read: /);
+			const digest = folds[foldedAt].folded.get(READ_ID)?.text ?? "";
+			assert.match(digest, /^\{#[0-9a-z]{8} FOLDED\} read: /);
+			// Its In use lines show what the edits worked on, not the imports every shard repeats.
+			const inUse = digest.slice(digest.indexOf("\nIn use:\n"));
+			const edited = new Set(edits.map((e) => pad(e.shard)));
+			const shown = [...inUse.matchAll(/reconcileShard_(\d\d)|threshold_(\d\d)/g)].map((m) => m[1] ?? m[2]);
+			assert.ok(shown.length > 0 && shown.every((n) => edited.has(n)), `In use shows other shards: ${inUse}`);
 		});
 	});
 }
