@@ -5,16 +5,28 @@
  * works on by name. Each repeated string counts for the newest earlier tool result, argument or
  * user message that holds it: keeping that one raw keeps the string in the context. An `edit` of a
  * file also uses the newest result of a `read` of that file: while the model edits a file, what it
- * read of it is its working copy, even when each edit repeats only the previous edit's strings. A block's use
+ * read of it is its working copy, even when each edit repeats only the previous edit's strings. And a
+ * model message whose prose cites a step of a plan the model wrote (a heading or list item of a
+ * prose document, see plan-phrases.ts) uses the newest `write` holding that step, up to
+ * CITED_PLAN_TOKENS. A block's use
  * age is how many model messages back its latest use, or its arrival, was. Pure: messages and blocks
  * in, ages out.
  */
 import { type Block, isModelReply, type MessageLike } from "./block.ts";
 import { type CallFactsMemo, callFactsOf } from "./call-facts.ts";
 import { distinctiveTokens } from "./distinctive.ts";
+import { cites, citingProse, stepPhrases } from "./plan-phrases.ts";
 
 /** Model messages looked back at for uses: no policy may ask for more. */
 export const USE_LOOKBACK = 24;
+
+/**
+ * The largest plan a citation of its steps uses, in tokens: a step's plain words are a weaker sign of
+ * use than an identifier, and keeping a larger document raw on them costs more than recalling it
+ * (dexter-v3, a public session beyond the corpus, whose 9-12k-token plans the model cites by step:
+ * 6.9 points below plain Pi with this bound, 7.3 without it).
+ */
+export const CITED_PLAN_TOKENS = 4000;
 
 /** Distinctive strings of blocks seen before, by block object (a BlockMemo serves one while its message is unchanged). */
 type TokensMemo = WeakMap<Block, Set<string>>;
@@ -54,6 +66,10 @@ export class UseMemo {
 	readonly tokens: TokensMemo = new WeakMap();
 	/** The path each `read` or `edit` call touched, by block object. */
 	private readonly calls: CallFactsMemo = new WeakMap();
+	/** The step phrases of each `write` call's document (see stepPhrases), by block object. */
+	private readonly steps = new WeakMap<Block, readonly string[]>();
+	/** Each step phrase → the positions in `indexed` of the `write` calls holding it, ascending. */
+	private readonly stepHolders = new Map<string, number[]>();
 	/** The blocks `holders` indexes, by position; undefined while an update is under way. */
 	private indexed: Block[] | undefined = [];
 	/** Each string → the positions in `indexed` of the blocks holding it, ascending. */
@@ -61,13 +77,14 @@ export class UseMemo {
 	/** What the model message whose blocks start at a position used (see usesOf), and where they end. */
 	private readonly uses = new Map<number, { to: number; uses: Map<number, string[]> }>();
 
-	/** Brings the index and the kept uses up to date with `blocks`. */
-	update(blocks: readonly Block[]): void {
+	/** Brings the index and the kept uses up to date with `blocks`, the blocks of `messages`. */
+	update(messages: readonly MessageLike[], blocks: readonly Block[]): void {
 		const prev = this.indexed;
 		// Taken while the update runs: one that throws leaves an index the next call rebuilds.
 		this.indexed = undefined;
 		if (!prev) {
 			this.holders.clear();
+			this.stepHolders.clear();
 			this.uses.clear();
 		}
 		const before = prev ?? [];
@@ -77,19 +94,13 @@ export class UseMemo {
 		// Positions from `same` on leave the index, newest first: each is then its strings' last position.
 		for (let i = before.length - 1; i >= same; i--) {
 			if (!holds(before[i])) continue;
-			for (const t of tokensOf(before[i], this.tokens)) {
-				const list = this.holders.get(t);
-				list?.pop();
-				if (list?.length === 0) this.holders.delete(t);
-			}
+			for (const t of tokensOf(before[i], this.tokens)) unindex(this.holders, t);
+			for (const phrase of this.steps.get(before[i]) ?? []) unindex(this.stepHolders, phrase);
 		}
 		for (let i = same; i < blocks.length; i++) {
 			if (!holds(blocks[i])) continue;
-			for (const t of tokensOf(blocks[i], this.tokens)) {
-				const list = this.holders.get(t);
-				if (list) list.push(i);
-				else this.holders.set(t, [i]);
-			}
+			for (const t of tokensOf(blocks[i], this.tokens)) index(this.holders, t, i);
+			for (const phrase of this.stepsOf(messages, blocks[i])) index(this.stepHolders, phrase, i);
 		}
 		for (const [from, kept] of this.uses) if (kept.to >= same) this.uses.delete(from);
 		this.indexed = blocks.slice();
@@ -121,6 +132,16 @@ export class UseMemo {
 			if (list) list.push(token);
 			else uses.set(at, [token]);
 		}
+		if (this.stepHolders.size > 0) {
+			let text = "";
+			for (let i = from; i <= to; i++) if (blocks[i].kind === "text") text += `\n${blocks[i].text}`;
+			const prose = citingProse(text);
+			for (const [phrase, list] of this.stepHolders) {
+				if (!cites(prose, phrase)) continue;
+				const at = newestBefore(list, from);
+				if (at >= 0 && !uses.has(at) && blocks[at].tokens <= CITED_PLAN_TOKENS) uses.set(at, []);
+			}
+		}
 		for (let i = from; i <= to; i++) {
 			const block = blocks[i];
 			if (block.kind !== "toolArgs" || block.toolName !== "edit") continue;
@@ -135,6 +156,21 @@ export class UseMemo {
 		}
 		this.uses.set(from, { to, uses });
 		return uses;
+	}
+
+	/** The step phrases of `block` when it is a `write` call's arguments (see stepPhrases), memoized. */
+	private stepsOf(messages: readonly MessageLike[], block: Block): readonly string[] {
+		let phrases = this.steps.get(block);
+		if (phrases) return phrases;
+		phrases = [];
+		if (block.kind === "toolArgs" && block.toolName === "write") {
+			const content = messages[block.msg]?.content;
+			const args = Array.isArray(content) ? (content[block.part] as { arguments?: unknown })?.arguments : undefined;
+			const { path, content: text } = (args ?? {}) as { path?: unknown; content?: unknown };
+			if (typeof path === "string" && typeof text === "string") phrases = stepPhrases(path, text);
+		}
+		this.steps.set(block, phrases);
+		return phrases;
 	}
 
 	/** The position of the newest `read` result of `path` before position `before`; -1 if none, or if it failed. */
@@ -195,7 +231,7 @@ function lookback(
 		if (seen >= models.length) break;
 		ages[i] = Math.max(0, i > models[seen].to ? seen - 1 : seen);
 	}
-	memo.update(blocks);
+	memo.update(messages, blocks);
 	const used: ReadonlyMap<number, readonly string[]>[] = [];
 	const count = Math.min(models.length, USE_LOOKBACK);
 	for (let age = 0; age < count; age++) {
@@ -235,6 +271,20 @@ export function useOf(messages: readonly MessageLike[], blocks: readonly Block[]
 /** True when two paths name one file as written: equal, or one is the other with folders before it (`src/a.ts`, `/repo/src/a.ts`). */
 function samePath(a: string, b: string): boolean {
 	return a === b || a.endsWith(`/${b}`) || b.endsWith(`/${a}`);
+}
+
+/** Adds position `at`, past every position indexed, to `key`'s list. */
+function index(lists: Map<string, number[]>, key: string, at: number): void {
+	const list = lists.get(key);
+	if (list) list.push(at);
+	else lists.set(key, [at]);
+}
+
+/** Takes the last position off `key`'s list. */
+function unindex(lists: Map<string, number[]>, key: string): void {
+	const list = lists.get(key);
+	list?.pop();
+	if (list?.length === 0) lists.delete(key);
 }
 
 /** The largest position in ascending `list` below `limit`, or -1. */

@@ -5,7 +5,8 @@
  * strings a fresh useOf finds, whether the blocks come from a BlockMemo (unchanged messages keep their
  * block objects, as in the engine) or are made afresh each request. The strings come from a small
  * vocabulary, so that several blocks hold each and the newest holder before a use moves as the
- * conversation changes, and reads and edits of a few paths, so that the read an edit uses moves too.
+ * conversation changes, and reads and edits of a few paths and plans whose steps a text cites, so that
+ * the read an edit uses and the plan a citation uses move too.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -16,7 +17,7 @@ import { UseMemo, useAges, useOf } from "../../src/core/use-ages.ts";
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
 
 /** Distinctive strings (see distinctiveTokens) and plain words, few enough to repeat. */
-const word = fc.constantFrom("src/a.ts", "parse_1", "abc123", "TokenBucket", "plain", "words");
+const word = fc.constantFrom("src/a.ts", "parse_1", "abc123", "TokenBucket", "plain", "words", "drain queue");
 const text = fc.array(word, { maxLength: 4 }).map((words) => words.join(" "));
 const callId = fc.constantFrom("c1", "c2", "c3", "c4");
 
@@ -39,6 +40,15 @@ const message: fc.Arbitrary<MessageLike> = fc.oneof(
 						path: fc.constantFrom("a.ts", "src/a.ts", "b.ts"),
 					})
 					.map(({ id, name, path }) => ({ type: "toolCall", id, name, arguments: { path } })),
+				// Plans whose steps a text may cite ("drain queue"): a citation uses the newest plan holding the step.
+				fc
+					.record({ id: callId, step: fc.constantFrom("Drain the queue", "Swap brokers") })
+					.map(({ id, step }) => ({
+						type: "toolCall",
+						id,
+						name: "write",
+						arguments: { path: "PLAN.md", content: `## Step 1: ${step}` },
+					})),
 			),
 			{ maxLength: 3 },
 		),

@@ -9,7 +9,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { linearize, type MessageLike } from "../../src/core/block.ts";
 import { distinctiveTokens } from "../../src/core/distinctive.ts";
-import { USE_LOOKBACK, useOf } from "../../src/core/use-ages.ts";
+import { CITED_PLAN_TOKENS, USE_LOOKBACK, useOf } from "../../src/core/use-ages.ts";
 
 let clock = 1_000;
 
@@ -189,6 +189,24 @@ describe("useOf", () => {
 		const other = call("e", "edit", { path: "src/ab.ts", oldText: "limit_2", newText: "limit_3" });
 		assert.equal(ageOf(edited(read, other), "r"), 6, "another file");
 		assert.equal(ageOf(edited(failed, editA), "r"), 6, "a failed read");
+	});
+
+	test("a model message citing a step of a plan it wrote, in plain words, uses the plan's write", () => {
+		const plan = "# Rollout\n## Step 1: Drain the queue\n## Step 2: Swap the brokers\n## Step 3: Replay dead letters";
+		const cited = (path: string, content: string): number => {
+			const messages: MessageLike[] = [{ role: "user", content: "plan it, then do it", timestamp: clock++ }];
+			messages.push(call("w", "write", { path, content }), result("w", "write", "written"));
+			for (let i = 0; i < 5; i++)
+				messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+			messages.push(call("z", "bash", { command: "true" }, "Queue drained; now step 2, swap the brokers."));
+			messages.push(result("z", "bash", "ok"));
+			const blocks = linearize(messages);
+			return useOf(messages, blocks).ages[blocks.findIndex((b) => b.id === "a:w:args")];
+		};
+		assert.equal(cited("ROLLOUT.md", plan), 0, "cited by the latest model message");
+		assert.equal(cited("rollout.py", plan), 6, "a code file's # lines are comments: only its arrival");
+		const long = `${plan}\n${"More detail on every step of the rollout. ".repeat(CITED_PLAN_TOKENS / 6)}`;
+		assert.equal(cited("ROLLOUT.md", long), 6, "a plan over CITED_PLAN_TOKENS keeps only its arrival");
 	});
 
 	test("nothing older than the lookback counts", () => {

@@ -280,20 +280,39 @@ const PLAN = [
 	]),
 ].join("\n");
 
+/** A step's plain words: `Parse manifest`. */
+const stepWords = (k: number) => STEP_NAMES[k - 1].replace("_", " ").replace(/^./, (c) => c.toUpperCase());
+
+/** The same plan in plain words, as plans are often written: `## Step 4: Fetch tarballs`, no identifier. */
+const PLAIN_PLAN = [
+	"# Migration plan",
+	"",
+	...STEP_NAMES.flatMap((_, i) => [
+		`## Step ${i + 1}: ${stepWords(i + 1)}`,
+		`- do: carry out ${STEP_NAMES[i].replace("_", " ")} for every package in the workspace, one at a time.`,
+		"- done when: the log shows the step finished without a warning, and the next step may start.",
+		"",
+	]),
+].join("\n");
+
 const WRITE_ID = "toolu_write_plan";
 const CITES = 8;
 
-/** Model message k cites three steps of the plan by name in its text and runs filler k. */
-function cite(k: number): Step {
-	const text = `Following ${PLAN_PATH}: finished ${stepName(k)}, now ${stepName(k + 1)}, then ${stepName(k + 2)}.`;
-	return { ...filler(k), text };
-}
+/** Model message k cites three steps of the plan by name in its text, with the plan's path. */
+const citeByName = (k: number) =>
+	`Following ${PLAN_PATH}: finished ${stepName(k)}, now ${stepName(k + 1)}, then ${stepName(k + 2)}.`;
+/** Model message k cites three steps by their plain words alone: no path, no identifier. */
+const citeByWords = (k: number) =>
+	`Finished step ${k} (${stepWords(k)}); now ${stepWords(k + 1).toLowerCase()}, then ${stepWords(k + 2).toLowerCase()}.`;
 
-const PLAN_STEPS: Step[] = [
-	{ call: { id: WRITE_ID, name: "write", args: { path: PLAN_PATH, content: PLAN } } },
-	...Array.from({ length: CITES }, (_, i) => cite(i + 1)),
-	...Array.from({ length: USE_WINDOW + 3 }, (_, j) => filler(CITES + j + 1)),
-];
+/** The plan's write, CITES model messages citing it (message k: `cite(k)` and filler k), then filler. */
+function planSteps(plan: string, cite: (k: number) => string): Step[] {
+	return [
+		{ call: { id: WRITE_ID, name: "write", args: { path: PLAN_PATH, content: plan } } },
+		...Array.from({ length: CITES }, (_, i) => ({ ...filler(i + 1), text: cite(i + 1) })),
+		...Array.from({ length: USE_WINDOW + 3 }, (_, j) => filler(CITES + j + 1)),
+	];
+}
 
 /** The `content` argument of the plan's write call as the request sends it. */
 function planContent(req: CapturedRequest): string | undefined {
@@ -304,54 +323,66 @@ function planContent(req: CapturedRequest): string | undefined {
 	return undefined;
 }
 
-describe("working-set policy: a plan the model wrote stays raw while the model cites it", () => {
-	const pi = scriptedPi(stepsScript(PLAN_STEPS, "plan followed"), { contextWindow: WINDOW, settings: SETTINGS });
-	const lastCite = fillerId(CITES);
-	let run: RunResult;
-	let requests: CapturedRequest[] = [];
-	let folds: RequestFolds[] = [];
+for (const [shape, plan, cite] of [
+	["cited by its steps' names and its path", PLAN, citeByName],
+	["cited by its steps' plain words alone", PLAIN_PLAN, citeByWords],
+] as const)
+	describePlan(shape, plan, cite);
 
-	before(async () => {
-		run = await pi.sandbox.runPrint({
-			prompt: "Write the migration plan, then follow it.",
-			extensions: ["."],
-			timeoutMs: RUN_TIMEOUT_MS,
+/** The plan scenario: `plan` written, then cited by `cite`. */
+function describePlan(shape: string, plan: string, cite: (k: number) => string): void {
+	describe(`working-set policy: a plan the model wrote stays raw while the model cites it (${shape})`, () => {
+		const steps = planSteps(plan, cite);
+		const pi = scriptedPi(stepsScript(steps, "plan followed"), { contextWindow: WINDOW, settings: SETTINGS });
+		const lastCite = fillerId(CITES);
+		let run: RunResult;
+		let requests: CapturedRequest[] = [];
+		let folds: RequestFolds[] = [];
+
+		before(async () => {
+			run = await pi.sandbox.runPrint({
+				prompt: "Write the migration plan, then follow it.",
+				extensions: ["."],
+				timeoutMs: RUN_TIMEOUT_MS,
+			});
+			requests = pi.server.requests;
+			folds = analyze(requests);
 		});
-		requests = pi.server.requests;
-		folds = analyze(requests);
-	});
 
-	it("the run writes the plan, cites it, runs the filler and ends", async () => {
-		assert.equal(run.code, 0, run.stderr);
-		assert.equal(run.stdout.trim(), "plan followed", run.stderr);
-		assert.deepEqual(pi.server.errors, []);
-		assert.equal(requests.length, PLAN_STEPS.length + 1);
-		assert.equal(await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8"), PLAN);
-		for (const req of requests) assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
-	});
+		it("the run writes the plan, cites it, runs the filler and ends", async () => {
+			assert.equal(run.code, 0, run.stderr);
+			assert.equal(run.stdout.trim(), "plan followed", run.stderr);
+			assert.deepEqual(pi.server.errors, []);
+			assert.equal(requests.length, steps.length + 1);
+			assert.equal(await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8"), plan);
+			for (const req of requests)
+				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
+		});
 
-	it("the write's content goes out raw in every request while the model cites the plan, while the filler folds", () => {
-		const writtenAt = requests.findIndex((r) => planContent(r) !== undefined);
-		assert.ok(writtenAt > 0, "no request carries the write");
-		const lastCiteAt = firstWith(requests, lastCite);
-		for (let i = writtenAt; i <= lastCiteAt; i++) {
-			assert.equal(planContent(requests[i]), PLAN, `request ${i}: the plan went out folded while cited`);
-		}
-		assert.ok(folds[lastCiteAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastCiteAt].signature}`);
-		assert.ok(folds[lastCiteAt].folded.size >= 2, `one filler folded: ${folds[lastCiteAt].signature}`);
-	});
+		it("the write's content goes out raw in every request while the model cites the plan, while the filler folds", () => {
+			const writtenAt = requests.findIndex((r) => planContent(r) !== undefined);
+			assert.ok(writtenAt > 0, "no request carries the write");
+			const lastCiteAt = firstWith(requests, lastCite);
+			for (let i = writtenAt; i <= lastCiteAt; i++) {
+				assert.equal(planContent(requests[i]), plan, `request ${i}: the plan went out folded while cited`);
+			}
+			assert.ok(folds[lastCiteAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastCiteAt].signature}`);
+			assert.ok(folds[lastCiteAt].folded.size >= 2, `one filler folded: ${folds[lastCiteAt].signature}`);
+		});
 
-	it("once the citing stops, the plan stays raw for useWindow model messages, then an event folds it", () => {
-		const lastCiteAt = firstWith(requests, lastCite);
-		let foldedAt = -1;
-		for (let i = lastCiteAt; i < requests.length; i++) {
-			const since = modelMessagesSince(requests[i], lastCite);
-			const content = planContent(requests[i]) ?? "";
-			if (since < USE_WINDOW) assert.equal(content, PLAN, `request ${i}: folded ${since} messages after the citing`);
-			if (TAG_AT_HEAD.test(content) && foldedAt < 0) foldedAt = i;
-			if (foldedAt >= 0)
-				assert.match(content, TAG_AT_HEAD, `request ${i}: unfolded again after request ${foldedAt}`);
-		}
-		assert.ok(foldedAt > lastCiteAt, "the plan never folded after the citing stopped");
+		it("once the citing stops, the plan stays raw for useWindow model messages, then an event folds it", () => {
+			const lastCiteAt = firstWith(requests, lastCite);
+			let foldedAt = -1;
+			for (let i = lastCiteAt; i < requests.length; i++) {
+				const since = modelMessagesSince(requests[i], lastCite);
+				const content = planContent(requests[i]) ?? "";
+				if (since < USE_WINDOW)
+					assert.equal(content, plan, `request ${i}: folded ${since} messages after the citing`);
+				if (TAG_AT_HEAD.test(content) && foldedAt < 0) foldedAt = i;
+				if (foldedAt >= 0)
+					assert.match(content, TAG_AT_HEAD, `request ${i}: unfolded again after request ${foldedAt}`);
+			}
+			assert.ok(foldedAt > lastCiteAt, "the plan never folded after the citing stopped");
+		});
 	});
-});
+}
