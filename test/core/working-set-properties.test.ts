@@ -260,3 +260,67 @@ describe("working set over arbitrary views", () => {
 		assert.ok(quiet > RUNS / 10, `only ${quiet} of ${RUNS} runs reached the compaction check`);
 	});
 });
+
+/** A view of `blocks` (ids `r:call_<i>`), each eligible and saving 90 % of its tokens, usage their sum. */
+function viewOf(blocks: readonly Partial<ViewBlock>[], window: number): PolicyView {
+	const viewBlocks: ViewBlock[] = blocks.map((b, i) => ({
+		id: `r:call_${i}`,
+		kind: "toolResult",
+		tokens: 1000,
+		eligible: true,
+		frozen: false,
+		held: false,
+		...b,
+		saving: Math.floor((b.tokens ?? 1000) * 0.9),
+	}));
+	return {
+		blocks: viewBlocks,
+		usage: viewBlocks.reduce((n, b) => n + b.tokens, 0),
+		window,
+		neverCacheRead: true,
+		config: {
+			...DEFAULT_LADDER,
+			...DEFAULT_ECONOMIC,
+			hotTail: 4000,
+			coldTail: 1000,
+			foldFrom: 0,
+			minEvent: 0,
+			backstopAt: 10_000_000,
+		},
+	};
+}
+
+describe("working set: the tails and the budget", () => {
+	test("a file the model wrote keeps the tool results' hot tail, where other arguments have the cold one", () => {
+		// Old output, then arguments of 2,000 tokens with 1,500 after them: inside the hot tail (4,000),
+		// outside the cold one (1,000), unused for longer than useWindow.
+		const view = (toolName: string) =>
+			viewOf(
+				[
+					...Array.from({ length: 10 }, () => ({ tokens: 3000, useAge: Number.POSITIVE_INFINITY })),
+					{ kind: "toolArgs", toolName, tokens: 2000, useAge: 20 },
+					{ tokens: 1500, useAge: 0 },
+				],
+				1_000_000,
+			);
+		const folds = (toolName: string) => workingSet(view(toolName)).flatMap((c) => (c.type === "fold" ? [c.id] : []));
+		assert.ok(folds("write").includes("r:call_0"), "the old output folds");
+		assert.ok(!folds("write").includes("r:call_10"), "the write stays raw");
+		assert.ok(folds("bash").includes("r:call_10"), "a bash call's arguments there fold");
+	});
+
+	test("past the budget the working set gives way: an urgent event folds blocks in use", () => {
+		const inUse = Array.from({ length: 12 }, () => ({ tokens: 4000, useAge: 0 }));
+		const past = viewOf(inUse, 40_000);
+		assert.ok(past.usage > budgetOf(past.config, past.window));
+		const folds = workingSet(past).filter((c) => c.type === "fold");
+		assert.ok(folds.length > 0, "nothing folded past the budget");
+		assert.ok(folds.every((c) => c.type === "fold" && c.urgent));
+		const short = viewOf(inUse, 1_000_000);
+		assert.deepEqual(
+			workingSet(short).filter((c) => c.type === "fold"),
+			[],
+			"short of the budget, nothing in use folds",
+		);
+	});
+});
