@@ -11,7 +11,7 @@ import { test } from "node:test";
 import { renderHtml } from "../../src/replay/html.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { policyFigures } from "../../src/replay/report.ts";
-import { table, tableCells } from "../../src/replay/report-text.ts";
+import { NOT_REQUESTED, table, tableCells } from "../../src/replay/report-text.ts";
 import { replayPolicy } from "../../src/replay/run.ts";
 import { replayScript } from "../../src/replay/script.ts";
 import { parseSessionText } from "../../src/replay/session-file.ts";
@@ -154,4 +154,33 @@ test("a request whose prompt is larger than the window is counted as an overflow
 	assert.ok(small.peakPrompt > 2000, `peak ${small.peakPrompt}`);
 	assert.equal(small.overflowRejections, 1, "the request after the 3k-token result");
 	assert.equal((await figures(100_000)).overflowRejections, 0);
+});
+
+test("a run that ends before its recorded replies do counts every reply it never asked for", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	const answer = (second: number, text: string) =>
+		synthetic.add(second, { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" });
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	// Three replies to one prompt: Pi's run ends with the first (it stopped), so two are never asked for.
+	answer(2, "first");
+	answer(3, "second");
+	answer(4, "third");
+	synthetic.add(5, { role: "user", content: [{ type: "text", text: "next" }] });
+	answer(6, "done");
+	const script = synthetic.script();
+	assert.deepEqual(
+		script.turns.map((t) => t.assistants.length),
+		[3, 1],
+	);
+	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 100_000 });
+	assert.deepEqual(
+		run.requests.map((r) => r.produced),
+		[1, 5],
+	);
+	assert.equal(run.divergences[NOT_REQUESTED], 2);
+	assert.deepEqual(run.divergences, { "recorded replies not requested": 2 });
+	assert.match(
+		table([policyFigures(script, run, PRICE_MODELS["anthropic-5m"], true, 100_000)]),
+		/\npi diverged: recorded replies not requested ×2$/,
+	);
 });

@@ -209,3 +209,31 @@ test("what the replay cannot follow is counted by kind", async () => {
 	});
 	assert.equal(run.requests.length, 3);
 });
+
+test("a !cmd result recorded just before a steered message is counted: Pi adds one only between runs", async () => {
+	const script = session((add) => {
+		add(user("run it"));
+		add(call("c1"));
+		add(result("c1"));
+		add(bash("ls", "a.ts"));
+		add(user("also print the date"));
+		add(reply("done"));
+	});
+	assert.deepEqual(
+		script.turns.map((t) => t.steered),
+		[false, true],
+	);
+	assert.equal(script.turns[1].before.length, 0, "a steered message carries no !cmd result");
+	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 200_000, keepMessages: true });
+	assert.deepEqual(run.divergences, { "bashExecution message not replayed": 1 });
+	assert.deepEqual(
+		run.requests.map((r) => r.produced),
+		[1, 5],
+	);
+	assert.deepEqual(transcript(run.requests[1].messages), [
+		"user: run it",
+		"assistant: c1",
+		"toolResult: output of c1",
+		"user: also print the date",
+	]);
+});
