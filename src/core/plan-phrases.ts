@@ -1,8 +1,8 @@
 /**
  * The phrases a model cites a plan by. A plan the model wrote names its steps in headings and list
  * items of plain words (`## Step 4: Fetch tarballs`, `2. Add the API routes`), which hold no
- * distinctive string (distinctive.ts), so a model working through it ("done with step 3, now
- * fetching... fetch tarballs next") would never count as using it. A step's phrase is its first
+ * distinctive string (distinctive.ts), so a model working through it ("step 3 is done, fetch
+ * tarballs next") would never count as using it. A step's phrase is its first
  * words without numbering, markup or small words (`fetch tarballs`, `add api routes`): a model
  * message whose prose, read the same way, holds one cites the document. Only prose documents count
  * (Markdown, text, or no extension): a code file's `#` lines are comments. Pure.
