@@ -83,6 +83,14 @@ describe("isErrorLine", () => {
 			"cat: x: そのようなファイルやディレクトリはありません",
 			"오류: 모듈을 찾을 수 없습니다",
 			"빌드 실패",
+			"cp: 'data/a.bin' kann nicht zum Schreiben geöffnet werden: Keine Berechtigung",
+			"Ошибок: 1",
+			"Violación de segmento (`core' generado)",
+			"bash: x: Permissão recusada",
+			"无法打开文件 'x'",
+			"cat: x: 沒有此一檔案或目錄",
+			"ファイルを開くことができません",
+			"파일을 열 수 없습니다: 허가 거부",
 		]) {
 			assert.ok(isErrorLine(line), line);
 		}
