@@ -173,7 +173,7 @@ export class UseMemo {
 		return phrases;
 	}
 
-	/** The position of the newest `read` result of `path` before position `before`; -1 if none, or if it failed. */
+	/** The position of the newest successful `read` result of `path` before position `before`, or -1. */
 	private newestRead(
 		messages: readonly MessageLike[],
 		blocks: readonly Block[],
@@ -187,9 +187,8 @@ export class UseMemo {
 			if (!facts || !samePath(facts.path, path)) continue;
 			for (let j = i + 1; j < before; j++) {
 				const result = blocks[j];
-				if (result.kind === "toolResult" && result.id === facts.result) return result.isError === true ? -1 : j;
+				if (result.kind === "toolResult" && result.id === facts.result && result.isError !== true) return j;
 			}
-			return -1;
 		}
 		return -1;
 	}
@@ -268,9 +267,39 @@ export function useOf(messages: readonly MessageLike[], blocks: readonly Block[]
 	return { ages, strings };
 }
 
-/** True when two paths name one file as written: equal, or one is the other with folders before it (`src/a.ts`, `/repo/src/a.ts`). */
+/**
+ * A path as written, in one spelling: `/` for `\`, no `.` folders, a folder and the `..` after it
+ * cancelled. A `..` left at the start stays (outside the working folder).
+ */
+function normalPath(path: string): string {
+	const out: string[] = [];
+	for (const part of path.replaceAll("\\", "/").split("/")) {
+		if (part === ".") continue;
+		if (part === ".." && out.length > 0 && out[out.length - 1] !== ".." && out[out.length - 1] !== "") out.pop();
+		else out.push(part);
+	}
+	return out.join("/");
+}
+
+/** True for a path from the root, a drive or the home folder. */
+function rooted(path: string): boolean {
+	return path.startsWith("/") || path.startsWith("~/") || /^[A-Za-z]:\//.test(path);
+}
+
+/**
+ * True when two paths name one file: equal once spelled alike (see normalPath), or one rooted
+ * (`/repo/src/a.ts`, `~/repo/src/a.ts`) and the other relative to a folder it ends in (`src/a.ts`), or
+ * both rooted and one, less its home folder, ending the other. Two relative paths must be equal:
+ * `a.ts` and `lib/a.ts` are two files of the working folder.
+ */
 function samePath(a: string, b: string): boolean {
-	return a === b || a.endsWith(`/${b}`) || b.endsWith(`/${a}`);
+	const [x, y] = [normalPath(a), normalPath(b)];
+	if (x === y) return true;
+	const ends = (whole: string, part: string) => !part.startsWith("../") && whole.endsWith(`/${part}`);
+	const home = (p: string) => (p.startsWith("~/") ? p.slice(2) : undefined);
+	if (rooted(x) !== rooted(y)) return rooted(x) ? ends(x, y) : ends(y, x);
+	const [hx, hy] = [home(x), home(y)];
+	return (hx !== undefined && ends(y, hx)) || (hy !== undefined && ends(x, hy));
 }
 
 /** Adds position `at`, past every position indexed, to `key`'s list. */

@@ -35,11 +35,17 @@ describe("stepPhrases", () => {
 		]);
 	});
 
-	it("reads prose documents only: Markdown, text, or a file without extension", () => {
-		assert.deepEqual(stepPhrases("notes/TODO", "1. Clean the cache dir"), ["clean cache"]);
+	it("reads plans only: prose documents named as a plan or holding a checklist or numbered steps", () => {
+		assert.deepEqual(stepPhrases("notes/TODO.md", "1. Clean the cache dir"), ["clean cache"]);
 		assert.deepEqual(stepPhrases("docs/steps.txt", "# Build the natives"), ["build natives"]);
+		assert.deepEqual(stepPhrases("docs/rollout.md", "# Rollout\n- [ ] Swap the brokers"), ["swap brokers"]);
+		assert.deepEqual(stepPhrases("docs/rollout.md", "## Phase 2: Swap the brokers"), ["swap brokers"]);
+		const readme = "# Tool\n## Getting started\n2. Run the tests\n## Next steps";
+		assert.deepEqual(stepPhrases("README.md", readme), [], "a README's sections are no steps");
 		assert.deepEqual(stepPhrases("src/tool.py", "# Step 1: parse the arguments"), [], "a comment");
 		assert.deepEqual(stepPhrases("deploy.sh", "# Build the natives"), []);
+		assert.deepEqual(stepPhrases("Dockerfile", "# Install dependencies"), []);
+		assert.deepEqual(stepPhrases("CMakeLists.txt", "# Find dependencies\n# Add executable"), []);
 	});
 });
 

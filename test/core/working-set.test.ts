@@ -191,6 +191,47 @@ describe("useOf", () => {
 		assert.equal(ageOf(edited(failed, editA), "r"), 6, "a failed read");
 	});
 
+	test("an edit names the file a read did in any spelling, and never another file of the same name", () => {
+		const ageAfter = (readPath: string, editPath: string): number => {
+			const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
+			messages.push(call("r", "read", { path: readPath }), result("r", "read", FILE));
+			for (let i = 0; i < 5; i++)
+				messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+			messages.push(call("e", "edit", { path: editPath, oldText: "limit_2", newText: "limit_3" }));
+			messages.push(result("e", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
+			return ageOf(messages, "r");
+		};
+		for (const [read, edit] of [
+			["src/a.ts", "./src/a.ts"],
+			["src\\a.ts", "src/a.ts"],
+			["src/./a.ts", "src/a.ts"],
+			["src/lib/../a.ts", "src/a.ts"],
+			["/repo/src/a.ts", "src/a.ts"],
+			["C:\\repo\\src\\a.ts", "src/a.ts"],
+			["~/repo/src/a.ts", "/home/u/repo/src/a.ts"],
+		])
+			assert.equal(ageAfter(read, edit), 1, `${read} and ${edit} are one file`);
+		for (const [read, edit] of [
+			["src/index.ts", "index.ts"],
+			["lib/a.ts", "a.ts"],
+			["../a.ts", "a.ts"],
+			["/a/src/x.ts", "/b/src/x.ts"],
+		])
+			assert.equal(ageAfter(read, edit), 6, `${read} and ${edit} are two files`);
+	});
+
+	test("an edit after a failed read uses the newest read that succeeded", () => {
+		const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
+		messages.push(call("ok", "read", { path: "src/a.ts" }), result("ok", "read", FILE));
+		messages.push(call("bad", "read", { path: "src/a.ts", offset: 999 }));
+		messages.push({ ...result("bad", "read", "Offset 999 is beyond end of file"), isError: true });
+		for (let i = 0; i < 5; i++)
+			messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+		messages.push(call("e", "edit", { path: "src/a.ts", oldText: "limit_2", newText: "limit_3" }));
+		messages.push(result("e", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
+		assert.equal(ageOf(messages, "ok"), 1);
+	});
+
 	test("a model message citing a step of a plan it wrote, in plain words, uses the plan's write", () => {
 		const plan = "# Rollout\n## Step 1: Drain the queue\n## Step 2: Swap the brokers\n## Step 3: Replay dead letters";
 		const cited = (path: string, content: string): number => {
