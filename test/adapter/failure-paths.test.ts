@@ -416,6 +416,20 @@ describe("a parent session file with a damaged line", () => {
 		assert.ok(!answer.ok && answer.error.endsWith(`(${damage})`), JSON.stringify(answer));
 	});
 
+	it("a search that finds nothing names the damage, not a bare count of blocks it could not read", async () => {
+		const { lines } = await parentLines();
+		const fold = lines.findIndex((line) => line.includes('"records"'));
+		const file = write([...lines.slice(0, fold), '{"type":"custom","id":', ...lines.slice(fold + 1)]);
+		const child = loadStub({ parentSession: file, seeded: true });
+		await child.emit("session_start", { reason: "startup" });
+		const answer = await child.call("recall_folded", { search: "of check 2 output" });
+		assert.match(
+			answer,
+			/^no folded block contains "of check 2 output" \((\d+ could not be read; )?the parent session /,
+		);
+		assert.ok(answer.includes(`${file} has 1 unreadable line (line ${fold + 1}), skipped`), answer);
+	});
+
 	it("reaches the user of a seeded session: said once on stderr and listed in the status", async () => {
 		const { lines, code } = await parentLines();
 		const fold = lines.findIndex((line) => line.includes('"records"'));

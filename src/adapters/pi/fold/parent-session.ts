@@ -304,7 +304,7 @@ export class ParentSession {
 		for (const hit of hits) if (sha256(hit.block.text) === record.sha256) return served(hit, true);
 		return {
 			ok: false,
-			error: `#${code}: the parent session file has no copy matching the fold-time sha256${this.damageNote()}`,
+			error: `#${code}: the parent session file has no ${this.damaged.length > 0 ? "readable " : ""}copy matching the fold-time sha256${this.damageNote()}`,
 		};
 	}
 
@@ -315,5 +315,10 @@ export class ParentSession {
 
 	private damageNote(): string {
 		return this.damaged.length > 0 ? ` (${this.damage()})` : "";
+	}
+
+	/** What the file's unreadable lines cost (see damage), once it was read with any; else undefined. */
+	unreadableLines(): string | undefined {
+		return this.damaged.length > 0 ? this.damage() : undefined;
 	}
 }

@@ -319,12 +319,15 @@ export function searchFolded(
 		for (const code of parentCodes)
 			if (engine.registry.idOf(code) === undefined) take(resolveParent(code, parent as ParentSession));
 	}
+	// Blocks of a damaged parent are served only where a fold record vouches for them: the damage says why.
+	const damage = parent?.unreadableLines();
 	const notes = [
 		...(unreadable ? [`${unreadable} could not be read`] : []),
 		...(Array.isArray(branch)
 			? []
 			: [`the session file could not be read for this branch's records: ${branch.error}`]),
 		...(Array.isArray(parentCodes) ? [] : [`not searched: ${parentCodes.error}`]),
+		...(damage ? [damage] : []),
 	];
 	const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
 	const hits = tiers.flat();
