@@ -91,6 +91,15 @@ describe("isErrorLine", () => {
 			"cat: x: 沒有此一檔案或目錄",
 			"ファイルを開くことができません",
 			"파일을 열 수 없습니다: 허가 거부",
+			"bash: line 1: 4242 已放弃 (核心已转储) ./a.out",
+			"bash: line 1: 4242 強制終了 ./a.out",
+			"bash: line 1: 4242 Abandon (core dumped) ./a.out",
+			"bash: line 1: 4242 Убито ./a.out",
+			"bash: line 1: 4242 Morto ./a.out",
+			"3 erros encontrados",
+			"2 falhas",
+			"compilación fallida",
+			"3 test falliti",
 		]) {
 			assert.ok(isErrorLine(line), line);
 		}

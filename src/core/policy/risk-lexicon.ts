@@ -65,14 +65,14 @@ const ERROR_PATTERN = new RegExp(
 		// German, French, Spanish, Portuguese, Italian, Russian, Chinese, Japanese, Korean. A word that
 		// starts outside ASCII has no \b before it (without the u flag \b sees only ASCII letters).
 		"fehler|\\bfehlgeschlagen|nicht gefunden|verweigert|\\babgebrochen|keine berechtigung|\\bkann nicht\\b|nicht möglich|getötet",
-		"erreur|échec|échoué|introuvable|\\bimpossible d(e\\b|')|aucun fichier ou dossier|permission non accordée|\\bne peut pas\\b|n'a pas pu",
-		"\\bfall(o\\b|ó)|denegado|no existe el (archivo|fichero)|\\bno se (pudo|puede|encontr)|violación de segmento|\\babortado\\b",
-		"\\berro\\b|\\bfalh(a|ou)\\b|inexistente|\\bpermissão (negada|recusada)|não encontrad|falta de segmentação|não (foi possível|é possível|pode)",
-		"\\bfallit[oa]\\b|\\bimpossibile\\b|non trovat|permesso negato|non esistente|non (è|e') possibile",
-		"ошиб|не найден|не удалось|не удаётся|не удается|невозможно|отказано|нет такого файла",
-		"错误|錯誤|失败|失敗|异常|異常|找不到|无法|無法|没有那个文件|沒有此一檔案|权限不够|拒绝|拒絕|不存在",
-		"エラー|見つかりません|そのようなファイル|許可がありません|できません|拒否|例外",
-		"오류|에러|실패|찾을 수 없|할 수 없|그런 파일|허가 거부|거부",
+		"erreur|échec|échoué|introuvable|\\bimpossible d(e\\b|')|aucun fichier ou dossier|permission non accordée|\\bne peut pas\\b|\\babandon\\b|processus arrêté|n'a pas pu",
+		"\\bfall(os?\\b|ó|id[oa]s?\\b)|denegado|no existe el (archivo|fichero)|\\bno se (pudo|puede|encontr)|violación de segmento|\\babortado\\b",
+		"\\berros?\\b|\\bfalh(as?|ou)\\b|\\bmorto\\b|inexistente|\\bpermissão (negada|recusada)|não encontrad|falta de segmentação|não (foi possível|é possível|pode)",
+		"\\bfallit[oaie]\\b|\\bucciso\\b|core dump|\\bimpossibile\\b|non trovat|permesso negato|non esistente|non (è|e') possibile",
+		"ошиб|аварийный останов|убито|не найден|не удалось|не удаётся|не удается|невозможно|отказано|нет такого файла",
+		"错误|已放弃|核心已转储|已杀死|強制結束|錯誤|失败|失敗|异常|異常|找不到|无法|無法|没有那个文件|沒有此一檔案|权限不够|拒绝|拒絕|不存在",
+		"エラー|中止|強制終了|コアダンプ|見つかりません|そのようなファイル|許可がありません|できません|拒否|例外",
+		"오류|중지됨|죽었음|에러|실패|찾을 수 없|할 수 없|그런 파일|허가 거부|거부",
 	].join("|"),
 	"i",
 );
