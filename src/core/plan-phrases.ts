@@ -4,20 +4,22 @@
  * distinctive string (distinctive.ts), so a model working through it ("step 3 is done, fetch
  * tarballs next") would never count as using it. A step's phrase is its first
  * words without numbering, markup or small words (`fetch tarballs`, `add api routes`): a model
- * message whose prose, read the same way, holds one cites the document. Only plans count: a prose
- * document (Markdown or text; a code file's `#` lines are comments) named as a plan (`PLAN.md`,
- * `todo.md`, `docs/design.md`) or holding a checklist or numbered steps (`- [ ] …`, `## Step 2: …`);
- * a README's `## Next steps` or `2. Run the tests` are not steps a model works through. Pure.
+ * message whose prose, read the same way, holds one cites the document. Only plans' steps count: in a
+ * prose document (Markdown or text; a code file's `#` lines are comments) named as a plan (`PLAN.md`,
+ * `todo.md`, `docs/design.md`) every heading and list item, elsewhere only checklist items and
+ * numbered steps (`- [ ] …`, `## Step 2: …`): a README's `## Next steps` or `2. Run the tests` are
+ * not steps a model works through. Pure.
  */
 
 /** Extensions of the prose documents a plan is written in. */
 const PROSE = /\.(md|markdown|mdx|txt|rst|org|adoc)$/i;
 
-/** A file name that says the document is a plan. */
-const PLAN_NAME = /(plan|todo|task|roadmap|step|checklist|milestone|progress|spec|design|notes?)[^/]*$/i;
+/** A file name that says the document is a plan: one of these words in it, whole (`PLAN.md`, `tasks.md`, `api-design.md`). */
+const PLAN_NAME =
+	/(^|[^a-z])(plans?|todos?|tasks?|roadmap|steps?|checklist|milestones?|progress|specs?|design)([^a-z]|$)/i;
 
-/** A line that says the document is a plan: a checklist item or a numbered step, phase or stage. */
-const PLAN_LINE = /^\s{0,3}(?:[-*+]\s+\[[ xX]\]\s|(?:#{1,6}\s+|\d{1,3}[.)]\s+)?(?:step|phase|stage|milestone)\s+\d)/im;
+/** A line that is a step of a plan wherever it stands: a checklist item, or a numbered step, phase or stage. */
+const PLAN_LINE = /^\s{0,3}(?:[-*+]\s+\[[ xX]\]\s|(?:#{1,6}\s+|\d{1,3}[.)]\s+)?(?:step|phase|stage|milestone)\s+\d)/i;
 
 /** A heading's or a list item's text: `# …`, `1. …`, `1) …`, `- [ ] …`, `* [x] …`. */
 const STEP_LINE = /^\s{0,3}(?:#{1,6}\s+|\d{1,3}[.)]\s+|[-*+]\s+\[[ xX]\]\s+)(.+)$/;
@@ -47,16 +49,17 @@ export function proseWords(text: string): string[] {
 
 /**
  * The step phrases of the document at `path` holding `content` (see the file comment): of each
- * heading and list item, the words before the first punctuation that ends a clause, numbering and
+ * step (a heading or list item of a plan by name, else a checklist item or numbered step), the words before the first punctuation that ends a clause, numbering and
  * small words out, the first two (three when two make fewer than MIN_CHARS characters), kept at two
  * words and MIN_CHARS characters or more. Empty for a document that is no plan.
  */
 export function stepPhrases(path: string, content: string): string[] {
-	if (!PROSE.test(path) || !(PLAN_NAME.test(path) || PLAN_LINE.test(content))) return [];
+	if (!PROSE.test(path)) return [];
+	const named = PLAN_NAME.test(path.slice(path.lastIndexOf("/") + 1).replace(/\.[^.]*$/, ""));
 	const out = new Set<string>();
 	for (const line of content.split("\n")) {
 		const step = STEP_LINE.exec(line);
-		if (!step) continue;
+		if (!step || !(named || PLAN_LINE.test(line))) continue;
 		const words = proseWords(step[1].replace(NUMBERING, "").split(CLAUSE_END)[0]);
 		let phrase = words.slice(0, 2).join(" ");
 		if (phrase.length < MIN_CHARS) phrase = words.slice(0, 3).join(" ");

@@ -3,9 +3,10 @@
  * by a model message (its text and tool-call arguments) that repeats one of the block's distinctive
  * strings (identifiers, paths and numbers of six or more characters), since a model refers to what it
  * works on by name. Each repeated string counts for the newest earlier tool result, argument or
- * user message that holds it: keeping that one raw keeps the string in the context. An `edit` of a
- * file also uses the newest result of a `read` of that file: while the model edits a file, what it
- * read of it is its working copy, even when each edit repeats only the previous edit's strings. And a
+ * user message that holds it: keeping that one raw keeps the string in the context. An `edit` or a
+ * `write` of a file also uses the newest result of a `read` of that file: while the model edits a
+ * file, what it read of it is its working copy, even when each edit repeats only the previous edit's
+ * strings. And a
  * model message whose prose cites a step of a plan the model wrote (a heading or list item of a
  * prose document, see plan-phrases.ts) uses the newest `write` holding that step, up to
  * CITED_PLAN_TOKENS. A block's use
@@ -144,15 +145,13 @@ export class UseMemo {
 		}
 		for (let i = from; i <= to; i++) {
 			const block = blocks[i];
-			if (block.kind !== "toolArgs" || block.toolName !== "edit") continue;
+			if (block.kind !== "toolArgs" || (block.toolName !== "edit" && block.toolName !== "write")) continue;
 			const path = callFactsOf(messages, block, this.calls)?.path;
 			const at = path === undefined ? -1 : this.newestRead(messages, blocks, path, from);
 			if (at < 0 || uses.has(at)) continue;
+			// An edit was used for the strings it shares with the read; a whole-file write holds them all itself.
 			const held = tokensOf(blocks[at], this.tokens);
-			uses.set(
-				at,
-				[...tokensOf(block, this.tokens)].filter((t) => held.has(t)),
-			);
+			uses.set(at, block.toolName === "write" ? [] : [...tokensOf(block, this.tokens)].filter((t) => held.has(t)));
 		}
 		this.uses.set(from, { to, uses });
 		return uses;
@@ -268,38 +267,50 @@ export function useOf(messages: readonly MessageLike[], blocks: readonly Block[]
 }
 
 /**
- * A path as written, in one spelling: `/` for `\`, no `.` folders, a folder and the `..` after it
- * cancelled. A `..` left at the start stays (outside the working folder).
+ * A path as written, in one spelling: Pi's own `@` and `file://` prefixes off, `/` for `\\`, a
+ * drive letter in lower case, no empty or `.` folders, a folder and the `..` after it cancelled. A
+ * `..` left at the start stays (outside the working folder).
  */
 function normalPath(path: string): string {
+	const plain = path
+		.replace(/^@/, "")
+		.replace(/^file:\/\//, "")
+		.replaceAll("\\", "/");
+	const spelled = plain.replace(/^([A-Za-z]):\//, (_, drive: string) => `${drive.toLowerCase()}:/`);
 	const out: string[] = [];
-	for (const part of path.replaceAll("\\", "/").split("/")) {
-		if (part === ".") continue;
-		if (part === ".." && out.length > 0 && out[out.length - 1] !== ".." && out[out.length - 1] !== "") out.pop();
+	spelled.split("/").forEach((part, i) => {
+		if (part === "." || (part === "" && i > 0)) return;
+		const last = out[out.length - 1];
+		if (part === ".." && out.length > 0 && last !== ".." && last !== "" && last !== "~" && !/^[a-z]:$/.test(last))
+			out.pop();
 		else out.push(part);
-	}
+	});
 	return out.join("/");
 }
 
-/** True for a path from the root, a drive or the home folder. */
+/** True for a path from the root or a drive (a home folder's `~/` is neither: its root is unknown here). */
 function rooted(path: string): boolean {
-	return path.startsWith("/") || path.startsWith("~/") || /^[A-Za-z]:\//.test(path);
+	return path.startsWith("/") || /^[a-z]:\//.test(path);
 }
 
 /**
  * True when two paths name one file: equal once spelled alike (see normalPath), or one rooted
- * (`/repo/src/a.ts`, `~/repo/src/a.ts`) and the other relative to a folder it ends in (`src/a.ts`), or
- * both rooted and one, less its home folder, ending the other. Two relative paths must be equal:
- * `a.ts` and `lib/a.ts` are two files of the working folder.
+ * (`/repo/src/a.ts`) or in the home folder (`~/repo/src/a.ts`) and the other ending it with a folder
+ * and a name at least (`src/a.ts`, `repo/src/a.ts`): a bare name (`a.ts`) may be any folder's, and
+ * two relative paths, or two rooted ones, must be equal.
  */
 function samePath(a: string, b: string): boolean {
 	const [x, y] = [normalPath(a), normalPath(b)];
 	if (x === y) return true;
-	const ends = (whole: string, part: string) => !part.startsWith("../") && whole.endsWith(`/${part}`);
+	const relative = (p: string) => !rooted(p) && !p.startsWith("~/");
+	const ends = (whole: string, part: string) =>
+		part.includes("/") && !part.startsWith("../") && whole.endsWith(`/${part}`);
 	const home = (p: string) => (p.startsWith("~/") ? p.slice(2) : undefined);
-	if (rooted(x) !== rooted(y)) return rooted(x) ? ends(x, y) : ends(y, x);
 	const [hx, hy] = [home(x), home(y)];
-	return (hx !== undefined && ends(y, hx)) || (hy !== undefined && ends(x, hy));
+	if (hx !== undefined && rooted(y)) return ends(y, hx);
+	if (hy !== undefined && rooted(x)) return ends(x, hy);
+	if (relative(x) === relative(y)) return false;
+	return relative(y) ? ends(x, y) : ends(y, x);
 }
 
 /** Adds position `at`, past every position indexed, to `key`'s list. */

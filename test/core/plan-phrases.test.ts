@@ -46,6 +46,13 @@ describe("stepPhrases", () => {
 		assert.deepEqual(stepPhrases("deploy.sh", "# Build the natives"), []);
 		assert.deepEqual(stepPhrases("Dockerfile", "# Install dependencies"), []);
 		assert.deepEqual(stepPhrases("CMakeLists.txt", "# Find dependencies\n# Add executable"), []);
+		// Elsewhere only the lines that are steps: a README's one Step heading or feature checklist makes
+		// no other heading a step.
+		const stepped = `${readme}\n### Step 3: Configure the proxy\n- [x] Dark mode`;
+		assert.deepEqual(stepPhrases("README.md", stepped), ["configure proxy", "dark mode"]);
+		for (const name of ["inspect.md", "designer.md", "planet.md", "RELEASE_NOTES.md"])
+			assert.deepEqual(stepPhrases(name, "## Run the tests"), [], `${name} is not named as a plan`);
+		assert.deepEqual(stepPhrases("docs/IMPLEMENTATION-PLAN.md", "## Run the tests"), ["run tests"]);
 	});
 });
 

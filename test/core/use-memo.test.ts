@@ -36,7 +36,7 @@ const message: fc.Arbitrary<MessageLike> = fc.oneof(
 				fc
 					.record({
 						id: callId,
-						name: fc.constantFrom("read", "edit"),
+						name: fc.constantFrom("read", "edit", "write"),
 						path: fc.constantFrom("a.ts", "src/a.ts", "b.ts"),
 					})
 					.map(({ id, name, path }) => ({ type: "toolCall", id, name, arguments: { path } })),

@@ -172,7 +172,7 @@ describe("useOf", () => {
 		assert.deepEqual([...(strings.get(blocks.findIndex((b) => b.id === "r:r")) ?? [])], [], "for no string of it");
 	});
 
-	test("a write, an edit of another file and an edit after a failed read use no read", () => {
+	test("a write of the file uses its read too; an edit of another file and an edit after a failed read use none", () => {
 		const edited = (read: MessageLike, change: MessageLike): MessageLike[] => {
 			const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
 			messages.push(call("r", "read", { path: "src/a.ts" }), read);
@@ -185,7 +185,8 @@ describe("useOf", () => {
 		const failed: MessageLike = { ...result("r", "read", "ENOENT: no such file"), isError: true };
 		const editA = call("e", "edit", { path: "src/a.ts", oldText: "limit_2", newText: "limit_3" });
 		assert.equal(ageOf(edited(read, editA), "r"), 1, "the edit of a.ts uses it");
-		assert.equal(ageOf(edited(read, call("e", "write", { path: "src/a.ts", content: "x" })), "r"), 6, "a write");
+		assert.equal(ageOf(edited(read, call("e", "write", { path: "src/a.ts", content: "x" })), "r"), 1, "a write");
+		assert.equal(ageOf(edited(read, call("e", "write", { path: "src/b.ts", content: "x" })), "r"), 6, "another file");
 		const other = call("e", "edit", { path: "src/ab.ts", oldText: "limit_2", newText: "limit_3" });
 		assert.equal(ageOf(edited(read, other), "r"), 6, "another file");
 		assert.equal(ageOf(edited(failed, editA), "r"), 6, "a failed read");
@@ -209,6 +210,10 @@ describe("useOf", () => {
 			["/repo/src/a.ts", "src/a.ts"],
 			["C:\\repo\\src\\a.ts", "src/a.ts"],
 			["~/repo/src/a.ts", "/home/u/repo/src/a.ts"],
+			["C:\\repo\\a.ts", "c:\\repo\\a.ts"],
+			["src//a.ts", "src/a.ts"],
+			["@src/a.ts", "src/a.ts"],
+			["file:///repo/a.ts", "/repo/a.ts"],
 		])
 			assert.equal(ageAfter(read, edit), 1, `${read} and ${edit} are one file`);
 		for (const [read, edit] of [
@@ -216,6 +221,10 @@ describe("useOf", () => {
 			["lib/a.ts", "a.ts"],
 			["../a.ts", "a.ts"],
 			["/a/src/x.ts", "/b/src/x.ts"],
+			["~/repo/a.ts", "~/other/repo/a.ts"],
+			["~/a.ts", "/etc/a.ts"],
+			["/repo/src/index.ts", "index.ts"],
+			["/repo/lib/a.ts", "a.ts"],
 		])
 			assert.equal(ageAfter(read, edit), 6, `${read} and ${edit} are two files`);
 	});

@@ -134,21 +134,34 @@ interface LedgerEdit {
 	to: string;
 }
 
-/** Edit k, `e`: its arguments repeat the names of the shard it changes. */
-function edit(k: number, e: LedgerEdit): Step {
+/** How the model changes the file: with `edit`, or by writing it whole with `write`. */
+type Via = "edit" | "write";
+
+/** The ledger after the first `k` of `edits`. */
+function applied(edits: readonly LedgerEdit[], k: number): string {
+	return edits
+		.slice(0, k)
+		.reduce((text, e) => text.replace(shardHead(pad(e.shard), e.from), shardHead(pad(e.shard), e.to)), LEDGER);
+}
+
+/** Edit k of `edits`: an `edit` whose arguments repeat the names of the shard it changes, or the whole file written. */
+function edit(k: number, edits: readonly LedgerEdit[], via: Via): Step {
+	if (via === "write")
+		return { call: { id: editId(k), name: "write", args: { path: LEDGER_PATH, content: applied(edits, k) } } };
+	const e = edits[k - 1];
 	const n = pad(e.shard);
-	const edits = [{ oldText: shardHead(n, e.from), newText: shardHead(n, e.to) }];
-	return { call: { id: editId(k), name: "edit", args: { path: LEDGER_PATH, edits } } };
+	const change = [{ oldText: shardHead(n, e.from), newText: shardHead(n, e.to) }];
+	return { call: { id: editId(k), name: "edit", args: { path: LEDGER_PATH, edits: change } } };
 }
 
 /** Filler after the last edit: more than USE_WINDOW model messages of work unrelated to the ledger. */
 const AFTER_EDITS = USE_WINDOW + 3;
 
 /** The read, each edit after a filler, then the filler after the edits. */
-function ledgerSteps(edits: readonly LedgerEdit[]): Step[] {
+function ledgerSteps(edits: readonly LedgerEdit[], via: Via): Step[] {
 	return [
 		{ call: { id: READ_ID, name: "read", args: { path: LEDGER_PATH } } },
-		...edits.flatMap((e, i) => [filler(i + 1), edit(i + 1, e)]),
+		...edits.flatMap((_, i) => [filler(i + 1), edit(i + 1, edits, via)]),
 		...Array.from({ length: AFTER_EDITS }, (_, j) => filler(edits.length + j + 1)),
 	];
 }
@@ -162,16 +175,17 @@ const REFINING = [" * 2", " * 3", " * 4", " * 5", " * 6"].map((to, i, all) => ({
 	to,
 }));
 
-for (const [shape, edits] of [
-	["edits across the file", ACROSS],
-	["edits refining one line", REFINING],
+for (const [shape, edits, via] of [
+	["edits across the file", ACROSS, "edit"],
+	["edits refining one line", REFINING, "edit"],
+	["the file written whole each time", ACROSS, "write"],
 ] as const)
-	describeLedger(shape, edits);
+	describeLedger(shape, edits, via);
 
-/** The read-then-edit scenario with `edits`. */
-function describeLedger(shape: string, edits: readonly LedgerEdit[]): void {
+/** The read-then-edit scenario with `edits`, made `via` edit or write. */
+function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): void {
 	describe(`working-set policy: a file read, then edited over several turns (${shape})`, () => {
-		const steps = ledgerSteps(edits);
+		const steps = ledgerSteps(edits, via);
 		const pi = scriptedPi(stepsScript(steps, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
 		const lastEdit = editId(edits.length);
 		let run: RunResult;
@@ -196,12 +210,12 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[]): void {
 			assert.deepEqual(pi.server.errors, []);
 			assert.equal(requests.length, steps.length + 1);
 			for (let k = 1; k <= edits.length; k++) {
-				assert.match(toolResultOf(requests.at(-1) as CapturedRequest, editId(k)) ?? "", /^Successfully replaced/);
+				assert.match(
+					toolResultOf(requests.at(-1) as CapturedRequest, editId(k)) ?? "",
+					/^Successfully (replaced|wrote)/,
+				);
 			}
-			const expected = edits.reduce(
-				(text, e) => text.replace(shardHead(pad(e.shard), e.from), shardHead(pad(e.shard), e.to)),
-				LEDGER,
-			);
+			const expected = applied(edits, edits.length);
 			assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), expected);
 			for (const req of requests)
 				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
@@ -236,7 +250,9 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[]): void {
 			assert.ok(foldedAt > lastEditAt, "the read never folded after the edits stopped");
 			const digest = folds[foldedAt].folded.get(READ_ID)?.text ?? "";
 			assert.match(digest, /^\{#[0-9a-z]{8} FOLDED\} read: /);
-			// Its In use lines show what the edits worked on, not the imports every shard repeats.
+			// Its In use lines show what the edits worked on, not the imports every shard repeats (a whole-file
+			// write holds every line itself: the read is used for no string of its own).
+			if (via === "write") return;
 			const inUse = digest.slice(digest.indexOf("\nIn use:\n"));
 			const edited = new Set(edits.map((e) => pad(e.shard)));
 			const shown = [...inUse.matchAll(/reconcileShard_(\d\d)|threshold_(\d\d)/g)].map((m) => m[1] ?? m[2]);
