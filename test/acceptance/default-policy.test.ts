@@ -45,13 +45,14 @@ const PEAKED = 100_000;
 const PEAKED_MAX = 0.65;
 /**
  * The one session peaking at 100k or more that the default does not bring to PEAKED_MAX, held at
- * what it reaches: 0.874 since an event must repay within a quarter of the requests so far (0.851
- * before; 0.774 while the replay warmed every pause, where plain Pi paid for refreshes its own rule
+ * what it reaches: 0.858 since a folded block's In use lines rank by how few lines hold each string
+ * (0.874 before, since an event must repay within a quarter of the requests so far; 0.851 before
+ * that; 0.774 while the replay warmed every pause, where plain Pi paid for refreshes its own rule
  * would not send).
  */
-const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.88 };
+const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.86 };
 /**
- * Issue 24's bound over the corpus, 0.55 (the default reaches 0.547 over all three folders); over
+ * Issue 24's bound over the corpus, 0.55 (the default reaches 0.546 over all three folders); over
  * the project's two alone, as on a machine without the others, what they reach: 0.592 since an event
  * must repay within a quarter of the requests so far (0.581 before; refactor-long weighs most there,
  * 0.560x where it cost 0.551x).
