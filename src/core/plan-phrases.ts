@@ -40,7 +40,7 @@ const SMALL_WORDS = new Set(
 const MIN_CHARS = 8;
 
 /** The words of `text` as a citation reads them: lower case, letters and digits only, small words out. */
-export function proseWords(text: string): string[] {
+function proseWords(text: string): string[] {
 	return text
 		.toLowerCase()
 		.split(/[^\p{L}\p{N}]+/u)

@@ -6,10 +6,8 @@
  * user message that holds it: keeping that one raw keeps the string in the context. An `edit` or a
  * `write` of a file also uses the newest result of a `read` of that file: while the model edits a
  * file, what it read of it is its working copy, even when each edit repeats only the previous edit's
- * strings. And a
- * model message whose prose cites a step of a plan the model wrote (a heading or list item of a
- * prose document, see plan-phrases.ts) uses the newest `write` holding that step, up to
- * CITED_PLAN_TOKENS. A block's use
+ * strings. And a model message whose prose cites a step of a plan the model wrote (see
+ * plan-phrases.ts) uses the newest `write` holding that step, up to CITED_PLAN_TOKENS. A block's use
  * age is how many model messages back its latest use, or its arrival, was. Pure: messages and blocks
  * in, ages out.
  */
@@ -147,7 +145,7 @@ export class UseMemo {
 			const block = blocks[i];
 			if (block.kind !== "toolArgs" || (block.toolName !== "edit" && block.toolName !== "write")) continue;
 			const path = callFactsOf(messages, block, this.calls)?.path;
-			const at = path === undefined ? -1 : this.newestRead(messages, blocks, path, from);
+			const at = path === undefined ? -1 : this.newestRead(messages, blocks, normalPath(path), from);
 			if (at < 0 || uses.has(at)) continue;
 			// An edit was used for the strings it shares with the read; a whole-file write holds them all itself.
 			const held = tokensOf(blocks[at], this.tokens);
@@ -172,7 +170,7 @@ export class UseMemo {
 		return phrases;
 	}
 
-	/** The position of the newest successful `read` result of `path` before position `before`, or -1. */
+	/** The position of the newest successful `read` result of `path` (see normalPath) before position `before`, or -1. */
 	private newestRead(
 		messages: readonly MessageLike[],
 		blocks: readonly Block[],
@@ -183,7 +181,7 @@ export class UseMemo {
 			const block = blocks[i];
 			if (block.kind !== "toolArgs" || block.toolName !== "read") continue;
 			const facts = callFactsOf(messages, block, this.calls);
-			if (!facts || !samePath(facts.path, path)) continue;
+			if (!facts || !samePath(normalPath(facts.path), path)) continue;
 			for (let j = i + 1; j < before; j++) {
 				const result = blocks[j];
 				if (result.kind === "toolResult" && result.id === facts.result && result.isError !== true) return j;
@@ -294,13 +292,12 @@ function rooted(path: string): boolean {
 }
 
 /**
- * True when two paths name one file: equal once spelled alike (see normalPath), or one rooted
+ * True when two paths, each spelled as normalPath spells it, name one file: equal, or one rooted
  * (`/repo/src/a.ts`) or in the home folder (`~/repo/src/a.ts`) and the other ending it with a folder
  * and a name at least (`src/a.ts`, `repo/src/a.ts`): a bare name (`a.ts`) may be any folder's, and
  * two relative paths, or two rooted ones, must be equal.
  */
-function samePath(a: string, b: string): boolean {
-	const [x, y] = [normalPath(a), normalPath(b)];
+function samePath(x: string, y: string): boolean {
 	if (x === y) return true;
 	const relative = (p: string) => !rooted(p) && !p.startsWith("~/");
 	const ends = (whole: string, part: string) =>

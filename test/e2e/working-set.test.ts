@@ -85,6 +85,24 @@ function modelMessagesSince(req: CapturedRequest, callId: string): number {
 	return at < 0 ? -1 : models.length - 1 - at;
 }
 
+/**
+ * The run took every step and ended with `done`: exit 0, no server error, one request per step and
+ * the last, and every call paired with its result in every request.
+ */
+function ranToTheEnd(
+	run: RunResult,
+	errors: readonly unknown[],
+	requests: readonly CapturedRequest[],
+	steps: readonly Step[],
+	done: string,
+): void {
+	assert.equal(run.code, 0, run.stderr);
+	assert.equal(run.stdout.trim(), done, run.stderr);
+	assert.deepEqual(errors, []);
+	assert.equal(requests.length, steps.length + 1);
+	for (const req of requests) assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
+}
+
 /** Index of the first request carrying the result of `callId`. */
 function firstWith(requests: readonly CapturedRequest[], callId: string): number {
 	const at = requests.findIndex((r) => toolResultOf(r, callId) !== undefined);
@@ -205,10 +223,7 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): 
 		});
 
 		it("the run reads the file, makes every edit on disk, runs the filler and ends", async () => {
-			assert.equal(run.code, 0, run.stderr);
-			assert.equal(run.stdout.trim(), "ledger fixed", run.stderr);
-			assert.deepEqual(pi.server.errors, []);
-			assert.equal(requests.length, steps.length + 1);
+			ranToTheEnd(run, pi.server.errors, requests, steps, "ledger fixed");
 			for (let k = 1; k <= edits.length; k++) {
 				assert.match(
 					toolResultOf(requests.at(-1) as CapturedRequest, editId(k)) ?? "",
@@ -217,8 +232,6 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): 
 			}
 			const expected = applied(edits, edits.length);
 			assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), expected);
-			for (const req of requests)
-				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
 			for (const f of folds)
 				assert.deepEqual(f.mutated, [], `request ${f.index}: a result changed without a fold tag`);
 		});
@@ -366,13 +379,8 @@ function describePlan(shape: string, plan: string, cite: (k: number) => string):
 		});
 
 		it("the run writes the plan, cites it, runs the filler and ends", async () => {
-			assert.equal(run.code, 0, run.stderr);
-			assert.equal(run.stdout.trim(), "plan followed", run.stderr);
-			assert.deepEqual(pi.server.errors, []);
-			assert.equal(requests.length, steps.length + 1);
+			ranToTheEnd(run, pi.server.errors, requests, steps, "plan followed");
 			assert.equal(await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8"), plan);
-			for (const req of requests)
-				assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
 		});
 
 		it("the write's content goes out raw in every request while the model cites the plan, while the filler folds", () => {

@@ -135,13 +135,13 @@ export function answersRequest(reply: ReplyLike): boolean {
 	return reply.stopReason !== "error" && reply.stopReason !== "aborted";
 }
 
-/** The fold engine of one session branch. */
 /**
  * Fold events whose every block another extension changed right after the fold, before the engine
  * stops opening new ones for the session (see FoldEngine.notice): one could be a one-off edit.
  */
 export const FUTILE_EVENTS = 2;
 
+/** The fold engine of one session branch. */
 export class FoldEngine {
 	registry = new FoldRegistry();
 	/** User messages that compaction removed from live history; keeps turns session-absolute. */
