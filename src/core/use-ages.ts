@@ -3,17 +3,17 @@
  * by a model message (its text and tool-call arguments) that repeats one of the block's distinctive
  * strings (identifiers, paths and numbers of six or more characters), since a model refers to what it
  * works on by name. Each repeated string counts for the newest earlier tool result, argument or
- * user message that holds it: keeping that one raw keeps the string in the context. An `edit` or a
- * `write` of a file also uses the newest result of a `read` of that file: while the model edits a
- * file, what it read of it is its working copy, even when each edit repeats only the previous edit's
- * strings. And a model message whose prose cites a step of a plan the model wrote (see
+ * user message that holds it: keeping that one raw keeps the string in the context. A call that
+ * changes a file also uses the newest successful result of a call that printed it (file-calls.ts
+ * says which, whatever the tools are called): while the model edits a file, what it read of it is
+ * its working copy, even when each edit repeats only the previous edit's strings. And a model message whose prose cites a step of a plan the model wrote (see
  * plan-phrases.ts) uses the newest `write` holding that step, up to CITED_PLAN_TOKENS. A block's use
  * age is how many model messages back its latest use, or its arrival, was. Pure: messages and blocks
  * in, ages out.
  */
-import { type Block, isModelReply, type MessageLike } from "./block.ts";
-import { type CallFactsMemo, callFactsOf } from "./call-facts.ts";
+import { type Block, isModelReply, type MessageLike, resultId } from "./block.ts";
 import { distinctiveTokens } from "./distinctive.ts";
+import { type FileCallsMemo, fileCallsOf } from "./file-calls.ts";
 import { cites, citingProse, stepPhrases } from "./plan-phrases.ts";
 
 /** Model messages looked back at for uses: no policy may ask for more. */
@@ -63,8 +63,8 @@ interface Model {
  */
 export class UseMemo {
 	readonly tokens: TokensMemo = new WeakMap();
-	/** The path each `read` or `edit` call touched, by block object. */
-	private readonly calls: CallFactsMemo = new WeakMap();
+	/** The files each call read or changed, by block object. */
+	private readonly files: FileCallsMemo = new WeakMap();
 	/** The step phrases of each `write` call's document (see stepPhrases), by block object. */
 	private readonly steps = new WeakMap<Block, readonly string[]>();
 	/** Each step phrase → the positions in `indexed` of the `write` calls holding it, ascending. */
@@ -143,13 +143,14 @@ export class UseMemo {
 		}
 		for (let i = from; i <= to; i++) {
 			const block = blocks[i];
-			if (block.kind !== "toolArgs" || (block.toolName !== "edit" && block.toolName !== "write")) continue;
-			const path = callFactsOf(messages, block, this.calls)?.path;
-			const at = path === undefined ? -1 : this.newestRead(messages, blocks, normalPath(path), from);
-			if (at < 0 || uses.has(at)) continue;
-			// An edit was used for the strings it shares with the read; a whole-file write holds them all itself.
-			const held = tokensOf(blocks[at], this.tokens);
-			uses.set(at, block.toolName === "write" ? [] : [...tokensOf(block, this.tokens)].filter((t) => held.has(t)));
+			if (block.kind !== "toolArgs") continue;
+			for (const change of fileCallsOf(messages, block, this.files).changes) {
+				const at = this.newestRead(messages, blocks, normalPath(change.path), from);
+				if (at < 0 || uses.has(at)) continue;
+				// A partial edit was used for the strings it shares with the read; a whole-file write holds them all itself.
+				const held = tokensOf(blocks[at], this.tokens);
+				uses.set(at, change.whole ? [] : [...tokensOf(block, this.tokens)].filter((t) => held.has(t)));
+			}
 		}
 		this.uses.set(from, { to, uses });
 		return uses;
@@ -170,7 +171,10 @@ export class UseMemo {
 		return phrases;
 	}
 
-	/** The position of the newest successful `read` result of `path` (see normalPath) before position `before`, or -1. */
+	/**
+	 * The position of the newest successful result of a call that printed the file at `path` (see
+	 * normalPath and fileCallsOf) before position `before`, or -1.
+	 */
 	private newestRead(
 		messages: readonly MessageLike[],
 		blocks: readonly Block[],
@@ -179,12 +183,15 @@ export class UseMemo {
 	): number {
 		for (let i = before - 1; i >= 0; i--) {
 			const block = blocks[i];
-			if (block.kind !== "toolArgs" || block.toolName !== "read") continue;
-			const facts = callFactsOf(messages, block, this.calls);
-			if (!facts || !samePath(normalPath(facts.path), path)) continue;
+			if (block.kind !== "toolArgs" || !block.toolCallId) continue;
+			const reads = fileCallsOf(messages, block, this.files).reads;
+			if (reads === undefined || !samePath(normalPath(reads), path)) continue;
+			const result = resultId(block.toolCallId);
 			for (let j = i + 1; j < before; j++) {
-				const result = blocks[j];
-				if (result.kind === "toolResult" && result.id === facts.result && result.isError !== true) return j;
+				if (blocks[j].kind === "toolResult" && blocks[j].id === result) {
+					if (blocks[j].isError !== true) return j;
+					break;
+				}
 			}
 		}
 		return -1;

@@ -229,6 +229,43 @@ describe("useOf", () => {
 			assert.equal(ageAfter(read, edit), 6, `${read} and ${edit} are two files`);
 	});
 
+	test("whatever the tools are called: a shell print of a file is its read, a patch or a path edit tool its edit", () => {
+		const ageAfter = (read: MessageLike[], change: MessageLike): number => {
+			const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }, ...read];
+			for (let i = 0; i < 5; i++)
+				messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+			messages.push(change, result("e", "edit", "done"), call("z", "bash", { command: "true" }));
+			return ageOf([...messages, result("z", "bash", "ok")], "r");
+		};
+		const printed = (command: string) => [
+			call("r", "bash", { command, workdir: "/repo" }),
+			result("r", "bash", FILE),
+		];
+		const patch = (header: string) =>
+			call("e", "apply_patch", { input: `*** Begin Patch\n${header}\n@@\n-limit_2\n+limit_3\n*** End Patch` });
+		const update = patch("*** Update File: /repo/src/a.ts");
+		for (const command of [
+			"sed -n '1,220p' src/a.ts",
+			"cat src/a.ts",
+			"nl -ba src/a.ts | sed -n '10,40p'",
+			"head -n 80 src/a.ts",
+			"sed -n 1,80p /repo/src/a.ts",
+		])
+			assert.equal(ageAfter(printed(command), update), 1, `${command}, then a patch of the file`);
+		for (const command of ["cat src/a.ts src/b.ts", "rg -n limit src/a.ts", "cat src/a.ts | grep x", "cat src/b.ts"])
+			assert.equal(ageAfter(printed(command), update), 6, `${command} prints no copy of a.ts alone`);
+		const read = [call("r", "read", { path: "src/a.ts" }), result("r", "read", FILE)];
+		const heredoc = `apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.ts\n@@\n-x\n+y\n*** End Patch\nEOF`;
+		for (const change of [
+			patch("*** Update File: src/b.ts\n*** Update File: src/a.ts"),
+			call("e", "bash", { command: heredoc }),
+			call("e", "edit_src", { path: "src/a.ts", input: "limit_3" }),
+			call("e", "Edit", { file_path: "/repo/src/a.ts", old_string: "limit_2", new_string: "limit_3" }),
+		])
+			assert.equal(ageAfter(read, change), 1, `${JSON.stringify(change.content)} edits a.ts`);
+		assert.equal(ageAfter(read, patch("*** Update File: src/b.ts")), 6, "a patch of another file");
+	});
+
 	test("an edit after a failed read uses the newest read that succeeded", () => {
 		const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
 		messages.push(call("ok", "read", { path: "src/a.ts" }), result("ok", "read", FILE));
