@@ -1,10 +1,12 @@
 /**
  * Which files a tool call reads or changes, whatever the agent calls its tools: Pi's `read`, `edit`
- * and `write`, an edit tool of another name that takes a `path` (`edit_src`, Claude Code's `Edit`
- * with `file_path`), a Codex `apply_patch` (its `*** Update File:` and `*** Add File:` lines, as a
- * tool or a shell heredoc), and a shell command that only prints one file (`cat`, `sed -n '1,200p'`,
- * `nl -ba`, `head`, `tail`). The working set (use-ages.ts) goes by these to keep what the model read
- * of a file raw while it edits that file. Pure: the facts come from the call's arguments alone.
+ * and `write`; the edit tools `edit_src` (a Pi fork's) and Claude Code's `Edit` and `MultiEdit`
+ * (`path` or `file_path`); a Codex `apply_patch` (its `*** Update File:` and `*** Add File:` lines, as
+ * a tool or a shell heredoc fed to `apply_patch`); and a shell command that only prints one file
+ * (`cat`, `sed -n '1,200p'`, `nl -ba`, `head`, `tail`, after an optional `cd <folder> &&`). A path
+ * relative to the call's `workdir` (Codex gives one) or a leading `cd` is joined onto it. The working set
+ * (use-ages.ts) goes by these to keep what the model read of a file raw while it edits that file.
+ * Pure: the facts come from the call's arguments alone.
  */
 import type { Block, MessageLike } from "./block.ts";
 
@@ -14,9 +16,10 @@ export interface FileChange {
 	whole: boolean;
 }
 
-/** What a call does to files: the one file its result prints, and the files it changes. */
+/** What a call does to files: the one file its result prints (`shell`: by a shell command), and the files it changes. */
 export interface FileCalls {
 	reads?: string;
+	shell?: boolean;
 	changes: FileChange[];
 }
 
@@ -37,16 +40,32 @@ const PATH_EDITS: Readonly<Record<string, boolean>> = {
 const PATCH_FILE = /^\*\*\* (Update|Add) File: (.+)$/gm;
 
 /** One path as a shell word: plain, or in single or double quotes. */
-const WORD = String.raw`(?:'([^']+)'|"([^"]+)"|([^\s'"|;&<>()$\`]+))`;
+const WORD = String.raw`(?:'([^']+)'|"([^"]+)"|([^\s'"|;&<>()$\`*?{}]+))`;
+
+/** `sed -n` with a line range, its script in single quotes, double quotes or none. */
+const SED_RANGE = String.raw`sed\s+-n\s+(?:'[\d,;p\s$]+'|"[\d,;p\s$]+"|[\d,;p$]+)`;
+
+/** `head` or `tail` with an optional line count. */
+const HEAD_TAIL = String.raw`(?:head|tail)(?:\s+-n?\s*\d+)?`;
 
 /**
- * A shell command that prints one file and nothing else: `cat`, `nl -ba`, `head`/`tail` with an
- * optional line count, or `sed -n` with a line range, then the path, optionally piped through
- * `sed -n`/`head` to select lines.
+ * A shell command that prints one file and nothing else: after an optional `cd <folder> &&`, `cat`,
+ * `nl -ba`, `head`/`tail` with an optional line count, or `sed -n` with a line range, then the path,
+ * optionally piped through `sed -n` or `head` to select lines.
  */
 const PRINT_FILE = new RegExp(
-	String.raw`^(?:cat|nl(?:\s+-ba)?|head(?:\s+-n?\s*\d+)?|tail(?:\s+-n?\s*\d+)?|sed\s+-n\s+(?:'[\d,;p\s$]+'|"[\d,;p\s$]+"|[\d,;p$]+))\s+${WORD}(?:\s*\|\s*(?:sed\s+-n\s+'[\d,;p\s$]+'|head(?:\s+-n?\s*\d+)?))?\s*$`,
+	String.raw`^(?:cd\s+${WORD}\s*&&\s*)?(?:cat|nl(?:\s+-ba)?|${HEAD_TAIL}|${SED_RANGE})\s+${WORD}(?:\s*\|\s*(?:${SED_RANGE}|head(?:\s+-n?\s*\d+)?))?\s*$`,
 );
+
+/** True for a path from the root, a drive or the home folder. */
+function absolute(path: string): boolean {
+	return /^(?:[/\\~]|[A-Za-z]:[/\\])/.test(path);
+}
+
+/** `path` joined onto the folder `dir` when `dir` is given and `path` is relative. */
+function within(dir: string | undefined, path: string): string {
+	return dir && !absolute(path) ? `${dir}/${path}` : path;
+}
 
 function argumentsOf(messages: readonly MessageLike[], block: Block): Record<string, unknown> | undefined {
 	const content = messages[block.msg]?.content;
@@ -54,32 +73,39 @@ function argumentsOf(messages: readonly MessageLike[], block: Block): Record<str
 	return args && typeof args === "object" ? (args as Record<string, unknown>) : undefined;
 }
 
-function patchChanges(patch: string): FileChange[] {
+function patchChanges(patch: string, dir: string | undefined): FileChange[] {
 	const changes: FileChange[] = [];
-	for (const [, kind, path] of patch.matchAll(PATCH_FILE)) changes.push({ path: path.trim(), whole: kind === "Add" });
+	for (const [, kind, path] of patch.matchAll(PATCH_FILE))
+		changes.push({ path: within(dir, path.trim()), whole: kind === "Add" });
 	return changes;
 }
 
-/** The file a shell command prints and nothing else (see PRINT_FILE), or undefined. */
-export function printedFile(command: string): string | undefined {
+/** The file a shell command prints and nothing else (see PRINT_FILE), joined onto `workdir` and a leading `cd`; or undefined. */
+export function printedFile(command: string, workdir?: string): string | undefined {
 	const m = PRINT_FILE.exec(command.trim());
-	return m ? (m[1] ?? m[2] ?? m[3]) : undefined;
+	if (!m) return undefined;
+	const cd = m[1] ?? m[2] ?? m[3];
+	const path = m[4] ?? m[5] ?? m[6];
+	return within(cd === undefined ? workdir : within(workdir, cd), path);
 }
 
 function parse(args: Record<string, unknown>, tool: string): FileCalls {
 	const name = tool.toLowerCase();
+	const workdir = typeof args.workdir === "string" ? args.workdir : undefined;
 	const path = typeof args.path === "string" ? args.path : typeof args.file_path === "string" ? args.file_path : "";
 	if (name === "read") return path ? { reads: path, changes: [] } : NONE;
 	if (name in PATH_EDITS) return path ? { changes: [{ path, whole: PATH_EDITS[name] }] } : NONE;
 	if (name === "apply_patch") {
 		const patch = typeof args.input === "string" ? args.input : typeof args.patch === "string" ? args.patch : "";
-		return { changes: patchChanges(patch) };
+		return { changes: patchChanges(patch, workdir) };
 	}
 	const command = typeof args.command === "string" ? args.command : undefined;
 	if (command === undefined) return NONE;
-	if (command.includes("*** Begin Patch")) return { changes: patchChanges(command) };
-	const printed = printedFile(command);
-	return printed ? { reads: printed, changes: [] } : NONE;
+	const patch = command.indexOf("*** Begin Patch");
+	if (patch >= 0)
+		return /\bapply_patch\b/.test(command.slice(0, patch)) ? { changes: patchChanges(command, workdir) } : NONE;
+	const printed = printedFile(command, workdir);
+	return printed ? { reads: printed, shell: true, changes: [] } : NONE;
 }
 
 /** The file calls of the call whose arguments `block` is (a `toolArgs` block), memoized by block object. */

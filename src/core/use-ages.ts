@@ -73,6 +73,8 @@ export class UseMemo {
 	private indexed: Block[] | undefined = [];
 	/** Each string → the positions in `indexed` of the blocks holding it, ascending. */
 	private readonly holders = new Map<string, number[]>();
+	/** Each file's last two path parts (see fileKey) → the positions in `indexed` of the calls that printed it, ascending. */
+	private readonly prints = new Map<string, number[]>();
 	/** What the model message whose blocks start at a position used (see usesOf), and where they end. */
 	private readonly uses = new Map<number, { to: number; uses: Map<number, string[]> }>();
 
@@ -84,6 +86,7 @@ export class UseMemo {
 		if (!prev) {
 			this.holders.clear();
 			this.stepHolders.clear();
+			this.prints.clear();
 			this.uses.clear();
 		}
 		const before = prev ?? [];
@@ -95,11 +98,16 @@ export class UseMemo {
 			if (!holds(before[i])) continue;
 			for (const t of tokensOf(before[i], this.tokens)) unindex(this.holders, t);
 			for (const phrase of this.steps.get(before[i]) ?? []) unindex(this.stepHolders, phrase);
+			const printed = this.printedKey(messages, before[i]);
+			if (printed !== undefined) unindex(this.prints, printed);
 		}
 		for (let i = same; i < blocks.length; i++) {
-			if (!holds(blocks[i])) continue;
-			for (const t of tokensOf(blocks[i], this.tokens)) index(this.holders, t, i);
-			for (const phrase of this.stepsOf(messages, blocks[i])) index(this.stepHolders, phrase, i);
+			const block = blocks[i];
+			if (!holds(block)) continue;
+			for (const t of tokensOf(block, this.tokens)) index(this.holders, t, i);
+			for (const phrase of this.stepsOf(messages, block)) index(this.stepHolders, phrase, i);
+			const printed = this.printedKey(messages, block);
+			if (printed !== undefined) index(this.prints, printed, i);
 		}
 		for (const [from, kept] of this.uses) if (kept.to >= same) this.uses.delete(from);
 		this.indexed = blocks.slice();
@@ -156,6 +164,13 @@ export class UseMemo {
 		return uses;
 	}
 
+	/** The fileKey of the file the call whose arguments `block` is printed, if it printed one. */
+	private printedKey(messages: readonly MessageLike[], block: Block): string | undefined {
+		if (block.kind !== "toolArgs" || !block.toolCallId) return undefined;
+		const reads = fileCallsOf(messages, block, this.files).reads;
+		return reads === undefined ? undefined : fileKey(normalPath(reads));
+	}
+
 	/** The step phrases of `block` when it is a `write` call's arguments (see stepPhrases), memoized. */
 	private stepsOf(messages: readonly MessageLike[], block: Block): readonly string[] {
 		let phrases = this.steps.get(block);
@@ -172,8 +187,10 @@ export class UseMemo {
 	}
 
 	/**
-	 * The position of the newest successful result of a call that printed the file at `path` (see
-	 * normalPath and fileCallsOf) before position `before`, or -1.
+	 * The position of the newest successful result of a `read` of the file at `path` (see normalPath)
+	 * before position `before`; where no `read` tool read it, that of the newest shell command that
+	 * printed it (see fileCallsOf): a few lines a shell shows of a file the model read whole are no
+	 * copy to edit from. -1 when there is none.
 	 */
 	private newestRead(
 		messages: readonly MessageLike[],
@@ -181,20 +198,19 @@ export class UseMemo {
 		path: string,
 		before: number,
 	): number {
-		for (let i = before - 1; i >= 0; i--) {
-			const block = blocks[i];
-			if (block.kind !== "toolArgs" || !block.toolCallId) continue;
-			const reads = fileCallsOf(messages, block, this.files).reads;
-			if (reads === undefined || !samePath(normalPath(reads), path)) continue;
-			const result = resultId(block.toolCallId);
-			for (let j = i + 1; j < before; j++) {
-				if (blocks[j].kind === "toolResult" && blocks[j].id === result) {
-					if (blocks[j].isError !== true) return j;
-					break;
-				}
-			}
+		const calls = this.prints.get(fileKey(path)) ?? [];
+		let shell = -1;
+		for (let k = newestIndexBefore(calls, before); k >= 0; k--) {
+			const i = calls[k];
+			const facts = fileCallsOf(messages, blocks[i], this.files);
+			if (facts.reads === undefined || (facts.shell && shell >= 0) || !samePath(normalPath(facts.reads), path))
+				continue;
+			const at = resultOf(blocks, i, before);
+			if (at < 0) continue;
+			if (!facts.shell) return at;
+			shell = at;
 		}
-		return -1;
+		return shell;
 	}
 
 	/** Forgets the uses of model messages that start before `from`: they left the lookback. */
@@ -317,6 +333,21 @@ function samePath(x: string, y: string): boolean {
 	return relative(y) ? ends(x, y) : ends(y, x);
 }
 
+/** A path's last two parts (`src/a.ts` of `/repo/src/a.ts`): two paths samePath takes for one file share it. */
+function fileKey(path: string): string {
+	const parts = path.split("/");
+	return parts.slice(-2).join("/");
+}
+
+/** The position of the successful result of the call whose arguments are at `call`, before `before`; else -1. */
+function resultOf(blocks: readonly Block[], call: number, before: number): number {
+	const id = resultId(blocks[call].toolCallId ?? "");
+	for (let j = call + 1; j < before; j++) {
+		if (blocks[j].kind === "toolResult" && blocks[j].id === id) return blocks[j].isError === true ? -1 : j;
+	}
+	return -1;
+}
+
 /** Adds position `at`, past every position indexed, to `key`'s list. */
 function index(lists: Map<string, number[]>, key: string, at: number): void {
 	const list = lists.get(key);
@@ -333,14 +364,19 @@ function unindex(lists: Map<string, number[]>, key: string): void {
 
 /** The largest position in ascending `list` below `limit`, or -1. */
 function newestBefore(list: readonly number[] | undefined, limit: number): number {
-	if (!list) return -1;
+	const k = list ? newestIndexBefore(list, limit) : -1;
+	return k < 0 ? -1 : (list as readonly number[])[k];
+}
+
+/** The index in ascending `list` of its largest position below `limit`, or -1. */
+function newestIndexBefore(list: readonly number[], limit: number): number {
 	let lo = 0;
 	let hi = list.length - 1;
 	let found = -1;
 	while (lo <= hi) {
 		const mid = (lo + hi) >> 1;
 		if (list[mid] < limit) {
-			found = list[mid];
+			found = mid;
 			lo = mid + 1;
 		} else hi = mid - 1;
 	}

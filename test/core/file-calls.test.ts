@@ -23,6 +23,8 @@ test("a shell command that prints one file and nothing else names it; any other 
 		['sed -n "40,80p" src/a.ts', "src/a.ts"],
 		["sed -n 1,80p src/a.ts", "src/a.ts"],
 		["nl -ba src/a.ts | sed -n '10,40p'", "src/a.ts"],
+		['nl -ba src/a.ts | sed -n "10,40p"', "src/a.ts"],
+		["nl -ba src/a.ts | sed -n 10,40p", "src/a.ts"],
 		["head -n 50 README.md", "README.md"],
 		["tail -20 log.txt", "log.txt"],
 		['cat "my notes.md"', "my notes.md"],
@@ -36,9 +38,27 @@ test("a shell command that prints one file and nothing else names it; any other 
 		"sed -i 's/a/b/' a.ts",
 		"sed -n '1,80p' a.ts && sed -n '1,9p' b.ts",
 		"cat $FILE",
+		"cat src/*.ts",
+		"cat {a,b}.ts",
 		"cat",
 	])
 		assert.equal(printedFile(command), undefined, command);
+});
+
+test("a path relative to the call's workdir or a leading cd is joined onto it", () => {
+	assert.equal(printedFile("sed -n '1,9p' app/page.tsx", "/r/Sol"), "/r/Sol/app/page.tsx");
+	assert.equal(printedFile("cat /abs/a.ts", "/r"), "/abs/a.ts");
+	assert.equal(printedFile("cd /r/y && cat a.ts"), "/r/y/a.ts");
+	assert.equal(printedFile("cd sub && cat a.ts", "/r"), "/r/sub/a.ts");
+	const patch = "*** Begin Patch\n*** Update File: app/page.tsx\n*** End Patch";
+	assert.deepEqual(callsOf("apply_patch", { input: patch, workdir: "/r/Sol" }), {
+		changes: [{ path: "/r/Sol/app/page.tsx", whole: false }],
+	});
+	assert.deepEqual(callsOf("bash", { command: "cat a.ts", workdir: "/r" }), {
+		reads: "/r/a.ts",
+		shell: true,
+		changes: [],
+	});
 });
 
 test("a call's changes: a path edit tool, a whole-file write, a patch's Update and Add files", () => {
@@ -55,7 +75,9 @@ test("a call's changes: a path edit tool, a whole-file write, a patch's Update a
 	assert.deepEqual(callsOf("apply_patch", { input: patch }), { changes });
 	assert.deepEqual(callsOf("bash", { command: `apply_patch <<'EOF'\n${patch}\nEOF` }), { changes });
 	assert.deepEqual(callsOf("read", { path: "src/a.ts", offset: 3 }), { reads: "src/a.ts", changes: [] });
-	assert.deepEqual(callsOf("bash", { command: "cat src/a.ts" }), { reads: "src/a.ts", changes: [] });
+	assert.deepEqual(callsOf("bash", { command: "cat src/a.ts" }), { reads: "src/a.ts", shell: true, changes: [] });
+	const quoted = `cat > notes.md <<'EOF'\n${patch}\nEOF`;
+	assert.deepEqual(callsOf("bash", { command: quoted }), { changes: [] }, "a heredoc quoting a patch changes nothing");
 	for (const [name, args] of [
 		["edit", {}],
 		["read", { path: 3 }],

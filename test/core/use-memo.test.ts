@@ -6,7 +6,7 @@
  * block objects, as in the engine) or are made afresh each request. The strings come from a small
  * vocabulary, so that several blocks hold each and the newest holder before a use moves as the
  * conversation changes, and reads and edits of a few paths and plans whose steps a text cites, so that
- * the read an edit uses and the plan a citation uses move too.
+ * the read an edit uses and the plan a citation uses move too (shell prints and patches among them).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -40,6 +40,19 @@ const message: fc.Arbitrary<MessageLike> = fc.oneof(
 						path: fc.constantFrom("a.ts", "src/a.ts", "b.ts"),
 					})
 					.map(({ id, name, path }) => ({ type: "toolCall", id, name, arguments: { path } })),
+				// The same files printed by a shell or changed by a patch (a read that a Pi read outranks).
+				fc
+					.record({
+						id: callId,
+						command: fc.constantFrom("cat a.ts", "sed -n '1,9p' src/a.ts", "cd src && cat a.ts", "head b.ts"),
+					})
+					.map(({ id, command }) => ({ type: "toolCall", id, name: "bash", arguments: { command } })),
+				fc.record({ id: callId, path: fc.constantFrom("/r/a.ts", "/r/src/a.ts", "b.ts") }).map(({ id, path }) => ({
+					type: "toolCall",
+					id,
+					name: "apply_patch",
+					arguments: { input: `*** Begin Patch\n*** Update File: ${path}\n*** End Patch` },
+				})),
 				// Plans whose steps a text may cite ("drain queue"): a citation uses the newest plan holding the step.
 				fc
 					.record({ id: callId, step: fc.constantFrom("Drain the queue", "Swap brokers") })

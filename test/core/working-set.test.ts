@@ -266,6 +266,33 @@ describe("useOf", () => {
 		assert.equal(ageAfter(read, patch("*** Update File: src/b.ts")), 6, "a patch of another file");
 	});
 
+	test("a shell print is the read only where no read tool read the file, and only of the folder it ran in", () => {
+		const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
+		messages.push(call("r", "read", { path: "src/a.ts" }), result("r", "read", FILE));
+		messages.push(call("h", "bash", { command: "head -n 3 src/a.ts" }), result("h", "bash", "export function"));
+		for (let i = 0; i < 5; i++)
+			messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+		messages.push(call("e", "edit", { path: "src/a.ts", oldText: "limit_2", newText: "limit_3" }));
+		messages.push(result("e", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
+		assert.equal(ageOf(messages, "r"), 1, "the whole read, not the few lines a shell printed after it");
+		assert.equal(ageOf(messages, "h"), 6);
+		const two: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
+		const print = (id: string, workdir: string) => [
+			call(id, "bash", { command: "sed -n '1,200p' app/page.tsx", workdir }),
+			result(id, "bash", FILE),
+		];
+		two.push(...print("sol", "/r/Sol/frontend"), ...print("old", "/r/Old/frontend"));
+		for (let i = 0; i < 5; i++) two.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+		two.push(
+			call("e", "apply_patch", {
+				input: "*** Begin Patch\n*** Update File: /r/Sol/frontend/app/page.tsx\n@@\n-a\n+b\n*** End Patch",
+			}),
+		);
+		two.push(result("e", "apply_patch", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
+		assert.equal(ageOf(two, "sol"), 1, "the print in the patched file's folder");
+		assert.equal(ageOf(two, "old"), 6, "not the newer print of another folder's file of the same name");
+	});
+
 	test("an edit after a failed read uses the newest read that succeeded", () => {
 		const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
 		messages.push(call("ok", "read", { path: "src/a.ts" }), result("ok", "read", FILE));
