@@ -57,6 +57,9 @@ const PRINT_FILE = new RegExp(
 	String.raw`^(?:cd\s+${WORD}\s*&&\s*)?(?:cat|nl(?:\s+-ba)?|${HEAD_TAIL}|${SED_RANGE})\s+${WORD}(?:\s*\|\s*(?:${SED_RANGE}|head(?:\s+-n?\s*\d+)?))?\s*$`,
 );
 
+/** The words PRINT_FILE may start with. */
+const PRINT_START = /^(?:cat|nl|head|tail|sed|cd)\s/;
+
 /** True for a path from the root, a drive or the home folder. */
 function absolute(path: string): boolean {
 	return /^(?:[/\\~]|[A-Za-z]:[/\\])/.test(path);
@@ -82,7 +85,10 @@ function patchChanges(patch: string, dir: string | undefined): FileChange[] {
 
 /** The file a shell command prints and nothing else (see PRINT_FILE), joined onto `workdir` and a leading `cd`; or undefined. */
 export function printedFile(command: string, workdir?: string): string | undefined {
-	const m = PRINT_FILE.exec(command.trim());
+	const line = command.trim();
+	// Most commands start with another word: they skip the long pattern.
+	if (!PRINT_START.test(line)) return undefined;
+	const m = PRINT_FILE.exec(line);
 	if (!m) return undefined;
 	const cd = m[1] ?? m[2] ?? m[3];
 	const path = m[4] ?? m[5] ?? m[6];
