@@ -4,9 +4,9 @@
  * (`path` or `file_path`); a Codex `apply_patch` (its `*** Update File:` and `*** Add File:` lines, as
  * a tool or a shell heredoc fed to `apply_patch`); and a shell command that only prints one file
  * (`cat`, `sed -n '1,200p'`, `nl -ba`, `head`, `tail`, after an optional `cd <folder> &&`). A path
- * relative to the call's `workdir` (Codex gives one) or a leading `cd` is joined onto it. The working set
- * (use-ages.ts) goes by these to keep what the model read of a file raw while it edits that file.
- * Pure: the facts come from the call's arguments alone.
+ * relative to the call's `workdir` (Codex gives one) or a leading `cd` is joined onto it. The
+ * working set (use-ages.ts) goes by these to keep what the model read of a file raw while it edits
+ * that file. Pure: the facts come from the call's arguments alone.
  */
 import type { Block, MessageLike } from "./block.ts";
 
@@ -16,7 +16,7 @@ export interface FileChange {
 	whole: boolean;
 }
 
-/** What a call does to files: the one file its result prints (`shell`: by a shell command), and the files it changes. */
+/** What a call does to files: the one file its result prints (`shell`: a shell command's), and the files it changes. */
 export interface FileCalls {
 	reads?: string;
 	shell?: boolean;
@@ -28,7 +28,7 @@ export type FileCallsMemo = WeakMap<Block, FileCalls>;
 
 const NONE: FileCalls = Object.freeze({ changes: Object.freeze([]) as unknown as FileChange[] });
 
-/** Tools that change one file named by their `path` (or `file_path`), by lower-case name; true for a whole-file write. */
+/** Tools changing the one file their `path` (or `file_path`) names, by lower-case name; true: a whole-file write. */
 const PATH_EDITS: Readonly<Record<string, boolean>> = {
 	edit: false,
 	edit_src: false,
@@ -83,7 +83,7 @@ function patchChanges(patch: string, dir: string | undefined): FileChange[] {
 	return changes;
 }
 
-/** The file a shell command prints and nothing else (see PRINT_FILE), joined onto `workdir` and a leading `cd`; or undefined. */
+/** The file a shell command prints alone (see PRINT_FILE), joined onto `workdir` and a leading `cd`; or undefined. */
 export function printedFile(command: string, workdir?: string): string | undefined {
 	const line = command.trim();
 	// Most commands start with another word: they skip the long pattern.

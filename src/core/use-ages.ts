@@ -6,10 +6,10 @@
  * user message that holds it: keeping that one raw keeps the string in the context. A call that
  * changes a file also uses the newest successful result of a call that printed it (file-calls.ts
  * says which, whatever the tools are called): while the model edits a file, what it read of it is
- * its working copy, even when each edit repeats only the previous edit's strings. And a model message whose prose cites a step of a plan the model wrote (see
- * plan-phrases.ts) uses the newest `write` holding that step, up to CITED_PLAN_TOKENS. A block's use
- * age is how many model messages back its latest use, or its arrival, was. Pure: messages and blocks
- * in, ages out.
+ * its working copy, even when each edit repeats only the previous edit's strings. And a model
+ * message whose prose cites a step of a plan the model wrote (see plan-phrases.ts) uses the newest
+ * `write` holding that step, up to CITED_PLAN_TOKENS. A block's use age is how many model messages
+ * back its latest use, or its arrival, was. Pure: messages and blocks in, ages out.
  */
 import { type Block, isModelReply, type MessageLike, resultId } from "./block.ts";
 import { distinctiveTokens } from "./distinctive.ts";
@@ -73,7 +73,7 @@ export class UseMemo {
 	private indexed: Block[] | undefined = [];
 	/** Each string → the positions in `indexed` of the blocks holding it, ascending. */
 	private readonly holders = new Map<string, number[]>();
-	/** Each file's last two path parts (see fileKey) → the positions in `indexed` of the calls that printed it, ascending. */
+	/** Each file's last two path parts (see fileKey) → the positions in `indexed` of calls printing it, ascending. */
 	private readonly prints = new Map<string, number[]>();
 	/** What the model message whose blocks start at a position used (see usesOf), and where they end. */
 	private readonly uses = new Map<number, { to: number; uses: Map<number, string[]> }>();
@@ -364,8 +364,9 @@ function unindex(lists: Map<string, number[]>, key: string): void {
 
 /** The largest position in ascending `list` below `limit`, or -1. */
 function newestBefore(list: readonly number[] | undefined, limit: number): number {
-	const k = list ? newestIndexBefore(list, limit) : -1;
-	return k < 0 ? -1 : (list as readonly number[])[k];
+	if (!list) return -1;
+	const k = newestIndexBefore(list, limit);
+	return k < 0 ? -1 : list[k];
 }
 
 /** The index in ascending `list` of its largest position below `limit`, or -1. */
