@@ -88,6 +88,8 @@ export function renderArgsPlaced(toolName: string, args: unknown): { text: strin
 export interface LineRange {
 	start: number;
 	end: number;
+	/** The first line as written, when it is past any safe integer (read as the end, named as asked). */
+	asked?: string;
 }
 
 /** A line number as written, however long: past any block's last line, a large one reads as the end. */
@@ -103,6 +105,7 @@ export function parseLineRange(input: unknown): LineRange | null {
 	const start = lineNumber(match[1]);
 	const end = match[3] !== undefined ? lineNumber(match[3]) : match[2] ? Number.MAX_SAFE_INTEGER : start;
 	if (start < 1 || end < start) return null;
+	if (start < Number(match[1])) return { start, end, asked: match[1].replace(/^0+(?=\d)/, "") };
 	return { start, end };
 }
 

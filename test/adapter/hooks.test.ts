@@ -735,10 +735,12 @@ describe("folded blocks another extension rewrites", () => {
 		await stub.request();
 		const said = stub.stderr.join("").match(/changed since (it was|they were) folded[^\n]*/g) ?? [];
 		assert.equal(said.length, 1, said.join("\n"));
+		// Each named by its fold code and what it was, as everywhere a code is shown to the user.
 		assert.match(
 			said[0],
-			/^changed since they were folded \((r:call_\d+, ){1,2}r:call_\d+(, …)?\); they are sent raw \(does another extension rewrite old messages\?\)$/,
+			/^changed since they were folded \((#[a-z0-9]{8} bash: [^;)]+ \([\d.k]+ tokens\); ){1,2}#[a-z0-9]{8} bash: [^;)]+ \([\d.k]+ tokens\)(; …)?\); they are sent raw \(does another extension rewrite old messages\?\)$/,
 		);
+		assert.doesNotMatch(said[0], /r:call_/, "no internal block id");
 		assert.match(
 			stub.stderr.join(""),
 			new RegExp(`context-fold: ${folded} folded blocks changed since they were folded`),
@@ -807,7 +809,13 @@ describe("a folded block edited in place", () => {
 		part.text = edited;
 		const sent = resultTexts(await stub.request());
 		assert.equal(sent[0], edited, "sent raw, as it now is");
-		assert.match(stub.stderr.join(""), /block r:call_0 changed since it was folded; it is sent raw/);
+		const code0 = FOLDED.exec(first[0])?.[1] ?? "";
+		assert.match(
+			stub.stderr.join(""),
+			new RegExp(
+				`context-fold: #${code0} bash: [^\\n]+ \\([\\d.k]+ tokens\\) changed since it was folded; it is sent raw`,
+			),
+		);
 		assert.equal(resultTexts(await stub.request())[0], edited);
 		assert.equal(stub.stderr.join("").match(/changed since it was folded/g)?.length, 1, "said once");
 		// unfold puts back no original: it says the block is raw already, as it now reads, and records nothing.

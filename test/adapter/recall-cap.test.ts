@@ -65,6 +65,9 @@ describe("recall_folded output cap", () => {
 		assert.match(whole, new RegExp(`^Recalled #${codes[0]}: bash, 1 line \\(`));
 		const past = await stub.call("recall_folded", { codes: [codes[0]], lines: "5-9" });
 		assert.match(past, /line 5 is past the end \(1 line\)/);
+		// A number past any safe integer is named as the model wrote it.
+		const huge = await stub.call("recall_folded", { codes: [codes[0]], lines: "0099999999999999999999" });
+		assert.match(huge, /line 99999999999999999999 is past the end \(1 line\)/);
 	});
 
 	it("greps over many codes stay within the cap", async () => {

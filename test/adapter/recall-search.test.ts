@@ -176,7 +176,13 @@ describe("a search that shows part of a block's matches", () => {
 		assert.match(same.text, new RegExp(`^Recalled #${code}:`));
 		const distinct = Array.from({ length: 21 }, (_, k) => `zz${String(k).padStart(6, "0")}`);
 		const many = await stub.answer("recall_folded", { codes: distinct });
-		assert.deepEqual(many, { text: "recall_folded: at most 20 codes per call (got 21)", isError: true });
+		assert.deepEqual(many, { text: "recall_folded: at most 20 distinct codes per call (got 21)", isError: true });
+		// A list past its item bound says how many items it held, not that they were so many codes.
+		const long = await stub.answer("recall_folded", { codes: Array.from({ length: 201 }, () => code), lines: "1" });
+		assert.deepEqual(long, {
+			text: "recall_folded: at most 20 distinct codes per call, in a list of at most 200 items (got 201 items)",
+			isError: true,
+		});
 	});
 });
 

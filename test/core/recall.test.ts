@@ -55,6 +55,7 @@ describe("parseLineRange", () => {
 		assert.deepEqual(parseLineRange("99999999999999999999"), {
 			start: Number.MAX_SAFE_INTEGER,
 			end: Number.MAX_SAFE_INTEGER,
+			asked: "99999999999999999999",
 		});
 		assert.equal(parseLineRange(`1-${"9".repeat(300)}`), null, "a value longer than any range is refused");
 	});

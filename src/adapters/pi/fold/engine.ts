@@ -12,6 +12,7 @@ import {
 	type MessageLike,
 	type ModelKey,
 } from "../../../core/block.ts";
+import { blockLine } from "../../../core/block-line.ts";
 import { unfoldable, wireProbes } from "../../../core/cache-advice.ts";
 import { frontierAnchors } from "../../../core/cache-breakpoints.ts";
 import type { CallFactsMemo } from "../../../core/call-facts.ts";
@@ -24,6 +25,7 @@ import { tokenBound } from "../../../core/tokens.ts";
 import { UseMemo } from "../../../core/use-ages.ts";
 import { FrozenMemo, type SavingsMemo } from "../../../core/view.ts";
 import { errorText } from "../error-text.ts";
+import { blockFacts } from "./block-facts.ts";
 import { compactedBaseOf, ENTRY_VERSION, type FoldEntry, rebuildRegistry, skippedText } from "./persistence.ts";
 import { sha256 } from "./sha256.ts";
 
@@ -552,9 +554,12 @@ export class FoldEngine {
 			this.deps.debug(`context-fold: changed since folded, sent raw: ${fresh.join(", ")}`);
 		// One notice a session: an extension that rewrites old messages makes many folds stale at once.
 		else if (fresh.length === 1)
-			this.deps.warn(`context-fold: block ${fresh[0]} changed since it was folded; it is sent raw`);
+			this.deps.warn(`context-fold: ${this.lineOf(fresh[0])} changed since it was folded; it is sent raw`);
 		else if (fresh.length > 1) {
-			const named = `${fresh.slice(0, 3).join(", ")}${fresh.length > 3 ? ", …" : ""}`;
+			const named = `${fresh
+				.slice(0, 3)
+				.map((id) => this.lineOf(id))
+				.join("; ")}${fresh.length > 3 ? "; …" : ""}`;
 			this.deps.warn(
 				`context-fold: ${fresh.length} folded blocks changed since they were folded (${named}); they are sent raw (does another extension rewrite old messages?)`,
 			);
@@ -564,6 +569,12 @@ export class FoldEngine {
 				`context-fold: fold code ${c.code} of ${c.id} collides with ${c.holder}; that block stays raw for this session`,
 			);
 		}
+	}
+
+	/** A folded block as the user reads it, `#code what (size)` (see blockLine); the block id when no record holds it. */
+	private lineOf(id: string): string {
+		const record = this.registry.record(id);
+		return record ? blockLine(blockFacts(record, this, undefined)) : id;
 	}
 
 	/** Tells cache telemetry and the debug line about a committed event. */

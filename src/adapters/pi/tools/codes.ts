@@ -37,8 +37,9 @@ export function codeList(input: unknown): { codes: string[]; bad: string[] } | s
 	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
 	if (!list) return "`codes` must be a list of fold codes";
 	// A code named twice counts once; a list far past the bound is refused unread.
-	const tooMany = (n: number) => `at most ${MAX_CODES} codes per call (got ${n})`;
-	if (list.length > LIST_BOUND) return tooMany(list.length);
+	const tooMany = (n: number) => `at most ${MAX_CODES} distinct codes per call (got ${n})`;
+	if (list.length > LIST_BOUND)
+		return `at most ${MAX_CODES} distinct codes per call, in a list of at most ${LIST_BOUND} items (got ${list.length} items)`;
 	const codes: string[] = [];
 	const bad: string[] = [];
 	for (const item of list) {

@@ -180,7 +180,7 @@ function serve(
 /** Lines `range` of `text`, numbered as its own, with the call that reads on when the cap cuts them. */
 function slice(r: ResolvedCode, text: string, range: LineRange, room: number): string {
 	const s = sliceLines(text, range, room);
-	if (range.start > s.total) return `line ${range.start} is past the end (${linesText(s.total)})`;
+	if (range.start > s.total) return `line ${range.asked ?? range.start} is past the end (${linesText(s.total)})`;
 	const end = Math.min(range.end, s.total);
 	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
 }
@@ -227,7 +227,8 @@ function fileOf(place: OutputFilePlace): string {
 function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number): string {
 	const shift = place.first - 1;
 	const elsewhere = elsewhereOf(place);
-	if (range.start > place.total) return `line ${range.start} is past the end (${linesText(place.total)})`;
+	if (range.start > place.total)
+		return `line ${range.asked ?? range.start} is past the end (${linesText(place.total)})`;
 	if (range.start > place.last)
 		return `lines ${range.start}-${Math.min(range.end, place.total)} are ${elsewhere}; this copy holds lines ${place.first}-${place.last}`;
 	const missing =

@@ -16,10 +16,10 @@ import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { eventSaving, readFoldMark, unfoldBack } from "../../../core/session-history.ts";
 import { eventLabel } from "../../../core/status.ts";
 import { clip, estTokens, linesText, short } from "../../../core/tokens.ts";
+import { blockFacts } from "../fold/block-facts.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
-import { blockFacts } from "./block-facts.ts";
 import { shownText } from "./viewer.ts";
 
 /**

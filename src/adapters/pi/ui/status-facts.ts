@@ -24,12 +24,12 @@ import {
 } from "../../../core/session-history.ts";
 import { type FoldedBlock, type FoldPoint, footerText, percent, type StatusFacts } from "../../../core/status.ts";
 import { estTokens } from "../../../core/tokens.ts";
+import { blockFacts } from "../fold/block-facts.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE } from "../fold/persistence.ts";
 import { modelKeyOf } from "../fold/request-facts.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
 import type { FoldConfig } from "../settings-schema.ts";
-import { blockFacts } from "./block-facts.ts";
 
 /** The footer's status key. */
 const STATUS_KEY = "context-fold";

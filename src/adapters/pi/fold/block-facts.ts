@@ -8,8 +8,8 @@ import { argsId } from "../../../core/block.ts";
 import type { BlockFacts } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { blockCost } from "../../../core/tokens.ts";
-import type { FoldEngine } from "../fold/engine.ts";
-import type { Ledger } from "../fold/session-ledger.ts";
+import type { FoldEngine } from "./engine.ts";
+import type { Ledger } from "./session-ledger.ts";
 
 /** The tool call id a block id is anchored on (`r:<call>` for a result, `a:<call>:args` for arguments). */
 function callIdOf(id: string): string | undefined {
