@@ -313,8 +313,8 @@ describe("settings footguns", () => {
 		assert.equal(config.minEvent, DEFAULT_CONFIG.minEvent);
 		assert.equal(config.backstopAt, 30_000);
 		assert.deepEqual(problems, [
-			"settings context-fold.foldFrom=0.1 is not a valid token count (a whole number); using 14000",
-			'settings context-fold.minEvent="8%" is not a valid token count (a whole number); using 14000',
+			"settings context-fold.foldFrom=0.1 is not a valid token count (a whole number of at least 0); using 14000",
+			'settings context-fold.minEvent="8%" is not a valid token count (a whole number of at least 0); using 14000',
 		]);
 	});
 
@@ -405,7 +405,7 @@ describe("settings footguns", () => {
 			'settings context-fold.budgetCap="big" is not a valid token count (a whole number, or "off"); using 200000',
 			'CONTEXTFOLD_TAIL="1.5" is not a valid token count (a whole number of at least 1000); using 20000',
 			'settings context-fold.cacheIdleMinutes=-1 is not a valid number of minutes (a whole number, or "auto" or "off"); using "auto"',
-			"settings context-fold.useWindow=2.5 is not a valid number of messages (a whole number); using 8",
+			"settings context-fold.useWindow=2.5 is not a valid number of messages (a whole number of at least 0); using 8",
 			'settings context-fold.debug="maybe" is not true or false (also yes/no, on/off, 1/0); using false',
 			'settings context-fold.compact="llm" is not fold or native; using "fold"',
 		]);

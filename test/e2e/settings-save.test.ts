@@ -103,6 +103,47 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 		assert.match(out, /coldTail +1000 +\(default\)/);
 	});
 
+	it("refuses a negative count naming its least value; takes 0.5.1's names and words as this version's", async () => {
+		const negative = await command("settings useWindow -1");
+		assert.ok(
+			negative.includes(
+				'useWindow not changed: "-1" is not a valid number of messages (a whole number of at least 0)',
+			),
+			negative,
+		);
+		const word = await command("settings compact det");
+		assert.ok(word.includes(`compact = fold, saved to ${join(sandbox.agentDir, "settings.json")};`), word);
+		assert.equal(globalSection().compact, "fold", "saved in this version's word");
+		const name = await command("settings foldStep 0.2");
+		assert.ok(name.includes("step (0.5.1's foldStep) = 0.2, saved to"), name);
+		assert.equal(globalSection().step, 0.2);
+		assert.equal(globalSection().foldStep, undefined, "saved under this version's name");
+	});
+
+	it("removes a saved value an environment variable overrides, saying the variable still applies", async () => {
+		await command("settings hotTail 7000");
+		const out = await command("settings hotTail default", [], { CONTEXTFOLD_HOT_TAIL: "6000" });
+		assert.ok(
+			out.includes(
+				`hotTail unset (removed from ${join(sandbox.agentDir, "settings.json")}); CONTEXTFOLD_HOT_TAIL still sets it in the environment (6000)`,
+			),
+			out,
+		);
+		assert.equal(globalSection().hotTail, undefined);
+		const refused = await command("settings hotTail 5000", [], { CONTEXTFOLD_HOT_TAIL: "6000" });
+		assert.ok(refused.includes("a saved value would not apply"), "a value to save is still refused");
+	});
+
+	it("a trusted project's settings.json that is no JSON leaves saves and removals to the global file", async () => {
+		writeFileSync(projectFile, "{ broken");
+		const saved = await command("settings hotTail 7000", ["--approve"]);
+		assert.ok(saved.includes(`hotTail = 7000, saved to ${join(sandbox.agentDir, "settings.json")};`), saved);
+		assert.equal(globalSection().hotTail, 7000);
+		const unset = await command("settings hotTail default", ["--approve"]);
+		assert.ok(unset.includes(`hotTail unset (removed from ${join(sandbox.agentDir, "settings.json")});`), unset);
+		assert.equal(readFileSync(projectFile, "utf8"), "{ broken", "the broken file is left as it is");
+	});
+
 	it("names a cacheTtlByProvider entry that matches no provider in Pi's model registry, in any case", async () => {
 		const out = await command("settings", [], { CONTEXTFOLD_CACHE_TTL_BY_PROVIDER: "Anthropic=3600, antropic=3600" });
 		const named = out.split("\n").filter((line) => line.includes("names no provider"));

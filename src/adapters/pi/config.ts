@@ -144,7 +144,7 @@ function complaint(schema: TSchema): string {
 	const unit = shape[UNIT_KEYWORD] ?? "token count";
 	if (shape.type === "number") return "is not a valid fraction (a number in (0, 1] or a percentage such as 45%)";
 	if (shape.type === "integer") {
-		const least = shape.minimum ? ` of at least ${shape.minimum}` : "";
+		const least = shape.minimum !== undefined ? ` of at least ${shape.minimum}` : "";
 		return `is not a valid ${unit} (a whole number${least})`;
 	}
 	if (shape.type === "boolean") return "is not true or false (also yes/no, on/off, 1/0)";
@@ -272,6 +272,18 @@ const DEPRECATED_KEYS: Readonly<Record<string, keyof FoldConfig>> = {
 	foldStep: "step",
 	confirmColdPrompt: "confirmColdSend",
 };
+
+/** The knob 0.5.1's name `key` is now (foldStep: step), or undefined for any other name. */
+export function renamedKnob(key: string): keyof FoldConfig | undefined {
+	return Object.hasOwn(DEPRECATED_KEYS, key) ? DEPRECATED_KEYS[key] : undefined;
+}
+
+/** The knob's value word as this version spells it: 0.5.1's word for it put in the new one (see DEPRECATED_VALUES). */
+export function currentWord(key: keyof FoldConfig, text: string): string {
+	const words = DEPRECATED_VALUES[key];
+	const word = text.trim().toLowerCase();
+	return words && Object.hasOwn(words, word) ? words[word] : text;
+}
 
 /** The keys a settings section may hold `key`'s value under: its own, and 0.5.1's names for it. */
 export function savedKeysOf(key: keyof FoldConfig): string[] {

@@ -7,7 +7,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { getSettingsListTheme } from "@earendil-works/pi-coding-agent";
 import { Input, type SettingItem, SettingsList, truncateToWidth } from "@earendil-works/pi-tui";
 import { knownProviders, providerTableProblems } from "../cache/lifetime.ts";
-import { idleUnder, KNOBS, nearestKnob, resolveConfig } from "../config.ts";
+import { currentWord, idleUnder, KNOBS, nearestKnob, renamedKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../error-text.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 import type { CommandDeps } from "./command.ts";
@@ -32,17 +32,23 @@ export function currentRows(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionC
 }
 
 /** Saves one knob; returns the message to show and whether it was saved. */
-export function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, key: string, value: string) {
+export function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionContext, named: string, value: string) {
+	// 0.5.1's name for a knob (foldStep) is that knob, said in the answer.
+	const renamed = renamedKnob(named);
+	const key = renamed ?? named;
 	const row = currentRows(pi, deps, ctx).find((r) => r.key === key);
 	if (!row) {
 		const near = nearestKnob(key);
 		const hint = near ? `did you mean ${near.key}?` : `known: ${KNOBS.map((k) => k.key).join(", ")}`;
 		return { ok: false, text: `context-fold: no knob "${key}" (${hint})` };
 	}
-	if (row.locked) {
+	const was = renamed ? ` (0.5.1's ${named})` : "";
+	// Removing a saved value is always possible; while a variable sets the knob, it still applies.
+	const unsetting = value.trim() !== "" && meansUnset(row.key, value);
+	if (row.locked && !unsetting) {
 		return {
 			ok: false,
-			text: `context-fold: ${key} is set by ${row.env} in the environment (${row.value}); a saved value would not apply`,
+			text: `context-fold: ${key}${was} is set by ${row.env} in the environment (${row.value}); a saved value would not apply`,
 		};
 	}
 	// An empty value reads as `false` for a boolean (an empty environment variable is off), but typed
@@ -54,13 +60,17 @@ export function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionCont
 		};
 	}
 	try {
-		if (meansUnset(row.key, value)) {
+		if (unsetting) {
 			const files = deps.settings.unset(row.key, settingsPaths(ctx));
 			deps.reload();
 			const where = files.length > 0 ? `removed from ${files.join(" and ")}` : "no settings.json set it";
-			return { ok: true, text: `context-fold: ${key} unset (${where}); its default applies from the next request` };
+			const then = row.locked
+				? `${row.env} still sets it in the environment (${row.value})`
+				: "its default applies from the next request";
+			return { ok: true, text: `context-fold: ${key}${was} unset (${where}); ${then}` };
 		}
-		const { file, value: saved } = deps.settings.save(row.key as keyof FoldConfig, value, settingsPaths(ctx));
+		const knob = row.key as keyof FoldConfig;
+		const { file, value: saved } = deps.settings.save(knob, currentWord(knob, value), settingsPaths(ctx));
 		// An entry naming no provider Pi knows never applies: the confirmation says so where the user
 		// looks, and only there (the reload would announce it as well).
 		const never =
@@ -72,7 +82,7 @@ export function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionCont
 		const idle = idleUnder(row.key as keyof FoldConfig, policy as FoldConfig["policy"]);
 		return {
 			ok: true,
-			text: `context-fold: ${key} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}${never.map((p) => `; but ${p}`).join("")}`,
+			text: `context-fold: ${key}${was} = ${String(saved)}, saved to ${file}; ${idle ?? "applies from the next request"}${never.map((p) => `; but ${p}`).join("")}`,
 		};
 	} catch (error) {
 		// resolveConfig's words name the settings path and the fallback; here only the reason matters.

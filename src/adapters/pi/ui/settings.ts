@@ -227,6 +227,21 @@ function readObject(file: string): Record<string, unknown> {
 	return value as Record<string, unknown>;
 }
 
+/**
+ * True when the project's settings.json sets one of `keys`. A project file Pi cannot read sets
+ * nothing (Pi leaves it out of its merge, as savedOrigin does): a save then goes to the global
+ * file, and the broken one is left as it is.
+ */
+function projectSets(file: string, keys: readonly string[]): boolean {
+	let section: Record<string, unknown> | undefined;
+	try {
+		section = sectionOf(readObject(file));
+	} catch {
+		return false;
+	}
+	return keys.some((k) => section?.[k] !== undefined);
+}
+
 function sectionOf(settings: Record<string, unknown>): Record<string, unknown> | undefined {
 	const section = settings[SETTINGS_SECTION];
 	return isPlainSection(section) ? section : undefined;
@@ -277,7 +292,7 @@ export class SavedSettings {
 		if (checked.problems.length > 0) throw new Error(checked.problems.join("; "));
 		const value = checked.config[key];
 		const project = paths.project && existsSync(paths.project) ? paths.project : undefined;
-		const file = project && sectionOf(readObject(project))?.[key] !== undefined ? project : paths.global;
+		const file = project && projectSets(project, [key]) ? project : paths.global;
 		withLock(file, () => {
 			const settings = readObject(file);
 			const held = settings[SETTINGS_SECTION];
@@ -303,7 +318,10 @@ export class SavedSettings {
 		const keys = savedKeysOf(key);
 		const setsIt = (section: Record<string, unknown> | undefined) => keys.some((k) => section?.[k] !== undefined);
 		const files = [paths.global, paths.project].filter(
-			(file): file is string => file !== undefined && existsSync(file) && setsIt(sectionOf(readObject(file))),
+			(file): file is string =>
+				file !== undefined &&
+				existsSync(file) &&
+				(file === paths.project ? projectSets(file, keys) : setsIt(sectionOf(readObject(file)))),
 		);
 		for (const file of files) {
 			withLock(file, () => {
