@@ -347,8 +347,12 @@ export function handoffSeedIn(text: string): string | undefined {
 	return at < 0 ? undefined : text.slice(at);
 }
 
-/** The line of a seed (this version's or 0.5.1's) that names the parent session its codes point into. */
-const PARENT_LINE = /^Parent session: (.+)$/m;
+/**
+ * The line of a seed (this version's or 0.5.1's) that names the parent session its codes point into:
+ * a whole line between `\n`s (a regular expression's `m` flag also breaks lines at U+2028, U+2029
+ * and `\r`, which a goal may hold).
+ */
+const PARENT_LINE = /^Parent session: ([^\n]+)$/;
 
 /** What a seed's parent line says when the parent was never saved: no file names it. */
 const UNSAVED_PARENT = "(in-memory session, not saved)";
@@ -360,8 +364,11 @@ const UNSAVED_PARENT = "(in-memory session, not saved)";
 export function seedParentOf(text: string): string | undefined {
 	const seed = handoffSeedIn(text);
 	if (seed === undefined) return undefined;
-	const head = seed.split("\n", 8).join("\n");
-	const named = PARENT_LINE.exec(head)?.[1].trim();
+	const line = seed
+		.split("\n", 8)
+		.map((l) => PARENT_LINE.exec(l.replace(/\r$/, "")))
+		.find((m) => m !== null);
+	const named = line?.[1].trim();
 	return named && named !== UNSAVED_PARENT ? named : undefined;
 }
 
@@ -376,7 +383,7 @@ export function renderHandoff(input: HandoffInput): string {
 		"",
 		// One line: the seed's head keeps its place, so its parent line is found (seedParentOf) and no goal
 		// can pass for it.
-		`Goal: ${quoteTags(input.goal.trim().replace(/\s*[\r\n]+\s*/g, " ")) || "(none given: continue the parent session's work)"}`,
+		`Goal: ${quoteTags(input.goal.trim().replace(/\s*[\r\n\u0085\u2028\u2029]+\s*/g, " ")) || "(none given: continue the parent session's work)"}`,
 		`Parent session: ${input.parentSession ?? UNSAVED_PARENT}`,
 		`Written: ${input.writtenAt}`,
 		"",
