@@ -6,7 +6,7 @@
  * Pi's usage reports and shows what they decide, once per streak (`Streaks`).
  */
 import { SUMMARY_LIMITS } from "./summary.ts";
-import { estTokens, short } from "./tokens.ts";
+import { estTokens, percent, short } from "./tokens.ts";
 
 /** A cold input is flagged only when at least this many prompt tokens are carried. */
 export const COLD_INPUT_MIN_TOKENS = 20_000;
@@ -376,7 +376,7 @@ export class Streaks {
 
 /** "12.3k" for 12,345; plain below 1,000; from a million as everywhere else ("1.1M", see short). */
 export function kTokens(n: number): string {
-	if (n >= 1_000_000) return short(n);
+	if (n >= 999_950) return short(n);
 	return n < 1000 ? String(Math.round(n)) : `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
 }
 
@@ -418,8 +418,8 @@ export const ADVICE = {
 		`context-fold: draft kept, nothing sent; Enter sends it (and asks again while the cache is likely cold)${images > 0 ? `; ${images} image${images === 1 ? "" : "s"} kept for the next prompt (/context-fold discard-images drops ${images === 1 ? "it" : "them"})` : ""}`,
 	debugCache: (f: PromptFigures) => {
 		const prompt = promptOf(f);
-		const hit = prompt > 0 ? Math.round((100 * f.cacheRead) / prompt) : 0;
-		return `context-fold: cache read ${f.cacheRead} · write ${f.cacheWrite} · input ${f.input}: cache read ${hit}% of the prompt`;
+		const hit = percent(prompt > 0 ? f.cacheRead / prompt : 0);
+		return `context-fold: cache read ${f.cacheRead} · write ${f.cacheWrite} · input ${f.input}: cache read ${hit} of the prompt`;
 	},
 } as const;
 

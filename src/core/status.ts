@@ -10,15 +10,10 @@ import { duration, type Lifetime } from "./cache-advice.ts";
 import { bar, PART_LABELS, PARTS, type Part } from "./latest-request.ts";
 import type { ProfileName } from "./policy/profiles.ts";
 import type { CacheLine, EventLine } from "./session-history.ts";
-import { short } from "./tokens.ts";
+import { percent, short } from "./tokens.ts";
 
 /** How many of a long session's events the status lists: its first ones and its latest. */
 const STATUS_EVENTS = { first: 2, last: 10 } as const;
-
-/** A ratio as a whole percentage. */
-export function percent(ratio: number): string {
-	return `${Math.round(ratio * 100)}%`;
-}
 
 /** What the footer shows. */
 export interface FooterFacts {

@@ -106,16 +106,24 @@ export function lineCount(text: string): number {
 	return text.endsWith("\n") ? n - 1 : n;
 }
 
+/** A ratio as a whole percentage; a share short of all or above none never reads 100% or 0% (99%, 1%). */
+export function percent(ratio: number): string {
+	const whole = Math.round(ratio * 100);
+	if (whole >= 100 && ratio < 1) return "99%";
+	if (whole <= 0 && ratio > 0) return "1%";
+	return `${whole}%`;
+}
+
 /** "1 line", "N lines": a line count in words. */
 export function linesText(count: number): string {
 	return `${count} line${count === 1 ? "" : "s"}`;
 }
 
-/** A token count in short form: 812, 4.4k, 53k, 1.2M. */
+/** A token count in short form: 812, 4.4k, 53k, 1.2M (a count that rounds to a thousand thousands is 1M, never 1000k). */
 export function short(tokens: number): string {
 	const n = Math.max(0, Math.round(tokens));
 	if (n < 1000) return String(n);
-	if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
-	if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+	if (n < 9_950) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+	if (n < 999_500) return `${Math.round(n / 1000)}k`;
 	return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
 }

@@ -459,7 +459,7 @@ describe("debug", () => {
 		await stub.emit("session_start", { reason: "startup" });
 		await respond(stub, WARM);
 		assert.deepEqual(notices(stub), [
-			"context-fold: cache read 29990 · write 0 · input 10: cache read 100% of the prompt",
+			"context-fold: cache read 29990 · write 0 · input 10: cache read 99% of the prompt",
 		]);
 	});
 });

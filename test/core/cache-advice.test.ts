@@ -324,6 +324,8 @@ describe("texts", () => {
 		assert.equal(kTokens(12_345), "12.3k");
 		assert.equal(kTokens(30_000), "30k");
 		assert.equal(kTokens(1_071_600), "1.1M", "a million and more as the status writes it");
+		assert.equal(kTokens(999_960), "1M", "a count that rounds to a million is no 1000k");
+		assert.equal(kTokens(999_940), "999.9k");
 		assert.equal(duration(45_000), "45s");
 		assert.equal(duration(125_000), "2m 05s");
 		assert.equal(duration(3_725_000), "1h 02m");
@@ -333,5 +335,15 @@ describe("texts", () => {
 			ADVICE.debugCache({ input: 10, cacheRead: 900, cacheWrite: 90 }),
 			"context-fold: cache read 900 · write 90 · input 10: cache read 90% of the prompt",
 		);
+		// A prompt not all read from the cache never reads 100%, nor one read from it at all 0%.
+		assert.match(
+			ADVICE.debugCache({ input: 3, cacheRead: 29_990, cacheWrite: 0 }),
+			/: cache read 99% of the prompt$/,
+		);
+		assert.match(
+			ADVICE.debugCache({ input: 29_990, cacheRead: 100, cacheWrite: 0 }),
+			/: cache read 1% of the prompt$/,
+		);
+		assert.match(ADVICE.debugCache({ input: 0, cacheRead: 5000, cacheWrite: 0 }), /: cache read 100% of the prompt$/);
 	});
 });

@@ -12,9 +12,30 @@ import {
 	firstLine,
 	IMAGE_TOKENS,
 	lineCount,
+	percent,
 	safeSlice,
+	short,
 	tokenBound,
 } from "../../src/core/tokens.ts";
+
+describe("short and percent", () => {
+	it("write a count that rounds to the next unit in that unit (1M, never 1000k; 10k, never 10.0k)", () => {
+		assert.equal(short(812), "812");
+		assert.equal(short(4_449), "4.4k");
+		assert.equal(short(9_949), "9.9k");
+		assert.equal(short(9_950), "10k");
+		assert.equal(short(999_499), "999k");
+		assert.equal(short(999_500), "1M");
+		assert.equal(short(1_250_000), "1.3M");
+	});
+	it("never write a share short of all as 100% or one above none as 0%", () => {
+		assert.equal(percent(0.9999), "99%");
+		assert.equal(percent(0.0001), "1%");
+		assert.equal(percent(1), "100%");
+		assert.equal(percent(0), "0%");
+		assert.equal(percent(0.456), "46%");
+	});
+});
 
 describe("estTokens", () => {
 	it("is ceil(chars / 4)", () => {

@@ -22,8 +22,8 @@ import {
 	opSaving,
 	unfoldedSinceReply,
 } from "../../../core/session-history.ts";
-import { type FoldedBlock, type FoldPoint, footerText, percent, type StatusFacts } from "../../../core/status.ts";
-import { estTokens } from "../../../core/tokens.ts";
+import { type FoldedBlock, type FoldPoint, footerText, type StatusFacts } from "../../../core/status.ts";
+import { estTokens, percent } from "../../../core/tokens.ts";
 import { blockFacts } from "../fold/block-facts.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE } from "../fold/persistence.ts";
