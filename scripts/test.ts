@@ -3,10 +3,14 @@
  * tests. `tsc -p tsconfig.json` runs first and alone; when it fails, its errors are printed and the
  * run ends with its status, no test started. Then `node --test` runs every test file, four at a
  * time, the folders of the longest files first, through scripts/test-reporter.ts. (Run beside the
- * tests, tsc cost the suite about 70 s of CPU more than it took alone, and 30 s of wall time.)
+ * tests, tsc cost the suite about 70 s of CPU more than it took alone, and 30 s of wall time.) The
+ * tests see an empty Pi agent folder of their own (PI_CODING_AGENT_DIR), removed at the end: what
+ * the developer's own ~/.pi/agent holds (a 0.5.1 context-fold.json, settings) never reaches them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { globSync } from "node:fs";
+import { globSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -45,9 +49,9 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 	});
 }
 
-/** Runs one step as a child of this process and resolves with its exit status (see exitOf). */
-function step(args: string[]): Promise<number> {
-	running = spawn(process.execPath, args, { cwd: ROOT, stdio: "inherit" });
+/** Runs one step as a child of this process, with `env` over this one's, and resolves with its exit status (see exitOf). */
+function step(args: string[], env: Record<string, string> = {}): Promise<number> {
+	running = spawn(process.execPath, args, { cwd: ROOT, stdio: "inherit", env: { ...process.env, ...env } });
 	return exitOf(running);
 }
 
@@ -56,11 +60,14 @@ if (tscStatus !== 0) {
 	process.stderr.write(`\ntsc -p tsconfig.json failed (exit ${tscStatus}): no test was run\n`);
 	process.exitCode = tscStatus;
 } else {
-	const status = await step([
-		"--test",
-		"--test-concurrency=4",
-		"--test-reporter=./scripts/test-reporter.ts",
-		...testFiles(),
-	]);
-	process.exitCode = process.exitCode || status;
+	const agentDir = mkdtempSync(join(tmpdir(), "context-fold-test-agent-"));
+	try {
+		const status = await step(
+			["--test", "--test-concurrency=4", "--test-reporter=./scripts/test-reporter.ts", ...testFiles()],
+			{ PI_CODING_AGENT_DIR: agentDir },
+		);
+		process.exitCode = process.exitCode || status;
+	} finally {
+		rmSync(agentDir, { recursive: true, force: true });
+	}
 }
