@@ -40,9 +40,20 @@ if (
 	Number(piVersion.split(".")[0]) < 1 ||
 	(Number(piVersion.split(".")[0]) === 1 && Number(piVersion.split(".")[1]) < 6)
 ) {
-	process.stderr.write(
-		`context-fold: the replay runs Pi's SDK and needs @earendil-works/pi-coding-agent >= 1.6 installed beside it (found ${piVersion ?? "none"})${checkoutHint}\n`,
-	);
+	// A copy `pi install` made has no packages beside it: Pi installs no peers for the packages it manages.
+	const installedHint =
+		!fromCheckout && !piVersion
+			? "; a copy Pi installed (pi install) has none beside it: install the package with npm (which brings Pi's SDK beside it), or run the replay from a checkout (docs/replay.md)"
+			: "";
+	const why = `the replay runs Pi's SDK and needs @earendil-works/pi-coding-agent >= 1.6 installed beside it (found ${piVersion ?? "none"})${checkoutHint}${installedHint}`;
+	// Asked for help, the command says what it is and why it cannot list its options here.
+	if (process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
+		process.stdout.write(
+			`usage: context-fold replay <session.jsonl…> [options] (docs/replay.md lists the options)\n${why}\n`,
+		);
+		process.exit(0);
+	}
+	process.stderr.write(`context-fold: ${why}\n`);
 	process.exit(1);
 }
 // Run as this package's `replay` script (`npm run replay`, or `npm --prefix <checkout> run replay` from a

@@ -115,7 +115,7 @@ test("the command finds Pi's version under a directory of the user's named dist,
 				JSON.stringify({ name: "@earendil-works/pi-coding-agent", version, exports: { ".": "./dist/index.js" } }),
 			);
 		const run = () =>
-			spawnSync(process.execPath, [join(bin, "context-fold.mjs"), "replay", "--help"], { encoding: "utf8" });
+			spawnSync(process.execPath, [join(bin, "context-fold.mjs"), "replay", "x.jsonl"], { encoding: "utf8" });
 		installPi("1.6.0");
 		// Past the version check the stand-in has no replay to load: any error but the version's will do.
 		assert.doesNotMatch(run().stderr, /needs @earendil-works\/pi-coding-agent >= 1\.6/);
@@ -123,6 +123,20 @@ test("the command finds Pi's version under a directory of the user's named dist,
 		const refused = run().stderr;
 		assert.match(refused, /needs @earendil-works\/pi-coding-agent >= 1\.6 installed beside it \(found 1\.5\.2\)/);
 		assert.doesNotMatch(refused, /npm ci/, "installed as a package, there is no checkout to set up");
+		// As `pi install` leaves it: no Pi beside the copy. Help says what the command is and why no more.
+		rmSync(pi, { recursive: true, force: true });
+		const none = run();
+		assert.equal(none.status, 1);
+		assert.match(
+			none.stderr,
+			/\(found none\); a copy Pi installed \(pi install\) has none beside it: install the package with npm/,
+		);
+		const help = spawnSync(process.execPath, [join(bin, "context-fold.mjs"), "replay", "--help"], {
+			encoding: "utf8",
+		});
+		assert.equal(help.status, 0, help.stderr);
+		assert.match(help.stdout, /^usage: context-fold replay <session\.jsonl…> \[options\]/);
+		assert.match(help.stdout, /run the replay from a checkout \(docs\/replay\.md\)/);
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}
@@ -137,11 +151,12 @@ test("from a checkout without npm ci, the command says to run npm ci there", () 
 			join(root, "bin", "context-fold.mjs"),
 			readFileSync(new URL("../../bin/context-fold.mjs", import.meta.url)),
 		);
-		const run = spawnSync(process.execPath, [join(root, "bin", "context-fold.mjs"), "replay", "--help"], {
+		const run = spawnSync(process.execPath, [join(root, "bin", "context-fold.mjs"), "replay", "s.jsonl"], {
 			encoding: "utf8",
 		});
 		assert.equal(run.status, 1);
 		assert.match(run.stderr, /installed beside it \(found none\); in a checkout, run `npm ci` there first/);
+		assert.doesNotMatch(run.stderr, /pi install/, "a checkout is no copy Pi installed");
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}
