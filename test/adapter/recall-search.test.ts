@@ -6,8 +6,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { loadStub, resultTexts } from "./stub-pi.ts";
 
-/** A session of bash results, result `i` holding `lines[i]` among filler lines, ended by a new user message. */
-function session(lines: readonly string[]) {
+/**
+ * A session of tool results, result `i` (of the tool `toolOf(i)`, bash by default) holding `lines[i]`
+ * among filler lines, ended by a new user message.
+ */
+function session(lines: readonly string[], toolOf: (i: number) => string = () => "bash") {
 	const stub = loadStub();
 	let ts = 1_700_000_000_000;
 	stub.addMessage({ role: "user", content: "list the dependencies", timestamp: ts++ });
@@ -15,7 +18,7 @@ function session(lines: readonly string[]) {
 		const id = `call_${i}`;
 		stub.addMessage({
 			role: "assistant",
-			content: [{ type: "toolCall", id, name: "bash", arguments: { command: `cat deps-${i}.json` } }],
+			content: [{ type: "toolCall", id, name: toolOf(i), arguments: { command: `cat deps-${i}.json` } }],
 			responseId: `resp_${i}`,
 			usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
 			stopReason: "toolUse",
@@ -25,7 +28,7 @@ function session(lines: readonly string[]) {
 		stub.addMessage({
 			role: "toolResult",
 			toolCallId: id,
-			toolName: "bash",
+			toolName: toolOf(i),
 			content: [{ type: "text", text: body }],
 			isError: false,
 			timestamp: ts++,
@@ -49,6 +52,21 @@ async function folded(lines: readonly string[], holds = "") {
 }
 
 describe("recall_folded search ranking", () => {
+	it("a block comes before a fold tool's result that quotes it, whatever their order", async () => {
+		const line = '"zod": "^4.0.0"';
+		const stub = session([line, line, "filler", "filler", "filler", "filler"], (i) =>
+			i === 0 ? "recall_folded" : "bash",
+		);
+		await stub.emit("session_start", { reason: "startup" });
+		const folded = resultTexts(await stub.request()).filter((t) => t.startsWith("{#"));
+		assert.ok(folded.length >= 2, `folded ${folded.length}`);
+		const out = await stub.call("recall_folded", { search: "4.0.0" });
+		assert.match(out, /^2 blocks contain "4\.0\.0":/);
+		const original = out.indexOf(": bash, 200 lines");
+		const echo = out.indexOf(": recall_folded, 200 lines");
+		assert.ok(original >= 0 && echo > original, out.slice(0, 600));
+	});
+
 	it("a block holding the pattern as a whole token comes before one holding it inside a longer token", async () => {
 		const stub = session(['"uuid": "^14.0.0",', '"zod": "^4.0.0"', "filler", "filler", "filler", "filler"]);
 		await stub.emit("session_start", { reason: "startup" });

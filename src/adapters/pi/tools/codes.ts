@@ -8,6 +8,9 @@ import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
 import { nearestName } from "../config.ts";
 
+/** The fold tools, by name. */
+export const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
+
 /** Codes one call may name. */
 const MAX_CODES = 20;
 /** Items a `codes` list may hold before it is refused unread (a code named twice counts once toward MAX_CODES). */

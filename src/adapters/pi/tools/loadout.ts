@@ -29,11 +29,11 @@ import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
+import { FOLD_TOOLS } from "./codes.ts";
 import { registerRecallFolded } from "./recall-folded.ts";
 import { registerUnfold } from "./unfold.ts";
 
 /** The fold tools, in the order they join the active tools. */
-const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
 
 /** What the fold tools and their activation read. */
 export interface FoldToolsDeps {

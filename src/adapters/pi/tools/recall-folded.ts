@@ -30,7 +30,7 @@ import {
 	type Unresolved,
 } from "../fold/recall-sources.ts";
 import type { Ledger, PlacedRecord } from "../fold/session-ledger.ts";
-import { codeList, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
+import { codeList, FOLD_TOOLS, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
 
 /**
  * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
@@ -331,7 +331,10 @@ export function searchFolded(
 		...(damage ? [damage] : []),
 	];
 	const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
-	const hits = tiers.flat();
+	// A fold tool's own result only quotes blocks: within a tier, the blocks it quotes come first (a
+	// session that recalled a block often holds as many folded echoes of it as the search shows).
+	const echo = (r: ResolvedCode) => (FOLD_TOOLS as readonly string[]).includes(r.record.tool ?? "");
+	const hits = tiers.flatMap((tier) => [...tier.filter((r) => !echo(r)), ...tier.filter(echo)]);
 	if (hits.length === 0) {
 		const none = `no folded block contains "${pattern}"${note}${literalHint(pattern)}`;
 		return { text: none, heads: [none] };
