@@ -286,14 +286,33 @@ export function predictIdle(inputs: IdleInputs): IdlePrediction | undefined {
 export const PROVIDER_TTL_PATTERN =
 	"^\\s*([A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]{0,14}\\s*(,\\s*[A-Za-z0-9._-]+\\s*=\\s*[1-9][0-9]{0,14}\\s*)*)?$";
 
-/** Parses a per-provider lifetime table (`anthropic=300, openai=3600`) into seconds by provider. */
+/**
+ * Parses a per-provider lifetime table (`anthropic=300, openai=3600`) into seconds by provider; a
+ * provider named twice, in any case, keeps its first entry (see repeatedProviders).
+ */
 export function parseProviderTtls(text: string): Map<string, number> {
 	const table = new Map<string, number>();
+	const seen = new Set<string>();
 	for (const part of text.split(",")) {
 		const [name, seconds] = part.split("=").map((s) => s.trim());
-		if (name && seconds && /^[1-9]\d{0,14}$/.test(seconds)) table.set(name, Number(seconds));
+		if (!name || !seconds || !/^[1-9]\d{0,14}$/.test(seconds) || seen.has(name.toLowerCase())) continue;
+		seen.add(name.toLowerCase());
+		table.set(name, Number(seconds));
 	}
 	return table;
+}
+
+/** The later entries of a provider the table names more than once, in any case, as written (`Fake=7200`): they never apply. */
+export function repeatedProviders(text: string): string[] {
+	const seen = new Set<string>();
+	const repeats: string[] = [];
+	for (const part of text.split(",")) {
+		const [name, seconds] = part.split("=").map((s) => s.trim());
+		if (!name || !seconds) continue;
+		if (seen.has(name.toLowerCase())) repeats.push(`${name}=${seconds}`);
+		seen.add(name.toLowerCase());
+	}
+	return repeats;
 }
 
 /** What a cache lifetime is worked out from (see cacheLifetime). */

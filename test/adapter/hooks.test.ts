@@ -548,6 +548,14 @@ describe("config", () => {
 		quiet.settings = { "context-fold": { cacheTtlByProvider: "antropic=3600" } };
 		await quiet.emit("session_start", { reason: "startup" });
 		assert.deepEqual(quiet.stderr, [], "without Pi's model registry nothing is judged");
+		// A provider named twice in any case: the later entry never applies, and is named once.
+		const twice = loadStub();
+		twice.settings = { "context-fold": { cacheTtlByProvider: "fake=60, Fake=7200" } };
+		await twice.emit("session_start", { reason: "startup" });
+		await twice.emit("session_tree", {});
+		assert.deepEqual(twice.stderr.join("").trim().split("\n"), [
+			'context-fold: cacheTtlByProvider entry "Fake=7200" names a provider named before, so it never applies (the first does)',
+		]);
 	});
 
 	/** Whether the next request folds after two responses that read `cacheRead` from the cache, at 30 % usage. */

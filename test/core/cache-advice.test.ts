@@ -22,6 +22,7 @@ import {
 	predictIdle,
 	ratiosOf,
 	rawOnWire,
+	repeatedProviders,
 	resetReason,
 	Streaks,
 	unfoldable,
@@ -277,6 +278,16 @@ describe("per-provider lifetimes", () => {
 			"gemini",
 		]);
 		assert.deepEqual(unknownProviders("", known), []);
+	});
+	it("takes a provider's first entry, in any case, and names the later ones as never applying", () => {
+		const set = { provider: "fake", seconds: 120, secondsSet: false };
+		for (const table of ["fake=60, Fake=7200", "fake=60, fake=7200", "FAKE=60,fake=7200"]) {
+			assert.equal(cacheLifetime({ ...set, table }).ms, 60_000, table);
+			assert.equal(repeatedProviders(table).length, 1, table);
+		}
+		assert.deepEqual(repeatedProviders("fake=60, Fake=7200, other=5, FAKE=9"), ["Fake=7200", "FAKE=9"]);
+		assert.deepEqual(repeatedProviders("anthropic=300, openai=3600"), []);
+		assert.deepEqual(repeatedProviders(""), []);
 	});
 	it("puts the model's own lifetime after a saved one and before the default", () => {
 		const hour = 3_600_000;

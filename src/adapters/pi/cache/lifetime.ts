@@ -14,6 +14,7 @@ import {
 	type Lifetime,
 	type PriceRatios,
 	ratiosOf,
+	repeatedProviders,
 	unknownProviders,
 } from "../../../core/cache-advice.ts";
 import { rewriteInReadsOf } from "../../../core/policy/cache-economic.ts";
@@ -109,14 +110,22 @@ export function knownProviders(
 }
 
 /**
- * One problem for each `cacheTtlByProvider` entry whose name matches none of `providers` in any
- * case (such an entry never applies), with the provider a slip of a key away; none without `providers`.
+ * One problem for each `cacheTtlByProvider` entry that never applies: a provider named again (its
+ * first entry applies), and a name that matches none of `providers` in any case, with the provider
+ * a slip of a key away (none of those without `providers`).
  */
 export function providerTableProblems(table: string, providers: readonly string[] | undefined): string[] {
-	if (!providers) return [];
-	return unknownProviders(table, providers).map((name) => {
-		const near = nearestName(name, providers);
-		const hint = near ? `did you mean ${near}?` : "a provider's name as /model shows it, e.g. anthropic";
-		return `cacheTtlByProvider entry "${name}" names no provider Pi knows, so it never applies (${hint})`;
-	});
+	const repeated = repeatedProviders(table).map(
+		(entry) =>
+			`cacheTtlByProvider entry "${entry}" names a provider named before, so it never applies (the first does)`,
+	);
+	if (!providers) return repeated;
+	return [
+		...repeated,
+		...unknownProviders(table, providers).map((name) => {
+			const near = nearestName(name, providers);
+			const hint = near ? `did you mean ${near}?` : "a provider's name as /model shows it, e.g. anthropic";
+			return `cacheTtlByProvider entry "${name}" names no provider Pi knows, so it never applies (${hint})`;
+		}),
+	];
 }
