@@ -393,7 +393,7 @@ export class Streaks {
 	}
 }
 
-/** "12.3k" for 12,345; plain below 1,000; from a million as everywhere else ("1.1M", see short). */
+/** "12.3k" for 12,345; plain below 1,000; from what rounds to a million as everywhere else ("1M", "1.1M", see short). */
 export function kTokens(n: number): string {
 	if (n >= 999_950) return short(n);
 	return n < 1000 ? String(Math.round(n)) : `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;

@@ -57,6 +57,9 @@ const PRINT_FILE = new RegExp(
 	String.raw`^(?:cd\s+${WORD}\s*&&\s*)?(?:cat|nl(?:\s+-ba)?|${HEAD_TAIL}|${SED_RANGE})\s+${WORD}(?:\s*\|\s*(?:${SED_RANGE}|head(?:\s+-n?\s*\d+)?))?\s*$`,
 );
 
+/** A command's leading `cd <folder> &&`, the folder as a shell word (see WORD). */
+const LEADING_CD = new RegExp(String.raw`^cd\s+${WORD}\s*&&`);
+
 /** The words PRINT_FILE may start with. */
 const PRINT_START = /^(?:cat|nl|head|tail|sed|cd)\s/;
 
@@ -108,8 +111,13 @@ function parse(args: Record<string, unknown>, tool: string): FileCalls {
 	const command = typeof args.command === "string" ? args.command : undefined;
 	if (command === undefined) return NONE;
 	const patch = command.indexOf("*** Begin Patch");
-	if (patch >= 0)
-		return /\bapply_patch\b/.test(command.slice(0, patch)) ? { changes: patchChanges(command, workdir) } : NONE;
+	if (patch >= 0) {
+		const head = command.slice(0, patch);
+		if (!/\bapply_patch\b/.test(head)) return NONE;
+		const cd = LEADING_CD.exec(head.trimStart());
+		const dir = cd ? within(workdir, cd[1] ?? cd[2] ?? cd[3]) : workdir;
+		return { changes: patchChanges(command, dir) };
+	}
 	const printed = printedFile(command, workdir);
 	return printed ? { reads: printed, shell: true, changes: [] } : NONE;
 }

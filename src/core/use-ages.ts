@@ -4,9 +4,10 @@
  * strings (identifiers, paths and numbers of six or more characters), since a model refers to what it
  * works on by name. Each repeated string counts for the newest earlier tool result, argument or
  * user message that holds it: keeping that one raw keeps the string in the context. A call that
- * changes a file also uses the newest successful result of a call that printed it (file-calls.ts
- * says which, whatever the tools are called): while the model edits a file, what it read of it is
- * its working copy, even when each edit repeats only the previous edit's strings. And a model
+ * changes a file also uses the newest successful `read` of it, or where no `read` tool read it the
+ * newest shell command that printed it (file-calls.ts says which, whatever the tools are called):
+ * while the model edits a file, what it read of it is its working copy, even when each edit repeats
+ * only the previous edit's strings. And a model
  * message whose prose cites a step of a plan the model wrote (see plan-phrases.ts) uses the newest
  * `write` holding that step, up to CITED_PLAN_TOKENS. A block's use age is how many model messages
  * back its latest use, or its arrival, was. Pure: messages and blocks in, ages out.
@@ -98,8 +99,9 @@ export class UseMemo {
 			if (!holds(before[i])) continue;
 			for (const t of tokensOf(before[i], this.tokens)) unindex(this.holders, t);
 			for (const phrase of this.steps.get(before[i]) ?? []) unindex(this.stepHolders, phrase);
-			const printed = this.printedKey(messages, before[i]);
-			if (printed !== undefined) unindex(this.prints, printed);
+			// Indexed with its facts in hand: the memo holds them (no reading of the new messages).
+			const printed = this.files.get(before[i])?.reads;
+			if (printed !== undefined && before[i].toolCallId) unindex(this.prints, fileKey(normalPath(printed)));
 		}
 		for (let i = same; i < blocks.length; i++) {
 			const block = blocks[i];

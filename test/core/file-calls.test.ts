@@ -54,6 +54,13 @@ test("a path relative to the call's workdir or a leading cd is joined onto it", 
 	assert.deepEqual(callsOf("apply_patch", { input: patch, workdir: "/r/Sol" }), {
 		changes: [{ path: "/r/Sol/app/page.tsx", whole: false }],
 	});
+	const heredoc = `cd /r/Sol && apply_patch <<'EOF'\n${patch}\nEOF`;
+	assert.deepEqual(callsOf("bash", { command: heredoc, workdir: "/elsewhere" }), {
+		changes: [{ path: "/r/Sol/app/page.tsx", whole: false }],
+	});
+	assert.deepEqual(callsOf("bash", { command: `cd sub && apply_patch <<'EOF'\n${patch}\nEOF`, workdir: "/r" }), {
+		changes: [{ path: "/r/sub/app/page.tsx", whole: false }],
+	});
 	assert.deepEqual(callsOf("bash", { command: "cat a.ts", workdir: "/r" }), {
 		reads: "/r/a.ts",
 		shell: true,

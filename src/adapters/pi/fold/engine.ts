@@ -556,12 +556,11 @@ export class FoldEngine {
 		else if (fresh.length === 1)
 			this.deps.warn(`context-fold: ${this.lineOf(fresh[0])} changed since it was folded; it is sent raw`);
 		else if (fresh.length > 1) {
-			const named = `${fresh
-				.slice(0, 3)
-				.map((id) => this.lineOf(id))
-				.join("; ")}${fresh.length > 3 ? "; …" : ""}`;
+			// One block a line: a block's line may hold any separator (a command's `;` or `|`).
+			const named = fresh.slice(0, 3).map((id) => `\n  ${this.lineOf(id)}`);
+			const more = fresh.length > 3 ? `\n  … ${fresh.length - 3} more` : "";
 			this.deps.warn(
-				`context-fold: ${fresh.length} folded blocks changed since they were folded (${named}); they are sent raw (does another extension rewrite old messages?)`,
+				`context-fold: ${fresh.length} folded blocks changed since they were folded; they are sent raw (does another extension rewrite old messages?):${named.join("")}${more}`,
 			);
 		}
 		for (const c of plan.collisions) {

@@ -8,7 +8,7 @@ import { parseCode } from "../../../core/digest.ts";
 import { clip } from "../../../core/tokens.ts";
 import { nearestName } from "../config.ts";
 
-/** The fold tools, by name. */
+/** The fold tools, by name, in the order they join the active tools (tools/loadout.ts). */
 export const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
 
 /** Codes one call may name. */

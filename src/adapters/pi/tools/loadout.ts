@@ -33,8 +33,6 @@ import { FOLD_TOOLS } from "./codes.ts";
 import { registerRecallFolded } from "./recall-folded.ts";
 import { registerUnfold } from "./unfold.ts";
 
-/** The fold tools, in the order they join the active tools. */
-
 /** What the fold tools and their activation read. */
 export interface FoldToolsDeps {
 	engine: FoldEngine;

@@ -44,7 +44,7 @@ export function saveKnob(pi: ExtensionAPI, deps: CommandDeps, ctx: ExtensionCont
 	}
 	const was = renamed ? ` (0.5.1's ${named})` : "";
 	// Removing a saved value is always possible; while a variable sets the knob, it still applies.
-	const unsetting = value.trim() !== "" && meansUnset(row.key, value);
+	const unsetting = meansUnset(row.key, value);
 	if (row.locked && !unsetting) {
 		return {
 			ok: false,
