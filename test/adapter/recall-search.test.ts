@@ -4,13 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { recallSummary } from "../../src/adapters/pi/ui/renderers.ts";
 import { loadStub, resultTexts } from "./stub-pi.ts";
 
 /**
  * A session of tool results, result `i` (of the tool `toolOf(i)`, bash by default) holding `lines[i]`
  * among filler lines, ended by a new user message.
  */
-function session(lines: readonly string[], toolOf: (i: number) => string = () => "bash") {
+function session(lines: readonly string[], toolOf: (i: number) => string = () => "bash", length = 200) {
 	const stub = loadStub();
 	let ts = 1_700_000_000_000;
 	stub.addMessage({ role: "user", content: "list the dependencies", timestamp: ts++ });
@@ -24,7 +25,7 @@ function session(lines: readonly string[], toolOf: (i: number) => string = () =>
 			stopReason: "toolUse",
 			timestamp: ts++,
 		});
-		const body = Array.from({ length: 200 }, (_, k) => (k === 7 ? line : `filler ${k} of file ${i}`)).join("\n");
+		const body = Array.from({ length }, (_, k) => (k === 7 ? line : `filler ${k} of file ${i}`)).join("\n");
 		stub.addMessage({
 			role: "toolResult",
 			toolCallId: id,
@@ -50,6 +51,33 @@ async function folded(lines: readonly string[], holds = "") {
 	assert.ok(code, `the result folded: ${digest.slice(0, 200)}`);
 	return { stub, digest, code };
 }
+
+describe("the transcript's line for a recall", () => {
+	it("says what was served of a block when not all of it: a grep, a line range, a whole recall the cap cut", async () => {
+		const stub = session(['"zod": "^4.0.0"', "x", "x", "x", "x", "x"], () => "bash", 3000);
+		await stub.emit("session_start", { reason: "startup" });
+		const codes = resultTexts(await stub.request()).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? []);
+		assert.ok(codes.length >= 1, "a block folded");
+		const tool = stub.tools.get("recall_folded");
+		assert.ok(tool);
+		const line = async (params: Record<string, unknown>) => {
+			const result = (await tool.execute("call", params, undefined, undefined, {} as never)) as {
+				content: { text: string }[];
+				details?: { heads?: unknown };
+			};
+			return recallSummary(result.content.map((c) => c.text).join("\n"), undefined, result.details?.heads)[0];
+		};
+		const [code] = codes;
+		assert.match(await line({ codes: [code], grep: "zod" }), / · 3000 lines \(grep: 1 matching line\) · /);
+		assert.match(await line({ codes: [code], grep: "nowhere" }), / · 3000 lines \(grep: no line matches\) · /);
+		assert.match(await line({ codes: [code], lines: "10-12" }), / · 3000 lines \(lines 10-12\) · /);
+		assert.match(
+			await line({ codes: [code] }),
+			/ · 3000 lines \(cut at the output cap: lines \d+-3000 not shown\) · /,
+			"a whole recall the cap cut says so",
+		);
+	});
+});
 
 describe("recall_folded search ranking", () => {
 	it("a block comes before a fold tool's result that quotes it, whatever their order", async () => {

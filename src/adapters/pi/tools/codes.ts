@@ -11,6 +11,9 @@ import { nearestName } from "../config.ts";
 /** The fold tools, by name, in the order they join the active tools (tools/loadout.ts). */
 export const FOLD_TOOLS = ["recall_folded", "unfold"] as const;
 
+/** Marks a recall_folded head that says what was served of the block headed before it, for the transcript. */
+export const SERVED_MARK = "↳ ";
+
 /** Codes one call may name. */
 const MAX_CODES = 20;
 /** Items a `codes` list may hold before it is refused unread (a code named twice counts once toward MAX_CODES). */

@@ -30,7 +30,16 @@ import {
 	type Unresolved,
 } from "../fold/recall-sources.ts";
 import type { Ledger, PlacedRecord } from "../fold/session-ledger.ts";
-import { codeList, FOLD_TOOLS, failure, notCodes, type ToolAnswer, toolText, unknownArguments } from "./codes.ts";
+import {
+	codeList,
+	FOLD_TOOLS,
+	failure,
+	notCodes,
+	SERVED_MARK,
+	type ToolAnswer,
+	toolText,
+	unknownArguments,
+} from "./codes.ts";
 
 /**
  * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
@@ -260,6 +269,20 @@ function rest(code: string, next: number, end: number): string {
 	return `… cut at the output cap (${CAP} characters per call); lines ${next}-${end} not shown: recall_folded codes=["${code}"] lines="${next}-${end}" reads on`;
 }
 
+/**
+ * What a recall's answer for one block served when not the whole block, from its body: a grep's
+ * matching lines, a line range, or a whole recall the output cap cut; undefined for a whole block.
+ */
+function servedNote(body: string, grep: boolean, lines: string | undefined): string | undefined {
+	if (grep) {
+		const found = /\n(\d+) matching lines?:/.exec(body);
+		return found ? `grep: ${found[1]} matching line${found[1] === "1" ? "" : "s"}` : "grep: no line matches";
+	}
+	const cut = /\n… cut at the output cap \(\d+ characters per call\); lines (\d+-\d+) not shown/.exec(body);
+	if (lines !== undefined) return `lines ${lines.trim()}${cut ? `, cut at the output cap: ${cut[1]} not shown` : ""}`;
+	return cut ? `cut at the output cap: lines ${cut[1]} not shown` : undefined;
+}
+
 /** How a search heads each block it shows, and what it suggests when more match than it shows. */
 export interface SearchWords {
 	head: (r: ResolvedCode) => string;
@@ -417,6 +440,8 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
 		const unserved: string[] = [];
 		let served = 0;
+		/** What part k served of its block when not all of it (see servedNote), by part. */
+		const notes = new Map<number, string | undefined>();
 		for (const code of parsed.codes) {
 			if (budget < MIN_PIECE) {
 				unserved.push(`#${code}`);
@@ -431,6 +456,11 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 				? `${alias}${serve(r, args?.grep as string | undefined, range, budget - alias.length)}`
 				: `error: ${r.error}`;
 			parts.push(body);
+			if (r.ok)
+				notes.set(
+					parts.length - 1,
+					servedNote(body, args?.grep !== undefined, range ? String(args?.lines) : undefined),
+				);
 			budget -= body.length + 2;
 		}
 		// What follows the blocks served is never cut: the codes not shown, then the search.
@@ -440,8 +470,12 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 				`… output cap (${CAP} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
 			);
 		}
-		// The line opening each part; a search's hits each head a part of their own.
-		const heads = [...parts, ...closing].map((part) => part.split("\n", 1)[0]);
+		// The line opening each part, and after a block's, what of it was served when not all (for the
+		// transcript); a search's hits each head a part of their own.
+		const heads = [...parts, ...closing].flatMap((part, k) => {
+			const note = notes.get(k);
+			return [part.split("\n", 1)[0], ...(note ? [`${SERVED_MARK}${note}`] : [])];
+		});
 		if (search !== undefined) {
 			const late = `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`;
 			const found: SearchAnswer =

@@ -20,6 +20,7 @@ import { blockFacts } from "../fold/block-facts.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { Ledger } from "../fold/session-ledger.ts";
+import { SERVED_MARK } from "../tools/codes.ts";
 import { shownText } from "./viewer.ts";
 
 /**
@@ -115,6 +116,8 @@ interface Recalled {
 	what: string;
 	lines: number;
 	how: string;
+	/** What of the block was served when not all of it (the tool's SERVED_MARK head). */
+	served?: string;
 }
 
 const HEADER = /^Recalled #([0-9a-z]+): (.+), (\d+) lines? \((.+?)\)(?:\. Warning: .*)?(?::.*)?$/;
@@ -154,9 +157,11 @@ export function recallSummary(
 			continue;
 		}
 		const m = HEADER.exec(line);
-		if (m) found.push({ code: m[1], what: m[2], lines: Number(m[3]), how: m[4] });
+		const last = found.at(-1);
+		if (line.startsWith(SERVED_MARK) && last) last.served = line.slice(SERVED_MARK.length);
+		else if (m) found.push({ code: m[1], what: m[2], lines: Number(m[3]), how: m[4] });
 		else if (
-			/^(error: |recall_folded|… output cap|… \d+ more blocks match|no folded block contains|\d+ blocks? contains? ")/.test(
+			/^(error: |recall_folded|… output cap|… cut at the output cap|… \d+ more blocks match|no folded block contains|\d+ blocks? contains? ")/.test(
 				line,
 			)
 		)
@@ -165,7 +170,7 @@ export function recallSummary(
 	const size = `~${short(estTokens(text))} tokens`;
 	const out = found.map((r) => {
 		const known = facts?.(r.code);
-		const tail = ` · ${linesText(r.lines)} · ${r.how}`;
+		const tail = ` · ${linesText(r.lines)}${r.served ? ` (${r.served})` : ""} · ${r.how}`;
 		const what = known ? blockWhat(known) : r.what;
 		return `recalled #${r.code} · ${clip(what, Math.max(10, LINE_WIDTH - r.code.length - 13 - tail.length))}${tail}`;
 	});
