@@ -23,7 +23,7 @@ const LIST_BOUND = 10 * MAX_CODES;
 export interface ToolAnswer {
 	text: string;
 	failed: boolean;
-	/** The line opening each part of the answer, and what was served of a block (SERVED_MARK), for the transcript (renderers.ts). */
+	/** Each part's opening line, and what was served of a block (SERVED_MARK), for the transcript (renderers.ts). */
 	heads?: string[];
 }
 
