@@ -275,8 +275,9 @@ export function statusText(f: StatusFacts): string {
 		),
 	);
 	if (f.largest.length === 0) out.push("  none");
+	// A block's line is at most LINE_WIDTH, however wide the terminal (as wherever a code is shown).
 	for (const b of f.largest)
-		out.push(`  ${codeLine(b.code, b.what, `~${short(b.tokens)} tokens kept out`, width - 2)}`);
+		out.push(`  ${codeLine(b.code, b.what, `~${short(b.tokens)} tokens kept out`, Math.min(width, LINE_WIDTH) - 2)}`);
 	out.push("", "Advisories");
 	if (f.advisories.length === 0) out.push("  none");
 	for (const a of f.advisories) out.push(...wrap([`  ⚠ ${a}`], " ", "    "));

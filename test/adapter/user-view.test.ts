@@ -1026,6 +1026,18 @@ describe("blocks a user can recognise", () => {
 		stub.ui.answers.push("recall", chosen);
 		await stub.command("context-fold", "");
 		assert.ok(stub.ui.views.at(-1)?.startsWith(chosen), "the view is titled with the block's line");
+		// In a narrow terminal each option keeps to its width, so that none wraps (Pi pads each).
+		const columns = Object.getOwnPropertyDescriptor(process.stdout, "columns");
+		Object.defineProperty(process.stdout, "columns", { value: 36, configurable: true });
+		try {
+			const narrow = await picker("recall");
+			assert.equal(narrow?.options.length, codes.length);
+			for (const line of narrow?.options ?? []) assert.ok(line.length <= 30, `${line.length}: ${line}`);
+			assert.ok(narrow?.options.some((l) => l.includes("…")), "a line clipped to the terminal");
+		} finally {
+			if (columns) Object.defineProperty(process.stdout, "columns", columns);
+			else delete (process.stdout as { columns?: number }).columns;
+		}
 	});
 
 	it("heads a search's hits with what each block was, in the user's words", async () => {

@@ -393,6 +393,14 @@ describe("labels, costs and the status text", () => {
 		);
 	});
 
+	it("names a largest block on a line of at most 100 columns, however wide the terminal", () => {
+		const what = `bash: ${"npm test -- --coverage ".repeat(10)}`;
+		const text = statusText({ ...NOTHING_KNOWN, width: 200, largest: [{ code: "abcd1234", what, tokens: 7_700 }] });
+		const line = text.split("\n").find((l) => l.startsWith("  #abcd1234")) ?? "";
+		assert.equal(line.length, 100, line);
+		assert.match(line, /… \(~7\.7k tokens kept out\)$/);
+	});
+
 	it("keeps to a narrow terminal's width, the bar too, breaking between parts", () => {
 		const facts: StatusFacts = {
 			...NOTHING_KNOWN,

@@ -8,7 +8,14 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import { type BlockFacts, blockDescription, blockLine, blockWhat, codeLine } from "../../../core/block-line.ts";
+import {
+	type BlockFacts,
+	blockDescription,
+	blockLine,
+	blockWhat,
+	codeLine,
+	LINE_WIDTH,
+} from "../../../core/block-line.ts";
 import { parseCode } from "../../../core/digest.ts";
 import { unfoldCost } from "../../../core/latest-request.ts";
 import { patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
@@ -171,9 +178,18 @@ async function pick(deps: CommandDeps, ctx: Ctx, sub: "recall" | "unfold"): Prom
 		);
 		return undefined;
 	}
-	const lines = blocks.map((b) => blockLine(b));
+	const lines = blocks.map((b) => blockLine(b, pickerWidth()));
 	const chosen = await ctx.ui.select(sub === "recall" ? "Recall a folded block" : "Unfold a folded block", lines);
 	return chosen === undefined ? undefined : blocks[lines.indexOf(chosen)]?.code;
+}
+
+/** Columns Pi's select list takes around an option (its marker and padding). */
+const PICKER_MARGIN = 6;
+
+/** The width of a picker's lines: LINE_WIDTH, or less in a narrower terminal, so that no option wraps. */
+function pickerWidth(): number {
+	const columns = process.stdout.columns;
+	return columns > 0 ? Math.max(30, Math.min(LINE_WIDTH, columns - PICKER_MARGIN)) : LINE_WIDTH;
 }
 
 /** The confirmation text of an unfold, stating what the block was and what unfolding it costs the cache. */
