@@ -1033,7 +1033,10 @@ describe("blocks a user can recognise", () => {
 			const narrow = await picker("recall");
 			assert.equal(narrow?.options.length, codes.length);
 			for (const line of narrow?.options ?? []) assert.ok(line.length <= 30, `${line.length}: ${line}`);
-			assert.ok(narrow?.options.some((l) => l.includes("…")), "a line clipped to the terminal");
+			assert.ok(
+				narrow?.options.some((l) => l.includes("…")),
+				"a line clipped to the terminal",
+			);
 		} finally {
 			if (columns) Object.defineProperty(process.stdout, "columns", columns);
 			else delete (process.stdout as { columns?: number }).columns;
