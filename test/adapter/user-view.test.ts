@@ -922,7 +922,7 @@ describe("blocks a user can recognise", () => {
 			await child.command("context-fold", `recall ${codes[0]}`);
 			const title = String(child.ui.views.at(-1))
 				.split("\n")[0]
-				.replace(/ \(lines [^)]*\)$/, "");
+				.replace(/ \(rows [^)]*\)$/, "");
 			assert.match(title, lineOf(codes[0]));
 		} finally {
 			rmSync(dir, { recursive: true, force: true });
@@ -1091,7 +1091,7 @@ describe("no offer that fails", () => {
 			stub.ui.viewKeys.push("u");
 			await stub.command("context-fold", `recall ${gone}`);
 			const view = String(stub.ui.views.at(-1));
-			assert.match(view, new RegExp(`^#${gone} bash: check \\d \\([\\d.]+k tokens\\) \\(lines 1-`), when);
+			assert.match(view, new RegExp(`^#${gone} bash: check \\d \\([\\d.]+k tokens\\) \\(rows 1-`), when);
 			assert.match(
 				view,
 				/No\s+longer\s+in\s+the\s+context\s+\(a\s+compaction\s+took\s+it\s+out,\s+or\s+another\s+extension\s+leaves\s+it\s+out\):\s+it\s+can\s+be\s+read\s+here,\s+not\s+unfolded\./,

@@ -58,8 +58,27 @@ test("a long title gives way to the scroll position, which stays in sight at any
 	});
 	for (const width of [60, 100]) {
 		const [head] = view.render(width);
-		assert.match(head, /\(lines 1-\d+ of 83\)$/, head);
+		assert.match(head, /\(rows 1-\d+ of 83\)$/, head);
 		assert.ok(head.startsWith("#g5zlinan bash: for i in"), head);
+		assert.ok(visibleWidth(head) <= width, `${visibleWidth(head)} > ${width}`);
+	}
+});
+
+test("a block's title keeps its size when the what gives way, cut with an ellipsis", () => {
+	const title = `#g5zlinan bash: for i in $(seq 1 500); do echo "suite 1 case $i: parses fixtures"; done (9.4k tokens)`;
+	const view = new TextView({
+		tui: { terminal: { rows: 20 }, requestRender: () => {} } as never,
+		keys: { matches: () => false },
+		title,
+		text: Array.from({ length: 83 }, (_, i) => `line ${i + 1}`).join("\n"),
+		style: { title: (t) => t, hint: (t) => t },
+		done: () => {},
+	});
+	for (const width of [60, 100]) {
+		const [drawn] = view.render(width);
+		// biome-ignore lint/suspicious/noControlCharactersInRegex: the escape of the terminal's colour codes
+		const head = drawn.replace(/\x1b\[[0-9;]*m/g, "");
+		assert.match(head, /^#g5zlinan bash: for i in .*… \(9\.4k tokens\) \(rows 1-\d+ of 83\)$/, head);
 		assert.ok(visibleWidth(head) <= width, `${visibleWidth(head)} > ${width}`);
 	}
 });

@@ -127,10 +127,13 @@ export class TextView implements Component {
 		this.top = Math.max(0, Math.min(this.top, lines.length - height));
 		const shown = lines.slice(this.top, this.top + height);
 		const end = Math.min(lines.length, this.top + height);
-		const position = lines.length > height ? ` (lines ${this.top + 1}-${end} of ${lines.length})` : "";
+		// Rows of the view as wrapped to its width, not lines of the text shown.
+		const position = lines.length > height ? ` (rows ${this.top + 1}-${end} of ${lines.length})` : "";
 		const hints = ["↑↓ scroll", "pgup/pgdn", ...this.actions.map((a) => `${a.key} ${a.hint}`), "esc close"];
-		// The title gives way to the position: a long block line would otherwise hide where the view is.
-		const title = truncateToWidth(this.title, Math.max(10, width - position.length));
+		// The title gives way to the position (a long block line would otherwise hide where the view is),
+		// its what before its size: a block's line ends with its size in brackets, which stays.
+		const [, what = this.title, size = ""] = /^(.*?)( \([^()]*\))?$/s.exec(this.title) ?? [];
+		const title = `${truncateToWidth(what, Math.max(10, width - position.length - size.length), "…")}${size}`;
 		return [
 			truncateToWidth(this.style.title(`${title}${position}`), width),
 			"",
