@@ -12,6 +12,15 @@ function divergenceCount(figures: PolicyFigures): number {
 }
 
 /**
+ * `text` with its control characters (ESC, BEL, …; line breaks too) written as `\u001b`: a kind can
+ * hold a recording's own strings (a part's type, a role), which must not drive the terminal.
+ */
+export function inert(text: string): string {
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters escaped
+	return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
  * One line per way the replays diverged, naming each kind with its count, and the policies whose
  * replay diverged so ("every policy" when all of several did).
  */
@@ -20,7 +29,7 @@ export function divergenceLines(figures: readonly PolicyFigures[]): string[] {
 	for (const f of figures) {
 		const kinds = Object.entries(f.divergences).filter(([, c]) => c > 0);
 		if (kinds.length === 0) continue;
-		const text = kinds.map(([kind, c]) => `${kind} ×${c}`).join(", ");
+		const text = kinds.map(([kind, c]) => `${inert(kind)} ×${c}`).join(", ");
 		byKinds.set(text, [...(byKinds.get(text) ?? []), f.policy]);
 	}
 	return [...byKinds].map(
@@ -184,7 +193,9 @@ export function report(reports: readonly SessionReport[], wide = false): string 
 		if (line !== undefined) out.push(line);
 	}
 	for (const r of reports) {
-		out.push("", wrap(settingsLine(r)), table(r.policies, wide));
+		// A blank line between the verdict lines, or the table before, and each table; none at the top.
+		if (out.length > 0) out.push("");
+		out.push(wrap(settingsLine(r)), table(r.policies, wide));
 		const pi = r.policies.find((f) => f.foresight !== null);
 		if (pi?.foresight != null && pi.foresightAtBar != null)
 			out.push(

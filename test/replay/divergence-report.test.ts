@@ -45,6 +45,14 @@ test("the table counts each policy's divergences and names their kinds under it"
 	assert.doesNotMatch(table(FIXED_REPORT[0].policies), /diverged/);
 });
 
+test("a kind holding a recording's control characters is printed inert, not sent to the terminal", () => {
+	const hostile = structuredClone(FIXED_REPORT);
+	hostile[0].policies[1].divergences = { "tool result \u001b]0;pwned\u0007\u001b[2J part not replayed": 1 };
+	const text = table(hostile[0].policies);
+	assert.ok(!text.includes("\u001b") && !text.includes("\u0007"), "no control character reaches the output");
+	assert.match(text, /diverged: tool result \\u001b\]0;pwned\\u0007\\u001b\[2J part not replayed ×1$/);
+});
+
 test("the HTML page shows the same count and kinds", () => {
 	const html = renderHtml(drifted);
 	const head = /<thead><tr>(.*?)<\/tr><\/thead>/.exec(html)?.[1] ?? "";

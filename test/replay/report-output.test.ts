@@ -449,6 +449,10 @@ test("the table fits 100 columns by default and shows every column with --wide",
 	const text = report([session], false);
 	assert.ok(text.startsWith(`${verdict(session)}\n\n`), "the verdict comes first");
 	assert.ok(report([session], true).includes(wide), "--wide prints the wide table");
+	// Without a verdict (plain Pi alone), the report starts with its table, no blank line above it.
+	const alone = { ...session, policies: session.policies.filter((f) => f.policy === "pi") };
+	assert.equal(verdict(alone), undefined);
+	assert.ok(!report([alone], false).startsWith("\n"), "no blank first line");
 });
 
 test("the verdict speaks for the default context-fold run against plain Pi", () => {
