@@ -182,7 +182,10 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 			return v;
 		};
 		if (arg === "--policy") {
-			names = next().split(",");
+			// Spaces around a name are no part of it: the list --help prints reads "pi, context-fold, …".
+			names = next()
+				.split(",")
+				.map((name) => name.trim());
 			policyGiven = true;
 		} else if (arg === "--mine") mine = true;
 		else if (arg === "--last") last = decimal(next());
@@ -242,7 +245,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
 	if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs takes a whole number ≥ 1");
 	for (const [k, v] of Object.entries(clear)) {
-		if (!Number.isFinite(v) || v < 0) throw new UsageError(`--set ${k} takes a number ≥ 0`);
+		if (!Number.isInteger(v) || v < 0) throw new UsageError(`--set ${k} takes a whole number ≥ 0`);
 	}
 	const twice = names.find((name, i) => names.indexOf(name) !== i);
 	if (twice !== undefined) throw new UsageError(`--policy names ${twice} twice`);

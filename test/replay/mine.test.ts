@@ -248,6 +248,11 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		["pi", "compact-only"],
 	);
 	assert.equal(parseArgs(["a.jsonl"]).mine, undefined);
+	// The default list as --help prints it, pasted: spaces around the names are no part of them.
+	assert.deepEqual(
+		parseArgs(["a.jsonl", "--policy", "pi, context-fold , compact-only"]).policies.map((p) => p.name),
+		["pi", "context-fold", "compact-only"],
+	);
 	const mistakes: [string[], string][] = [
 		[["a.jsonl", "--last", "2"], "--last goes with --mine"],
 		[["a.jsonl", "--all-projects"], "--all-projects goes with --mine"],
@@ -259,7 +264,10 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["a.jsonl", "--window", "0x10000"], "--window takes a whole number ≥ 1000"],
 		[["a.jsonl", "--window", " 5000"], "--window takes a whole number ≥ 1000"],
 		[["a.jsonl", "--jobs", "2e0"], "--jobs takes a whole number ≥ 1"],
-		[["a.jsonl", "--set", "trigger="], "--set trigger takes a number ≥ 0"],
+		[["a.jsonl", "--set", "trigger="], "--set trigger takes a whole number ≥ 0"],
+		// clear-tool-uses counts tool uses and tokens: a fraction is no count.
+		[["a.jsonl", "--set", "keep=1.5"], "--set keep takes a whole number ≥ 0"],
+		[["a.jsonl", "--set", "trigger=0.5"], "--set trigger takes a whole number ≥ 0"],
 		// A knob value the extension would refuse, or a knob it does not know, would replay the default unseen.
 		[
 			["a.jsonl", "--set", "foldAt=5"],
