@@ -200,7 +200,7 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		assert.match(screen, /Recalled #\w{8}: bash, \d+ lines \(sha256 verified\)/);
 		assert.match(screen, / u unfold /, "a block folded in the context may be unfolded");
 		// Page down, Home and End scroll the view, not the transcript behind it.
-		const first = (s: string) => Number(/\(lines (\d+)-\d+ of \d+\)/.exec(s)?.[1] ?? 0);
+		const first = (s: string) => Number(/\(rows (\d+)-\d+ of \d+\)/.exec(s)?.[1] ?? 0);
 		assert.equal(first(screen), 1, `a long block opens at its top:\n${screen}`);
 		tui.send("NPage");
 		await tui.waitFor((s) => first(s) > 1, WAIT, "page down moves the view");
