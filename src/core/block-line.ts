@@ -55,10 +55,56 @@ export function blockWhat(b: Omit<BlockFacts, "code" | "tokens">): string {
 	return detail ? `${name}: ${detail}` : name;
 }
 
+/**
+ * True for a code point a terminal draws two columns wide: the East Asian wide and fullwidth blocks
+ * (Hangul, CJK, kana, fullwidth forms) and the emoji pictographs.
+ */
+function wide(code: number): boolean {
+	return (
+		(code >= 0x1100 && code <= 0x115f) ||
+		(code >= 0x2e80 && code <= 0xa4cf && code !== 0x303f) ||
+		(code >= 0xac00 && code <= 0xd7a3) ||
+		(code >= 0xf900 && code <= 0xfaff) ||
+		(code >= 0xfe30 && code <= 0xfe4f) ||
+		(code >= 0xff00 && code <= 0xff60) ||
+		(code >= 0xffe0 && code <= 0xffe6) ||
+		(code >= 0x1f300 && code <= 0x1f64f) ||
+		(code >= 0x1f900 && code <= 0x1f9ff) ||
+		(code >= 0x20000 && code <= 0x3fffd)
+	);
+}
+
+/** `text` within `max` terminal columns (a wide character takes two), cut with an ellipsis. */
+export function clipColumns(text: string, max: number): string {
+	let columns = 0;
+	let end = 0;
+	for (const char of text) {
+		const width = wide(char.codePointAt(0) ?? 0) ? 2 : 1;
+		// Room is kept for the ellipsis until the rest is known to fit.
+		if (columns + width > max) return `${text.slice(0, fits(text, max - 1))}…`;
+		columns += width;
+		end += char.length;
+	}
+	return text.slice(0, end);
+}
+
+/** How many UTF-16 units of `text` fit in `max` columns, whole characters only. */
+function fits(text: string, max: number): number {
+	let columns = 0;
+	let end = 0;
+	for (const char of text) {
+		const width = wide(char.codePointAt(0) ?? 0) ? 2 : 1;
+		if (columns + width > max) break;
+		columns += width;
+		end += char.length;
+	}
+	return end;
+}
+
 /** `what (size)` within `width` columns: `what` is clipped so the size always shows; no parentheses without a size. */
 function describedAs(what: string, size: string | undefined, width = LINE_WIDTH): string {
 	const end = size ? ` (${size})` : "";
-	return `${clip(what, Math.max(1, width - end.length))}${end}`;
+	return `${clipColumns(what, Math.max(1, width - end.length))}${end}`;
 }
 
 /** A code's line, `#code what (size)`, within `width` columns (see describedAs). */

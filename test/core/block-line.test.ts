@@ -4,9 +4,29 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { argSummary, blockDescription, blockLine, blockWhat, codeLine } from "../../src/core/block-line.ts";
+import { visibleWidth } from "@earendil-works/pi-tui";
+import {
+	argSummary,
+	blockDescription,
+	blockLine,
+	blockWhat,
+	clipColumns,
+	codeLine,
+} from "../../src/core/block-line.ts";
 
 describe("block lines", () => {
+	it("keep to 100 terminal columns where a command holds wide characters (CJK, emoji)", () => {
+		const command = "grep -r '日本語のテキストを検索する' ".repeat(6);
+		const line = blockLine({ code: "k3x9a0b2", kind: "toolResult", tool: "bash", args: { command }, tokens: 9800 });
+		assert.ok(visibleWidth(line) <= 100, `${visibleWidth(line)} columns: ${line}`);
+		assert.ok(visibleWidth(line) >= 99, "the room is used");
+		assert.match(line, /… \(9\.8k tokens\)$/);
+		assert.equal(clipColumns("ab日本", 5), "ab日…");
+		assert.equal(clipColumns("ab日本", 6), "ab日本");
+		assert.equal(clipColumns("😀😀😀", 4), "😀…");
+		assert.equal(clipColumns("plain text", 20), "plain text");
+	});
+
 	it("names the call's most telling argument: command, then path, then any text", () => {
 		assert.equal(argSummary({ timeout: 30, command: "npm test" }), "npm test");
 		assert.equal(argSummary({ offset: 10, path: "src/a.ts" }), "src/a.ts");
