@@ -78,27 +78,16 @@ function wide(code: number): boolean {
 export function clipColumns(text: string, max: number): string {
 	let columns = 0;
 	let end = 0;
+	// Where the text ends while it still leaves a column for the ellipsis.
+	let fit = 0;
 	for (const char of text) {
 		const width = wide(char.codePointAt(0) ?? 0) ? 2 : 1;
-		// Room is kept for the ellipsis until the rest is known to fit.
-		if (columns + width > max) return `${text.slice(0, fits(text, max - 1))}…`;
+		if (columns + width > max) return `${text.slice(0, fit)}…`;
 		columns += width;
 		end += char.length;
+		if (columns <= max - 1) fit = end;
 	}
-	return text.slice(0, end);
-}
-
-/** How many UTF-16 units of `text` fit in `max` columns, whole characters only. */
-function fits(text: string, max: number): number {
-	let columns = 0;
-	let end = 0;
-	for (const char of text) {
-		const width = wide(char.codePointAt(0) ?? 0) ? 2 : 1;
-		if (columns + width > max) break;
-		columns += width;
-		end += char.length;
-	}
-	return end;
+	return text;
 }
 
 /** `what (size)` within `width` columns: `what` is clipped so the size always shows; no parentheses without a size. */

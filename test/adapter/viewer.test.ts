@@ -46,9 +46,9 @@ test("the view draws no escape or control character of the text, one line per CR
 	assert.ok(drawn[at + 1].includes("after clear"), "no blank line between CRLF lines");
 });
 
-test("a long title gives way to the scroll position, which stays in sight at any width", () => {
-	const title = `#g5zlinan bash: for i in $(seq 1 80); do echo "lint pass 2: rule $i has no findings"; done ${"x".repeat(40)}`;
-	const view = new TextView({
+/** A view titled `title` over 83 numbered lines, in a 20-row terminal. */
+function titledView(title: string): TextView {
+	return new TextView({
 		tui: { terminal: { rows: 20 }, requestRender: () => {} } as never,
 		keys: { matches: () => false },
 		title,
@@ -56,6 +56,12 @@ test("a long title gives way to the scroll position, which stays in sight at any
 		style: { title: (t) => t, hint: (t) => t },
 		done: () => {},
 	});
+}
+
+test("a long title gives way to the scroll position, which stays in sight at any width", () => {
+	const view = titledView(
+		`#g5zlinan bash: for i in $(seq 1 80); do echo "lint pass 2: rule $i has no findings"; done ${"x".repeat(40)}`,
+	);
 	for (const width of [60, 100]) {
 		const [head] = view.render(width);
 		assert.match(head, /\(rows 1-\d+ of 83\)$/, head);
@@ -65,15 +71,9 @@ test("a long title gives way to the scroll position, which stays in sight at any
 });
 
 test("a block's title keeps its size when the what gives way, cut with an ellipsis", () => {
-	const title = `#g5zlinan bash: for i in $(seq 1 500); do echo "suite 1 case $i: parses fixtures"; done (9.4k tokens)`;
-	const view = new TextView({
-		tui: { terminal: { rows: 20 }, requestRender: () => {} } as never,
-		keys: { matches: () => false },
-		title,
-		text: Array.from({ length: 83 }, (_, i) => `line ${i + 1}`).join("\n"),
-		style: { title: (t) => t, hint: (t) => t },
-		done: () => {},
-	});
+	const view = titledView(
+		`#g5zlinan bash: for i in $(seq 1 500); do echo "suite 1 case $i: parses fixtures"; done (9.4k tokens)`,
+	);
 	for (const width of [60, 100]) {
 		const [drawn] = view.render(width);
 		// biome-ignore lint/suspicious/noControlCharactersInRegex: the escape of the terminal's colour codes

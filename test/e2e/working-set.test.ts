@@ -103,6 +103,16 @@ function ranToTheEnd(
 	for (const req of requests) assert.deepEqual(unpaired(req), { callsWithoutResult: [], resultsWithoutCall: [] });
 }
 
+/** Runs `prompt` through the scripted pi with the extension: the run, the captured requests and their folds. */
+async function ranScenario(
+	pi: ReturnType<typeof scriptedPi>,
+	prompt: string,
+): Promise<{ run: RunResult; requests: CapturedRequest[]; folds: RequestFolds[] }> {
+	const run = await pi.sandbox.runPrint({ prompt, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
+	const requests = pi.server.requests;
+	return { run, requests, folds: analyze(requests) };
+}
+
 /** Index of the first request carrying the result of `callId`. */
 function firstWith(requests: readonly CapturedRequest[], callId: string): number {
 	const at = requests.findIndex((r) => toolResultOf(r, callId) !== undefined);
@@ -213,13 +223,10 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): 
 		before(async () => {
 			await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
 			await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
-			run = await pi.sandbox.runPrint({
-				prompt: "Read the ledger, double the thresholds of the shards I named, and tidy up.",
-				extensions: ["."],
-				timeoutMs: RUN_TIMEOUT_MS,
-			});
-			requests = pi.server.requests;
-			folds = analyze(requests);
+			({ run, requests, folds } = await ranScenario(
+				pi,
+				"Read the ledger, double the thresholds of the shards I named, and tidy up.",
+			));
 		});
 
 		it("the run reads the file, makes every edit on disk, runs the filler and ends", async () => {
@@ -369,13 +376,7 @@ function describePlan(shape: string, plan: string, cite: (k: number) => string):
 		let folds: RequestFolds[] = [];
 
 		before(async () => {
-			run = await pi.sandbox.runPrint({
-				prompt: "Write the migration plan, then follow it.",
-				extensions: ["."],
-				timeoutMs: RUN_TIMEOUT_MS,
-			});
-			requests = pi.server.requests;
-			folds = analyze(requests);
+			({ run, requests, folds } = await ranScenario(pi, "Write the migration plan, then follow it."));
 		});
 
 		it("the run writes the plan, cites it, runs the filler and ends", async () => {
