@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { stripVTControlCharacters } from "node:util";
 import { initTheme } from "@earendil-works/pi-coding-agent";
+import { visibleWidth } from "@earendil-works/pi-tui";
 import { KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
 import { knobRows } from "../../src/adapters/pi/ui/settings.ts";
@@ -833,6 +834,30 @@ describe("renderers and /tree labels", () => {
 		for (const tool of ["recall_folded", "unfold"]) {
 			assert.match(drawn(tool, true)[0], /^<error>/);
 			assert.match(drawn(tool, false)[0], /^<muted>/);
+		}
+	});
+
+	it("lays a recall_folded or unfold result out for the width Pi's tool box leaves it, without wrapping", () => {
+		const stub = loadStub();
+		const theme = { fg: (_color: string, text: string) => text };
+		const what = `bash: npm test ${"-v ".repeat(50)}`;
+		const results = {
+			recall_folded: `Recalled #k3x9a0b2: ${what}, 401 lines (sha256 verified)\nline 1`,
+			unfold:
+				"Unfolded #k3x9a0b2, #q7w8e9r0, #a1s2d3f4, #z9x8c7v6, #m5n4b3v2, #p0o9i8u7: the original content is back.",
+		};
+		for (const [tool, text] of Object.entries(results)) {
+			const renderers = stub.toolRenderers[0](tool, () => ({})) as {
+				renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
+			};
+			const drawn = renderers.renderResult({ content: [{ type: "text", text }] }, { expanded: false }, theme, {});
+			const wide = drawn.render(200).map((line) => line.trimEnd());
+			// A 100-column terminal: Pi's tool box keeps a column of padding each side.
+			for (const width of [98, 72]) {
+				const lines = drawn.render(width).map((line) => line.trimEnd());
+				assert.equal(lines.length, wide.length, `${tool} at ${width} columns:\n${lines.join("\n")}`);
+				for (const line of lines) assert.ok(visibleWidth(line) <= width, line);
+			}
 		}
 	});
 

@@ -25,6 +25,7 @@ import {
 	type CapturedRequest,
 	lastUserText,
 	type ModelServer,
+	messagesOf,
 	serializePrompt,
 	startModelServer,
 } from "./harness/model-server.ts";
@@ -54,11 +55,21 @@ const blockLine = (size: string) =>
 /** How the status's largest folded blocks read. */
 const LARGEST = blockLine("~[\\d.]+k tokens kept out");
 
-/** The scripted model: "run" runs three bash batches of 400 lines, then answers; anything else is answered. */
+/** The fold code "recall" has the model read back with recall_folded. */
+let recallCode: string | undefined;
+
+/**
+ * The scripted model: "run" runs three bash batches of 400 lines, then answers; "recall" calls
+ * recall_folded on `recallCode`, then answers; anything else is answered.
+ */
 function script(tracker: FoldTracker) {
 	return (req: CapturedRequest) => {
 		const folds = tracker.observe(req);
 		if (req.index > 20) return { text: "guard: too many requests" };
+		if (lastUserText(req) === "recall") {
+			if (messagesOf(req).at(-1)?.role === "tool") return { text: "read it back" };
+			return { toolCalls: [{ id: "toolu_view_recall", name: "recall_folded", args: { codes: [recallCode] } }] };
+		}
 		if (lastUserText(req) !== "run") return { text: `noted ${req.index}` };
 		for (let k = 1; k <= 3; k++) {
 			if (!folds.results.some((r) => r.id === batchId(k))) {
@@ -305,6 +316,17 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		tui.send("Escape");
 		await tui.waitFor((s) => editorText(s) === "", WAIT, "the editor back");
 		assert.doesNotMatch(tui.screen(), /Unfold\?|recall_folded/, "no unfold was asked, no model tool named");
+	});
+
+	it("draws a recall_folded result within a 100-column terminal, one line a block", async () => {
+		recallCode = tracker.observe(server.requests.at(-1) as CapturedRequest).folded.get(batchId(1))?.code;
+		assert.ok(recallCode, "batch 1 is not folded");
+		tui.resize(100);
+		tui.submit("recall");
+		await tui.waitFor((s) => s.includes("read it back"), WAIT, "the model's answer after its recall");
+		// Pi draws a tool's result in a box with a column of padding each side: 98 columns of text.
+		const line = new RegExp(`^ *recalled #${recallCode} · bash: for i in .*… · 400 lines · sha256 verified *$`, "m");
+		assert.match(tui.screen(), line);
 	});
 });
 

@@ -39,6 +39,8 @@ export interface TuiSession {
 	 * screen, if pi exits first or `ready` never holds within `timeoutMs`.
 	 */
 	waitFor(ready: (screen: string) => boolean, timeoutMs?: number, what?: string): Promise<string>;
+	/** Makes the screen `columns` wide (pi redraws for the new width). */
+	resize(columns: number): void;
 	/** Kills the tmux server (and pi with it) and removes its socket. */
 	close(): void;
 	/** The tmux server's socket file, in the sandbox. */
@@ -86,6 +88,10 @@ export function startTui(sandbox: PiSandbox, argv: string[], env: Record<string,
 				await sleep(200);
 			}
 			throw new Error(`${what} did not appear within ${timeoutMs} ms; last screen:\n${last}`);
+		},
+		resize(columns) {
+			const resized = tmux("resize-window", "-x", String(columns), "-y", String(ROWS));
+			if (resized.status !== 0) throw new Error(`tmux resize-window failed: ${resized.stderr}`);
 		},
 		close() {
 			tmux("kill-server");

@@ -9,7 +9,7 @@
  * fold event and unfold entry is labelled with its line (`pi.setLabel`, one `label` entry each).
  */
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
-import { Text } from "@earendil-works/pi-tui";
+import { type Component, Text } from "@earendil-works/pi-tui";
 import type { FoldOp } from "../../../core/apply.ts";
 import { type BlockFacts, blockLine, blockWhat, LINE_WIDTH } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
@@ -137,12 +137,14 @@ function headsOf(text: string, heads: unknown): readonly string[] {
 
 /**
  * The summary lines of a recall_folded result: one per recalled block (what it was by `facts` where
- * the code is this branch's, else by the result's header), then any errors or cut notices.
+ * the code is this branch's, else by the result's header), then any errors or cut notices; a block's
+ * line keeps to `width` columns.
  */
 export function recallSummary(
 	text: string,
 	facts?: (code: string) => BlockFacts | undefined,
 	heads?: unknown,
+	width = LINE_WIDTH,
 ): string[] {
 	const found: Recalled[] = [];
 	const other: string[] = [];
@@ -152,7 +154,7 @@ export function recallSummary(
 			const what = facts?.(hit[1]);
 			const tail = ` · ${hit[3]}`;
 			other.push(
-				`  #${hit[1]} · ${clip(what ? blockWhat(what) : hit[2], Math.max(10, LINE_WIDTH - hit[1].length - 6 - tail.length))}${tail}`,
+				`  #${hit[1]} · ${clip(what ? blockWhat(what) : hit[2], Math.max(10, width - hit[1].length - 6 - tail.length))}${tail}`,
 			);
 			continue;
 		}
@@ -172,7 +174,7 @@ export function recallSummary(
 		const known = facts?.(r.code);
 		const tail = ` · ${linesText(r.lines)}${r.served ? ` (${r.served})` : ""} · ${r.how}`;
 		const what = known ? blockWhat(known) : r.what;
-		return `recalled #${r.code} · ${clip(what, Math.max(10, LINE_WIDTH - r.code.length - 13 - tail.length))}${tail}`;
+		return `recalled #${r.code} · ${clip(what, Math.max(10, width - r.code.length - 13 - tail.length))}${tail}`;
 	});
 	if (out.length === 0 && other.length === 0) return [`recall_folded · ${size}`];
 	// A search alone reads as its own lines, then what it returned.
@@ -182,14 +184,15 @@ export function recallSummary(
 
 /**
  * The summary lines of an unfold result: the codes put back with what they add (each block less the
- * digest `op` folded it to), a line per block saying what it was (by `facts`, up to 8), then anything
- * refused.
+ * digest `op` folded it to), a line per block saying what it was (by `facts`, up to 8, each within
+ * `width` columns), then anything refused.
  */
 export function unfoldSummary(
 	text: string,
 	record: (code: string) => FoldRecord | undefined,
 	facts?: (code: string) => BlockFacts | undefined,
 	op: (code: string) => FoldOp | undefined = () => undefined,
+	width = LINE_WIDTH,
 ): string[] {
 	const [first = "", ...rest] = text.split("\n");
 	const m = /^Unfolded (#[0-9a-z]+(?:, #[0-9a-z]+)*):/.exec(first);
@@ -198,13 +201,37 @@ export function unfoldSummary(
 	const tokens = unfoldBack(codes.map(record), codes.map(op));
 	const blocks = codes.slice(0, 8).flatMap((c) => {
 		const known = facts?.(c);
-		return known ? [`  ${blockLine(known, LINE_WIDTH - 2)}`] : [];
+		return known ? [`  ${blockLine(known, width - 2)}`] : [];
 	});
-	return [
-		`${eventLabel("unfold", codes, tokens, 8)} from the next request on`,
-		...blocks,
-		...rest.filter((l) => l.length > 0),
-	];
+	// As many codes (up to 8) as keep the line within `width`: the count of the rest follows them.
+	let head = "";
+	for (let shown = Math.min(8, codes.length); shown >= 1; shown--) {
+		head = `${eventLabel("unfold", codes, tokens, shown)} from the next request on`;
+		if (head.length <= width) break;
+	}
+	return [head, ...blocks, ...rest.filter((l) => l.length > 0)];
+}
+
+/**
+ * Text laid out for the width it is drawn in: Pi draws a tool's result inside a box with a column of
+ * padding each side, so lines made for 100 columns would wrap by two in a 100-column terminal.
+ */
+class WidthText implements Component {
+	private drawn: { width: number; text: Text } | undefined;
+	private readonly make: (width: number) => string;
+
+	constructor(make: (width: number) => string) {
+		this.make = make;
+	}
+
+	render(width: number): readonly string[] {
+		if (this.drawn?.width !== width) this.drawn = { width, text: new Text(this.make(width), 0, 0) };
+		return this.drawn.text.render(width);
+	}
+
+	invalidate(): void {
+		this.drawn = undefined;
+	}
 }
 
 /** The text of a tool result. */
@@ -246,13 +273,14 @@ export function registerRenderers(pi: ExtensionAPI, engine: FoldEngine, records:
 				if (options.isPartial) return new Text(theme.fg("dim", `${toolName}…`), 0, 0);
 				const text = resultText(result as { content?: { type: string; text?: string }[] });
 				const heads = (result as { details?: { heads?: unknown } }).details?.heads;
-				const lines =
-					toolName === "unfold"
-						? unfoldSummary(text, byCode, factsOf, opByCode)
-						: recallSummary(text, factsOf, heads);
-				let shown = theme.fg(context?.isError ? "error" : "muted", lines.join("\n"));
-				if (options.expanded && toolName === "recall_folded") shown += `\n\n${shownText(text)}`;
-				return new Text(shown, 0, 0);
+				const expanded = options.expanded && toolName === "recall_folded" ? `\n\n${shownText(text)}` : "";
+				return new WidthText((width) => {
+					const lines =
+						toolName === "unfold"
+							? unfoldSummary(text, byCode, factsOf, opByCode, width)
+							: recallSummary(text, factsOf, heads, width);
+					return theme.fg(context?.isError ? "error" : "muted", lines.join("\n")) + expanded;
+				});
 			},
 		};
 	});
