@@ -7,7 +7,7 @@
  * src/replay/, so a new room cannot go unlisted. And the word on the `economic` profile in
  * docs/policy.md, docs/settings.md and its description in the settings schema (its cost in total, its
  * visibility below plain Pi's on average and at worst) is the corpus table's in docs/defaults.md,
- * which `npm run figures` writes.
+ * which `npm run figures` writes. README.md's folded result is the digest of the output it describes.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { toolResultDigest } from "../src/core/digest.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const README_LINES = 200;
@@ -95,6 +96,29 @@ describe("README.md", () => {
 
 	it("names the idle warning's off switch, cacheIdleMinutes (issue 26)", () => {
 		assert.match(lines.join("\n"), /`cacheIdleMinutes` \(`off` silences it\)/);
+	});
+
+	it("shows a folded result as the digest of the output it describes reads", () => {
+		const shown = /^\{#k3x9a0b2 FOLDED\} bash: error[\s\S]*?(?=\n```)/m.exec(lines.join("\n"))?.[0];
+		assert.ok(shown, "README.md shows no folded bash result");
+		// The output it describes: `npm test` failing at lines 873 and 880, then Pi's exit line.
+		const output = Array.from({ length: 905 }, (_, i) =>
+			i === 0
+				? "> npm test"
+				: i === 872
+					? "FAIL test/nest.ts > parses nested blocks"
+					: i === 879
+						? "Error: expected 3 to equal 4"
+						: `  ok ${i + 1} parses case ${i + 1}`,
+		);
+		const digest = toolResultDigest({
+			code: "k3x9a0b2",
+			toolName: "bash",
+			isError: true,
+			text: `${output.join("\n")}\n\nCommand exited with code 1`,
+		});
+		const sized = (text: string) => text.replace(/~\d+ tokens/, "~N tokens");
+		assert.equal(sized(shown), sized(digest));
 	});
 });
 
