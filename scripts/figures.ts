@@ -19,8 +19,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_POLICIES, parseArgs, runReplay } from "../src/replay/cli.ts";
+import { runReplay } from "../src/replay/cli.ts";
 import { scatterSvg } from "../src/replay/html.ts";
+import { DEFAULT_POLICIES, parseArgs } from "../src/replay/options.ts";
 import type { PolicyFigures, SessionReport } from "../src/replay/report.ts";
 import { type Corpus, corporaLine, listCorpora } from "../test/corpus/corpora.ts";
 

@@ -10,7 +10,8 @@
  * files of the suite start first, beside the short ones, instead of last, after them.
  */
 import assert from "node:assert/strict";
-import { parseArgs, runReplay } from "../../src/replay/cli.ts";
+import { runReplay } from "../../src/replay/cli.ts";
+import { parseArgs } from "../../src/replay/options.ts";
 import { listSessions } from "../corpus/corpora.ts";
 
 /** The window issue 24's acceptance is replayed in. */

@@ -35,7 +35,8 @@ import {
 	totals,
 } from "../../scripts/figures.ts";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
-import { parseArgs, runReplay } from "../../src/replay/cli.ts";
+import { runReplay } from "../../src/replay/cli.ts";
+import { parseArgs } from "../../src/replay/options.ts";
 import { corpusNote, listCorpora, listSessions } from "../corpus/corpora.ts";
 import { pair, replayIn, WINDOW } from "./corpus-replay.ts";
 

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseArgs, runReplay, UsageError } from "../../src/replay/cli.ts";
+import { runReplay } from "../../src/replay/cli.ts";
 import { imageSize, UNKNOWN_IMAGE_TOKENS, visionTokens } from "../../src/replay/image-size.ts";
+import { parseArgs, UsageError } from "../../src/replay/options.ts";
 import { BlockTable } from "../../src/replay/request-shape.ts";
 
 const b64 = (bytes: number[] | Buffer) => Buffer.from(bytes).toString("base64");

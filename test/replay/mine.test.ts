@@ -26,7 +26,6 @@ import { join, relative } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { parseArgs, UsageError } from "../../src/replay/cli.ts";
 import {
 	DEFAULT_LAST,
 	findSessions,
@@ -35,6 +34,7 @@ import {
 	sessionStore,
 	totalReport,
 } from "../../src/replay/mine.ts";
+import { parseArgs, UsageError } from "../../src/replay/options.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
 import { replayCommand, replayInProcess } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
