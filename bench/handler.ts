@@ -26,9 +26,10 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import { calculateContextTokens, estimateTokens } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../src/core/block.ts";
 import { type JobMessage, type ReplayJob, sessionScript } from "../src/replay/jobs.ts";
+import type { ReplayPolicy } from "../src/replay/policy-run.ts";
 import { PRICE_MODELS } from "../src/replay/price.ts";
 import type { PolicyFigures } from "../src/replay/report.ts";
-import { type ReplayPolicy, replayPolicy } from "../src/replay/run.ts";
+import { replayPolicy } from "../src/replay/run.ts";
 import { loadStub } from "../test/adapter/stub-pi.ts";
 import { corporaLine, loadSessions } from "../test/corpus/corpora.ts";
 import { requestCuts } from "../test/corpus/session.ts";

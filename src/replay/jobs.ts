@@ -8,9 +8,10 @@
  */
 import { Worker } from "node:worker_threads";
 import { type ImagePricing, imageSize, visionTokens } from "./image-size.ts";
+import type { ReplayPolicy } from "./policy-run.ts";
 import { PRICE_MODELS } from "./price.ts";
 import { type PolicyFigures, policyFigures } from "./report.ts";
-import { type ReplayPolicy, replayPolicy } from "./run.ts";
+import { replayPolicy } from "./run.ts";
 import { type ReplayScript, replayScript } from "./script.ts";
 import { readPiSession, SessionFileError } from "./session-file.ts";
 

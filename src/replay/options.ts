@@ -10,8 +10,8 @@ import { DEFAULT_CONFIG, resolveConfig } from "../adapters/pi/config.ts";
 import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import type { ImagePricing } from "./image-size.ts";
 import { DEFAULT_LAST } from "./mine.ts";
+import type { ReplayPolicy } from "./policy-run.ts";
 import { PRICE_MODELS } from "./price.ts";
-import type { ReplayPolicy } from "./run.ts";
 
 /** The fold profiles, as the extension's `policy` setting names them, in alphabetical order. */
 const POLICY_VALUES: readonly string[] = KNOB_SCHEMAS.policy.anyOf.map((member) => member.const).sort();

@@ -10,8 +10,8 @@
  */
 import { foresightFloor, scheduledFloor, VISIBILITY_BAR_LOSS } from "./foresight.ts";
 import type { ImagePricing } from "./image-size.ts";
+import type { PolicyRun } from "./policy-run.ts";
 import { type PriceInput, type PriceModel, priceRun } from "./price.ts";
-import type { PolicyRun } from "./run.ts";
 import type { ReplayScript } from "./script.ts";
 import { measureVisibility, type Produced, type Visibility } from "./visibility.ts";
 

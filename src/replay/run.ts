@@ -17,8 +17,9 @@
  * cold as the price model does. What context-fold would tell the replayed session's user (its
  * advisories, on stderr in a real headless Pi) is counted, not printed. Nothing touches the network
  * or the disk. The extensions loaded around the policy's are in extensions.ts, the hook timing in
- * hook-timer.ts, what is fed to the session from the recording in session-input.ts, and the faux
- * model and the session over it in replay-session.ts.
+ * hook-timer.ts, what is fed to the session from the recording in session-input.ts, the faux
+ * model and the session over it in replay-session.ts, and the policy, the options and what the run
+ * captures in policy-run.ts.
  */
 
 import { posix } from "node:path";
@@ -30,16 +31,15 @@ import { contextFoldOnClock } from "../adapters/pi/index.ts";
 import type { MessageLike } from "../core/block.ts";
 import { FIRST_REFRESH_MS, fixedDocsPaths, peerFactory, warmingProbe, warmQuestion } from "./extensions.ts";
 import { HookTimer, timed } from "./hook-timer.ts";
-import { type ClearSettings, ClearToolUses, maskLastN } from "./peers.ts";
+import { ClearToolUses, maskLastN } from "./peers.ts";
 import {
-	PRICE_MODELS,
-	type PriceModel,
-	piWarming,
-	refreshTimes,
-	shapePrompt,
-	type WarmingPhase,
-	warmingDelayMs,
-} from "./price.ts";
+	failedWithoutUsage,
+	type PolicyRun,
+	type ReplayPolicy,
+	type RunOptions,
+	refusedByProvider,
+} from "./policy-run.ts";
+import { PRICE_MODELS, piWarming, refreshTimes, shapePrompt, type WarmingPhase, warmingDelayMs } from "./price.ts";
 import { AGENT_DIR, replayModel, replaySession } from "./replay-session.ts";
 import { NOT_REQUESTED } from "./report-text.ts";
 import { BlockTable, type RequestShape } from "./request-shape.ts";
@@ -54,103 +54,6 @@ import {
 	textAndImages,
 } from "./session-input.ts";
 import { markedMessages, replayWire } from "./wire.ts";
-
-/** A policy to replay under. */
-export type ReplayPolicy =
-	| { name: string; kind: "pi" }
-	| { name: string; kind: "context-fold"; settings: Record<string, unknown> }
-	| { name: string; kind: "compact-only" }
-	| { name: string; kind: "mask"; keep: number }
-	| { name: string; kind: "clear"; settings: ClearSettings };
-
-/** One request as sent. */
-export interface CapturedRequest {
-	kind: "turn" | "summary";
-	/** Recorded time of the request (ms): the timestamp of the recorded assistant message it produced. */
-	at: number;
-	/** The request as blocks, interned in the run's `table` when it was sent. */
-	shape: RequestShape;
-	/** The messages as sent, kept only with `keepMessages` (they dominate a long replay's memory). */
-	messages?: MessageLike[];
-	/** Index in `script.messages` of the recorded assistant message returned (turn requests). */
-	produced?: number;
-	/** Milliseconds in the policy's `context` hook, and in one structuredClone of its input. */
-	hookMs?: number;
-	cloneMs?: number;
-	/** A compaction ran since the previous request. */
-	afterCompaction: boolean;
-	/** Asked whether to warm the previous turn request in the gap before this one, the extensions said stop. */
-	warmingStopped?: boolean;
-	/** The request opens an agent run: the gap before it is Pi's idle phase (see price.ts WarmingPhase). */
-	opensRun?: boolean;
-	/** Its reply failed (an error, an abort) and reported no prompt: Pi weighs a refresh of it at 0 tokens. */
-	failedWithoutUsage?: boolean;
-	/** Its reply is an error with no usage at all: the provider refused the request (a rate limit, an overload). */
-	refused?: boolean;
-}
-
-/** One policy's replay. */
-export interface PolicyRun {
-	policy: string;
-	requests: CapturedRequest[];
-	/** The block table every request's shape is interned in. */
-	table: BlockTable;
-	compactions: number;
-	/** Where the replay could not follow the recording, counted by kind. */
-	divergences: Record<string, number>;
-	/**
-	 * Notices the policy's extension gave the replayed session's user (context-fold's advisories and
-	 * warnings), counted instead of printed: they advise that user, not whoever runs the replay.
-	 */
-	advisories: number;
-}
-
-/**
- * Whether a recorded reply failed (an error, an abort) without reporting its prompt: Pi weighs the
- * refreshes after it by the last reply's usage, and at 0 tokens it sends none.
- */
-function failedWithoutUsage(reply: MessageLike): boolean {
-	if (reply.stopReason !== "error" && reply.stopReason !== "aborted") return false;
-	const usage = (reply as { usage?: { input?: number; cacheRead?: number; cacheWrite?: number } }).usage;
-	return (usage?.input ?? 0) + (usage?.cacheRead ?? 0) + (usage?.cacheWrite ?? 0) === 0;
-}
-
-/**
- * Whether a recorded reply is an error that used nothing (no prompt read, no output): the provider
- * refused the request (a rate limit, an overload) and billed nothing. An aborted reply is not one:
- * the provider had read its prompt.
- */
-function refusedByProvider(reply: MessageLike): boolean {
-	if (reply.stopReason !== "error") return false;
-	const usage = (reply as { usage?: Record<string, unknown> }).usage ?? {};
-	return ["input", "output", "cacheRead", "cacheWrite"].every((k) => !usage[k]);
-}
-
-/** Options of a replay. */
-export interface RunOptions {
-	window: number;
-	/**
-	 * The cache the run is priced under, as context-fold should see it in the idle gaps: its price
-	 * model and whether Pi warms it (default: anthropic-5m, warming on, the CLI's defaults).
-	 */
-	cache?: { model: PriceModel; warming: boolean };
-	onProgress?: (done: number, total: number) => void;
-	/** Keep each request's messages (tests); by default only their shape is kept. */
-	keepMessages?: boolean;
-	/** Tokens of an image part from its data (`--images size`); by default its placeholder text's. */
-	imageTokens?: (data: string) => number;
-	/**
-	 * Receives each request's messages as the policy's first `context` handler got them (the copy the
-	 * hook column's clone makes, handed over once the handlers are timed): the handler bench replays
-	 * them through a stub host.
-	 */
-	onHookInput?: (messages: MessageLike[]) => void;
-	/**
-	 * False: the policy's `context` handlers are not timed, so the run has no hook column and makes no
-	 * clone of each request for it (callers that read neither, such as the acceptance tests).
-	 */
-	timeHooks?: boolean;
-}
 
 /**
  * A fixed working directory for a session that records none usable, so that the requests of a

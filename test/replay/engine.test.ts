@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
+import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
 import { replayScript } from "../../src/replay/script.ts";
 import { parseSessionText } from "../../src/replay/session-file.ts";
 

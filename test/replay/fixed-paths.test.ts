@@ -13,8 +13,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { getPackageDir } from "@earendil-works/pi-coding-agent";
+import type { PolicyRun, ReplayPolicy } from "../../src/replay/policy-run.ts";
 import { messageBlockTexts } from "../../src/replay/request-shape.ts";
-import { type PolicyRun, type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const CHECKOUT = resolve(import.meta.dirname, "../..");

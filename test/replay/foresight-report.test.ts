@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { runJob } from "../../src/replay/jobs.ts";
-import type { ReplayPolicy } from "../../src/replay/run.ts";
+import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
 
 const SESSION = new URL("../fixtures/sessions/debug-branchy.jsonl", import.meta.url).pathname;
 

@@ -11,9 +11,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { policyFigures } from "../../src/replay/report.ts";
-import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
 import { DEAR } from "./dear-model.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 

@@ -18,8 +18,8 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { idleKnobs, runReplay } from "../../src/replay/cli.ts";
 import { parseArgs, UsageError } from "../../src/replay/options.ts";
+import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
 import type { PolicyFigures, SessionReport } from "../../src/replay/report.ts";
-import type { ReplayPolicy } from "../../src/replay/run.ts";
 import { replayCommand } from "./replay-command.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 

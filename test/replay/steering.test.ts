@@ -11,7 +11,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MessageLike } from "../../src/core/block.ts";
-import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
+import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z");

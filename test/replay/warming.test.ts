@@ -19,9 +19,10 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { runJob } from "../../src/replay/jobs.ts";
 import { parseArgs } from "../../src/replay/options.ts";
+import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
 import { PRICE_MODELS } from "../../src/replay/price.ts";
 import { policyFigures } from "../../src/replay/report.ts";
-import { type ReplayPolicy, replayPolicy } from "../../src/replay/run.ts";
+import { replayPolicy } from "../../src/replay/run.ts";
 import { DEAR } from "./dear-model.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
 
