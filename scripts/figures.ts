@@ -279,12 +279,12 @@ export function blockOf(text: string, name: string): string | undefined {
 	return from < 0 || to < from ? undefined : text.slice(from + open.length, to).trim();
 }
 
+/** Replays `sessions` under `policies` at MEASURE's window and price, unless `extra` gives its own. */
 async function replay(sessions: readonly { path: string }[], policies: string, extra: string[] = []) {
 	const args = [...sessions.map((s) => s.path), "--policy", policies, "--jobs", "2", "--quiet"];
-	return runReplay(
-		parseArgs([...args, "--window", String(MEASURE.window), "--price", MEASURE.price, ...extra]),
-		() => {},
-	);
+	if (!extra.includes("--window")) args.push("--window", String(MEASURE.window));
+	if (!extra.includes("--price")) args.push("--price", MEASURE.price);
+	return runReplay(parseArgs([...args, ...extra]), () => {});
 }
 
 async function main(): Promise<void> {

@@ -161,12 +161,19 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	let policyGiven = false;
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
+	// An option given twice would replay one of its values unseen: each is refused the second time.
+	const seen = new Set<string>();
+	const once = (name: string, how: string): void => {
+		if (seen.has(name)) throw new UsageError(`${name} given twice: ${how}`);
+		seen.add(name);
+	};
 	for (let i = 0; i < args.length; i++) {
 		const arg = args[i];
 		const next = (): string => {
 			const v = args[++i];
 			// A forgotten value would take the next option as the value (`--price --json`).
 			if (v === undefined || v.startsWith("--")) throw new UsageError(`${arg} needs a value`);
+			if (arg !== "--set") once(arg, arg === "--policy" ? "name every policy in one comma list" : "give it once");
 			return v;
 		};
 		if (arg === "--policy") {
@@ -187,6 +194,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		} else if (arg === "--set") {
 			const [key, ...rest] = next().split("=");
 			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
+			once(`--set ${key}`, "give each knob once");
 			if (key === "policy" && !POLICY_VALUES.includes(rest.join("=")))
 				throw new UsageError(`--set policy takes one of ${POLICY_VALUES.join(", ")}, not ${rest.join("=")}`);
 			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = decimal(rest.join("="));
@@ -206,6 +214,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		else if (arg === "--wide") wide = true;
 		else if (arg === "--quiet") quiet = true;
 		else if (arg === "--html") {
+			once(arg, "give it once");
 			html = args[++i] ?? "";
 			// A forgotten name would take the next argument: a session file, or an option.
 			if (html === "" || html.startsWith("-")) throw new UsageError(`--html needs a file name, not "${html}"`);

@@ -248,6 +248,8 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		["pi", "compact-only"],
 	);
 	assert.equal(parseArgs(["a.jsonl"]).mine, undefined);
+	// --set is repeatable, a knob at a time; a flag given twice is the flag.
+	assert.ok(parseArgs(["a.jsonl", "--set", "hotTail=4000", "--set", "coldTail=2000", "--json", "--json"]).json);
 	// The default list as --help prints it, pasted: spaces around the names are no part of them.
 	assert.deepEqual(
 		parseArgs(["a.jsonl", "--policy", "pi, context-fold , compact-only"]).policies.map((p) => p.name),
@@ -278,6 +280,16 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["a.jsonl", "--price", "--json"], "--price needs a value"],
 		[["a.jsonl", "--policy", "--wide"], "--policy needs a value"],
 		[["a.jsonl", "-x"], "unknown option -x"],
+		// An option given twice would replay one of its values unseen.
+		[
+			["a.jsonl", "--policy", "pi", "--policy", "context-fold"],
+			"--policy given twice: name every policy in one comma list",
+		],
+		[["a.jsonl", "--price", "openai", "--price", "anthropic-1h"], "--price given twice: give it once"],
+		[["a.jsonl", "--window", "140000", "--window", "140000"], "--window given twice: give it once"],
+		[["a.jsonl", "--html", "a.html", "--html", "b.html"], "--html given twice: give it once"],
+		[["a.jsonl", "--set", "hotTail=4000", "--set", "hotTail=9000"], "--set hotTail given twice: give each knob once"],
+		[["a.jsonl", "--set", "keep=2", "--set", "keep=4"], "--set keep given twice: give each knob once"],
 	];
 	for (const [args, problem] of mistakes) {
 		assert.throws(
