@@ -6,7 +6,6 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
 	DEFAULT_CONFIG,
-	DEPRECATED_VARIABLES,
 	envSwitch,
 	KNOBS,
 	nearestKnob,
@@ -14,6 +13,7 @@ import {
 	resolveConfig,
 	type SavedOrigin,
 } from "../../src/adapters/pi/config.ts";
+import { DEPRECATED_VARIABLES } from "../../src/adapters/pi/legacy-settings.ts";
 import { budgetOf } from "../../src/core/contract.ts";
 
 describe("resolveConfig", () => {

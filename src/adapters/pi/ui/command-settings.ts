@@ -7,8 +7,9 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { getSettingsListTheme } from "@earendil-works/pi-coding-agent";
 import { Input, type SettingItem, SettingsList, truncateToWidth } from "@earendil-works/pi-tui";
 import { knownProviders, providerTableProblems } from "../cache/lifetime.ts";
-import { currentWord, idleUnder, KNOBS, nearestKnob, renamedKnob, resolveConfig } from "../config.ts";
+import { idleUnder, KNOBS, nearestKnob, resolveConfig } from "../config.ts";
 import { errorText } from "../error-text.ts";
+import { currentWord, renamedKnob } from "../legacy-settings.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 import type { CommandDeps } from "./command.ts";
 import type { Ctx } from "./command-output.ts";

@@ -19,9 +19,9 @@ import {
 	type ResolvedConfig,
 	resolveConfig,
 	type SavedOrigin,
-	savedKeysOf,
 } from "../config.ts";
 import { errorText } from "../error-text.ts";
+import { savedKeysOf } from "../legacy-settings.ts";
 import { type FoldConfig, SETTINGS_SECTION } from "../settings-schema.ts";
 
 /** One knob as the settings view lists it. */
