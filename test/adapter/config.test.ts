@@ -226,6 +226,27 @@ describe("resolveConfig", () => {
 		assert.match(problems.join("\n"), /CONTEXTFOLD_STEP="lots" is not a valid fraction/);
 	});
 
+	it("takes a variable set to nothing as unset, but where nothing is the knob's value", () => {
+		const env = {
+			CONTEXTFOLD_HOT_TAIL: "",
+			CONTEXTFOLD_POLICY: " ",
+			CONTEXTFOLD_CACHE_IDLE_MINUTES: "",
+			CONTEXTFOLD_CACHE_TTL_BY_PROVIDER: "",
+		};
+		const { config, sources, problems } = resolveConfig(
+			{ hotTail: 9000, policy: "economic", cacheTtlByProvider: "anthropic=600" },
+			env,
+		);
+		assert.deepEqual(problems, []);
+		assert.equal(config.hotTail, 9000);
+		assert.equal(config.policy, "economic");
+		assert.equal(config.cacheIdleMinutes, DEFAULT_CONFIG.cacheIdleMinutes);
+		assert.equal(sources.hotTail, "saved");
+		// No per-provider lifetimes is a value of cacheTtlByProvider: the variable sets it.
+		assert.equal(config.cacheTtlByProvider, "");
+		assert.equal(sources.cacheTtlByProvider, "environment");
+	});
+
 	it("a refused saved value keeps the valid value of the file Pi merged it over, naming both files", () => {
 		const origin: SavedOrigin = (key) =>
 			key === "hotTail"
@@ -259,7 +280,7 @@ describe("resolveConfig", () => {
 
 describe("settings footguns", () => {
 	it("reads token counts only from plain decimal integer text or non-negative JSON integers", () => {
-		for (const text of ["0x10", "1e4", "-0", "+5000", "5_000", "5000.0", " ", "99999999999999999999"]) {
+		for (const text of ["0x10", "1e4", "-0", "+5000", "5_000", "5000.0", "99999999999999999999"]) {
 			const { config, problems } = resolveConfig({}, { CONTEXTFOLD_BUDGET_CAP: text });
 			assert.equal(config.budgetCap, DEFAULT_CONFIG.budgetCap, text);
 			assert.equal(problems.length, 1, text);

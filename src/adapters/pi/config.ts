@@ -264,6 +264,15 @@ function sectionBeneath(origin: SavedOrigin): Record<string, unknown> {
 }
 
 /**
+ * True for a variable set to nothing (`CONTEXTFOLD_HOT_TAIL= pi`), where nothing is no value of the
+ * knob: it is unset, as `CONTEXTFOLD=` leaves context-fold on, not a bad value reported on every launch.
+ * Where nothing is the knob's value (`cacheTtlByProvider`: no per-provider lifetimes), it sets that.
+ */
+function emptyVariable(knob: Knob, kind: KnobSource, raw: unknown): boolean {
+	return kind === "environment" && typeof raw === "string" && raw.trim() === "" && !Value.Check(knob.schema, "");
+}
+
+/**
  * Where a saved value came from, for a knob whose value in Pi's merged settings is refused: the
  * settings.json that holds it (`file`), and the value of the file Pi merged it over (a trusted
  * project's settings.json is merged over the global one, key by key), if that file sets the knob.
@@ -325,7 +334,7 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 			...deprecatedFor(knob, env, problems),
 			[knob.env, env[knob.env], "environment"],
 		] as const) {
-			if (raw === undefined) continue;
+			if (raw === undefined || emptyVariable(knob, kind, raw)) continue;
 			const value = normalise(knob.schema, renamedValue(knob, source, raw, problems));
 			if (Value.Check(knob.schema, value)) {
 				bag[knob.key] = value;
