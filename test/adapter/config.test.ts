@@ -2,7 +2,9 @@
  * The knob table: defaults < saved settings < environment, value parsing, and the off switch.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
 	DEFAULT_CONFIG,
@@ -14,6 +16,7 @@ import {
 	type SavedOrigin,
 } from "../../src/adapters/pi/config.ts";
 import { DEPRECATED_VARIABLES } from "../../src/adapters/pi/legacy-settings.ts";
+import { savedOrigin } from "../../src/adapters/pi/ui/settings.ts";
 import { budgetOf } from "../../src/core/contract.ts";
 
 describe("resolveConfig", () => {
@@ -375,8 +378,10 @@ describe("settings footguns", () => {
 	it("reads, under a section that is no object (a project's `false`), the knobs the settings.json beneath it sets", () => {
 		// The files as savedOrigin reads them: the project's section is `false`, the global one an object.
 		const global: Record<string, unknown> = { policy: "economic", cacheIdleMinutes: 0, foldStep: 0.2 };
-		const origin = (key: string) =>
-			global[key] === undefined ? undefined : { file: "/home/u/.pi/agent/settings.json", value: global[key] };
+		const origin = (key?: string) =>
+			key === undefined || global[key] === undefined
+				? undefined
+				: { file: "/home/u/.pi/agent/settings.json", value: global[key] };
 		const { config, problems } = resolveConfig(false, {}, origin);
 		assert.equal(config.policy, "economic");
 		assert.equal(config.cacheIdleMinutes, 0);
@@ -386,6 +391,34 @@ describe("settings footguns", () => {
 			"settings context-fold must be an object; ignoring it, and reading the knobs the settings.json beneath it sets",
 		);
 		assert.deepEqual(resolveConfig(false, {}, () => undefined).config, { ...DEFAULT_CONFIG });
+	});
+
+	it("names the settings.json whose section is no object, read beneath as Pi merges them", () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-origin-"));
+		try {
+			const global = join(dir, "settings.json");
+			const project = join(dir, "project-settings.json");
+			writeFileSync(global, JSON.stringify({ "context-fold": { policy: "economic" } }));
+			writeFileSync(project, JSON.stringify({ theme: "dark", "context-fold": false }));
+			const origin = savedOrigin(() => ({ global, project }));
+			assert.deepEqual(origin(), { file: project });
+			const { config, problems } = resolveConfig(false, {}, origin);
+			assert.equal(config.policy, "economic", "the global file's knob is read beneath");
+			assert.equal(
+				problems[0],
+				`settings context-fold must be an object (in ${project}); ignoring it, and reading the knobs the settings.json beneath it sets`,
+			);
+			// The global file alone, its section a word: named, and nothing beneath.
+			writeFileSync(global, JSON.stringify({ "context-fold": "economic" }));
+			const alone = resolveConfig(
+				"economic",
+				{},
+				savedOrigin(() => ({ global })),
+			);
+			assert.deepEqual(alone.problems, [`settings context-fold must be an object (in ${global}); ignoring it`]);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 
 	it("reads budgetCap 0 or off as no absolute cap", () => {

@@ -276,10 +276,11 @@ function emptyVariable(knob: Knob, kind: KnobSource, raw: unknown): boolean {
  * Where a saved value came from, for a knob whose value in Pi's merged settings is refused: the
  * settings.json that holds it (`file`), and the value of the file Pi merged it over (a trusted
  * project's settings.json is merged over the global one, key by key), if that file sets the knob.
- * Undefined when no file holds the value (this process saved it).
+ * Without a key, the settings.json whose section Pi's merge took (one that is no object). Undefined
+ * when no file holds the value (this process saved it).
  */
 export type SavedOrigin = (
-	key: keyof FoldConfig,
+	key?: keyof FoldConfig,
 ) => { file: string; value?: unknown; beneath?: { file: string; value: unknown } } | undefined;
 
 /**
@@ -297,10 +298,12 @@ export function resolveConfig(saved: unknown, env: Env, origin?: SavedOrigin): R
 	// A section that is no object (a project's `"context-fold": false`) hides the one Pi merged it over:
 	// the knobs another settings.json sets beneath it keep their values, as a bad knob keeps its own.
 	const beneath = !isSection && saved !== undefined && origin ? sectionBeneath(origin) : {};
-	if (saved !== undefined && !isSection)
+	if (saved !== undefined && !isSection) {
+		const file = origin?.()?.file;
 		problems.push(
-			`settings ${SETTINGS_SECTION} must be an object; ignoring it${Object.keys(beneath).length > 0 ? ", and reading the knobs the settings.json beneath it sets" : ""}`,
+			`settings ${SETTINGS_SECTION} must be an object${file ? ` (in ${file})` : ""}; ignoring it${Object.keys(beneath).length > 0 ? ", and reading the knobs the settings.json beneath it sets" : ""}`,
 		);
+	}
 	const section = isSection ? (saved as Record<string, unknown>) : beneath;
 	for (const key of Object.keys(section)) {
 		if (KNOBS.some((knob) => knob.key === key) || Object.hasOwn(DEPRECATED_KEYS, key)) continue;

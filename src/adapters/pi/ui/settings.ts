@@ -140,14 +140,14 @@ export function settingsPaths(
 /**
  * Where a refused saved value came from (see SavedOrigin), read from the files `paths` gives: the
  * project's file when it sets the knob, with the global file's value beneath it, else the global
- * file. The files are read once, on the first refusal, and a file that cannot be read counts as
+ * file; without a knob, the file whose section Pi's merge took. The files are read once, on the first refusal, and a file that cannot be read counts as
  * setting nothing; `paths` may throw (a context without the trust check), and then nothing is found.
  */
 export function savedOrigin(paths: () => SettingsPaths | undefined): SavedOrigin {
-	let files: { file: string; section: Record<string, unknown> | undefined }[] | undefined;
-	const sectionIn = (file: string): Record<string, unknown> | undefined => {
+	let files: { file: string; raw: unknown; section: Record<string, unknown> | undefined }[] | undefined;
+	const rawIn = (file: string): unknown => {
 		try {
-			return sectionOf(readObject(file));
+			return readObject(file)[SETTINGS_SECTION];
 		} catch {
 			return undefined;
 		}
@@ -162,7 +162,14 @@ export function savedOrigin(paths: () => SettingsPaths | undefined): SavedOrigin
 			}
 			files = [found?.project, found?.global]
 				.filter((file): file is string => file !== undefined)
-				.map((file) => ({ file, section: sectionIn(file) }));
+				.map((file) => {
+					const raw = rawIn(file);
+					return { file, raw, section: isPlainSection(raw) ? raw : undefined };
+				});
+		}
+		if (key === undefined) {
+			const holder = files.find((f) => f.raw !== undefined);
+			return holder ? { file: holder.file } : undefined;
 		}
 		const setting = files.filter((f) => f.section?.[key] !== undefined);
 		if (setting.length === 0) return undefined;
