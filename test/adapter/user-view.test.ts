@@ -1075,6 +1075,12 @@ describe("blocks a user can recognise", () => {
 		for (const code of codes)
 			assert.match(stdout, new RegExp(`\n#${code} bash: check \\d \\([\\d.]+k tokens\\): 1 match\n`));
 		assert.doesNotMatch(stdout, /recall_folded|Recalled/);
+		// The text keeps the spaces it starts with after the one that ends `search`: no line of the
+		// blocks holds " line 3" (each starts with "line"), and a space typed after the text goes.
+		const indented = await stub.command("context-fold", "search  line 3 of check");
+		assert.match(indented.stdout, /no folded block contains " line 3 of check"/);
+		const trailing = await stub.command("context-fold", "search line 3 of check 1 ");
+		assert.match(trailing.stdout, /line 3 of check 1 output ok/);
 		const long = await stub.command("context-fold", `search ${"x".repeat(501)}`);
 		assert.match(long.stdout, /^context-fold: the search text is 501 characters; at most 500/);
 		const twoLines = await stub.command("context-fold", "search failed at\nstep");

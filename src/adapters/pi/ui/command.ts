@@ -330,6 +330,15 @@ export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
 		const space = text.indexOf(" ");
 		const sub = space < 0 ? text : text.slice(0, space);
 		const rest = space < 0 ? "" : text.slice(space + 1).trim();
+		// A search text keeps the spaces it starts with after the one that ends `search` (an indented
+		// line is searchable); spaces after it are not seen in typing, and go.
+		const typed =
+			text.length === 0
+				? ""
+				: args
+						.trimStart()
+						.slice(space + 1)
+						.trimEnd();
 		switch (sub) {
 			case "":
 				if (!inTui(ctx)) return void (await status(ctx));
@@ -349,9 +358,9 @@ export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
 				return recall(deps, ctx, rest);
 			case "search": {
 				if (!rest) return say(ctx, "usage: /context-fold search <text>", "warning");
-				const problem = patternProblem(rest);
+				const problem = patternProblem(typed);
 				if (problem) return say(ctx, `context-fold: the search text ${problem}`, "warning");
-				return void (await show(ctx, `search "${rest}"`, search(deps, rest)));
+				return void (await show(ctx, `search "${typed}"`, search(deps, typed)));
 			}
 			case "unfold": {
 				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");
@@ -381,7 +390,7 @@ export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
 		}
 		if (choice === "search") {
 			const input = await ctx.ui.input("Search folded blocks for", "");
-			return input?.trim() ? run(`search ${input.trim()}`, ctx) : undefined;
+			return input?.trim() ? run(`search ${input}`, ctx) : undefined;
 		}
 		return run(choice, ctx);
 	};
