@@ -22,11 +22,7 @@ function legend(policies: readonly PolicyFigures[], colors: readonly string[]): 
 }
 
 function figuresTable(report: SessionReport): string {
-	const cells = tableCells(report.policies);
-	const at = cells.head.indexOf("cost+recalls") + 1;
-	const { base, ratios } = recallRatios(report.policies);
-	const head = cells.head.toSpliced(at, 0, `cost+recalls × ${base}`);
-	const rows = cells.rows.map((r, i) => r.toSpliced(at, 0, ratios[i].toFixed(3)));
+	const { head, rows } = tableCells(report.policies);
 	const th = head.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
 	const trs = rows.map(
 		(r, i) =>

@@ -41,11 +41,15 @@ export function divergenceLines(figures: readonly PolicyFigures[]): string[] {
 const k = (n: number): string => `${(n / 1000).toFixed(1)}k`;
 const ms = (n: number | null): string => (n === null ? "-" : n.toFixed(2));
 
-/** One column of the figures table: its header, its cell for a policy, and whether the brief table shows it. */
+/**
+ * One column of the figures table: its header, its cell for a policy (given plain Pi's figures where
+ * the table has them), and whether the brief table shows it: always, or (`"when-nonzero"`) while a
+ * policy's cell reads other than 0.
+ */
 interface Column {
 	head: string;
-	cell: (f: PolicyFigures) => string;
-	brief?: true;
+	cell: (f: PolicyFigures, pi: PolicyFigures | undefined) => string;
+	brief?: true | "when-nonzero";
 }
 
 const COLUMNS: readonly Column[] = [
@@ -58,11 +62,11 @@ const COLUMNS: readonly Column[] = [
 	{ head: "advisories", cell: (f) => String(f.advisories) },
 	{ head: "Σ prompt", cell: (f) => k(f.promptTokens) },
 	{ head: "peak", cell: (f) => k(f.peakPrompt) },
-	{ head: "overflow", cell: (f) => String(f.overflowRejections) },
+	{ head: "overflow", cell: (f) => String(f.overflowRejections), brief: "when-nonzero" },
 	{ head: "compactions", cell: (f) => String(f.compactions), brief: true },
 	{ head: "cache read", cell: (f) => k(f.cacheRead) },
 	{ head: "cache write", cell: (f) => k(f.cacheWrite) },
-	{ head: "cost", cell: (f) => k(f.cost), brief: true },
+	{ head: "cost", cell: (f) => k(f.cost) },
 	{ head: "× pi", cell: (f) => (f.costRatio === null ? "-" : f.costRatio.toFixed(3)), brief: true },
 	{ head: "fold events", cell: (f) => String(f.foldEvents), brief: true },
 	{ head: "rewrite cost", cell: (f) => k(f.rewriteCost) },
@@ -71,6 +75,10 @@ const COLUMNS: readonly Column[] = [
 	{ head: "visibility", cell: (f) => `${(f.visibility * 100).toFixed(1)}%`, brief: true },
 	{ head: "recalls", cell: (f) => String(f.recallsNeeded), brief: true },
 	{ head: "cost+recalls", cell: (f) => k(f.costWithRecalls) },
+	{
+		head: "cost+recalls × pi",
+		cell: (f, pi) => (pi && pi.costWithRecalls > 0 ? (f.costWithRecalls / pi.costWithRecalls).toFixed(3) : "-"),
+	},
 	{ head: "warm stopped", cell: (f) => (f.warmStopped > 0 ? `${f.warmStopped} (${k(f.warmStoppedCost)})` : "0") },
 	{ head: "stop saving", cell: (f) => k(f.warmStopSaving) },
 ];
@@ -83,8 +91,12 @@ export function tableCells(
 	figures: readonly PolicyFigures[],
 	columns: "all" | "brief" = "all",
 ): { head: string[]; rows: string[][] } {
-	const shown = columns === "all" ? COLUMNS : COLUMNS.filter((c) => c.brief);
-	return { head: shown.map((c) => c.head), rows: figures.map((f) => shown.map((c) => c.cell(f))) };
+	const pi = figures.find((f) => f.policy === "pi");
+	const shown =
+		columns === "all"
+			? COLUMNS
+			: COLUMNS.filter((c) => c.brief === true || (c.brief && figures.some((f) => c.cell(f, pi) !== "0")));
+	return { head: shown.map((c) => c.head), rows: figures.map((f) => shown.map((c) => c.cell(f, pi))) };
 }
 
 /** The width the terminal report keeps its lines to (the brief table, the prose under it). */

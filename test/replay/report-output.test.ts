@@ -443,6 +443,21 @@ test("the table fits 100 columns by default and shows every column with --wide",
 	assert.ok(wide.split("\n")[0].length > 100, "the wide table is wider");
 	for (const h of all) assert.ok(wide.split("\n")[0].includes(` ${h} `), `--wide shows ${h}`);
 	assert.doesNotMatch(brief.split("\n")[0], /hook p50|cache read|advisories/, "the brief table leaves them out");
+	// Overflow shows in the brief table while a policy overflowed, still within 100 columns.
+	assert.doesNotMatch(brief.split("\n")[0], /overflow/);
+	const overflowed = session.policies.map((f) => (f.policy === "pi" ? { ...f, overflowRejections: 38 } : f));
+	const flagged = table(overflowed).split("\n");
+	assert.match(flagged[0], /^\| policy +\| overflow \|/);
+	assert.match(flagged[2], /^\| pi +\| 38 +\|/);
+	for (const line of flagged) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
+	// The wide table has the cost with recalls over plain Pi's, as the HTML table and its scatter have.
+	const withRecalls = all.indexOf("cost+recalls × pi");
+	assert.ok(withRecalls > all.indexOf("cost+recalls"), "--wide shows cost+recalls × pi");
+	const [pi, , fold] = session.policies;
+	assert.equal(
+		tableCells(session.policies).rows[2][withRecalls],
+		(fold.costWithRecalls / pi.costWithRecalls).toFixed(3),
+	);
 	assert.match(brief, /\nadvisories from the replayed extension \(counted, not shown\): context-fold ×3$/);
 	assert.equal(parseArgs(["s.jsonl"]).wide, false);
 	assert.equal(parseArgs(["s.jsonl", "--wide"]).wide, true);
