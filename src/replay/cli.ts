@@ -8,8 +8,8 @@
  * plain Pi beside context-fold by default, skipping with one line each one that cannot be replayed,
  * and prints the verdict over all of them first.
  */
-import { statSync, writeFileSync } from "node:fs";
-import { basename } from "node:path";
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
 import { ownVariablesIn, profilesReading, resolveConfig } from "../adapters/pi/config.ts";
 import type { FoldConfig } from "../adapters/pi/settings-schema.ts";
 import { renderHtml } from "./html.ts";
@@ -91,7 +91,7 @@ export async function main(args: readonly string[]): Promise<number> {
 		);
 	const status = new ProgressLine(process.stderr, options.quiet);
 	if (options.mine) return replayMine(options, options.mine, status);
-	if (htmlClashes(options.html, options.files)) return 2;
+	if (htmlRefused(options.html, options.files)) return 2;
 	let reports: SessionReport[];
 	try {
 		reports = await runReplay(options, (line) => status.update(line));
@@ -138,12 +138,18 @@ export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): s
 }
 
 /**
- * True, said on stderr, when `--html <file>` is one of the sessions to replay (the same file by any
- * path or link) or any other Pi session, which the page would overwrite; false when it is neither
- * (or names no file yet).
+ * True, said on stderr before any replay, when `--html <file>` cannot take the page: it is one of
+ * the sessions to replay (the same file by any path or link) or any other Pi session, which the page
+ * would overwrite, a directory, or a file in a directory that does not exist; false otherwise.
  */
-function htmlClashes(html: string | undefined, files: readonly string[]): boolean {
+function htmlRefused(html: string | undefined, files: readonly string[]): boolean {
 	if (html === undefined) return false;
+	const refuse = (why: string): true => {
+		process.stderr.write(`context-fold replay: --html ${html} ${why}; give another file\n`);
+		return true;
+	};
+	if (!existsSync(dirname(resolve(html)))) return refuse(`is in a directory that does not exist`);
+	if (existsSync(html) && statSync(html).isDirectory()) return refuse("is a directory");
 	const id = (path: string) => {
 		try {
 			const stat = statSync(path);
@@ -220,7 +226,7 @@ async function replayMine(
 		);
 		return 2;
 	}
-	if (htmlClashes(options.html, found.files)) return 2;
+	if (htmlRefused(options.html, found.files)) return 2;
 	const replayed: { file: string; report: SessionReport }[] = [];
 	const skipped: { file: string; session: string; problem: string }[] = [];
 	const lines: string[] = [];

@@ -301,10 +301,16 @@ test("--html never overwrites a session, replayed or not, nor takes an option fo
 			);
 			assert.equal(readFileSync(other, "utf8"), good.text(), "the other session is untouched");
 		}
-		const unwritable = replay(file, "--policy", "pi", "--html", join(dir, "no-such-dir", "r.html"));
-		assert.equal(unwritable.status, 1);
-		assert.match(unwritable.stdout, /^s\.jsonl/m, "the figures are printed");
-		assert.match(unwritable.stderr, /cannot write .*r\.html/);
+		// A page that cannot be written there is refused before any replay, not after it.
+		for (const [html, why] of [
+			[join(dir, "no-such-dir", "r.html"), "is in a directory that does not exist"],
+			[dir, "is a directory"],
+		]) {
+			const unwritable = replay(file, "--policy", "pi", "--html", html);
+			assert.equal(unwritable.status, 2);
+			assert.equal(unwritable.stdout, "", "nothing was replayed");
+			assert.equal(unwritable.stderr, `context-fold replay: --html ${html} ${why}; give another file\n`);
+		}
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
