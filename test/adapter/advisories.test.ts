@@ -179,6 +179,41 @@ describe("wire watchdog", () => {
 		assert.deepEqual(watch, [ADVICE.watchdog(8_110, 8_109, 1)]);
 	});
 
+	/**
+	 * A resumed branch whose last response, stored in the session, is the latest prompt: its request may
+	 * already have carried folds the branch no longer records (a torn last entry), so the first fold
+	 * event after the resume can read the whole cache and still be on the wire. `payload` is what goes
+	 * out for the folding request (`sent`, or the stored messages, raw); the response reads all of it.
+	 */
+	async function resumedFold(payload: (sent: Record<string, unknown>[], stored: unknown[]) => unknown) {
+		const stub = await tui();
+		bashSession(stub, 6);
+		stub.addMessage({
+			role: "assistant",
+			provider: "fake",
+			model: "fake-model",
+			content: [{ type: "text", text: "checked" }],
+			usage: { input: 10, output: 5, cacheRead: 8_000, cacheWrite: 100 },
+			stopReason: "stop",
+			timestamp: 1_700_000_100_000,
+		});
+		await stub.emit("session_start", { reason: "resume" });
+		const sent = await stub.request();
+		assert.ok(JSON.stringify(sent).includes(" FOLDED}"), "the request folds");
+		const stored = stub.entries.filter((e) => e.type === "message").map((e) => e.message);
+		await stub.emit("before_provider_request", { payload: payload(sent, stored) });
+		await respond(stub, { input: 10, cacheRead: 8_109, cacheWrite: 300 });
+		return notices(stub).filter((m) => m.includes("did not reach the wire"));
+	}
+
+	it("judges the first event after a resume by its payload: a whole read of a stored prompt is no miss", async () => {
+		assert.deepEqual(await resumedFold((sent) => ({ messages: sent })), []);
+	});
+
+	it("still warns after a resume when that event's payload carried its blocks raw", async () => {
+		assert.deepEqual(await resumedFold((_sent, stored) => ({ messages: stored })), [ADVICE.watchdogRequest(1)]);
+	});
+
 	it("stays quiet when the fold reached the wire (the read stops before the folded blocks)", async () => {
 		const stub = await folded();
 		await respond(stub, { input: 10, cacheRead: 1_000, cacheWrite: 4_000 });

@@ -883,7 +883,7 @@ describe("restore of malformed fold entries", () => {
 			.filter((l) => l.includes("skipped"));
 		// The op of the record whose id went bad is readable but backed by no record: raw too.
 		assert.deepEqual(warnings, [
-			"context-fold: restoring fold state skipped 2 malformed fold records (their codes will not resolve), 1 malformed frozen op (that block is sent raw), 1 frozen op without its fold record (that block is sent raw)",
+			"context-fold: restoring fold state skipped 2 malformed fold records (their codes do not resolve until those blocks fold again), 1 malformed frozen op (that block is sent raw), 1 frozen op without its fold record (that block is sent raw)",
 		]);
 		// Every digest the request carries is one whose code resolves.
 		for (const text of sent) {

@@ -75,7 +75,10 @@ interface PendingFold {
 	/** The prompt of the response before the event. */
 	prefold: number;
 	masked: number;
-	/** The event's codes, when its request also first declared the fold tools (the cache cannot judge it). */
+	/**
+	 * The event's codes, when the cache cannot judge it: its request also first declared the fold tools,
+	 * or the prompt before it is a stored one (see Advisor.storedPrompt).
+	 */
 	codes?: readonly string[];
 	/** With `codes`: probes for its blocks' raw text (see wireProbes). */
 	probes?: readonly string[];
@@ -98,6 +101,12 @@ export class Advisor {
 	/** The request being sent declares the fold tools for the first time. */
 	private declared = false;
 	private lastPrompt = 0;
+	/**
+	 * The latest prompt is a stored response's (a resumed or navigated branch), not one this process saw
+	 * sent: it may already have carried folds the branch no longer records (a torn last entry), and a
+	 * fold event that restores them reads the whole cache, so the cache cannot judge that event.
+	 */
+	private storedPrompt = false;
 	/** The provider and model of the latest response with a prompt (see modelOf). */
 	private lastModel: string | undefined;
 	private base: number | undefined;
@@ -120,6 +129,7 @@ export class Advisor {
 		this.declaring = false;
 		this.declared = false;
 		this.lastPrompt = 0;
+		this.storedPrompt = false;
 		this.lastModel = undefined;
 		this.base = undefined;
 		this.forced = 0;
@@ -146,6 +156,7 @@ export class Advisor {
 			const prompt = promptOf(figuresOf(entry.message.usage));
 			if (prompt > 0) {
 				this.remember(prompt);
+				this.storedPrompt = true;
 				this.lastModel = modelOf(entry.message);
 				this.rewriteExpected = false;
 			}
@@ -170,7 +181,8 @@ export class Advisor {
 	 */
 	observeFold(seq: number, masked: number, codes: readonly string[] = [], probes: () => string[] = () => []): void {
 		this.pendingFold = { seq, prefold: this.lastPrompt, masked };
-		if (this.declared && codes.length > 0) Object.assign(this.pendingFold, { codes, probes: probes() });
+		if ((this.declared || this.storedPrompt) && codes.length > 0)
+			Object.assign(this.pendingFold, { codes, probes: probes() });
 		this.rewriteExpected = true;
 		for (const id of [...this.notices.keys()]) if (id.startsWith("churn:")) this.notices.delete(id);
 	}
@@ -306,6 +318,7 @@ export class Advisor {
 
 	private remember(prompt: number): void {
 		this.lastPrompt = prompt;
+		this.storedPrompt = false;
 		this.base = this.base === undefined ? prompt : Math.min(this.base, prompt);
 	}
 

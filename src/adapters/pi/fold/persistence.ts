@@ -93,8 +93,8 @@ export function skippedText(skipped: Skipped): string | undefined {
 	count(skipped.entries, "unreadable fold entry", "unreadable fold entries");
 	count(
 		skipped.records,
-		"malformed fold record (its code will not resolve)",
-		"malformed fold records (their codes will not resolve)",
+		"malformed fold record (its code does not resolve until that block folds again)",
+		"malformed fold records (their codes do not resolve until those blocks fold again)",
 	);
 	count(
 		skipped.ops,
