@@ -841,8 +841,10 @@ describe("renderers and /tree labels", () => {
 		const stub = loadStub();
 		const theme = { fg: (_color: string, text: string) => text };
 		const what = `bash: npm test ${"-v ".repeat(50)}`;
+		// A command of wide characters takes two columns a character.
+		const wide = `bash: grep -rn ${"検索".repeat(40)}`;
 		const results = {
-			recall_folded: `Recalled #k3x9a0b2: ${what}, 401 lines (sha256 verified)\nline 1`,
+			recall_folded: `Recalled #k3x9a0b2: ${what}, 401 lines (sha256 verified)\nline 1\n\nRecalled #q7w8e9r0: ${wide}, 3 lines (sha256 verified)\nx`,
 			unfold:
 				"Unfolded #k3x9a0b2, #q7w8e9r0, #a1s2d3f4, #z9x8c7v6, #m5n4b3v2, #p0o9i8u7: the original content is back.",
 		};
@@ -851,7 +853,7 @@ describe("renderers and /tree labels", () => {
 				renderResult: (r: unknown, o: unknown, t: unknown, c: unknown) => { render(width: number): string[] };
 			};
 			const drawn = renderers.renderResult({ content: [{ type: "text", text }] }, { expanded: false }, theme, {});
-			const wide = drawn.render(200).map((line) => line.trimEnd());
+			const wide = drawn.render(400).map((line) => line.trimEnd());
 			// A 100-column terminal: Pi's tool box keeps a column of padding each side.
 			for (const width of [98, 72]) {
 				const lines = drawn.render(width).map((line) => line.trimEnd());

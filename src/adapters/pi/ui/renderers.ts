@@ -11,11 +11,11 @@
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Text } from "@earendil-works/pi-tui";
 import type { FoldOp } from "../../../core/apply.ts";
-import { type BlockFacts, blockLine, blockWhat, LINE_WIDTH } from "../../../core/block-line.ts";
+import { type BlockFacts, blockLine, blockWhat, clipColumns, LINE_WIDTH } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { eventSaving, readFoldMark, unfoldBack } from "../../../core/session-history.ts";
 import { eventLabel } from "../../../core/status.ts";
-import { clip, estTokens, linesText, short } from "../../../core/tokens.ts";
+import { estTokens, linesText, short } from "../../../core/tokens.ts";
 import { blockFacts } from "../fold/block-facts.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
@@ -154,7 +154,7 @@ export function recallSummary(
 			const what = facts?.(hit[1]);
 			const tail = ` · ${hit[3]}`;
 			other.push(
-				`  #${hit[1]} · ${clip(what ? blockWhat(what) : hit[2], Math.max(10, width - hit[1].length - 6 - tail.length))}${tail}`,
+				`  #${hit[1]} · ${clipColumns(what ? blockWhat(what) : hit[2], Math.max(10, width - hit[1].length - 6 - tail.length))}${tail}`,
 			);
 			continue;
 		}
@@ -174,7 +174,7 @@ export function recallSummary(
 		const known = facts?.(r.code);
 		const tail = ` · ${linesText(r.lines)}${r.served ? ` (${r.served})` : ""} · ${r.how}`;
 		const what = known ? blockWhat(known) : r.what;
-		return `recalled #${r.code} · ${clip(what, Math.max(10, width - r.code.length - 13 - tail.length))}${tail}`;
+		return `recalled #${r.code} · ${clipColumns(what, Math.max(10, width - r.code.length - 13 - tail.length))}${tail}`;
 	});
 	if (out.length === 0 && other.length === 0) return [`recall_folded · ${size}`];
 	// A search alone reads as its own lines, then what it returned.
