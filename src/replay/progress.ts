@@ -1,9 +1,12 @@
 /**
  * The replay's progress line: on a terminal, one line of stderr rewritten in place (a carriage return,
- * the status cut to the terminal's width so it never wraps, the rest of the line erased), and erased
+ * the status cut to the terminal's width in columns so it never wraps, a wide character counting two,
+ * the rest of the line erased), and erased
  * once the replay is over so that only the report stays; on anything that is not a terminal (a file, a
  * pipe, a test), or when the user asked for quiet, nothing at all.
  */
+
+import { clipColumns } from "../core/block-line.ts";
 
 /** What the progress line writes to: stderr, or a stand-in with the same fields. */
 export interface StatusStream {
@@ -27,11 +30,11 @@ export class ProgressLine {
 		this.live = !quiet && stream.isTTY === true;
 	}
 
-	/** Shows `status` in place of the previous one (cut to the terminal's width). */
+	/** Shows `status` in place of the previous one (cut to the terminal's width in columns). */
 	update(status: string): void {
 		if (!this.live) return;
 		const width = Math.max(20, (this.stream.columns || 80) - 1);
-		const shown = status.length > width ? `${status.slice(0, width - 1)}…` : status;
+		const shown = clipColumns(status, width);
 		this.stream.write(`\r${shown}${ERASE}`);
 		this.shown = true;
 	}

@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { visibleWidth } from "@earendil-works/pi-tui";
 import { projectDirName } from "../../src/replay/mine.ts";
 import { parseArgs, UsageError } from "../../src/replay/options.ts";
 import { ProgressLine } from "../../src/replay/progress.ts";
@@ -527,6 +528,11 @@ test("progress is one line rewritten in place on a terminal, and nothing elsewhe
 	}
 	assert.equal(tty.writes[1], "\rreplay 1/2, request 2/63: pi on a-sess…\x1b[K");
 	assert.equal(tty.writes[2], "\r\x1b[K", "erased before the report");
+	// A session named in wide characters is cut by the columns they take.
+	line.update("replay 1/1, request 9/63: pi on 日本語のセッションファイルの名前.jsonl");
+	const wide = (tty.writes.at(-1) ?? "").slice(1, -"\x1b[K".length);
+	assert.ok(visibleWidth(wide) <= 39, `${visibleWidth(wide)} columns: ${wide}`);
+	assert.ok(wide.endsWith("…"));
 	const piped = stream(false);
 	const quiet = stream(true);
 	for (const s of [new ProgressLine(piped), new ProgressLine(quiet, true)]) {
