@@ -307,6 +307,21 @@ describe("the footer's view of the advisor", () => {
 	const config = () => ({ ...DEFAULT_CONFIG });
 	const facts = { window: 200_000, unfoldable: 0, ratios: DEFAULT_RATIOS, caches: true };
 
+	it("expects the request that first declares the fold tools to read nothing, fold event or not", () => {
+		const shown: string[] = [];
+		const advisor = new Advisor({ notify: (m) => shown.push(m), config });
+		advisor.observeResponse({ input: 10, cacheRead: 40_000 }, facts);
+		// The tools joined without a fold event in that request (a block became recallable otherwise).
+		advisor.observeDeclarations();
+		advisor.beginRequest();
+		const cold = { input: 41_000, cacheRead: 0, cacheWrite: 0 };
+		advisor.observeResponse(cold, facts);
+		assert.deepEqual(shown, [], "the new tool list rewrote the cache by design");
+		advisor.beginRequest();
+		advisor.observeResponse(cold, facts);
+		assert.deepEqual(shown, [ADVICE.coldInput(cold)], "a later cold response is noticed");
+	});
+
 	it("lists the active advisories and the watchdog flag until their streak ends", () => {
 		const shown: string[] = [];
 		const advisor = new Advisor({ notify: (m) => shown.push(m), config });

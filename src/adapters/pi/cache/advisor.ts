@@ -168,10 +168,16 @@ export class Advisor {
 		this.declaring = true;
 	}
 
-	/** A request's `context` pass begins: the tools it declares are settled by now. */
+	/**
+	 * A request's `context` pass begins: the tools it declares are settled by now. A request that first
+	 * declares the fold tools changes the prompt at the tool list, ahead of everything cached: its
+	 * response is expected to read nothing, fold event or not (a look-ahead that missed, a block that
+	 * became recallable without one).
+	 */
 	beginRequest(): void {
 		this.declared = this.declaring;
 		this.declaring = false;
+		if (this.declared) this.rewriteExpected = true;
 	}
 
 	/**
