@@ -789,6 +789,7 @@ describe("seed index on disk", () => {
 			await stub.emit("session_start", { reason: "startup" });
 			const printed = await stub.command("fold-handoff", "go");
 			assert.equal(printed.stderr, "context-fold: nothing to hand off yet: this session has no messages\n");
+			assert.equal(printed.exitCode, 1, "headless, no seed written exits 1: a script reads no path");
 			assert.deepEqual(
 				readdirSync(dir).filter((f) => f === "context-fold"),
 				[],

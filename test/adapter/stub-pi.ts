@@ -104,7 +104,8 @@ export interface StubPi {
 	/** Calls a registered tool and returns its text and whether it flagged an error result. */
 	answer(name: string, params: unknown): Promise<{ text: string; isError: boolean }>;
 	/** Runs a registered command headless; returns what it printed on stdout and stderr. */
-	command(name: string, args: string): Promise<{ stdout: string; stderr: string }>;
+	/** Runs a command: what it wrote, and the exit code it left pi (headless, a failed command's 1). */
+	command(name: string, args: string): Promise<{ stdout: string; stderr: string; exitCode?: number }>;
 	commands: Map<
 		string,
 		{
@@ -277,7 +278,10 @@ export function loadStub(
 		async command(name, args) {
 			const command = stub.commands.get(name);
 			if (!command) throw new Error(`no command ${name}`);
-			const out = { stdout: "", stderr: "" };
+			// What the command leaves as pi's exit code is the command's, not this test process's.
+			const out: { stdout: string; stderr: string; exitCode?: number } = { stdout: "", stderr: "" };
+			const exitCode = process.exitCode;
+			process.exitCode = undefined;
 			const write = process.stdout.write.bind(process.stdout);
 			const writeErr = process.stderr.write.bind(process.stderr);
 			process.stdout.write = ((chunk: string) => {
@@ -293,6 +297,8 @@ export function loadStub(
 			} finally {
 				process.stdout.write = write;
 				process.stderr.write = writeErr;
+				if (process.exitCode !== undefined) out.exitCode = Number(process.exitCode);
+				process.exitCode = exitCode;
 			}
 			return out;
 		},

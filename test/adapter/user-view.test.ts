@@ -752,8 +752,26 @@ describe("/context-fold", () => {
 
 	it("answers discard-images and an unknown subcommand", async () => {
 		const stub = await started();
-		assert.match((await stub.command("context-fold", "discard-images")).stdout, /nothing to discard/);
-		assert.match((await stub.command("context-fold", "frobnicate")).stdout, /unknown subcommand "frobnicate"/);
+		const discard = await stub.command("context-fold", "discard-images");
+		assert.match(discard.stdout, /nothing to discard/);
+		assert.equal(discard.exitCode, undefined, "an answer leaves pi's exit code alone");
+		const unknown = await stub.command("context-fold", "frobnicate");
+		assert.match(unknown.stdout, /unknown subcommand "frobnicate"/);
+		assert.equal(unknown.exitCode, 1, "headless, a refused command makes pi exit 1");
+		// With a UI (TUI, RPC) pi goes on: a refusal leaves its exit code alone.
+		stub.hasUI = true;
+		assert.equal((await stub.command("context-fold", "frobnicate")).exitCode, undefined);
+	});
+
+	it("tells on stderr when the session was replaced under a command (its context gone stale)", async () => {
+		const stub = await started();
+		const stale = () => {
+			throw new Error("This extension ctx is stale after session replacement");
+		};
+		Object.defineProperty(stub, "hasUI", { get: stale, configurable: true });
+		const out = await stub.command("context-fold", "frobnicate");
+		assert.match(out.stderr, /^context-fold: unknown subcommand "frobnicate"/);
+		assert.equal(out.exitCode, undefined);
 	});
 });
 

@@ -440,6 +440,21 @@ describe("deterministic compaction through pi -p: threshold, restart, second com
 		headlessSeed = text;
 	});
 
+	it("headless, a command that fails makes pi exit 1, so a script reads no path off its last line", async () => {
+		// A new session (no -c): nothing to hand off. Then a subcommand that does not exist.
+		for (const prompt of ["/fold-handoff goal", "/context-fold frobnicate"]) {
+			const run = await sandbox.runPrint({ prompt, extensions: ["."], timeoutMs: RUN_TIMEOUT_MS });
+			assert.equal(run.code, 1, `${prompt}: ${run.stderr}`);
+			assert.match(run.stderr, /context-fold: (nothing to hand off yet|unknown subcommand)/);
+		}
+		const status = await sandbox.runPrint({
+			prompt: "/context-fold status",
+			extensions: ["."],
+			timeoutMs: RUN_TIMEOUT_MS,
+		});
+		assert.equal(status.code, 0, status.stderr);
+	});
+
 	it('a seed passed as a prompt (pi -p "$(cat seed)") reads its codes from the parent it names, from its first request', async () => {
 		assert.ok(headlessSeed, "the headless /fold-handoff test did not run");
 		const code = codeOnLine(headlessSeed, "Error: planted failure 2");

@@ -35,7 +35,13 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 	});
 
 	/** Runs one `/context-fold` command line; returns what it printed (Pi moves it to stderr). */
-	const command = async (line: string, args: string[] = [], env?: Record<string, string>): Promise<string> => {
+	/** What `/context-fold <line>` prints in pi -p; pi exits 0, or 1 where the save is `refused`. */
+	const command = async (
+		line: string,
+		args: string[] = [],
+		env?: Record<string, string>,
+		refused = false,
+	): Promise<string> => {
 		const r = await sandbox.runPrint({
 			prompt: `/context-fold ${line}`,
 			extensions: ["."],
@@ -43,7 +49,7 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 			env,
 			timeoutMs: WAIT_MS,
 		});
-		assert.equal(r.code, 0, r.stderr);
+		assert.equal(r.code, refused ? 1 : 0, r.stderr);
 		return r.stderr + r.stdout;
 	};
 	const globalSection = () =>
@@ -104,7 +110,7 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 	});
 
 	it("refuses a negative count naming its least value; takes 0.5.1's names and words as this version's", async () => {
-		const negative = await command("settings useWindow -1");
+		const negative = await command("settings useWindow -1", [], undefined, true);
 		assert.ok(
 			negative.includes(
 				'useWindow not changed: "-1" is not a valid number of messages (a whole number of at least 0)',
@@ -130,7 +136,7 @@ describe("/context-fold settings <knob> <value> in pi -p", () => {
 			out,
 		);
 		assert.equal(globalSection().hotTail, undefined);
-		const refused = await command("settings hotTail 5000", [], { CONTEXTFOLD_HOT_TAIL: "6000" });
+		const refused = await command("settings hotTail 5000", [], { CONTEXTFOLD_HOT_TAIL: "6000" }, true);
 		assert.ok(refused.includes("a saved value would not apply"), "a value to save is still refused");
 	});
 

@@ -196,9 +196,21 @@ export function registerHandoff(
 	pi.registerCommand("fold-handoff", {
 		description: "Write a deterministic handoff seed of this session (optionally: /fold-handoff <goal>)",
 		handler: async (args, ctx) => {
-			const say = (message: string, level: "info" | "error") => {
-				if (ctx.hasUI) ctx.ui.notify(message, level);
-				else process.stderr.write(`${message}\n`);
+			// Headless, a seed not written makes pi exit 1: a script reads the path off the last line of
+			// stderr only when the exit code says there is one. A context gone stale (the session was
+			// replaced while the dialog was open) tells on stderr.
+			const say = (message: string, level: "info" | "error", failed = level === "error") => {
+				let ui: boolean;
+				try {
+					ui = ctx.hasUI;
+					if (ui) ctx.ui.notify(message, level);
+				} catch {
+					process.stderr.write(`${message}\n`);
+					return;
+				}
+				if (ui) return;
+				process.stderr.write(`${message}\n`);
+				if (failed) process.exitCode = 1;
 			};
 			let written: ReturnType<typeof writeHandoff>;
 			try {
@@ -220,7 +232,7 @@ export function registerHandoff(
 				// A session with no message has nothing to hand on, and Pi has not written its file yet: a
 				// seed would name a parent that does not exist.
 				if (!ctx.sessionManager.getBranch().some((e) => (e as { type?: string }).type === "message")) {
-					say("context-fold: nothing to hand off yet: this session has no messages", "info");
+					say("context-fold: nothing to hand off yet: this session has no messages", "info", true);
 					return;
 				}
 				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), (message) => say(message, "error"));

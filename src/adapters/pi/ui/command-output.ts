@@ -14,10 +14,24 @@ export function inTui(ctx: ExtensionContext): boolean {
 	return ctx.mode === "tui" && ctx.hasUI;
 }
 
-/** Tells the user: a notification with a UI (TUI, RPC), else a line on stdout (Pi moves it to stderr). */
+/**
+ * Tells the user: a notification with a UI (TUI, RPC), else a line on stdout (Pi moves it to stderr),
+ * where a warning or an error also makes pi exit 1 (print and json modes end when the command does, and
+ * a script reads the exit code). A context gone stale (the session was replaced while a dialog was
+ * open) tells on stderr.
+ */
 export function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
-	if (ctx.hasUI) ctx.ui.notify(text, level);
-	else process.stdout.write(`${text}\n`);
+	let ui: boolean;
+	try {
+		ui = ctx.hasUI;
+		if (ui) ctx.ui.notify(text, level);
+	} catch {
+		process.stderr.write(`${text}\n`);
+		return;
+	}
+	if (ui) return;
+	process.stdout.write(`${text}\n`);
+	if (level !== "info") process.exitCode = 1;
 }
 
 /** Shows a text: a scrollable view in the terminal UI, else as `say` does. Resolves with the action taken. */
