@@ -235,7 +235,10 @@ export function registerHandoff(
 					say("context-fold: nothing to hand off yet: this session has no messages", "info", true);
 					return;
 				}
-				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), (message) => say(message, "error"));
+				// What writing the seed works around is said; the seed is still written, its path last.
+				written = writeHandoff(args ?? "", ctx, engine, index, new Date(), (message) =>
+					say(message, "error", false),
+				);
 			} catch (error) {
 				say(`context-fold: could not write the handoff seed: ${errorText(error)}`, "error");
 				return;
