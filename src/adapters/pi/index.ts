@@ -217,7 +217,7 @@ function register(
 			const { skipped } = index.open(session);
 			if (skipped > 0)
 				warnOnce(`context-fold: skipped ${skipped} unreadable seed-index line${skipped === 1 ? "" : "s"}`);
-			engine.rebuild(branch);
+			if (engine.rebuild(branch)) requestFacts.lostFolds();
 			telemetry.restore(branch);
 			telemetry.select(ctx.model?.provider, ctx.model?.id);
 			advisor.restore(branch);

@@ -160,14 +160,19 @@ export class FoldEngine extends SentRequest {
 		this.deps = deps;
 	}
 
-	/** Rebuilds state from the current branch's entries (session start, tree navigation). */
-	rebuild(entries: readonly unknown[]): void {
+	/**
+	 * Rebuilds state from the current branch's entries (session start, tree navigation); true when it
+	 * skipped fold entries, records or ops it could not read (their blocks go out raw until they fold
+	 * again).
+	 */
+	rebuild(entries: readonly unknown[]): boolean {
 		this.reset();
 		const { registry, skipped } = rebuildRegistry(entries);
 		this.registry = registry;
 		this.rebase(entries);
 		const skippedNote = skippedText(skipped);
 		if (skippedNote) this.deps.warn(skippedNote);
+		return skippedNote !== undefined;
 	}
 
 	/**

@@ -81,6 +81,14 @@ export class RequestFacts {
 		this.usage.unfolded();
 	}
 
+	/**
+	 * A restore skipped fold entries it could not read: the blocks they folded go out raw, where the
+	 * branch's last response counted them folded, so its figure predates them, as after an unfold.
+	 */
+	lostFolds(): void {
+		this.usage.unfolded();
+	}
+
 	/** The facts of the request that carries `messages`. */
 	of(messages: readonly MessageLike[], ctx: ExtensionContext): TurnFacts {
 		const window = ctx.model?.contextWindow || piUsage(ctx)?.contextWindow;
