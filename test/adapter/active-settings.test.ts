@@ -4,6 +4,9 @@
  * again from Pi's live settings.
  */
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import { ActiveSettings } from "../../src/adapters/pi/active-settings.ts";
@@ -97,5 +100,26 @@ describe("ActiveSettings", () => {
 		);
 		s.refreshCompaction();
 		assert.equal(s.reserve, 40_000, "unreadable: the figures read last stay");
+	});
+});
+
+describe("SavedSettings", () => {
+	test("reads whether the project's file sets a knob under its lock, never from a file half rewritten", () => {
+		const dir = mkdtempSync(join(tmpdir(), "cf-saved-"));
+		try {
+			const paths = { global: join(dir, "settings.json"), project: join(dir, "project-settings.json") };
+			writeFileSync(paths.global, "{}");
+			writeFileSync(paths.project, JSON.stringify({ "context-fold": { hotTail: 4000 } }));
+			const saved = new SavedSettings();
+			assert.equal(saved.save("hotTail", "5000", paths).file, paths.project, "the project's file sets it");
+			// Another process rewrites the project's file in place, under its lock: truncated, not yet written.
+			mkdirSync(`${paths.project}.lock`);
+			writeFileSync(paths.project, "");
+			assert.throws(() => saved.save("hotTail", "6000", paths), /is locked by another process/);
+			assert.equal(readFileSync(paths.global, "utf8"), "{}", "nothing sent to the global file meanwhile");
+			assert.throws(() => saved.unset("hotTail", paths), /is locked by another process/);
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });

@@ -298,9 +298,7 @@ export class SavedSettings {
 		const checked = resolveConfig({ [key]: text }, {});
 		if (checked.problems.length > 0) throw new Error(checked.problems.join("; "));
 		const value = checked.config[key];
-		const project = paths.project && existsSync(paths.project) ? paths.project : undefined;
-		const file = project && projectSets(project, [key]) ? project : paths.global;
-		withLock(file, () => {
+		const write = (file: string) => {
 			const settings = readObject(file);
 			const held = settings[SETTINGS_SECTION];
 			// A section that is no object holds what its writer meant ("economic"): never written over unasked.
@@ -310,7 +308,19 @@ export class SavedSettings {
 				);
 			settings[SETTINGS_SECTION] = { ...sectionOf(settings), [key]: value };
 			writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
-		});
+		};
+		// Whether the project's file sets the knob is read under its lock: a writer rewrites a file in
+		// place, and a read in between would find it empty and send the value to the global file.
+		const project = paths.project && existsSync(paths.project) ? paths.project : undefined;
+		const toProject =
+			project !== undefined &&
+			withLock(project, () => {
+				if (!projectSets(project, [key])) return false;
+				write(project);
+				return true;
+			});
+		const file = toProject && project ? project : paths.global;
+		if (!toProject) withLock(file, () => write(file));
 		this.written.set(key, value);
 		return { file, value };
 	}
@@ -324,21 +334,22 @@ export class SavedSettings {
 		// 0.5.1's name for the knob sets it too (foldStep for step): both go, or the old one would apply.
 		const keys = savedKeysOf(key);
 		const setsIt = (section: Record<string, unknown> | undefined) => keys.some((k) => section?.[k] !== undefined);
+		// Whether a file sets the knob is read under its lock, as in save.
 		const files = [paths.global, paths.project].filter(
 			(file): file is string =>
 				file !== undefined &&
 				existsSync(file) &&
-				(file === paths.project ? projectSets(file, keys) : setsIt(sectionOf(readObject(file)))),
+				withLock(file, () => {
+					if (file === paths.project ? !projectSets(file, keys) : !setsIt(sectionOf(readObject(file))))
+						return false;
+					const settings = readObject(file);
+					const section = { ...sectionOf(settings) };
+					for (const k of keys) delete section[k];
+					settings[SETTINGS_SECTION] = section;
+					writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
+					return true;
+				}),
 		);
-		for (const file of files) {
-			withLock(file, () => {
-				const settings = readObject(file);
-				const section = { ...sectionOf(settings) };
-				for (const k of keys) delete section[k];
-				settings[SETTINGS_SECTION] = section;
-				writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
-			});
-		}
 		this.written.set(key, undefined);
 		return files;
 	}
