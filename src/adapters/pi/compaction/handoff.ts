@@ -20,6 +20,7 @@ import { type CarriedSeed, handoffSeedIn, renderHandoff, renderSummary, seedPare
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ownFolder, pathKey, userFolderName } from "../owned-files.ts";
+import { say as sayTo } from "../ui/command-output.ts";
 import { branchRecords, branchView, unrecordedBlocks } from "./deterministic-compaction.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
@@ -197,21 +198,10 @@ export function registerHandoff(
 		description: "Write a deterministic handoff seed of this session (optionally: /fold-handoff <goal>)",
 		handler: async (args, ctx) => {
 			// Headless, a seed not written makes pi exit 1: a script reads the path off the last line of
-			// stderr only when the exit code says there is one. A context gone stale (the session was
-			// replaced while the dialog was open) tells on stderr.
-			const say = (message: string, level: "info" | "error", failed = level === "error") => {
-				let ui: boolean;
-				try {
-					ui = ctx.hasUI;
-					if (ui) ctx.ui.notify(message, level);
-				} catch {
-					process.stderr.write(`${message}\n`);
-					return;
-				}
-				if (ui) return;
-				process.stderr.write(`${message}\n`);
-				if (failed) process.exitCode = 1;
-			};
+			// stderr only when the exit code says there is one.
+			// Its lines go straight to stderr, where its path goes (in print mode Pi keeps stdout for the reply).
+			const say = (message: string, level: "info" | "error", failed = level === "error") =>
+				sayTo(ctx, message, level, failed, "stderr");
 			let written: ReturnType<typeof writeHandoff>;
 			try {
 				// Asked for during a run, the seed waits for its end: the new session starts only after it,

@@ -14,13 +14,22 @@ export function inTui(ctx: ExtensionContext): boolean {
 	return ctx.mode === "tui" && ctx.hasUI;
 }
 
+/** How a command's line goes out without a UI: `stdout` (Pi moves it to stderr) or straight to `stderr`. */
+export type Headless = "stdout" | "stderr";
+
 /**
- * Tells the user: a notification with a UI (TUI, RPC), else a line on stdout (Pi moves it to stderr),
- * where a warning or an error also makes pi exit 1 (print and json modes end when the command does, and
- * a script reads the exit code). A context gone stale (the session was replaced while a dialog was
- * open) tells on stderr.
+ * Tells the user: a notification with a UI (TUI, RPC), else a line on `headless`, where a command that
+ * `failed` (by default: said as a warning or an error) also makes pi exit 1 (print and json modes end
+ * when the command does, and a script reads the exit code). A context gone stale (the session was
+ * replaced while a dialog was open) tells on stderr.
  */
-export function say(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
+export function say(
+	ctx: ExtensionContext,
+	text: string,
+	level: "info" | "warning" | "error" = "info",
+	failed = level !== "info",
+	headless: Headless = "stdout",
+): void {
 	let ui: boolean;
 	try {
 		ui = ctx.hasUI;
@@ -30,8 +39,8 @@ export function say(ctx: ExtensionContext, text: string, level: "info" | "warnin
 		return;
 	}
 	if (ui) return;
-	process.stdout.write(`${text}\n`);
-	if (level !== "info") process.exitCode = 1;
+	process[headless].write(`${text}\n`);
+	if (failed) process.exitCode = 1;
 }
 
 /** Shows a text: a scrollable view in the terminal UI, else as `say` does. Resolves with the action taken. */
