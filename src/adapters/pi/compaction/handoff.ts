@@ -197,9 +197,9 @@ export function registerHandoff(
 	pi.registerCommand("fold-handoff", {
 		description: "Write a deterministic handoff seed of this session (optionally: /fold-handoff <goal>)",
 		handler: async (args, ctx) => {
-			// Headless, a seed not written makes pi exit 1: a script reads the path off the last line of
-			// stderr only when the exit code says there is one.
-			// Its lines go straight to stderr, where its path goes (in print mode Pi keeps stdout for the reply).
+			// Headless, its lines go to stderr, where its path goes (in print mode Pi keeps stdout for the
+			// reply), and a seed not written makes pi exit 1: a script reads the path off stderr's last line
+			// only when the exit code says there is one.
 			const say = (message: string, level: "info" | "error", failed = level === "error") =>
 				sayTo(ctx, message, level, failed, "stderr");
 			let written: ReturnType<typeof writeHandoff>;

@@ -140,8 +140,9 @@ export function settingsPaths(
 /**
  * Where a refused saved value came from (see SavedOrigin), read from the files `paths` gives: the
  * project's file when it sets the knob, with the global file's value beneath it, else the global
- * file; without a knob, the file whose section Pi's merge took. The files are read once, on the first refusal, and a file that cannot be read counts as
- * setting nothing; `paths` may throw (a context without the trust check), and then nothing is found.
+ * file; without a knob, the file whose section Pi's merge took. The files are read once, on the first
+ * refusal, and a file that cannot be read counts as setting nothing; `paths` may throw (a context
+ * without the trust check), and then nothing is found.
  */
 export function savedOrigin(paths: () => SettingsPaths | undefined): SavedOrigin {
 	let files: { file: string; raw: unknown; section: Record<string, unknown> | undefined }[] | undefined;
@@ -334,22 +335,20 @@ export class SavedSettings {
 		// 0.5.1's name for the knob sets it too (foldStep for step): both go, or the old one would apply.
 		const keys = savedKeysOf(key);
 		const setsIt = (section: Record<string, unknown> | undefined) => keys.some((k) => section?.[k] !== undefined);
-		// Whether a file sets the knob is read under its lock, as in save.
-		const files = [paths.global, paths.project].filter(
-			(file): file is string =>
-				file !== undefined &&
-				existsSync(file) &&
-				withLock(file, () => {
-					if (file === paths.project ? !projectSets(file, keys) : !setsIt(sectionOf(readObject(file))))
-						return false;
-					const settings = readObject(file);
-					const section = { ...sectionOf(settings) };
-					for (const k of keys) delete section[k];
-					settings[SETTINGS_SECTION] = section;
-					writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
-					return true;
-				}),
-		);
+		const files: string[] = [];
+		for (const file of [paths.global, paths.project]) {
+			if (file === undefined || !existsSync(file)) continue;
+			// Whether the file sets the knob is read under its lock, as in save.
+			withLock(file, () => {
+				if (file === paths.project ? !projectSets(file, keys) : !setsIt(sectionOf(readObject(file)))) return;
+				const settings = readObject(file);
+				const section = { ...sectionOf(settings) };
+				for (const k of keys) delete section[k];
+				settings[SETTINGS_SECTION] = section;
+				writeFileSync(file, JSON.stringify(settings, null, 2), "utf8");
+				files.push(file);
+			});
+		}
 		this.written.set(key, undefined);
 		return files;
 	}
