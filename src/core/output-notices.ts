@@ -1,8 +1,9 @@
 /**
  * What Pi's shell tools (bash, and powershell on Windows) and read tool add to their output, read from
  * the text alone: the notice that ends a truncated result, which says where the session's copy sits
- * in a file (a shell tool's: `[Showing lines 3448-5000 of 5000. Full output: …]`, the full output the
- * tool saved; read: `[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines
+ * in a file (a shell tool's: `[Showing lines 3448-5000 of 5000. Full output: …]`, or `[Showing last
+ * 50.0KB of line 3 (line is 960.0KB). Full output: …]` when it kept the end of the last line alone,
+ * the full output the tool saved; read: `[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines
  * in file. Use offset=301 to continue.]`, the file read), and the status line a shell tool appends
  * when a command fails or stops (`Command exited with code 2`). A read from an offset that runs to the file's end has no notice:
  * its call's offset says where it starts. A digest and a recall both number such a copy's lines as in
@@ -36,6 +37,9 @@ export interface OutputFilePlace {
 
 const SHELL_NOTICE =
 	/\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Full output: [^\n]+\](?:\n\n(Command [^\n]*))?$/;
+/** A shell tool's notice when it kept only the end of the output's last line, line N (the copy is that line's tail). */
+const SHELL_LAST_LINE =
+	/\n\n\[Showing last [^\n\]]* of line (\d+) \(line is [^\n\]]*\)\. Full output: [^\n]+\](?:\n\n(Command [^\n]*))?$/;
 const READ_SHOWING = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)[^\n\]]*\. Use offset=\d+ to continue\.\]$/;
 const READ_MORE = /\n\n\[(\d+) more lines in file\. Use offset=(\d+) to continue\.\]$/;
 
@@ -87,6 +91,12 @@ function noticedPlace(text: string, tool: string | undefined): OutputFilePlace |
 	const shell = writes(tool, "shell") ? SHELL_NOTICE.exec(text) : null;
 	if (shell) {
 		const place = placed("shell", text, shell.index, Number(shell[1]), Number(shell[2]), Number(shell[3]), shell[4]);
+		return place && { ...place, tool: tool ?? "bash" };
+	}
+	const lastLine = writes(tool, "shell") ? SHELL_LAST_LINE.exec(text) : null;
+	if (lastLine) {
+		const line = Number(lastLine[1]);
+		const place = placed("shell", text, lastLine.index, line, line, line, lastLine[2]);
 		return place && { ...place, tool: tool ?? "bash" };
 	}
 	if (!writes(tool, "read")) return undefined;

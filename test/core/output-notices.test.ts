@@ -34,6 +34,35 @@ describe("outputFilePlace", () => {
 		assert.equal(failed?.trailer.length, 2);
 	});
 
+	it("reads the bash tool's notice for the end of a long last line: the copy is that line, numbered as in the file", () => {
+		const path = "/tmp/pi-bash-0123456789abcdef.log";
+		const tail = `${'{"k":1},'.repeat(6000)}"FATAL: disk quota exceeded"]`;
+		const notice = `[Showing last 50.0KB of line 3 (line is 960.0KB). Full output: ${path}]`;
+		const place = outputFilePlace(`${tail}\n\n${notice}\n\nCommand exited with code 1`, { tool: "bash" });
+		assert.deepEqual(
+			{ ...place, held: place?.held.length },
+			{
+				source: "shell",
+				tool: "bash",
+				first: 3,
+				last: 3,
+				total: 3,
+				held: tail.length,
+				trailer: [notice, "Command exited with code 1"],
+				status: "Command exited with code 1",
+			},
+		);
+		// The digest names the line a recall of lines="3" serves (the file's third line), not its copy's first.
+		const digest = toolResultDigest({
+			code: "abcd1234",
+			toolName: "bash",
+			isError: true,
+			text: `${tail}\n\n${notice}\n\nCommand exited with code 1`,
+		});
+		assert.match(digest, /\nL3: .*FATAL: disk quota exceeded/);
+		assert.doesNotMatch(digest, /\nL1: /);
+	});
+
 	it("reads the read tool's notices: a window of the file, or the lines a limit left", () => {
 		const window = outputFilePlace(
 			`${rows(100, 300)}\n\n[Showing lines 100-300 of 5000. Use offset=301 to continue.]`,
