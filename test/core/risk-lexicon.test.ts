@@ -182,6 +182,31 @@ describe("isFrameLine", () => {
 			assert.ok(!isFrameLine(line), line);
 		}
 	});
+
+	it("reads Go's diagnostics, which name no error in words, as errors, and its frames as frames", () => {
+		// A failing test's reason, and the compiler's and vet's line:column messages.
+		for (const line of [
+			"    calc_test.go:12: got 0, want 1",
+			"./main.go:12:2: undefined: bar",
+			"pkg/x/y.go:3:14: declared and not used: z",
+		]) {
+			assert.ok(isErrorLine(line), line);
+			assert.ok(!isFrameLine(line), line);
+		}
+		assert.ok(isFrameLine("\t/usr/local/go/src/testing/testing.go:1576 +0x10b"));
+		// A log line with a short file name carries no column: no error.
+		assert.ok(!isErrorLine("main.go:45: starting server on :8080"));
+		// In a go test run with more failures than a digest lists, each failure keeps its reason beside it.
+		const run = [
+			...Array.from({ length: 13 }, (_, i) => `--- FAIL: Test${i} (0.00s)\n    calc_test.go:${i + 10}: got ${i}`),
+			"FAIL",
+		].join("\n");
+		const errors = riskLines(run).filter((r) => !r.frame);
+		assert.deepEqual(
+			errors.slice(0, 2).map((r) => r.text),
+			["--- FAIL: Test0 (0.00s)", "    calc_test.go:10: got 0"],
+		);
+	});
 });
 
 describe("riskLines", () => {

@@ -81,19 +81,35 @@ const ERROR_PATTERN = new RegExp(
 export const ERRNO_PATTERN =
 	/\bE(NOENT|ACCES|PERM|EXIST|NOTDIR|ISDIR|INVAL|NOSPC|ADDRINUSE|CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|NOTEMPTY|MFILE|AGAIN|BUSY|NOMEM|HOSTUNREACH|NOTFOUND|AI_AGAIN)\b/;
 
-/** Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines. */
-const FRAME_PATTERN = /^\s*(at\s+\S.*[:(]\d+|File ".+", line \d+|\d+:\s+0x[0-9a-f]+|goroutine \d+|\S+\.go:\d+)/i;
+/**
+ * Stack frames (JS, Python, Java, Rust, Go) count as risk lines, but rank after error lines. A Go frame
+ * is a path and line alone, with the frame's offset (`\t/src/main.go:12 +0x1d`), where a diagnostic
+ * goes on with a message (see GO_DIAGNOSTIC).
+ */
+const FRAME_PATTERN =
+	/^\s*(at\s+\S.*[:(]\d+|File ".+", line \d+|\d+:\s+0x[0-9a-f]+|goroutine \d+|\S+\.go:\d+(?:\s+\+0x[0-9a-f]+)?\s*$)/i;
 
-/** True if the line reads as an error, failure or warning signal (its colour codes aside). */
+/**
+ * Go's diagnostics, which name no error in words: the compiler's and vet's `./main.go:12:2: undefined:
+ * bar` (a line and a column), and a failing test's reason `calc_test.go:12: got 0, want 1` (a test file's
+ * line). A log line's `main.go:45: starting` (no column, no test file) is none.
+ */
+const GO_DIAGNOSTIC = /^([ \t]*\S+(?:\.go:\d+:\d+|_test\.go:\d+): )\S/;
+
+/** True if the line reads as an error or failure signal (its colour codes aside). */
 export function isErrorLine(line: string): boolean {
 	const plain = uncoloured(line);
-	return ERROR_PATTERN.test(plain) || ERRNO_PATTERN.test(plain);
+	return ERROR_PATTERN.test(plain) || ERRNO_PATTERN.test(plain) || GO_DIAGNOSTIC.test(plain);
 }
 
 /** Where `line` first reads as an error (see isErrorLine) and how long that reading is; undefined if it does not. */
 function errorSignal(line: string): { at: number; length: number } | undefined {
 	const matches = [ERROR_PATTERN.exec(line), ERRNO_PATTERN.exec(line)].filter((m) => m !== null);
-	if (matches.length === 0) return undefined;
+	if (matches.length === 0) {
+		// A Go diagnostic's signal is its message, after the path and line.
+		const go = GO_DIAGNOSTIC.exec(line);
+		return go ? { at: go[1].length, length: 1 } : undefined;
+	}
 	const first = matches.reduce((a, b) => (b.index < a.index ? b : a));
 	return { at: first.index, length: first[0].length };
 }
@@ -111,7 +127,11 @@ export function clipToError(line: string, max: number): string {
 }
 
 /** The error patterns, to search a whole text at once (see errorLineStarts). */
-const ERROR_SCANS = [new RegExp(ERROR_PATTERN.source, "gi"), new RegExp(ERRNO_PATTERN.source, "g")];
+const ERROR_SCANS = [
+	new RegExp(ERROR_PATTERN.source, "gi"),
+	new RegExp(ERRNO_PATTERN.source, "g"),
+	new RegExp(GO_DIAGNOSTIC.source, "gm"),
+];
 
 /**
  * The start offset of every line of `text` that isErrorLine would flag, found by searching the whole
