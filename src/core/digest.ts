@@ -62,8 +62,14 @@ export function stripTags(text: string): string {
 	return text.replace(TAG_PATTERN, "");
 }
 
-/** Tag-shaped text in any spacing and case, as a code parser would still accept it. */
-const TAG_SHAPE = new RegExp(`\\{\\s*#(${CODE_CHARS})\\s+FOLDED\\s*\\}`, "gi");
+/** A terminal control sequence (a colour code), as `grep --color` prints one between a tag's parts. */
+const ESC = String.raw`\x1b\[[0-9;?]*[A-Za-z]`;
+
+/** Tag-shaped text in any spacing and case, colour codes between its parts, as a reader would still take it. */
+const TAG_SHAPE = new RegExp(
+	String.raw`\{(?:\s|${ESC})*#(?:${ESC})*(${CODE_CHARS})(?:\s|${ESC})+FOLDED(?:\s|${ESC})*\}`,
+	"gi",
+);
 
 /**
  * Defuses tag-shaped text copied from content (`{#abc12345 FOLDED}` → `[quoted tag #abc12345]`), so

@@ -32,6 +32,25 @@ describe("quoteTags", () => {
 		}
 	});
 
+	it("defuses a tag that colour codes cut into parts, as `grep --color` prints one", () => {
+		for (const tag of [
+			"{#abcdefgh \x1b[01;31mFOLDED\x1b[m}",
+			"{#\x1b[31mabcdefgh\x1b[m FOLDED}",
+			"\x1b[1m{#abcdefgh FOLDED}",
+		]) {
+			const out = quoteTags(`before ${tag} after`);
+			assert.match(out, /\[quoted tag #abcdefgh\]/, JSON.stringify(out));
+			assert.doesNotMatch(out, /FOLDED/);
+		}
+		const digest = toolResultDigest({
+			code: "k3x9a0b2",
+			toolName: "bash",
+			text: "x\nerror in {#abcdefgh \x1b[01;31mFOLDED\x1b[m} fixture",
+			isError: false,
+		});
+		assert.equal(digest.match(/FOLDED/g)?.length, 1, digest);
+	});
+
 	it("leaves text without tags byte-identical", () => {
 		for (const text of ["", "plain", "#abcdefgh", "{#abcdefg FOLDED}", "{#abcdefgh FOLDED", "a # b { c }"]) {
 			assert.equal(quoteTags(text), text);
