@@ -20,29 +20,39 @@ const RELATIVE_PATH = /(?<![\w./:@-])(?:\.\/)?(?:[\w-][\w.-]*\/)+[\w-][\w.-]*\.[
  */
 export const MENTION_LIMITS = { minChars: 4000, chars: 400 } as const;
 
+/** A git diff's header: its paths carry `a/` and `b/` before the file's own path. */
+const GIT_DIFF = /^diff --git a\//m;
+
+/** A path as mentioned: without a leading `./`, and in a git diff without its `a/` or `b/`. */
+function pathAsMentioned(path: string, diff: boolean): string {
+	if (path.startsWith("./")) return path.slice(2);
+	return diff && (path.startsWith("a/") || path.startsWith("b/")) ? path.slice(2) : path;
+}
+
 /**
- * The relative file paths `text` mentions, each once (without a leading `./`), in order: unbounded,
- * for tests (digests use pathsLine, which stops at its bound).
+ * The relative file paths `text` mentions, each once (without a leading `./`, or a git diff's `a/` and
+ * `b/`), in order: unbounded, for tests (digests use pathsLine, which stops at its bound).
  */
 export function mentionedPaths(text: string): string[] {
+	const diff = GIT_DIFF.test(text);
 	const paths = new Set<string>();
-	for (const match of text.matchAll(RELATIVE_PATH))
-		paths.add(match[0].startsWith("./") ? match[0].slice(2) : match[0]);
+	for (const match of text.matchAll(RELATIVE_PATH)) paths.add(pathAsMentioned(match[0], diff));
 	return [...paths];
 }
 
 /**
- * The mentioned paths as one digest line, `Paths: a/b.ts, c/d.md.` (`, …` when some were left out),
+ * The mentioned paths as one digest line, `Paths: src/b.ts, c/d.md.` (`, …` when some were left out),
  * bounded by MENTION_LIMITS; "" for a text under `minChars` or one that mentions none. It stops
  * reading at the first path that does not fit, so a listing of a whole tree costs no more than its head.
  */
 export function pathsLine(text: string): string {
 	if (text.length < MENTION_LIMITS.minChars) return "";
+	const diff = GIT_DIFF.test(text);
 	const kept = new Set<string>();
 	let used = 0;
 	let more = false;
 	for (const match of text.matchAll(RELATIVE_PATH)) {
-		const path = match[0].startsWith("./") ? match[0].slice(2) : match[0];
+		const path = pathAsMentioned(match[0], diff);
 		if (kept.has(path)) continue;
 		if (used + path.length > MENTION_LIMITS.chars) {
 			more = true;

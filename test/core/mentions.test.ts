@@ -45,6 +45,20 @@ describe("mentionedPaths", () => {
 	});
 });
 
+describe("paths in a git diff", () => {
+	it("names each file once, without the diff's a/ and b/", () => {
+		const diff = Array.from(
+			{ length: 200 },
+			(_, f) =>
+				`diff --git a/src/f${f}.ts b/src/f${f}.ts\n--- a/src/f${f}.ts\n+++ b/src/f${f}.ts\n@@ -1 +1 @@\n-x\n+y`,
+		).join("\n");
+		assert.deepEqual(mentionedPaths(diff).slice(0, 3), ["src/f0.ts", "src/f1.ts", "src/f2.ts"]);
+		assert.match(pathsLine(diff), /^Paths: src\/f0\.ts, src\/f1\.ts, src\/f2\.ts, /);
+		// Outside a diff, a folder named a/ or b/ is the path's own.
+		assert.deepEqual(mentionedPaths("see a/notes.md and b/x/y.ts"), ["a/notes.md", "b/x/y.ts"]);
+	});
+});
+
 describe("pathsLine", () => {
 	it("names the files of a long text, bounded, with … when some are left out", () => {
 		const files = Array.from({ length: 40 }, (_, i) => `test/module-${String(i).padStart(2, "0")}.test.ts`);
