@@ -3,12 +3,12 @@
  * the text alone: the notice that ends a truncated result, which says where the session's copy sits
  * in a file (a shell tool's: `[Showing lines 3448-5000 of 5000. Full output: …]`, or `[Showing last
  * 50.0KB of line 3 (line is 960.0KB). Full output: …]` when it kept the end of the last line alone,
- * the full output the tool saved; read: `[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]` or `[120 more lines
- * in file. Use offset=301 to continue.]`, the file read), and the status line a shell tool appends
- * when a command fails or stops (`Command exited with code 2`). A read from an offset that runs to the file's end has no notice:
- * its call's offset says where it starts. A digest and a recall both number such a copy's lines as in
- * that file, so that the line a digest names is the line a recall serves, and the line a `read` would
- * give.
+ * the full output the tool saved; read: `[Showing lines 1-2000 of 5000. Use offset=2001 to
+ * continue.]` or `[120 more lines in file. Use offset=301 to continue.]`, the file read), and the
+ * status line a shell tool appends when a command fails or stops (`Command exited with code 2`). A read
+ * from an offset that runs to the file's end has no notice: its call's offset says where it starts. A
+ * digest and a recall both number such a copy's lines as in that file, so that the line a digest
+ * names is the line a recall serves, and the line a `read` would give.
  */
 
 /**

@@ -130,7 +130,8 @@ export function clipToError(line: string, max: number): string {
 const ERROR_SCANS = [
 	new RegExp(ERROR_PATTERN.source, "gi"),
 	new RegExp(ERRNO_PATTERN.source, "g"),
-	new RegExp(GO_DIAGNOSTIC.source, "gm"),
+	// At a line's start only (after a line feed, not a carriage return, as the lines are split).
+	new RegExp(`(?<![^\n])${GO_DIAGNOSTIC.source.slice(1)}`, "g"),
 ];
 
 /**
