@@ -56,13 +56,32 @@ export function utf8Length(text: string): number {
 	return bytes;
 }
 
-/** Slices `text` to at most `max` UTF-16 units without splitting a surrogate pair. */
+/** Slices `text` to at most `max` UTF-16 units without splitting a surrogate pair or a colour code. */
 export function safeSlice(text: string, max: number): string {
 	if (text.length <= max) return text;
 	let end = Math.max(0, max);
 	const code = text.charCodeAt(end - 1);
 	if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-	return text.slice(0, end);
+	const open = openSequence(text, end);
+	return text.slice(0, open ?? end);
+}
+
+/** Longest terminal control sequence looked for around a cut (`\x1b[38;2;255;255;255m` is 19). */
+const SEQUENCE_MOST = 32;
+
+/**
+ * Where the terminal control sequence (a colour code, `\x1b[…m`) that `at` falls inside starts, if it
+ * does: a cut there would leave half a sequence, which a terminal or a model reads as garbage.
+ */
+function openSequence(text: string, at: number): number | undefined {
+	const esc = text.lastIndexOf("\x1b", at - 1);
+	if (esc < 0 || at - esc > SEQUENCE_MOST) return undefined;
+	// A CSI sequence ends at its first byte from @ to ~ after `\x1b[`; one ended before `at` is whole.
+	for (let i = esc + 2; i < at; i++) {
+		const c = text.charCodeAt(i);
+		if (c >= 0x40 && c <= 0x7e) return undefined;
+	}
+	return esc;
 }
 
 /** Clips `text` to `max` characters, marking the cut with an ellipsis. */
@@ -74,7 +93,7 @@ export function clip(text: string, max: number): string {
 /**
  * A line clipped to `max` characters so that the `length` characters at `at` stay in sight: its
  * head when they fit there (or `at` is -1), else a window from a third of `max` before them,
- * opened with an ellipsis. Never splits a surrogate pair.
+ * opened with an ellipsis. Never splits a surrogate pair or a colour code.
  */
 export function clipAround(line: string, at: number, length: number, max: number): string {
 	if (line.length <= max) return line;
@@ -82,6 +101,13 @@ export function clipAround(line: string, at: number, length: number, max: number
 	let start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
 	const code = line.charCodeAt(start);
 	if (code >= 0xdc00 && code <= 0xdfff) start++;
+	// A window that opens inside a colour code starts after it.
+	if (openSequence(line, start) !== undefined) {
+		while (start < line.length) {
+			const c = line.charCodeAt(start++);
+			if (c >= 0x40 && c <= 0x7e && line.charCodeAt(start - 2) !== 0x1b) break;
+		}
+	}
 	return `…${clip(line.slice(start), max - 1)}`;
 }
 

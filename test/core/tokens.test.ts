@@ -1,6 +1,6 @@
 /**
  * The token oracle (ceil(chars/4) + block overhead, flat image cost) and the text helpers: clip,
- * firstLine, lineCount, safeSlice.
+ * clipAround, firstLine, lineCount, safeSlice.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -8,6 +8,7 @@ import {
 	BLOCK_OVERHEAD,
 	blockCost,
 	clip,
+	clipAround,
 	estTokens,
 	firstLine,
 	IMAGE_TOKENS,
@@ -95,6 +96,26 @@ describe("safeSlice", () => {
 		const cut = safeSlice(text, 3);
 		const last = cut.charCodeAt(cut.length - 1);
 		assert.ok(!(last >= 0xd800 && last <= 0xdbff));
+	});
+
+	it("never splits a colour code: a cut inside one goes before it", () => {
+		const text = "ab\x1b[01;31mFAIL\x1b[m";
+		for (let max = 3; max <= 9; max++) assert.equal(safeSlice(text, max), "ab", String(max));
+		assert.equal(safeSlice(text, 10), "ab\x1b[01;31m", "a whole code stays");
+		assert.equal(safeSlice(text, 11), "ab\x1b[01;31mF");
+		assert.equal(safeSlice(`${"x".repeat(157)}\x1b[31mFAIL`, 159), "x".repeat(157));
+	});
+});
+
+describe("clipAround", () => {
+	it("opens its window after a colour code it would start inside", () => {
+		const line = `${"y".repeat(300)}\x1b[01;31mError: boom\x1b[0m ${"z".repeat(300)}`;
+		for (let max = 60; max < 140; max++) {
+			const window = clipAround(line, 310, 5, max);
+			assert.doesNotMatch(window, /^…[0-9;[]/, `${max}: ${JSON.stringify(window.slice(0, 12))}`);
+			const esc = window.lastIndexOf("\u001b");
+			assert.ok(esc < 0 || /[@-~]/.test(window.slice(esc + 2)), `${max}: ${JSON.stringify(window.slice(-12))}`);
+		}
 	});
 });
 
