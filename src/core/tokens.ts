@@ -74,8 +74,11 @@ const SEQUENCE_MOST = 32;
  * does: a cut there would leave half a sequence, which a terminal or a model reads as garbage.
  */
 function openSequence(text: string, at: number): number | undefined {
-	const esc = text.lastIndexOf("\x1b", at - 1);
-	if (esc < 0 || at - esc > SEQUENCE_MOST) return undefined;
+	// Only the last SEQUENCE_MOST units before the cut are looked at: a long text without one costs no more.
+	const from = Math.max(0, at - SEQUENCE_MOST);
+	const found = text.slice(from, at).lastIndexOf("\x1b");
+	if (found < 0) return undefined;
+	const esc = from + found;
 	// A CSI sequence ends at its first byte from @ to ~ after `\x1b[`; one ended before `at` is whole.
 	for (let i = esc + 2; i < at; i++) {
 		const c = text.charCodeAt(i);

@@ -80,28 +80,30 @@ describe("the transcript's line for a recall", () => {
 });
 
 describe("recall_folded search ranking", () => {
-	it("a block comes before a fold tool's result that quotes it, whatever their order", async () => {
-		const line = '"zod": "^4.0.0"';
-		const stub = session([line, line, "filler", "filler", "filler", "filler"], (i) =>
-			i === 0 ? "recall_folded" : "bash",
-		);
+	/** Starts `stub`, folds its blocks (two at least), and searches them for 4.0.0, found in two. */
+	async function searched(stub: ReturnType<typeof session>): Promise<string> {
 		await stub.emit("session_start", { reason: "startup" });
 		const folded = resultTexts(await stub.request()).filter((t) => t.startsWith("{#"));
 		assert.ok(folded.length >= 2, `folded ${folded.length}`);
 		const out = await stub.call("recall_folded", { search: "4.0.0" });
 		assert.match(out, /^2 blocks contain "4\.0\.0":/);
+		return out;
+	}
+
+	it("a block comes before a fold tool's result that quotes it, whatever their order", async () => {
+		const line = '"zod": "^4.0.0"';
+		const out = await searched(
+			session([line, line, "filler", "filler", "filler", "filler"], (i) => (i === 0 ? "recall_folded" : "bash")),
+		);
 		const original = out.indexOf(": bash, 200 lines");
 		const echo = out.indexOf(": recall_folded, 200 lines");
 		assert.ok(original >= 0 && echo > original, out.slice(0, 600));
 	});
 
 	it("a block holding the pattern as a whole token comes before one holding it inside a longer token", async () => {
-		const stub = session(['"uuid": "^14.0.0",', '"zod": "^4.0.0"', "filler", "filler", "filler", "filler"]);
-		await stub.emit("session_start", { reason: "startup" });
-		const folded = resultTexts(await stub.request()).filter((t) => t.startsWith("{#"));
-		assert.ok(folded.length >= 2, `folded ${folded.length}`);
-		const out = await stub.call("recall_folded", { search: "4.0.0" });
-		assert.match(out, /^2 blocks contain "4\.0\.0":/);
+		const out = await searched(
+			session(['"uuid": "^14.0.0",', '"zod": "^4.0.0"', "filler", "filler", "filler", "filler"]),
+		);
 		const zod = out.indexOf('"zod": "^4.0.0"');
 		const uuid = out.indexOf('"uuid": "^14.0.0"');
 		assert.ok(zod > 0 && uuid > 0, out);

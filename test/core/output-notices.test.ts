@@ -10,22 +10,24 @@ import { isShellStatusLine, outputFilePlace } from "../../src/core/output-notice
 const rows = (from: number, to: number) =>
 	Array.from({ length: to - from + 1 }, (_, k) => `row ${from + k}`).join("\n");
 
+/** A place with its held text as its length, to compare whole. */
+function sized(place: ReturnType<typeof outputFilePlace>) {
+	return { ...place, held: place?.held.length };
+}
+
 describe("outputFilePlace", () => {
 	it("reads the bash tool's notice, by lines or by bytes, with a failed command's status after it", () => {
 		const path = "/tmp/pi-bash-00000000000000aa.log";
 		const lines = outputFilePlace(`${rows(3001, 5000)}\n\n[Showing lines 3001-5000 of 5000. Full output: ${path}]`);
-		assert.deepEqual(
-			{ ...lines, held: lines?.held.length },
-			{
-				source: "shell",
-				tool: "bash",
-				first: 3001,
-				last: 5000,
-				total: 5000,
-				held: rows(3001, 5000).length,
-				trailer: [`[Showing lines 3001-5000 of 5000. Full output: ${path}]`],
-			},
-		);
+		assert.deepEqual(sized(lines), {
+			source: "shell",
+			tool: "bash",
+			first: 3001,
+			last: 5000,
+			total: 5000,
+			held: rows(3001, 5000).length,
+			trailer: [`[Showing lines 3001-5000 of 5000. Full output: ${path}]`],
+		});
 		const failed = outputFilePlace(
 			`${rows(11, 20)}\n\n[Showing lines 11-20 of 20 (50.0KB limit). Full output: ${path}]\n\nCommand exited with code 3`,
 		);
@@ -39,19 +41,16 @@ describe("outputFilePlace", () => {
 		const tail = `${'{"k":1},'.repeat(6000)}"FATAL: disk quota exceeded"]`;
 		const notice = `[Showing last 50.0KB of line 3 (line is 960.0KB). Full output: ${path}]`;
 		const place = outputFilePlace(`${tail}\n\n${notice}\n\nCommand exited with code 1`, { tool: "bash" });
-		assert.deepEqual(
-			{ ...place, held: place?.held.length },
-			{
-				source: "shell",
-				tool: "bash",
-				first: 3,
-				last: 3,
-				total: 3,
-				held: tail.length,
-				trailer: [notice, "Command exited with code 1"],
-				status: "Command exited with code 1",
-			},
-		);
+		assert.deepEqual(sized(place), {
+			source: "shell",
+			tool: "bash",
+			first: 3,
+			last: 3,
+			total: 3,
+			held: tail.length,
+			trailer: [notice, "Command exited with code 1"],
+			status: "Command exited with code 1",
+		});
 		// The digest names the line a recall of lines="3" serves (the file's third line), not its copy's first.
 		const digest = toolResultDigest({
 			code: "abcd1234",

@@ -127,12 +127,10 @@ export function clipToError(line: string, max: number): string {
 }
 
 /** The error patterns, to search a whole text at once (see errorLineStarts). */
-const ERROR_SCANS = [
-	new RegExp(ERROR_PATTERN.source, "gi"),
-	new RegExp(ERRNO_PATTERN.source, "g"),
-	// At a line's start only (after a line feed, not a carriage return, as the lines are split).
-	new RegExp(`(?<![^\n])${GO_DIAGNOSTIC.source.slice(1)}`, "g"),
-];
+const ERROR_SCANS = [new RegExp(ERROR_PATTERN.source, "gi"), new RegExp(ERRNO_PATTERN.source, "g")];
+
+/** GO_DIAGNOSTIC over a whole text, at a line's start only (after a line feed, not a carriage return, as the lines are split). */
+const GO_SCAN = new RegExp(`(?<![^\n])${GO_DIAGNOSTIC.source.slice(1)}`, "g");
 
 /**
  * The start offset of every line of `text` that isErrorLine would flag, found by searching the whole
@@ -142,7 +140,8 @@ const ERROR_SCANS = [
  */
 function errorLineStarts(text: string): Set<number> {
 	const starts = new Set<number>();
-	for (const scan of ERROR_SCANS) {
+	// Most texts name no Go file: the Go scan, which tries every position, is skipped for them.
+	for (const scan of text.includes(".go:") ? [...ERROR_SCANS, GO_SCAN] : ERROR_SCANS) {
 		scan.lastIndex = 0;
 		for (let match = scan.exec(text); match; match = scan.exec(text)) {
 			starts.add(text.lastIndexOf("\n", match.index - 1) + 1);
