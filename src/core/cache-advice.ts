@@ -435,6 +435,8 @@ export const ADVICE = {
 		`The prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}): this prompt re-sends ~${kTokens(carried)} tokens uncached.`,
 	keptDraft: (images: number) =>
 		`context-fold: draft kept, nothing sent; Enter sends it (and asks again while the cache is likely cold)${images > 0 ? `; ${images} image${images === 1 ? "" : "s"} kept for the next prompt (/context-fold discard-images drops ${images === 1 ? "it" : "them"})` : ""}`,
+	imagesDropped: (images: number) =>
+		`context-fold: dropped ${images} image${images === 1 ? "" : "s"} kept from a cancelled prompt: the session changed or moved in its tree`,
 	debugCache: (f: PromptFigures) => {
 		const prompt = promptOf(f);
 		const hit = percent(prompt > 0 ? f.cacheRead / prompt : 0);

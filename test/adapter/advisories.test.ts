@@ -817,6 +817,27 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(await input(stub, {}), [undefined], "nothing left to attach");
 	});
 
+	it("a session change drops the kept images and says so; with none kept it says nothing", async () => {
+		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
+		await stub.emit("session_start", { reason: "resume" });
+		assert.deepEqual(await input(stub, { images: [IMAGE] }), [{ action: "handled" }]);
+		await stub.emit("session_tree", {});
+		assert.equal(
+			notices(stub).at(-1),
+			"context-fold: dropped 1 image kept from a cancelled prompt: the session changed or moved in its tree",
+		);
+		assert.equal(await discard(stub), "context-fold: nothing to discard");
+		const before = notices(stub).length;
+		await stub.emit("session_start", { reason: "new" });
+		assert.equal(
+			notices(stub)
+				.slice(before)
+				.filter((n) => n.includes("image")).length,
+			0,
+			"no images kept, nothing said",
+		);
+	});
+
 	it("passes automation, RPC and queued input untouched, and proceeds when the dialog throws", async () => {
 		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });

@@ -6,12 +6,12 @@
  * own). It notices this once per idle streak: when the interval runs out while Pi is idle (a
  * timer), on resuming a session, or at the next prompt. With `confirmColdSend` on, the `input` hook
  * asks before a likely-cold interactive prompt is sent: "Keep draft" puts the text back in the
- * editor and keeps its images for the next prompt (until `discardImages()`), "Send anyway" sends
- * it. Automation, RPC and queued input pass untouched. If the estimate or the dialog throws, the
- * input proceeds and the failure is announced once; if the editor refuses the draft, nothing is
- * sent and the notice says the draft was not kept and quotes its text. The timer, the notice
- * bookkeeping and the kept images live only here; session start, navigation and shutdown reset
- * them.
+ * editor and keeps its images for the next prompt (until `discardImages()`, or a session change,
+ * which says it dropped them), "Send anyway" sends it. Automation, RPC and queued input pass
+ * untouched. If the estimate or the dialog throws, the input proceeds and the failure is announced
+ * once; if the editor refuses the draft, nothing is sent and the notice says the draft was not kept
+ * and quotes its text. The timer, the notice bookkeeping and the kept images live only here;
+ * session start, navigation and shutdown reset them.
  */
 import type { ExtensionContext, InputEvent, InputEventResult } from "@earendil-works/pi-coding-agent";
 import {
@@ -101,12 +101,16 @@ export class CacheWarning {
 		return this.kept.length;
 	}
 
-	/** Forgets the timer, the notices and the kept images (session start, navigation, shutdown). */
+	/**
+	 * Forgets the timer, the notices and the kept images (session start, navigation, shutdown); images
+	 * it drops are said, since the user was told they would go with the next prompt.
+	 */
 	reset(): void {
 		this.disarm();
 		this.noticed = undefined;
 		this.place = undefined;
-		this.discardImages();
+		const dropped = this.discardImages();
+		if (dropped > 0) this.deps.notify(ADVICE.imagesDropped(dropped), "warning");
 	}
 
 	/**
