@@ -709,12 +709,26 @@ describe("intents", () => {
 		const intents = extract(messages).intents;
 		assert.deepEqual(
 			intents.map((i) => i.turn),
-			[1, 3, 4],
+			[1, 2, 3, 4],
 		);
 		assert.equal(intents[0].text, "first goal");
-		assert.equal(intents[1].text.length, SEED_CAPS.intentChars);
-		assert.ok(intents[1].text.endsWith("…"));
-		assert.equal(intents[2].text, "plain string content");
+		assert.equal(intents[1].text, "[1 image attached]", "a message of images alone still says what it held");
+		assert.equal(intents[2].text.length, SEED_CAPS.intentChars);
+		assert.ok(intents[2].text.endsWith("…"));
+		assert.equal(intents[3].text, "plain string content");
+	});
+
+	it("say how many images the user attached, within the line's cap", () => {
+		const image = { type: "image", data: "AA==", mimeType: "image/png" };
+		const messages = [
+			{ role: "user", content: [{ type: "text", text: "why is this red?" }, image, image], timestamp: clock++ },
+			assistant([{ type: "text", text: "ok" }]),
+			{ role: "user", content: [{ type: "text", text: "z".repeat(500) }, image], timestamp: clock++ },
+		];
+		const [short, long] = extract(messages).intents;
+		assert.equal(short.text, "why is this red? [2 images attached]");
+		assert.equal(long.text.length, SEED_CAPS.intentChars);
+		assert.ok(long.text.endsWith("… [1 image attached]"));
 	});
 
 	it("skip markup ahead of the request (Codex's environment block), and keep a message of markup alone", () => {

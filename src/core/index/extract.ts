@@ -392,7 +392,14 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 		const message = messages[block.msg];
 		if (block.kind === "user") {
 			const text = intentLine(block.text);
-			if (text) intents.push({ turn: block.turn, text: clip(text, caps.intentChars) });
+			// The images a user attached leave with the message: the summary says they were there.
+			const attached = block.images > 0 ? `[${block.images} image${block.images === 1 ? "" : "s"} attached]` : "";
+			const line = !attached
+				? clip(text, caps.intentChars)
+				: text
+					? `${clip(text, caps.intentChars - attached.length - 1)} ${attached}`
+					: attached;
+			if (line) intents.push({ turn: block.turn, text: line });
 		}
 		if (block.kind === "toolArgs") {
 			const name = block.toolName ?? "";
