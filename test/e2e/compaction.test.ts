@@ -836,6 +836,21 @@ describe("CONTEXTFOLD_COMPACT=native", () => {
 			assert.equal(summarizing.length, 1, "Pi's own compaction did not ask the model");
 			assert.ok(compacted.summary.includes(NATIVE_SUMMARY), compacted.summary);
 			assert.ok(!compacted.summary.startsWith(OUR_HEADER));
+			// What Pi's summary replaced is recorded all the same: the model's search still finds it.
+			holder.plan = {
+				steps: [
+					{
+						id: "toolu_native_search",
+						call: () => ({ name: "recall_folded", args: { search: "planted failure 1" } }),
+					},
+				],
+				final: "Searched.",
+			};
+			await rpc.prompt("Search what the compaction removed.");
+			const found = resultOf(server.requests, "toolu_native_search").text;
+			assert.match(found, /^2 blocks contain "planted failure 1"/, found.slice(0, 300));
+			assert.match(found, /Recalled #[0-9a-z]{8}: bash, 301 lines \(sha256 verified\)/);
+			assert.match(found, /\n151: Error: planted failure 1\n/);
 		} finally {
 			const exit = await rpc.close();
 			assert.equal(exit.code, 0, rpc.stderr());

@@ -68,6 +68,20 @@ function recordLeavers(
 }
 
 /**
+ * Records the blocks a compaction context-fold does not build (Pi's own summary) takes out of live
+ * history, as recordLeavers does: search and recall by code still read what it removed. Returns how
+ * many blocks were recorded now.
+ */
+export function recordRemoved(
+	messages: readonly MessageLike[],
+	engine: FoldEngine,
+	append: (entry: FoldEntry) => void,
+	warn: (message: string) => void,
+): number {
+	return recordLeavers(messages, engine, append, warn).length;
+}
+
+/**
  * The records the durable blocks of `messages` with text or images (compaction summaries aside, which
  * recordSummaryOf records; a /tree branch summary is one of the blocks) would get if recorded now, for
  * those without one: each under its own fold code (foldCode of its id), which a block colliding with

@@ -17,7 +17,7 @@ import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import { ENTRY_TYPE, type FoldEntry } from "../fold/persistence.ts";
 import type { FoldConfig } from "../settings-schema.ts";
-import { buildCompaction } from "./deterministic-compaction.ts";
+import { buildCompaction, recordRemoved } from "./deterministic-compaction.ts";
 import { type LaterCut, laterCut } from "./kept-tail.ts";
 import type { IndexStore } from "./seed-index-store.ts";
 
@@ -151,16 +151,32 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	});
 
 	pi.on("session_before_compact", (event, ctx) => {
-		if (config().compact === "native") return undefined;
-		if (deps.withheld?.()) {
-			fail(
-				"context-fold: recall_folded is not active, so its summary, whose codes only that tool reads, is not used: Pi's own compaction runs",
-			);
+		const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
+		const native = config().compact === "native";
+		if (native || deps.withheld?.()) {
+			if (!native)
+				fail(
+					"context-fold: recall_folded is not active, so its summary, whose codes only that tool reads, is not used: Pi's own compaction runs",
+				);
+			// Pi's own summary runs; what it takes out of live history is recorded all the same, so that
+			// recall_folded's search and /context-fold recall still read it (a record folds nothing).
+			try {
+				const prep = event.preparation;
+				recordRemoved(
+					[...prep.messagesToSummarize, ...prep.turnPrefixMessages] as MessageLike[],
+					engine,
+					append,
+					fail,
+				);
+			} catch (error) {
+				fail(
+					`context-fold: what Pi's compaction removes was not recorded, search cannot find it: ${errorText(error)}`,
+				);
+			}
 			return undefined;
 		}
 		try {
 			const prep = event.preparation;
-			const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
 			const entries = event.branchEntries ?? ctx.sessionManager.getBranch();
 			const branch = { leaf: ctx.sessionManager.getLeafId?.() ?? undefined, ids: new Set(entries.map((e) => e.id)) };
 			const keep = ownKeep;
