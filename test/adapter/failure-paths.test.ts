@@ -370,6 +370,23 @@ describe("a parent session file with a damaged line", () => {
 		assert.match(back, /^1 block contains "of check 2 output":/);
 	});
 
+	it("makes unfold of a parent code say the parent cannot be read, not that the code is unknown", async () => {
+		const { lines, code } = await parentLines();
+		const file = write(lines);
+		rmSync(file);
+		const child = loadStub({ parentSession: file, seeded: true });
+		await child.emit("session_start", { reason: "startup" });
+		assert.equal(
+			await child.call("unfold", { codes: [code] }),
+			`#${code} is not a fold code of this session branch; it may be one of the parent session's, but the parent session file ${file} cannot be read: no such file (moved or deleted?)`,
+		);
+		const { stdout, stderr } = await child.command("context-fold", `unfold ${code}`);
+		assert.match(
+			stdout + stderr,
+			/it may be one of the parent session's, but the parent session file .* cannot be read/,
+		);
+	});
+
 	it("reads no parent file outside the session's own folder, and says so", async () => {
 		const { lines, code } = await parentLines();
 		const file = write(lines);

@@ -16,6 +16,7 @@ import { visibleWidth } from "@earendil-works/pi-tui";
 import { KNOBS, resolveConfig } from "../../src/adapters/pi/config.ts";
 import { recallSummary, unfoldSummary } from "../../src/adapters/pi/ui/renderers.ts";
 import { knobRows } from "../../src/adapters/pi/ui/settings.ts";
+import { foldCode } from "../../src/core/digest.ts";
 import { bashSession, loadStub, resultTexts, type StubModel, type StubPi, withRetention } from "./stub-pi.ts";
 
 const FOLDED = /^\{#([0-9a-z]{8}) FOLDED\}/;
@@ -1044,6 +1045,26 @@ describe("blocks a user can recognise", () => {
 			await stub.emit("tool_result", { toolName: "recall_folded", input: { codes: [gone] }, content: [] });
 		const churn = stub.ui.notices.map((n) => n.message).filter((m) => m.includes("recall churn"));
 		assert.deepEqual(churn, []);
+	});
+
+	it("unfold of a compacted block the session file no longer holds says recall cannot read it either", async () => {
+		const { stub, gone } = await compactedFolds();
+		// A line Pi could not read when it loaded the session is missing from its entries.
+		const at = stub.entries.findIndex((e) => {
+			const message = e.message as { role?: string; toolCallId?: string } | undefined;
+			return message?.role === "toolResult" && foldCode(`r:${message.toolCallId}`) === gone;
+		});
+		assert.ok(at >= 0, "the folded result's entry was not found");
+		stub.entries.splice(at, 1);
+		assert.equal(
+			await stub.call("unfold", { codes: [gone] }),
+			`#${gone} is no longer in the context the requests carry, nor in the session file as Pi read it (its line is unreadable or gone), so recall_folded cannot read it either`,
+		);
+		const { stdout } = await stub.command("context-fold", `unfold ${gone}`);
+		assert.match(
+			stdout,
+			/nor in the session file as Pi read it \(its line is unreadable or gone\), so it can be neither/,
+		);
 	});
 
 	it("the menu's recall picker lists every folded block by what it was, and opens the one chosen", async () => {

@@ -232,6 +232,12 @@ export class ParentSession {
 		return typeof loaded === "string" ? undefined : loaded.ledger;
 	}
 
+	/** Why the parent's file cannot be read, or undefined when it can. */
+	unreadable(): string | undefined {
+		const loaded = this.load();
+		return typeof loaded === "string" ? loaded : undefined;
+	}
+
 	/** True when any branch of the parent recorded `code`, or holds a never-folded block of that code. */
 	has(code: string): boolean {
 		const loaded = this.load();

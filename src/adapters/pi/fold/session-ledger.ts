@@ -141,6 +141,18 @@ export class Ledger {
 		return [...this.index.keys()];
 	}
 
+	/**
+	 * False when the session's entries, as Pi read them, hold no copy of durable id `id`; true when they
+	 * do, or cannot be read (the constructor's `failed` hears why).
+	 */
+	holds(id: string): boolean {
+		try {
+			return this.lookup(id).length > 0;
+		} catch {
+			return true;
+		}
+	}
+
 	/** Every ledger occurrence of a durable id, oldest first. */
 	lookup(id: string): LedgerHit[] {
 		this.refresh();

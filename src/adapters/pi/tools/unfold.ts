@@ -75,15 +75,22 @@ export function runUnfold(
 				lines.push(
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
 				);
+			} else if (!id && parent?.unreadable()) {
+				lines.push(
+					`#${code} is not a fold code of this session branch; it may be one of the parent session's, but ${parent.unreadable()}`,
+				);
 			} else if (!id) {
 				const where = recordedWhere(ledger, code);
 				const raw = typeof where === "object" && "branch" in where && engine.liveBlock(where.branch) !== undefined;
 				if (raw) already++;
 				lines.push(notHere(code, where, raw));
 			} else if (engine.leftContext(id)) {
-				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads it.
+				// Unfolded or not, a block a compaction removed is not in the context: only recall_folded reads
+				// it, from the session file, unless the file no longer holds it either.
 				lines.push(
-					`#${code} is no longer in the context the requests carry (a compaction took it out, or another extension leaves it out); use recall_folded to read it`,
+					(ledger?.holds(id) ?? true)
+						? `#${code} is no longer in the context the requests carry (a compaction took it out, or another extension leaves it out); use recall_folded to read it`
+						: `#${code} is no longer in the context the requests carry, nor in the session file as Pi read it (its line is unreadable or gone), so recall_folded cannot read it either`,
 				);
 			} else if (engine.changedSinceFold(id)) {
 				already++;

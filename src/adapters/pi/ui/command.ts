@@ -130,12 +130,17 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	const read = `/context-fold recall ${code} shows it`;
 	if (!id) {
 		const parent = deps.parent();
-		return parent?.has(code)
-			? `#${code} belongs to the parent session ${parent.path}, so it cannot be unfolded here; ${read}`
+		if (parent?.has(code))
+			return `#${code} belongs to the parent session ${parent.path}, so it cannot be unfolded here; ${read}`;
+		const unreadable = parent?.unreadable();
+		return unreadable
+			? `#${code} is not a fold code of this session branch; it may be one of the parent session's, but ${unreadable}`
 			: `#${code} is not a fold code of this session branch`;
 	}
 	if (compactedAway(deps, ctx, id)) {
-		return `#${code} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`;
+		return deps.ledger.holds(id)
+			? `#${code} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`
+			: `#${code} is no longer in the context, nor in the session file as Pi read it (its line is unreadable or gone), so it can be neither unfolded nor recalled`;
 	}
 	if (registry.isUnfolded(id)) return `#${code} is already unfolded`;
 	return registry.frozenOp(id) ? undefined : `#${code} is not folded: it is in the context as it was read`;
