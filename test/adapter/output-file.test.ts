@@ -185,6 +185,33 @@ describe("recall over a truncated bash result", () => {
 	});
 });
 
+describe("search over a truncated bash result", () => {
+	it("finds a line only its full output file holds, says where it read it, and the user's search too", async () => {
+		const path = join(temp, logName(11));
+		const total = 900;
+		const line = (n: number) => `ps line ${n}${n === 20 ? " HEADMARK only in the full output" : ""}`;
+		writeFileSync(path, `${Array.from({ length: total }, (_, k) => line(k + 1)).join("\n")}\n`);
+		const kept = Array.from({ length: 300 }, (_, k) => line(601 + k)).join("\n");
+		const { stub, code } = await foldedBashSession(
+			path,
+			6,
+			(i) =>
+				i === 0
+					? `${kept}\n\n[Showing lines 601-900 of 900. Full output: ${path}]`
+					: Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the other command output`).join("\n"),
+			{ window: 10_000 },
+		);
+		const found = await stub.call("recall_folded", { search: "HEADMARK" });
+		assert.match(found, /^1 block contains "HEADMARK":/);
+		assert.match(found, new RegExp(`Recalled #${code}: bash, 900 lines \\(from the bash tool's full output file`));
+		assert.match(found, /\n20: ps line 20 HEADMARK only in the full output\n/);
+		const { stdout } = await stub.command("context-fold", "search HEADMARK");
+		assert.match(stdout, /^1 block contains "HEADMARK":/);
+		unlinkSync(path);
+		assert.match(await stub.call("recall_folded", { search: "HEADMARK" }), /^no folded block contains "HEADMARK"/);
+	});
+});
+
 describe("recall over a truncated result of Pi's powershell tool (Windows)", () => {
 	it("reads its own pi-powershell log as it reads bash's, numbered as in that file, and says which tool's it is", async () => {
 		const path = join(temp, `pi-powershell-${"ab".repeat(8)}.log`);

@@ -11,7 +11,13 @@ import { safeSlice } from "../../../core/tokens.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
-import { type ResolvedCode, resolveCode, resolveOtherBranch, type Unresolved } from "../fold/recall-sources.ts";
+import {
+	type ResolvedCode,
+	readToolOutputFile,
+	resolveCode,
+	resolveOtherBranch,
+	type Unresolved,
+} from "../fold/recall-sources.ts";
 import type { Ledger, PlacedRecord } from "../fold/session-ledger.ts";
 import {
 	codeList,
@@ -85,7 +91,8 @@ function resolveParent(code: string, parent: ParentSession): ResolvedCode | Unre
 
 /** How a search heads each block it shows, and what it suggests when more match than it shows. */
 export interface SearchWords {
-	head: (r: ResolvedCode) => string;
+	/** `file`: the shell tool's full output file, where a block holding part of it matched. */
+	head: (r: ResolvedCode, file?: string) => string;
 	narrow: string;
 	/** How to see a block's matching lines a search left out. */
 	grep: (code: string) => string;
@@ -93,7 +100,7 @@ export interface SearchWords {
 
 /** The model's words: recall headers, and recall_folded's own arguments to narrow with. */
 const MODEL_WORDS: SearchWords = {
-	head: (r) => recallHeader(r),
+	head: (r, file) => recallHeader(r, file),
 	narrow: "narrow the search, or recall a code with grep",
 	grep: (code) => `recall_folded codes=["${code}"] with the same grep shows them`,
 };
@@ -105,10 +112,10 @@ export interface SearchAnswer {
 }
 
 /**
- * Searches every recorded block (folded, or removed by a compaction), then every block of the last
- * branch of the `parent` session this one was seeded from, within `room` characters, in `words` (the model's by default;
- * the user's command passes its own). Blocks holding the pattern in
- * its exact case as a whole token come first, then in its exact case inside a longer token, then in
+ * Searches every recorded block (folded, or removed by a compaction; a bash result Pi cut, in its full
+ * output file too), then every block of the last branch of the `parent` session this one was seeded
+ * from, within `room` characters, in `words` (the model's by default; the user's command passes its
+ * own). Blocks holding the pattern in its exact case as a whole token come first, then in its exact case inside a longer token, then in
  * another case (matchQuality), so an exact identifier finds its own blocks before longer tokens and
  * case variants; within a block its own such lines come first too (grepText).
  */
@@ -121,13 +128,21 @@ export function searchFolded(
 	parent?: ParentSession,
 ): SearchAnswer {
 	const tiers: ResolvedCode[][] = [[], [], []];
+	// A bash result Pi cut holds the rest of its output in the tool's full output file: where the copy
+	// lacks the pattern, the file is searched too (as a grep of its code reads it).
+	const files = new Map<ResolvedCode, string>();
 	let unreadable = 0;
 	const take = (r: ResolvedCode | Unresolved | undefined): void => {
 		if (!r?.ok) {
 			unreadable++;
 			return;
 		}
-		const quality = matchQuality(r.text, pattern);
+		let quality = matchQuality(r.text, pattern);
+		if (quality === 3 && r.fullOutputPath !== undefined) {
+			const file = readToolOutputFile(r.fullOutputPath);
+			if (file !== undefined) quality = matchQuality(file, pattern);
+			if (file !== undefined && quality < 3) files.set(r, file);
+		}
 		if (quality < 3) tiers[quality].push(r);
 	};
 	for (const record of engine.registry.allRecords()) take(resolveCode(record.code, engine, ledger));
@@ -167,12 +182,14 @@ export function searchFolded(
 	let budget = room - 200;
 	for (const r of hits) {
 		if (out.length >= RECALL_LIMITS.searchBlocks || budget < 400) break;
+		const file = files.get(r);
 		const g = grepBlock(r.text, pattern, Math.min(2000, budget - 250), {
 			maxMatches: 8,
 			context: 1,
+			file,
 			...originOf(r),
 		});
-		const head = `${words.head(r)}: ${g.matches} match${g.matches === 1 ? "" : "es"}`;
+		const head = `${words.head(r, file)}: ${g.matches} match${g.matches === 1 ? "" : "es"}`;
 		const left = g.cut
 			? `\n… ${g.matches - g.shown} more matching lines in this block not shown; ${words.grep(r.record.code)}`
 			: "";
