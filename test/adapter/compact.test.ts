@@ -315,6 +315,58 @@ describe("deterministic compaction", () => {
 		assert.match(INSTRUCTIONS_NOT_APPLIED, /CONTEXTFOLD_COMPACT=native/);
 	});
 
+	it("in the terminal UI, says the instructions were not applied after Pi's redraw, below the compaction's notice", async () => {
+		const stub = loadStub();
+		stub.mode = "tui";
+		stub.hasUI = true;
+		bashSession(stub, 4);
+		await stub.emit("session_start", { reason: "startup" });
+		const [built] = (await stub.emit("session_before_compact", {
+			preparation: {
+				messagesToSummarize: messagesOf(stub),
+				turnPrefixMessages: [],
+				firstKeptEntryId: "keep",
+				tokensBefore: 1234,
+			},
+			customInstructions: "keep only the error lines",
+			reason: "manual",
+		})) as Compaction[];
+		const told = () => stub.ui.notices.map((n) => n.message);
+		// Pi clears and redraws the transcript on compaction_end, after session_compact: a notice before it is wiped.
+		assert.ok(!told().includes(INSTRUCTIONS_NOT_APPLIED), "not before Pi's redraw");
+		await stub.emit("session_compact", {
+			reason: "manual",
+			compactionEntry: { tokensBefore: 1234, details: built?.compaction?.details },
+			fromExtension: true,
+		});
+		assert.ok(!told().includes(INSTRUCTIONS_NOT_APPLIED), "not before Pi's redraw");
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		const after = told();
+		const compacted = after.findIndex((m) => m.includes("compacted the context from ~"));
+		assert.ok(compacted >= 0, after.join("\n"));
+		assert.equal(after.indexOf(INSTRUCTIONS_NOT_APPLIED), compacted + 1, after.join("\n"));
+		const [plain] = (await stub.emit("session_before_compact", {
+			preparation: {
+				messagesToSummarize: messagesOf(stub),
+				turnPrefixMessages: [],
+				firstKeptEntryId: "keep",
+				tokensBefore: 9,
+			},
+			reason: "manual",
+		})) as Compaction[];
+		await stub.emit("session_compact", {
+			reason: "manual",
+			compactionEntry: { tokensBefore: 9, details: plain?.compaction?.details },
+			fromExtension: true,
+		});
+		await new Promise((resolve) => setTimeout(resolve, 0));
+		assert.equal(
+			told().filter((m) => m === INSTRUCTIONS_NOT_APPLIED).length,
+			1,
+			"a compaction without instructions says nothing of them",
+		);
+	});
+
 	it("records results holding images, image-only ones included, and their recall says the images are not served", async () => {
 		const stub = loadStub();
 		bashSession(stub, 2);

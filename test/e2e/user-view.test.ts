@@ -284,16 +284,22 @@ describe("the user's view in pi's terminal UI", { skip: NO_TMUX }, () => {
 		});
 	});
 
-	it("after /compact, the recall view of a folded block it removed offers reading only, no unfold", async () => {
+	it("after /compact <instructions>, which it says it did not apply, the recall view of a folded block it removed offers reading only, no unfold", async () => {
 		const code = tracker.observe(server.requests.at(-1) as CapturedRequest).folded.get(batchId(1))?.code;
 		assert.ok(code, "batch 1 is not folded");
-		await runCommand(tui, "/compact");
+		await runCommand(tui, "/compact keep only the error lines");
 		await tui.waitFor((s) => /Compacted from/i.test(s), WAIT, "the compaction");
 		await tui.waitFor(
 			(s) =>
 				/compacted the context from ~[\d.]+k tokens with its deterministic summary \(no model call\)/.test(flat(s)),
 			WAIT,
 			"context-fold's notice that the summary was its own",
+		);
+		// Instructions a deterministic summary cannot follow are said after Pi's redraw, which wipes earlier notices.
+		await tui.waitFor(
+			(s) => /the compaction instructions were not applied/.test(flat(s)),
+			WAIT,
+			"the notice that the instructions were not applied",
 		);
 		await runCommand(tui, "/context-fold status");
 		const status = await tui.waitFor((s) => s.includes("Largest folded blocks"), WAIT, "the status view");

@@ -52,6 +52,9 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	let ownKeep: number | undefined;
 	// Why context-fold started the compaction under way, for its notice; undefined for any other.
 	let ownWhy: string | undefined;
+	// Whether the compaction under way was given instructions its summary does not follow (told in the
+	// terminal UI once it happened: a notice before then is wiped by Pi's redraw).
+	let instructionsIgnored = false;
 	// Whether this session was told that Pi refused context-fold's compaction (said once a session).
 	let refusalSaid = false;
 	pi.on("session_start", () => {
@@ -215,7 +218,11 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 			};
 			const built = buildCompaction(input, engine, index, append, fail, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
-			if (event.customInstructions?.trim()) warn(INSTRUCTIONS_NOT_APPLIED);
+			instructionsIgnored = false;
+			if (event.customInstructions?.trim()) {
+				if (ctx.mode === "tui") instructionsIgnored = true;
+				else warn(INSTRUCTIONS_NOT_APPLIED);
+			}
 			return {
 				compaction: {
 					summary: built.summary,
@@ -256,12 +263,15 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 		// a notice now would vanish: it waits for the next turn of the loop.
 		const why = ownWhy;
 		ownWhy = undefined;
+		const ignored = instructionsIgnored;
+		instructionsIgnored = false;
 		const ours = contextFoldDetails(event.compactionEntry?.details);
 		if (ours && ctx.mode === "tui") {
 			const notice = compactionNotice(event.compactionEntry.tokensBefore ?? 0, blockCount(ours), why);
 			setTimeout(() => {
 				try {
 					ctx.ui.notify(notice, "info");
+					if (ignored) ctx.ui.notify(INSTRUCTIONS_NOT_APPLIED, "warning");
 				} catch (error) {
 					fail(`context-fold: the compaction notice could not be shown: ${errorText(error)}`);
 				}
