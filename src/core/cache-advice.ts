@@ -332,6 +332,8 @@ export interface LifetimeInputs {
 export interface Lifetime {
 	ms: number;
 	source: "cacheTtlByProvider" | "cacheTtlSeconds" | "model" | "default";
+	/** The environment variable that set the knob `source` names, where one did (else it was saved). */
+	variable?: string;
 }
 
 /** The seconds the table gives `provider`, its name matched in any case (`Anthropic=3600` is anthropic's). */

@@ -138,13 +138,19 @@ export interface StatusFacts {
 	width?: number;
 }
 
-/** How the status names where the cache lifetime came from. */
+/** How the status names where the cache lifetime came from (a knob's name, saved or set by its variable). */
 const LIFETIME_SOURCES: Record<Lifetime["source"], string> = {
-	cacheTtlByProvider: "saved: cacheTtlByProvider",
-	cacheTtlSeconds: "saved: cacheTtlSeconds",
+	cacheTtlByProvider: "cacheTtlByProvider",
+	cacheTtlSeconds: "cacheTtlSeconds",
 	model: "the model's, for the cache retention in use",
 	default: "cacheTtlSeconds default; the model declares none",
 };
+
+/** Where the cache lifetime came from, in the status's words: `saved: cacheTtlSeconds`, `environment: CONTEXTFOLD_…`. */
+function lifetimeSource(l: Lifetime): string {
+	if (l.source === "model" || l.source === "default") return LIFETIME_SOURCES[l.source];
+	return l.variable ? `environment: ${l.variable}` : `saved: ${LIFETIME_SOURCES[l.source]}`;
+}
 
 /** Share by which Pi's count must differ from the chars/4 figure before the status names it. */
 const PI_COUNT_SHOWN = 0.1;
@@ -249,9 +255,7 @@ export function statusText(f: StatusFacts): string {
 		),
 	);
 	if (f.lifetime)
-		out.push(
-			...wrap([`  lifetime ${duration(f.lifetime.ms)} (${LIFETIME_SOURCES[f.lifetime.source]})`], " ", "    "),
-		);
+		out.push(...wrap([`  lifetime ${duration(f.lifetime.ms)} (${lifetimeSource(f.lifetime)})`], " ", "    "));
 	if (f.cache.length === 0) out.push("  no response yet");
 	for (const c of f.cache) {
 		const prompt = c.input + c.cacheRead + c.cacheWrite;

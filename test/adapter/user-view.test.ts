@@ -260,6 +260,22 @@ describe("/context-fold", () => {
 				await lifetimeLine({ cacheTtlByProvider: "fake=120" }, tiers),
 				"  lifetime 2m 00s (saved: cacheTtlByProvider)",
 			);
+			// A knob an environment variable sets is named by that variable: nothing was saved.
+			for (const [variable, value, line] of [
+				["CONTEXTFOLD_CACHE_TTL_SECONDS", "20", "  lifetime 20s (environment: CONTEXTFOLD_CACHE_TTL_SECONDS)"],
+				[
+					"CONTEXTFOLD_CACHE_TTL_BY_PROVIDER",
+					"fake=90",
+					"  lifetime 1m 30s (environment: CONTEXTFOLD_CACHE_TTL_BY_PROVIDER)",
+				],
+			]) {
+				process.env[variable] = value;
+				try {
+					assert.equal(await lifetimeLine({ cacheTtlSeconds: 600 }, tiers), line);
+				} finally {
+					delete process.env[variable];
+				}
+			}
 			assert.equal(await lifetimeLine({}), "  lifetime 5m 00s (cacheTtlSeconds default; the model declares none)");
 			// Pi marks any Anthropic Messages request with the hour under the long retention (OpenRouter, a gateway).
 			const anthropic = { provider: "openrouter", api: "anthropic-messages" };

@@ -11,6 +11,7 @@ import {
 	type Env,
 	keepRecentOf,
 	policyConfigOf,
+	type ResolvedConfig,
 	reserveOf,
 	resolveConfig,
 	type SavedOrigin,
@@ -37,6 +38,8 @@ export class ActiveSettings {
 	policy: PolicyView["config"] = policyConfigOf(resolveConfig(undefined, {}));
 	/** Whether the user set cacheTtlSeconds; unset, a model's own cache lifetime comes first (cache/lifetime.ts). */
 	ttlSecondsSet = false;
+	/** The environment variable that set each knob the environment sets (see ResolvedConfig). */
+	variables: ResolvedConfig["variables"] = {};
 	/** Pi's keepRecentTokens for the latest request's model. */
 	keepRecent = keepRecentOf(undefined);
 	/** Pi's reserveTokens for the latest request's model, undefined while Pi's compaction is off. */
@@ -72,6 +75,7 @@ export class ActiveSettings {
 		this.config = resolved.config;
 		this.policy = policyConfigOf(resolved);
 		this.ttlSecondsSet = resolved.sources.cacheTtlSeconds !== "default";
+		this.variables = resolved.variables;
 		return unreadable === undefined ? { problems: resolved.problems } : { problems: resolved.problems, unreadable };
 	}
 

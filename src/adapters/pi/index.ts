@@ -16,7 +16,7 @@ import { ActiveSettings } from "./active-settings.ts";
 import { Advisor, modelOf } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems } from "./cache/lifetime.ts";
+import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems, withVariable } from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff, sameFile, seedSource } from "./compaction/handoff.ts";
@@ -441,7 +441,8 @@ function register(
 			advisoryActive: () => advisor.active().length > 0 || advisor.watchdogTripped(),
 			advisories: () => advisor.active().map((a) => a.text),
 			failures: () => [...notices.reported],
-			lifetime: (model) => lifetimeFor(model, settings.config, settings.ttlSecondsSet),
+			lifetime: (model) =>
+				withVariable(lifetimeFor(model, settings.config, settings.ttlSecondsSet), settings.variables),
 			discardImages: () => {
 				const n = warning.discardImages();
 				return n > 0

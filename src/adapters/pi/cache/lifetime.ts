@@ -78,6 +78,14 @@ export function lifetimeFor(model: ModelLike, config: FoldConfig, secondsSet: bo
 	});
 }
 
+/** `lifetime` naming the environment variable that set its knob, where one did (`variables`: by knob). */
+export function withVariable(lifetime: Lifetime, variables: Partial<Record<string, string>>): Lifetime {
+	const knob =
+		lifetime.source === "cacheTtlByProvider" || lifetime.source === "cacheTtlSeconds" ? lifetime.source : "";
+	const variable = knob ? variables[knob] : undefined;
+	return variable ? { ...lifetime, variable } : lifetime;
+}
+
 /**
  * What a rewritten cached token costs over a read, in reads, at `model`'s prices for the cache
  * retention in use: Anthropic writes the long retention (see writesLongRetention) at twice the
