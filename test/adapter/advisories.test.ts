@@ -450,6 +450,16 @@ describe("reset flag", () => {
 			notices(stub)[0],
 			/^context-fold: reset flag: \/fold-handoff would pay for itself within 2 warm turns: this session carries ~120k tokens per request/,
 		);
+		// Said once, but the status lists it with the latest response's figures while it holds.
+		await respond(stub, { input: 10, cacheRead: 150_000, cacheWrite: 0 });
+		assert.equal(notices(stub).length, 1, "not said again");
+		await stub.command("context-fold", "status");
+		const view = String(stub.ui.views.at(-1)).replace(/\s+/g, " ");
+		assert.match(
+			view,
+			/reset flag: \/fold-handoff would pay for itself within 2 warm turns: this session carries ~150k/,
+		);
+		assert.doesNotMatch(view, /~120k tokens per request/);
 	});
 });
 

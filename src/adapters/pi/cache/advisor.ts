@@ -331,6 +331,8 @@ export class Advisor {
 	private check(id: string, holds: boolean, text: () => string, level: "warning" | "info"): void {
 		if (this.streaks.update(id, holds)) this.raise(id, text(), level);
 		else if (!holds) this.notices.delete(id);
+		// Said once, but listed (the status's Advisories) with the figures of the latest response.
+		else if (this.notices.has(id)) this.notices.set(id, text());
 	}
 
 	private raise(id: string, text: string, level: "warning" | "info"): void {
