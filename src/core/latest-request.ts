@@ -19,6 +19,8 @@ export interface PassSnapshot {
 	/** Context tokens of the request before this request's fold event. */
 	usage: number;
 	window: number;
+	/** Model requests the session had made before it (PolicyView.requests), where known. */
+	requests?: number;
 }
 
 /**

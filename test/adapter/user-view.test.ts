@@ -217,8 +217,17 @@ describe("/context-fold", () => {
 		const small = await nextFold(32_000);
 		assert.match(
 			small,
-			/an event of 3123\+ tokens that repays its rewrite · minEvent 11200 capped at a fifth of where Pi compacts/,
+			/an event of 3123\+ tokens that repays its( ·)? rewrite within ~2 requests \(a quarter of the 7 so far\) · minEvent 11200 capped at a fifth of where Pi compacts/,
 			small,
+		);
+		const set = await started({ window: 100_000, settings: { policy: "economic", horizon: 5 } });
+		await set.request();
+		await respond(set, { input: 10, output: 2, cacheRead: 900, cacheWrite: 0 });
+		const { stdout } = await set.command("context-fold", "status");
+		assert.match(
+			stdout.replace(/\s+/g, " "),
+			/that repays its rewrite within 5 requests \(horizon\)/,
+			"a horizon the user set",
 		);
 		assert.match(
 			await nextFold(32_000, { enabled: false }),

@@ -428,6 +428,7 @@ function register(
 			engine,
 			config: () => settings.config,
 			neverCacheRead: () => telemetry.neverCacheRead,
+			horizonSet: () => settings.policy.horizon !== undefined,
 			// Pi's compaction figures as they stand now, read once: the status may be asked between
 			// requests, after a change in Pi's settings.
 			piCompaction: () => {

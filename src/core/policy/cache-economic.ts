@@ -220,7 +220,12 @@ export const PAYBACK_SHARE = 0.25;
 export function horizonOf(view: PolicyView, knobs: EconomicConfig, least = 0): number {
 	if (view.config.horizon !== undefined || view.requests === undefined) return knobs.horizon;
 	if (view.reserve !== undefined && view.usage >= view.window - view.reserve - least) return knobs.horizon;
-	return Math.max(1, Math.min(knobs.horizon, PAYBACK_SHARE * view.requests));
+	return paybackHorizon(knobs.horizon, view.requests);
+}
+
+/** The requests an event must repay within after `requests` requests, under the default `horizon` (see horizonOf). */
+export function paybackHorizon(horizon: number, requests: number): number {
+	return Math.max(1, Math.min(horizon, PAYBACK_SHARE * requests));
 }
 
 /** Saving of an event over the horizon, in cache reads. */

@@ -291,6 +291,7 @@ export class FoldEngine extends SentRequest {
 			),
 			usage: plan.view.usage,
 			window,
+			requests: plan.view.requests,
 		};
 		this.previewed = { key, snapshot };
 		return snapshot;

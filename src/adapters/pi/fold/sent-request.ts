@@ -66,6 +66,7 @@ export abstract class SentRequest {
 			),
 			usage: last.view.usage,
 			window: last.view.window,
+			requests: last.view.requests,
 		};
 		return last.snapshot;
 	}

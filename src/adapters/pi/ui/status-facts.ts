@@ -11,7 +11,13 @@ import { blockWhat } from "../../../core/block-line.ts";
 import type { Lifetime } from "../../../core/cache-advice.ts";
 import { budgetOf, tailOf } from "../../../core/contract.ts";
 import { contextParts, keptOut, type PassRow, type PassSnapshot } from "../../../core/latest-request.ts";
-import { backstopFor, COLD_LEAST_SHARE, economicTails, leastEventFor } from "../../../core/policy/cache-economic.ts";
+import {
+	backstopFor,
+	COLD_LEAST_SHARE,
+	economicTails,
+	leastEventFor,
+	paybackHorizon,
+} from "../../../core/policy/cache-economic.ts";
 import { protectedTail } from "../../../core/policy/fold-ladder.ts";
 import { PROFILES, type Profile } from "../../../core/policy/profiles.ts";
 import {
@@ -54,6 +60,8 @@ export interface ViewSources {
 	advisories?: () => readonly string[];
 	/** The failures announced this session, each once (see StatusFacts.failures). */
 	failures?: () => readonly string[];
+	/** Whether the user set `horizon` (else an event repays within a share of the requests so far). */
+	horizonSet?: () => boolean;
 	/** The cache lifetime assumed for a model, and its source (cache/lifetime.ts). */
 	lifetime?: (model: ExtensionContext["model"]) => Lifetime;
 }
@@ -108,16 +116,32 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
 	return tokens;
 }
 
+/** What an ordinary event of the economic profiles must repay its rewrite within: a horizon the user set, or the requests so far. */
+interface Payback {
+	horizonSet: boolean;
+	requests?: number;
+}
+
+/** The clause naming the requests an event must repay its rewrite within (see horizonOf). */
+function paybackText(config: FoldConfig, payback: Payback): string {
+	if (!payback.horizonSet && payback.requests === undefined) return "";
+	const n = payback.requests === undefined ? config.horizon : paybackHorizon(config.horizon, payback.requests);
+	if (payback.horizonSet || n >= config.horizon) return ` within ${config.horizon} requests (horizon)`;
+	const within = Number.isInteger(n) ? `${n}` : `~${Math.round(n)}`;
+	return ` within ${within} request${within === "1" ? "" : "s"} (a quarter of the ${payback.requests} so far)`;
+}
+
 /**
  * Where the next fold may happen under the policy in force (`neverCacheRead`: the session never read
  * from the cache, so the economic profiles need no least event and the ladder folds at coldFoldAt;
- * `keepRecent`: Pi's, for the backstop's floor; `reserve`: Pi's while its compaction is on, for the
- * least event).
+ * `payback`: what an event must repay its rewrite within; `keepRecent`: Pi's, for the backstop's
+ * floor; `reserve`: Pi's while its compaction is on, for the least event).
  */
 function foldPoint(
 	config: FoldConfig,
 	window: number,
 	neverCacheRead: boolean,
+	payback: Payback,
 	keepRecent?: number,
 	reserve?: number,
 ): FoldPoint {
@@ -131,7 +155,7 @@ function foldPoint(
 			? [
 					`an event of ${Math.floor(COLD_LEAST_SHARE * least)}+ tokens: this session never read from the cache, so its rewrite costs nothing`,
 				]
-			: [`an event of ${Math.floor(least)}+ tokens that repays its rewrite`];
+			: [`an event of ${Math.floor(least)}+ tokens that repays its rewrite${paybackText(config, payback)}`];
 		if (!neverCacheRead && least < config.minEvent)
 			event.push(`minEvent ${config.minEvent} capped at a fifth of where Pi compacts`);
 		return {
@@ -208,7 +232,14 @@ export function statusFacts(
 		usage: pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined,
 		window,
 		point: window
-			? foldPoint(config, window, sources.neverCacheRead(), compaction?.keepRecent, compaction?.reserve)
+			? foldPoint(
+					config,
+					window,
+					sources.neverCacheRead(),
+					{ horizonSet: sources.horizonSet?.() ?? false, requests: pass?.requests },
+					compaction?.keepRecent,
+					compaction?.reserve,
+				)
 			: undefined,
 		parts: pass && window ? contextParts(rows, tailIds(rows, config, window), system) : undefined,
 		folds: figures.folds,
