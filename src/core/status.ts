@@ -219,8 +219,11 @@ export function statusText(f: StatusFacts): string {
 	}
 	out.push("", ...words("Folds", `${f.folds} in context, ~${short(f.keptOut)} tokens kept out of this request`));
 	if (f.folds > 0) {
-		const since = f.sinceFold === undefined ? "– (no response since)" : percent(f.sinceFold);
-		out.push(...words("", `cache read ${since} since the latest fold event or unfold (the footer's figure)`));
+		const figure =
+			f.sinceFold === undefined
+				? "cache read since the latest fold event or unfold: – (no response yet)"
+				: `cache read ${percent(f.sinceFold)} since the latest fold event or unfold (the footer's figure)`;
+		out.push(...words("", figure));
 	}
 	if (f.events.length === 0) out.push("Events    none yet");
 	else {

@@ -462,7 +462,10 @@ describe("labels, costs and the status text", () => {
 			since.split("\n").findIndex((l) => l.startsWith("Folds ")) + 1,
 			"right under the folds line",
 		);
-		assert.match(line(statusText(folded)) ?? "", /cache read – \(no response since\)/);
+		assert.equal(
+			line(statusText(folded)),
+			"          cache read since the latest fold event or unfold: – (no response yet)",
+		);
 		assert.equal(line(statusText({ ...folded, folds: 0, keptOut: 0, sinceFold: 0.5 })), undefined);
 	});
 

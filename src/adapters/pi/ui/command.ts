@@ -265,7 +265,7 @@ function codeRefusal(sub: "recall" | "unfold", rest: string): string {
  */
 async function recall(deps: CommandDeps, ctx: Ctx, code: string): Promise<void> {
 	if (!code) {
-		say(ctx, "usage: /context-fold recall <code>", "warning");
+		say(ctx, "context-fold: usage: /context-fold recall <code>", "warning");
 		return;
 	}
 	const bare = parseCode(code);
@@ -362,13 +362,13 @@ export function registerCommand(pi: ExtensionAPI, sources: CommandDeps): void {
 			case "recall":
 				return recall(deps, ctx, rest);
 			case "search": {
-				if (!rest) return say(ctx, "usage: /context-fold search <text>", "warning");
+				if (!rest) return say(ctx, "context-fold: usage: /context-fold search <text>", "warning");
 				const problem = patternProblem(typed);
 				if (problem) return say(ctx, `context-fold: the search text ${problem}`, "warning");
 				return void (await show(ctx, `search "${typed}"`, search(deps, typed)));
 			}
 			case "unfold": {
-				if (!rest) return say(ctx, "usage: /context-fold unfold <code>", "warning");
+				if (!rest) return say(ctx, "context-fold: usage: /context-fold unfold <code>", "warning");
 				const bare = parseCode(rest);
 				if (!bare) return say(ctx, codeRefusal("unfold", rest), "warning");
 				return confirmUnfold(deps, ctx, bare);
