@@ -233,7 +233,9 @@ async function replayMine(
 	for (const [i, file] of found.files.entries()) {
 		const session = sessionLabel(file, mine.allProjects);
 		try {
-			const [report] = await runReplay({ ...options, files: [file] }, (line) =>
+			// The verdict lines print no foresight floor: worked out only for --json and --html.
+			const foresight = options.json || options.html !== undefined ? options.foresight : false;
+			const [report] = await runReplay({ ...options, files: [file], foresight }, (line) =>
 				status.update(`session ${i + 1}/${found.files.length}, ${line}`),
 			);
 			replayed.push({ file, report: { ...report, session } });

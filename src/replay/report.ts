@@ -107,13 +107,24 @@ function floorsOf(
 ): Pick<PolicyFigures, "foresight" | "foresightAtBar" | "foresightScheduled"> {
 	const over = (cost: number) => (plain > 0 ? cost / plain : 1);
 	const lose = barLoss(vis.references);
-	const scheduled = scheduledFloor({ produced, needs: vis.needs, model, fixed, lose });
+	const scheduled =
+		produced.length <= SCHEDULED_FLOOR_REQUESTS
+			? scheduledFloor({ produced, needs: vis.needs, model, fixed, lose })
+			: undefined;
 	return {
 		foresight: over(foresightFloor({ produced, needs: vis.needs, model, fixed }).cost),
 		foresightAtBar: over(foresightFloor({ produced, needs: vis.needs, model, fixed, lose }).cost),
-		foresightScheduled: { ratio: over(scheduled.cost), events: scheduled.events.length },
+		foresightScheduled: scheduled ? { ratio: over(scheduled.cost), events: scheduled.events.length } : null,
 	};
 }
+
+/**
+ * The longest session (in requests that produced a reply) whose scheduled floor is worked out: its
+ * work grows with the cube of the length (every event time against every request, each priced
+ * block by block), a few seconds at 600 requests and minutes at 3,000, in one run that Ctrl-C
+ * cannot interrupt. Every corpus session is shorter (the longest, 454 requests).
+ */
+export const SCHEDULED_FLOOR_REQUESTS = 600;
 
 /** How many of `references` a policy may leave unseen and still pass the visibility bar. */
 export function barLoss(references: number): number {
