@@ -161,6 +161,9 @@ const percent = (share: number): string => `${(share * 100).toFixed(1)}%`;
 /** The divergence that counts the recorded replies a run never asked for (run.ts counts it, the verdict names it). */
 export const NOT_REQUESTED = "recorded replies not requested";
 
+/** The divergence that counts the recorded replies before a broken parent link, off the branch replayed (likewise). */
+export const CUT_OFF = "recorded replies before a missing entry, off the branch Pi replays";
+
 /**
  * A session's verdict in one line: what the default context-fold run cost as a multiple of plain
  * Pi's, the share of references the model could still see (plain Pi's beside it) and the recalls
@@ -176,7 +179,9 @@ export function verdict(report: SessionReport): string | undefined {
 			? `cost ${k(run.cost)} input-token equivalents`
 			: `${run.costRatio.toFixed(2)}× plain Pi's cost`;
 	const seen = `${percent(run.visibility)} of references visible${pi ? ` (plain Pi ${percent(pi.visibility)})` : ""}`;
-	const lost = Math.max(...[run, pi].map((f) => f?.divergences?.[NOT_REQUESTED] ?? 0));
+	const lost = Math.max(
+		...[run, pi].map((f) => (f?.divergences?.[NOT_REQUESTED] ?? 0) + (f?.divergences?.[CUT_OFF] ?? 0)),
+	);
 	const cut = lost > 0 ? `; ${lost} recorded repl${lost === 1 ? "y" : "ies"} not replayed (see the divergences)` : "";
 	return `${report.session}: ${run.policy} ${cost}, ${seen}, ${run.recallsNeeded} recall${run.recallsNeeded === 1 ? "" : "s"}${cut}`;
 }

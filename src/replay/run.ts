@@ -41,7 +41,7 @@ import {
 } from "./policy-run.ts";
 import { PRICE_MODELS, piWarming, refreshTimes, shapePrompt, type WarmingPhase, warmingDelayMs } from "./price.ts";
 import { AGENT_DIR, replayModel, replaySession } from "./replay-session.ts";
-import { NOT_REQUESTED } from "./report-text.ts";
+import { CUT_OFF, NOT_REQUESTED } from "./report-text.ts";
 import { BlockTable, type RequestShape } from "./request-shape.ts";
 import { parts, type ReplayScript, SESSION_FORMAT } from "./script.ts";
 import {
@@ -386,8 +386,7 @@ export async function replayPolicy(
 			run.divergences[
 				`session file format ${script.newerFormat}, newer than Pi 1.6's ${SESSION_FORMAT}: read as Pi 1.6 reads it`
 			] = 1;
-		if (script.cutOff > 0)
-			run.divergences["recorded replies before a missing entry, off the branch Pi replays"] = script.cutOff;
+		if (script.cutOff > 0) run.divergences[CUT_OFF] = script.cutOff;
 	} finally {
 		session.dispose();
 	}

@@ -22,7 +22,7 @@ import { projectDirName } from "../../src/replay/mine.ts";
 import { parseArgs, UsageError } from "../../src/replay/options.ts";
 import { ProgressLine } from "../../src/replay/progress.ts";
 import { type PolicyFigures, type SessionReport, withRatios } from "../../src/replay/report.ts";
-import { report, table, tableCells, verdict } from "../../src/replay/report-text.ts";
+import { NOT_REQUESTED, report, table, tableCells, verdict } from "../../src/replay/report-text.ts";
 import { BIN, replayCommand, replayInProcess } from "./replay-command.ts";
 import { FIXED_REPORT } from "./report-fixture.ts";
 import { SyntheticSession } from "./synthetic-session.ts";
@@ -505,6 +505,15 @@ test("the verdict speaks for the default context-fold run against plain Pi", () 
 		verdict({ ...FIXED_REPORT[0], session: "s.jsonl", policies: [pi, cut] }),
 		`s.jsonl: context-fold ${ratio}× plain Pi's cost, 96.7% of references visible (plain Pi 94.8%), 4 recalls; 8 recorded replies not replayed (see the divergences)`,
 		"a replay cut short says so in its verdict",
+	);
+	const broken = {
+		...fold,
+		divergences: { "recorded replies before a missing entry, off the branch Pi replays": 19, [NOT_REQUESTED]: 1 },
+	};
+	assert.match(
+		verdict({ ...FIXED_REPORT[0], session: "s.jsonl", policies: [pi, broken] }) ?? "",
+		/; 20 recorded replies not replayed \(see the divergences\)$/,
+		"so does one whose file broke the branch: the replies before the break were never asked for",
 	);
 });
 
