@@ -77,8 +77,18 @@ try {
 	cli = await createJiti(import.meta.url).import(entry.href);
 }
 // A reader that stops early (`| head`) closes the pipe: the rest of the output has nowhere to go.
+// Any other failure to write the report (a full disk, a closed descriptor) is said in one line.
 process.stdout.on("error", (error) => {
-	if (error?.code !== "EPIPE") throw error;
-	process.exit(process.exitCode ?? 0);
+	if (error?.code === "EPIPE") process.exit(process.exitCode ?? 0);
+	try {
+		process.stderr.write(
+			`context-fold replay: the report could not be written to stdout: ${error?.message ?? error}\n`,
+		);
+	} catch {
+		// stderr is gone too: the exit code says it
+	}
+	process.exit(1);
 });
+// Progress and notices on stderr are a courtesy: a closed or full stderr does not stop the replay.
+process.stderr.on("error", () => {});
 process.exitCode = await cli.main(process.argv.slice(2));

@@ -12,7 +12,18 @@
 import assert from "node:assert/strict";
 import { constants as bufferConstants } from "node:buffer";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import {
+	closeSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	rmSync,
+	symlinkSync,
+	truncateSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -84,6 +95,28 @@ test("a reader that stops early (`| head`) ends the command quietly", () => {
 	assert.doesNotMatch(run.stderr, /EPIPE|Error/, run.stderr);
 	assert.equal(run.status, 0, run.stderr);
 });
+
+test(
+	"a report that cannot be written (a full disk) is said in one line; a full stderr stops nothing",
+	{
+		skip: existsSync("/dev/full") ? false : "no /dev/full here",
+	},
+	() => {
+		const full = openSync("/dev/full", "w");
+		try {
+			const args = [BIN, "replay", DEBUG_BRANCHY, "--policy", "pi", "--json", "--quiet"];
+			const env = withoutOwn(process.env);
+			const out = spawnSync(process.execPath, args, { encoding: "utf8", env, stdio: ["ignore", full, "pipe"] });
+			assert.equal(out.status, 1);
+			assert.match(out.stderr, /^context-fold replay: the report could not be written to stdout: ENOSPC[^\n]*\n$/);
+			const err = spawnSync(process.execPath, args, { encoding: "utf8", env, stdio: ["ignore", "pipe", full] });
+			assert.equal(err.status, 0);
+			assert.ok(JSON.parse(err.stdout).length === 1, "the whole report on stdout");
+		} finally {
+			closeSync(full);
+		}
+	},
+);
 
 test("as the checkout's npm script, relative paths mean the directory npm was run in", () => {
 	const fixtures = fileURLToPath(new URL("../fixtures/", import.meta.url));
