@@ -140,7 +140,7 @@ export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): s
 /**
  * True, said on stderr before any replay, when `--html <file>` cannot take the page: it is one of
  * the sessions to replay (the same file by any path or link) or any other Pi session, which the page
- * would overwrite, a directory, or a file in a directory that does not exist; false otherwise.
+ * would overwrite, a directory, a pipe, or a file in a directory that does not exist; false otherwise.
  */
 function htmlRefused(html: string | undefined, files: readonly string[]): boolean {
 	if (html === undefined) return false;
@@ -150,6 +150,9 @@ function htmlRefused(html: string | undefined, files: readonly string[]): boolea
 	};
 	if (!existsSync(dirname(resolve(html)))) return refuse(`is in a directory that does not exist`);
 	if (existsSync(html) && statSync(html).isDirectory()) return refuse("is a directory");
+	// A named pipe blocks the write until something reads it, past Ctrl-C: never waited on.
+	if (existsSync(html) && (statSync(html).isFIFO() || statSync(html).isSocket()))
+		return refuse("is a pipe or a socket, which the report would wait on");
 	const id = (path: string) => {
 		try {
 			const stat = statSync(path);

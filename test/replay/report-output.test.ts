@@ -335,10 +335,14 @@ test("--html never overwrites a session, replayed or not, nor takes an option fo
 			);
 			assert.equal(readFileSync(other, "utf8"), good.text(), "the other session is untouched");
 		}
-		// A page that cannot be written there is refused before any replay, not after it.
+		// A page that cannot be written there is refused before any replay, not after it; a named pipe
+		// would block the write until something read it.
+		const fifo = join(dir, "pipe.html");
+		const piped = spawnSync("mkfifo", [fifo]).status === 0;
 		for (const [html, why] of [
 			[join(dir, "no-such-dir", "r.html"), "is in a directory that does not exist"],
 			[dir, "is a directory"],
+			...(piped ? [[fifo, "is a pipe or a socket, which the report would wait on"]] : []),
 		]) {
 			const unwritable = replay(file, "--policy", "pi", "--html", html);
 			assert.equal(unwritable.status, 2);
