@@ -108,11 +108,20 @@ export async function main(args: readonly string[]): Promise<number> {
 }
 
 /**
- * A line for each `--set` knob that no context-fold run of the replay reads (`foldAt` while only the
- * working-set profile runs, any knob while no context-fold policy runs): the extension would say so
- * in a session, the replay says it here.
+ * A line for each `--set` knob that no run of the replay reads (`foldAt` while only the working-set
+ * profile runs, any context-fold knob while no context-fold policy runs, `trigger` while
+ * clear-tool-uses does not run): the extension would say so in a session, the replay says it here.
  */
-export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): string[] {
+export function idleKnobs(options: Pick<ReplayOptions, "knobs" | "policies" | "clearSet">): string[] {
+	const clearing = options.policies.some((p) => p.kind === "clear");
+	const unread = clearing
+		? []
+		: options.clearSet.map((key) => `--set ${key} changes nothing in this replay: only clear-tool-uses reads it`);
+	return [...unread, ...idleFoldKnobs(options)];
+}
+
+/** The lines of idleKnobs for context-fold's own knobs. */
+function idleFoldKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): string[] {
 	const profiles = [
 		...new Set(
 			options.policies.flatMap((p) =>

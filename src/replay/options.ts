@@ -93,6 +93,8 @@ export interface ReplayOptions {
 	quiet: boolean;
 	/** The context-fold knobs given with `--set`. */
 	knobs: Record<string, unknown>;
+	/** The clear-tool-uses knobs given with `--set` (trigger, keep, clearAtLeast), by name. */
+	clearSet: string[];
 	/** Replays run at once (1: all in this thread). */
 	jobs: number;
 	/** Where to write the HTML report, if asked. */
@@ -161,6 +163,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	let policyGiven = false;
 	const knobs: Record<string, unknown> = {};
 	const clear = { trigger: 100_000, keep: 3, clearAtLeast: 20_000 };
+	const clearSet: string[] = [];
 	// An option given twice would replay one of its values unseen: each is refused the second time.
 	const seen = new Set<string>();
 	const once = (name: string, how: string): void => {
@@ -197,7 +200,10 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 			once(`--set ${key}`, "give each knob once");
 			if (key === "policy" && !POLICY_VALUES.includes(rest.join("=")))
 				throw new UsageError(`--set policy takes one of ${POLICY_VALUES.join(", ")}, not ${rest.join("=")}`);
-			if (CLEAR_KEYS.has(key)) clear[key as keyof typeof clear] = decimal(rest.join("="));
+			if (CLEAR_KEYS.has(key)) {
+				clear[key as keyof typeof clear] = decimal(rest.join("="));
+				clearSet.push(key);
+			}
 			// Defined, not assigned: a key such as __proto__ is then named as no knob, as any other is.
 			else
 				Object.defineProperty(knobs, key, {
@@ -279,6 +285,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		quiet,
 		jobs,
 		knobs,
+		clearSet,
 		...(html === undefined ? {} : { html }),
 	};
 }

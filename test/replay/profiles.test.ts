@@ -76,6 +76,11 @@ test("a --set knob no replayed profile reads is named, with the profiles that do
 	]);
 	assert.deepEqual(idle("--policy", "pi,compact-only", "--set", "foldAt=0.1"), [], "compact-only runs the extension");
 	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "policy=ladder", "--set", "foldAt=0.1"), []);
+	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "trigger=5000", "--set", "keep=1"), [
+		"--set trigger changes nothing in this replay: only clear-tool-uses reads it",
+		"--set keep changes nothing in this replay: only clear-tool-uses reads it",
+	]);
+	assert.deepEqual(idle("--policy", "pi,clear-tool-uses", "--set", "clearAtLeast=0"), []);
 });
 
 test("the default policy list holds every profile beside plain Pi and the peers", () => {
