@@ -117,6 +117,7 @@ export async function replayPolicy(
 	const diverge = (kind: string): void => {
 		run.divergences[kind] = (run.divergences[kind] ?? 0) + 1;
 	};
+	const userPartSkipped = (type: string): void => diverge(`user ${type} part not replayed`);
 	const hooks = new HookTimer();
 	const time = (factory: ExtensionFactory, onInput?: (messages: MessageLike[]) => void): ExtensionFactory =>
 		options.timeHooks === false ? factory : timed(factory, hooks, undefined, onInput);
@@ -312,7 +313,7 @@ export async function replayPolicy(
 	steerAfter = (t) => {
 		for (let n = t + 1; script.turns[n]?.steered && !queued.has(n); n++) {
 			queued.add(n);
-			const { text, images } = textAndImages(script.turns[n].user);
+			const { text, images } = textAndImages(script.turns[n].user, userPartSkipped);
 			steering = steering.then(() => steerAsRecorded(text, images));
 			if (script.turns[n].assistants.length > 0) break;
 		}
@@ -356,7 +357,7 @@ export async function replayPolicy(
 			// A user message with no reply of its own went out with the steered ones after it.
 			if (current.assistants.length === 0) steerAfter(turn);
 			await steering;
-			const { text, images } = textAndImages(current.user);
+			const { text, images } = textAndImages(current.user, userPartSkipped);
 			// The prompt is typed at its recorded time: what the extensions do on it (context-fold plans
 			// the run's first request there) happens then, not at the previous request's time.
 			const typed = timeOf(current.user.timestamp);

@@ -148,8 +148,15 @@ export function errorAsRecorded(recorded: MessageLike, retried: boolean): Messag
 	return { ...recorded, errorMessage: retried ? RETRIED_ERROR : FINAL_ERROR };
 }
 
-/** A recorded user message as prompt text (its text parts, joined by newlines) and images. */
-export function textAndImages(message: MessageLike): {
+/**
+ * A recorded user message as prompt text (its text parts, joined by newlines) and images. Every other
+ * part (a `tool_result` or `document` a converter kept from another harness) is left out and named
+ * by its type through `skip`, as toolResultParts does.
+ */
+export function textAndImages(
+	message: MessageLike,
+	skip: (type: string) => void,
+): {
 	text: string;
 	images: { type: "image"; data: string; mimeType: string }[];
 } {
@@ -159,6 +166,7 @@ export function textAndImages(message: MessageLike): {
 		if (part.type === "text") texts.push(String(part.text ?? ""));
 		else if (part.type === "image")
 			images.push({ type: "image", data: String(part.data), mimeType: String(part.mimeType) });
+		else skip(typeof part.type === "string" && part.type !== "" ? part.type : "untyped");
 	}
 	return { text: texts.join("\n"), images };
 }

@@ -83,6 +83,31 @@ test("a tool result's part that is neither text nor an image with its data is le
 	assert.match(lastRequestText(run), /LOG tail/);
 });
 
+test("a user message's parts that are neither text nor image are left out and named, its text kept", async () => {
+	const session = new SyntheticSession(T0);
+	session.add(1, { role: "user", content: [{ type: "text", text: "go" }] });
+	session.add(2, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	// Claude Code's raw shape: a tool result and a document inside the user's message.
+	session.add(3, {
+		role: "user",
+		content: [
+			{ type: "text", text: "USER TEXT kept" },
+			{ type: "tool_result", content: "x".repeat(400) },
+			{ type: "document", source: { data: "y".repeat(400) } },
+			{ kind: "odd" },
+		],
+	});
+	session.add(4, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const run = await replay(session);
+	assert.equal(run.requests.length, 2, "every recorded reply requested");
+	assert.deepEqual(run.divergences, {
+		"user tool_result part not replayed": 1,
+		"user document part not replayed": 1,
+		"user untyped part not replayed": 1,
+	});
+	assert.match(lastRequestText(run), /USER TEXT kept/);
+});
+
 test("a recorded reply in shapes the faux provider cannot stream reaches the session as recorded", async () => {
 	const session = new SyntheticSession(T0);
 	session.add(1, { role: "user", content: [{ type: "text", text: "search the web" }] });
