@@ -111,6 +111,9 @@ export class UsageError extends Error {}
 const CLEAR_KEYS = new Set(["trigger", "keep", "clearAtLeast"]);
 
 /** A plain decimal number (`140000`, `0.5`), as the usage text writes them; NaN for anything else (`1e5`, `0x10`, ""). */
+/** The largest `--window`: ten times the largest window any model offers today. */
+const MAX_WINDOW = 100_000_000;
+
 function decimal(text: string): number {
 	return /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
 }
@@ -245,11 +248,15 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	if (files.length === 0 && !mine) throw new UsageError("no session file given");
 	if (mine && !policyGiven) names = [...MINE_POLICIES];
 	if (!Object.hasOwn(PRICE_MODELS, price)) throw new UsageError(`unknown price model ${price}`);
-	if (!Number.isInteger(window) || window < 1000) throw new UsageError("--window takes a whole number ≥ 1000");
+	if (!Number.isInteger(window) || window < 1000 || window > MAX_WINDOW)
+		throw new UsageError(`--window takes a whole number from 1000 to ${MAX_WINDOW}`);
 	if (!Number.isInteger(jobs) || jobs < 1) throw new UsageError("--jobs takes a whole number ≥ 1");
 	for (const [k, v] of Object.entries(clear)) {
 		if (!Number.isInteger(v) || v < 0) throw new UsageError(`--set ${k} takes a whole number ≥ 0`);
 	}
+	if (names.includes("")) throw new UsageError("--policy takes names separated by commas, none of them empty");
+	const again = files.find((file, i) => files.indexOf(file) !== i);
+	if (again !== undefined) throw new UsageError(`session file ${again} given twice: each is replayed once`);
 	const twice = names.find((name, i) => names.indexOf(name) !== i);
 	if (twice !== undefined) throw new UsageError(`--policy names ${twice} twice`);
 	const policies = names.map((name): ReplayPolicy => {

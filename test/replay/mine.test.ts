@@ -262,10 +262,15 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["--mine", "--last", "two"], "--last takes a whole number ≥ 1"],
 		[["--mine", "x.jsonl"], "--mine finds the sessions itself: give no session file"],
 		// Numbers are plain decimals, as the usage writes them: no exponent, no hex, none left empty.
-		[["a.jsonl", "--window", "1e5"], "--window takes a whole number ≥ 1000"],
-		[["a.jsonl", "--window", "0x10000"], "--window takes a whole number ≥ 1000"],
-		[["a.jsonl", "--window", " 5000"], "--window takes a whole number ≥ 1000"],
+		[["a.jsonl", "--window", "1e5"], "--window takes a whole number from 1000 to 100000000"],
+		[["a.jsonl", "--window", "0x10000"], "--window takes a whole number from 1000 to 100000000"],
+		[["a.jsonl", "--window", " 5000"], "--window takes a whole number from 1000 to 100000000"],
+		[["a.jsonl", "--window", "1000000000000000000000"], "--window takes a whole number from 1000 to 100000000"],
 		[["a.jsonl", "--jobs", "2e0"], "--jobs takes a whole number ≥ 1"],
+		// An empty name in the list, or a session file named twice (its report would print twice).
+		[["a.jsonl", "--policy", ","], "--policy takes names separated by commas, none of them empty"],
+		[["a.jsonl", "--policy", "pi,"], "--policy takes names separated by commas, none of them empty"],
+		[["a.jsonl", "b.jsonl", "a.jsonl"], "session file a.jsonl given twice: each is replayed once"],
 		[["a.jsonl", "--set", "trigger="], "--set trigger takes a whole number ≥ 0"],
 		// clear-tool-uses counts tool uses and tokens: a fraction is no count.
 		[["a.jsonl", "--set", "keep=1.5"], "--set keep takes a whole number ≥ 0"],
