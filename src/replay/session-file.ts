@@ -1,7 +1,7 @@
 /**
  * One recorded Pi session file, read the way Pi reads it: its entries, the active branch (the last
- * entry is the leaf; `parentId` leads back to the root; a pre-v2 file without ids is one branch in
- * file order), and the message sequences the replays feed to context-fold:
+ * entry is the leaf; `parentId` leads back to the root; a pre-v2 file, whose header names no later
+ * version, is one branch in file order), and the message sequences the replays feed to context-fold:
  *
  * - `branchMessages`: every model-visible message of the active branch, root to leaf, as if it had
  *   never been compacted (compaction entries are skipped, the messages they summarised stay);
@@ -79,8 +79,13 @@ export function parseSessionText(text: string): SessionEntries {
 		if (parsed.type === "session" && header === undefined && entries.length === 0 && !valueFirst) header = parsed;
 		else entries.push(parsed);
 	});
-	if (!(typeof header?.version === "number" && header.version >= 2)) placeKeptEntries(header, entries);
+	if (!isV2(header)) placeKeptEntries(header, entries);
 	return { header, entries, unread };
+}
+
+/** True when `header` names format version 2 or later; else Pi reads the file as version 1. */
+function isV2(header: Entry | undefined): boolean {
+	return typeof header?.version === "number" && header.version >= 2;
 }
 
 /** A pre-v2 compaction's first kept entry, which its file names by position (firstKeptEntryIndex). */
@@ -180,8 +185,13 @@ export function readPiSession(path: string): SessionEntries {
 	return session;
 }
 
-/** The active branch, root to leaf (core lastBranch); a file whose `parentId`s loop is refused. */
+/**
+ * The active branch, root to leaf (core lastBranch); a file whose `parentId`s loop is refused. A file
+ * whose header names no version 2 or later is one branch in file order whatever ids its entries
+ * hold: Pi migrates it as version 1, chaining every entry to the one before it.
+ */
 export function activeBranch(session: SessionEntries, where = "session"): Entry[] {
+	if (!isV2(session.header)) return [...session.entries];
 	const { branch, looped } = lastBranch(session.entries);
 	if (looped !== undefined) throw new SessionFileError(where, `parentId cycle at ${looped}`);
 	return branch;

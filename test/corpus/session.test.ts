@@ -305,6 +305,29 @@ describe("a pre-v2 session (no ids)", () => {
 	});
 });
 
+describe("a header that names no version, over entries with ids and a branch", () => {
+	it("is one branch in file order, as Pi migrates a version 1 file whatever ids it holds", () => {
+		const header = { type: "session", id: "h", timestamp: new Date(T0).toISOString(), cwd: "/tmp/x" };
+		const entries = [
+			user("e1", null, 1, "one"),
+			assistant("e2", "e1", 2, "two"),
+			// A branch left with /tree in a v2+ file: e3 goes back to e1.
+			user("e3", "e1", 3, "three"),
+			assistant("e4", "e3", 4, "four"),
+		];
+		const text = jsonl([header, ...entries]);
+		const context = contextMessages(activeBranch(parseSessionText(text)));
+		assert.deepEqual(labels(context), ["user:one", "assistant:two", "user:three", "assistant:four"]);
+		assert.deepEqual(context, piContext(text));
+		const versioned = jsonl([{ ...header, version: 3 }, ...entries]);
+		assert.deepEqual(labels(contextMessages(activeBranch(parseSessionText(versioned)))), [
+			"user:one",
+			"user:three",
+			"assistant:four",
+		]);
+	});
+});
+
 describe("a parentId that names no entry", () => {
 	it("starts the branch there, as Pi takes an orphan for a root", () => {
 		const text = jsonl([
