@@ -155,10 +155,10 @@ function lifetimeSource(l: Lifetime): string {
 /** Share by which Pi's count must differ from the chars/4 figure before the status names it. */
 const PI_COUNT_SHOWN = 0.1;
 
-/** ` · Pi counts 177k` when Pi's own count differs from the status's figure by PI_COUNT_SHOWN or more. */
-function piCount(f: StatusFacts): string {
-	if (f.piUsage === undefined || f.usage === undefined || !(f.usage > 0)) return "";
-	return Math.abs(f.piUsage - f.usage) >= PI_COUNT_SHOWN * f.usage ? ` · Pi counts ${short(f.piUsage)}` : "";
+/** `Pi counts 177k` when Pi's own count differs from the status's figure by PI_COUNT_SHOWN or more. */
+function piCount(f: StatusFacts): string[] {
+	if (f.piUsage === undefined || f.usage === undefined || !(f.usage > 0)) return [];
+	return Math.abs(f.piUsage - f.usage) >= PI_COUNT_SHOWN * f.usage ? [`Pi counts ${short(f.piUsage)}`] : [];
 }
 
 /**
@@ -199,8 +199,12 @@ export function statusText(f: StatusFacts): string {
 	} else {
 		const p = f.point;
 		const share = percent(f.usage / f.window);
-		const next = f.preview ? " · as the next request would send it" : "";
-		out.push("", `Context   ${short(f.usage)} of ${short(f.window)} window (${share})${piCount(f)}${next}`);
+		const context = [
+			`Context   ${short(f.usage)} of ${short(f.window)} window (${share})`,
+			...piCount(f),
+			...(f.preview ? ["as the next request would send it"] : []),
+		];
+		out.push("", ...wrap(context, " · ", "          "));
 		if (p) {
 			// The policy's thresholds read Pi's count (see piUsage), so "away" and "reached" do too.
 			const toFold = p.at - (f.piUsage ?? f.usage);
