@@ -38,8 +38,10 @@ function parsed(message: MessageLike | undefined, block: Block, callId: string):
 	const file = path.startsWith("./") ? path.slice(2) : path;
 	const range = `${bound(offset)}:${bound(limit)}`;
 	const facts: CallFacts = { path: file, range, lines: JSON.stringify([file, range]), result: resultId(callId) };
-	// Pi's read starts at line `offset` (1-based) of the file; a fraction or a string is not a line it names.
-	if (typeof offset === "number" && Number.isSafeInteger(offset) && offset > 1) facts.from = offset;
+	// Pi's read starts at line `offset` (1-based) of the file; a fraction is not a line it names. Pi
+	// coerces a number the model sent as a string ("640", " 640 ") before the tool runs: so is it here.
+	const start = typeof offset === "string" && offset.trim() !== "" ? Number(offset) : offset;
+	if (typeof start === "number" && Number.isSafeInteger(start) && start > 1) facts.from = start;
 	return facts;
 }
 

@@ -34,17 +34,24 @@ describe("readStarts", () => {
 			...exchange(0, "read", { path: "a.ts", offset: 2001 }),
 			...exchange(1, "read", { path: "a.ts", offset: 1 }),
 			...exchange(2, "read", { path: "a.ts", offset: 2.5 }),
+			// Pi coerces a number sent as a string before the read runs ("models often send "42" for a number").
 			...exchange(3, "read", { path: "a.ts", offset: "40" }),
 			...exchange(4, "read", { path: "a.ts" }),
 			...exchange(5, "bash", { command: "cat a.ts", offset: 30 }),
 			...exchange(6, "read", { path: "b.ts", offset: 12, limit: 5 }),
+			...exchange(7, "read", { path: "b.ts", offset: " 640 " }),
+			...exchange(8, "read", { path: "b.ts", offset: "2.5" }),
+			...exchange(9, "read", { path: "b.ts", offset: "" }),
+			...exchange(10, "read", { path: "b.ts", offset: "forty" }),
 		];
 		const starts = readStarts(messages, linearize(messages));
 		assert.deepEqual(
 			[...starts],
 			[
 				["r:call_0", 2001],
+				["r:call_3", 40],
 				["r:call_6", 12],
+				["r:call_7", 640],
 			],
 		);
 	});
