@@ -11,6 +11,8 @@
  * names is the line a recall serves, and the line a `read` would give.
  */
 
+import { lineCount } from "./tokens.ts";
+
 /**
  * Pi's shell tools: `bash`, and `powershell` where Pi runs on Windows. Both cut a long output alike,
  * saving it whole to `pi-<tool>-<16 hex>.log` in the temp dir, and append the same status line.
@@ -76,7 +78,9 @@ export function outputFilePlace(text: string, origin: CopyOrigin = {}): OutputFi
 		READ_ANY_NOTICE.test(text)
 	)
 		return noticed;
-	const last = from + text.split("\n").length - 1;
+	// Lines as a whole read counts them: a text ending in a line feed (the file's own last one) has no
+	// empty line after it.
+	const last = from + Math.max(1, lineCount(text)) - 1;
 	return { source: "read", first: from, last, total: last, held: text, trailer: [] };
 }
 

@@ -89,6 +89,9 @@ describe("outputFilePlace with a read's start", () => {
 			{ ...place, held: place?.held.length },
 			{ source: "read", first: 2001, last: 2400, total: 2400, held: rows(2001, 2400).length, trailer: [] },
 		);
+		// The file's own last line feed ends its last line: a whole read of it counts as many lines.
+		const fed = outputFilePlace(`${rows(2001, 2400)}\n`, { from: 2001 });
+		assert.deepEqual([fed?.first, fed?.last, fed?.total], [2001, 2400, 2400]);
 	});
 
 	it("lets a notice say where the lines are, and gives nothing from line 1 or for Pi's too-long-line notice", () => {
