@@ -66,25 +66,54 @@ export function safeSlice(text: string, max: number): string {
 	return text.slice(0, open ?? end);
 }
 
-/** Longest terminal control sequence looked for around a cut (`\x1b[38;2;255;255;255m` is 19). */
+/** Longest colour code (CSI sequence) looked for around a cut (`\x1b[38;2;255;255;255m` is 19). */
 const SEQUENCE_MOST = 32;
 
+/** Longest OSC sequence looked for around a cut: a hyperlink's (`\x1b]8;;<url>\x07`) holds its URL. */
+const OSC_MOST = 2048;
+
 /**
- * Where the terminal control sequence (a colour code, `\x1b[…m`) that `at` falls inside starts, if it
- * does: a cut there would leave half a sequence, which a terminal or a model reads as garbage.
+ * Where the terminal control sequence that `at` falls inside starts, if it does: a colour code
+ * (`\x1b[…m`, a CSI sequence) or an OSC sequence (`\x1b]8;;<url>` up to its BEL or `\x1b\\`, a
+ * terminal hyperlink). A cut there would leave half a sequence, which a terminal or a model reads
+ * as garbage.
  */
 function openSequence(text: string, at: number): number | undefined {
-	// Only the last SEQUENCE_MOST units before the cut are looked at: a long text without one costs no more.
-	const from = Math.max(0, at - SEQUENCE_MOST);
+	// Only the last OSC_MOST units before the cut are looked at: a long text without one costs no more.
+	const from = Math.max(0, at - OSC_MOST);
 	const found = text.slice(from, at).lastIndexOf("\x1b");
 	if (found < 0) return undefined;
 	const esc = from + found;
-	// A CSI sequence ends at its first byte from @ to ~ after `\x1b[`; one ended before `at` is whole.
-	for (let i = esc + 2; i < at; i++) {
-		const c = text.charCodeAt(i);
-		if (c >= 0x40 && c <= 0x7e) return undefined;
+	const kind = text.charAt(esc + 1);
+	if (esc === at - 1) {
+		// A lone escape: the start of a sequence, or the first half of the `\x1b\\` that ends an OSC one.
+		const osc = text.slice(from, esc).lastIndexOf("\x1b]");
+		return kind === "\\" && osc >= 0 ? from + osc : esc;
 	}
-	return esc;
+	if (kind === "[") {
+		// A CSI sequence ends at its first byte from @ to ~ after `\x1b[`; one ended before `at` is whole.
+		if (at - esc > SEQUENCE_MOST) return undefined;
+		for (let i = esc + 2; i < at; i++) {
+			const c = text.charCodeAt(i);
+			if (c >= 0x40 && c <= 0x7e) return undefined;
+		}
+		return esc;
+	}
+	// An OSC sequence runs to a BEL (or to the `\x1b\\` whose escape would be the last one found).
+	if (kind === "]") return text.slice(esc + 2, at).includes("\x07") ? undefined : esc;
+	return undefined;
+}
+
+/** Where the terminal control sequence starting at `esc` ends (the index after it), or the text's end. */
+function sequenceEnd(text: string, esc: number): number {
+	const kind = text.charAt(esc + 1);
+	for (let i = esc + 2; (kind === "[" || kind === "]") && i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (kind === "[" && c >= 0x40 && c <= 0x7e) return i + 1;
+		if (kind === "]" && c === 0x07) return i + 1;
+		if (kind === "]" && c === 0x1b && text.charAt(i + 1) === "\\") return i + 2;
+	}
+	return kind === "[" || kind === "]" ? text.length : Math.min(text.length, esc + 2);
 }
 
 /** Clips `text` to `max` characters, marking the cut with an ellipsis. */
@@ -104,13 +133,9 @@ export function clipAround(line: string, at: number, length: number, max: number
 	let start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
 	const code = line.charCodeAt(start);
 	if (code >= 0xdc00 && code <= 0xdfff) start++;
-	// A window that opens inside a colour code starts after it.
-	if (openSequence(line, start) !== undefined) {
-		while (start < line.length) {
-			const c = line.charCodeAt(start++);
-			if (c >= 0x40 && c <= 0x7e && line.charCodeAt(start - 2) !== 0x1b) break;
-		}
-	}
+	// A window that opens inside a colour code or a hyperlink's sequence starts after it.
+	const open = openSequence(line, start);
+	if (open !== undefined) start = sequenceEnd(line, open);
 	return `…${clip(line.slice(start), max - 1)}`;
 }
 

@@ -105,6 +105,19 @@ describe("safeSlice", () => {
 		assert.equal(safeSlice(text, 11), "ab\x1b[01;31mF");
 		assert.equal(safeSlice(`${"x".repeat(157)}\x1b[31mFAIL`, 159), "x".repeat(157));
 	});
+
+	it("never splits a terminal hyperlink's sequence, however long its URL, ended by BEL or ESC \\", () => {
+		const url = `https://gcc.gnu.org/onlinedocs/gcc/Warning-Options.html#${"x".repeat(80)}`;
+		for (const end of ["\x07", "\x1b\\"]) {
+			const open = `\x1b]8;;${url}${end}`;
+			const text = `warn: [${open}-Wunused${"\x1b]8;;"}${end}]`;
+			const start = "warn: [".length;
+			for (let max = start + 1; max < start + open.length; max++)
+				assert.equal(safeSlice(text, max), "warn: [", `${JSON.stringify(end)} ${max}`);
+			assert.equal(safeSlice(text, start + open.length), `warn: [${open}`, "a whole sequence stays");
+			assert.equal(safeSlice(text, start + open.length + 2), `warn: [${open}-W`, "link text cuts anywhere");
+		}
+	});
 });
 
 describe("clipAround", () => {
@@ -115,6 +128,19 @@ describe("clipAround", () => {
 			assert.doesNotMatch(window, /^…[0-9;[]/, `${max}: ${JSON.stringify(window.slice(0, 12))}`);
 			const esc = window.lastIndexOf("\u001b");
 			assert.ok(esc < 0 || /[@-~]/.test(window.slice(esc + 2)), `${max}: ${JSON.stringify(window.slice(-12))}`);
+		}
+	});
+
+	it("opens its window after a hyperlink's sequence it would start inside", () => {
+		const link = `\x1b]8;;https://example.com/${"u".repeat(60)}\x07`;
+		const line = `${"y".repeat(300)}${link}Error: boom\x1b]8;;\x07 ${"z".repeat(300)}`;
+		const at = line.indexOf("Error");
+		for (let max = 40; max < 200; max++) {
+			// No tail of a sequence opens the window: a BEL comes only after the `\x1b]` that starts it.
+			const body = clipAround(line, at, 5, max).slice(1);
+			const bel = body.indexOf("\x07");
+			const osc = body.indexOf("\x1b]");
+			assert.ok(bel < 0 || (osc >= 0 && osc < bel), `${max}: ${JSON.stringify(body.slice(0, 30))}`);
 		}
 	});
 });
