@@ -235,61 +235,65 @@ export function renderSummary(input: SummaryInput): string {
 		"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
 		'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
 	].join("\n");
-	const parts = [
-		preamble,
-		section(
-			"User intents, in order",
-			s.intents.map((i) => `- ${turnMark(i.turn)}${quoteTags(i.text)}`),
-			L.intents,
-			"intents (recall_folded search=… finds them)",
-			droppedOf(s, "intents", "intents (recall_folded search=… finds them)"),
-		),
-		section(
-			"Error lines (verbatim)",
-			s.errors.map(
-				(e) => `- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(printable(e.line))}`,
+	/** The sections, each within its budget scaled by `f` (each counts what it leaves out). */
+	const sections = (f: number): string[] => {
+		const budget = (key: keyof typeof SUMMARY_LIMITS) => Math.floor(L[key] * f);
+		return [
+			section(
+				"User intents, in order",
+				s.intents.map((i) => `- ${turnMark(i.turn)}${quoteTags(i.text)}`),
+				budget("intents"),
+				"intents (recall_folded search=… finds them)",
+				droppedOf(s, "intents", "intents (recall_folded search=… finds them)"),
 			),
-			L.errors,
-			'error lines (recall_folded search="error")',
-			droppedOf(s, "errors", 'error lines (recall_folded search="error")'),
-		),
-		section(
-			"Files (paths exactly as the tools received them)",
-			s.files.map((f) => `- ${quoteTags(f.path)}${fileNote(f.tools, f.turn)}`),
-			L.files,
-			"files",
-			droppedOf(s, "files", "files"),
-		),
-		section(
-			"Commands",
-			s.commands.map(
-				(c) =>
-					`- ${turnMark(c.turn)}${tag(c.code)}\`${quoteTags(commandLine(c.command))}\`${c.error ? " (error)" : ""}`,
-			),
-			L.commands,
-			"commands",
-			droppedOf(s, "commands", "commands"),
-		),
-		section(
-			"Exact identifiers (search keys for recall_folded)",
-			wrap(s.identifiers.map(quoteTags), 160),
-			L.identifiers,
-			"lines of identifiers",
-			droppedOf(s, "identifiers", "identifiers"),
-		),
-		section(
-			"Recovery pointers",
-			s.spans
-				.filter((p) => POINTER_KINDS.has(p.kind) && p.tokens >= 64)
-				.map(
-					(p) =>
-						`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}${p.turn > 0 ? `, turn ${p.turn}` : ""}, ~${estTokens(p.chars)} tokens`,
+			section(
+				"Error lines (verbatim)",
+				s.errors.map(
+					(e) =>
+						`- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(printable(e.line))}`,
 				),
-			L.pointers,
-			"folded blocks (recall_folded search=…)",
-			droppedOf(s, "spans", "blocks (recall_folded search=… finds them)"),
-		),
-	];
+				budget("errors"),
+				'error lines (recall_folded search="error")',
+				droppedOf(s, "errors", 'error lines (recall_folded search="error")'),
+			),
+			section(
+				"Files (paths exactly as the tools received them)",
+				s.files.map((f) => `- ${quoteTags(f.path)}${fileNote(f.tools, f.turn)}`),
+				budget("files"),
+				"files",
+				droppedOf(s, "files", "files"),
+			),
+			section(
+				"Commands",
+				s.commands.map(
+					(c) =>
+						`- ${turnMark(c.turn)}${tag(c.code)}\`${quoteTags(commandLine(c.command))}\`${c.error ? " (error)" : ""}`,
+				),
+				budget("commands"),
+				"commands",
+				droppedOf(s, "commands", "commands"),
+			),
+			section(
+				"Exact identifiers (search keys for recall_folded)",
+				wrap(s.identifiers.map(quoteTags), 160),
+				budget("identifiers"),
+				"lines of identifiers",
+				droppedOf(s, "identifiers", "identifiers"),
+			),
+			section(
+				"Recovery pointers",
+				s.spans
+					.filter((p) => POINTER_KINDS.has(p.kind) && p.tokens >= 64)
+					.map(
+						(p) =>
+							`- ${foldTag(p.code)} ${p.kind === "toolArgs" ? `${p.tool ?? "tool"} arguments` : (p.tool ?? p.kind)}${p.turn > 0 ? `, turn ${p.turn}` : ""}, ~${estTokens(p.chars)} tokens`,
+					),
+				budget("pointers"),
+				"folded blocks (recall_folded search=…)",
+				droppedOf(s, "spans", "blocks (recall_folded search=… finds them)"),
+			),
+		];
+	};
 	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.trim() ?? "");
 	const carriedParts: string[] = [];
 	if (previous) {
@@ -310,12 +314,30 @@ export function renderSummary(input: SummaryInput): string {
 		const text = seed.unread ? `${UNREAD_SEED_NOTES[seed.unread]}\n${quoteTags(seed.text)}` : seed.text;
 		carriedParts.push(carriedText(text, L.previous, "the seed", seed.code));
 	}
-	const body = parts.filter((p) => p.length > 0).join("\n\n");
-	if (carriedParts.length === 0) return clip(body, L.total);
-	// What is carried keeps its place (and a cut seed its pointer to the whole): the sections' budgets and
-	// the preamble may add up to more than the cap, and a cut at the end would fall on the carried part.
-	const carriedBlock = `${previous ? CARRIED_HEADING : SEED_HEADING}\n${carriedParts.join("\n\n")}`;
-	return `${clip(body, Math.max(0, L.total - carriedBlock.length - 2))}\n\n${carriedBlock}`;
+	// What is carried keeps its place (and a cut seed its pointer to the whole); the sections fit in what
+	// is left of the cap beside the preamble: their budgets shrink until they do, each still counting what
+	// it leaves out, so that no line is cut in half and no count falls short.
+	const carriedBlock =
+		carriedParts.length === 0 ? "" : `${previous ? CARRIED_HEADING : SEED_HEADING}\n${carriedParts.join("\n\n")}`;
+	const room = carriedBlock ? Math.max(0, L.total - carriedBlock.length - 2) : L.total;
+	const bodyAt = (f: number) => [preamble, ...sections(f)].filter((p) => p.length > 0).join("\n\n");
+	let body = bodyAt(1);
+	for (let f = 1, tries = 0; body.length > room && tries < SHRINK_TRIES; tries++) {
+		f *= Math.min(0.9, room / body.length);
+		body = bodyAt(f);
+	}
+	if (body.length > room) body = cutAtLine(body, room);
+	return carriedBlock ? `${body}\n\n${carriedBlock}` : body;
+}
+
+/** How many times renderSummary shrinks the sections' budgets before it cuts at a line instead. */
+const SHRINK_TRIES = 12;
+
+/** `text` cut at a line's end within `max` characters, the cut said on a line of its own. */
+function cutAtLine(text: string, max: number): string {
+	const note = "… the rest is cut at the summary's cap (recall_folded search=… reads what it held)";
+	const end = text.lastIndexOf("\n", Math.max(0, max - note.length - 1));
+	return end < 0 ? clip(text, max) : `${text.slice(0, end)}\n${note}`;
 }
 
 /** What a handoff seed is rendered from. */

@@ -280,6 +280,44 @@ describe("summary cap", () => {
 		}
 	});
 
+	it("cuts no line in half and counts every pointer it leaves out, at small caps and beside a carried seed", () => {
+		const spans = Array.from({ length: 94 }, (_, i) => ({
+			id: `r:t${i}`,
+			code: `c${String(i).padStart(7, "0")}`,
+			kind: "toolResult" as const,
+			tool: "bash",
+			turn: i + 1,
+			chars: 4000,
+			tokens: 1004,
+		}));
+		const full: SeedSummary = {
+			...fixed,
+			intents: Array.from({ length: 60 }, (_, i) => ({ turn: i + 1, text: `intent ${i} ${"y".repeat(60)}` })),
+			errors: Array.from({ length: 90 }, (_, i) => ({ line: `Error: failure ${i}`, turn: i, code: "k3x9a0b2" })),
+			files: Array.from({ length: 200 }, (_, i) => ({ path: `src/file${i}.ts`, tools: ["edit"], turn: i })),
+			commands: Array.from({ length: 200 }, (_, i) => ({ command: `npm run step${i}`, turn: i, code: "k3x9a0b2" })),
+			identifiers: Array.from({ length: 300 }, (_, i) => `symbolName${i}`),
+			spans,
+		};
+		const seed = {
+			text: `# context-fold handoff seed\n\nGoal: ${"finish the parser ".repeat(40)}`,
+			code: "s33dc0de",
+		};
+		for (const withSeed of [false, true])
+			for (const maxChars of [MIN_SUMMARY_CHARS, 6_000, 7_000, 9_600, SUMMARY_LIMITS.total]) {
+				const out = renderSummary({ summary: full, scope: "s.", maxChars, ...(withSeed ? { seed } : {}) });
+				const at = `${maxChars}${withSeed ? " with a seed" : ""}`;
+				assert.ok(out.length <= maxChars, `${out.length} at ${at}`);
+				const body = withSeed ? out.slice(0, out.indexOf("## Carried from the handoff seed")) : out;
+				// Every tag the summary writes is whole: as many openings as whole tags.
+				assert.equal(body.split("{#").length - 1, (body.match(/\{#[0-9a-z]{8} FOLDED\}/g) ?? []).length, at);
+				const pointers = body.slice(body.indexOf("## Recovery pointers"));
+				const listed = (pointers.match(/^- \{#c\d{7} FOLDED\}/gm) ?? []).length;
+				const counted = Number(/^- … (\d+) more folded blocks/m.exec(pointers)?.[1] ?? 0);
+				assert.equal(listed + counted, spans.length, `pointers listed ${listed} and counted ${counted} at ${at}`);
+			}
+	});
+
 	it("a smaller cap still keeps both ends and stays under it", () => {
 		const many: SeedSummary = {
 			...fixed,
