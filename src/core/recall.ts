@@ -4,7 +4,7 @@
  * re-flooding the context.
  */
 import { outputFilePlace } from "./output-notices.ts";
-import { clip, clipAround, lineCount } from "./tokens.ts";
+import { clip, clipAround, lineCount, printable } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
 export const RECALL_LIMITS = {
@@ -218,7 +218,16 @@ function loweredIndex(text: string, pattern: string): number {
  * longer token, 2 only in another case, 3 not at all.
  */
 export function matchQuality(text: string, pattern: string): 0 | 1 | 2 | 3 {
-	return bestMatch(text, pattern).quality;
+	return bestMatch(readable(text, pattern), pattern).quality;
+}
+
+/**
+ * `text` as it is matched against `pattern`: without its terminal sequences (colour codes) when it
+ * holds some and the pattern none, so that a line quoted without them (a summary's error line, a
+ * terminal's copy) finds the block it came from.
+ */
+function readable(text: string, pattern: string): string {
+	return text.includes("\x1b") && !pattern.includes("\x1b") ? printable(text) : text;
 }
 
 /** Result of a grep over one text. */
@@ -238,7 +247,9 @@ export interface GrepResult {
  * alone, without context, when it does not fit with it). When not every match fits, the best are
  * shown (see matchQuality: an exact identifier finds its own lines before longer tokens and case
  * variants; of equal ones, lines that begin with the pattern first), still in line order. A long
- * line is shown around its best match. `shift` is added to each number shown (see sliceLines).
+ * line is shown around its best match. `shift` is added to each number shown (see sliceLines). A
+ * text holding terminal sequences (colour codes) is read, and its lines shown, without them (see
+ * readable), unless the pattern holds one.
  */
 export function grepText(
 	text: string,
@@ -249,7 +260,7 @@ export function grepText(
 	shift = 0,
 ): GrepResult {
 	const needle = pattern.toLowerCase();
-	const lines = splitLines(text);
+	const lines = splitLines(readable(text, pattern));
 	// Each matching line's rank, plus one (0: no match): its quality, then, of two equal ones, 0 for a
 	// line that begins with the pattern (past its indentation), the line it names rather than one that
 	// quotes it. Once as many lines as can be shown have the best rank, a later line is only counted.

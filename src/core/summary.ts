@@ -5,7 +5,7 @@
  */
 import { foldTag, quoteTags } from "./digest.ts";
 import type { SeedSummary } from "./index/merge.ts";
-import { clip, estTokens } from "./tokens.ts";
+import { clip, estTokens, printable } from "./tokens.ts";
 
 /** The first line of every summary this module writes; lets a later compaction recognize it. */
 export const SUMMARY_HEADER = "[context-fold deterministic compaction summary]";
@@ -139,19 +139,6 @@ function fileNote(tools: readonly string[], turn: number): string {
 	return parts.length > 0 ? ` (${parts.join("; ")})` : "";
 }
 
-/**
- * What a terminal acts on rather than prints: ANSI escape sequences (CSI, such as colours, and OSC)
- * and every other control character but the tab and the line break.
- */
-const CONTROLS =
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
-	/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[\u0000-\u0008\u000b-\u001f\u007f]/g;
-
-/** `text` without what a terminal would act on (see CONTROLS): the summary is shown to the user too. */
-function printable(text: string): string {
-	return text.replace(CONTROLS, "");
-}
-
 /** Marks where a multi-line command (a heredoc) broke its line, so that it stays one list item. */
 const LINE_BREAK = " ⏎ ";
 
@@ -230,7 +217,7 @@ export function renderSummary(input: SummaryInput): string {
 	const preamble = [
 		SUMMARY_HEADER,
 		`${input.scope} This summary was extracted by context-fold, not written by a model:`,
-		"every intent, path, command, error line and identifier below is copied verbatim from the session (a long one cut where … marks it),",
+		"every intent, path, command, error line and identifier below is copied verbatim from the session (a long one cut where … marks it, colour codes left out),",
 		"and nothing else is claimed.",
 		"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
 		'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',

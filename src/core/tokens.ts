@@ -116,6 +116,19 @@ function sequenceEnd(text: string, esc: number): number {
 	return kind === "[" || kind === "]" ? text.length : Math.min(text.length, esc + 2);
 }
 
+/**
+ * What a terminal acts on rather than prints: ANSI escape sequences (CSI, such as colours, and OSC)
+ * and every other control character but the tab and the line break.
+ */
+const CONTROLS =
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+	/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+/** `text` without what a terminal would act on (see CONTROLS): its lines as a person reads them. */
+export function printable(text: string): string {
+	return text.replace(CONTROLS, "");
+}
+
 /** Clips `text` to `max` characters, marking the cut with an ellipsis. */
 export function clip(text: string, max: number): string {
 	if (text.length <= max) return text;

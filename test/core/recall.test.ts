@@ -12,6 +12,7 @@ import {
 	renderArgsPlaced,
 	sliceLines,
 } from "../../src/core/recall.ts";
+import { printable } from "../../src/core/tokens.ts";
 
 const text = Array.from({ length: 30 }, (_, i) => `line ${i + 1}${i === 9 ? " Error: boom (x+1)" : ""}`).join("\n");
 
@@ -183,6 +184,26 @@ describe("grepText", () => {
 		const g = grepText(text, "absent", 1000);
 		assert.equal(g.matches, 0);
 		assert.equal(g.text, "");
+	});
+});
+
+describe("a coloured block", () => {
+	// A jest run with --color, as Pi's bash tool passes it on: the summary quotes its lines without colour.
+	const text = "\x1b[1m\x1b[31m FAIL \x1b[39m\x1b[22m test/money.test.ts\n  \x1b[31mTypeError: boom\x1b[39m\nok";
+	const quoted = printable(text.split("\n")[0]);
+
+	it("is found by a line quoted without its colour codes, and grep shows the line without them", () => {
+		assert.equal(quoted, " FAIL  test/money.test.ts");
+		assert.ok(matchQuality(text, quoted) < 3, "search finds it");
+		const g = grepText(text, quoted, 2_000, 8, 0);
+		assert.equal(g.matches, 1);
+		assert.equal(g.text, "1:  FAIL  test/money.test.ts");
+		assert.equal(grepText(text, "TypeError: boom", 2_000, 8, 0).text, "2:   TypeError: boom");
+	});
+
+	it("is matched with its codes by a pattern that holds one", () => {
+		assert.equal(grepText(text, "\x1b[31mTypeError", 2_000, 8, 0).matches, 1);
+		assert.equal(matchQuality(text, "\x1b[32m FAIL"), 3, "a pattern with a code the text lacks there");
 	});
 });
 

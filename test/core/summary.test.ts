@@ -42,7 +42,7 @@ describe("renderSummary", () => {
 			[
 				SUMMARY_HEADER,
 				"This compaction removed 12 messages from live history. This summary was extracted by context-fold, not written by a model:",
-				"every intent, path, command, error line and identifier below is copied verbatim from the session (a long one cut where … marks it),",
+				"every intent, path, command, error line and identifier below is copied verbatim from the session (a long one cut where … marks it, colour codes left out),",
 				"and nothing else is claimed.",
 				"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
 				'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
