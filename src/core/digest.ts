@@ -7,7 +7,7 @@
 import { distinctiveTokens } from "./distinctive.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
-import { type CopyOrigin, type OutputFilePlace, outputFilePlace } from "./output-notices.ts";
+import { type CopyOrigin, heldText, type OutputFilePlace, outputFilePlace } from "./output-notices.ts";
 import { clipToError, type RiskLine, riskLines } from "./policy/risk-lexicon.ts";
 import { clip, estTokens, firstLine, lineCount, linesText } from "./tokens.ts";
 
@@ -112,7 +112,7 @@ export interface ToolResultDigestInput {
  */
 function describeSize(text: string, isError: boolean, place?: OutputFilePlace): string {
 	const lines = lineCount(text);
-	const count = place ? `${linesText(place.total)}, L${place.first}-${place.last} held` : linesText(lines);
+	const count = place ? `${linesText(place.total)}, ${heldText(place)}` : linesText(lines);
 	const shape = isError ? `error, ${count}` : lines === 0 ? "empty" : count;
 	return `${shape}, ~${estTokens(text.length)} tokens`;
 }
@@ -261,7 +261,8 @@ export function toolResultDigest(input: ToolResultDigestInput): string {
 	const place = outputFilePlace(input.text, { tool: input.toolName, from: input.from });
 	const content = place?.held ?? input.text;
 	const head = clip(firstLine(content), DIGEST_LIMITS.firstLineChars);
-	const first = head ? ` First line: ${head}` : "";
+	// A copy that holds only a long line's end opens mid-line: its first line says so.
+	const first = head ? ` First line: ${place?.lineTail ? "…" : ""}${head}` : "";
 	const names = outlineLine(content);
 	const paths = pathsLine(content);
 	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${resultRiskSection(input.code, input.text, input.isError, place, head)}`;

@@ -35,6 +35,13 @@ export interface OutputFilePlace {
 	trailer: string[];
 	/** The shell tool's status line after the notice, when there is one. */
 	status?: string;
+	/** The copy holds only the end of line `last` (the shell tool cut a line longer than its limit). */
+	lineTail?: true;
+}
+
+/** Which of its file's lines a copy holds, as a digest and a recall say it: `L601-900 held`, `the end of L3 held`. */
+export function heldText(place: OutputFilePlace): string {
+	return place.lineTail ? `the end of L${place.last} held` : `L${place.first}-${place.last} held`;
 }
 
 const SHELL_NOTICE =
@@ -101,7 +108,7 @@ function noticedPlace(text: string, tool: string | undefined): OutputFilePlace |
 	if (lastLine) {
 		const line = Number(lastLine[1]);
 		const place = placed("shell", text, lastLine.index, line, line, line, lastLine[2]);
-		return place && { ...place, tool: tool ?? "bash" };
+		return place && { ...place, tool: tool ?? "bash", lineTail: true };
 	}
 	if (!writes(tool, "read")) return undefined;
 	const showing = READ_SHOWING.exec(text);

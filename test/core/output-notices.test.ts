@@ -50,6 +50,7 @@ describe("outputFilePlace", () => {
 			held: tail.length,
 			trailer: [notice, "Command exited with code 1"],
 			status: "Command exited with code 1",
+			lineTail: true,
 		});
 		// The digest names the line a recall of lines="3" serves (the file's third line), not its copy's first.
 		const digest = toolResultDigest({
@@ -60,6 +61,11 @@ describe("outputFilePlace", () => {
 		});
 		assert.match(digest, /\nL3: .*FATAL: disk quota exceeded/);
 		assert.doesNotMatch(digest, /\nL1: /);
+		// It says the copy holds only the line's end, and quotes that end as what it is: no line's start.
+		assert.match(
+			digest,
+			/^\{#abcd1234 FOLDED\} bash: error, 3 lines, the end of L3 held, ~\d+ tokens\. First line: …\{"k":1\}/,
+		);
 	});
 
 	it("reads the read tool's notices: a window of the file, or the lines a limit left", () => {

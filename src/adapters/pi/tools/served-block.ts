@@ -5,7 +5,7 @@
  * stopped and the call that reads on. The user's recall shows the same header over the whole block.
  */
 import { quoteTags } from "../../../core/digest.ts";
-import { type CopyOrigin, type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
+import { type CopyOrigin, heldText, type OutputFilePlace, outputFilePlace } from "../../../core/output-notices.ts";
 import {
 	type ArgField,
 	grepBlock,
@@ -41,9 +41,7 @@ export function recallHeader(r: ResolvedCode, file?: string): string {
 	const images = r.images ? `; ${r.images} image${r.images === 1 ? "" : "s"} not served: recall serves text only` : "";
 	// A truncated copy served itself is counted as its digest counts it: its file's lines, and which it holds.
 	const place = file === undefined ? outputFilePlace(r.text, originOf(r)) : undefined;
-	const lines = place
-		? `${linesText(place.total)}, L${place.first}-${place.last} held`
-		: linesText(lineCount(file ?? r.text));
+	const lines = place ? `${linesText(place.total)}, ${heldText(place)}` : linesText(lineCount(file ?? r.text));
 	const head = `Recalled #${r.record.code}: ${what}, ${lines}${fieldsText(r.fields)} (${how}${images})${r.warning ? `. Warning: ${r.warning}` : ""}`;
 	return quoteTags(head);
 }
