@@ -71,13 +71,14 @@ export function runUnfold(
 		let left = room ? room.left - unfoldFreeRoom(room.window) : Number.POSITIVE_INFINITY;
 		for (const code of parsed.codes) {
 			const id = engine.registry.idOf(code);
+			const unreadable = id ? undefined : parent?.unreadable();
 			if (!id && parent?.has(code)) {
 				lines.push(
 					`#${code} belongs to the parent session ${parent.path}; it cannot be unfolded here, recall_folded reads it`,
 				);
-			} else if (!id && parent?.unreadable()) {
+			} else if (!id && unreadable) {
 				lines.push(
-					`#${code} is not a fold code of this session branch; it may be one of the parent session's, but ${parent.unreadable()}`,
+					`#${code} is not a fold code of this session branch; it may be one of the parent session's, but ${unreadable}`,
 				);
 			} else if (!id) {
 				const where = recordedWhere(ledger, code);
