@@ -393,8 +393,17 @@ export class FoldEngine extends SentRequest {
 			}
 		}
 		const said = this.warnedStale.size > 0;
-		const fresh = plan.stale.filter((id) => !this.warnedStale.has(id));
-		for (const id of fresh) this.warnedStale.add(id);
+		const stale = plan.stale.filter((id) => !this.warnedStale.has(id));
+		for (const id of stale) this.warnedStale.add(id);
+		// A block on another turn than the one folded under its id is another reply that got the same id
+		// (a provider that repeats response ids): nothing changed, and it is said so.
+		const turns = stale.length > 0 ? new Map(plan.blocks.map((b) => [b.id, b.turn] as const)) : undefined;
+		const reused = stale.filter((id) => turns?.get(id) !== (this.registry.record(id)?.turn ?? turns?.get(id)));
+		const fresh = stale.filter((id) => !reused.includes(id));
+		if (reused.length > 0)
+			this.deps.warn(
+				`context-fold: a later reply carries the id of ${this.lineOf(reused[0])}${reused.length > 1 ? ` (and ${reused.length - 1} more)` : ""}: the provider repeats response ids, so that reply is sent raw and never folds; the code still reads the block folded`,
+			);
 		if (said && fresh.length > 0)
 			this.deps.debug(`context-fold: changed since folded, sent raw: ${fresh.join(", ")}`);
 		// One notice a session: an extension that rewrites old messages makes many folds stale at once.
