@@ -239,6 +239,19 @@ describe("renderHandoff", () => {
 	});
 });
 
+/** The fixed summary with `sizes` intents, error lines, files, commands and identifiers, each numbered. */
+function filled(sizes: { intents: number; errors: number; files: number; commands: number; identifiers: number }) {
+	const numbered = <T>(n: number, item: (i: number) => T) => Array.from({ length: n }, (_, i) => item(i));
+	return {
+		...fixed,
+		intents: numbered(sizes.intents, (i) => ({ turn: i + 1, text: `intent ${i} ${"y".repeat(60)}` })),
+		errors: numbered(sizes.errors, (i) => ({ line: `Error: failure ${i}`, turn: i, code: "k3x9a0b2" })),
+		files: numbered(sizes.files, (i) => ({ path: `src/file${i}.ts`, tools: ["edit"], turn: i })),
+		commands: numbered(sizes.commands, (i) => ({ command: `npm run step${i}`, turn: i, code: "k3x9a0b2" })),
+		identifiers: numbered(sizes.identifiers, (i) => `symbolName${i}`),
+	};
+}
+
 describe("summary cap", () => {
 	it("scales with the context window within [4k, 24k] characters", () => {
 		assert.equal(summaryCapFor(undefined), SUMMARY_LIMITS.total);
@@ -249,12 +262,7 @@ describe("summary cap", () => {
 
 	it("keeps a carried seed's pointer to the whole however full the sections, at every cap", () => {
 		const full: SeedSummary = {
-			...fixed,
-			intents: Array.from({ length: 400 }, (_, i) => ({ turn: i + 1, text: `intent ${i} ${"y".repeat(60)}` })),
-			errors: Array.from({ length: 900 }, (_, i) => ({ line: `Error: failure ${i}`, turn: i, code: "k3x9a0b2" })),
-			files: Array.from({ length: 400 }, (_, i) => ({ path: `src/file${i}.ts`, tools: ["edit"], turn: i })),
-			commands: Array.from({ length: 400 }, (_, i) => ({ command: `npm run step${i}`, turn: i, code: "k3x9a0b2" })),
-			identifiers: Array.from({ length: 800 }, (_, i) => `symbolName${i}`),
+			...filled({ intents: 400, errors: 900, files: 400, commands: 400, identifiers: 800 }),
 			spans: Array.from({ length: 400 }, (_, i) => ({
 				id: `r:t${i}`,
 				code: "k3x9a0b2",
@@ -291,12 +299,7 @@ describe("summary cap", () => {
 			tokens: 1004,
 		}));
 		const full: SeedSummary = {
-			...fixed,
-			intents: Array.from({ length: 60 }, (_, i) => ({ turn: i + 1, text: `intent ${i} ${"y".repeat(60)}` })),
-			errors: Array.from({ length: 90 }, (_, i) => ({ line: `Error: failure ${i}`, turn: i, code: "k3x9a0b2" })),
-			files: Array.from({ length: 200 }, (_, i) => ({ path: `src/file${i}.ts`, tools: ["edit"], turn: i })),
-			commands: Array.from({ length: 200 }, (_, i) => ({ command: `npm run step${i}`, turn: i, code: "k3x9a0b2" })),
-			identifiers: Array.from({ length: 300 }, (_, i) => `symbolName${i}`),
+			...filled({ intents: 60, errors: 90, files: 200, commands: 200, identifiers: 300 }),
 			spans,
 		};
 		const seed = {
