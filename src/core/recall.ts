@@ -8,7 +8,7 @@ import { clip, clipAround, lineCount, printable } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
 export const RECALL_LIMITS = {
-	/** Characters one recall call may return in all (~8k tokens): every code, grep, range and search together. */
+	/** Characters one recall call may return in all (~8k tokens): every code, grep, range and search together; less in a small window (recallCap). */
 	totalChars: 32_000,
 	/** Matching lines one grep may list per block before it stops. */
 	grepMatches: 60,
@@ -20,7 +20,20 @@ export const RECALL_LIMITS = {
 	patternChars: 500,
 	/** Blocks a `search` sweep lists before it stops. */
 	searchBlocks: 40,
+	/** Least output cap, however small the window. */
+	leastChars: 2_000,
 } as const;
+
+/**
+ * The output cap of one recall call in a context window of `window` tokens: RECALL_LIMITS.totalChars,
+ * or one character per token of the window where that is less (a quarter of it in English or code, at
+ * about four characters a token), so that a recall leaves room in a small window; at least
+ * RECALL_LIMITS.leastChars.
+ */
+export function recallCap(window: number | undefined): number {
+	if (window === undefined || !Number.isFinite(window) || window <= 0) return RECALL_LIMITS.totalChars;
+	return Math.max(RECALL_LIMITS.leastChars, Math.min(RECALL_LIMITS.totalChars, Math.floor(window)));
+}
 
 /**
  * Why a grep or search pattern cannot be matched, said after its name ("is 600 characters; at most

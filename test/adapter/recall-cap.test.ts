@@ -11,8 +11,8 @@ import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
 
 const CAP = RECALL_LIMITS.totalChars;
 
-async function foldedCodes(turns: number, lines: number, line?: (i: number, k: number) => string) {
-	const stub = loadStub({ window: 40_000 });
+async function foldedCodes(turns: number, lines: number, line?: (i: number, k: number) => string, window = 40_000) {
+	const stub = loadStub({ window });
 	bashSession(stub, turns, lines, line);
 	await stub.emit("session_start", { reason: "startup" });
 	const sent = await stub.request();
@@ -29,6 +29,19 @@ describe("recall_folded output cap", () => {
 		assert.match(out, /not shown: #[0-9a-z]{8}/);
 		assert.match(out, /Call recall_folded again with those codes/);
 		assert.match(out, /reached before the search; call recall_folded with search alone/);
+	});
+
+	it("in a window of fewer tokens than the cap has characters, the cap is one character per token", async () => {
+		const window = 12_000;
+		const { stub, codes } = await foldedCodes(30, 400, undefined, window);
+		assert.ok(codes.length >= 3, `folded ${codes.length}`);
+		for (const params of [{ codes: codes.slice(0, 3) }, { codes: [codes[0]] }, { search: "output ok" }]) {
+			const out = await stub.call("recall_folded", params);
+			assert.ok(out.length <= window, `${out.length} > ${window}`);
+			assert.match(out, /(?:\(|, )12000 characters per call\)/, JSON.stringify(Object.keys(params)));
+		}
+		const next = /lines="(\d+)-(\d+)" reads on/.exec(await stub.call("recall_folded", { codes: [codes[0]] }));
+		assert.ok(next, "a whole block cut at the smaller cap names the range that reads on");
 	});
 
 	it("never cuts a character in two: no answer holds half of a surrogate pair", async () => {

@@ -8,6 +8,7 @@ import {
 	matchQuality,
 	parseLineRange,
 	RECALL_LIMITS,
+	recallCap,
 	renderArgs,
 	renderArgsPlaced,
 	sliceLines,
@@ -40,6 +41,19 @@ describe("renderArgs", () => {
 	});
 	it("marks empty arrays and objects", () => {
 		assert.equal(renderArgs("x", { a: [], b: {} }), "arguments of x:\na: []\nb: {}");
+	});
+});
+
+describe("recallCap", () => {
+	it("is the whole cap in a large or unknown window, a character per token in a small one, never under the least", () => {
+		assert.equal(recallCap(undefined), RECALL_LIMITS.totalChars);
+		assert.equal(recallCap(Number.NaN), RECALL_LIMITS.totalChars);
+		assert.equal(recallCap(0), RECALL_LIMITS.totalChars);
+		assert.equal(recallCap(200_000), 32_000);
+		assert.equal(recallCap(32_000), 32_000);
+		assert.equal(recallCap(16_000), 16_000);
+		assert.equal(recallCap(8_192.5), 8_192);
+		assert.equal(recallCap(1_000), RECALL_LIMITS.leastChars);
 	});
 });
 

@@ -6,7 +6,14 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { grepBlock, matchQuality, parseLineRange, patternProblem, RECALL_LIMITS } from "../../../core/recall.ts";
+import {
+	grepBlock,
+	matchQuality,
+	parseLineRange,
+	patternProblem,
+	RECALL_LIMITS,
+	recallCap,
+} from "../../../core/recall.ts";
 import { safeSlice } from "../../../core/tokens.ts";
 import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
@@ -29,7 +36,7 @@ import {
 	toolText,
 	unknownArguments,
 } from "./codes.ts";
-import { CAP, literalHint, originOf, recallHeader, serve, servedNote } from "./served-block.ts";
+import { literalHint, originOf, recallHeader, serve, servedNote } from "./served-block.ts";
 
 /**
  * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
@@ -114,8 +121,8 @@ export interface SearchAnswer {
 /**
  * Searches every recorded block (folded, or removed by a compaction; a bash result Pi cut, in its full
  * output file too), then every block of the last branch of the `parent` session this one was seeded
- * from, within `room` characters, in `words` (the model's by default; the user's command passes its
- * own). Blocks holding the pattern in its exact case as a whole token come first, then in its exact
+ * from, within `room` characters of the call's output cap `cap`, in `words` (the model's by default;
+ * the user's command passes its own). Blocks holding the pattern in its exact case as a whole token come first, then in its exact
  * case inside a longer token, then in another case (matchQuality), so an exact identifier finds its
  * own blocks before longer tokens and case variants; within a block its own such lines come first
  * too (grepText).
@@ -125,6 +132,7 @@ export function searchFolded(
 	engine: FoldEngine,
 	ledger: Ledger,
 	room: number,
+	cap: number,
 	words: SearchWords = MODEL_WORDS,
 	parent?: ParentSession,
 ): SearchAnswer {
@@ -201,7 +209,7 @@ export function searchFolded(
 	}
 	let more = "";
 	if (hits.length > out.length) {
-		more = `… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${CAP} characters per call); ${words.narrow}`;
+		more = `… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${cap} characters per call); ${words.narrow}`;
 		heads.push(more);
 	}
 	return { text: `${heads[0]}\n\n${out.join("\n\n")}${more ? `\n${more}` : ""}`, heads };
@@ -217,10 +225,17 @@ function branchRecordsOf(ledger: Ledger): PlacedRecord[] | { error: string } {
 }
 
 /**
- * The recall_folded tool's work (never throws). It failed when the arguments were wrong or no code it
- * named could be served; a search that finds nothing is an answer, not a failure.
+ * The recall_folded tool's work (never throws), within `cap` characters in all. It failed when the
+ * arguments were wrong or no code it named could be served; a search that finds nothing is an answer,
+ * not a failure.
  */
-function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?: ParentSession): ToolAnswer {
+function runRecall(
+	args: RecallArgs,
+	engine: FoldEngine,
+	ledger: Ledger,
+	cap: number,
+	parent?: ParentSession,
+): ToolAnswer {
 	try {
 		const unknown = unknownArguments("recall_folded", args, Object.keys(recallParameters.properties));
 		if (unknown) return failure(unknown);
@@ -255,7 +270,7 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 			);
 		// Room is kept for the closing notices, so the cap holds with them.
 		const reserve = 160 + 12 * parsed.codes.length + (search === undefined ? 0 : 120);
-		let budget = CAP - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
+		let budget = cap - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
 		const unserved: string[] = [];
 		let served = 0;
 		/** What part k served of its block when not all of it (see servedNote), by part. */
@@ -271,7 +286,7 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 			const alias =
 				r.ok && r.record.code !== code ? `#${code} names the block now folded as #${r.record.code}.\n` : "";
 			const body = r.ok
-				? `${alias}${serve(r, args?.grep as string | undefined, range, budget - alias.length)}`
+				? `${alias}${serve(r, args?.grep as string | undefined, range, budget - alias.length, cap)}`
 				: `error: ${r.error}`;
 			parts.push(body);
 			if (r.ok)
@@ -285,7 +300,7 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 		const closing: string[] = [];
 		if (unserved.length > 0) {
 			closing.push(
-				`… output cap (${CAP} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
+				`… output cap (${cap} characters per call) reached; not shown: ${unserved.join(", ")}. Call recall_folded again with those codes.`,
 			);
 		}
 		// The line opening each part, and after a block's, what of it was served when not all (for the
@@ -295,22 +310,22 @@ function runRecall(args: RecallArgs, engine: FoldEngine, ledger: Ledger, parent?
 			return [part.split("\n", 1)[0], ...(note ? [`${SERVED_MARK}${note}`] : [])];
 		});
 		if (search !== undefined) {
-			const late = `… output cap (${CAP} characters per call) reached before the search; call recall_folded with search alone.`;
+			const late = `… output cap (${cap} characters per call) reached before the search; call recall_folded with search alone.`;
 			const found: SearchAnswer =
 				budget < MIN_PIECE
 					? { text: late, heads: [late] }
-					: searchFolded(search, engine, ledger, budget, MODEL_WORDS, parent);
+					: searchFolded(search, engine, ledger, budget, cap, MODEL_WORDS, parent);
 			closing.push(found.text);
 			heads.push(...found.heads);
 		}
 		const body = parts.join("\n\n");
 		const after = closing.join("\n\n");
-		const cut = `… cut at the output cap (${CAP} characters per call)`;
-		const whole = body.length + after.length + 2 <= CAP;
-		const kept = whole ? body : `${safeSlice(body, Math.max(0, CAP - after.length - 80))}\n${cut}`;
+		const cut = `… cut at the output cap (${cap} characters per call)`;
+		const whole = body.length + after.length + 2 <= cap;
+		const kept = whole ? body : `${safeSlice(body, Math.max(0, cap - after.length - 80))}\n${cut}`;
 		const text = [kept, after].filter((part) => part.length > 0).join("\n\n");
 		return {
-			text: safeSlice(text, CAP),
+			text: safeSlice(text, cap),
 			failed: search === undefined && served === 0 && unserved.length === 0,
 			heads: whole ? heads : [...heads, cut],
 		};
@@ -334,8 +349,10 @@ export function registerRecallFolded(
 			"Reads back what a `{#<code> FOLDED} …` digest stands for: whole, or only `grep` matches or `lines`. " +
 			"`search` looks in every folded block.",
 		parameters: recallParameters,
-		async execute(_id, params) {
-			const answer = runRecall(params as RecallArgs, engine, ledger, parent());
+		async execute(_id, params, _signal, _onUpdate, ctx) {
+			// A small model's window lowers the cap, so that a recall never fills it.
+			const cap = recallCap(ctx?.model?.contextWindow);
+			const answer = runRecall(params as RecallArgs, engine, ledger, cap, parent());
 			return toolText(answer, answer.heads ? { heads: answer.heads } : {});
 		},
 	});

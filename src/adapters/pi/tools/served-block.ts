@@ -17,9 +17,6 @@ import {
 import { clip, lineCount, linesText } from "../../../core/tokens.ts";
 import { type ResolvedCode, readToolOutputFile } from "../fold/recall-sources.ts";
 
-/** The one output cap of a recall_folded call: every code, grep, line range and search together. */
-export const CAP = RECALL_LIMITS.totalChars;
-
 /** The recall header; `file` is the shell tool's full output when it is served, which no sha256 covers. */
 export function recallHeader(r: ResolvedCode, file?: string): string {
 	const what =
@@ -62,12 +59,16 @@ function fieldsText(fields: readonly ArgField[] | undefined): string {
 	return `, ${placed.join(", ")}${more}`;
 }
 
-/** Serves one resolved block: whole, a grep, or a line slice, within `budget` characters. */
+/**
+ * Serves one resolved block: whole, a grep, or a line slice, within `budget` characters of the call's
+ * output cap `cap` (which a cut names).
+ */
 export function serve(
 	r: ResolvedCode,
 	grep: string | undefined,
 	range: ReturnType<typeof parseLineRange>,
 	budget: number,
+	cap: number,
 ): string {
 	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
 	const head = recallHeader(r, full);
@@ -89,26 +90,28 @@ export function serve(
 	}
 	if (range) {
 		const text =
-			full !== undefined || !place ? slice(r, full ?? r.text, range, room) : sliceCopy(r, place, range, room);
+			full !== undefined || !place
+				? slice(r, full ?? r.text, range, room, cap)
+				: sliceCopy(r, place, range, room, cap);
 		return `${head}\n${text}`;
 	}
 	if (r.text.length <= room) return `${head}\n${r.text}`;
 	if (!place && r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined) {
 		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200);
 		if (!s.next) return `${head}\n${s.text}${clippedNote(s.clipped)}`;
-		return `${head}\n${s.text}\n… cut at the output cap (${CAP} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both`;
+		return `${head}\n${s.text}\n… cut at the output cap (${cap} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both`;
 	}
-	if (!place) return `${head}\n${slice(r, r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room)}`;
+	if (!place) return `${head}\n${slice(r, r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room, cap)}`;
 	const note = `(lines numbered as in ${fileOf(place)}, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`;
-	return `${head}\n${note}${sliceCopy(r, place, { start: place.first, end: place.last }, room - note.length)}`;
+	return `${head}\n${note}${sliceCopy(r, place, { start: place.first, end: place.last }, room - note.length, cap)}`;
 }
 
 /** Lines `range` of `text`, numbered as its own, with the call that reads on when the cap cuts them. */
-function slice(r: ResolvedCode, text: string, range: LineRange, room: number): string {
+function slice(r: ResolvedCode, text: string, range: LineRange, room: number, cap: number): string {
 	const s = sliceLines(text, range, room);
 	if (range.start > s.total) return `line ${range.asked ?? range.start} is past the end (${linesText(s.total)})`;
 	const end = Math.min(range.end, s.total);
-	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end)}` : clippedNote(s.clipped)}`;
+	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end, cap)}` : clippedNote(s.clipped)}`;
 }
 
 /** The shell tool whose full output file a resolved block names (see fullOutputOf). */
@@ -150,7 +153,7 @@ function fileOf(place: OutputFilePlace): string {
  * is never read by a recall), and Pi's status line after a bash notice, in no line of the file, is
  * said by a range that reaches the copy's last line.
  */
-function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number): string {
+function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number, cap: number): string {
 	const shift = place.first - 1;
 	const elsewhere = elsewhereOf(place);
 	if (range.start > place.total)
@@ -170,7 +173,7 @@ function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, ro
 		!s.next && range.end > place.last && place.last < place.total
 			? `\n… lines ${place.last + 1}-${Math.min(range.end, place.total)} are ${elsewhere}`
 			: "";
-	const tail = s.next ? `\n${rest(r.record.code, s.next + shift, end)}` : clippedNote(s.clipped);
+	const tail = s.next ? `\n${rest(r.record.code, s.next + shift, end, cap)}` : clippedNote(s.clipped);
 	return `${missing ? `${missing}\n` : ""}${s.text}${tail}${past}${status}`;
 }
 
@@ -182,8 +185,8 @@ function clippedNote(clipped: number): string {
 }
 
 /** What a cut slice says: where the output stopped and the exact call that reads on. */
-function rest(code: string, next: number, end: number): string {
-	return `… cut at the output cap (${CAP} characters per call); lines ${next}-${end} not shown: recall_folded codes=["${code}"] lines="${next}-${end}" reads on`;
+function rest(code: string, next: number, end: number, cap: number): string {
+	return `… cut at the output cap (${cap} characters per call); lines ${next}-${end} not shown: recall_folded codes=["${code}"] lines="${next}-${end}" reads on`;
 }
 
 /**

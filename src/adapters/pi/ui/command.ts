@@ -301,6 +301,7 @@ function search(deps: CommandDeps, pattern: string): string {
 		deps.engine,
 		deps.ledger,
 		RECALL_LIMITS.totalChars,
+		RECALL_LIMITS.totalChars,
 		{
 			// A parent block's tool call is in the parent's file; the line says where the block came from.
 			head: (r) =>
