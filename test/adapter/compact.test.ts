@@ -1164,6 +1164,26 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		});
 	});
 
+	it("a parent named through a link and `..` out of the session's folder is not read: the kernel follows the link first", async () => {
+		await inTempDir(async (dir) => {
+			const folder = join(dir, "sessions");
+			mkdirSync(folder);
+			mkdirSync(join(dir, "outside", "inner"), { recursive: true });
+			const header = { type: "session", id: "p", timestamp: new Date(0).toISOString(), cwd: dir };
+			writeFileSync(join(dir, "outside", "victim.jsonl"), `${JSON.stringify(header)}\n`);
+			symlinkSync(join(dir, "outside", "inner"), join(folder, "link"));
+			const named = join(folder, "link") + "/../victim.jsonl";
+			const miss = new ParentSession(named, [folder]).resolve("abcdefgh");
+			assert.ok(!miss.ok && /not in this session's folder/.test(miss.error), miss.ok ? "" : miss.error);
+			// A link that leads back into the folder is that folder.
+			writeFileSync(join(folder, "own.jsonl"), `${JSON.stringify(header)}\n`);
+			symlinkSync(join(folder, "link"), join(folder, "back"));
+			mkdirSync(join(folder, "sub"));
+			const own = new ParentSession(join(folder, "sub") + "/../own.jsonl", [folder]).resolve("abcdefgh");
+			assert.ok(!own.ok && !/not in this session's folder/.test(own.error), own.ok ? "" : own.error);
+		});
+	});
+
 	it("on Windows, a parent folder spelled in another case is the same folder (Pi names it after the cwd as typed)", async () => {
 		await inTempDir(async (dir) => {
 			// Pi's folder for C:\Users\Ann\proj, and the same folder as a VS Code terminal's lower-case cwd names it.

@@ -136,10 +136,14 @@ export function readRegularFile(path: string): { text: string } | { why: string 
 	}
 }
 
-/** The folder `path` names with every link on the way resolved, or as written when it cannot be. */
+/**
+ * The folder `path` names with every link on the way resolved as the kernel resolves them (a link
+ * before a `..` followed first, where Node's own realpathSync drops `x/..` as text), or as written
+ * when it cannot be.
+ */
 export function realDir(path: string): string {
 	try {
-		return realpathSync(path);
+		return realpathSync.native(path);
 	} catch {
 		return resolve(path);
 	}

@@ -11,7 +11,7 @@
  * codes it held, or that its branch led to, cannot be served.
  */
 import { closeSync, constants, readSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
 import { foldCode } from "../../../core/digest.ts";
@@ -145,7 +145,8 @@ export class ParentSession {
 		if (this.loaded !== undefined) return this.loaded;
 		const read = !this.file.endsWith(".jsonl")
 			? { why: "it is not a .jsonl session file" }
-			: !this.folderKeys.has(pathKey(dirname(resolve(this.file))))
+			: // The folder as the kernel reaches it: a link before a `..` is followed first, which resolve drops.
+				!this.folderKeys.has(pathKey(dirname(this.file)))
 				? { why: `it is not in this session's folder (${this.folders.join(" or ") || "none is known"})` }
 				: readRegularFile(this.file);
 		if ("why" in read) return `the parent session file ${this.file} cannot be read: ${read.why}`;
