@@ -721,6 +721,24 @@ describe("/context-fold", () => {
 		assert.match(two.stdout, /\/context-fold unfold takes one code at a time \(got 2\)/);
 	});
 
+	it("recalls a block holding terminal escape sequences without them, printed or notified", async () => {
+		const stub = loadStub({ window: 10_000 });
+		const escapes = "before \u001b]0;PWNED-TITLE\u0007 \u001b]52;c;cm0gLXJmIH4K\u0007 \u001b[2J after";
+		bashSession(stub, 6, 200, (i, k) => (k === 0 ? escapes : `line ${k} of check ${i} output ok`));
+		await stub.emit("session_start", { reason: "startup" });
+		const code = foldedCodes(await stub.request())[0];
+		const bare = (text: string) => !text.includes("\u001b") && !text.includes("\u0007");
+		const { stdout } = await stub.command("context-fold", `recall ${code}`);
+		assert.match(stdout, new RegExp(`^Recalled #${code}: bash`));
+		assert.match(stdout, /^before {4}after$/m);
+		assert.ok(bare(stdout), JSON.stringify(stdout.slice(0, 200)));
+		stub.mode = "rpc";
+		await stub.command("context-fold", `recall ${code}`);
+		const note = stub.notes.at(-1)?.message ?? "";
+		assert.match(note, /^before {4}after$/m);
+		assert.ok(bare(note), JSON.stringify(note.slice(0, 200)));
+	});
+
 	it("says why an unfold the window has no room for stays folded, with the tokens it would add", async () => {
 		const stub = await started();
 		const code = foldedCodes(await stub.request())[0];

@@ -4,6 +4,7 @@
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { VIEW_WIDTH } from "../../../core/status.ts";
+import { printable } from "../../../core/tokens.ts";
 import { TextView, type ViewAction } from "./viewer.ts";
 
 /** The context a command's handler gets. */
@@ -21,15 +22,18 @@ export type Headless = "stdout" | "stderr";
  * Tells the user: a notification with a UI (TUI, RPC), else a line on `headless`, where a command that
  * `failed` (by default: said as a warning or an error) also makes pi exit 1 (print and json modes end
  * when the command does, and a script reads the exit code). A context gone stale (the session was
- * replaced while a dialog was open) tells on stderr.
+ * replaced while a dialog was open) tells on stderr. What a terminal would act on rather than print
+ * (escape sequences a recalled block holds: a window title, the clipboard, a cleared screen) is left
+ * out, as the terminal UI's viewer leaves it out.
  */
 export function say(
 	ctx: ExtensionContext,
-	text: string,
+	said: string,
 	level: "info" | "warning" | "error" = "info",
 	failed = level !== "info",
 	headless: Headless = "stdout",
 ): void {
+	const text = printable(said);
 	let ui: boolean;
 	try {
 		ui = ctx.hasUI;
