@@ -190,6 +190,17 @@ describe("arguments a fold tool does not take", () => {
 		const known = await stub.answer("recall_folded", { codes: [code], lines: "1-2" });
 		assert.equal(known.isError, false, known.text);
 	});
+
+	it("are named eight at most, the rest counted, however many the call holds", async () => {
+		const { stub, code } = await folded(["Error: needle here", "filler", "filler", "filler", "filler"], "needle");
+		const padded = Object.fromEntries(Array.from({ length: 5000 }, (_, k) => [`unknown_${k}_${"pad".repeat(9)}`, 1]));
+		for (const tool of ["recall_folded", "unfold"]) {
+			const out = await stub.answer(tool, { codes: [code], ...padded });
+			assert.equal(out.isError, true);
+			assert.ok(out.text.length < 800, `${tool}: ${out.text.length} characters`);
+			assert.match(out.text, /`unknown_7_pad[a-z]*`, and 4992 more; it takes `codes`/);
+		}
+	});
 });
 
 describe("a search that shows part of a block's matches", () => {

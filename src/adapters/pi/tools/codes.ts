@@ -64,6 +64,9 @@ export function notCodes(bad: readonly string[]): string {
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
 }
 
+/** Unknown argument names a refusal names; the rest are counted. */
+const UNKNOWN_NAMED = 8;
+
 /**
  * Why a call's arguments hold a name its tool does not take (`known`), naming the nearest one; undefined
  * when every name is known. A misspelled argument is refused, not ignored: `line` ignored would serve a
@@ -73,10 +76,11 @@ export function unknownArguments(tool: string, args: unknown, known: readonly st
 	if (typeof args !== "object" || args === null) return undefined;
 	const unknown = Object.keys(args).filter((key) => !known.includes(key));
 	if (unknown.length === 0) return undefined;
-	const named = unknown.map((key) => {
+	const named = unknown.slice(0, UNKNOWN_NAMED).map((key) => {
 		const near = nearestName(key, known);
 		return `\`${clip(key, 40)}\`${near ? ` (did you mean \`${near}\`?)` : ""}`;
 	});
+	if (unknown.length > UNKNOWN_NAMED) named.push(`and ${unknown.length - UNKNOWN_NAMED} more`);
 	const what = unknown.length === 1 ? "argument" : "arguments";
 	return `${tool}: unknown ${what} ${named.join(", ")}; it takes ${known.map((k) => `\`${k}\``).join(", ")}`;
 }
