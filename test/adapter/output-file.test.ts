@@ -7,7 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+	linkSync,
+	mkdirSync,
+	mkdtempSync,
+	rmSync,
+	symlinkSync,
+	truncateSync,
+	unlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -209,6 +218,36 @@ describe("search over a truncated bash result", () => {
 		assert.match(stdout, /^1 block contains "HEADMARK":/);
 		unlinkSync(path);
 		assert.match(await stub.call("recall_folded", { search: "HEADMARK" }), /^no folded block contains "HEADMARK"/);
+	});
+});
+
+describe("recall over a truncated bash result whose full output file is too large to read", () => {
+	it("names the file and its size, not a deleted file, for the shell to read", async () => {
+		const path = join(temp, logName(30));
+		writeFileSync(path, "");
+		truncateSync(path, 65 * 1024 * 1024);
+		assert.equal(readToolOutputFile(path), undefined, "past the bound, unread");
+		const kept = Array.from({ length: 300 }, (_, k) => `big line ${601 + k}`).join("\n");
+		const { stub, code } = await foldedBashSession(
+			path,
+			6,
+			(i) =>
+				i === 0
+					? `${kept}\n\n[Showing lines 601-900 of 900. Full output: ${path}]`
+					: Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the other command output`).join("\n"),
+			{ window: 10_000 },
+		);
+		const where = `only in the bash tool's full output file ${path} (65 MiB, more than the 64 MiB a recall reads: read it with the bash tool)`;
+		const missed = await stub.call("recall_folded", { codes: [code], grep: "not in the copy" });
+		assert.ok(missed.includes(`and the others are ${where}`), missed);
+		const lines = await stub.call("recall_folded", { codes: [code], lines: "10-12" });
+		assert.ok(lines.includes(`lines 10-12 are ${where}`), lines);
+		assert.doesNotMatch(`${missed}\n${lines}`, /deleted/);
+		unlinkSync(path);
+		assert.match(
+			await stub.call("recall_folded", { codes: [code], lines: "10-12" }),
+			/cannot be read here \(deleted/,
+		);
 	});
 });
 

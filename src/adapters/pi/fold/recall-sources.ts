@@ -2,7 +2,7 @@
  * Resolving a fold code to its original text: the ledger route (sha-verified), the live-history
  * fallback, and a shell tool's own full-output file for grep and line slices.
  */
-import { closeSync, constants, fstatSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, resolve } from "node:path";
 import type { Block, MessageLike } from "../../../core/block.ts";
@@ -51,7 +51,15 @@ export interface Unresolved {
 
 /** A full-output file of Pi's shell tools (see SHELL_TOOLS): `pi-bash-<16 hex>.log`, `pi-powershell-…`. */
 const SHELL_LOG = /^pi-(?:bash|powershell)-[0-9a-f]{16}\.log$/;
-const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
+/** The largest full-output file a recall reads. */
+export const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/** A shell tool's own full-output file's name, directly in the temp dir, by a normal absolute path. */
+function isShellLogPath(path: unknown): path is string {
+	if (typeof path !== "string" || path.length > 4096 || !SHELL_LOG.test(basename(path))) return false;
+	// Only a normal absolute path: the kernel follows a link before a `..` after it, which resolve drops.
+	return resolve(path) === path && pathKey(dirname(path)) === pathKey(tmpdir());
+}
 
 /**
  * Reads a shell tool's own full-output file: `pi-bash-<16 hex>.log` (or `pi-powershell-…`) directly in
@@ -61,9 +69,7 @@ const MAX_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
  * swapped in after the check is read. Any other path, or a file gone, gives undefined.
  */
 export function readToolOutputFile(path: unknown): string | undefined {
-	if (typeof path !== "string" || path.length > 4096 || !SHELL_LOG.test(basename(path))) return undefined;
-	// Only a normal absolute path: the kernel follows a link before a `..` after it, which resolve drops.
-	if (resolve(path) !== path || pathKey(dirname(path)) !== pathKey(tmpdir())) return undefined;
+	if (!isShellLogPath(path)) return undefined;
 	let fd: number | undefined;
 	try {
 		fd = openRegular(path, constants.O_RDONLY, MAX_FULL_OUTPUT_BYTES);
@@ -76,6 +82,23 @@ export function readToolOutputFile(path: unknown): string | undefined {
 		return undefined;
 	} finally {
 		if (fd !== undefined) closeSync(fd);
+	}
+}
+
+/**
+ * The size of a shell tool's own full-output file that readToolOutputFile leaves unread only for its
+ * size (a regular file with one link, owned by this user, over MAX_FULL_OUTPUT_BYTES), or undefined:
+ * such a file is still there for the shell to read, which a recall says instead of "deleted".
+ */
+export function oversizedToolOutput(path: unknown): number | undefined {
+	if (!isShellLogPath(path)) return undefined;
+	try {
+		const stat = lstatSync(path);
+		const owner = process.getuid?.();
+		if (!stat.isFile() || stat.nlink !== 1 || (owner !== undefined && stat.uid !== owner)) return undefined;
+		return stat.size > MAX_FULL_OUTPUT_BYTES ? stat.size : undefined;
+	} catch {
+		return undefined;
 	}
 }
 

@@ -15,7 +15,12 @@ import {
 	sliceLines,
 } from "../../../core/recall.ts";
 import { clip, lineCount, linesText } from "../../../core/tokens.ts";
-import { type ResolvedCode, readToolOutputFile } from "../fold/recall-sources.ts";
+import {
+	MAX_FULL_OUTPUT_BYTES,
+	oversizedToolOutput,
+	type ResolvedCode,
+	readToolOutputFile,
+} from "../fold/recall-sources.ts";
 
 /** The recall header; `file` is the shell tool's full output when it is served, which no sha256 covers. */
 export function recallHeader(r: ResolvedCode, file?: string): string {
@@ -80,7 +85,7 @@ export function serve(
 		const g = grepBlock(r.text, grep, room, { file: full, ...originOf(r) });
 		// A copy that holds part of its file found nothing in that part only: say where the rest is.
 		const partly = place
-			? `; this copy holds lines ${place.first}-${place.last} of ${place.total}, and the others are ${elsewhereOf(place)}`
+			? `; this copy holds lines ${place.first}-${place.last} of ${place.total}, and the others are ${elsewhereOf(place, r)}`
 			: "";
 		if (g.matches === 0) return `${head}\nno line contains "${grep}"${literalHint(grep)}${partly}`;
 		const more = g.cut
@@ -135,11 +140,16 @@ export function literalHint(pattern: string): string {
 		: "";
 }
 
-/** Where the lines a truncated copy does not hold are, and how the model reaches them. */
-function elsewhereOf(place: OutputFilePlace): string {
-	return place.source === "shell"
-		? `only in the ${place.tool} tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)`
-		: "not in this read of the file (read it again with offset to see them)";
+/**
+ * Where the lines a truncated copy does not hold are, and how the model reaches them: a shell tool's
+ * file too large for a recall is named, for the shell to read.
+ */
+function elsewhereOf(place: OutputFilePlace, r: ResolvedCode): string {
+	if (place.source !== "shell") return "not in this read of the file (read it again with offset to see them)";
+	const size = oversizedToolOutput(r.fullOutputPath);
+	if (size !== undefined)
+		return `only in the ${place.tool} tool's full output file ${r.fullOutputPath} (${Math.round(size / 1024 / 1024)} MiB, more than the ${MAX_FULL_OUTPUT_BYTES / 1024 / 1024} MiB a recall reads: read it with the ${place.tool} tool)`;
+	return `only in the ${place.tool} tool's full output file, which cannot be read here (deleted, or in another session's temporary folder)`;
 }
 
 /** The file a truncated copy's lines are numbered as in (see outputFilePlace). */
@@ -155,7 +165,7 @@ function fileOf(place: OutputFilePlace): string {
  */
 function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, room: number, cap: number): string {
 	const shift = place.first - 1;
-	const elsewhere = elsewhereOf(place);
+	const elsewhere = elsewhereOf(place, r);
 	if (range.start > place.total)
 		return `line ${range.asked ?? range.start} is past the end (${linesText(place.total)})`;
 	if (range.start > place.last)
