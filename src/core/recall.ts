@@ -173,12 +173,20 @@ interface Match {
 	at: number;
 }
 
+/**
+ * Occurrences bestMatch weighs before it settles for the first: each costs a comparison of the whole
+ * pattern, so a text that holds it at every position (a line of one repeated letter) stays linear.
+ */
+const OCCURRENCES_WEIGHED = 64;
+
 function bestMatch(text: string, pattern: string): Match {
 	const open = TOKEN_CHAR.test(pattern[0] ?? "");
 	const close = TOKEN_CHAR.test(pattern[pattern.length - 1] ?? "");
 	let first = -1;
+	let weighed = 0;
 	for (let at = text.indexOf(pattern); at >= 0; at = text.indexOf(pattern, at + 1)) {
 		if (first < 0) first = at;
+		if (++weighed > OCCURRENCES_WEIGHED) break;
 		const joinedLeft = open && at > 0 && TOKEN_CHAR.test(text[at - 1]);
 		const joinedRight = close && TOKEN_CHAR.test(text[at + pattern.length] ?? "");
 		if (!joinedLeft && !joinedRight) return { quality: 0, at };

@@ -2,6 +2,7 @@
  * The pure text work behind recall_folded: argument rendering, line ranges, slices and grep.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import {
 	grepText,
@@ -222,6 +223,30 @@ describe("a coloured block", () => {
 });
 
 describe("matchQuality", () => {
+	// A hang bound, not a figure: weighing every one of 80 million overlapping occurrences of a
+	// 500-letter pattern took about a minute, with Pi's event loop held the whole time. Synchronous
+	// work cannot be interrupted in process, so it runs in a child that is killed at the bound.
+	it("weighs a bounded number of occurrences: a line of one repeated letter is read once", () => {
+		const recall = new URL("../../src/core/recall.ts", import.meta.url).href;
+		const script = `
+			const { grepText, matchQuality } = await import(${JSON.stringify(recall)});
+			const line = "A".repeat(80_000_000);
+			const pattern = "A".repeat(500);
+			const found = grepText(line + "\\nA " + pattern + " A", pattern, 2_000);
+			console.log(JSON.stringify({ quality: matchQuality(line, pattern), matches: found.matches, text: found.text }));`;
+		const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+			encoding: "utf8",
+			timeout: 20_000,
+			killSignal: "SIGKILL",
+		});
+		assert.equal(child.signal, null, "killed at the bound: the match weighed every occurrence");
+		assert.equal(child.status, 0, child.stderr);
+		const out = JSON.parse(child.stdout) as { quality: number; matches: number; text: string };
+		assert.equal(out.quality, 1, "held, joined to the letters around it");
+		assert.equal(out.matches, 2);
+		assert.match(out.text, /^2: A A{500} A$/m, "the line holding it as a whole token comes first");
+	});
+
 	it("ranks exact case as a whole token, exact case in a longer token, another case, absent", () => {
 		assert.equal(matchQuality('"zod": "^4.0.0"', "4.0.0"), 0);
 		assert.equal(matchQuality('"uuid": "^14.0.0"', "4.0.0"), 1);
