@@ -319,6 +319,10 @@ describe("useOf", () => {
 		};
 		assert.equal(cited("ROLLOUT.md", plan), 0, "cited by the latest model message");
 		assert.equal(cited("rollout.py", plan), 6, "a code file's # lines are comments: only its arrival");
+		// The 12.6k-token plan issue 24 names, implemented over a hundred requests, is a plan too.
+		const large = `${plan}\n${"More detail on every step of the rollout. ".repeat(12_600 / 10.5)}`;
+		assert.ok(linearize([call("w", "write", { path: "x", content: large })])[0].tokens > 12_000);
+		assert.equal(cited("ROLLOUT.md", large), 0, "a 12.6k-token plan cited by step");
 		const long = `${plan}\n${"More detail on every step of the rollout. ".repeat(CITED_PLAN_TOKENS / 6)}`;
 		assert.equal(cited("ROLLOUT.md", long), 6, "a plan over CITED_PLAN_TOKENS keeps only its arrival");
 	});

@@ -331,6 +331,13 @@ const PLAIN_PLAN = [
 	]),
 ].join("\n");
 
+/** The plain-words plan with a page of notes under each step: ~12.6k tokens, the size of the plan issue 24 names. */
+const LARGE_PLAIN_PLAN = PLAIN_PLAN.split("\n\n")
+	.map((section, i) =>
+		i === 0 ? section : `${section}\n${`Notes: check every package of the workspace before moving on. `.repeat(48)}`,
+	)
+	.join("\n\n");
+
 const WRITE_ID = "toolu_write_plan";
 const CITES = 8;
 
@@ -362,6 +369,7 @@ function planContent(req: CapturedRequest): string | undefined {
 for (const [shape, plan, cite] of [
 	["cited by its steps' names and its path", PLAN, citeByName],
 	["cited by its steps' plain words alone", PLAIN_PLAN, citeByWords],
+	["a 12.6k-token plan cited by its steps' plain words alone", LARGE_PLAIN_PLAN, citeByWords],
 ] as const)
 	describePlan(shape, plan, cite);
 
