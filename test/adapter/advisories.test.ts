@@ -461,6 +461,22 @@ describe("reset flag", () => {
 		);
 		assert.doesNotMatch(view, /~120k tokens per request/);
 	});
+
+	it("is said once a session: a fold event that breaks its condition and the growth that restores it say nothing more", async () => {
+		const stub = await tui();
+		await stub.emit("session_start", { reason: "startup" });
+		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
+		for (const carried of [120_000, 30_000, 125_000, 20_000, 130_000])
+			await respond(stub, { input: 10, cacheRead: carried, cacheWrite: 0 });
+		assert.equal(notices(stub).length, 1, notices(stub).join("\n"));
+		await stub.command("context-fold", "status");
+		assert.match(String(stub.ui.views.at(-1)).replace(/\s+/g, " "), /this session carries ~130k tokens per request/);
+		// A session opened anew may hear it again.
+		await stub.emit("session_start", { reason: "resume" });
+		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
+		await respond(stub, { input: 10, cacheRead: 120_000, cacheWrite: 0 });
+		assert.equal(notices(stub).length, 2);
+	});
 });
 
 describe("reset flag: the write price of the cache retention in use", () => {

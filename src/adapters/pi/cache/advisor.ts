@@ -86,11 +86,19 @@ interface PendingFold {
 	onWire?: boolean;
 }
 
+/** Advisories notified once per session (opened or moved in its tree), then only listed while they hold. */
+const SAID_ONCE = new Set(["reset"]);
+
 /** The advisor of one session branch. */
 export class Advisor {
 	private readonly deps: AdvisorDeps;
 	private readonly streaks = new Streaks();
 	private readonly notices = new Map<string, string>();
+	/**
+	 * Advisories said once per session (see SAID_ONCE): the reset flag's condition breaks at every fold
+	 * event and holds again as the context grows, and its advice does not change.
+	 */
+	private readonly said = new Set<string>();
 	private readonly calls = new Map<string, number>();
 	/** Codes the unfold call now finishing put back (see observeUnfold). */
 	private unfolding = new Set<string>();
@@ -122,6 +130,7 @@ export class Advisor {
 	reset(): void {
 		this.streaks.clear();
 		this.notices.clear();
+		this.said.clear();
 		this.calls.clear();
 		// A session's first response has no earlier prompt to read from the cache: it writes it, by design.
 		this.rewriteExpected = true;
@@ -337,6 +346,8 @@ export class Advisor {
 
 	private raise(id: string, text: string, level: "warning" | "info"): void {
 		this.notices.set(id, text);
+		if (this.said.has(id)) return;
+		if (SAID_ONCE.has(id)) this.said.add(id);
 		this.deps.notify(text, level);
 	}
 }
