@@ -1,8 +1,10 @@
 /**
  * The block model: a Pi message array seen as typed, costed blocks with ids. Durable ids are
  * anchored on content that never moves (a tool call id, a response id or timestamp plus part index,
- * a message timestamp); anything without such an anchor gets a positional id, which is never
- * foldable because it re-points as soon as history stops being append-only.
+ * a message timestamp); an anchor that repeats (a provider that numbers its tool calls afresh in
+ * each reply or process) is told apart by its message's timestamp; anything without such an anchor
+ * gets a positional id, which is never foldable because it re-points as soon as history stops
+ * being append-only.
  */
 import { hasFoldableArg, TEXT_FOLD_CHARS } from "./digest.ts";
 import { MessageMemo, matchesSnapshot, type Snapshot, snapshotOf } from "./message-memo.ts";
@@ -61,6 +63,22 @@ const DURABLE_PREFIX = /^[uars]:/;
 /** True for content-anchored ids (`u:`, `a:`, `r:`, `s:`); positional `m<i>:` ids are never durable. */
 export function isDurableId(id: string): boolean {
 	return DURABLE_PREFIX.test(id);
+}
+
+/**
+ * The id a later occurrence of durable id `id` gets in a message stamped `ts` (see linearize):
+ * `r:call_0@1700000000123` for the second result of a call id a provider used twice.
+ */
+export function repeatedId(id: string, ts: number): string {
+	return `${id}@${ts}`;
+}
+
+const REPEATED = /^(.+)@(\d+)$/;
+
+/** The durable id and the message stamp a repeated id names (see repeatedId), or undefined. */
+export function splitRepeatedId(id: string): { id: string; ts: number } | undefined {
+	const match = REPEATED.exec(id);
+	return match ? { id: match[1], ts: Number(match[2]) } : undefined;
 }
 
 /** Positional id of message `msg`, part `part`: stable only while history is append-only. */
@@ -278,7 +296,9 @@ function blocksOf(message: MessageLike, msg: number, turn: number, cache?: ArgsC
 		case "toolResult": {
 			const { text, images } = renderContent(message.content);
 			const callId = str(message.toolCallId);
-			const block = make(callId && resultId(callId), msg, -1, "toolResult", text, turn, {
+			// A result whose call has no id (a provider that sends none) is anchored on its stamp.
+			const id = callId ? resultId(callId) : ts === undefined ? undefined : `r:@${ts}`;
+			const block = make(id, msg, -1, "toolResult", text, turn, {
 				images,
 				toolName: str(message.toolName) ?? "tool",
 				toolCallId: callId,
@@ -297,7 +317,7 @@ function blocksOf(message: MessageLike, msg: number, turn: number, cache?: ArgsC
 					const name = str(part.name) ?? "tool";
 					const { text, foldable } = argsText(callId, part.arguments ?? {}, cache);
 					const block = make(
-						callId ? argsId(callId) : undefined,
+						callId ? argsId(callId) : partId && `${partId}:args`,
 						msg,
 						j,
 						"toolArgs",
@@ -428,8 +448,9 @@ export class BlockMemo {
 }
 
 /**
- * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, every
- * later occurrence falls back to its positional (never foldable) id. `turnBase` is the number of
+ * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, a later
+ * occurrence takes its message's timestamp (repeatedId), and falls back to its positional (never
+ * foldable) id where that repeats too or there is none. `turnBase` is the number of
  * user messages before the array (those a compaction removed), so turns stay session-absolute.
  * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns; `memo`
  * (optional) reuses the blocks of messages unchanged at their position since the previous call.
@@ -472,9 +493,17 @@ export function linearize(
 		starts.push(blocks.length);
 		for (const block of own[i]) {
 			if (!block.durable) blocks.push(block);
-			else if (first.has(block.id))
-				blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
-			else {
+			else if (first.has(block.id)) {
+				const ts = stamp(messages[i]);
+				const again = ts === undefined ? undefined : repeatedId(block.id, ts);
+				if (again === undefined || first.has(again))
+					blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
+				else {
+					first.set(again, i);
+					order.push(again);
+					blocks.push({ ...block, id: again });
+				}
+			} else {
 				first.set(block.id, i);
 				order.push(block.id);
 				blocks.push(block);

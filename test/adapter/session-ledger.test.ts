@@ -50,6 +50,23 @@ describe("Ledger cache", () => {
 		assert.equal(s.calls.getEntries, 2);
 	});
 
+	it("finds a repeated call id's later result by the stamp its id carries", () => {
+		const stamped = (text: string, timestamp: number) => {
+			const entry = result("dup", text);
+			return { ...entry, message: { ...entry.message, timestamp } };
+		};
+		const ledger = new Ledger(() => source([stamped("first", 6), stamped("second", 7)]));
+		assert.deepEqual(
+			ledger.lookup("r:dup").map((h) => h.block.text),
+			["first", "second"],
+		);
+		assert.deepEqual(
+			ledger.lookup("r:dup@7").map((h) => h.block.text),
+			["second"],
+		);
+		assert.deepEqual(ledger.lookup("r:dup@8"), []);
+	});
+
 	it("finds a custom message (another extension's, a handoff seed) by the id the request gave it", () => {
 		const at = "2026-12-05T10:00:00.123Z";
 		const entry = { type: "custom_message", customType: "seed", content: "the plan", display: true, timestamp: at };

@@ -16,6 +16,7 @@ import {
 	positionalId,
 	renderContent,
 	resultId,
+	splitRepeatedId,
 } from "../../src/core/block.ts";
 import { ARG_FOLD_CHARS, TEXT_FOLD_CHARS } from "../../src/core/digest.ts";
 import { blockCost, IMAGE_TOKENS, PLACEHOLDER_IMAGE_TOKENS } from "../../src/core/tokens.ts";
@@ -450,13 +451,21 @@ describe("durable ids", () => {
 		}
 	});
 
-	it("gives a tool call without an id a positional id", () => {
+	it("anchors a tool call without an id on its reply's part, and its result on its stamp", () => {
 		const big = "z".repeat(ARG_FOLD_CHARS);
-		const [block] = linearize([
+		const blocks = linearize([
 			{ role: "assistant", responseId: "r", content: [{ type: "toolCall", name: "write", arguments: { c: big } }] },
+			{ role: "toolResult", toolCallId: "", toolName: "write", content: "ok", timestamp: 9 },
 		]);
-		assert.equal(block.id, "m0:0");
-		assert.equal(block.durable, false);
+		assert.deepEqual(
+			blocks.map((b) => [b.id, b.durable]),
+			[
+				["a:r:0:args", true],
+				["r:@9", true],
+			],
+		);
+		const [bare] = linearize([{ role: "assistant", content: [{ type: "toolCall", name: "write", arguments: {} }] }]);
+		assert.deepEqual([bare.id, bare.durable], ["m0:0", false], "no response id and no stamp: positional");
 	});
 
 	it("gives unknown assistant part types positional ids", () => {
@@ -466,12 +475,13 @@ describe("durable ids", () => {
 		assert.equal(block.durable, false);
 	});
 
-	it("falls back to positional ids when an anchor repeats; the first keeps its durable id", () => {
+	it("tells a repeated anchor apart by its message's stamp, positional where that repeats too; the first keeps its id", () => {
 		const blocks = linearize([
 			{ role: "user", content: "one", timestamp: 5 },
 			{ role: "user", content: "two", timestamp: 5 },
 			{ role: "toolResult", toolCallId: "dup", toolName: "read", content: "a", timestamp: 6 },
 			{ role: "toolResult", toolCallId: "dup", toolName: "read", content: "b", timestamp: 7 },
+			{ role: "toolResult", toolCallId: "dup", toolName: "read", content: "c", timestamp: 7 },
 			{ role: "assistant", responseId: "same", content: [{ type: "text", text: "x" }] },
 			{ role: "assistant", responseId: "same", content: [{ type: "text", text: "y" }] },
 		]);
@@ -479,14 +489,17 @@ describe("durable ids", () => {
 			blocks.map((b) => [b.id, b.durable]),
 			[
 				["u:5", true],
-				["m1", false],
+				["u:5@5", true],
 				["r:dup", true],
-				["m3", false],
+				["r:dup@7", true],
+				["m4", false],
 				["a:same:0", true],
-				["m5:0", false],
+				["m6:0", false],
 			],
 		);
 		assert.equal(new Set(blocks.map((b) => b.id)).size, blocks.length);
+		assert.deepEqual(splitRepeatedId("r:dup@7"), { id: "r:dup", ts: 7 });
+		assert.equal(splitRepeatedId("r:dup"), undefined);
 	});
 
 	it("does not move when messages are prepended or appended", () => {

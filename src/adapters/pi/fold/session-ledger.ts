@@ -7,7 +7,7 @@
  * the last lookup.
  */
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
-import { type Block, type MessageLike, messageBlocks } from "../../../core/block.ts";
+import { type Block, type MessageLike, messageBlocks, splitRepeatedId } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { recordsOfEveryBranch } from "./persistence.ts";
 
@@ -153,9 +153,16 @@ export class Ledger {
 		}
 	}
 
-	/** Every ledger occurrence of a durable id, oldest first. */
+	/**
+	 * Every ledger occurrence of a durable id, oldest first. A repeated id (see repeatedId) names the
+	 * occurrences of its anchor in messages of its stamp: the entries hold the anchor once per message.
+	 */
 	lookup(id: string): LedgerHit[] {
 		this.refresh();
-		return this.index.get(id) ?? [];
+		const hits = this.index.get(id);
+		if (hits) return hits;
+		const repeated = splitRepeatedId(id);
+		if (!repeated) return [];
+		return (this.index.get(repeated.id) ?? []).filter((hit) => hit.message.timestamp === repeated.ts);
 	}
 }
