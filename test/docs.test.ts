@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { resolveConfig } from "../src/adapters/pi/config.ts";
 import { toolResultDigest } from "../src/core/digest.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -240,5 +241,25 @@ describe("README's table of the default's knobs", () => {
 			assert.ok(knob, row);
 			assert.equal(value.trim(), String(defaults[knob]?.default), `${knob}: README says ${value.trim()}`);
 		}
+	});
+});
+
+describe("settings examples", () => {
+	it("every settings.json example in README.md and docs/settings.md parses and sets its knobs without a problem", () => {
+		let seen = 0;
+		for (const file of ["README.md", "docs/settings.md"]) {
+			const text = readFileSync(join(ROOT, file), "utf8");
+			for (const [, body] of text.matchAll(/```json\n([\s\S]*?)```/g)) {
+				const parsed = JSON.parse(body) as Record<string, unknown>;
+				const section = parsed["context-fold"];
+				if (section === undefined) continue;
+				seen++;
+				const { config, problems } = resolveConfig(section, {});
+				assert.deepEqual(problems, [], `${file}: ${body}`);
+				for (const [key, value] of Object.entries(section as Record<string, unknown>))
+					assert.equal((config as unknown as Record<string, unknown>)[key], value, `${file}: ${key}`);
+			}
+		}
+		assert.ok(seen >= 2, `${seen} examples`);
 	});
 });
