@@ -450,8 +450,8 @@ export class BlockMemo {
 /**
  * Turns a message array into blocks in order. Ids are unique: when an anchor repeats, a later
  * occurrence takes its message's timestamp (repeatedId), and falls back to its positional (never
- * foldable) id where that repeats too or there is none. `turnBase` is the number of
- * user messages before the array (those a compaction removed), so turns stay session-absolute.
+ * foldable) id where that repeats too or there is none. `turnBase` is the number of user messages
+ * before the array (those a compaction removed), so turns stay session-absolute.
  * `cache` (optional) saves re-serializing tool-call arguments seen in earlier turns; `memo`
  * (optional) reuses the blocks of messages unchanged at their position since the previous call.
  * Blocks served from the memo are shared across calls: callers must treat blocks as read-only.

@@ -8,7 +8,10 @@ import { clip, clipAround, lineCount, printable } from "./tokens.ts";
 
 /** Caps on what one recall may return. */
 export const RECALL_LIMITS = {
-	/** Characters one recall call may return in all (~8k tokens): every code, grep, range and search together; less in a small window (recallCap). */
+	/**
+	 * Characters one recall call may return in all (~8k tokens): every code, grep, range and search
+	 * together; less in a small window (recallCap).
+	 */
 	totalChars: 32_000,
 	/** Matching lines one grep may list per block before it stops. */
 	grepMatches: 60,

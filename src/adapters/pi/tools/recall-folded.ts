@@ -122,10 +122,10 @@ export interface SearchAnswer {
  * Searches every recorded block (folded, or removed by a compaction; a bash result Pi cut, in its full
  * output file too), then every block of the last branch of the `parent` session this one was seeded
  * from, within `room` characters of the call's output cap `cap`, in `words` (the model's by default;
- * the user's command passes its own). Blocks holding the pattern in its exact case as a whole token come first, then in its exact
- * case inside a longer token, then in another case (matchQuality), so an exact identifier finds its
- * own blocks before longer tokens and case variants; within a block its own such lines come first
- * too (grepText).
+ * the user's command passes its own). Blocks holding the pattern in its exact case as a whole token
+ * come first, then in its exact case inside a longer token, then in another case (matchQuality), so
+ * an exact identifier finds its own blocks before longer tokens and case variants; within a block
+ * its own such lines come first too (grepText).
  */
 export function searchFolded(
 	pattern: string,
