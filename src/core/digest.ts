@@ -172,12 +172,13 @@ function distinctRisks(risks: readonly RiskLine[]): DistinctRisk[] {
  * numbered as in that file).
  */
 function riskSection(code: string, risks: readonly RiskLine[], shown?: string, shift = 0): string {
-	// The head stands for one line only: the first that reads as it, unless that line recurs.
-	let headShown = false;
+	// The head stands for one line only: the first that reads as it (the head's own), unless that line
+	// recurs; a later line that reads as it after trimming is another line, and listed.
+	let headMet = false;
 	const entries = distinctRisks(risks).filter((risk) => {
-		if (headShown || shown === undefined || risk.count > 1 || risk.text.trim() !== shown) return true;
-		headShown = true;
-		return false;
+		if (headMet || shown === undefined || risk.text.trim() !== shown) return true;
+		headMet = true;
+		return risk.count > 1;
 	});
 	if (entries.length === 0) return "";
 	const lines = entries.filter((risk) => !risk.frame);

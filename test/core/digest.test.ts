@@ -185,6 +185,13 @@ describe("toolResultDigest", () => {
 		assert.match(bash, /bash: 1000 lines, L941-1000 held/);
 	});
 
+	it("lists an indented twin of a recurring first error line, which it used to swallow as the head (invariant 6)", () => {
+		const ok = Array.from({ length: 100 }, (_, k) => `ok ${k + 1}`);
+		const text = ["error: build failed", ...ok, "    error: build failed", "error: build failed"].join("\n");
+		const digest = toolResultDigest({ code: "k3x9a0b2", toolName: "bash", text, isError: false });
+		assert.match(digest, /\nL1 ×2: error: build failed\nL102: {5}error: build failed$/);
+	});
+
 	it("keeps coloured error lines and frames verbatim, as it keeps plain ones (invariant 6)", () => {
 		const E = "\x1b";
 		const risky = [
@@ -440,6 +447,8 @@ describe("the model's own text and thinking keep their risk lines (invariant 6)"
 			assert.match(again, /\nL1 ×3: Error: build failed$/, "a head that recurs is counted, not dropped");
 			const indented = digest("abc12345", "Error: boom\n  Error: boom\nok");
 			assert.match(indented, /\nL2: {3}Error: boom$/, "a line that differs from the head in white space is its own");
+			const both = digest("abc12345", "Error: boom\nok\n    Error: boom\nError: boom");
+			assert.match(both, /\nL1 ×2: Error: boom\nL3: {5}Error: boom$/, "a recurring head beside its indented twin");
 		});
 	}
 });
