@@ -172,6 +172,17 @@ describe("wire watchdog", () => {
 		return stub;
 	}
 
+	it("judges nothing by a reply that reported no usage (a stream cut short) or by the response after it", async () => {
+		const stub = await folded();
+		// The folded request went out and its stream died before the usage chunk; the retry reads what it cached.
+		await respond(stub, { input: 0, cacheRead: 0, cacheWrite: 0 });
+		await respond(stub, { input: 10, cacheRead: 8_109, cacheWrite: 300 });
+		assert.deepEqual(
+			notices(stub).filter((m) => m.includes("did not reach the wire")),
+			[],
+		);
+	});
+
 	it("warns once when the response after a fold event still reads the whole pre-fold prompt, and flags it", async () => {
 		const stub = await folded();
 		await respond(stub, { input: 10, cacheRead: 8_109, cacheWrite: 300 });

@@ -290,7 +290,13 @@ export class Advisor {
 	observeResponse(usage: UsageLike | undefined, facts: ResponseContext): void {
 		const f = figuresOf(usage);
 		const prompt = promptOf(f);
-		if (prompt === 0) return;
+		if (prompt === 0) {
+			// A reply without usage (a stream that failed or was cut before its end, where OpenAI-style
+			// providers send usage): its request went out and may have cached the folded prompt, so the
+			// cache read of the next response judges nothing. A verdict from the payload still stands.
+			if (this.pendingFold && !this.pendingFold.codes) this.pendingFold = undefined;
+			return;
+		}
 		if (this.deps.config().debug) this.deps.notify(ADVICE.debugCache(f), "info");
 		const fold = this.pendingFold;
 		this.pendingFold = undefined;
