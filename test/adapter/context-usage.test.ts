@@ -61,6 +61,16 @@ test("aborted, failed and empty responses are skipped, as Pi skips them; a faile
 	assert.equal(new ContextUsage().tokens(messages, never), want);
 });
 
+test("a response that reports output tokens and no prompt is estimated, not taken for a context of 50 tokens", () => {
+	const valid = reply(usage(900));
+	const promptless = reply(usage(0, 0), "stop");
+	const later = [result("c900", "a".repeat(40_000)), promptless];
+	const messages = [user("start"), valid, ...later];
+	const want = calculateContextTokens(usage(900)) + est(later[0]) + est(later[1]);
+	assert.equal(new ContextUsage().tokens(messages, never), want);
+	assert.ok(want > 10_000);
+});
+
 test("before any response Pi is asked (its estimate counts the system prompt the request lacks)", () => {
 	assert.equal(
 		new ContextUsage().tokens([user("hello")], () => 321),

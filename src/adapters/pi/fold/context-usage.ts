@@ -22,11 +22,17 @@ import { isModelReply, type MessageLike, type ModelKey, thinkingSentTo } from ".
 
 type Usage = Parameters<typeof calculateContextTokens>[0];
 
-/** The usage of a response Pi would trust the size of, or undefined. */
+/**
+ * The usage of a response Pi would trust the size of, or undefined; and not one that reports no
+ * prompt (a provider that sends output tokens alone), which Pi counts as a context of a few tokens:
+ * the policy would never fold. Such a response is estimated, as one without usage is.
+ */
 function validUsage(message: MessageLike): Usage | undefined {
 	if (message.role !== "assistant") return undefined;
 	const m = message as { stopReason?: unknown; usage?: Usage };
 	if (m.stopReason === "aborted" || m.stopReason === "error" || !m.usage) return undefined;
+	const { input, cacheRead, cacheWrite } = m.usage as { input?: number; cacheRead?: number; cacheWrite?: number };
+	if (!((input ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0) > 0)) return undefined;
 	return calculateContextTokens(m.usage) > 0 ? m.usage : undefined;
 }
 
