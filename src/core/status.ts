@@ -225,7 +225,7 @@ export function statusText(f: StatusFacts): string {
 	if (f.folds > 0) {
 		const figure =
 			f.sinceFold === undefined
-				? "cache read since the latest fold event or unfold: – (no response yet)"
+				? "cache read since the latest fold event or unfold: – (no response has reported usage yet)"
 				: `cache read ${percent(f.sinceFold)} since the latest fold event or unfold (the footer's figure)`;
 		out.push(...words("", figure));
 	}
@@ -249,7 +249,7 @@ export function statusText(f: StatusFacts): string {
 						: `  unfold    ${e.codes.map((c) => `#${c}`).join(", ")}, ~${short(e.tokens)} back`;
 			const rewrite =
 				e.rewrite === undefined
-					? "no response since"
+					? "no response has reported usage since"
 					: `rewrite ${short(e.rewrite)}${e.hitRate === undefined ? "" : `, cache read ${percent(e.hitRate)} of the next prompt`}`;
 			out.push(...wrap([`${what};`, rewrite], " ", "            "));
 		}
@@ -263,7 +263,7 @@ export function statusText(f: StatusFacts): string {
 	);
 	if (f.lifetime)
 		out.push(...wrap([`  lifetime ${duration(f.lifetime.ms)} (${lifetimeSource(f.lifetime)})`], " ", "    "));
-	if (f.cache.length === 0) out.push("  no response yet");
+	if (f.cache.length === 0) out.push("  no response has reported usage yet");
 	for (const c of f.cache) {
 		const prompt = c.input + c.cacheRead + c.cacheWrite;
 		const rate = prompt > 0 ? percent(c.cacheRead / prompt) : "–";

@@ -219,7 +219,7 @@ describe("figures from session entries", () => {
 			/\n {2}compaction from ~16k, deterministic summary \(no model call\);\n {12}rewrite 3\.9k, cache read 0% of the next prompt\n/,
 			"a line longer than the view breaks between the event and its rewrite",
 		);
-		assert.match(text, /\n {2}compaction from ~40k, Pi's own summary; no response since\n/);
+		assert.match(text, /\n {2}compaction from ~40k, Pi's own summary; no response has reported usage since\n/);
 	});
 
 	it("lists a long session's first and latest events and counts the rest, so the view stays bounded", () => {
@@ -467,7 +467,7 @@ describe("labels, costs and the status text", () => {
 		);
 		assert.equal(
 			line(statusText(folded)),
-			"          cache read since the latest fold event or unfold: – (no response yet)",
+			"          cache read since the latest fold event or unfold: – (no response has reported usage yet)",
 		);
 		assert.equal(line(statusText({ ...folded, folds: 0, keptOut: 0, sinceFold: 0.5 })), undefined);
 	});
