@@ -120,6 +120,19 @@ export function resultId(toolCallId: string): string {
 	return `r:${toolCallId}`;
 }
 
+/**
+ * The position of the result answering the call whose arguments block is at `call`, before `before`,
+ * or -1: the first later result with its call id, so that a provider that repeats call ids still
+ * pairs each call with its own result (a call's result follows it, before the next call with the id).
+ */
+export function resultAfter(blocks: readonly Block[], call: number, before = blocks.length): number {
+	const callId = blocks[call]?.toolCallId;
+	if (callId === undefined) return -1;
+	for (let j = call + 1; j < before; j++)
+		if (blocks[j].kind === "toolResult" && blocks[j].toolCallId === callId) return j;
+	return -1;
+}
+
 interface Part {
 	type?: unknown;
 	text?: unknown;

@@ -73,14 +73,19 @@ export function readStarts(
 	blocks: readonly Block[],
 	memo?: CallFactsMemo,
 ): Map<string, number> {
+	// By call id, the start its latest call asked for; its result takes it (a provider may repeat ids).
 	const asked = new Map<string, number>();
 	const starts = new Map<string, number>();
 	for (const block of blocks) {
+		const callId = block.toolCallId;
+		if (callId === undefined) continue;
 		if (block.kind === "toolArgs" && block.toolName === "read") {
-			const facts = callFactsOf(messages, block, memo);
-			if (facts?.from !== undefined) asked.set(facts.result, facts.from);
+			const from = callFactsOf(messages, block, memo)?.from;
+			if (from !== undefined) asked.set(callId, from);
+			else asked.delete(callId);
 		} else if (block.kind === "toolResult") {
-			const from = readStartOf(block, asked.get(block.id));
+			const from = readStartOf(block, asked.get(callId));
+			asked.delete(callId);
 			if (from !== undefined) starts.set(block.id, from);
 		}
 	}

@@ -4,7 +4,7 @@
  * `read` showed the same lines again (the same offset and limit, or the whole file). Paths compare
  * as written, less a leading `./`. Pure: the facts come from the messages alone.
  */
-import type { Block, MessageLike } from "./block.ts";
+import { type Block, type MessageLike, resultAfter } from "./block.ts";
 import { type CallFactsMemo, callFactsOf } from "./call-facts.ts";
 
 const WHOLE_FILE = ":";
@@ -36,7 +36,11 @@ export function supersededReads(
 			changed.add(facts.path);
 			continue;
 		}
-		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines)) out.add(facts.result);
+		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines)) {
+			// Its own result, where a provider repeats call ids (see resultAfter).
+			const answer = resultAfter(blocks, i);
+			out.add(answer < 0 ? facts.result : blocks[answer].id);
+		}
 		if (facts.range === WHOLE_FILE) whole.add(facts.path);
 		read.add(facts.lines);
 	}

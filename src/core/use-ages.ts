@@ -12,7 +12,7 @@
  * `write` holding that step, up to CITED_PLAN_TOKENS. A block's use age is how many model messages
  * back its latest use, or its arrival, was. Pure: messages and blocks in, ages out.
  */
-import { type Block, isModelReply, type MessageLike, resultId } from "./block.ts";
+import { type Block, isModelReply, type MessageLike, resultAfter } from "./block.ts";
 import { distinctiveTokens } from "./distinctive.ts";
 import { type FileCallsMemo, fileCallsOf } from "./file-calls.ts";
 import { cites, citingProse, stepPhrases } from "./plan-phrases.ts";
@@ -346,11 +346,8 @@ function fileKey(path: string): string {
 
 /** The position of the successful result of the call whose arguments are at `call`, before `before`; else -1. */
 function resultOf(blocks: readonly Block[], call: number, before: number): number {
-	const id = resultId(blocks[call].toolCallId ?? "");
-	for (let j = call + 1; j < before; j++) {
-		if (blocks[j].kind === "toolResult" && blocks[j].id === id) return blocks[j].isError === true ? -1 : j;
-	}
-	return -1;
+	const j = resultAfter(blocks, call, before);
+	return j >= 0 && blocks[j].isError !== true ? j : -1;
 }
 
 /** Adds position `at`, past every position indexed, to `key`'s list. */

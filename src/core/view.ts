@@ -38,7 +38,8 @@ function lastAssistantOf(messages: readonly MessageLike[], lastReply?: number): 
 class Holds {
 	private readonly lastAssistant: number;
 	private readonly blocks: readonly Block[];
-	private delivered: Set<string> | undefined;
+	/** By call id, the latest message holding a result of it that the model has seen. */
+	private delivered: Map<string, number> | undefined;
 	private signed: Set<number> | undefined;
 
 	constructor(lastAssistant: number, blocks: readonly Block[]) {
@@ -53,13 +54,15 @@ class Holds {
 		if (this.signedSteps().has(block.msg)) return true;
 		if (block.kind !== "toolArgs") return false;
 		if (!this.delivered) {
-			this.delivered = new Set();
+			this.delivered = new Map();
 			for (const b of this.blocks) {
 				if (b.kind === "toolResult" && b.msg <= this.lastAssistant && b.toolCallId)
-					this.delivered.add(b.toolCallId);
+					this.delivered.set(b.toolCallId, b.msg);
 			}
 		}
-		return !(block.toolCallId && this.delivered.has(block.toolCallId));
+		// A result after the call's own message answers it, not one of an earlier call with the same id.
+		const answered = block.toolCallId === undefined ? undefined : this.delivered.get(block.toolCallId);
+		return !(answered !== undefined && answered > block.msg);
 	}
 
 	/** The model messages of the current turn (the newest block's) that hold a signed call. */

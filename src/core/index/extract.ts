@@ -2,7 +2,7 @@
  * Extraction of seed-index records: the files, commands, verbatim error lines, exact identifiers,
  * user intents and spans of one fold event or compaction, deterministic and capped.
  */
-import { type Block, linearize, type MessageLike } from "../block.ts";
+import { type Block, linearize, type MessageLike, resultAfter } from "../block.ts";
 import { foldCode } from "../digest.ts";
 import { eachRun, isWord } from "../distinctive.ts";
 import type { FoldRecord } from "../fold-registry.ts";
@@ -339,13 +339,6 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 		spanCodes.get(block.id) ??
 		(!input.recordedOnly && block.durable && block.foldable ? foldCode(block.id) : undefined);
 
-	const results = new Map<string, Block>();
-	for (const block of blocks) {
-		if (block.kind === "toolResult" && block.toolCallId && !results.has(block.toolCallId)) {
-			results.set(block.toolCallId, block);
-		}
-	}
-
 	const files = new Map<string, { turn: number; tools: Set<string> }>();
 	const commands: SeedCommand[] = [];
 	/** Error lines by their whole text, each at its newest occurrence, in the order of those. */
@@ -388,7 +381,8 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 		}
 	};
 
-	for (const block of blocks) {
+	for (let at = 0; at < blocks.length; at++) {
+		const block = blocks[at];
 		const message = messages[block.msg];
 		if (block.kind === "user") {
 			const text = intentLine(block.text);
@@ -412,7 +406,8 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 				else files.set(each, { turn: block.turn, tools: new Set([name]) });
 			}
 			const command = SHELL_TOOLS.has(name) ? nonEmpty(args?.command) : undefined;
-			const result = block.toolCallId ? results.get(block.toolCallId) : undefined;
+			const answer = resultAfter(blocks, at);
+			const result = answer < 0 ? undefined : blocks[answer];
 			if (command !== undefined && (inScope(block.id) || (result !== undefined && inScope(result.id)))) {
 				const entry: SeedCommand = { command: clipCommand(command, caps.commandChars), turn: block.turn };
 				if (result) {

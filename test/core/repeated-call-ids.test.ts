@@ -1,0 +1,114 @@
+/**
+ * A provider that repeats its tool call ids (numbering them from zero in each reply, or a scripted
+ * server started for each process): each call is paired with its own result, the first later result
+ * with its id, wherever calls and results are paired: the seed record's commands (their codes and
+ * error marks), what the model has not seen yet, and where an offset read's lines start.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type Block, linearize, type MessageLike, resultAfter } from "../../src/core/block.ts";
+import { readStarts } from "../../src/core/call-facts.ts";
+import { foldCode } from "../../src/core/digest.ts";
+import { extractSeedRecord } from "../../src/core/index/extract.ts";
+import { supersededReads } from "../../src/core/supersede.ts";
+import { useOf } from "../../src/core/use-ages.ts";
+import { heldIds } from "../../src/core/view.ts";
+
+let clock = 1_700_000_000_000;
+const call = (name: string, args: Record<string, unknown>): MessageLike => ({
+	role: "assistant",
+	content: [{ type: "toolCall", id: "call_0", name, arguments: args }],
+	stopReason: "toolUse",
+	timestamp: clock++,
+});
+const result = (name: string, text: string, isError = false): MessageLike => ({
+	role: "toolResult",
+	toolCallId: "call_0",
+	toolName: name,
+	content: [{ type: "text", text }],
+	isError,
+	timestamp: clock++,
+});
+const lines = (tag: string) => Array.from({ length: 40 }, (_, k) => `${tag} line ${k + 1}`).join("\n");
+
+describe("tool calls that all carry one id", () => {
+	const messages: MessageLike[] = [
+		{ role: "user", content: "build it", timestamp: clock++ },
+		call("bash", { command: "make one" }),
+		result("bash", lines("one")),
+		call("bash", { command: "make two" }),
+		result("bash", `${lines("two")}\nError: step two failed`, true),
+		call("read", { path: "src/a.ts", offset: 200 }),
+		result("read", lines("source")),
+		call("bash", { command: "make three" }),
+	];
+	const blocks = linearize(messages);
+	const at = (predicate: (b: Block) => boolean) => blocks.findIndex(predicate);
+
+	it("pairs each call with the first later result of its id", () => {
+		const two = at((b) => b.kind === "toolArgs" && b.text.includes("make two"));
+		assert.equal(blocks[resultAfter(blocks, two)].text.startsWith("two line 1"), true);
+		const three = at((b) => b.kind === "toolArgs" && b.text.includes("make three"));
+		assert.equal(resultAfter(blocks, three), -1, "no result yet");
+	});
+
+	it("gives each command of a seed record its own result's code and error mark", () => {
+		const record = extractSeedRecord({ kind: "compaction", seq: 1, messages, spans: [] });
+		const results = blocks.filter((b) => b.kind === "toolResult" && b.toolName === "bash");
+		assert.deepEqual(
+			record.commands.map((c) => [c.command, c.code, c.error]),
+			[
+				["make one", foldCode(results[0].id), false],
+				["make two", foldCode(results[1].id), true],
+				["make three", undefined, undefined],
+			],
+		);
+		assert.notEqual(results[0].id, results[1].id);
+	});
+
+	it("holds the arguments of a call whose own result the model has not seen, whatever earlier results carry its id", () => {
+		const held = heldIds(messages, blocks);
+		const three = blocks[at((b) => b.kind === "toolArgs" && b.text.includes("make three"))];
+		const one = blocks[at((b) => b.kind === "toolArgs" && b.text.includes("make one"))];
+		assert.ok(held.has(three.id), "the pending call's arguments");
+		assert.ok(!held.has(one.id), "an answered call's arguments");
+	});
+
+	it("numbers an offset read's result from its own call's offset, and no later result from it", () => {
+		const starts = readStarts(messages, blocks);
+		const source = blocks[at((b) => b.kind === "toolResult" && b.toolName === "read")];
+		assert.deepEqual([...starts], [[source.id, 200]]);
+	});
+
+	it("supersedes a read by a later read of the same file, naming the earlier read's own result", () => {
+		const reads: MessageLike[] = [
+			{ role: "user", content: "look", timestamp: clock++ },
+			call("bash", { command: "ls" }),
+			result("bash", "a.ts"),
+			call("read", { path: "a.ts" }),
+			result("read", lines("first read")),
+			call("read", { path: "a.ts" }),
+			result("read", lines("second read")),
+		];
+		const all = linearize(reads);
+		const first = all.find((b) => b.kind === "toolResult" && b.text.startsWith("first read"));
+		assert.deepEqual([...supersededReads(reads, all)], [first?.id]);
+	});
+
+	it("counts an edit of a file as a use of its own read, not of an earlier result with the same id", () => {
+		const FILE = "export function parseHeader(raw_line) {}\nconst MAX_HEADER_SIZE = 8192;";
+		const edits: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			call("bash", { command: "true" }),
+			result("bash", "ok"),
+			call("read", { path: "src/h.ts" }),
+			result("read", FILE),
+		];
+		for (let i = 0; i < 5; i++) edits.push(call("bash", { command: "true" }), result("bash", "ok"));
+		edits.push(call("edit", { path: "src/h.ts", oldText: "8192", newText: "16384" }), result("edit", "done"));
+		edits.push(call("bash", { command: "true" }), result("bash", "ok"));
+		const all = linearize(edits);
+		const read = all.findIndex((b) => b.kind === "toolResult" && b.toolName === "read");
+		assert.equal(useOf(edits, all).ages[read], 1, "used by the edit, one model message ago");
+	});
+});
