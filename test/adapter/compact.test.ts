@@ -1020,6 +1020,68 @@ describe("a seeded session checks the parent's blocks against the hashes its see
 		});
 	});
 
+	it("with a provider that repeats call ids, every block the seed cites, folded or raw, is served verified", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			stub.hasUI = true;
+			bashSession(stub, 6);
+			// Every call and result under one id, as a provider numbering its calls afresh in each reply gives.
+			for (const entry of stub.entries) {
+				const message = (entry as { message?: { role?: string; content?: unknown; toolCallId?: string } }).message;
+				if (message?.role === "toolResult") message.toolCallId = "call_0";
+				if (message?.role === "assistant" && Array.isArray(message.content))
+					for (const part of message.content as { type?: string; id?: string }[])
+						if (part.type === "toolCall") part.id = "call_0";
+			}
+			await stub.emit("session_start", { reason: "startup" });
+			await stub.request();
+			await stub.command("fold-handoff", "go on");
+			const [message] = stub.newSessions[0]?.customMessages ?? [];
+			const seed = String(message?.content);
+			const source = seedSource([{ type: "custom_message", ...message }]);
+			const header = { type: "session", id: "stub", timestamp: new Date(0).toISOString(), cwd: dir };
+			const file = join(dir, "parent.jsonl");
+			writeFileSync(file, `${[header, ...stub.entries].map((e) => JSON.stringify(e)).join("\n")}\n`);
+			const parent = new ParentSession(file, [dirname(file)], undefined, source.hashes);
+			const codes = new Set([...seed.matchAll(/\{#([0-9a-z]{8}) FOLDED\}/g)].map((m) => m[1]));
+			assert.ok(codes.size >= 6, `${codes.size} codes cited`);
+			for (const code of codes) {
+				const hit = parent.resolve(code);
+				assert.ok(hit.ok && hit.verified, `${code}: ${JSON.stringify(hit).slice(0, 200)}`);
+			}
+		});
+	});
+
+	it("a block the seed cites is served as the seed cited it where another branch gave its id to another block", async () => {
+		await inTempDir(async (dir) => {
+			const { seed, source, lines, codeOf } = await offered(dir);
+			// A second process on the same session ran the same calls (the same ids) with other output,
+			// on a branch of its own, written after: the parent's last branch is that one.
+			const other = savedStub(join(dir, "other"));
+			mkdirSync(join(dir, "other"));
+			bashSession(other, 6, 200, (i, k) => `line ${k} of the other process's check ${i}`);
+			await other.emit("session_start", { reason: "startup" });
+			await other.request();
+			const branch = other.entries.map((e) => {
+				const entry = e as { id?: string; parentId?: string | null };
+				return JSON.stringify({
+					...entry,
+					id: `o${entry.id}`,
+					parentId: entry.parentId ? `o${entry.parentId}` : null,
+				});
+			});
+			const file = join(dir, "parent.jsonl");
+			writeFileSync(file, `${[...lines, ...branch].join("\n")}\n`);
+			const parent = new ParentSession(file, [dirname(file)], undefined, source.hashes);
+			const code = codeOf("check 0");
+			assert.ok(code && seed.includes(`{#${code} FOLDED}`));
+			const hit = parent.resolve(code);
+			assert.ok(hit.ok && hit.verified, JSON.stringify(hit).slice(0, 300));
+			assert.match(hit.text, /of check 0 output ok/);
+			assert.doesNotMatch(hit.text, /other process/);
+		});
+	});
+
 	it("a raw-tail block changed since the handoff is refused, one removed is named as cited", async () => {
 		await inTempDir(async (dir) => {
 			const { source, lines, codeOf } = await offered(dir);

@@ -266,24 +266,35 @@ export class ParentSession {
 			return { ok: false, error: `${why}${this.damageNote()}` };
 		}
 		const hits = loaded.ledger.lookup(id);
-		const served = (hit: LedgerHit, verified: boolean): ParentHit => ({
-			ok: true,
-			record: recorded ?? {
-				id,
-				code,
-				chars: hit.block.text.length,
-				seq: 0,
-				kind: hit.block.kind,
-				tool: hit.block.toolName,
-				turn: hit.block.turn,
-			},
-			...servedText(hit.block, hit.message),
-			toolName: hit.block.toolName,
-			images: hit.block.images,
-			file: this.file,
-			verified,
-			folded: recorded !== undefined,
-		});
+		const served = (hit: LedgerHit, verified: boolean, ownRecord = true): ParentHit => {
+			const own = ownRecord ? recorded : undefined;
+			return {
+				ok: true,
+				record: own ?? {
+					id,
+					code,
+					chars: hit.block.text.length,
+					seq: 0,
+					kind: hit.block.kind,
+					tool: hit.block.toolName,
+					turn: hit.block.turn,
+				},
+				...servedText(hit.block, hit.message),
+				toolName: hit.block.toolName,
+				images: hit.block.images,
+				file: this.file,
+				verified,
+				folded: own !== undefined,
+			};
+		};
+		// The seed's hash names the block it cited: where two branches gave one id to two blocks (a
+		// provider that repeats call ids, two processes on one session), the record of the parent's last
+		// branch may be the other block's.
+		if (taken && recorded && recorded.sha256 !== taken) {
+			const copies = [...loaded.branch.lookup(id), ...hits];
+			const match = copies.find((hit) => sha256(hit.block.text) === taken);
+			if (match) return served(match, true, false);
+		}
 		// A block without a fold record there (never folded, or its record lost) has no fold-time hash. The
 		// seed that cited it took one: the copy that matches it is served, verified. Without one (a seed
 		// written before seeds carried them), the copy its code was given to: the first on the parent's

@@ -7,7 +7,7 @@
  * the last lookup.
  */
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
-import { type Block, type MessageLike, messageBlocks, splitRepeatedId } from "../../../core/block.ts";
+import { type Block, type MessageLike, messageBlocks, repeatedId, splitRepeatedId } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { recordsOfEveryBranch } from "./persistence.ts";
 
@@ -95,8 +95,19 @@ export class Ledger {
 				for (const block of messageBlocks(message, i, this.turn)) {
 					if (!block.durable) continue;
 					const hits = this.index.get(block.id);
-					if (hits) hits.push({ block, message });
-					else this.index.set(block.id, [{ block, message }]);
+					if (!hits) {
+						this.index.set(block.id, [{ block, message }]);
+						continue;
+					}
+					hits.push({ block, message });
+					// A later occurrence of an id (a provider that repeats call ids) is known by the id
+					// linearize gives it too, so that ids() lists it (a seed may cite it by its code).
+					const ts = message.timestamp;
+					if (typeof ts !== "number" || !Number.isFinite(ts)) continue;
+					const again = repeatedId(block.id, ts);
+					const stamped = this.index.get(again);
+					if (stamped) stamped.push({ block, message });
+					else this.index.set(again, [{ block, message }]);
 				}
 			}
 		}
