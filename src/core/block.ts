@@ -122,14 +122,23 @@ export function resultId(toolCallId: string): string {
 
 /**
  * The position of the result answering the call whose arguments block is at `call`, before `before`,
- * or -1: the first later result with its call id, so that a provider that repeats call ids still
- * pairs each call with its own result (a call's result follows it, before the next call with the id).
+ * or -1, so that a provider that repeats call ids still pairs each call with its own result: results
+ * answer the calls of one reply that share an id in order, and a later reply's call with the id ends
+ * the search (the calls of an aborted reply never ran).
  */
 export function resultAfter(blocks: readonly Block[], call: number, before = blocks.length): number {
-	const callId = blocks[call]?.toolCallId;
+	const asked = blocks[call];
+	const callId = asked?.toolCallId;
 	if (callId === undefined) return -1;
-	for (let j = call + 1; j < before; j++)
-		if (blocks[j].kind === "toolResult" && blocks[j].toolCallId === callId) return j;
+	let ahead = 0;
+	for (let j = call - 1; j >= 0 && blocks[j].msg === asked.msg; j--)
+		if (blocks[j].kind === "toolArgs" && blocks[j].toolCallId === callId) ahead++;
+	for (let j = call + 1; j < before; j++) {
+		const block = blocks[j];
+		if (block.toolCallId !== callId) continue;
+		if (block.kind === "toolArgs" && block.msg !== asked.msg) return -1;
+		if (block.kind === "toolResult" && ahead-- === 0) return j;
+	}
 	return -1;
 }
 

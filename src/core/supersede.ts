@@ -15,10 +15,6 @@ export function supersededReads(
 	blocks: readonly Block[],
 	memo?: CallFactsMemo,
 ): Set<string> {
-	const failed = new Set<string>();
-	for (const block of blocks) {
-		if (block.kind === "toolResult" && block.isError && block.toolCallId) failed.add(block.toolCallId);
-	}
 	// What later calls did: changed a file, read it whole, or read these lines of it.
 	const changed = new Set<string>();
 	const whole = new Set<string>();
@@ -27,20 +23,20 @@ export function supersededReads(
 	for (let i = blocks.length - 1; i >= 0; i--) {
 		const block = blocks[i];
 		const callId = block.toolCallId;
-		if (block.kind !== "toolArgs" || !callId || failed.has(callId)) continue;
+		if (block.kind !== "toolArgs" || !callId) continue;
 		const name = block.toolName;
 		if (name !== "read" && name !== "write" && name !== "edit") continue;
+		// A call that failed read or changed nothing (its own result: a provider may repeat call ids).
+		const answer = resultAfter(blocks, i);
+		if (answer >= 0 && blocks[answer].isError) continue;
 		const facts = callFactsOf(messages, block, memo);
 		if (!facts) continue;
 		if (name !== "read") {
 			changed.add(facts.path);
 			continue;
 		}
-		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines)) {
-			// Its own result, where a provider repeats call ids (see resultAfter).
-			const answer = resultAfter(blocks, i);
+		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines))
 			out.add(answer < 0 ? facts.result : blocks[answer].id);
-		}
 		if (facts.range === WHOLE_FILE) whole.add(facts.path);
 		read.add(facts.lines);
 	}

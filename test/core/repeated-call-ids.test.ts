@@ -10,6 +10,7 @@ import { type Block, linearize, type MessageLike, resultAfter } from "../../src/
 import { readStarts } from "../../src/core/call-facts.ts";
 import { foldCode } from "../../src/core/digest.ts";
 import { extractSeedRecord } from "../../src/core/index/extract.ts";
+import { contentKey } from "../../src/core/lower.ts";
 import { supersededReads } from "../../src/core/supersede.ts";
 import { useOf } from "../../src/core/use-ages.ts";
 import { heldIds } from "../../src/core/view.ts";
@@ -110,5 +111,80 @@ describe("tool calls that all carry one id", () => {
 		const all = linearize(edits);
 		const read = all.findIndex((b) => b.kind === "toolResult" && b.toolName === "read");
 		assert.equal(useOf(edits, all).ages[read], 1, "used by the edit, one model message ago");
+	});
+
+	it("pairs the calls of one reply that share an id with their results in order, and an aborted reply's call with none", () => {
+		const parallel: MessageLike[] = [
+			{ role: "user", content: "go", timestamp: clock++ },
+			{
+				role: "assistant",
+				content: [{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: "make deploy" } }],
+				stopReason: "aborted",
+				timestamp: clock++,
+			},
+			{ role: "user", content: "again", timestamp: clock++ },
+			{
+				role: "assistant",
+				content: [
+					{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: "make a" } },
+					{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: "make b" } },
+				],
+				stopReason: "toolUse",
+				timestamp: clock++,
+			},
+			result("bash", "a done"),
+			result("bash", "b done", true),
+		];
+		const all = linearize(parallel);
+		const args = (command: string) => all.findIndex((b) => b.kind === "toolArgs" && b.text.includes(command));
+		assert.equal(resultAfter(all, args("make deploy")), -1, "the aborted reply's call never ran");
+		assert.equal(all[resultAfter(all, args("make a"))].text, "a done");
+		assert.equal(all[resultAfter(all, args("make b"))].text, "b done");
+		const record = extractSeedRecord({ kind: "compaction", seq: 1, messages: parallel, spans: [] });
+		assert.deepEqual(
+			record.commands.map((c) => [c.command, c.error]),
+			[
+				["make deploy", undefined],
+				["make a", false],
+				["make b", true],
+			],
+		);
+	});
+
+	it("gives a block no code of a record another block holds under its id, and the code of the record of its bytes", () => {
+		const record = (id: string, code: string, text: string) => ({
+			id,
+			code,
+			chars: text.length,
+			seq: 1,
+			kind: "toolResult" as const,
+			tool: "bash",
+			turn: 1,
+			key: contentKey(text),
+		});
+		const two = blocks.find((b) => b.kind === "toolResult" && b.text.startsWith("two line 1")) as Block;
+		const other = record(two.id, "aaaaaaaa", "other bytes");
+		const own = record("r:call_0@1", "bbbbbbbb", two.text);
+		const codes = (spans: ReturnType<typeof record>[]) =>
+			extractSeedRecord({ kind: "compaction", seq: 2, messages, spans }).commands.find(
+				(c) => c.command === "make two",
+			)?.code;
+		assert.equal(codes([other]), undefined, "not the other block's code");
+		assert.equal(codes([other, own]), "bbbbbbbb", "the code its bytes were folded under");
+	});
+
+	it("lets a failed call supersede nothing, whatever other calls share its id", () => {
+		const reads: MessageLike[] = [
+			{ role: "user", content: "look", timestamp: clock++ },
+			call("bash", { command: "false" }),
+			result("bash", "exit 1", true),
+			call("read", { path: "b.ts" }),
+			result("read", lines("first read")),
+			call("read", { path: "b.ts" }),
+			result("read", lines("second read")),
+		];
+		const all = linearize(reads);
+		const first = all.find((b) => b.kind === "toolResult" && b.text.startsWith("first read"));
+		assert.deepEqual([...supersededReads(reads, all)], [first?.id]);
 	});
 });

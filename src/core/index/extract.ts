@@ -6,6 +6,7 @@ import { type Block, linearize, type MessageLike, resultAfter } from "../block.t
 import { foldCode } from "../digest.ts";
 import { eachRun, isWord } from "../distinctive.ts";
 import type { FoldRecord } from "../fold-registry.ts";
+import { contentKey } from "../lower.ts";
 import { SHELL_TOOLS } from "../output-notices.ts";
 import { clipToError, ERRNO_PATTERN, isErrorLine, riskLines, uncoloured } from "../policy/risk-lexicon.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
@@ -333,11 +334,25 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 	const messages = input.messages;
 	const blocks = input.blocks ?? linearize(messages, input.turnBase);
 	const inScope = (id: string): boolean => input.scope === undefined || input.scope.has(id);
-	const spanCodes = new Map<string, string>();
-	for (const span of input.spans) if (!spanCodes.has(span.id)) spanCodes.set(span.id, span.code);
-	const codeOf = (block: Block): string | undefined =>
-		spanCodes.get(block.id) ??
-		(!input.recordedOnly && block.durable && block.foldable ? foldCode(block.id) : undefined);
+	const spanOf = new Map<string, FoldRecord>();
+	const spanByKey = new Map<string, FoldRecord>();
+	for (const span of input.spans) {
+		if (!spanOf.has(span.id)) spanOf.set(span.id, span);
+		if (span.key !== undefined && !spanByKey.has(span.key)) spanByKey.set(span.key, span);
+	}
+	const codeOf = (block: Block): string | undefined => {
+		const span = spanOf.get(block.id);
+		if (span?.key === undefined || block.kind !== "toolResult") {
+			if (span) return span.code;
+		} else {
+			// A record of another block under this id (a provider that repeats call ids, whose first
+			// occurrence a compaction removed, so this one took the plain id): the record of these bytes.
+			const key = contentKey(block.text);
+			if (span.key === key) return span.code;
+			return spanByKey.get(key)?.code;
+		}
+		return !input.recordedOnly && block.durable && block.foldable ? foldCode(block.id) : undefined;
+	};
 
 	const files = new Map<string, { turn: number; tools: Set<string> }>();
 	const commands: SeedCommand[] = [];
