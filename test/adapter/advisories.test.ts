@@ -482,11 +482,17 @@ describe("reset flag", () => {
 		assert.equal(notices(stub).length, 1, notices(stub).join("\n"));
 		await stub.command("context-fold", "status");
 		assert.match(String(stub.ui.views.at(-1)).replace(/\s+/g, " "), /this session carries ~130k tokens per request/);
+		// Another reason gives other advice, and is said in its turn.
+		await respond(stub, { input: 10, cacheRead: 3_000, cacheWrite: 0 });
+		await stub.emit("session_compact", { reason: "threshold", compactionEntry: {}, fromExtension: true });
+		await stub.emit("session_compact", { reason: "overflow", compactionEntry: {}, fromExtension: true });
+		await respond(stub, { input: 10, cacheRead: 3_000, cacheWrite: 0 });
+		assert.deepEqual(notices(stub).slice(1), [ADVICE.reset({ kind: "compactions", count: 2 })]);
 		// A session opened anew may hear it again.
 		await stub.emit("session_start", { reason: "resume" });
 		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
 		await respond(stub, { input: 10, cacheRead: 120_000, cacheWrite: 0 });
-		assert.equal(notices(stub).length, 2);
+		assert.equal(notices(stub).length, 3);
 	});
 });
 

@@ -95,8 +95,9 @@ export class Advisor {
 	private readonly streaks = new Streaks();
 	private readonly notices = new Map<string, string>();
 	/**
-	 * Advisories said once per session (see SAID_ONCE): the reset flag's condition breaks at every fold
-	 * event and holds again as the context grows, and its advice does not change.
+	 * Advisories said once per session, by id and reason (see SAID_ONCE): the reset flag's condition
+	 * breaks at every fold event and holds again as the context grows, while its advice for one reason
+	 * stays the same; another reason (forced compactions after a pay-back) is said in its turn.
 	 */
 	private readonly said = new Set<string>();
 	private readonly calls = new Map<string, number>();
@@ -323,7 +324,7 @@ export class Advisor {
 			unfoldable: facts.unfoldable,
 			window: facts.window,
 		});
-		this.check("reset", reason !== undefined, () => (reason ? ADVICE.reset(reason) : ""), "warning");
+		this.check("reset", reason !== undefined, () => (reason ? ADVICE.reset(reason) : ""), "warning", reason?.kind);
 		this.remember(prompt);
 	}
 
@@ -343,17 +344,19 @@ export class Advisor {
 		this.base = this.base === undefined ? prompt : Math.min(this.base, prompt);
 	}
 
-	private check(id: string, holds: boolean, text: () => string, level: "warning" | "info"): void {
-		if (this.streaks.update(id, holds)) this.raise(id, text(), level);
+	/** `reason` tells apart the advice of an advisory said once a session (see SAID_ONCE). */
+	private check(id: string, holds: boolean, text: () => string, level: "warning" | "info", reason?: string): void {
+		if (this.streaks.update(id, holds)) this.raise(id, text(), level, reason);
 		else if (!holds) this.notices.delete(id);
 		// Said once, but listed (the status's Advisories) with the figures of the latest response.
 		else if (this.notices.has(id)) this.notices.set(id, text());
 	}
 
-	private raise(id: string, text: string, level: "warning" | "info"): void {
+	private raise(id: string, text: string, level: "warning" | "info", reason?: string): void {
 		this.notices.set(id, text);
-		if (this.said.has(id)) return;
-		if (SAID_ONCE.has(id)) this.said.add(id);
+		const said = `${id}:${reason ?? ""}`;
+		if (this.said.has(said)) return;
+		if (SAID_ONCE.has(id)) this.said.add(said);
 		this.deps.notify(text, level);
 	}
 }
