@@ -69,6 +69,12 @@ test("a response that reports output tokens and no prompt is estimated, not take
 	const want = calculateContextTokens(usage(900)) + est(later[0]) + est(later[1]);
 	assert.equal(new ContextUsage().tokens(messages, never), want);
 	assert.ok(want > 10_000);
+	// Where no response ever reported a prompt, Pi's figure counts output alone: the request is estimated.
+	const only = [user("start"), promptless, result("c0", "a".repeat(40_000)), promptless];
+	assert.equal(
+		new ContextUsage().tokens(only, () => 50),
+		undefined,
+	);
 });
 
 test("before any response Pi is asked (its estimate counts the system prompt the request lacks)", () => {

@@ -28,12 +28,22 @@ type Usage = Parameters<typeof calculateContextTokens>[0];
  * the policy would never fold. Such a response is estimated, as one without usage is.
  */
 function validUsage(message: MessageLike): Usage | undefined {
+	const usage = usageOf(message);
+	return usage && !promptless(usage) ? usage : undefined;
+}
+
+/** The usage of a response Pi trusts the size of (see validUsage), promptless or not. */
+function usageOf(message: MessageLike): Usage | undefined {
 	if (message.role !== "assistant") return undefined;
 	const m = message as { stopReason?: unknown; usage?: Usage };
 	if (m.stopReason === "aborted" || m.stopReason === "error" || !m.usage) return undefined;
-	const { input, cacheRead, cacheWrite } = m.usage as { input?: number; cacheRead?: number; cacheWrite?: number };
-	if (!((input ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0) > 0)) return undefined;
 	return calculateContextTokens(m.usage) > 0 ? m.usage : undefined;
+}
+
+/** True for a usage that reports no prompt: input, cache read and cache write all 0. */
+function promptless(usage: Usage): boolean {
+	const { input, cacheRead, cacheWrite } = usage as { input?: number; cacheRead?: number; cacheWrite?: number };
+	return !((input ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0) > 0);
 }
 
 /** Pi's estimate of a message's tokens, or undefined when its estimator cannot read the message (it throws). */
@@ -168,7 +178,8 @@ export class ContextUsage {
 			return reported;
 		}
 		// No response yet: Pi estimates every message and the system prompt, which the request lacks.
-		if (!usage) return ask();
+		// Responses that report no prompt: Pi counts their output alone, so the pass estimates the request.
+		if (!usage) return messages.some((m) => usageOf(m) !== undefined) ? undefined : ask();
 		// After a switch of model, the last response's figure holds thinking this model is not sent
 		// (pi-ai drops thinking another model wrote), raw or folded as the previous request carried it:
 		// the pass then estimates the request itself (undefined), until this model answers.
