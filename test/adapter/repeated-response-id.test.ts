@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { loadStub } from "./stub-pi.ts";
+import { loadStub, resultTexts } from "./stub-pi.ts";
 
 const REPLY = (k: number) =>
 	`Reply ${k}: ${"the parser keeps every rule it was given and reports each one it drops. ".repeat(40)}`;
@@ -50,8 +50,64 @@ describe("a provider that repeats response ids", () => {
 		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
 		await stub.request();
 		const said = stub.stderr.join("");
-		assert.match(said, /a later reply carries the id of #[0-9a-z]{8} .*: the provider repeats response ids/);
+		assert.match(
+			said,
+			/a later block carries the id of the block folded as #[0-9a-z]{8}: the provider repeats response or call ids/,
+		);
 		assert.doesNotMatch(said, /changed since it was folded/);
 		assert.match(await stub.call("recall_folded", { codes: [code] }), /Reply 1: /);
+	});
+
+	it("says so, not that a block changed, when a compaction takes out the first of calls that share one id in a turn", async () => {
+		const body = (i: number) =>
+			Array.from({ length: 200 }, (_, k) =>
+				k === 7 ? `Error: check ${i} failed` : `line ${k} of check ${i} output ok`,
+			).join("\n");
+		const stub = loadStub({ window: 40_000 });
+		let ts = 1_700_000_000_000;
+		stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
+		for (let i = 0; i < 12; i++) {
+			const content = [{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: `check ${i}` } }];
+			stub.addMessage({ role: "assistant", content, stopReason: "toolUse", timestamp: ts++ });
+			const text = [{ type: "text", text: body(i) }];
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: "call_0",
+				toolName: "bash",
+				content: text,
+				timestamp: ts++,
+			});
+		}
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "all ran" }],
+			stopReason: "stop",
+			timestamp: ts++,
+		});
+		stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
+		stub.settings = {
+			compaction: { enabled: false },
+			"context-fold": {
+				policy: "economic",
+				coldTail: 1000,
+				hotTail: 1000,
+				horizon: 1000,
+				foldFrom: 1920,
+				minEvent: 320,
+			},
+		};
+		await stub.emit("session_start", { reason: "startup" });
+		const folded = resultTexts(await stub.request()).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? []);
+		assert.ok(folded.length >= 6, `folded ${folded.length}`);
+		const messages = stub.entries.filter((e) => e.type === "message");
+		const keepFrom = messages.findIndex((e, i) => i > 2 && (e.message as { role: string }).role === "assistant");
+		stub.compact(String(messages[keepFrom].id), "what happened so far");
+		await stub.emit("session_compact", { reason: "manual", compactionEntry: {}, fromExtension: false });
+		stub.stderr.length = 0;
+		await stub.request();
+		const said = stub.stderr.join("");
+		assert.doesNotMatch(said, /changed since it was folded/);
+		assert.match(said, new RegExp(`carries the id of the block folded as #${folded[0]}: the provider repeats`));
+		assert.match(await stub.call("recall_folded", { codes: [folded[0]] }), /^line 0 of check 0 output ok$/m);
 	});
 });

@@ -176,6 +176,13 @@ function register(
 		debug: (message) => {
 			if (settings.config.debug) warn(message, "info");
 		},
+		shared: (id) => {
+			try {
+				return ledger.lookup(id).length > 1;
+			} catch {
+				return false;
+			}
+		},
 	});
 	const records = new FoldRecords(engine);
 	const ledger = new Ledger(

@@ -46,6 +46,11 @@ export interface EngineDeps {
 	/** Debug notices, shown only with CONTEXTFOLD_DEBUG. */
 	debug: (message: string) => void;
 	/**
+	 * True when the session file holds more than one block under durable id `id` (a provider that
+	 * repeats its ids); never throws.
+	 */
+	shared?: (id: string) => boolean;
+	/**
 	 * Called once a fold event is committed, with the tokens it kept out of the request, the codes of
 	 * its folded blocks, and a way to probes for their raw text, worked out only when asked (cache
 	 * telemetry, the wire watchdog: wireProbes).
@@ -395,14 +400,18 @@ export class FoldEngine extends SentRequest {
 		const said = this.warnedStale.size > 0;
 		const stale = plan.stale.filter((id) => !this.warnedStale.has(id));
 		for (const id of stale) this.warnedStale.add(id);
-		// A block on another turn than the one folded under its id is another reply that got the same id
-		// (a provider that repeats response ids): nothing changed, and it is said so.
+		// A block on another turn than the one folded under its id, or under an id the session file gives
+		// more than one block, is another block that got the same id (a provider that repeats its ids, the
+		// first occurrence compacted away): nothing changed, and it is said so.
 		const turns = stale.length > 0 ? new Map(plan.blocks.map((b) => [b.id, b.turn] as const)) : undefined;
-		const reused = stale.filter((id) => turns?.get(id) !== (this.registry.record(id)?.turn ?? turns?.get(id)));
+		const reused = stale.filter(
+			(id) =>
+				turns?.get(id) !== (this.registry.record(id)?.turn ?? turns?.get(id)) || this.deps.shared?.(id) === true,
+		);
 		const fresh = stale.filter((id) => !reused.includes(id));
 		if (reused.length > 0)
 			this.deps.warn(
-				`context-fold: a later reply carries the id of ${this.lineOf(reused[0])}${reused.length > 1 ? ` (and ${reused.length - 1} more)` : ""}: the provider repeats response ids, so that reply is sent raw and never folds; the code still reads the block folded`,
+				`context-fold: a later block carries the id of the block folded as #${this.registry.record(reused[0])?.code ?? reused[0]}${reused.length > 1 ? ` (and ${reused.length - 1} more)` : ""}: the provider repeats response or call ids, so that block is sent raw and never folds; the code still reads the block folded`,
 			);
 		if (said && fresh.length > 0)
 			this.deps.debug(`context-fold: changed since folded, sent raw: ${fresh.join(", ")}`);
