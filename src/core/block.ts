@@ -323,7 +323,8 @@ function blocksOf(message: MessageLike, msg: number, turn: number, cache?: ArgsC
 			const block = make(id, msg, -1, "toolResult", text, turn, {
 				images,
 				toolName: str(message.toolName) ?? "tool",
-				toolCallId: callId,
+				// An empty id too (a provider that sends none): calls and results still pair by it (resultAfter).
+				toolCallId: typeof message.toolCallId === "string" ? message.toolCallId : undefined,
 				isError: message.isError === true,
 			});
 			block.foldable = images === 0;
@@ -347,7 +348,7 @@ function blocksOf(message: MessageLike, msg: number, turn: number, cache?: ArgsC
 						turn,
 						{
 							toolName: name,
-							toolCallId: callId,
+							toolCallId: typeof part.id === "string" ? part.id : undefined,
 						},
 						name.length,
 					);

@@ -111,7 +111,8 @@ export function frontierAnchors(
 			}
 		}
 		const block = blocks[i];
-		if (block.kind === "toolResult" && block.toolCallId !== undefined) anchor = block.toolCallId;
+		// A result without a call id (a provider that sends none) is found by none in the payload.
+		if (block.kind === "toolResult" && block.toolCallId) anchor = block.toolCallId;
 	}
 	if (!earlyFound) early = anchor;
 	// Past the end without meeting the newest event's blocks (gone): the first counts from the start too.

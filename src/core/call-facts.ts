@@ -49,7 +49,7 @@ function parsed(message: MessageLike | undefined, block: Block, callId: string):
 export function callFactsOf(messages: readonly MessageLike[], block: Block, memo?: CallFactsMemo): CallFacts | null {
 	let facts = memo?.get(block);
 	if (facts === undefined) {
-		facts = block.toolCallId ? (parsed(messages[block.msg], block, block.toolCallId) ?? null) : null;
+		facts = block.toolCallId !== undefined ? (parsed(messages[block.msg], block, block.toolCallId) ?? null) : null;
 		memo?.set(block, facts);
 	}
 	return facts;

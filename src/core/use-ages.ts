@@ -104,7 +104,8 @@ export class UseMemo {
 			for (const phrase of this.steps.get(before[i]) ?? []) unindex(this.stepHolders, phrase);
 			// Indexed with its facts in hand: the memo holds them (no reading of the new messages).
 			const printed = this.files.get(before[i])?.reads;
-			if (printed !== undefined && before[i].toolCallId) unindex(this.prints, fileKey(normalPath(printed)));
+			if (printed !== undefined && before[i].toolCallId !== undefined)
+				unindex(this.prints, fileKey(normalPath(printed)));
 		}
 		for (let i = same; i < blocks.length; i++) {
 			const block = blocks[i];
@@ -171,7 +172,7 @@ export class UseMemo {
 
 	/** The fileKey of the file the call whose arguments `block` is printed, if it printed one. */
 	private printedKey(messages: readonly MessageLike[], block: Block): string | undefined {
-		if (block.kind !== "toolArgs" || !block.toolCallId) return undefined;
+		if (block.kind !== "toolArgs" || block.toolCallId === undefined) return undefined;
 		const reads = fileCallsOf(messages, block, this.files).reads;
 		return reads === undefined ? undefined : fileKey(normalPath(reads));
 	}

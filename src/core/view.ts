@@ -56,7 +56,7 @@ class Holds {
 		if (!this.delivered) {
 			this.delivered = new Map();
 			for (const b of this.blocks) {
-				if (b.kind === "toolResult" && b.msg <= this.lastAssistant && b.toolCallId)
+				if (b.kind === "toolResult" && b.msg <= this.lastAssistant && b.toolCallId !== undefined)
 					this.delivered.set(b.toolCallId, b.msg);
 			}
 		}

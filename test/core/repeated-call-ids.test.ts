@@ -188,3 +188,46 @@ describe("tool calls that all carry one id", () => {
 		assert.deepEqual([...supersededReads(reads, all)], [first?.id]);
 	});
 });
+
+describe("tool calls without an id (a provider that sends none)", () => {
+	const noId = (name: string, args: Record<string, unknown>): MessageLike => ({
+		role: "assistant",
+		content: [{ type: "toolCall", id: "", name, arguments: args }],
+		stopReason: "toolUse",
+		timestamp: clock++,
+	});
+	const noIdResult = (name: string, text: string): MessageLike => ({
+		role: "toolResult",
+		toolCallId: "",
+		toolName: name,
+		content: [{ type: "text", text }],
+		isError: false,
+		timestamp: clock++,
+	});
+
+	it("numbers an offset read from its call's offset", () => {
+		const messages: MessageLike[] = [
+			{ role: "user", content: "read the tail", timestamp: clock++ },
+			noId("read", { path: "big.txt", offset: 2001 }),
+			noIdResult("read", lines("tail")),
+		];
+		const blocks = linearize(messages);
+		const read = blocks.find((b) => b.kind === "toolResult") as Block;
+		assert.equal(readStarts(messages, blocks).get(read.id), 2001);
+	});
+
+	it("counts an edit of a file as a use of its read", () => {
+		const FILE = "export function parseHeader(raw_line) {}\nconst MAX_HEADER_SIZE = 8192;";
+		const edits: MessageLike[] = [
+			{ role: "user", content: "fix it", timestamp: clock++ },
+			noId("read", { path: "src/h.ts" }),
+			noIdResult("read", FILE),
+		];
+		for (let i = 0; i < 5; i++) edits.push(noId("bash", { command: "true" }), noIdResult("bash", "ok"));
+		edits.push(noId("edit", { path: "src/h.ts", oldText: "8192", newText: "16384" }), noIdResult("edit", "done"));
+		edits.push(noId("bash", { command: "true" }), noIdResult("bash", "ok"));
+		const all = linearize(edits);
+		const read = all.findIndex((b) => b.kind === "toolResult" && b.toolName === "read");
+		assert.equal(useOf(edits, all).ages[read], 1, "used by the edit, one model message ago");
+	});
+});
