@@ -67,13 +67,17 @@ export function isDurableId(id: string): boolean {
 
 /**
  * The id a later occurrence of durable id `id` gets in a message stamped `ts` (see linearize):
- * `r:call_0@1700000000123` for the second result of a call id a provider used twice.
+ * `r:call_0@1700000000123` for the second result of a call id a provider used twice; a third in the
+ * same millisecond gets `.2` after it, and so on (see SAME_STAMP).
  */
 export function repeatedId(id: string, ts: number): string {
 	return `${id}@${ts}`;
 }
 
 const REPEATED = /^(.+)@(\d+)$/;
+
+/** Occurrences of one anchor in one millisecond told apart by their count (`r:@T@T.2`); past it, positional. */
+export const SAME_STAMP = 64;
 
 /** The durable id and the message stamp a repeated id names (see repeatedId), or undefined. */
 export function splitRepeatedId(id: string): { id: string; ts: number } | undefined {
@@ -518,9 +522,11 @@ export function linearize(
 			if (!block.durable) blocks.push(block);
 			else if (first.has(block.id)) {
 				const ts = stamp(messages[i]);
-				const again = ts === undefined ? undefined : repeatedId(block.id, ts);
-				if (again === undefined || first.has(again))
-					blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
+				let again = ts === undefined ? undefined : repeatedId(block.id, ts);
+				// Results stamped in one millisecond (a parallel batch of calls without ids): counted on.
+				for (let n = 2; again !== undefined && first.has(again); n++)
+					again = n > SAME_STAMP ? undefined : `${repeatedId(block.id, ts as number)}.${n}`;
+				if (again === undefined) blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
 				else {
 					first.set(again, i);
 					order.push(again);

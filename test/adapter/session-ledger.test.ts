@@ -65,6 +65,12 @@ describe("Ledger cache", () => {
 			["second"],
 		);
 		assert.deepEqual(ledger.lookup("r:dup@8"), []);
+		// A third in the same millisecond (a parallel batch of calls without ids) is counted, as linearize counts it.
+		const batch = new Ledger(() => source([stamped("a", 6), stamped("b", 7), stamped("c", 7), stamped("d", 7)]));
+		assert.deepEqual(
+			["r:dup", "r:dup@7", "r:dup@7.2", "r:dup@7.3"].map((id) => batch.lookup(id).at(-1)?.block.text),
+			["d", "d", "c", "d"],
+		);
 	});
 
 	it("finds a custom message (another extension's, a handoff seed) by the id the request gave it", () => {

@@ -475,7 +475,7 @@ describe("durable ids", () => {
 		assert.equal(block.durable, false);
 	});
 
-	it("tells a repeated anchor apart by its message's stamp, positional where that repeats too; the first keeps its id", () => {
+	it("tells a repeated anchor apart by its message's stamp, then by a count in one millisecond; the first keeps its id", () => {
 		const blocks = linearize([
 			{ role: "user", content: "one", timestamp: 5 },
 			{ role: "user", content: "two", timestamp: 5 },
@@ -492,7 +492,7 @@ describe("durable ids", () => {
 				["u:5@5", true],
 				["r:dup", true],
 				["r:dup@7", true],
-				["m4", false],
+				["r:dup@7.2", true],
 				["a:same:0", true],
 				["m6:0", false],
 			],

@@ -7,7 +7,14 @@
  * the last lookup.
  */
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
-import { type Block, type MessageLike, messageBlocks, repeatedId, splitRepeatedId } from "../../../core/block.ts";
+import {
+	type Block,
+	type MessageLike,
+	messageBlocks,
+	repeatedId,
+	SAME_STAMP,
+	splitRepeatedId,
+} from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { recordsOfEveryBranch } from "./persistence.ts";
 
@@ -106,8 +113,13 @@ export class Ledger {
 					if (typeof ts !== "number" || !Number.isFinite(ts)) continue;
 					const again = repeatedId(block.id, ts);
 					const stamped = this.index.get(again);
-					if (stamped) stamped.push({ block, message });
-					else this.index.set(again, [{ block, message }]);
+					if (!stamped) {
+						this.index.set(again, [{ block, message }]);
+						continue;
+					}
+					stamped.push({ block, message });
+					// Another in the same millisecond (a parallel batch of calls without ids), as linearize counts it.
+					if (stamped.length <= SAME_STAMP) this.index.set(`${again}.${stamped.length}`, [{ block, message }]);
 				}
 			}
 		}
