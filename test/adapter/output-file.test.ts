@@ -170,6 +170,19 @@ async function foldedBashSession(
 	return { stub, code, digest };
 }
 
+/** A session of six bash results, the first `kept`: lines 601-900 of `path`, as Pi cuts them; the rest filler. */
+function cutSession(path: string, kept: string) {
+	return foldedBashSession(
+		path,
+		6,
+		(i) =>
+			i === 0
+				? `${kept}\n\n[Showing lines 601-900 of 900. Full output: ${path}]`
+				: Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the other command output`).join("\n"),
+		{ window: 10_000 },
+	);
+}
+
 describe("recall over a truncated bash result", () => {
 	it("labels file-sourced text honestly and falls back to the verified session copy once the file is deleted", async () => {
 		const path = join(temp, logName(10));
@@ -201,15 +214,7 @@ describe("search over a truncated bash result", () => {
 		const line = (n: number) => `ps line ${n}${n === 20 ? " HEADMARK only in the full output" : ""}`;
 		writeFileSync(path, `${Array.from({ length: total }, (_, k) => line(k + 1)).join("\n")}\n`);
 		const kept = Array.from({ length: 300 }, (_, k) => line(601 + k)).join("\n");
-		const { stub, code } = await foldedBashSession(
-			path,
-			6,
-			(i) =>
-				i === 0
-					? `${kept}\n\n[Showing lines 601-900 of 900. Full output: ${path}]`
-					: Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the other command output`).join("\n"),
-			{ window: 10_000 },
-		);
+		const { stub, code } = await cutSession(path, kept);
 		const found = await stub.call("recall_folded", { search: "HEADMARK" });
 		assert.match(found, /^1 block contains "HEADMARK":/);
 		assert.match(found, new RegExp(`Recalled #${code}: bash, 900 lines \\(from the bash tool's full output file`));
@@ -228,15 +233,7 @@ describe("recall over a truncated bash result whose full output file is too larg
 		truncateSync(path, 65 * 1024 * 1024);
 		assert.equal(readToolOutputFile(path), undefined, "past the bound, unread");
 		const kept = Array.from({ length: 300 }, (_, k) => `big line ${601 + k}`).join("\n");
-		const { stub, code } = await foldedBashSession(
-			path,
-			6,
-			(i) =>
-				i === 0
-					? `${kept}\n\n[Showing lines 601-900 of 900. Full output: ${path}]`
-					: Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the other command output`).join("\n"),
-			{ window: 10_000 },
-		);
+		const { stub, code } = await cutSession(path, kept);
 		const where = `only in the bash tool's full output file ${path} (65 MiB, more than the 64 MiB a recall reads: read it with the bash tool)`;
 		const missed = await stub.call("recall_folded", { codes: [code], grep: "not in the copy" });
 		assert.ok(missed.includes(`and the others are ${where}`), missed);

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { BATCH_PROMPT, BATCHES_DONE, batchScript } from "./harness/batches.ts";
+import { BATCH_PROMPT, BATCHES_DONE, batchScript, earlyFoldKnobs } from "./harness/batches.ts";
 import {
 	type CapturedRequest,
 	lastUserText,
@@ -25,16 +25,7 @@ const BATCHES = 12;
 const RECALL_PROMPT = "Read back every folded batch.";
 const RECALL_ID = "toolu_recall_all";
 const RUN_TIMEOUT_MS = 90_000;
-const KNOBS = {
-	policy: "economic",
-	foldFrom: 2_000,
-	minEvent: 1_000,
-	hotTail: 1000,
-	coldTail: 1000,
-	horizon: 1000,
-	backstopAt: WINDOW,
-	budgetFraction: 0.95,
-};
+const KNOBS = earlyFoldKnobs(WINDOW);
 
 /** Every fold code a request shows in a digest. */
 function codesShown(req: CapturedRequest): string[] {

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { batchCommand } from "./harness/batches.ts";
+import { batchCommand, earlyFoldKnobs } from "./harness/batches.ts";
 import {
 	type CapturedRequest,
 	lastUserText,
@@ -25,16 +25,7 @@ const BATCHES = 10;
 const RUN_PROMPT = "Run the batches.";
 const RECALL_PROMPT = "Read batch 4 back.";
 const RUN_TIMEOUT_MS = 90_000;
-const KNOBS = {
-	policy: "economic",
-	foldFrom: 3_000,
-	minEvent: 2_000,
-	hotTail: 1000,
-	coldTail: 1000,
-	horizon: 1000,
-	backstopAt: WINDOW,
-	budgetFraction: 0.95,
-};
+const KNOBS = earlyFoldKnobs(WINDOW);
 const TAG = /^\{#([0-9a-z]{8}) FOLDED\}/;
 
 /** The bash results of a request in order: result k (0-based) is batch k + 1, whatever its call id. */

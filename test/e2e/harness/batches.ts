@@ -50,3 +50,20 @@ export async function batchSandbox(
 	const sandbox = await createPiSandbox({ ...sandboxOptions, serverUrl: server.url });
 	return { server, sandbox };
 }
+
+/**
+ * Knobs that fold a batch session early in a small `window`: the economic profile (no working set),
+ * small tails and events, a long horizon (any event pays for its rewrite) and no backstop compaction.
+ */
+export function earlyFoldKnobs(window: number) {
+	return {
+		policy: "economic",
+		foldFrom: 2_000,
+		minEvent: 1_000,
+		hotTail: 1000,
+		coldTail: 1000,
+		horizon: 1000,
+		backstopAt: window,
+		budgetFraction: 0.95,
+	};
+}
