@@ -59,7 +59,7 @@ export interface WirePlace {
 
 /** The places a request should mark besides Pi's. */
 export interface BreakpointAnchors {
-	/** Tool calls whose results are frontiers (see frontierAnchors), most valuable first. */
+	/** Tool calls whose results are frontiers (see frontierAnchors, resultAnchor), most valuable first. */
 	frontiers: readonly string[];
 	/** The previous request's last block (see lastPlaceOf). */
 	previous?: WirePlace;
@@ -97,6 +97,8 @@ export function frontierAnchors(
 	let lateFound = false;
 	let open = newest === undefined;
 	let anchor: string | undefined;
+	/** Results met so far under each call id: a provider may repeat ids (see resultAnchor). */
+	const met = new Map<string, number>();
 	for (let i = 0; i < blocks.length && i < view.length; i++) {
 		if (!open && newest?.(blocks[i].id)) open = true;
 		if (mayChange(view[i])) {
@@ -112,7 +114,11 @@ export function frontierAnchors(
 		}
 		const block = blocks[i];
 		// A result without a call id (a provider that sends none) is found by none in the payload.
-		if (block.kind === "toolResult" && block.toolCallId) anchor = block.toolCallId;
+		if (block.kind === "toolResult" && block.toolCallId) {
+			const nth = met.get(block.toolCallId) ?? 0;
+			met.set(block.toolCallId, nth + 1);
+			anchor = resultAnchor(block.toolCallId, nth);
+		}
 	}
 	if (!earlyFound) early = anchor;
 	// Past the end without meeting the newest event's blocks (gone): the first counts from the start too.
@@ -260,13 +266,27 @@ function blocksAfter(request: WireRequest, place: WirePlace): number {
 	return n;
 }
 
-/** Where the result of tool call `id` sits in `request`, searched from the end. */
-function findToolResult(request: WireRequest, id: string): { message: number; block: number } | undefined {
-	for (let m = request.messages.length - 1; m >= 0; m--) {
+/** Between a call id and the count of results before it under that id, in a frontier (see resultAnchor). */
+const NTH = "\u0000";
+
+/**
+ * A frontier: the call id of a result, and where a provider repeated the id, how many results under
+ * it came before (`toolu_0\u00002`: the third), since the payload names results by call id alone.
+ */
+function resultAnchor(callId: string, nth: number): string {
+	return nth === 0 ? callId : `${callId}${NTH}${nth}`;
+}
+
+/** Where the result a frontier names (see resultAnchor) sits in `request`: its call id's `nth` result from the start. */
+function findToolResult(request: WireRequest, anchor: string): { message: number; block: number } | undefined {
+	const [id, count] = anchor.split(NTH);
+	let nth = count === undefined ? 0 : Number(count);
+	for (let m = 0; m < request.messages.length; m++) {
 		const content = request.messages[m].content;
 		if (!Array.isArray(content) || request.messages[m].role !== "user") continue;
-		for (let b = content.length - 1; b >= 0; b--) {
-			if (content[b].type === "tool_result" && content[b].tool_use_id === id) return { message: m, block: b };
+		for (let b = 0; b < content.length; b++) {
+			if (content[b].type === "tool_result" && content[b].tool_use_id === id && nth-- === 0)
+				return { message: m, block: b };
 		}
 	}
 	return undefined;

@@ -168,6 +168,23 @@ describe("frontierAnchors", () => {
 	});
 });
 
+describe("frontiers where a provider repeats call ids", () => {
+	test("name the result by its count under the id, and the mark lands on that one", () => {
+		const { blocks, view } = turn([
+			{ kind: "user" },
+			{ kind: "toolResult", call: "c", eligible: true, frozen: true },
+			{ kind: "toolResult", call: "c", eligible: true, frozen: true },
+			{ kind: "text", eligible: true },
+			{ kind: "toolResult", call: "c", eligible: true },
+		]);
+		const frontiers = frontierAnchors(blocks, view);
+		assert.deepEqual(frontiers, ["c\u00001"]);
+		const request = piRequest([["c"], ["c"], ["c"]]);
+		const { marked: placed } = markBreakpoints(request, { frontiers });
+		assert.deepEqual(placed, [{ message: 4, block: 0 }], "the second result, not the newest");
+	});
+});
+
 /** A turn of `n` parallel calls named `${prefix}0…`. */
 const batch = (prefix: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
