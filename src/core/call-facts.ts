@@ -4,7 +4,7 @@
  * (supersede.ts) and the numbering of a read's copy (output-notices.ts) both go by these facts, memoized
  * by block object. Pure: the facts come from the messages alone.
  */
-import { type Block, type MessageLike, resultId } from "./block.ts";
+import { type Block, type MessageLike, resultAfter, resultId } from "./block.ts";
 
 /** What a read, write or edit call touched: a path, and for a read the lines it asked for. */
 export interface CallFacts {
@@ -65,29 +65,23 @@ export function readStartOf(block: Block, from: number | undefined): number | un
 /**
  * The file line each `read` result starts at, by result id, for text results of reads from an
  * offset past line 1 (see readStartOf): Pi's read tool adds no notice when such a read runs to the
- * file's end, so the call alone says where its lines sit (see outputFilePlace). One pass: a call's
- * arguments come before its result.
+ * file's end, so the call alone says where its lines sit (see outputFilePlace). Each call's own
+ * result (see resultAfter: a provider may repeat call ids, or send none).
  */
 export function readStarts(
 	messages: readonly MessageLike[],
 	blocks: readonly Block[],
 	memo?: CallFactsMemo,
 ): Map<string, number> {
-	// By call id, the start its latest call asked for; its result takes it (a provider may repeat ids).
-	const asked = new Map<string, number>();
 	const starts = new Map<string, number>();
-	for (const block of blocks) {
-		const callId = block.toolCallId;
-		if (callId === undefined) continue;
-		if (block.kind === "toolArgs" && block.toolName === "read") {
-			const from = callFactsOf(messages, block, memo)?.from;
-			if (from !== undefined) asked.set(callId, from);
-			else asked.delete(callId);
-		} else if (block.kind === "toolResult") {
-			const from = readStartOf(block, asked.get(callId));
-			asked.delete(callId);
-			if (from !== undefined) starts.set(block.id, from);
-		}
+	for (let i = 0; i < blocks.length; i++) {
+		const block = blocks[i];
+		if (block.kind !== "toolArgs" || block.toolName !== "read") continue;
+		const asked = callFactsOf(messages, block, memo)?.from;
+		if (asked === undefined) continue;
+		const answer = resultAfter(blocks, i);
+		const from = answer < 0 ? undefined : readStartOf(blocks[answer], asked);
+		if (from !== undefined) starts.set(blocks[answer].id, from);
 	}
 	return starts;
 }

@@ -216,6 +216,32 @@ describe("tool calls without an id (a provider that sends none)", () => {
 		assert.equal(readStarts(messages, blocks).get(read.id), 2001);
 	});
 
+	it("numbers each of a reply's parallel offset reads from its own call's offset", () => {
+		const parallel: MessageLike[] = [
+			{ role: "user", content: "read both tails", timestamp: clock++ },
+			{
+				role: "assistant",
+				content: [
+					{ type: "toolCall", id: "", name: "read", arguments: { path: "a.ts", offset: 2001 } },
+					{ type: "toolCall", id: "", name: "read", arguments: { path: "b.ts", offset: 5001 } },
+				],
+				stopReason: "toolUse",
+				timestamp: clock++,
+			},
+			noIdResult("read", lines("a tail")),
+			noIdResult("read", lines("b tail")),
+		];
+		const blocks = linearize(parallel);
+		const results = blocks.filter((b) => b.kind === "toolResult");
+		assert.deepEqual(
+			[...readStarts(parallel, blocks)],
+			[
+				[results[0].id, 2001],
+				[results[1].id, 5001],
+			],
+		);
+	});
+
 	it("counts an edit of a file as a use of its read", () => {
 		const FILE = "export function parseHeader(raw_line) {}\nconst MAX_HEADER_SIZE = 8192;";
 		const edits: MessageLike[] = [
