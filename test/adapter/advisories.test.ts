@@ -488,11 +488,20 @@ describe("reset flag", () => {
 		await stub.emit("session_compact", { reason: "overflow", compactionEntry: {}, fromExtension: true });
 		await respond(stub, { input: 10, cacheRead: 3_000, cacheWrite: 0 });
 		assert.deepEqual(notices(stub).slice(1), [ADVICE.reset({ kind: "compactions", count: 2 })]);
+		// Forced compactions while the pay-back still holds: the flag never turns off, and the new advice is said.
+		await stub.emit("session_start", { reason: "resume" });
+		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
+		await respond(stub, { input: 10, cacheRead: 120_000, cacheWrite: 0 });
+		await stub.emit("session_compact", { reason: "threshold", compactionEntry: {}, fromExtension: true });
+		await stub.emit("session_compact", { reason: "overflow", compactionEntry: {}, fromExtension: true });
+		await respond(stub, { input: 10, cacheRead: 3_000, cacheWrite: 0 });
+		assert.equal(notices(stub).at(-1), ADVICE.reset({ kind: "compactions", count: 2 }));
+		assert.equal(notices(stub).length, 4);
 		// A session opened anew may hear it again.
 		await stub.emit("session_start", { reason: "resume" });
 		await respond(stub, { input: 10, cacheRead: 2_000, cacheWrite: 0 });
 		await respond(stub, { input: 10, cacheRead: 120_000, cacheWrite: 0 });
-		assert.equal(notices(stub).length, 3);
+		assert.equal(notices(stub).length, 5);
 	});
 });
 

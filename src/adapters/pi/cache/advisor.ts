@@ -100,6 +100,8 @@ export class Advisor {
 	 * stays the same; another reason (forced compactions after a pay-back) is said in its turn.
 	 */
 	private readonly said = new Set<string>();
+	/** The reason each advisory holds for now (see check). */
+	private readonly reasons = new Map<string, string | undefined>();
 	private readonly calls = new Map<string, number>();
 	/** Codes the unfold call now finishing put back (see observeUnfold). */
 	private unfolding = new Set<string>();
@@ -132,6 +134,7 @@ export class Advisor {
 		this.streaks.clear();
 		this.notices.clear();
 		this.said.clear();
+		this.reasons.clear();
 		this.calls.clear();
 		// A session's first response has no earlier prompt to read from the cache: it writes it, by design.
 		this.rewriteExpected = true;
@@ -344,9 +347,16 @@ export class Advisor {
 		this.base = this.base === undefined ? prompt : Math.min(this.base, prompt);
 	}
 
-	/** `reason` tells apart the advice of an advisory said once a session (see SAID_ONCE). */
+	/**
+	 * `reason` tells apart the advice of an advisory said once a session (see SAID_ONCE): one that holds
+	 * on for another reason (forced compactions while a handoff already paid) is said for it.
+	 */
 	private check(id: string, holds: boolean, text: () => string, level: "warning" | "info", reason?: string): void {
-		if (this.streaks.update(id, holds)) this.raise(id, text(), level, reason);
+		const started = this.streaks.update(id, holds);
+		const before = this.reasons.get(id);
+		if (holds) this.reasons.set(id, reason);
+		else this.reasons.delete(id);
+		if (started || (holds && reason !== before)) this.raise(id, text(), level, reason);
 		else if (!holds) this.notices.delete(id);
 		// Said once, but listed (the status's Advisories) with the figures of the latest response.
 		else if (this.notices.has(id)) this.notices.set(id, text());
