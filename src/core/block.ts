@@ -74,12 +74,12 @@ export function repeatedId(id: string, ts: number): string {
 	return `${id}@${ts}`;
 }
 
-const REPEATED = /^(.+)@(\d+)$/;
+const REPEATED = /^(.+)@(\d+)(?:\.\d+)?$/;
 
 /** Occurrences of one anchor in one millisecond told apart by their count (`r:@T@T.2`); past it, positional. */
 export const SAME_STAMP = 64;
 
-/** The durable id and the message stamp a repeated id names (see repeatedId), or undefined. */
+/** The durable id and the message stamp a repeated id names (see repeatedId; a count after it too), or undefined. */
 export function splitRepeatedId(id: string): { id: string; ts: number } | undefined {
 	const match = REPEATED.exec(id);
 	return match ? { id: match[1], ts: Number(match[2]) } : undefined;

@@ -110,4 +110,44 @@ describe("a provider that repeats response ids", () => {
 		assert.match(said, new RegExp(`carries the id of the block folded as #${folded[0]}: the provider repeats`));
 		assert.match(await stub.call("recall_folded", { codes: [folded[0]] }), /^line 0 of check 0 output ok$/m);
 	});
+
+	it("names each folded block under a repeated call id by its own call's command", async () => {
+		const stub = loadStub({ window: 40_000 });
+		let ts = 1_700_000_000_000;
+		stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
+		for (let i = 0; i < 12; i++) {
+			const content = [{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: `check ${i}` } }];
+			stub.addMessage({ role: "assistant", content, stopReason: "toolUse", timestamp: ts++ });
+			const text = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} output ok`).join("\n");
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: "call_0",
+				toolName: "bash",
+				content: [{ type: "text", text }],
+				timestamp: ts++,
+			});
+		}
+		stub.addMessage({
+			role: "assistant",
+			content: [{ type: "text", text: "all ran" }],
+			stopReason: "stop",
+			timestamp: ts++,
+		});
+		stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
+		stub.settings = {
+			"context-fold": {
+				policy: "economic",
+				coldTail: 1000,
+				hotTail: 1000,
+				horizon: 1000,
+				foldFrom: 1920,
+				minEvent: 320,
+			},
+		};
+		await stub.emit("session_start", { reason: "startup" });
+		const folded = resultTexts(await stub.request()).filter((t) => /^\{#[0-9a-z]{8} FOLDED\}/.test(t));
+		assert.ok(folded.length >= 6, `folded ${folded.length}`);
+		const { stdout } = await stub.command("context-fold", "search of check 5 output");
+		assert.match(stdout, /^#[0-9a-z]{8} bash: check 5 \(/m, stdout.slice(0, 400));
+	});
 });

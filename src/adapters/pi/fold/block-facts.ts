@@ -4,7 +4,7 @@
  * or in the latest request), and its size at fold time.
  */
 
-import { argsId } from "../../../core/block.ts";
+import { argsId, splitRepeatedId } from "../../../core/block.ts";
 import type { BlockFacts } from "../../../core/block-line.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
 import { blockCost } from "../../../core/tokens.ts";
@@ -19,10 +19,15 @@ function callIdOf(id: string): string | undefined {
 
 /** The arguments of the tool call block `id` belongs to, if the call is found; never throws. */
 function callArgs(id: string, engine: FoldEngine, ledger: Ledger | undefined): unknown {
-	const callId = callIdOf(id);
+	// A later result under a repeated call id (see repeatedId) came from the newest call with the id before it.
+	const repeated = splitRepeatedId(id);
+	const callId = callIdOf(repeated?.id ?? id);
 	if (!callId) return undefined;
 	try {
-		const hit = ledger?.lookup(argsId(callId)).at(-1) ?? engine.liveBlock(argsId(callId));
+		const calls = ledger?.lookup(argsId(callId)) ?? [];
+		const hit = repeated
+			? calls.filter((c) => typeof c.message.timestamp === "number" && c.message.timestamp <= repeated.ts).at(-1)
+			: (calls.at(-1) ?? engine.liveBlock(argsId(callId)));
 		const content = hit?.message.content;
 		const part = Array.isArray(content) && hit ? (content[hit.block.part] as { arguments?: unknown }) : undefined;
 		return part?.arguments;
