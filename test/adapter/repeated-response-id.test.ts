@@ -12,6 +12,49 @@ import { loadStub, resultTexts } from "./stub-pi.ts";
 const REPLY = (k: number) =>
 	`Reply ${k}: ${"the parser keeps every rule it was given and reports each one it drops. ".repeat(40)}`;
 
+/**
+ * Twelve bash calls of one turn that all carry the id `call_0` (a provider numbering its calls afresh
+ * in each reply), each result with an error line, and the request that folds the older ones: the stub
+ * and the codes its results folded under, oldest first.
+ */
+async function sameIdChecks() {
+	const body = (i: number) =>
+		Array.from({ length: 200 }, (_, k) =>
+			k === 7 ? `Error: check ${i} failed` : `line ${k} of check ${i} output ok`,
+		).join("\n");
+	const stub = loadStub({ window: 40_000 });
+	let ts = 1_700_000_000_000;
+	stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
+	for (let i = 0; i < 12; i++) {
+		const content = [{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: `check ${i}` } }];
+		stub.addMessage({ role: "assistant", content, stopReason: "toolUse", timestamp: ts++ });
+		const text = [{ type: "text", text: body(i) }];
+		stub.addMessage({ role: "toolResult", toolCallId: "call_0", toolName: "bash", content: text, timestamp: ts++ });
+	}
+	stub.addMessage({
+		role: "assistant",
+		content: [{ type: "text", text: "all ran" }],
+		stopReason: "stop",
+		timestamp: ts++,
+	});
+	stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
+	stub.settings = {
+		compaction: { enabled: false },
+		"context-fold": {
+			policy: "economic",
+			coldTail: 1000,
+			hotTail: 1000,
+			horizon: 1000,
+			foldFrom: 1920,
+			minEvent: 320,
+		},
+	};
+	await stub.emit("session_start", { reason: "startup" });
+	const folded = resultTexts(await stub.request()).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? []);
+	assert.ok(folded.length >= 6, `folded ${folded.length}`);
+	return { stub, folded };
+}
+
 describe("a provider that repeats response ids", () => {
 	it("says so when a later reply takes a folded reply's id after a compaction, not that the block changed", async () => {
 		const stub = loadStub({ window: 20_000 });
@@ -59,46 +102,7 @@ describe("a provider that repeats response ids", () => {
 	});
 
 	it("says so, not that a block changed, when a compaction takes out the first of calls that share one id in a turn", async () => {
-		const body = (i: number) =>
-			Array.from({ length: 200 }, (_, k) =>
-				k === 7 ? `Error: check ${i} failed` : `line ${k} of check ${i} output ok`,
-			).join("\n");
-		const stub = loadStub({ window: 40_000 });
-		let ts = 1_700_000_000_000;
-		stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
-		for (let i = 0; i < 12; i++) {
-			const content = [{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: `check ${i}` } }];
-			stub.addMessage({ role: "assistant", content, stopReason: "toolUse", timestamp: ts++ });
-			const text = [{ type: "text", text: body(i) }];
-			stub.addMessage({
-				role: "toolResult",
-				toolCallId: "call_0",
-				toolName: "bash",
-				content: text,
-				timestamp: ts++,
-			});
-		}
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "all ran" }],
-			stopReason: "stop",
-			timestamp: ts++,
-		});
-		stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
-		stub.settings = {
-			compaction: { enabled: false },
-			"context-fold": {
-				policy: "economic",
-				coldTail: 1000,
-				hotTail: 1000,
-				horizon: 1000,
-				foldFrom: 1920,
-				minEvent: 320,
-			},
-		};
-		await stub.emit("session_start", { reason: "startup" });
-		const folded = resultTexts(await stub.request()).flatMap((t) => /^\{#([0-9a-z]{8}) FOLDED\}/.exec(t)?.[1] ?? []);
-		assert.ok(folded.length >= 6, `folded ${folded.length}`);
+		const { stub, folded } = await sameIdChecks();
 		const messages = stub.entries.filter((e) => e.type === "message");
 		const keepFrom = messages.findIndex((e, i) => i > 2 && (e.message as { role: string }).role === "assistant");
 		stub.compact(String(messages[keepFrom].id), "what happened so far");
@@ -112,41 +116,7 @@ describe("a provider that repeats response ids", () => {
 	});
 
 	it("names each folded block under a repeated call id by its own call's command", async () => {
-		const stub = loadStub({ window: 40_000 });
-		let ts = 1_700_000_000_000;
-		stub.addMessage({ role: "user", content: "run the checks", timestamp: ts++ });
-		for (let i = 0; i < 12; i++) {
-			const content = [{ type: "toolCall", id: "call_0", name: "bash", arguments: { command: `check ${i}` } }];
-			stub.addMessage({ role: "assistant", content, stopReason: "toolUse", timestamp: ts++ });
-			const text = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${i} output ok`).join("\n");
-			stub.addMessage({
-				role: "toolResult",
-				toolCallId: "call_0",
-				toolName: "bash",
-				content: [{ type: "text", text }],
-				timestamp: ts++,
-			});
-		}
-		stub.addMessage({
-			role: "assistant",
-			content: [{ type: "text", text: "all ran" }],
-			stopReason: "stop",
-			timestamp: ts++,
-		});
-		stub.addMessage({ role: "user", content: "thanks, next", timestamp: ts++ });
-		stub.settings = {
-			"context-fold": {
-				policy: "economic",
-				coldTail: 1000,
-				hotTail: 1000,
-				horizon: 1000,
-				foldFrom: 1920,
-				minEvent: 320,
-			},
-		};
-		await stub.emit("session_start", { reason: "startup" });
-		const folded = resultTexts(await stub.request()).filter((t) => /^\{#[0-9a-z]{8} FOLDED\}/.test(t));
-		assert.ok(folded.length >= 6, `folded ${folded.length}`);
+		const { stub } = await sameIdChecks();
 		const { stdout } = await stub.command("context-fold", "search of check 5 output");
 		assert.match(stdout, /^#[0-9a-z]{8} bash: check 5 \(/m, stdout.slice(0, 400));
 	});
