@@ -77,7 +77,20 @@ export function repeatedId(id: string, ts: number): string {
 const REPEATED = /^(.+)@(\d+)(?:\.\d+)?$/;
 
 /** Occurrences of one anchor in one millisecond told apart by their count (`r:@T@T.2`); past it, positional. */
-export const SAME_STAMP = 64;
+const SAME_STAMP = 64;
+
+/**
+ * The id a later occurrence of durable id `id` in a message stamped `ts` takes, given the ids already
+ * `taken`: its stamp (repeatedId), then a count after it for more in one millisecond; undefined past
+ * SAME_STAMP or without a stamp (then positional). linearize and the ledger both count so.
+ */
+export function laterId(id: string, ts: number | undefined, taken: (id: string) => boolean): string | undefined {
+	if (ts === undefined) return undefined;
+	const stamped = repeatedId(id, ts);
+	if (!taken(stamped)) return stamped;
+	for (let n = 2; n <= SAME_STAMP; n++) if (!taken(`${stamped}.${n}`)) return `${stamped}.${n}`;
+	return undefined;
+}
 
 /** The durable id and the message stamp a repeated id names (see repeatedId; a count after it too), or undefined. */
 export function splitRepeatedId(id: string): { id: string; ts: number } | undefined {
@@ -521,11 +534,7 @@ export function linearize(
 		for (const block of own[i]) {
 			if (!block.durable) blocks.push(block);
 			else if (first.has(block.id)) {
-				const ts = stamp(messages[i]);
-				let again = ts === undefined ? undefined : repeatedId(block.id, ts);
-				// Results stamped in one millisecond (a parallel batch of calls without ids): counted on.
-				for (let n = 2; again !== undefined && first.has(again); n++)
-					again = n > SAME_STAMP ? undefined : `${repeatedId(block.id, ts as number)}.${n}`;
+				const again = laterId(block.id, stamp(messages[i]), (id) => first.has(id));
 				if (again === undefined) blocks.push({ ...block, id: positionalId(block.msg, block.part), durable: false });
 				else {
 					first.set(again, i);

@@ -342,16 +342,12 @@ export function extractSeedRecord(input: SeedInput): SeedRecord {
 	}
 	const codeOf = (block: Block): string | undefined => {
 		const span = spanOf.get(block.id);
-		if (span?.key === undefined || block.kind !== "toolResult") {
-			if (span) return span.code;
-		} else {
-			// A record of another block under this id (a provider that repeats call ids, whose first
-			// occurrence a compaction removed, so this one took the plain id): the record of these bytes.
-			const key = contentKey(block.text);
-			if (span.key === key) return span.code;
-			return spanByKey.get(key)?.code;
-		}
-		return !input.recordedOnly && block.durable && block.foldable ? foldCode(block.id) : undefined;
+		if (!span) return !input.recordedOnly && block.durable && block.foldable ? foldCode(block.id) : undefined;
+		if (span.key === undefined || block.kind !== "toolResult") return span.code;
+		// A record of other bytes under this id (a provider that repeats call ids, whose first occurrence a
+		// compaction removed, so this one took the plain id): the record of these bytes, or none.
+		const key = contentKey(block.text);
+		return span.key === key ? span.code : spanByKey.get(key)?.code;
 	};
 
 	const files = new Map<string, { turn: number; tools: Set<string> }>();

@@ -9,10 +9,10 @@
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import {
 	type Block,
+	laterId,
 	type MessageLike,
 	messageBlocks,
 	repeatedId,
-	SAME_STAMP,
 	splitRepeatedId,
 } from "../../../core/block.ts";
 import type { FoldRecord } from "../../../core/fold-registry.ts";
@@ -111,15 +111,12 @@ export class Ledger {
 					// linearize gives it too, so that ids() lists it (a seed may cite it by its code).
 					const ts = message.timestamp;
 					if (typeof ts !== "number" || !Number.isFinite(ts)) continue;
-					const again = repeatedId(block.id, ts);
-					const stamped = this.index.get(again);
-					if (!stamped) {
-						this.index.set(again, [{ block, message }]);
-						continue;
-					}
-					stamped.push({ block, message });
-					// Another in the same millisecond (a parallel batch of calls without ids), as linearize counts it.
-					if (stamped.length <= SAME_STAMP) this.index.set(`${again}.${stamped.length}`, [{ block, message }]);
+					const again = laterId(block.id, ts, (id) => this.index.has(id));
+					if (again === undefined) continue;
+					this.index.set(again, [{ block, message }]);
+					// Its stamp names every occurrence in that millisecond, as a lookup by the stamp reads it.
+					if (again !== repeatedId(block.id, ts))
+						this.index.get(repeatedId(block.id, ts))?.push({ block, message });
 				}
 			}
 		}
