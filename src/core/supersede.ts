@@ -15,6 +15,11 @@ export function supersededReads(
 	blocks: readonly Block[],
 	memo?: CallFactsMemo,
 ): Set<string> {
+	// Call ids some failed result carries: only a call under one of them may have failed itself.
+	const failing = new Set<string>();
+	for (const block of blocks) {
+		if (block.kind === "toolResult" && block.isError && block.toolCallId !== undefined) failing.add(block.toolCallId);
+	}
 	// What later calls did: changed a file, read it whole, or read these lines of it.
 	const changed = new Set<string>();
 	const whole = new Set<string>();
@@ -27,16 +32,20 @@ export function supersededReads(
 		const name = block.toolName;
 		if (name !== "read" && name !== "write" && name !== "edit") continue;
 		// A call that failed read or changed nothing (its own result: a provider may repeat call ids).
-		const answer = resultAfter(blocks, i);
-		if (answer >= 0 && blocks[answer].isError) continue;
+		if (failing.has(callId)) {
+			const answer = resultAfter(blocks, i);
+			if (answer >= 0 && blocks[answer].isError) continue;
+		}
 		const facts = callFactsOf(messages, block, memo);
 		if (!facts) continue;
 		if (name !== "read") {
 			changed.add(facts.path);
 			continue;
 		}
-		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines))
+		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines)) {
+			const answer = resultAfter(blocks, i);
 			out.add(answer < 0 ? facts.result : blocks[answer].id);
+		}
 		if (facts.range === WHOLE_FILE) whole.add(facts.path);
 		read.add(facts.lines);
 	}
