@@ -27,7 +27,7 @@ export interface SummaryInput {
 	summary: SeedSummary;
 	/** The previous compaction's summary, when Pi passes one and it is carried whole. */
 	previousSummary?: string;
-	/** The fold code that reads a foreign `previousSummary` back whole, named where its carried text is cut. */
+	/** The fold code that reads `previousSummary` back whole, named where its carried text is cut. */
 	previousCode?: string;
 	/**
 	 * Text an earlier summary of ours carried, handed on verbatim when that summary's own facts are
@@ -70,14 +70,15 @@ function droppedOf(s: SeedSummary, name: string, noun: string): { count: number;
 
 /**
  * A titled list within `budget` characters. When the lines do not fit, the oldest and the newest
- * are kept (the opening task and the latest state) and the middle is counted; so are the `dropped`
- * entries the index's caps left out before (a `noun` each), which would otherwise go unsaid.
+ * are kept (the opening task and the latest state) and the middle is counted (`more` names what it
+ * holds, or says so given the positions `from` to `to` left out); so are the `dropped` entries the
+ * index's caps left out before (a `noun` each), which would otherwise go unsaid.
  */
 function section(
 	title: string,
 	lines: readonly string[],
 	budget: number,
-	more: string,
+	more: string | ((from: number, to: number) => string),
 	dropped: { count: number; noun: string; atMost?: boolean } = { count: 0, noun: "" },
 ): string {
 	if (lines.length === 0 && dropped.count === 0) return "";
@@ -98,13 +99,36 @@ function section(
 	}
 	const left = lines.length - head.length - tail.length;
 	const counts = [
-		...(left > 0 ? [`${left} more ${more}`] : []),
+		...(left > 0 ? [`${left} more ${typeof more === "string" ? more : more(i, j + 1)}`] : []),
 		...(dropped.count > 0
 			? [`${dropped.atMost ? "up to " : ""}${dropped.count} more ${dropped.noun} left out by the index's caps`]
 			: []),
 	];
 	const gap = counts.length > 0 ? [`- … ${counts.join("; ")}`] : [];
 	return `## ${title}\n${[...head, ...gap, ...tail].join("\n")}`;
+}
+
+/** Codes an error list's left-out middle names at most (the blocks it came from); the rest are counted. */
+const LEFT_OUT_CODES = 8;
+
+/**
+ * What the left-out middle of the error list holds: its lines are of every kind a risk line is (a
+ * `FAIL`, a `Killed`, a traceback), so no one search word finds them; the codes of their blocks do.
+ */
+function errorsLeftOut(errors: readonly { code?: string }[]): string {
+	const codes = [...new Set(errors.flatMap((e) => (e.code ? [e.code] : [])))];
+	const uncoded = errors.filter((e) => !e.code).length;
+	const named = codes.slice(0, LEFT_OUT_CODES).map((c) => `"${c}"`);
+	const beyond = codes.length - named.length;
+	const parts = [
+		...(named.length > 0
+			? [
+					`recall_folded codes=[${named.join(",")}] reads the blocks they are in${beyond > 0 ? ` (and ${beyond} more blocks)` : ""}`,
+				]
+			: []),
+		...(uncoded > 0 ? [`${uncoded} from blocks without a code (recall_folded search= a word of the line)`] : []),
+	];
+	return `error lines: ${parts.join("; ")}`;
 }
 
 /** Words joined into lines of at most `width` characters. */
@@ -196,7 +220,10 @@ function carriedText(text: string, budget: number, what: string, code: string | 
 	if (text.length <= budget) return text;
 	const whole = code ? `recall_folded codes=["${code}"] reads it whole` : "the session file holds it whole";
 	const note = `… ${what} is cut here; ${whole}`;
-	return `${clip(text, Math.max(0, budget - note.length - 1))}\n${note}`;
+	const room = Math.max(0, budget - note.length - 1);
+	// Cut after a whole line where one fits, so no line (nor a fold tag in it) is cut in half.
+	const end = text.lastIndexOf("\n", room);
+	return `${end > 0 ? text.slice(0, end) : clip(text, room)}\n${note}`;
 }
 
 /** The previous summary's body without its own header and preamble, when it was one of ours. */
@@ -240,8 +267,8 @@ export function renderSummary(input: SummaryInput): string {
 						`- ${turnMark(e.turn)}${tag(e.code)}${e.tool ? `${e.tool}: ` : ""}${quoteTags(printable(e.line))}`,
 				),
 				budget("errors"),
-				'error lines (recall_folded search="error")',
-				droppedOf(s, "errors", 'error lines (recall_folded search="error")'),
+				(from, to) => errorsLeftOut(s.errors.slice(from, to)),
+				droppedOf(s, "errors", "error lines (each still in its folded block)"),
 			),
 			section(
 				"Files (paths exactly as the tools received them)",
@@ -289,7 +316,7 @@ export function renderSummary(input: SummaryInput): string {
 		const own = input.previousSummary === undefined || isOwnSummary(input.previousSummary);
 		carriedParts.push(
 			own
-				? clip(previous, L.previous)
+				? carriedText(previous, L.previous, "the previous summary", input.previousCode)
 				: carriedText(`${FOREIGN_NOTE}\n${quoteTags(previous)}`, L.previous, "Pi's summary", input.previousCode),
 		);
 	}

@@ -290,6 +290,37 @@ describe("deterministic compaction", () => {
 		assert.ok((await stub.call("recall_folded", { codes: [code] })).includes("NATIVE-FACT-OMEGA"));
 	});
 
+	it("a summary of ours the index cannot rebuild is cut after a whole line, naming the code that reads it whole", async () => {
+		const stub = loadStub();
+		bashSession(stub, 4);
+		// An earlier compaction of ours whose seed-index record is gone (its file lost): far over the carried budget.
+		const lines = Array.from(
+			{ length: 300 },
+			(_, i) => `- [turn ${i}] {#${foldCode(`lost-${i}`)} FOLDED} bash: FAIL case ${i}`,
+		);
+		const ours = `${SUMMARY_HEADER}\npreamble\n\n## Error lines (verbatim)\n${lines.join("\n")}\n- OWN-FACT-OMEGA closes it`;
+		stub.compact("keep", ours);
+		await stub.emit("session_start", { reason: "startup" });
+		const built = await compact(stub, 3, { previousSummary: ours });
+		const summary = String(built?.compaction?.summary);
+		const carried = summary.split("## Carried from the previous compaction\n")[1] ?? "";
+		assert.doesNotMatch(carried, /OWN-FACT-OMEGA/, "the test's summary was not cut");
+		const cut = /\n… the previous summary is cut here; recall_folded codes=\["([0-9a-z]{8})"\] reads it whole/.exec(
+			carried,
+		);
+		assert.ok(cut, carried.slice(-400));
+		// Every line carried is a whole line of the previous summary: no fold tag cut in half.
+		const kept = carried
+			.slice(0, cut.index)
+			.split("\n")
+			.filter((line) => line.startsWith("- "));
+		assert.ok(kept.length > 5, carried.slice(0, 400));
+		for (const line of kept) assert.ok(lines.includes(line), `a whole line: ${line}`);
+		const end = await stub.call("recall_folded", { codes: [cut[1]], grep: "OWN-FACT-OMEGA" });
+		assert.match(end.split("\n")[0], /sha256 verified/);
+		assert.ok(end.includes("- OWN-FACT-OMEGA closes it"), end.slice(-300));
+	});
+
 	it("says that /compact instructions are not applied, and how to have them applied; nothing without any", async () => {
 		const stub = loadStub();
 		bashSession(stub, 4);

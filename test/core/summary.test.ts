@@ -103,12 +103,33 @@ describe("renderSummary", () => {
 		assert.equal(section.length, 21, "every kept line, and one that counts the rest");
 		assert.equal(
 			section[10],
-			'- … 130 more error lines (recall_folded search="error") left out by the index\'s caps',
+			"- … 130 more error lines (each still in its folded block) left out by the index's caps",
 		);
 		assert.match(out, /a1b2c3d v1\.2\.3 parseNested\n- … 7 more identifiers left out by the index's caps/);
 		const files = out.split("## Files")[1].split("\n\n")[0];
 		assert.doesNotMatch(files, /left out/, "no count where nothing was left out");
 		assert.doesNotMatch(out.split("## Recovery pointers")[1] ?? "", /left out/);
+	});
+
+	it("names the blocks of the error lines it leaves out, since no one search word finds every kind", () => {
+		// Risk lines of every kind (a FAIL, a Killed): a search for "error" finds none of them.
+		const errors = Array.from({ length: 600 }, (_, i) => ({
+			line: i % 2 ? `FAIL test/suite_${i}.test.ts > parses block ${i}` : `Killed worker ${i}`,
+			turn: 1 + Math.floor(i / 50),
+			code: `c${String(Math.floor(i / 50)).padStart(7, "0")}`,
+		}));
+		const out = renderSummary({ summary: { ...fixed, errors }, scope: "s." });
+		const section = out.split("## Error lines (verbatim)\n")[1].split("\n\n")[0].split("\n");
+		const gap = section.find((line) => line.startsWith("- … "));
+		assert.ok(gap, "the middle is left out");
+		const kept = new Set(section.filter((line) => line !== gap));
+		const leftOut = errors.filter((e) => ![...kept].some((line) => line.endsWith(e.line)));
+		const codes = [...new Set(leftOut.map((e) => e.code))];
+		assert.ok(codes.length > 8, "the test leaves out more blocks than the line names");
+		assert.doesNotMatch(gap, /search="error"/);
+		assert.ok(gap.startsWith(`- … ${leftOut.length} more error lines: recall_folded codes=[`), gap);
+		for (const code of codes.slice(0, 8)) assert.ok(gap.includes(`"${code}"`), `names ${code}: ${gap}`);
+		assert.ok(gap.includes(`(and ${codes.length - 8} more blocks)`), gap);
 	});
 
 	it("counts the blocks the index's span cap left out among its recovery pointers", () => {

@@ -133,7 +133,8 @@ export function unrecordedBlocks(
 /**
  * Gives the summary a compaction `entry` holds a fold record (appended, and added to the registry),
  * so that recall and search read it whole; its code, or undefined when it has no durable block.
- * For a summary Pi's model wrote, which a summary of ours carries cut to its budget.
+ * For a summary carried whole (Pi's model wrote it, or the seed index lost the records of ours), which
+ * the new summary cuts to its budget where it does not fit.
  */
 function recordSummaryOf(
 	entry: unknown,
@@ -206,9 +207,10 @@ export function buildCompaction(
 		// deleted), the summary it cannot rebuild is carried whole.
 		const held = prior.size > 0 && (input.earlierOwn ?? []).every((n) => prior.has(n));
 		const whole = !!previous && (!isOwnSummary(previous) || !held);
-		// A summary Pi's model wrote is carried cut to a budget: the rest is read back by its own code.
+		// A summary carried whole (Pi's model wrote it, or the index cannot rebuild ours) is cut to a
+		// budget where it does not fit: the rest is read back by its own code.
 		const previousCode =
-			previous && !isOwnSummary(previous) && input.previousEntry !== undefined
+			whole && input.previousEntry !== undefined
 				? recordSummaryOf(input.previousEntry, engine, append, warn)
 				: undefined;
 		const summary = renderSummary({
