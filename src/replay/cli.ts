@@ -84,7 +84,8 @@ export async function main(args: readonly string[]): Promise<number> {
 		process.stderr.write(
 			`context-fold replay: ignoring ${own.join(", ")} from your environment: the replay's knobs are its --set ones\n`,
 		);
-	for (const line of idleKnobs(options)) process.stderr.write(`context-fold replay: ${line}\n`);
+	for (const line of [...options.notices, ...idleKnobs(options)])
+		process.stderr.write(`context-fold replay: ${line}\n`);
 	if (options.jobs > 1 && !WORKERS_RUN)
 		process.stderr.write(
 			"context-fold replay: --jobs runs one replay at a time from an installed copy (its worker threads need a checkout)\n",
@@ -130,10 +131,10 @@ function idleFoldKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): stri
 		),
 	];
 	if (profiles.length === 0) {
-		// compact-only runs the extension too, and may read any of them.
-		if (options.policies.some((p) => p.kind === "compact-only")) return [];
+		// compact-only runs the extension under fixed knobs of its own (see run.ts), never the ones given.
+		const only = options.policies.some((p) => p.kind === "compact-only") ? " (compact-only runs fixed knobs)" : "";
 		return Object.keys(options.knobs).map(
-			(key) => `--set ${key} changes nothing in this replay: no context-fold policy runs`,
+			(key) => `--set ${key} changes nothing in this replay: no context-fold policy runs${only}`,
 		);
 	}
 	return (Object.keys(options.knobs) as (keyof FoldConfig)[]).flatMap((key) => {

@@ -6,6 +6,8 @@
  * default every profile is replayed beside plain Pi and the peers, and with `--mine` plain Pi beside
  * context-fold.
  */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { DEFAULT_CONFIG, resolveConfig } from "../adapters/pi/config.ts";
 import { KNOB_SCHEMAS, SETTINGS_SECTION } from "../adapters/pi/settings-schema.ts";
 import type { ImagePricing } from "./image-size.ts";
@@ -95,6 +97,8 @@ export interface ReplayOptions {
 	knobs: Record<string, unknown>;
 	/** The clear-tool-uses knobs given with `--set` (trigger, keep, clearAtLeast), by name. */
 	clearSet: string[];
+	/** What the knobs given say as they are read: a 0.5.1 name or word, read as this version's. */
+	notices: string[];
 	/** Replays run at once (1: all in this thread). */
 	jobs: number;
 	/** Where to write the HTML report, if asked. */
@@ -201,7 +205,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 			const [key, ...rest] = next().split("=");
 			if (!key || rest.length === 0) throw new UsageError("--set takes key=value");
 			once(`--set ${key}`, "give each knob once");
-			if (key === "policy" && !POLICY_VALUES.includes(rest.join("=")))
+			if (key === "policy" && !POLICY_VALUES.includes(rest.join("=").toLowerCase()))
 				throw new UsageError(`--set policy takes one of ${POLICY_VALUES.join(", ")}, not ${rest.join("=")}`);
 			if (CLEAR_KEYS.has(key)) {
 				clear[key as keyof typeof clear] = decimal(rest.join("="));
@@ -232,13 +236,15 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		else files.push(arg);
 	}
 	// A knob the extension would refuse or not know would replay its default unseen: a sweep over
-	// values would print the default's figures under each one.
-	const refused = resolveConfig(knobs, {}).problems.map((problem) =>
-		problem
-			.replace(`settings ${SETTINGS_SECTION}.`, "--set ")
-			.replace(/; using .*$/, "")
-			.replace("; ignoring it", ""),
+	// values would print the default's figures under each one. 0.5.1's names and words are read, as
+	// the extension reads them, and said (see ReplayOptions.notices).
+	const problems = resolveConfig(knobs, {}).problems.map((problem) =>
+		problem.replace(`settings ${SETTINGS_SECTION}.`, "--set "),
 	);
+	const notices = problems.filter(isReadNotice);
+	const refused = problems
+		.filter((problem) => !isReadNotice(problem))
+		.map((problem) => problem.replace(/; using .*$/, "").replace("; ignoring it", ""));
 	if (refused.length > 0) throw new UsageError(refused.join("\n"));
 	if (mine && files.length > 0) throw new UsageError("--mine finds the sessions itself: give no session file");
 	if (!mine && (last !== undefined || allProjects))
@@ -255,7 +261,9 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		if (!Number.isInteger(v) || v < 0) throw new UsageError(`--set ${k} takes a whole number ≥ 0`);
 	}
 	if (names.includes("")) throw new UsageError("--policy takes names separated by commas, none of them empty");
-	const again = files.find((file, i) => files.indexOf(file) !== i);
+	// One file under two spellings (`a.jsonl`, `./a.jsonl`, a link to it) is given twice too.
+	const where = files.map(sameFileKey);
+	const again = files.find((_, i) => where.indexOf(where[i]) !== i);
 	if (again !== undefined) throw new UsageError(`session file ${again} given twice: each is replayed once`);
 	const twice = names.find((name, i) => names.indexOf(name) !== i);
 	if (twice !== undefined) throw new UsageError(`--policy names ${twice} twice`);
@@ -263,7 +271,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		if (name === "pi") return { name, kind: "pi" };
 		if (name === "context-fold") return { name, kind: "context-fold", settings: knobs };
 		if (name.startsWith(PROFILE_PREFIX)) {
-			const profile = name.slice(PROFILE_PREFIX.length);
+			const profile = name.slice(PROFILE_PREFIX.length).toLowerCase();
 			if (!POLICY_VALUES.includes(profile))
 				throw new UsageError(
 					`unknown context-fold profile "${profile}" in ${name}: the profiles are ${PROFILE_NAMES}`,
@@ -293,6 +301,21 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 		jobs,
 		knobs,
 		clearSet,
+		notices,
 		...(html === undefined ? {} : { html }),
 	};
+}
+
+/** Where a session file named `file` is: its real path, or its absolute path where it cannot be read. */
+function sameFileKey(file: string): string {
+	try {
+		return realpathSync.native(file);
+	} catch {
+		return resolve(file);
+	}
+}
+
+/** True for what resolveConfig says of a knob it still reads: 0.5.1's name or word for it. */
+function isReadNotice(problem: string): boolean {
+	return problem.endsWith("(read this time)") || problem.endsWith("; read as that");
 }

@@ -271,6 +271,8 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["a.jsonl", "--policy", ","], "--policy takes names separated by commas, none of them empty"],
 		[["a.jsonl", "--policy", "pi,"], "--policy takes names separated by commas, none of them empty"],
 		[["a.jsonl", "b.jsonl", "a.jsonl"], "session file a.jsonl given twice: each is replayed once"],
+		// The same file under another spelling is the same file.
+		[["a.jsonl", "b.jsonl", "./a.jsonl"], "session file ./a.jsonl given twice: each is replayed once"],
 		[["a.jsonl", "--set", "trigger="], "--set trigger takes a whole number ≥ 0"],
 		// clear-tool-uses counts tool uses and tokens: a fraction is no count.
 		[["a.jsonl", "--set", "keep=1.5"], "--set keep takes a whole number ≥ 0"],

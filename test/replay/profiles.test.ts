@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { resolveConfig } from "../../src/adapters/pi/config.ts";
 import { idleKnobs, runReplay } from "../../src/replay/cli.ts";
 import { parseArgs, UsageError } from "../../src/replay/options.ts";
 import type { ReplayPolicy } from "../../src/replay/policy-run.ts";
@@ -74,13 +75,36 @@ test("a --set knob no replayed profile reads is named, with the profiles that do
 	assert.deepEqual(idle("--policy", "pi,mask-last-5", "--set", "foldAt=0.1"), [
 		"--set foldAt changes nothing in this replay: no context-fold policy runs",
 	]);
-	assert.deepEqual(idle("--policy", "pi,compact-only", "--set", "foldAt=0.1"), [], "compact-only runs the extension");
+	// compact-only runs the extension under fixed knobs of its own: a knob given changes nothing there.
+	assert.deepEqual(idle("--policy", "pi,compact-only", "--set", "foldAt=0.1"), [
+		"--set foldAt changes nothing in this replay: no context-fold policy runs (compact-only runs fixed knobs)",
+	]);
 	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "policy=ladder", "--set", "foldAt=0.1"), []);
 	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "trigger=5000", "--set", "keep=1"), [
 		"--set trigger changes nothing in this replay: only clear-tool-uses reads it",
 		"--set keep changes nothing in this replay: only clear-tool-uses reads it",
 	]);
 	assert.deepEqual(idle("--policy", "pi,clear-tool-uses", "--set", "clearAtLeast=0"), []);
+});
+
+test("a profile's name is read in any case, as the extension reads the policy knob", () => {
+	const [run] = parseArgs(["s.jsonl", "--policy", "context-fold:Economic"]).policies;
+	assert.equal(settingsOf(run).policy, "economic");
+	assert.equal(settingsOf(parseArgs(["s.jsonl", "--set", "policy=Ladder"]).policies[1]).policy, "Ladder");
+	assert.equal(resolveConfig({ policy: "Ladder" }, {}).config.policy, "ladder");
+});
+
+test("0.5.1's names and words are read, as the extension reads them, and said", () => {
+	const options = parseArgs(["s.jsonl", "--set", "foldStep=0.3", "--set", "compact=det"]);
+	assert.deepEqual(options.notices, [
+		"--set foldStep is 0.5.1's name; rename it step (read this time)",
+		'--set compact="det" is 0.5.1\'s word for "fold"; read as that',
+	]);
+	const settings = settingsOf(options.policies[1]);
+	const read = resolveConfig(settings, {}).config;
+	assert.equal(read.step, 0.3);
+	assert.equal(read.compact, "fold");
+	assert.deepEqual(parseArgs(["s.jsonl", "--set", "step=0.3"]).notices, []);
 });
 
 test("the default policy list holds every profile beside plain Pi and the peers", () => {
@@ -97,7 +121,7 @@ test("the default policy list holds every profile beside plain Pi and the peers"
 
 test("an unknown profile is refused, naming the profiles there are", () => {
 	const names = "context-fold:economic, context-fold:ladder, context-fold:working-set";
-	for (const name of ["context-fold:frugal", "context-fold:", "context-fold:Economic"]) {
+	for (const name of ["context-fold:frugal", "context-fold:"]) {
 		assert.throws(
 			() => parseArgs(["s.jsonl", "--policy", `pi,${name}`]),
 			(error: unknown) =>
