@@ -234,6 +234,18 @@ describe("/context-fold", () => {
 			/an event of 11200\+ tokens that repays/,
 			"with Pi's compaction off nothing caps it",
 		);
+		// Within a least event of where Pi compacts (15.6k in 32k), the policy counts the whole horizon.
+		const near = await started({ window: 32_000, settings: { policy: "economic" } });
+		near.addMessage({ role: "user", content: "x".repeat(52_000), timestamp: 1_999_000_000_000 });
+		await near.request();
+		await respond(near, { input: 10, output: 2, cacheRead: 900, cacheWrite: 0 });
+		const nearStatus = (await near.command("context-fold", "status")).stdout.replace(/\s+/g, " ");
+		assert.match(nearStatus, /Context 1[3-5]k of 32k/, nearStatus);
+		assert.match(
+			nearStatus,
+			/an event of 3123\+ tokens that repays its rewrite within 20 requests \(horizon: Pi would compact before another such event\)/,
+			nearStatus,
+		);
 	});
 
 	it("names half the least event while the session never read from the cache: every rewrite is free then", async () => {

@@ -120,11 +120,18 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
 interface Payback {
 	horizonSet: boolean;
 	requests?: number;
+	/** The context now, in tokens: near Pi's compaction the whole horizon counts (see horizonOf). */
+	usage?: number;
 }
 
-/** The clause naming the requests an event must repay its rewrite within (see horizonOf). */
-function paybackText(config: FoldConfig, payback: Payback): string {
+/**
+ * The clause naming the requests an event must repay its rewrite within (see horizonOf): `near` when
+ * Pi would compact before another `least` event could gather, where the whole horizon counts.
+ */
+function paybackText(config: FoldConfig, payback: Payback, near: boolean): string {
 	if (!payback.horizonSet && payback.requests === undefined) return "";
+	if (near && !payback.horizonSet)
+		return ` within ${config.horizon} requests (horizon: Pi would compact before another such event)`;
 	const n = payback.requests === undefined ? config.horizon : paybackHorizon(config.horizon, payback.requests);
 	if (payback.horizonSet || n >= config.horizon) return ` within ${config.horizon} requests (horizon)`;
 	const within = Number.isInteger(n) ? `${n}` : `~${Math.round(n)}`;
@@ -155,7 +162,13 @@ function foldPoint(
 			? [
 					`an event of ${Math.floor(COLD_LEAST_SHARE * least)}+ tokens: this session never read from the cache, so its rewrite costs nothing`,
 				]
-			: [`an event of ${Math.floor(least)}+ tokens that repays its rewrite${paybackText(config, payback)}`];
+			: [
+					`an event of ${Math.floor(least)}+ tokens that repays its rewrite${paybackText(
+						config,
+						payback,
+						piCompactsAt !== undefined && payback.usage !== undefined && payback.usage >= piCompactsAt - least,
+					)}`,
+				];
 		if (!neverCacheRead && least < config.minEvent)
 			event.push(`minEvent ${config.minEvent} capped at a fifth of where Pi compacts`);
 		return {
@@ -228,15 +241,16 @@ export function statusFacts(
 	const system = systemTokens(pi, ctx);
 	const rows = pass?.rows ?? [];
 	const compaction = sources.piCompaction?.();
+	const usage = pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined;
 	return {
-		usage: pass ? system + rows.reduce((n, r) => n + r.tokens, 0) : undefined,
+		usage,
 		window,
 		point: window
 			? foldPoint(
 					config,
 					window,
 					sources.neverCacheRead(),
-					{ horizonSet: sources.horizonSet?.() ?? false, requests: pass?.requests },
+					{ horizonSet: sources.horizonSet?.() ?? false, requests: pass?.requests, usage },
 					compaction?.keepRecent,
 					compaction?.reserve,
 				)
