@@ -138,6 +138,11 @@ function idleFoldKnobs(options: Pick<ReplayOptions, "knobs" | "policies">): stri
 		);
 	}
 	return (Object.keys(options.knobs) as (keyof FoldConfig)[]).flatMap((key) => {
+		// The replayed model is the replay's own (see replay-session.ts): a lifetime for a named provider never applies.
+		if (key === "cacheTtlByProvider" && !/(^|,)\s*replay\s*=/i.test(String(options.knobs[key])))
+			return [
+				`--set ${key} changes nothing in this replay: the replayed model's provider is "replay"; cacheTtlSeconds sets its cache lifetime`,
+			];
 		const readers = profilesReading(key);
 		if (key === "policy" || readers.length === 0 || profiles.some((p) => readers.includes(p))) return [];
 		const read = readers.length > 1 ? "profiles read" : "profile reads";

@@ -85,6 +85,12 @@ test("a --set knob no replayed profile reads is named, with the profiles that do
 		"--set keep changes nothing in this replay: only clear-tool-uses reads it",
 	]);
 	assert.deepEqual(idle("--policy", "pi,clear-tool-uses", "--set", "clearAtLeast=0"), []);
+	// The replayed model's provider is the replay's own: a lifetime for a named provider never applies.
+	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "cacheTtlByProvider=anthropic=60"), [
+		'--set cacheTtlByProvider changes nothing in this replay: the replayed model\'s provider is "replay"; cacheTtlSeconds sets its cache lifetime',
+	]);
+	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "cacheTtlSeconds=60"), []);
+	assert.deepEqual(idle("--policy", "pi,context-fold", "--set", "cacheTtlByProvider=anthropic=60, replay=60"), []);
 });
 
 test("a profile's name is read in any case, as the extension reads the policy knob", () => {
