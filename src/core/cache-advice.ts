@@ -427,10 +427,10 @@ export const ADVICE = {
 			return `context-fold: reset flag: ${reason.count} forced compactions since this session was opened or moved in its tree; consider /fold-handoff to start fresh from a deterministic seed`;
 		return `context-fold: reset flag: ~${kTokens(reason.tokens)} tokens of the context cannot fold (the system prompt and tools, digests and summaries, what never folds, and the digest each fold would leave), more than half the window (${kTokens(reason.window)}); consider /fold-handoff`;
 	},
-	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string) =>
+	churn: (code: string, calls: number, unfolded: boolean, tailKnob: string, what?: string) =>
 		unfolded
-			? `context-fold: recall churn: #${code} was asked for ${calls} times though it is unfolded: its original is in every request since the unfold, so the model is not finding it there (a recall of it costs a request and changes nothing)`
-			: `context-fold: recall churn: #${code} was recalled ${calls} times; /context-fold unfold ${code} keeps it in the context, or widen the protected tail (${tailKnob})`,
+			? `context-fold: recall churn: #${code}${what ? ` ${what}` : ""} was asked for ${calls} times though it is unfolded: its original is in every request since the unfold, so the model is not finding it there (a recall of it costs a request and changes nothing)`
+			: `context-fold: recall churn: #${code}${what ? ` ${what}` : ""} was recalled ${calls} times; /context-fold unfold ${code} keeps it in the context, or widen the protected tail (${tailKnob})`,
 	idle: (provider: string, p: IdlePrediction, ttlMs: number, carried: number) =>
 		`context-fold: the prompt cache of ${provider} is likely cold (idle ${duration(p.idleMs)}, lifetime ${duration(ttlMs)}): the next prompt re-sends ~${kTokens(carried)} tokens uncached`,
 	confirmTitle: (provider: string, p: IdlePrediction, carried: number) =>

@@ -8,6 +8,7 @@
 import { dirname } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageLike } from "../../core/block.ts";
+import { blockDescription } from "../../core/block-line.ts";
 import { extractSeedRecord } from "../../core/index/extract.ts";
 import { PROFILES } from "../../core/policy/profiles.ts";
 import { opSaving } from "../../core/session-history.ts";
@@ -24,6 +25,7 @@ import { registerCompaction } from "./compaction/hooks.ts";
 import { IndexStore, type SessionPlace } from "./compaction/seed-index-store.ts";
 import { type Env, envSwitch } from "./config.ts";
 import { errorText } from "./error-text.ts";
+import { blockFacts } from "./fold/block-facts.ts";
 import { answersRequest, FoldEngine } from "./fold/engine.ts";
 import { ParentSession } from "./fold/parent-session.ts";
 import { ENTRY_TYPE } from "./fold/persistence.ts";
@@ -326,7 +328,16 @@ function register(
 	pi.on("tool_result", (event) => {
 		try {
 			if (!event.isError)
-				advisor.observeToolResult(event.toolName, event.input, engine.registry, (id) => engine.mayBeLive(id));
+				advisor.observeToolResult(
+					event.toolName,
+					event.input,
+					engine.registry,
+					(id) => engine.mayBeLive(id),
+					(id) => {
+						const record = engine.registry.record(id);
+						return record ? blockDescription(blockFacts(record, engine, ledger)) : undefined;
+					},
+				);
 		} catch (error) {
 			warnOnce(`context-fold: recall churn check skipped: ${errorText(error)}`);
 		}

@@ -67,7 +67,7 @@ export function modelOf(message: { provider?: unknown; model?: unknown } | undef
 }
 
 /** How a fold code stands in the current branch, for recall churn. */
-export type CodeState = { unfolded: boolean } | undefined;
+export type CodeState = { unfolded: boolean; what?: string } | undefined;
 
 /** A fold event awaiting the watchdog's judgment on the first response after it. */
 interface PendingFold {
@@ -250,7 +250,7 @@ export class Advisor {
 			const calls = (this.calls.get(code) ?? 0) + 1;
 			this.calls.set(code, calls);
 			if (this.streaks.update(`churn:${code}`, calls >= CHURN_CALLS)) {
-				this.raise(`churn:${code}`, ADVICE.churn(code, calls, known.unfolded, tailKnob), "info");
+				this.raise(`churn:${code}`, ADVICE.churn(code, calls, known.unfolded, tailKnob, known.what), "info");
 			}
 		}
 	}
@@ -259,12 +259,14 @@ export class Advisor {
 	 * A tool finished: a recall_folded or unfold call counts toward recall churn for the codes it named.
 	 * `live` says whether a block is still in the context: one a compaction removed (or a summary Pi
 	 * wrote) can only be recalled, which neither an unfold nor a wider tail would spare, so it does not count.
+	 * `describe` says what a block was (`bash: npm test (9.8k tokens)`), for the notice.
 	 */
 	observeToolResult(
 		toolName: string,
 		input: unknown,
 		registry: FoldRegistry,
 		live: (id: string) => boolean = () => true,
+		describe: (id: string) => string | undefined = () => undefined,
 	): void {
 		if (toolName !== "recall_folded" && toolName !== "unfold") return;
 		const parsed = codeList((input as { codes?: unknown } | undefined)?.codes);
@@ -274,7 +276,7 @@ export class Advisor {
 		const asked = toolName === "unfold" ? parsed.codes.filter((code) => !unfolding.has(code)) : parsed.codes;
 		this.observeRecall(asked, (code) => {
 			const id = registry.idOf(code);
-			return id === undefined || !live(id) ? undefined : { unfolded: registry.isUnfolded(id) };
+			return id === undefined || !live(id) ? undefined : { unfolded: registry.isUnfolded(id), what: describe(id) };
 		});
 	}
 
