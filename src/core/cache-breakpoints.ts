@@ -91,14 +91,13 @@ export function frontierAnchors(
 	view: readonly ViewBlock[],
 	newest?: (id: string) => boolean,
 ): string[] {
-	let early: string | undefined;
-	let late: string | undefined;
+	// Positions of results, named only once chosen (see anchorAt): this loop runs on every request.
+	let early: number | undefined;
+	let late: number | undefined;
 	let earlyFound = false;
 	let lateFound = false;
 	let open = newest === undefined;
-	let anchor: string | undefined;
-	/** Results met so far under each call id: a provider may repeat ids (see resultAnchor). */
-	const met = new Map<string, number>();
+	let anchor: number | undefined;
 	for (let i = 0; i < blocks.length && i < view.length; i++) {
 		if (!open && newest?.(blocks[i].id)) open = true;
 		if (mayChange(view[i])) {
@@ -114,18 +113,25 @@ export function frontierAnchors(
 		}
 		const block = blocks[i];
 		// A result without a call id (a provider that sends none) is found by none in the payload.
-		if (block.kind === "toolResult" && block.toolCallId) {
-			const nth = met.get(block.toolCallId) ?? 0;
-			met.set(block.toolCallId, nth + 1);
-			anchor = resultAnchor(block.toolCallId, nth);
-		}
+		if (block.kind === "toolResult" && block.toolCallId) anchor = i;
 	}
 	if (!earlyFound) early = anchor;
 	// Past the end without meeting the newest event's blocks (gone): the first counts from the start too.
 	if (!lateFound) late = open ? anchor : early;
 	const out: string[] = [];
-	for (const id of [late, early]) if (id !== undefined && !out.includes(id)) out.push(id);
+	for (const at of [late, early]) {
+		const id = at === undefined ? undefined : anchorAt(blocks, at);
+		if (id !== undefined && !out.includes(id)) out.push(id);
+	}
 	return out;
+}
+
+/** The frontier naming the result at position `at`: its call id, counted among earlier results under it (see resultAnchor). */
+function anchorAt(blocks: readonly Block[], at: number): string {
+	const callId = blocks[at].toolCallId as string;
+	let nth = 0;
+	for (let j = 0; j < at; j++) if (blocks[j].kind === "toolResult" && blocks[j].toolCallId === callId) nth++;
+	return resultAnchor(callId, nth);
 }
 
 /**
