@@ -38,7 +38,9 @@ function toolCallPart(message: MessageLike | undefined, block: Block): { argumen
 
 /**
  * The fold op for `block` under its own code; `duplicateOf` names the code of an already-folded
- * block with the same bytes (tool results only). Null if the block cannot be folded (its kind or
+ * block with the same bytes (tool results only), whose pointer replaces the block's digest where it
+ * is no longer (so folding a duplicate never saves less than the block's saving says: a policy
+ * counts on it, the urgent floor among others). Null if the block cannot be folded (its kind or
  * shape forbids it: signed or redacted thinking, signed or short text, a result with an image,
  * arguments with nothing to fold). `from` is the file line a read result starts at (see readStarts).
  */
@@ -54,11 +56,10 @@ export function renderFold(
 		case "toolResult": {
 			const label = block.toolName ?? "tool";
 			const isError = block.isError === true;
-			const text =
-				duplicateOf && duplicateOf !== code
-					? duplicateDigest(code, label, block.text, duplicateOf, isError, from)
-					: toolResultDigest({ code, toolName: label, text: block.text, isError, from });
-			return { id: block.id, code, text };
+			const own = toolResultDigest({ code, toolName: label, text: block.text, isError, from });
+			if (!duplicateOf || duplicateOf === code) return { id: block.id, code, text: own };
+			const pointer = duplicateDigest(code, label, block.text, duplicateOf, isError, from);
+			return { id: block.id, code, text: pointer.length <= own.length ? pointer : own };
 		}
 		case "thinking":
 			return { id: block.id, code, text: thinkingDigest(code, block.text) };

@@ -7,6 +7,7 @@ import { type Block, linearize, type MessageLike } from "../../src/core/block.ts
 import type { FoldCommand } from "../../src/core/contract.ts";
 import {
 	DIGEST_LIMITS,
+	duplicateDigest,
 	focusSection,
 	foldCode,
 	foldTag,
@@ -94,6 +95,46 @@ describe("renderFold", () => {
 		assert.equal(
 			op?.text,
 			`${foldTag(foldCode("r:c2"))} read: identical to ${foldTag(foldCode("r:c1"))}, ~${Math.ceil(BIG.length / 4)} tokens.`,
+		);
+	});
+
+	it("keeps a duplicate's own digest where the pointer would be longer: folding it never saves less than its saving", () => {
+		// A short error output, folded twice in one event (a property run found this): its pointer,
+		// which names two codes and quotes its risk line, is longer than its own digest.
+		const text = "Error: command failed with exit code 2\n✓ keeps the message count (3 ms)\nThe quick brown fox.";
+		const short: MessageLike[] = [
+			{ role: "user", content: "go", timestamp: 1 },
+			{
+				role: "assistant",
+				responseId: "R",
+				content: [
+					{ type: "toolCall", id: "d1", name: "read", arguments: { path: "a" } },
+					{ type: "toolCall", id: "d2", name: "edit", arguments: { path: "a" } },
+				],
+			},
+			{ role: "toolResult", toolCallId: "d1", toolName: "read", content: text, isError: true, timestamp: 2 },
+			{ role: "toolResult", toolCallId: "d2", toolName: "edit", content: text, timestamp: 3 },
+		];
+		const blocks = linearize(short);
+		const second = blocks.find((b) => b.id === "r:d2") as Block;
+		const { ops } = lower(
+			[
+				{ type: "fold", id: "r:d1", urgent: true },
+				{ type: "fold", id: "r:d2", urgent: true },
+			],
+			short,
+			blocks,
+			() => true,
+		);
+		const op = ops.find((o) => o.id === "r:d2");
+		assert.ok(op?.text, "the duplicate folds");
+		const pointer = duplicateDigest(foldCode("r:d2"), "edit", text, foldCode("r:d1"));
+		const own = renderFold(second, short[second.msg]);
+		assert.ok(pointer.length > (own?.text?.length ?? 0), "the test's pointer is the longer");
+		assert.equal(op.text, own?.text);
+		assert.ok(
+			own && foldedCost(second, op) <= foldedCost(second, own),
+			"costs no more than the digest savingOf prices",
 		);
 	});
 
