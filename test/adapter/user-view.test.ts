@@ -762,7 +762,7 @@ describe("/context-fold", () => {
 		assert.match(
 			stub.notes.at(-1)?.message ?? "",
 			new RegExp(
-				`^context-fold: #${code} stays folded: it would add ~[\\d.]+k? tokens where ~[\\d.]+k? are left in the window`,
+				`^context-fold: #${code} bash: [^\\n]+ \\([\\d.]+k? tokens\\) stays folded: it would add ~[\\d.]+k? tokens where ~[\\d.]+k? are left in the window`,
 			),
 		);
 		assert.ok(foldedCodes(await stub.request()).includes(code), "still folded");
@@ -781,6 +781,7 @@ describe("/context-fold", () => {
 		await stub.command("context-fold", `unfold ${code}`);
 		assert.equal(stub.confirms.length, 1);
 		assert.match(stub.confirms[0].message, /writes ~\d+(\.\d)?k? tokens to the prompt cache again/);
+		assert.match(stub.notes.at(-1)?.message ?? "", new RegExp(`^#${code} bash: [^\\n]+ tokens\\) stays folded$`));
 		assert.ok(foldedCodes(await stub.request()).includes(code), "declined: still folded");
 
 		stub.confirmAnswer = true;
@@ -793,7 +794,10 @@ describe("/context-fold", () => {
 
 		await stub.command("context-fold", `unfold ${code}`);
 		assert.ok(!foldedCodes(await stub.request()).includes(code), "confirmed: unfolded");
-		assert.match(stub.notes.at(-1)?.message ?? "", new RegExp(`^Unfolded #${code}`));
+		assert.match(
+			stub.notes.at(-1)?.message ?? "",
+			new RegExp(`^Unfolded #${code} bash: [^\\n]+ tokens\\): the original content is back`),
+		);
 		// One figure for what it puts back: the confirmation's, the /tree label's and the status's.
 		const back = /puts ~([\d.]+k?) tokens back/.exec(stub.confirms.at(-1)?.message ?? "")?.[1];
 		assert.ok(back, stub.confirms.at(-1)?.message);
@@ -871,6 +875,20 @@ describe("renderers and /tree labels", () => {
 		assert.deepEqual(unfold, [
 			"unfolded #k3x9a0b2 · ~1k tokens back in context from the next request on",
 			"#q is already unfolded",
+		]);
+		// A refusal naming a code the branch knows is followed by what its block was.
+		const refused = unfoldSummary(
+			"#q is already unfolded\n#zz is not a fold code of this session branch",
+			() => undefined,
+			(c) =>
+				c === "q"
+					? { code: c, kind: "toolResult", tool: "read", args: { path: "src/a.ts" }, tokens: 2_000 }
+					: undefined,
+		);
+		assert.deepEqual(refused, [
+			"#q is already unfolded",
+			"  #q read: src/a.ts (2k tokens)",
+			"#zz is not a fold code of this session branch",
 		]);
 		// With the branch's facts, each block reads by what it was.
 		const facts = (code: string) =>
@@ -1247,7 +1265,7 @@ describe("no offer that fails", () => {
 		assert.equal(stub.confirms.length, 0, "no confirmation for what cannot be done");
 		assert.equal(
 			stub.notes.at(-1)?.message,
-			`context-fold: #${gone} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; /context-fold recall ${gone} shows it`,
+			`context-fold: #${gone} bash: check 0 (1.5k tokens) is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; /context-fold recall ${gone} shows it`,
 		);
 		const typo = await stub.command("context-fold", "unfold see above");
 		assert.equal(typo.stdout, "");

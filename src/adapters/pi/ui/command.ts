@@ -128,6 +128,7 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	const registry = deps.engine.registry;
 	const id = registry.idOf(code);
 	const read = `/context-fold recall ${code} shows it`;
+	const block = named(deps, code);
 	if (!id) {
 		const parent = deps.parent();
 		if (parent?.has(code))
@@ -139,11 +140,17 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	}
 	if (compactedAway(deps, ctx, id)) {
 		return deps.ledger.holds(id)
-			? `#${code} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`
-			: `#${code} is no longer in the context, nor in the session file as Pi read it (its line is unreadable or gone), so it can be neither unfolded nor recalled`;
+			? `${block} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`
+			: `${block} is no longer in the context, nor in the session file as Pi read it (its line is unreadable or gone), so it can be neither unfolded nor recalled`;
 	}
-	if (registry.isUnfolded(id)) return `#${code} is already unfolded`;
-	return registry.frozenOp(id) ? undefined : `#${code} is not folded: it is in the context as it was read`;
+	if (registry.isUnfolded(id)) return `${block} is already unfolded`;
+	return registry.frozenOp(id) ? undefined : `${block} is not folded: it is in the context as it was read`;
+}
+
+/** `code` with what its block was, `#6vv2m26b bash: npm test (9.8k tokens)`, or `#code` alone for a code the branch lacks. */
+function named(deps: CommandDeps, code: string): string {
+	const facts = factsOf(deps, code);
+	return facts ? blockLine(facts) : `#${code}`;
 }
 
 /** True when a compaction removed the block `id` from the context the next request sends (see inContext). */
@@ -227,7 +234,7 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 	}
 	const yes = await ctx.ui.confirm("Unfold?", question);
 	if (!yes) {
-		ctx.ui.notify(`#${code} stays folded`, "info");
+		ctx.ui.notify(`${named(deps, code)} stays folded`, "info");
 		return;
 	}
 	// An unfold the session file refuses says why (the tool's own refusals name the model's tools; the
@@ -244,8 +251,10 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 		() => deps.system?.(ctx) ?? 0,
 	);
 	// A refusal in the user's words where there is one; else the tool's own reason (the room it lacks).
-	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? answer.text) : undefined;
-	ctx.ui.notify(refused ?? (why ? `context-fold: ${why}` : answer.text), answer.failed ? "error" : "info");
+	// The tool's text names the bare code; the user reads it with what the block was.
+	const text = answer.text.replace(`#${code}`, named(deps, code));
+	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? text) : undefined;
+	ctx.ui.notify(refused ?? (why ? `context-fold: ${why}` : text), answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
 }
 

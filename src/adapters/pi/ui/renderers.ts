@@ -196,7 +196,7 @@ export function unfoldSummary(
 ): string[] {
 	const [first = "", ...rest] = text.split("\n");
 	const m = /^Unfolded (#[0-9a-z]+(?:, #[0-9a-z]+)*):/.exec(first);
-	if (!m) return text.split("\n").filter((l) => l.length > 0);
+	if (!m) return refusedLines(text.split("\n"), facts, width);
 	const codes = m[1].split(", ").map((c) => c.slice(1));
 	const tokens = unfoldBack(codes.map(record), codes.map(op));
 	const blocks = codes.slice(0, 8).flatMap((c) => {
@@ -209,7 +209,20 @@ export function unfoldSummary(
 		head = `${eventLabel("unfold", codes, tokens, shown)} from the next request on`;
 		if (head.length <= width) break;
 	}
-	return [head, ...blocks, ...rest.filter((l) => l.length > 0)];
+	return [head, ...blocks, ...refusedLines(rest, facts, width)];
+}
+
+/** The lines of an unfold's refusals, each one that starts with a code the branch knows followed by what its block was. */
+function refusedLines(
+	lines: readonly string[],
+	facts: ((code: string) => BlockFacts | undefined) | undefined,
+	width: number,
+) {
+	return lines.flatMap((line) => {
+		if (line.length === 0) return [];
+		const known = facts?.(/^#([0-9a-z]+) /.exec(line)?.[1] ?? "");
+		return known ? [line, `  ${blockLine(known, width - 2)}`] : [line];
+	});
 }
 
 /**
