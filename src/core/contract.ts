@@ -186,6 +186,25 @@ export function budgetOf(config: LadderConfig, window: number): number {
 	return config.budgetCap > 0 ? Math.min(config.budgetCap, share) : share;
 }
 
+/**
+ * True while the context is plain Pi's and short of Pi's own compaction point: what folds keep out of
+ * it and what could still fold (every eligible block's whole size, a bound on its saving) come to less
+ * than `least`, the smallest event worth having, and usage is under `window - reserve`. A policy then
+ * asks for no compaction: Pi's own comes at its point, so a session with nothing to fold compacts
+ * where plain Pi does, never sooner. False where Pi's compaction is off (no reserve).
+ */
+export function plainBeforePi(view: PolicyView, least: number): boolean {
+	if (view.reserve === undefined || !(view.usage < view.window - view.reserve)) return false;
+	// Nothing at all to fold is plain Pi's context whatever the least event (a `minEvent` of 0).
+	const enough = Math.max(least, 1);
+	let foldable = view.masked ?? 0;
+	for (const block of view.blocks) {
+		if (foldable >= enough) return false;
+		if (block.eligible && !block.frozen) foldable += block.tokens;
+	}
+	return foldable < enough;
+}
+
 /** The effective protected tail in tokens: the configured tail clamped to half the budget. */
 export function tailOf(config: LadderConfig, window: number): number {
 	return Math.min(config.tail, Math.floor(budgetOf(config, window) / 2));

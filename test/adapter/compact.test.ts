@@ -1603,6 +1603,9 @@ describe("over budget with nothing worth folding", () => {
 			// A large system prompt: usage 30k in a 100k window (past the 25k backstop) with a few
 			// thousand tokens of messages. Pi keeps its default 20k raw, so it would refuse to compact.
 			const stub = loadStub({ window: 100_000 });
+			// Its two outputs are worth an event of 1k, so the context is not plain Pi's (which compacts
+			// only at Pi's own point).
+			stub.settings = { ...stub.settings, "context-fold": { minEvent: 1_000 } };
 			bashSession(stub, 2);
 			stub.usage = { tokens: 30_000, contextWindow: 100_000 };
 			await stub.emit("session_start", { reason: "startup" });
@@ -1667,11 +1670,13 @@ describe("over budget with nothing worth folding", () => {
 	it("under policy=economic, its own compaction keeps the hot tail raw; a compaction Pi or the user starts keeps Pi's cut", async () => {
 		// Eight ~3k-token prompts (user text never folds): past the backstop (1.25 x Pi's
 		// keepRecentTokens, 15k, above a backstopAt of 18k). Pi's cut keeps its 15k; ours keeps hotTail, 2k.
+		// Pi's threshold compaction is off: with it on, a context nothing can fold out of is plain Pi's,
+		// compacted only at Pi's own point.
 		const session = () => {
 			const stub = loadStub({ window: 100_000 });
 			stub.settings = {
 				"context-fold": { policy: "economic", hotTail: 2_000, backstopAt: 18_000 },
-				compaction: { keepRecentTokens: 15_000 },
+				compaction: { enabled: false, keepRecentTokens: 15_000 },
 			};
 			for (let i = 0; i < 8; i++) {
 				stub.addMessage({

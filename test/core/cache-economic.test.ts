@@ -27,6 +27,8 @@ import {
 	URGENT_HOT_TAIL,
 } from "../../src/core/policy/cache-economic.ts";
 
+import { conduct } from "../../src/core/policy/fold-ladder.ts";
+
 function blk(id: string, tokens: number, saving: number, flags: Partial<ViewBlock> = {}): ViewBlock {
 	return { id, kind: "toolResult", tokens, eligible: true, frozen: false, held: false, saving, ...flags };
 }
@@ -421,10 +423,12 @@ describe("savings read only when they can matter", () => {
 describe("the backstop and Pi's own compaction point", () => {
 	const config = { minEvent: 1_000, foldFrom: 5_000, backstopAt: 10_000 };
 	const older = Array.from({ length: 6 }, (_, i) => blk(`r:${i}`, 3000, 2900));
-	// A 100k window whose compaction reserve is 16k: Pi compacts past 84k; three quarters of that is 63k.
-	const at = (usage: number, compacted: boolean): PolicyView => ({
+	// A 100k window whose compaction reserve is 16k: Pi compacts past 84k; 60 % of that is 50.4k. Earlier
+	// folds keep 1k out of the context (a context nothing folded out of is plain Pi's, tested below).
+	const at = (usage: number, compacted: boolean, masked = 1_000): PolicyView => ({
 		...mkView([...older, text("t:big", usage - 18_000)], { config }),
 		reserve: 16_000,
+		masked,
 		...(compacted ? { compacted } : {}),
 	});
 	const asks = (view: PolicyView) => economize(view, { keep: () => true }).some((c) => c.type === "compact");
@@ -442,5 +446,26 @@ describe("the backstop and Pi's own compaction point", () => {
 		// more often than Pi's: after one, it waits for Pi's own point.
 		assert.equal(asks(at(70_000, true)), false, "after a compaction, short of Pi's point");
 		assert.equal(asks(at(86_000, true)), true, "after a compaction, past Pi's point");
+	});
+
+	it("asks for no compaction short of Pi's point while nothing is folded, whatever the policy", () => {
+		// 75k: past 60 % of Pi's point and past the budget (75 % of the window), short of Pi's 84k.
+		const plain = at(76_000, false, 0);
+		const none = { ...plain, blocks: plain.blocks.map((b) => ({ ...b, eligible: false })) };
+		for (const [name, policy] of [
+			["economic", (v: PolicyView) => economize(v)],
+			["protecting", (v: PolicyView) => economize(v, { keep: () => true })],
+			["ladder", (v: PolicyView) => conduct(v)],
+		] as const) {
+			assert.deepEqual(policy(none), [], `${name}: nothing foldable, nothing folded: plain Pi's context`);
+			assert.ok(
+				policy({ ...none, usage: 85_000 }).some((c) => c.type === "compact"),
+				`${name}: past Pi's point, as Pi`,
+			);
+			assert.ok(
+				policy({ ...none, masked: 20_000 }).some((c) => c.type === "compact"),
+				`${name}: with folds in the context (more than the least event), the early compaction stays`,
+			);
+		}
 	});
 });

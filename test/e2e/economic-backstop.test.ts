@@ -5,7 +5,9 @@
  * summary: a fromHook compaction entry, no summarization request at the model server, and a notice
  * naming the backstop. The compaction waits until the agent's run is over: Pi's compact() aborts a run
  * in progress and never resumes it, so every step of the run must still reach the model. That
- * compaction keeps only the policy's hot tail raw, not Pi's keepRecentTokens.
+ * compaction keeps only the policy's hot tail raw, not Pi's keepRecentTokens. Pi's own threshold
+ * compaction is off here: with it on, a context with nothing to fold is plain Pi's, and no profile
+ * compacts it before Pi's own point (over-budget.test.ts).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -41,11 +43,11 @@ async function startThenBig(rpc: PiRpc): Promise<{ sessionFile: string }> {
 	return rpc.call<{ sessionFile: string }>({ type: "get_state" });
 }
 
-/** Real `pi` over RPC against `script`, with the economic policy's backstop at 4.8k tokens (30 % of a 16k window). */
+/** Real `pi` over RPC against `script`, with the economic policy's backstop at 4.8k tokens (30 % of a 16k window), Pi's own compaction off. */
 function backstopPi(
 	script: Script,
 	settings: Record<string, unknown> = {
-		compaction: { keepRecentTokens: 1_000 },
+		compaction: { enabled: false, keepRecentTokens: 1_000 },
 		"context-fold": { policy: "economic", backstopAt: 4_800, budgetFraction: 0.95 },
 	},
 ): { server: () => ModelServer; rpc: () => PiRpc } {
@@ -132,7 +134,7 @@ describe("economic policy: the backstop compaction keeps the hot tail, not Pi's 
 	// 30 % of 16k). Pi would keep its keepRecentTokens (2k: the newest two prompts) raw; the backstop keeps
 	// hotTail (1k): the newest prompt only.
 	const pi = backstopPi((req) => ({ text: `reply ${req.index}` }), {
-		compaction: { keepRecentTokens: 2_000 },
+		compaction: { enabled: false, keepRecentTokens: 2_000 },
 		"context-fold": { policy: "economic", backstopAt: 4_800, budgetFraction: 0.95, hotTail: 1_000 },
 	});
 	const prompt = (i: number) => `Prompt ${i}: ${"the parser must keep every byte of the input. ".repeat(100)}`;

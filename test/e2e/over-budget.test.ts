@@ -1,6 +1,7 @@
 /**
- * Past the fold budget with nothing worth folding (a huge user message never folds), context-fold
- * compacts at once with its deterministic summary through real `pi`: a fromHook compaction entry,
+ * Past the fold budget with nothing worth folding (a huge user message never folds) and Pi's own
+ * compaction off, context-fold compacts at once with its deterministic summary through real `pi`
+ * (with Pi's on, that context is plain Pi's and waits for Pi's own point): a fromHook compaction entry,
  * no summarization request at the model server, and one notice for the streak; and in `pi -p` or
  * `--mode json` with several messages, the compaction between two of them ends before the next is sent;
  * when Pi refuses the compaction (the newest messages fill keepRecentTokens), no compaction is
@@ -26,7 +27,7 @@ describe("over budget with nothing worth folding", () => {
 		sandbox = await createPiSandbox({
 			serverUrl: server.url,
 			contextWindow: WINDOW,
-			settings: { compaction: { keepRecentTokens: 1_000 }, "context-fold": { budgetFraction: 0.5 } },
+			settings: { compaction: { enabled: false, keepRecentTokens: 1_000 }, "context-fold": { budgetFraction: 0.5 } },
 		});
 		rpc = await sandbox.startRpc({ extensions: ["."], timeoutMs: 60_000 });
 	});
@@ -107,6 +108,44 @@ describe("over budget between the messages of one print-mode run", () => {
 			}
 		});
 	}
+});
+
+describe("nothing to fold, with Pi's own compaction on", () => {
+	it("no compaction before Pi's own point: the context is plain Pi's, past the backstop", async () => {
+		// Five ~15k-token notes (user text never folds) in a 120k window: past the backstop (25.2k) and its
+		// share of Pi's point (60 % of 103.6k) after the fifth, well short of Pi's point (window - its
+		// 16,384 reserve). Plain Pi does not compact here; neither may context-fold.
+		const note = (k: number) =>
+			`Notes ${k}, keep verbatim:\n${`constraint ${k}: the parser must keep every byte of the input. `.repeat(1000)}`;
+		const server = await startModelServer((req) =>
+			isSummarizationRequest(req) ? { text: "MODEL SUMMARY" } : { text: `reply ${req.index}` },
+		);
+		const sandbox = await createPiSandbox({
+			serverUrl: server.url,
+			contextWindow: 120_000,
+			settings: { "context-fold": { policy: "working-set" } },
+		});
+		try {
+			const messages = [note(1), note(2), note(3), note(4), note(5), "Last: what now?"];
+			const run = await sandbox.runCommand([...sandbox.args({ extensions: ["."] }), "--", ...messages], {
+				timeoutMs: 120_000,
+			});
+			assert.equal(run.code, 0, `${run.stderr}\n${run.stdout}`);
+			const file = await sandbox.latestSessionFile();
+			assert.ok(file);
+			const compactions = (await readSessionFile(file)).filter((e) => e.type === "compaction");
+			assert.equal(compactions.length, 0, run.stderr);
+			assert.doesNotMatch(run.stderr, /compacting now|so it compacted/);
+			// Every note reached the model raw, in every request after it.
+			const last = server.requests.at(-1);
+			assert.ok(last);
+			for (let k = 1; k <= 5; k++)
+				assert.ok(JSON.stringify(last.body).includes(`constraint ${k}: the parser`), `note ${k}`);
+		} finally {
+			await server.close();
+			await sandbox.cleanup();
+		}
+	});
 });
 
 describe("over budget when Pi refuses to compact", () => {

@@ -21,6 +21,7 @@ import {
 	type EconomicConfig,
 	type FoldCommand,
 	type PolicyView,
+	plainBeforePi,
 	type ViewBlock,
 } from "../contract.ts";
 
@@ -337,6 +338,8 @@ export function economize(
 		return allMaskable;
 	};
 	const compact = (): FoldCommand => ({ type: "compact", usage, budget, maskable: maskableOfAll() });
+	// A context with (next to) nothing to fold out of it compacts where plain Pi's does (pasted documents, short outputs).
+	const asPi = (): boolean => plainBeforePi(view, leastEventOf(view, knobs));
 	// With a protection, no compaction comes well before Pi's own would: the context unfolded, as plain
 	// Pi holds it, must have reached piCompactionPoint (where Pi's compaction is on).
 	const beforePi = protection !== undefined && usage + (view.masked ?? 0) < piCompactionPoint(view);
@@ -345,7 +348,7 @@ export function economize(
 	// fold once out of the tails and in the model's sight as foldable: only what never folds compacts.
 	// Savings are never negative, so the count stops once they could bring the usage under the backstop.
 	let backstopped = false;
-	if (usage >= backstop && !beforePi) {
+	if (usage >= backstop && !beforePi && !asPi()) {
 		const room = usage - backstop;
 		let foldable = 0;
 		if (protection) {
@@ -368,7 +371,7 @@ export function economize(
 	for (const c of candidates) maskable += c.block.saving;
 	const inReads = view.cache?.rewriteInReads ?? REWRITE_IN_READS;
 	if (urgent) {
-		if (candidates.length === 0 || maskable < view.config.floor * window) return [compact()];
+		if (candidates.length === 0 || maskable < view.config.floor * window) return asPi() ? [] : [compact()];
 		return withCompact(candidates.map((c) => ({ type: "fold", id: c.block.id, urgent: true })));
 	}
 	// Every event folds a suffix of the candidates, so none saves more than all of them do.

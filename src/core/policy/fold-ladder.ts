@@ -8,7 +8,7 @@
  * taking. An event folds the oldest candidates until usage is one step below the threshold (or
  * candidates run out).
  */
-import { budgetOf, type FoldCommand, type PolicyView, tailOf, type ViewBlock } from "../contract.ts";
+import { budgetOf, type FoldCommand, type PolicyView, plainBeforePi, tailOf, type ViewBlock } from "../contract.ts";
 
 /** Per-block marks the ladder derives from a view. */
 export interface LadderMarks {
@@ -64,7 +64,7 @@ export function conduct(view: PolicyView): FoldCommand[] {
 	const ordinary = usage >= threshold && (maskable >= config.step * window || cold);
 	const pressing = urgent && maskable >= config.floor * window;
 	if (!ordinary && !pressing) {
-		return urgent ? [{ type: "compact", usage, budget, maskable }] : [];
+		return urgent && !plainBeforePi(view, config.step * window) ? [{ type: "compact", usage, budget, maskable }] : [];
 	}
 	const target = Math.max(0, Math.min(threshold, budget) - config.step * window);
 	const commands: FoldCommand[] = [];
