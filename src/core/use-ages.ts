@@ -4,17 +4,18 @@
  * strings (identifiers, paths and numbers of six or more characters), since a model refers to what it
  * works on by name. Each repeated string counts for the newest earlier tool result, argument or
  * user message that holds it: keeping that one raw keeps the string in the context. A call that
- * changes a file also uses the newest successful `read` of it, or where no `read` tool read it the
- * newest shell command that printed it (file-calls.ts says which, whatever the tools are called):
- * while the model edits a file, what it read of it is its working copy, even when each edit repeats
- * only the previous edit's strings. And a model
+ * changes a file also uses its working copy, even when each edit repeats only the previous edit's
+ * strings: of the successful `read`s of it and, for a partial edit, the calls that wrote it whole
+ * (the newest COPIES), the one holding most of the edit's strings (the part of a file read in parts
+ * that the edit changes), the newest on a tie; where no `read` tool read it, the newest shell command
+ * that printed it (file-calls.ts says which, whatever the tools are called). And a model
  * message whose prose cites a step of a plan the model wrote (see plan-phrases.ts) uses the newest
  * `write` holding that step, up to CITED_PLAN_TOKENS. A block's use age is how many model messages
  * back its latest use, or its arrival, was. Pure: messages and blocks in, ages out.
  */
 import { type Block, isModelReply, type MessageLike, resultAfter } from "./block.ts";
 import { distinctiveTokens } from "./distinctive.ts";
-import { type FileCallsMemo, fileCallsOf } from "./file-calls.ts";
+import { type FileCalls, type FileCallsMemo, fileCallsOf } from "./file-calls.ts";
 import { cites, citingProse, stepPhrases } from "./plan-phrases.ts";
 
 /** Model messages looked back at for uses: no policy may ask for more. */
@@ -77,8 +78,11 @@ export class UseMemo {
 	private indexed: Block[] | undefined = [];
 	/** Each string → the positions in `indexed` of the blocks holding it, ascending. */
 	private readonly holders = new Map<string, number[]>();
-	/** Each file's last two path parts (see fileKey) → the positions in `indexed` of calls printing it, ascending. */
-	private readonly prints = new Map<string, number[]>();
+	/**
+	 * Each file's last two path parts (see fileKey) → the positions in `indexed` of calls holding a copy
+	 * of it (printing it, or writing it whole), ascending.
+	 */
+	private readonly copies = new Map<string, number[]>();
 	/** What the model message whose blocks start at a position used (see usesOf), and where they end. */
 	private readonly uses = new Map<number, { to: number; uses: Map<number, string[]> }>();
 
@@ -90,7 +94,7 @@ export class UseMemo {
 		if (!prev) {
 			this.holders.clear();
 			this.stepHolders.clear();
-			this.prints.clear();
+			this.copies.clear();
 			this.uses.clear();
 		}
 		const before = prev ?? [];
@@ -103,17 +107,16 @@ export class UseMemo {
 			for (const t of tokensOf(before[i], this.tokens)) unindex(this.holders, t);
 			for (const phrase of this.steps.get(before[i]) ?? []) unindex(this.stepHolders, phrase);
 			// Indexed with its facts in hand: the memo holds them (no reading of the new messages).
-			const printed = this.files.get(before[i])?.reads;
-			if (printed !== undefined && before[i].toolCallId !== undefined)
-				unindex(this.prints, fileKey(normalPath(printed)));
+			const facts = this.files.get(before[i]);
+			if (facts) for (const key of copyKeys(before[i], facts)) unindex(this.copies, key);
 		}
 		for (let i = same; i < blocks.length; i++) {
 			const block = blocks[i];
 			if (!holds(block)) continue;
 			for (const t of tokensOf(block, this.tokens)) index(this.holders, t, i);
 			for (const phrase of this.stepsOf(messages, block)) index(this.stepHolders, phrase, i);
-			const printed = this.printedKey(messages, block);
-			if (printed !== undefined) index(this.prints, printed, i);
+			if (block.kind === "toolArgs")
+				for (const key of copyKeys(block, fileCallsOf(messages, block, this.files))) index(this.copies, key, i);
 		}
 		for (const [from, kept] of this.uses) if (kept.to >= same) this.uses.delete(from);
 		this.indexed = blocks.slice();
@@ -159,22 +162,26 @@ export class UseMemo {
 			const block = blocks[i];
 			if (block.kind !== "toolArgs") continue;
 			for (const change of fileCallsOf(messages, block, this.files).changes) {
-				const at = this.newestRead(messages, blocks, normalPath(change.path), from);
+				const copies = this.copiesOf(messages, blocks, normalPath(change.path), from, !change.whole);
+				// A whole-file write holds every string itself: it used the newest copy. A partial edit used the
+				// copy holding most of its strings (the part of a file read in parts that it changes; the newest
+				// on a tie), for the strings it shares with it.
+				let at = copies[0] ?? -1;
+				let shared: string[] = [];
+				if (!change.whole) {
+					const own = tokensOf(block, this.tokens);
+					for (const copy of copies) {
+						const held = tokensOf(blocks[copy], this.tokens);
+						const common = [...own].filter((t) => held.has(t));
+						if (common.length > shared.length) [at, shared] = [copy, common];
+					}
+				}
 				if (at < 0 || uses.has(at)) continue;
-				// A partial edit was used for the strings it shares with the read; a whole-file write holds them all itself.
-				const held = tokensOf(blocks[at], this.tokens);
-				uses.set(at, change.whole ? [] : [...tokensOf(block, this.tokens)].filter((t) => held.has(t)));
+				uses.set(at, shared);
 			}
 		}
 		this.uses.set(from, { to, uses });
 		return uses;
-	}
-
-	/** The fileKey of the file the call whose arguments `block` is printed, if it printed one. */
-	private printedKey(messages: readonly MessageLike[], block: Block): string | undefined {
-		if (block.kind !== "toolArgs" || block.toolCallId === undefined) return undefined;
-		const reads = fileCallsOf(messages, block, this.files).reads;
-		return reads === undefined ? undefined : fileKey(normalPath(reads));
 	}
 
 	/** The step phrases of `block` when it is a `write` call's arguments (see stepPhrases), memoized. */
@@ -193,36 +200,55 @@ export class UseMemo {
 	}
 
 	/**
-	 * The position of the newest successful result of a `read` of the file at `path` (see normalPath)
-	 * before position `before`; where no `read` tool read it, that of the newest shell command that
-	 * printed it (see fileCallsOf): a few lines a shell shows of a file the model read whole are no
-	 * copy to edit from. -1 when there is none.
+	 * The copies of the file at `path` (see normalPath) the model had before position `before`, newest
+	 * first, up to COPIES: the successful result of each `read` of it, and with `written` the arguments
+	 * of each call that wrote it whole; where there is none, the newest shell command that printed it
+	 * (see fileCallsOf): a few lines a shell shows of a file the model read whole are no copy to edit from.
 	 */
-	private newestRead(
+	private copiesOf(
 		messages: readonly MessageLike[],
 		blocks: readonly Block[],
 		path: string,
 		before: number,
-	): number {
-		const calls = this.prints.get(fileKey(path)) ?? [];
+		written: boolean,
+	): number[] {
+		const calls = this.copies.get(fileKey(path)) ?? [];
+		const out: number[] = [];
 		let shell = -1;
-		for (let k = newestIndexBefore(calls, before); k >= 0; k--) {
+		for (let k = newestIndexBefore(calls, before); k >= 0 && out.length < COPIES; k--) {
 			const i = calls[k];
 			const facts = fileCallsOf(messages, blocks[i], this.files);
-			if (facts.reads === undefined || (facts.shell && shell >= 0) || !samePath(normalPath(facts.reads), path))
+			if (facts.reads === undefined) {
+				if (written && facts.changes.some((c) => c.whole && samePath(normalPath(c.path), path))) out.push(i);
 				continue;
+			}
+			if ((facts.shell && (shell >= 0 || out.length > 0)) || !samePath(normalPath(facts.reads), path)) continue;
 			const at = resultOf(blocks, i, before);
 			if (at < 0) continue;
-			if (!facts.shell) return at;
-			shell = at;
+			if (facts.shell) shell = at;
+			else out.push(at);
 		}
-		return shell;
+		return out.length > 0 || shell < 0 ? out : [shell];
 	}
 
 	/** Forgets the uses of model messages that start before `from`: they left the lookback. */
 	forgetBefore(from: number): void {
 		for (const at of this.uses.keys()) if (at < from) this.uses.delete(at);
 	}
+}
+
+/** The most copies of one file an edit is matched against (see copiesOf). */
+const COPIES = 8;
+
+/**
+ * The fileKeys of the files the call whose arguments are `block` holds a copy of: the file it prints
+ * (a read, or a shell command printing one file), and each file it writes whole.
+ */
+function copyKeys(block: Block, facts: FileCalls): string[] {
+	const keys: string[] = [];
+	if (facts.reads !== undefined && block.toolCallId !== undefined) keys.push(fileKey(normalPath(facts.reads)));
+	for (const change of facts.changes) if (change.whole) keys.push(fileKey(normalPath(change.path)));
+	return keys;
 }
 
 /** How the model used each block, by block position (see useOf). */

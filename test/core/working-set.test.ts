@@ -1,7 +1,7 @@
 /**
  * The working set from the model's messages (src/core/use-ages.ts): which strings count, how a
  * block's arrival and each later use set its use age, and that a use counts for the newest block
- * holding the strings, and that an edit of a file uses its newest read. Conversations are built by
+ * holding the strings, and that an edit of a file uses its copy (a read, a part of one, its write). Conversations are built by
  * hand, so each expected age is read off the script.
  */
 import assert from "node:assert/strict";
@@ -303,6 +303,45 @@ describe("useOf", () => {
 		messages.push(call("e", "edit", { path: "src/a.ts", oldText: "limit_2", newText: "limit_3" }));
 		messages.push(result("e", "edit", "done"), call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
 		assert.equal(ageOf(messages, "ok"), 1);
+	});
+
+	test("an edit of a file read in parts uses the part holding most of its strings, the newest on a tie", () => {
+		const PART_1 = "export function parseHeader(raw_line) {}\nconst MAX_HEADER_SIZE = 8192;";
+		const PART_2 = "export class TokenBucket {}\nconst refill_rate_ms = 10;\nconst MAX_HEADER_SIZE_2 = 1;";
+		const edited = (oldText: string): MessageLike[] => {
+			const messages: MessageLike[] = [{ role: "user", content: "fix it", timestamp: clock++ }];
+			messages.push(call("p1", "read", { path: "src/a.ts", offset: 1, limit: 2 }), result("p1", "read", PART_1));
+			messages.push(call("p2", "read", { path: "src/a.ts", offset: 3 }), result("p2", "read", PART_2));
+			for (let i = 0; i < 5; i++)
+				messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+			messages.push(call("e", "edit", { path: "src/a.ts", oldText, newText: "x" }), result("e", "edit", "done"));
+			return [...messages, call("z", "bash", { command: "true" }), result("z", "bash", "ok")];
+		};
+		const first = edited("parseHeader(raw_line) MAX_HEADER_SIZE");
+		assert.equal(ageOf(first, "p1"), 1, "the first part holds both strings");
+		assert.equal(ageOf(first, "p2"), 6, "the second part keeps its arrival");
+		const tie = edited("limit_2");
+		assert.equal(ageOf(tie, "p2"), 1, "no part holds a string of it: the newest part");
+		assert.equal(ageOf(tie, "p1"), 7);
+	});
+
+	test("an edit of a file the model wrote uses the write's arguments; a whole rewrite uses only a read", () => {
+		const messages: MessageLike[] = [{ role: "user", content: "write it", timestamp: clock++ }];
+		messages.push(call("w", "write", { path: "src/a.ts", content: FILE }), result("w", "write", "Wrote"));
+		// A first edit, then five other calls: the path's newest holder is that edit's arguments, not the write's.
+		messages.push(call("e1", "edit", { path: "src/a.ts", oldText: "limit_1", newText: "limit_2" }));
+		messages.push(result("e1", "edit", "done"));
+		for (let i = 0; i < 5; i++)
+			messages.push(call(`f${i}`, "bash", { command: "true" }), result(`f${i}`, "bash", "ok"));
+		const writeAge = (after: MessageLike[]) => {
+			const all = [...messages, ...after, call("z", "bash", { command: "true" }), result("z", "bash", "ok")];
+			const blocks = linearize(all);
+			return useOf(all, blocks).ages[blocks.findIndex((b) => b.id === "a:w:args")];
+		};
+		const edit = call("e2", "edit", { path: "src/a.ts", oldText: "limit_2", newText: "limit_3" });
+		assert.equal(writeAge([edit, result("e2", "edit", "done")]), 1, "the edit uses the written text");
+		const rewrite = call("e2", "write", { path: "src/a.ts", content: "export const x = 1;" });
+		assert.equal(writeAge([rewrite, result("e2", "write", "Wrote")]), 7, "a rewrite holds the file itself");
 	});
 
 	test("a model message citing a step of a plan it wrote, in plain words, uses the plan's write", () => {

@@ -7,6 +7,9 @@
  *   each edit supersedes it and the filler around it folds; once the model has sent `useWindow`
  *   messages without editing or using it, it folds. Twice: edits across the file, each repeating
  *   names only the read holds, and edits refining one line, each repeating the previous edit.
+ * - The same where the copy edited is the first part of a file read in two parts (edits in that part),
+ *   or a file the model wrote whole itself: that copy stays raw while the edits go on, then folds.
+ * - A checklist plan the model wrote and ticks off with edits: raw while ticked, then it folds.
  * - A plan the model wrote: while each of the model's messages cites the plan's step names, the
  *   `write`'s content goes out raw, while the filler folds; once the citing stops it folds too.
  * Under the economic policy (no working set, e.g. CONTEXTFOLD_POLICY=economic) the read and the plan
@@ -281,6 +284,93 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): 
 	});
 }
 
+// --- Scenario 1b: the copy edited is part of a file read in parts, or a file the model wrote ---
+
+/** The ledger's lines up to shard 18's: the first of two parts a read with `offset`/`limit` gives. */
+const FIRST_PART_LINES = 3 + 18 * 7;
+const PART2_ID = "toolu_read_ledger_part2";
+/** Edits across the first part only: each repeats names only that part holds. */
+const ACROSS_FIRST_PART = [2, 5, 8, 11, 14].map((shard) => ({ shard, from: "", to: " * 2" }));
+
+/** How the model got the copy it edits: a file read in two parts (edits in the first), or written by itself. */
+type Copy = "read in two parts" | "written";
+
+/** The copy's call(s), each edit after a filler, then the filler after the edits. */
+function copySteps(copy: Copy, edits: readonly LedgerEdit[]): Step[] {
+	const first: Step[] =
+		copy === "written"
+			? [{ call: { id: READ_ID, name: "write", args: { path: LEDGER_PATH, content: LEDGER } } }]
+			: [
+					{ call: { id: READ_ID, name: "read", args: { path: LEDGER_PATH, offset: 1, limit: FIRST_PART_LINES } } },
+					{ call: { id: PART2_ID, name: "read", args: { path: LEDGER_PATH, offset: FIRST_PART_LINES + 1 } } },
+				];
+	return [
+		...first,
+		...edits.flatMap((_, i) => [filler(i + 1), edit(i + 1, edits, "edit")]),
+		...Array.from({ length: AFTER_EDITS }, (_, j) => filler(edits.length + j + 1)),
+	];
+}
+
+/** True when the request carries the copy raw: the first part's read result, or the write's whole content. */
+function copyRaw(copy: Copy, req: CapturedRequest, folds: RequestFolds): boolean {
+	if (copy !== "written") return !folds.folded.has(READ_ID);
+	const call = messagesOf(req)
+		.flatMap((m) => m.toolCalls ?? [])
+		.find((c) => c.id === READ_ID);
+	return (call?.args as { content?: unknown } | undefined)?.content === LEDGER;
+}
+
+for (const [copy, edits] of [
+	["read in two parts", ACROSS_FIRST_PART],
+	["read in two parts", REFINING],
+	["written", REFINING],
+] as const)
+	describeCopy(copy, edits);
+
+/** The edit scenario where the copy edited is not one whole read: see Copy. */
+function describeCopy(copy: Copy, edits: readonly LedgerEdit[]): void {
+	const shape = edits === REFINING ? "edits refining one line" : "edits across the first part";
+	describe(`working-set policy: a file ${copy}, then edited over several turns (${shape})`, () => {
+		const steps = copySteps(copy, edits);
+		const pi = scriptedPi(stepsScript(steps, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
+		const lastEdit = editId(edits.length);
+		let run: RunResult;
+		let requests: CapturedRequest[] = [];
+		let folds: RequestFolds[] = [];
+
+		before(async () => {
+			await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
+			if (copy !== "written") await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
+			({ run, requests, folds } = await ranScenario(pi, "Work on the ledger and tidy up."));
+		});
+
+		it("the run makes every edit on disk and ends", async () => {
+			ranToTheEnd(run, pi.server.errors, requests, steps, "ledger fixed");
+			assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), applied(edits, edits.length));
+			if (copy === "written") return;
+			const part = folds[firstWith(requests, READ_ID)].results.find((r) => r.id === READ_ID)?.text ?? "";
+			assert.ok(
+				part.includes(shardHead(pad(18))) && !part.includes(shardHead(pad(19))),
+				"the first part, read alone",
+			);
+		});
+
+		it("the copy edited goes out raw while the edits go on, and folds once they stop", () => {
+			const copyAt = firstWith(requests, READ_ID);
+			const lastEditAt = firstWith(requests, lastEdit);
+			for (let i = copyAt; i <= lastEditAt; i++)
+				assert.ok(
+					copyRaw(copy, requests[i], folds[i]),
+					`request ${i}: the copy went out folded while the edits went on`,
+				);
+			assert.ok(folds[lastEditAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastEditAt].signature}`);
+			const foldedAt = requests.findIndex((r, i) => i > lastEditAt && !copyRaw(copy, r, folds[i]));
+			assert.ok(foldedAt > lastEditAt, "the copy never folded after the edits stopped");
+			assert.ok(modelMessagesSince(requests[foldedAt], lastEdit) >= USE_WINDOW, `folded at request ${foldedAt}`);
+		});
+	});
+}
+
 // --- Scenario 2: a plan the model wrote, cited while it works ---
 
 const PLAN_PATH = "docs/plan.md";
@@ -372,6 +462,57 @@ for (const [shape, plan, cite] of [
 	["a 12.6k-token plan cited by its steps' plain words alone", LARGE_PLAIN_PLAN, citeByWords],
 ] as const)
 	describePlan(shape, plan, cite);
+
+/** The plain-words plan as a checklist: `- [ ] Step 4: Fetch tarballs`, each item with a note. */
+const CHECKLIST_PLAN = [
+	"# Migration plan",
+	"",
+	...STEP_NAMES.flatMap((_, i) => [
+		`- [ ] Step ${i + 1}: ${stepWords(i + 1)}`,
+		`  - do: carry out ${STEP_NAMES[i].replace("_", " ")} for every package in the workspace, one at a time.`,
+		"",
+	]),
+].join("\n");
+const tickId = (k: number) => `toolu_tick_${pad(k)}`;
+
+describe("working-set policy: a checklist plan the model wrote stays raw while the model ticks its items off", () => {
+	// The model cites no step in its text: each tick is an `edit` of the plan's file, whose strings are
+	// the previous tick's, so only the edit of the file the model wrote keeps the write in use.
+	const tick = (k: number): Step => {
+		const item = `Step ${k}: ${stepWords(k)}`;
+		const edits = [{ oldText: `- [ ] ${item}`, newText: `- [x] ${item}` }];
+		return { call: { id: tickId(k), name: "edit", args: { path: PLAN_PATH, edits } } };
+	};
+	const steps: Step[] = [
+		{ call: { id: WRITE_ID, name: "write", args: { path: PLAN_PATH, content: CHECKLIST_PLAN } } },
+		...Array.from({ length: CITES }, (_, i) => [filler(i + 1), tick(i + 1)]).flat(),
+		...Array.from({ length: USE_WINDOW + 3 }, (_, j) => filler(CITES + j + 1)),
+	];
+	const pi = scriptedPi(stepsScript(steps, "plan followed"), { contextWindow: WINDOW, settings: SETTINGS });
+	let run: RunResult;
+	let requests: CapturedRequest[] = [];
+	let folds: RequestFolds[] = [];
+
+	before(async () => {
+		({ run, requests, folds } = await ranScenario(pi, "Write the plan as a checklist, then tick each step off."));
+	});
+
+	it("the run writes the plan, ticks every item on disk and ends", async () => {
+		ranToTheEnd(run, pi.server.errors, requests, steps, "plan followed");
+		const done = await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8");
+		for (let k = 1; k <= CITES; k++) assert.ok(done.includes(`- [x] Step ${k}:`), `item ${k} ticked`);
+	});
+
+	it("the write's content goes out raw while the items are ticked off, then folds", () => {
+		const writtenAt = requests.findIndex((r) => planContent(r) !== undefined);
+		const lastTickAt = firstWith(requests, tickId(CITES));
+		for (let i = writtenAt; i <= lastTickAt; i++)
+			assert.equal(planContent(requests[i]), CHECKLIST_PLAN, `request ${i}: the plan went out folded while ticked`);
+		assert.ok(folds[lastTickAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastTickAt].signature}`);
+		const foldedAt = requests.findIndex((r, i) => i > lastTickAt && TAG_AT_HEAD.test(planContent(r) ?? ""));
+		assert.ok(foldedAt > lastTickAt, "the plan never folded after the ticking stopped");
+	});
+});
 
 /** The plan scenario: `plan` written, then cited by `cite`. */
 function describePlan(shape: string, plan: string, cite: (k: number) => string): void {
