@@ -9,10 +9,12 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { ActiveSettings } from "../../src/adapters/pi/active-settings.ts";
+import { learnRetention } from "../../src/adapters/pi/cache/lifetime.ts";
 import { CacheTelemetry } from "../../src/adapters/pi/cache/telemetry.ts";
 import { RequestFacts } from "../../src/adapters/pi/fold/request-facts.ts";
 import { SavedSettings } from "../../src/adapters/pi/ui/settings.ts";
 import type { MessageLike } from "../../src/core/block.ts";
+import { withRetention } from "./stub-pi.ts";
 
 const MODEL = {
 	provider: "acme",
@@ -149,6 +151,55 @@ describe("RequestFacts", () => {
 		assert.equal(cold(anthropic), false, "a reload that sets 15 minutes: warm");
 		load({ cacheTtlByProvider: "anthropic=60" });
 		assert.equal(cold({ ...anthropic }), true, "another model object, under a reloaded table: cold");
+	});
+
+	test("the long retention a provider's stored credential sets, and Bedrock's Claude, price and time the cache", async () => {
+		const now = { t: 0 };
+		const settings = new ActiveSettings();
+		settings.load(() => ({ "context-fold": {} }), new SavedSettings(), {});
+		const telemetry = new CacheTelemetry();
+		const facts = new RequestFacts(settings, telemetry, () => now.t);
+		telemetry.observeResponse(reply.usage as never, 1_000);
+		now.t = 1_000 + 600_000;
+		const cache = (model: unknown) => facts.of([user, reply], context(model)).cache;
+		const hour = {
+			...MODEL,
+			provider: "anthropic",
+			api: "anthropic-messages",
+			promptCache: { short: 300, long: 3600 },
+		};
+		const bedrock = {
+			...MODEL,
+			provider: "amazon-bedrock",
+			api: "bedrock-converse-stream",
+			id: "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		};
+		const credential = (retention: string | undefined) => ({
+			getProviderAuth: async () => ({ auth: {}, env: retention ? { PI_CACHE_RETENTION: retention } : {} }),
+		});
+		await withRetention(undefined, async () => {
+			const short = cache(hour)?.rewriteInReads ?? 0;
+			assert.equal(cache(hour)?.warm, false, "ten minutes idle under the short retention");
+			await learnRetention(credential("long") as never, "anthropic");
+			try {
+				assert.equal(cache(hour)?.warm, true, "the credential's long retention: an hour");
+				assert.ok((cache(hour)?.rewriteInReads ?? 0) > short, "and its write premium");
+				assert.equal(cache(bedrock)?.warm, false, "another provider: the process environment's");
+			} finally {
+				await learnRetention(credential(undefined) as never, "anthropic");
+			}
+			assert.equal(cache(hour)?.warm, false, "the credential no longer sets it");
+			await learnRetention(
+				{ getProviderAuth: async () => Promise.reject(new Error("no auth")) } as never,
+				"anthropic",
+			);
+			assert.equal(cache(hour)?.warm, false, "a registry that cannot say: the process environment");
+		});
+		await withRetention("long", async () => {
+			assert.equal(cache(bedrock)?.warm, true, "Bedrock's Claude under the long retention: Pi's ONE_HOUR mark");
+			assert.ok(Math.abs((cache(bedrock)?.rewriteInReads ?? 0) - 19) < 1e-9, "priced at twice the input");
+			assert.equal(cache({ ...bedrock, id: "amazon.nova-pro-v1:0" })?.warm, false, "not a Claude model");
+		});
 	});
 
 	test("Pi's compaction figures come with the facts", () => {

@@ -6,16 +6,19 @@
  * (`expireCache()`) and the session file's recorded times move ten minutes back before `pi` resumes
  * it (harness/idle-gap.ts), so the branch's response times read as long past on the wall clock.
  * The lifetime is the model's own when none is saved: a model declaring Pi's `promptCache` tiers, run
- * with PI_CACHE_RETENTION=long, keeps its cache an hour, so a ten-minute gap folds nothing and a
- * seventy-minute one folds.
+ * with PI_CACHE_RETENTION=long (in the process environment, or in the provider's stored credential,
+ * which Pi prefers), keeps its cache an hour, so a ten-minute gap folds nothing and a seventy-minute
+ * one folds.
  */
 import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { BATCH_PROMPT, batchSandbox } from "./harness/batches.ts";
 import { ANY_TAG } from "./harness/fold-wire.ts";
 import { ageSession } from "./harness/idle-gap.ts";
 import { type ModelServer, serializePrompt } from "./harness/model-server.ts";
-import type { PiSandbox } from "./harness/pi-runner.ts";
+import { E2E_PROVIDER, type PiSandbox } from "./harness/pi-runner.ts";
 
 const WINDOW = 16_000;
 const BATCHES = 8;
@@ -114,40 +117,46 @@ for (const [profile, knobs] of Object.entries(PROFILES))
 		});
 	});
 
-describe("fold when the cache is cold anyway, by the model's own cache lifetime (PI_CACHE_RETENTION=long)", () => {
-	let server: ModelServer;
-	let sandbox: PiSandbox;
-	const splits: number[] = [0];
+for (const where of ["the process environment", "the provider's stored credential"] as const)
+	describe(`fold when the cache is cold anyway, by the model's own cache lifetime (PI_CACHE_RETENTION=long in ${where})`, () => {
+		let server: ModelServer;
+		let sandbox: PiSandbox;
+		const splits: number[] = [0];
 
-	before(async () => {
-		({ server, sandbox } = await batchSandbox({
-			count: BATCHES,
-			contextWindow: WINDOW,
-			modelExtra: { promptCache: { short: 300, long: 3600 } },
-			settings: { compaction: { enabled: false }, "context-fold": PROFILES.economic },
-		}));
-		const run = (prompt: string, idleMinutes: number, resume = true) =>
-			runInto(sandbox, server, splits, prompt, { PI_CACHE_RETENTION: "long" }, resume, idleMinutes);
-		await run(BATCH_PROMPT, 0, false);
-		await run("Anything else?", 0);
-		await run("Back after a coffee.", 10);
-		server.expireCache();
-		await run("Back after lunch.", 70);
-	});
-	after(async () => {
-		await server?.close();
-		await sandbox?.cleanup();
-	});
+		before(async () => {
+			({ server, sandbox } = await batchSandbox({
+				count: BATCHES,
+				contextWindow: WINDOW,
+				modelExtra: { promptCache: { short: 300, long: 3600 } },
+				settings: { compaction: { enabled: false }, "context-fold": PROFILES.economic },
+			}));
+			// Pi's auth.json: a credential's `env` takes priority over the process environment for its provider.
+			const credential = { type: "api_key", key: "e2e-fake-key", env: { PI_CACHE_RETENTION: "long" } };
+			if (where !== "the process environment")
+				await writeFile(join(sandbox.agentDir, "auth.json"), JSON.stringify({ [E2E_PROVIDER]: credential }));
+			const env: Record<string, string> = where === "the process environment" ? { PI_CACHE_RETENTION: "long" } : {};
+			const run = (prompt: string, idleMinutes: number, resume = true) =>
+				runInto(sandbox, server, splits, prompt, env, resume, idleMinutes);
+			await run(BATCH_PROMPT, 0, false);
+			await run("Anything else?", 0);
+			await run("Back after a coffee.", 10);
+			server.expireCache();
+			await run("Back after lunch.", 70);
+		});
+		after(async () => {
+			await server?.close();
+			await sandbox?.cleanup();
+		});
 
-	const folded = (from: number, to: number) => foldedIn(server, from, to);
+		const folded = (from: number, to: number) => foldedIn(server, from, to);
 
-	it("ten minutes idle within the model's hour: no fold event, and the cache still read", () => {
-		assert.deepEqual(folded(0, splits[3]), new Array(splits[3]).fill(false));
-		assert.ok((server.usages[splits[2]]?.cacheRead ?? 0) > 0, "the request after the gap read from the cache");
-	});
+		it("ten minutes idle within the model's hour: no fold event, and the cache still read", () => {
+			assert.deepEqual(folded(0, splits[3]), new Array(splits[3]).fill(false));
+			assert.ok((server.usages[splits[2]]?.cacheRead ?? 0) > 0, "the request after the gap read from the cache");
+		});
 
-	it("seventy minutes idle, past the hour: the first request folds", () => {
-		assert.equal(folded(splits[3], splits[4])[0], true, "the first request after the gap carries folded blocks");
-		assert.equal(server.usages[splits[3]]?.cacheRead, 0, "and the cache was indeed cold");
+		it("seventy minutes idle, past the hour: the first request folds", () => {
+			assert.equal(folded(splits[3], splits[4])[0], true, "the first request after the gap carries folded blocks");
+			assert.equal(server.usages[splits[3]]?.cacheRead, 0, "and the cache was indeed cold");
+		});
 	});
-});

@@ -17,7 +17,14 @@ import { ActiveSettings } from "./active-settings.ts";
 import { Advisor, modelOf } from "./cache/advisor.ts";
 import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
-import { knownProviders, lifetimeFor, priceRatiosFor, providerTableProblems, withVariable } from "./cache/lifetime.ts";
+import {
+	knownProviders,
+	learnRetention,
+	lifetimeFor,
+	priceRatiosFor,
+	providerTableProblems,
+	withVariable,
+} from "./cache/lifetime.ts";
 import { CacheTelemetry, type UsageLike } from "./cache/telemetry.ts";
 import { registerWarmingAnswer } from "./cache/warming-answer.ts";
 import { registerHandoff, sameFile, seedSource } from "./compaction/handoff.ts";
@@ -257,6 +264,7 @@ function register(
 
 	const breakpoints = new BreakpointPlacer();
 	pi.on("session_start", (_event, ctx) => {
+		void learnRetention(ctx.modelRegistry, ctx.model?.provider);
 		notices.startSession();
 		requestFacts.reset();
 		breakpoints.reset();
@@ -367,7 +375,8 @@ function register(
 			return undefined;
 		}
 	});
-	pi.on("model_select", (event) => {
+	pi.on("model_select", (event, ctx) => {
+		void learnRetention(ctx.modelRegistry, event.model?.provider);
 		try {
 			// The last request was measured against the previous model's window: until the next one, the
 			// status previews the context in the new model's, with Pi's compaction figures for it.

@@ -113,7 +113,7 @@ export const KNOB_SCHEMAS = {
 		...annotations(
 			"CONTEXTFOLD_CACHE_TTL_SECONDS",
 			300,
-			"Prompt-cache lifetime in seconds. After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event needs half the least size (working-set, economic: minEvent) or none (ladder: step). Unset, the model's own lifetime for the cache retention in use comes first where Pi knows it (Anthropic: 300, or 3600 with PI_CACHE_RETENTION=long wherever Pi writes Anthropic's marks: any Anthropic Messages model, and chat-completions models with compat.cacheControlFormat \"anthropic\"), and this default (5 minutes) only where it does not.",
+			"Prompt-cache lifetime in seconds. After an idle gap this long with no refresh by Pi's cache warming, the cache is cold and a fold event needs half the least size (working-set, economic: minEvent) or none (ladder: step). Unset, the model's own lifetime for the cache retention in use comes first where Pi knows it (Anthropic: 300, or 3600 with PI_CACHE_RETENTION=long, in the environment or the provider's stored credential's env, wherever Pi writes Anthropic's marks: any Anthropic Messages model, a Claude model on Amazon Bedrock, and chat-completions models with compat.cacheControlFormat \"anthropic\"), and this default (5 minutes) only where it does not.",
 		),
 	}),
 	cacheTtlByProvider: Type.String({

@@ -37,6 +37,9 @@ export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-ag
  */
 export const COMPILE_CACHE = join(REPO_ROOT, "node_modules/.cache/context-fold-e2e/jiti");
 
+/** The provider name a sandbox's models.json declares unless told otherwise. */
+export const E2E_PROVIDER = "fake";
+
 export type PiApi = "anthropic-messages" | "openai-completions" | "openai-responses" | "google-generative-ai";
 
 export type JsonRecord = Record<string, unknown> & { type?: string };
@@ -258,7 +261,7 @@ function killGroup(proc: ChildProcess): void {
 
 export async function createPiSandbox(options: SandboxOptions): Promise<PiSandbox> {
 	const api = options.api ?? "anthropic-messages";
-	const provider = options.provider ?? "fake";
+	const provider = options.provider ?? E2E_PROVIDER;
 	const modelId = options.modelId ?? "fake-model";
 	const contextWindow = options.contextWindow ?? 16000;
 	const root = options.root ?? (await mkdtemp(join(tmpdir(), "cf-e2e-")));

@@ -1,7 +1,8 @@
 /**
  * The prompt-cache lifetime context-fold assumes for a model: the one place that reads Pi for it. Pi
  * knows a model's lifetime per cache retention (its `promptCache` tiers: Anthropic's models declare
- * 5 minutes for the short tier and 1 hour for the long one, which `PI_CACHE_RETENTION=long` selects)
+ * 5 minutes for the short tier and 1 hour for the long one, which `PI_CACHE_RETENTION=long` selects,
+ * from the process environment or a provider's stored credential)
  * and warms the cache by it; context-fold's idle warning and cold-anyway rule use the same figure
  * unless the user saved a lifetime (`cacheTtlByProvider`, `cacheTtlSeconds`). It also reads the
  * model's prices for what a cache rewrite costs under that retention, and the providers Pi knows, to
@@ -33,17 +34,53 @@ interface CacheCompat {
 }
 
 /**
- * True when Pi writes `model`'s cache with Anthropic's one-hour mark under `PI_CACHE_RETENTION=long`,
- * unless the model's compat refuses long retention (Pi then marks the short one): on the Anthropic
- * Messages API, from any provider (OpenRouter, gateways, a models.json entry), and on OpenAI chat
- * completions where Pi writes Anthropic's marks (`compat.cacheControlFormat: "anthropic"`, which Pi
- * also takes for OpenRouter's `anthropic/*` models).
+ * The `PI_CACHE_RETENTION` each provider's stored credential sets in its `env`, by provider (Pi's
+ * auth: a credential's env takes priority over the process environment for its provider), learnt
+ * from Pi's registry when a session starts or a model is chosen (see learnRetention).
+ */
+const credentialRetention = new Map<string, string | undefined>();
+
+/**
+ * Learns the cache retention `provider`'s stored credential sets (see credentialRetention), from Pi's
+ * registry as Pi resolves a request's auth. Never throws: a registry that cannot say leaves the
+ * process environment as the only source.
+ */
+export async function learnRetention(
+	registry: Partial<Pick<ExtensionContext["modelRegistry"], "getProviderAuth">> | undefined,
+	provider: string | undefined,
+): Promise<void> {
+	if (!provider || typeof registry?.getProviderAuth !== "function") return;
+	try {
+		const auth = await registry.getProviderAuth(provider);
+		credentialRetention.set(provider, auth?.env?.PI_CACHE_RETENTION);
+	} catch {
+		// No credential env to read: the process environment stands.
+	}
+}
+
+/** The `PI_CACHE_RETENTION` Pi uses for `model`'s requests: its credential's, else the process environment's. */
+export function retentionOf(model: ModelLike): string | undefined {
+	return (model ? credentialRetention.get(model.provider) : undefined) || process.env.PI_CACHE_RETENTION || undefined;
+}
+
+/** True for a Claude model on Amazon Bedrock (by id or name, as pi-ai tells one), whose cache marks Pi writes. */
+function bedrockClaude(model: NonNullable<ModelLike>): boolean {
+	return model.api === "bedrock-converse-stream" && `${model.id} ${model.name ?? ""}`.toLowerCase().includes("claude");
+}
+
+/**
+ * True when Pi writes `model`'s cache with Anthropic's one-hour mark under `PI_CACHE_RETENTION=long`
+ * (the process environment's, or the provider's credential's: see retentionOf), unless the model's
+ * compat refuses long retention (Pi then marks the short one): on the Anthropic Messages API, from
+ * any provider (OpenRouter, gateways, a models.json entry), for a Claude model on Amazon Bedrock
+ * (`ttl: ONE_HOUR`), and on OpenAI chat completions where Pi writes Anthropic's marks
+ * (`compat.cacheControlFormat: "anthropic"`, which Pi also takes for OpenRouter's `anthropic/*` models).
  */
 function writesLongRetention(model: ModelLike): boolean {
-	if (process.env.PI_CACHE_RETENTION !== "long" || !model) return false;
+	if (!model || retentionOf(model) !== "long") return false;
 	const compat = (model as { compat?: CacheCompat }).compat;
 	if (compat?.supportsLongCacheRetention === false) return false;
-	if (model.api === "anthropic-messages") return true;
+	if (model.api === "anthropic-messages" || bedrockClaude(model)) return true;
 	if (model.api !== "openai-completions") return false;
 	const format =
 		compat?.cacheControlFormat ??
@@ -59,7 +96,8 @@ function writesLongRetention(model: ModelLike): boolean {
 function modelLifetimeMs(model: ModelLike): number | undefined {
 	if (!model) return undefined;
 	try {
-		const ms = getPromptCacheTtlMs(model, undefined);
+		const retention = retentionOf(model);
+		const ms = getPromptCacheTtlMs(model, retention ? { env: { PI_CACHE_RETENTION: retention } } : undefined);
 		if (typeof ms === "number" && Number.isFinite(ms) && ms > 0) return ms;
 	} catch {
 		// A model Pi cannot read a tier of: as if it declared none.

@@ -10,7 +10,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { isModelReply, type MessageLike, type ModelKey } from "../../../core/block.ts";
 import type { CacheFacts } from "../../../core/contract.ts";
 import type { ActiveSettings } from "../active-settings.ts";
-import { lifetimeFor, rewriteInReadsFor } from "../cache/lifetime.ts";
+import { lifetimeFor, retentionOf, rewriteInReadsFor } from "../cache/lifetime.ts";
 import type { CacheTelemetry } from "../cache/telemetry.ts";
 import { ContextUsage } from "./context-usage.ts";
 import type { TurnFacts } from "./engine.ts";
@@ -124,14 +124,14 @@ export class RequestFacts {
 
 	/**
 	 * The cache lifetime and rewrite price for `model`, worked out again only when the model object,
-	 * the settings in force or Pi's cache retention (`PI_CACHE_RETENTION`) changed since the last
-	 * request: as ActiveSettings.forModel, a model object is taken as unchanged while it is the same
-	 * object. Most requests then read one environment variable instead of parsing the settings and
-	 * reading the retention three times.
+	 * the settings in force or Pi's cache retention for it (`PI_CACHE_RETENTION`, see retentionOf)
+	 * changed since the last request: as ActiveSettings.forModel, a model object is taken as unchanged
+	 * while it is the same object. Most requests then read the retention once instead of parsing the
+	 * settings and reading it three times.
 	 */
 	private pricesOf(model: ExtensionContext["model"]): ModelPrices {
 		const { config, ttlSecondsSet } = this.settings;
-		const retention = process.env.PI_CACHE_RETENTION;
+		const retention = retentionOf(model);
 		const last = this.prices;
 		if (
 			last !== undefined &&
