@@ -8,6 +8,7 @@ import {
 	mkdtempSync,
 	readdirSync,
 	readFileSync,
+	realpathSync,
 	rmSync,
 	symlinkSync,
 	writeFileSync,
@@ -780,6 +781,26 @@ describe("seed index on disk", () => {
 			assert.ok((await compact(stub, 5))?.compaction?.summary.startsWith(SUMMARY_HEADER));
 			await stub.command("fold-handoff", "go on");
 			assert.equal(seeds().length, 1);
+		});
+	});
+
+	it("/fold-handoff from a session opened through a symbolic link says its codes cannot be read back", async () => {
+		await inTempDir(async (dir) => {
+			const real = join(dir, "archive.jsonl");
+			writeFileSync(real, "");
+			symlinkSync(real, join(dir, "s.jsonl"));
+			const stub = savedStub(dir);
+			bashSession(stub, 3);
+			await stub.emit("session_start", { reason: "startup" });
+			const { stderr } = await stub.command("fold-handoff", "go on");
+			const link = join(dir, "s.jsonl");
+			assert.ok(
+				stderr.includes(
+					`context-fold: this session's file ${link} is a symbolic link (to ${realpathSync(real)}), which context-fold never follows to read a parent: a session seeded from this handoff cannot read the seed's codes back`,
+				),
+				stderr,
+			);
+			assert.match(stderr, /handoff-[^\n]+\.md\n$/, "the seed is still written, its path last");
 		});
 	});
 

@@ -6,7 +6,7 @@
  * link (owned-files.ts). With a UI it offers to start a new session seeded with it; headless it
  * prints the path alone on one line of stderr.
  */
-import { writeFileSync } from "node:fs";
+import { lstatSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
@@ -94,6 +94,11 @@ function writeHandoff(
 		scope: `The parent session holds ${messages.length} messages on this branch.`,
 	});
 	const parent = ctx.sessionManager.getSessionFile();
+	const linked = parent ? linkedTarget(parent) : undefined;
+	if (linked !== undefined)
+		warn(
+			`context-fold: this session's file ${parent} is a symbolic link (to ${linked}), which context-fold never follows to read a parent: a session seeded from this handoff cannot read the seed's codes back (the seed's text is all it has of this session)`,
+		);
 	const text = renderHandoff({ goal, parentSession: parent, writtenAt: now.toISOString(), summary });
 	// An in-memory session's seed goes to a folder of the user's own in the shared temporary folder,
 	// named for the user: one user's folder there never stands in another's way.
@@ -110,6 +115,15 @@ function writeHandoff(
 	const hashes: Record<string, string> = {};
 	for (const record of cited) if (record.sha256) hashes[record.code] = record.sha256;
 	return { path, text, hashes, parentSession: parent };
+}
+
+/** Where the symbolic link `path` points, resolved; undefined for a file that is no link (or cannot be read). */
+function linkedTarget(path: string): string | undefined {
+	try {
+		return lstatSync(path).isSymbolicLink() ? realpathSync(path) : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 /**
