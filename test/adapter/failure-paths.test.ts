@@ -17,6 +17,7 @@ import { rebuildRegistry, skippedText } from "../../src/adapters/pi/fold/persist
 import { resolveCode } from "../../src/adapters/pi/fold/recall-sources.ts";
 import { Ledger } from "../../src/adapters/pi/fold/session-ledger.ts";
 import { ADVICE, KEEP_DRAFT } from "../../src/core/cache-advice.ts";
+import { foldCode } from "../../src/core/digest.ts";
 import { bashSession, exchangeAt, foldEntry, loadStub, type StubPi } from "./stub-pi.ts";
 
 const dirs: string[] = [];
@@ -431,6 +432,27 @@ describe("a parent session file with a damaged line", () => {
 		assert.deepEqual(heard, [`context-fold: ${damage}`]);
 		assert.equal(answer.ok, false);
 		assert.ok(!answer.ok && answer.error.endsWith(`(${damage})`), JSON.stringify(answer));
+	});
+
+	it("says why a never-folded block a seed cites is withheld after a damaged line, never that its code is none", async () => {
+		const { lines } = await parentLines();
+		// The raw tail's newest result: never folded, so no record names its code (a handoff cites it so).
+		const code = foldCode("r:call_5");
+		const header = 1;
+		const file = write([...lines.slice(0, header + 1), '{"type":"message","id":', ...lines.slice(header + 1)]);
+		const answer = new ParentSession(file, [dirname(file)]).resolve(code);
+		assert.equal(answer.ok, false);
+		assert.ok(!answer.ok && !answer.error.includes("is not a fold code"), JSON.stringify(answer));
+		assert.ok(
+			!answer.ok &&
+				answer.error.startsWith(
+					`#${code} names a block of the parent ${file} that no fold record there names, and with lines of that file unreadable`,
+				),
+			JSON.stringify(answer),
+		);
+		const whole = write(lines);
+		const intact = new ParentSession(whole, [dirname(whole)]).resolve(code);
+		assert.ok(intact.ok && !intact.verified, "the same file undamaged serves it, unverified");
 	});
 
 	it("a search that finds nothing names the damage, not a bare count of blocks it could not read", async () => {

@@ -256,13 +256,15 @@ export class ParentSession {
 		// With unreadable lines in the file, a code with no record may be one whose record was lost there:
 		// it is not served as a never-folded block (its text could be a later copy) unless the seed's hash
 		// tells the copies apart; otherwise the miss says why.
-		const unrecordedId =
-			recorded || (this.damaged.length > 0 && !taken) ? undefined : this.unrecorded(loaded).get(code);
-		const id = recorded?.id ?? unrecordedId;
+		const never = recorded ? undefined : this.unrecorded(loaded).get(code);
+		const withheld = never !== undefined && this.damaged.length > 0 && !taken;
+		const id = recorded?.id ?? (withheld ? undefined : never);
 		if (!id) {
 			const why = taken
 				? `#${code}: the parent session file no longer holds it, though the seed cites it`
-				: `#${code} is not a fold code of this session or of its parent ${this.file}`;
+				: withheld
+					? `#${code} names a block of the parent ${this.file} that no fold record there names, and with lines of that file unreadable, a lost record could name another copy: it is not served unchecked (a seed passed as a prompt carries no sha256 to tell the copies apart)`
+					: `#${code} is not a fold code of this session or of its parent ${this.file}`;
 			return { ok: false, error: `${why}${this.damageNote()}` };
 		}
 		const hits = loaded.ledger.lookup(id);
