@@ -244,6 +244,38 @@ describe("a seed index that cannot be read", () => {
 	});
 });
 
+describe("failures found while Pi restores a session, in the terminal UI", () => {
+	it("stand above the editor until the next prompt, where the restored transcript cannot scroll them away", async () => {
+		const dir = tempDir();
+		mkdirSync(join(dir, "context-fold", "stub", "seed-index.jsonl"), { recursive: true });
+		const stub = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+		stub.mode = "tui";
+		bashSession(stub, 6);
+		await stub.emit("session_start", { reason: "resume" });
+		const shown = stub.ui.widgets.get("context-fold-restore") ?? [];
+		assert.match(
+			shown[0] ?? "",
+			/^context-fold: the seed index .*seed-index\.jsonl cannot be read \(it is not a regular file\)/,
+		);
+		assert.equal(shown.at(-1), "(shown until your next prompt; /context-fold status lists them)");
+		assert.deepEqual(
+			stub.notes.filter((n) => n.message.includes("seed index")),
+			[],
+			"not a notification the transcript scrolls away",
+		);
+		await stub.emit("input", { text: "go on", source: "interactive" });
+		assert.equal(stub.ui.widgets.has("context-fold-restore"), false, "the next prompt takes it down");
+		stub.mode = "print";
+		const status = (await stub.command("context-fold", "status")).stdout;
+		assert.match(status, /Failures {2}1 announced[^\n]*\n {2}context-fold: the seed index /, status);
+		// Headless, the same failure is said once on stderr, as ever.
+		const headless = loadStub({ sessionDir: dir, sessionFile: join(dir, "s.jsonl") });
+		bashSession(headless, 6);
+		await headless.emit("session_start", { reason: "resume" });
+		assert.equal(headless.stderr.filter((line) => line.includes("seed index")).length, 1);
+	});
+});
+
 describe("a session file that cannot be read for recall", () => {
 	/** A session that folded, its first code, and the session manager its handlers get (to break). */
 	async function folded() {

@@ -97,6 +97,10 @@ function register(
 		"(shown until your next prompt; /context-fold status lists them)",
 	);
 	const idleWidget = notices.standing("context-fold-idle", "(shown until your next prompt)");
+	const restoreWidget = notices.standing(
+		"context-fold-restore",
+		"(shown until your next prompt; /context-fold status lists them)",
+	);
 	const announceSettings = (problems: readonly string[]): void =>
 		notices.standOnce(
 			settingsWidget,
@@ -268,12 +272,12 @@ function register(
 		notices.startSession();
 		requestFacts.reset();
 		breakpoints.reset();
-		restore(ctx);
+		notices.holding(restoreWidget, () => restore(ctx));
 	});
 	pi.on("session_tree", (_event, ctx) => {
 		requestFacts.reset();
 		breakpoints.reset();
-		restore(ctx);
+		notices.holding(restoreWidget, () => restore(ctx));
 	});
 
 	pi.on("session_shutdown", () => warning.reset());
@@ -366,6 +370,7 @@ function register(
 	pi.on("input", async (event, ctx) => {
 		settingsWidget.clear();
 		idleWidget.clear();
+		restoreWidget.clear();
 		try {
 			return await warning.onInput(event, ctx);
 		} catch (error) {

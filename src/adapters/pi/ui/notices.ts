@@ -68,11 +68,35 @@ export class Notices {
 		this.warnListed(message);
 	};
 
-	/** Announces a failure every time, listing it once among the status's Failures. */
+	/** Announces a failure every time, listing it once among the status's Failures (held while holding runs). */
 	readonly warnListed = (message: string): void => {
+		if (this.held) {
+			if (!this.held.includes(message)) this.held.push(message);
+			return;
+		}
 		this.reported.add(message);
 		this.warn(message);
 	};
+
+	/** What warnOnce and warnListed announced while holding runs, to be shown standing after it. */
+	private held: string[] | undefined;
+
+	/**
+	 * Runs `body`, holding back every failure it announces, then shows those standing in `widget` (see
+	 * standOnce): what is found while Pi restores a session would scroll away above the transcript Pi
+	 * draws after it. Outside the terminal UI they are said once each, as ever.
+	 */
+	holding(widget: Standing, body: () => void): void {
+		const outer = this.held;
+		this.held = [];
+		const held = this.held;
+		try {
+			body();
+		} finally {
+			this.held = outer;
+			this.standOnce(widget, held);
+		}
+	}
 
 	/** A standing widget under `key`, its lines followed by `trailer`. */
 	standing(key: string, trailer: string): Standing {
