@@ -203,9 +203,17 @@ function bestMatch(text: string, pattern: string): Match {
 let caseless: { pattern: string; expression: RegExp } | undefined;
 
 /**
- * Where `text` first holds `pattern` in any case, or -1. An ASCII pattern is matched by a
- * case-insensitive expression, which reads the text in place (lowering a block of tens of kilobytes
- * for every block of every search cost most of a search); any other is compared lowered, as grep does.
+ * Characters outside ASCII that JavaScript lowers to an ASCII letter: the Kelvin sign (to `k`) and
+ * `İ` (to `i` and a combining dot). A case-insensitive expression does not take them for those
+ * letters; grep's lowered comparison does.
+ */
+const LOWERS_TO_ASCII = /[\u212A\u0130]/;
+
+/**
+ * Where `text` first holds `pattern` in any case, as grep compares (both lowered), or -1. An ASCII
+ * pattern is matched by a case-insensitive expression, which reads the text in place (lowering a block
+ * of tens of kilobytes for every block of every search cost most of a search), and compared lowered
+ * only where the text holds a character that lowers to an ASCII letter; any other pattern is compared lowered.
  */
 function caselessIndex(text: string, pattern: string): number {
 	for (let i = 0; i < pattern.length; i++) {
@@ -214,7 +222,8 @@ function caselessIndex(text: string, pattern: string): number {
 	if (caseless?.pattern !== pattern) {
 		caseless = { pattern, expression: new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i") };
 	}
-	return text.search(caseless.expression);
+	const at = text.search(caseless.expression);
+	return at < 0 && LOWERS_TO_ASCII.test(text) ? loweredIndex(text, pattern) : at;
 }
 
 /**

@@ -253,6 +253,19 @@ describe("matchQuality", () => {
 		assert.equal(matchQuality("Direct fetch failed: HTTP_429", "Failed: HTTP_429"), 2);
 		assert.equal(matchQuality("all good", "Failed: HTTP_429"), 3);
 	});
+	it("finds in any case exactly what grep finds: a character lowered to an ASCII letter too", () => {
+		const lines = ["boiler at 310 \u212A ok", "\u0130stanbul depot", "plain 310 k", "nothing here"];
+		for (const pattern of ["310 k", "310 K", "istanbul", "ISTANBUL", "i\u0307stanbul", "depot"]) {
+			for (const line of lines) {
+				const grep = grepText(line, pattern, 2_000).matches > 0;
+				assert.equal(
+					matchQuality(line, pattern) < 3,
+					grep,
+					`${JSON.stringify(pattern)} in ${JSON.stringify(line)}`,
+				);
+			}
+		}
+	});
 	it("finds a whole-token occurrence after one inside a longer token", () => {
 		assert.equal(matchQuality("lsig=APaTxxpf lsig=APaTxx.", "APaTxx"), 0);
 	});
