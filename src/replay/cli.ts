@@ -240,7 +240,7 @@ async function replayMine(
 	const found = findSessions(cwd, mine);
 	if (found.files.length === 0) {
 		process.stderr.write(
-			`context-fold replay: no Pi sessions ${mine.allProjects ? "of any project" : `of ${cwd}`} in ${found.where}\n`,
+			`context-fold replay: no Pi sessions ${mine.allProjects ? "of any project" : `of ${cwd}`} in ${found.where}${found.unreadable ? ` (${found.unreadable})` : ""}\n`,
 		);
 		return 2;
 	}

@@ -51,6 +51,25 @@ export interface FoundSessions {
 	where: string;
 	/** The newest session files, newest first, at most the number asked for. */
 	files: string[];
+	/** Why `where` itself could not be read (not a directory, refused), if it is there and could not. */
+	unreadable?: string;
+}
+
+/**
+ * Why the directory `dir` cannot be listed, in a few words; undefined when it can, or when it is not
+ * there (a project with no session yet has no directory).
+ */
+function unlistable(dir: string): string | undefined {
+	try {
+		readdirSync(dir);
+		return undefined;
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ENOENT") return undefined;
+		if (code === "ENOTDIR") return "it is not a directory";
+		if (code === "EACCES" || code === "EPERM") return "permission denied";
+		return error instanceof Error ? error.message : String(error);
+	}
 }
 
 /** `~` and `~/…` read from the home directory, as Pi's `expandTildePath`. */
@@ -192,7 +211,8 @@ export function findSessions(cwd: string, options: { last: number; allProjects: 
 		.sort((a, b) => b.at - a.at || basename(b.file).localeCompare(basename(a.file)))
 		.slice(0, options.last)
 		.map((f) => f.file);
-	return { where, files: newest };
+	const unreadable = newest.length === 0 ? unlistable(where) : undefined;
+	return unreadable ? { where, files: newest, unreadable } : { where, files: newest };
 }
 
 /**

@@ -150,6 +150,13 @@ function splitValues(args: readonly string[]): string[] {
 	});
 }
 
+/** A policy name in one spelling: a profile's name in lower case, a mask's count without leading zeros. */
+function policySpelling(name: string): string {
+	if (name.startsWith(PROFILE_PREFIX)) return `${PROFILE_PREFIX}${name.slice(PROFILE_PREFIX.length).toLowerCase()}`;
+	const mask = /^mask-last-(\d+)$/.exec(name);
+	return mask ? `mask-last-${Number(mask[1])}` : name;
+}
+
 /** Parses the arguments after `replay` (an option's value after a space or after `=`). */
 export function parseArgs(given: readonly string[]): ReplayOptions {
 	const args = splitValues(given);
@@ -265,7 +272,9 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	const where = files.map(sameFileKey);
 	const again = files.find((_, i) => where.indexOf(where[i]) !== i);
 	if (again !== undefined) throw new UsageError(`session file ${again} given twice: each is replayed once`);
-	const twice = names.find((name, i) => names.indexOf(name) !== i);
+	// One policy under two spellings (`context-fold:LADDER` and `context-fold:ladder`, `mask-last-07`) is named twice too.
+	const spelled = names.map(policySpelling);
+	const twice = names.find((_, i) => spelled.indexOf(spelled[i]) !== i);
 	if (twice !== undefined) throw new UsageError(`--policy names ${twice} twice`);
 	const policies = names.map((name): ReplayPolicy => {
 		if (name === "pi") return { name, kind: "pi" };

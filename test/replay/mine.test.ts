@@ -203,6 +203,26 @@ test("--last 1 replays only the newest session; --all-projects finds the other p
 	assert.deepEqual(snapshot(agent), before, "Pi's session directory is read, never written");
 });
 
+test("a session directory that is a file is said to be none, not taken for an empty one", async () => {
+	const file = join(root, "not-a-dir.jsonl");
+	writeFileSync(file, "");
+	const was = process.cwd();
+	process.chdir(join(root, "fresh"));
+	let run: Awaited<ReturnType<typeof replayInProcess>> | undefined;
+	try {
+		await withEnv(agent, file, async () => {
+			run = await replayInProcess(["--mine"]);
+		});
+	} finally {
+		process.chdir(was);
+	}
+	assert.equal(run?.status, 2);
+	assert.equal(
+		run?.stderr,
+		`context-fold replay: no Pi sessions of ${join(root, "fresh")} in ${file} (it is not a directory)\n`,
+	);
+});
+
 test("no session to replay: a missing or empty session directory, or only a corrupt session, exit 2 with one line", async () => {
 	for (const [cwd, args, expected] of [
 		[
@@ -271,6 +291,10 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["a.jsonl", "--policy", ","], "--policy takes names separated by commas, none of them empty"],
 		[["a.jsonl", "--policy", "pi,"], "--policy takes names separated by commas, none of them empty"],
 		[["a.jsonl", "b.jsonl", "a.jsonl"], "session file a.jsonl given twice: each is replayed once"],
+		// A policy under two spellings would replay twice, two identical rows.
+		[["a.jsonl", "--policy", "pi,pi"], "--policy names pi twice"],
+		[["a.jsonl", "--policy", "context-fold:LADDER,context-fold:ladder"], "--policy names context-fold:ladder twice"],
+		[["a.jsonl", "--policy", "mask-last-7,mask-last-07"], "--policy names mask-last-07 twice"],
 		// The same file under another spelling is the same file.
 		[["a.jsonl", "b.jsonl", "./a.jsonl"], "session file ./a.jsonl given twice: each is replayed once"],
 		[["a.jsonl", "--set", "trigger="], "--set trigger takes a whole number ≥ 0"],
