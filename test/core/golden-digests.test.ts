@@ -40,6 +40,14 @@ const LONG_READ = [
 
 const LS_ERROR = "ls: cannot access 'nope': No such file or directory\n\nCommand exited with code 2";
 
+/** An install that repeats one error line 30 times among 16 distinct ones: the repeats collapse first, then the cap. */
+const REPEATED_RISK = [
+	"$ npm install",
+	...Array.from({ length: 30 }, () => "npm ERR! code ERESOLVE"),
+	...Array.from({ length: 16 }, (_, i) => `npm ERR! missing peer dependency react-dom@${i + 1}.0.0`),
+	"npm ERR! A complete log of this run can be found in /tmp/npm.log",
+].join("\n");
+
 const FILE_BODY = Array.from(
 	{ length: 40 },
 	(_, i) => `export function f${i}(x: number): number {\n\treturn x + ${i};\n}`,
@@ -66,6 +74,7 @@ function session(): MessageLike[] {
 				{ type: "toolCall", id: "toolu_empty", name: "bash", arguments: { command: "true" } },
 				{ type: "toolCall", id: "toolu_err", name: "bash", arguments: { command: "ls nope" } },
 				{ type: "toolCall", id: "toolu_read2", name: "read", arguments: { path: "src/constants.ts" } },
+				{ type: "toolCall", id: "toolu_install", name: "bash", arguments: { command: "npm install" } },
 			],
 		},
 		result("toolu_bash", "bash", BASH_OUTPUT, true, 1),
@@ -73,6 +82,7 @@ function session(): MessageLike[] {
 		result("toolu_empty", "bash", "", false, 3),
 		result("toolu_err", "bash", LS_ERROR, true, 4),
 		result("toolu_read2", "read", LONG_READ, false, 5),
+		result("toolu_install", "bash", REPEATED_RISK, true, 8),
 		{
 			role: "assistant",
 			responseId: "msg_02",
@@ -161,6 +171,16 @@ describe("golden digests", () => {
 		const expected = LONG_READ_DIGEST;
 		assert.equal(digestOf("r:toolu_read"), expected);
 		assert.deepEqual(folded("r:toolu_read").content, [{ type: "text", text: expected }]);
+	});
+
+	it("repeated risk lines collapse to one with a count, and the cap counts distinct lines only", () => {
+		const expected = [
+			"{#j1ukv1ma FOLDED} bash: error, 48 lines, ~390 tokens. First line: $ npm install",
+			"L2 ×30: npm ERR! code ERESOLVE",
+			...Array.from({ length: 11 }, (_, i) => `L${32 + i}: npm ERR! missing peer dependency react-dom@${i + 1}.0.0`),
+			'… 6 more distinct risk lines left out (L43-48): recall_folded codes=["j1ukv1ma"] lines="43-48"',
+		].join("\n");
+		assert.equal(digestOf("r:toolu_install"), expected);
 	});
 
 	it("an empty result", () => {
