@@ -9,9 +9,9 @@
  *   names only the read holds, and edits refining one line, each repeating the previous edit.
  * - The same where the copy edited is the first part of a file read in two parts (edits in that part),
  *   or a file the model wrote whole itself: that copy stays raw while the edits go on, then folds.
- * - A checklist plan the model wrote and ticks off with edits: raw while ticked, then it folds.
  * - A plan the model wrote: while each of the model's messages cites the plan's step names, the
- *   `write`'s content goes out raw, while the filler folds; once the citing stops it folds too.
+ *   `write`'s content goes out raw, while the filler folds; once the citing stops it folds too. The
+ *   same where the model ticks a checklist plan's items off with edits, citing no step in text.
  * Under the economic policy (no working set, e.g. CONTEXTFOLD_POLICY=economic) the read and the plan
  * fold at the first event that finds them out of the tails, and every assertion on them fails.
  */
@@ -213,10 +213,10 @@ for (const [shape, edits, via] of [
 ] as const)
 	describeLedger(shape, edits, via);
 
-/** The read-then-edit scenario with `edits`, made `via` edit or write. */
-function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): void {
-	describe(`working-set policy: a file read, then edited over several turns (${shape})`, () => {
-		const steps = ledgerSteps(edits, via);
+/** The edit scenario with `edits`, made `via` edit or write, on the copy the model got as `copy` says. */
+function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via, copy: Copy = "read"): void {
+	describe(`working-set policy: a file ${copy}, then edited over several turns (${shape})`, () => {
+		const steps = copy === "read" ? ledgerSteps(edits, via) : copySteps(copy, edits);
 		const pi = scriptedPi(stepsScript(steps, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
 		const lastEdit = editId(edits.length);
 		let run: RunResult;
@@ -225,7 +225,7 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): 
 
 		before(async () => {
 			await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
-			await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
+			if (copy !== "written") await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
 			({ run, requests, folds } = await ranScenario(
 				pi,
 				"Read the ledger, double the thresholds of the shards I named, and tidy up.",
@@ -246,31 +246,40 @@ function describeLedger(shape: string, edits: readonly LedgerEdit[], via: Via): 
 				assert.deepEqual(f.mutated, [], `request ${f.index}: a result changed without a fold tag`);
 		});
 
-		it("the read goes out raw in every request while the edits go on, while the filler around it folds", () => {
+		it("the copy goes out raw in every request while the edits go on, while the filler around it folds", () => {
 			const readAt = firstWith(requests, READ_ID);
 			const raw = folds[readAt].results.find((r) => r.id === READ_ID)?.text ?? "";
-			assert.ok(raw.includes(shardHead(pad(1))) && raw.includes(shardHead(pad(SHARDS))), "the read holds the file");
+			if (copy === "read")
+				assert.ok(
+					raw.includes(shardHead(pad(1))) && raw.includes(shardHead(pad(SHARDS))),
+					"the read holds the file",
+				);
+			if (copy === "read in two parts")
+				assert.ok(raw.includes(shardHead(pad(18))) && !raw.includes(shardHead(pad(19))), "the first part alone");
 			const lastEditAt = firstWith(requests, lastEdit);
-			for (let i = readAt; i <= lastEditAt; i++) {
-				assert.ok(!folds[i].folded.has(READ_ID), `request ${i}: the read went out folded while the edits went on`);
-			}
+			for (let i = readAt; i <= lastEditAt; i++)
+				assert.ok(
+					copyRaw(copy, requests[i], folds[i]),
+					`request ${i}: the copy went out folded while the edits went on`,
+				);
 			// Events fired meanwhile: the filler the model never referred to folded, around the raw read.
 			assert.ok(folds[lastEditAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastEditAt].signature}`);
 			assert.ok(folds[lastEditAt].folded.size >= 2, `one filler folded: ${folds[lastEditAt].signature}`);
 		});
 
-		it("once the edits stop, the read stays raw for useWindow model messages, then an event folds it", () => {
+		it("once the edits stop, the copy stays raw for useWindow model messages, then an event folds it", () => {
 			const lastEditAt = firstWith(requests, lastEdit);
 			let foldedAt = -1;
 			for (let i = lastEditAt; i < requests.length; i++) {
 				const since = modelMessagesSince(requests[i], lastEdit);
-				const folded = folds[i].folded.has(READ_ID);
+				const folded = !copyRaw(copy, requests[i], folds[i]);
 				if (since < USE_WINDOW)
 					assert.ok(!folded, `request ${i}: folded ${since} model messages after the last edit`);
 				if (folded && foldedAt < 0) foldedAt = i;
 				if (foldedAt >= 0) assert.ok(folded, `request ${i}: unfolded again after request ${foldedAt}`);
 			}
-			assert.ok(foldedAt > lastEditAt, "the read never folded after the edits stopped");
+			assert.ok(foldedAt > lastEditAt, "the copy never folded after the edits stopped");
+			if (copy === "written") return;
 			const digest = folds[foldedAt].folded.get(READ_ID)?.text ?? "";
 			assert.match(digest, /^\{#[0-9a-z]{8} FOLDED\} read: /);
 			// Its In use lines show what the edits worked on, not the imports every shard repeats (a whole-file
@@ -292,11 +301,11 @@ const PART2_ID = "toolu_read_ledger_part2";
 /** Edits across the first part only: each repeats names only that part holds. */
 const ACROSS_FIRST_PART = [2, 5, 8, 11, 14].map((shard) => ({ shard, from: "", to: " * 2" }));
 
-/** How the model got the copy it edits: a file read in two parts (edits in the first), or written by itself. */
-type Copy = "read in two parts" | "written";
+/** How the model got the copy it edits: a file read whole, read in two parts (edits in the first), or written by itself. */
+type Copy = "read" | "read in two parts" | "written";
 
 /** The copy's call(s), each edit after a filler, then the filler after the edits. */
-function copySteps(copy: Copy, edits: readonly LedgerEdit[]): Step[] {
+function copySteps(copy: Exclude<Copy, "read">, edits: readonly LedgerEdit[]): Step[] {
 	const first: Step[] =
 		copy === "written"
 			? [{ call: { id: READ_ID, name: "write", args: { path: LEDGER_PATH, content: LEDGER } } }]
@@ -325,51 +334,7 @@ for (const [copy, edits] of [
 	["read in two parts", REFINING],
 	["written", REFINING],
 ] as const)
-	describeCopy(copy, edits);
-
-/** The edit scenario where the copy edited is not one whole read: see Copy. */
-function describeCopy(copy: Copy, edits: readonly LedgerEdit[]): void {
-	const shape = edits === REFINING ? "edits refining one line" : "edits across the first part";
-	describe(`working-set policy: a file ${copy}, then edited over several turns (${shape})`, () => {
-		const steps = copySteps(copy, edits);
-		const pi = scriptedPi(stepsScript(steps, "ledger fixed"), { contextWindow: WINDOW, settings: SETTINGS });
-		const lastEdit = editId(edits.length);
-		let run: RunResult;
-		let requests: CapturedRequest[] = [];
-		let folds: RequestFolds[] = [];
-
-		before(async () => {
-			await mkdir(join(pi.sandbox.cwd, "src"), { recursive: true });
-			if (copy !== "written") await writeFile(join(pi.sandbox.cwd, LEDGER_PATH), LEDGER);
-			({ run, requests, folds } = await ranScenario(pi, "Work on the ledger and tidy up."));
-		});
-
-		it("the run makes every edit on disk and ends", async () => {
-			ranToTheEnd(run, pi.server.errors, requests, steps, "ledger fixed");
-			assert.equal(await readFile(join(pi.sandbox.cwd, LEDGER_PATH), "utf8"), applied(edits, edits.length));
-			if (copy === "written") return;
-			const part = folds[firstWith(requests, READ_ID)].results.find((r) => r.id === READ_ID)?.text ?? "";
-			assert.ok(
-				part.includes(shardHead(pad(18))) && !part.includes(shardHead(pad(19))),
-				"the first part, read alone",
-			);
-		});
-
-		it("the copy edited goes out raw while the edits go on, and folds once they stop", () => {
-			const copyAt = firstWith(requests, READ_ID);
-			const lastEditAt = firstWith(requests, lastEdit);
-			for (let i = copyAt; i <= lastEditAt; i++)
-				assert.ok(
-					copyRaw(copy, requests[i], folds[i]),
-					`request ${i}: the copy went out folded while the edits went on`,
-				);
-			assert.ok(folds[lastEditAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastEditAt].signature}`);
-			const foldedAt = requests.findIndex((r, i) => i > lastEditAt && !copyRaw(copy, r, folds[i]));
-			assert.ok(foldedAt > lastEditAt, "the copy never folded after the edits stopped");
-			assert.ok(modelMessagesSince(requests[foldedAt], lastEdit) >= USE_WINDOW, `folded at request ${foldedAt}`);
-		});
-	});
-}
+	describeLedger(edits === REFINING ? "edits refining one line" : "edits across the first part", edits, "edit", copy);
 
 // --- Scenario 2: a plan the model wrote, cited while it works ---
 
@@ -461,7 +426,7 @@ for (const [shape, plan, cite] of [
 	["cited by its steps' plain words alone", PLAIN_PLAN, citeByWords],
 	["a 12.6k-token plan cited by its steps' plain words alone", LARGE_PLAIN_PLAN, citeByWords],
 ] as const)
-	describePlan(shape, plan, cite);
+	describePlan(shape, plan, planSteps(plan, cite), fillerId(CITES));
 
 /** The plain-words plan as a checklist: `- [ ] Step 4: Fetch tarballs`, each item with a note. */
 const CHECKLIST_PLAN = [
@@ -475,51 +440,42 @@ const CHECKLIST_PLAN = [
 ].join("\n");
 const tickId = (k: number) => `toolu_tick_${pad(k)}`;
 
-describe("working-set policy: a checklist plan the model wrote stays raw while the model ticks its items off", () => {
-	// The model cites no step in its text: each tick is an `edit` of the plan's file, whose strings are
-	// the previous tick's, so only the edit of the file the model wrote keeps the write in use.
+/** The checklist's write, CITES items ticked off by an `edit` each after a filler, then filler: no step cited in text. */
+function tickSteps(): Step[] {
+	// Each tick's strings are the previous tick's: only the edit of the file the model wrote keeps the write in use.
 	const tick = (k: number): Step => {
 		const item = `Step ${k}: ${stepWords(k)}`;
 		const edits = [{ oldText: `- [ ] ${item}`, newText: `- [x] ${item}` }];
 		return { call: { id: tickId(k), name: "edit", args: { path: PLAN_PATH, edits } } };
 	};
-	const steps: Step[] = [
+	return [
 		{ call: { id: WRITE_ID, name: "write", args: { path: PLAN_PATH, content: CHECKLIST_PLAN } } },
 		...Array.from({ length: CITES }, (_, i) => [filler(i + 1), tick(i + 1)]).flat(),
 		...Array.from({ length: USE_WINDOW + 3 }, (_, j) => filler(CITES + j + 1)),
 	];
-	const pi = scriptedPi(stepsScript(steps, "plan followed"), { contextWindow: WINDOW, settings: SETTINGS });
-	let run: RunResult;
-	let requests: CapturedRequest[] = [];
-	let folds: RequestFolds[] = [];
+}
 
-	before(async () => {
-		({ run, requests, folds } = await ranScenario(pi, "Write the plan as a checklist, then tick each step off."));
-	});
+/** The checklist on disk once every item was ticked. */
+const TICKED_PLAN = Array.from({ length: CITES }, (_, i) => i + 1).reduce(
+	(text, k) => text.replace(`- [ ] Step ${k}:`, `- [x] Step ${k}:`),
+	CHECKLIST_PLAN,
+);
 
-	it("the run writes the plan, ticks every item on disk and ends", async () => {
-		ranToTheEnd(run, pi.server.errors, requests, steps, "plan followed");
-		const done = await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8");
-		for (let k = 1; k <= CITES; k++) assert.ok(done.includes(`- [x] Step ${k}:`), `item ${k} ticked`);
-	});
+describePlan(
+	"a checklist ticked off by edits, no step cited in text",
+	CHECKLIST_PLAN,
+	tickSteps(),
+	tickId(CITES),
+	TICKED_PLAN,
+);
 
-	it("the write's content goes out raw while the items are ticked off, then folds", () => {
-		const writtenAt = requests.findIndex((r) => planContent(r) !== undefined);
-		const lastTickAt = firstWith(requests, tickId(CITES));
-		for (let i = writtenAt; i <= lastTickAt; i++)
-			assert.equal(planContent(requests[i]), CHECKLIST_PLAN, `request ${i}: the plan went out folded while ticked`);
-		assert.ok(folds[lastTickAt].folded.has(fillerId(1)), `filler 1 never folded: ${folds[lastTickAt].signature}`);
-		const foldedAt = requests.findIndex((r, i) => i > lastTickAt && TAG_AT_HEAD.test(planContent(r) ?? ""));
-		assert.ok(foldedAt > lastTickAt, "the plan never folded after the ticking stopped");
-	});
-});
-
-/** The plan scenario: `plan` written, then cited by `cite`. */
-function describePlan(shape: string, plan: string, cite: (k: number) => string): void {
+/**
+ * The plan scenario: `plan` written and used by `steps` up to call `lastCite` (cited in text, or its
+ * items ticked off by edits), then filler; `onDisk` is the plan's file at the end.
+ */
+function describePlan(shape: string, plan: string, steps: readonly Step[], lastCite: string, onDisk = plan): void {
 	describe(`working-set policy: a plan the model wrote stays raw while the model cites it (${shape})`, () => {
-		const steps = planSteps(plan, cite);
 		const pi = scriptedPi(stepsScript(steps, "plan followed"), { contextWindow: WINDOW, settings: SETTINGS });
-		const lastCite = fillerId(CITES);
 		let run: RunResult;
 		let requests: CapturedRequest[] = [];
 		let folds: RequestFolds[] = [];
@@ -530,7 +486,7 @@ function describePlan(shape: string, plan: string, cite: (k: number) => string):
 
 		it("the run writes the plan, cites it, runs the filler and ends", async () => {
 			ranToTheEnd(run, pi.server.errors, requests, steps, "plan followed");
-			assert.equal(await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8"), plan);
+			assert.equal(await readFile(join(pi.sandbox.cwd, PLAN_PATH), "utf8"), onDisk);
 		});
 
 		it("the write's content goes out raw in every request while the model cites the plan, while the filler folds", () => {
