@@ -169,11 +169,16 @@ export class UseMemo {
 				let at = copies[0] ?? -1;
 				let shared: string[] = [];
 				if (!change.whole) {
+					// The strings of the file's path name the file, not a part of it: a write's arguments hold
+					// them where a read's text does not, so they weigh nothing in the choice.
+					const named = distinctiveTokens(change.path);
 					const own = tokensOf(block, this.tokens);
+					let most = -1;
 					for (const copy of copies) {
 						const held = tokensOf(blocks[copy], this.tokens);
 						const common = [...own].filter((t) => held.has(t));
-						if (common.length > shared.length) [at, shared] = [copy, common];
+						const weight = common.filter((t) => !named.has(t)).length;
+						if (weight > most) [at, shared, most] = [copy, common, weight];
 					}
 				}
 				if (at < 0 || uses.has(at)) continue;
@@ -202,8 +207,9 @@ export class UseMemo {
 	/**
 	 * The copies of the file at `path` (see normalPath) the model had before position `before`, newest
 	 * first, up to COPIES: the successful result of each `read` of it, and with `written` the arguments
-	 * of each call that wrote it whole; where there is none, the newest shell command that printed it
-	 * (see fileCallsOf): a few lines a shell shows of a file the model read whole are no copy to edit from.
+	 * of each call that wrote it whole and succeeded; where no `read` tool read it, the newest shell
+	 * command that printed it (see fileCallsOf) as well: a few lines a shell shows of a file the model
+	 * read whole are no copy to edit from.
 	 */
 	private copiesOf(
 		messages: readonly MessageLike[],
@@ -213,22 +219,25 @@ export class UseMemo {
 		written: boolean,
 	): number[] {
 		const calls = this.copies.get(fileKey(path)) ?? [];
-		const out: number[] = [];
+		const reads: number[] = [];
+		const writes: number[] = [];
 		let shell = -1;
-		for (let k = newestIndexBefore(calls, before); k >= 0 && out.length < COPIES; k--) {
+		for (let k = newestIndexBefore(calls, before); k >= 0 && reads.length + writes.length < COPIES; k--) {
 			const i = calls[k];
 			const facts = fileCallsOf(messages, blocks[i], this.files);
 			if (facts.reads === undefined) {
-				if (written && facts.changes.some((c) => c.whole && samePath(normalPath(c.path), path))) out.push(i);
+				const wrote = written && facts.changes.some((c) => c.whole && samePath(normalPath(c.path), path));
+				if (wrote && resultOf(blocks, i, before) >= 0) writes.push(i);
 				continue;
 			}
-			if ((facts.shell && (shell >= 0 || out.length > 0)) || !samePath(normalPath(facts.reads), path)) continue;
+			if ((facts.shell && shell >= 0) || !samePath(normalPath(facts.reads), path)) continue;
 			const at = resultOf(blocks, i, before);
 			if (at < 0) continue;
 			if (facts.shell) shell = at;
-			else out.push(at);
+			else reads.push(at);
 		}
-		return out.length > 0 || shell < 0 ? out : [shell];
+		const copies = reads.length === 0 && shell >= 0 ? [...writes, shell] : [...reads, ...writes];
+		return copies.sort((a, b) => b - a);
 	}
 
 	/** Forgets the uses of model messages that start before `from`: they left the lookback. */

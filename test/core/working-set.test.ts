@@ -344,6 +344,32 @@ describe("useOf", () => {
 		assert.equal(writeAge([rewrite, result("e2", "write", "Wrote")]), 7, "a rewrite holds the file itself");
 	});
 
+	test("the copy an edit uses is chosen by the file's text, not its path: a newer read beats the write", () => {
+		const ageAfter = (copies: MessageLike[], id: string): number => {
+			const messages: MessageLike[] = [{ role: "user", content: "go", timestamp: clock++ }, ...copies];
+			// Ten edits, each of the previous one's new text: no copy holds their strings, only the path.
+			for (let k = 0; k < 10; k++) {
+				const edit = { path: "src/a.ts", oldText: `limit_${k}`, newText: `limit_${k + 1}` };
+				messages.push(call(`e${k}`, "edit", edit), result(`e${k}`, "edit", "done"));
+			}
+			return ageOf([...messages, call("z", "bash", { command: "true" }), result("z", "bash", "ok")], id);
+		};
+		const write = call("w", "write", { path: "src/a.ts", content: FILE });
+		const read = [call("r", "read", { path: "src/a.ts" }), result("r", "read", FILE)];
+		assert.equal(ageAfter([write, result("w", "write", "Wrote"), ...read], "r"), 1, "the newer read is the copy");
+		const failed: MessageLike = { ...result("w", "write", "EACCES: permission denied"), isError: true };
+		assert.equal(ageAfter([...read, write, failed], "r"), 1, "a write that failed is no copy");
+		// Codex: a patch adds the file, a shell print shows it, then patches update it: the print is the copy.
+		const patch = (id: string, kind: string) =>
+			call(id, "apply_patch", { input: `*** Begin Patch\n*** ${kind} File: src/a.ts\n+x\n*** End Patch` });
+		const codex: MessageLike[] = [{ role: "user", content: "go", timestamp: clock++ }];
+		codex.push(patch("add", "Add"), result("add", "apply_patch", "Done"));
+		codex.push(call("p", "bash", { command: "sed -n '1,200p' src/a.ts" }), result("p", "bash", FILE));
+		for (let k = 0; k < 10; k++) codex.push(patch(`u${k}`, "Update"), result(`u${k}`, "apply_patch", "Done"));
+		codex.push(call("z", "bash", { command: "true" }), result("z", "bash", "ok"));
+		assert.equal(ageOf(codex, "p"), 1, "the shell print the patches work from");
+	});
+
 	test("a model message citing a step of a plan it wrote, in plain words, uses the plan's write", () => {
 		const plan = "# Rollout\n## Step 1: Drain the queue\n## Step 2: Swap the brokers\n## Step 3: Replay dead letters";
 		const cited = (path: string, content: string): number => {
