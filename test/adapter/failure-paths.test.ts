@@ -482,6 +482,11 @@ describe("a parent session file with a damaged line", () => {
 				),
 			JSON.stringify(answer),
 		);
+		assert.ok(!answer.ok && answer.error.includes("(a seed passed as a prompt carries no sha256"), answer.error);
+		// A seed with hashes, none of this code's (a block found by search on the parent's branch): said so.
+		const seeded = new ParentSession(file, [dirname(file)], undefined, new Map([["zzzzzzzz", "0".repeat(64)]]));
+		const other = seeded.resolve(code);
+		assert.ok(!other.ok && other.error.includes("(the seed holds no sha256 of it"), JSON.stringify(other));
 		const whole = write(lines);
 		const intact = new ParentSession(whole, [dirname(whole)]).resolve(code);
 		assert.ok(intact.ok && !intact.verified, "the same file undamaged serves it, unverified");

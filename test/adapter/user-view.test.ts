@@ -768,6 +768,26 @@ describe("/context-fold", () => {
 		assert.ok(foldedCodes(await stub.request()).includes(code), "still folded");
 	});
 
+	it("names a block whose command holds $' or $$ whole in the unfold notice", async () => {
+		const stub = loadStub({ window: 10_000 });
+		bashSession(stub, 6);
+		// Bash's ANSI-C quoting and the shell's pid: replacement patterns to String.replace.
+		const command = "printf $'col_a\\tcol_b\\n' && echo $$";
+		const first = stub.entries.find((e) => (e.message as { role?: string } | undefined)?.role === "assistant");
+		(first?.message as { content: { arguments: { command: string } }[] }).content[0].arguments.command = command;
+		await stub.emit("session_start", { reason: "startup" });
+		const code = foldedCodes(await stub.request())[0];
+		stub.mode = "rpc";
+		stub.confirmAnswer = true;
+		await stub.command("context-fold", `unfold ${code}`);
+		const note = stub.notes.at(-1)?.message ?? "";
+		assert.ok(
+			note.startsWith(`Unfolded #${code} bash: ${command} (`) &&
+				note.endsWith(": the original content is back in the context from the next request on."),
+			note,
+		);
+	});
+
 	it("unfolds only after a confirmation that states the cache cost; headless it only states it", async () => {
 		const stub = await started();
 		const code = foldedCodes(await stub.request())[0];

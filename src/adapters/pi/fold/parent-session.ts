@@ -263,7 +263,7 @@ export class ParentSession {
 			const why = taken
 				? `#${code}: the parent session file no longer holds it, though the seed cites it`
 				: withheld
-					? `#${code} names a block of the parent ${this.file} that no fold record there names, and with lines of that file unreadable, a lost record could name another copy: it is not served unchecked (a seed passed as a prompt carries no sha256 to tell the copies apart)`
+					? `#${code} names a block of the parent ${this.file} that no fold record there names, and with lines of that file unreadable, a lost record could name another copy: it is not served unchecked (${this.seedHashes.size === 0 ? "a seed passed as a prompt carries no sha256 to tell the copies apart" : "the seed holds no sha256 of it to tell the copies apart"})`
 					: `#${code} is not a fold code of this session or of its parent ${this.file}`;
 			return { ok: false, error: `${why}${this.damageNote()}` };
 		}

@@ -252,7 +252,7 @@ async function confirmUnfold(deps: CommandDeps, ctx: Ctx, code: string): Promise
 	);
 	// A refusal in the user's words where there is one; else the tool's own reason (the room it lacks).
 	// The tool's text names the bare code; the user reads it with what the block was.
-	const text = answer.text.replace(`#${code}`, named(deps, code));
+	const text = answer.text.replace(`#${code}`, () => named(deps, code));
 	const why = answer.failed ? (unfoldRefusal(deps, ctx, code) ?? text) : undefined;
 	ctx.ui.notify(refused ?? (why ? `context-fold: ${why}` : text), answer.failed ? "error" : "info");
 	updateFooter(deps, ctx);
