@@ -188,8 +188,9 @@ export function budgetOf(config: LadderConfig, window: number): number {
 
 /**
  * True while the context is plain Pi's and short of Pi's own compaction point: what folds keep out of
- * it and what could still fold (every eligible block's whole size, a bound on its saving) come to less
- * than `least`, the smallest event worth having, and usage is under `window - reserve`. A policy then
+ * it and what folding could still save (every eligible block's saving, its digest read where it was
+ * not yet: this runs only where a compaction is in question) come to less than `least`, the smallest
+ * event worth having, and usage is under `window - reserve`. A policy then
  * asks for no compaction: Pi's own comes at its point, so a session with nothing to fold compacts
  * where plain Pi does, never sooner. False where Pi's compaction is off (no reserve).
  */
@@ -200,7 +201,7 @@ export function plainBeforePi(view: PolicyView, least: number): boolean {
 	let foldable = view.masked ?? 0;
 	for (const block of view.blocks) {
 		if (foldable >= enough) return false;
-		if (block.eligible && !block.frozen) foldable += block.tokens;
+		if (block.eligible && !block.frozen) foldable += block.saving;
 	}
 	return foldable < enough;
 }

@@ -452,12 +452,15 @@ describe("the backstop and Pi's own compaction point", () => {
 		// 75k: past 60 % of Pi's point and past the budget (75 % of the window), short of Pi's 84k.
 		const plain = at(76_000, false, 0);
 		const none = { ...plain, blocks: plain.blocks.map((b) => ({ ...b, eligible: false })) };
+		// Outputs that may fold but whose digests save nothing (many short ones): as good as none.
+		const saveNothing = { ...plain, blocks: plain.blocks.map((b) => ({ ...b, saving: 0 })) };
 		for (const [name, policy] of [
 			["economic", (v: PolicyView) => economize(v)],
 			["protecting", (v: PolicyView) => economize(v, { keep: () => true })],
 			["ladder", (v: PolicyView) => conduct(v)],
 		] as const) {
 			assert.deepEqual(policy(none), [], `${name}: nothing foldable, nothing folded: plain Pi's context`);
+			assert.deepEqual(policy(saveNothing), [], `${name}: folding would save nothing: plain Pi's context`);
 			assert.ok(
 				policy({ ...none, usage: 85_000 }).some((c) => c.type === "compact"),
 				`${name}: past Pi's point, as Pi`,
