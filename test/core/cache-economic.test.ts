@@ -144,6 +144,12 @@ describe("the break-even rule", () => {
 		assert.equal(horizonOf({ ...view(10), reserve: 153_000 }, knobs, 2_000), 20);
 		assert.deepEqual(economize({ ...view(10), reserve: 151_000 }), [], "at 49k, 3k away: the share");
 		assert.equal(horizonOf({ ...view(10), reserve: 152_000 }, knobs, 1_999), 2.5);
+		// Where the context passes the fold budget before another least event could gather, the alternative
+		// is an urgent event, which folds what the model is using too: the whole horizon. 46k used.
+		const budget = (fraction: number) => ({ ...view(10), config: { ...unset, budgetFraction: fraction } });
+		assert.equal(horizonOf(budget(0.24), knobs, 2_000), 20, "budget 48k, 2k away");
+		assert.deepEqual(folds(economize(budget(0.24))), ["r:a", "r:b"], "the event comes before the budget");
+		assert.equal(horizonOf(budget(0.25), knobs, 1_999), 2.5, "budget 50k, farther than a least event: the share");
 	});
 
 	it("starts the event where it pays best, skipping an old small candidate before a long raw stretch", () => {

@@ -215,12 +215,15 @@ export const PAYBACK_SHARE = 0.25;
  * Pi would compact on its own before the context grew by another `least` event (a small window),
  * the alternative to the event is that compaction, not the session's end: the whole horizon then
  * (in a 32k window the share alone cost 0.702× plain Pi on the corpus where this costs 0.682×,
- * debug-branchy compacting six times where an event spared it every one). A horizon the user set is
+ * debug-branchy compacting six times where an event spared it every one). So too where the context
+ * would pass the fold budget first: the alternative is an urgent event, which folds the working set
+ * too (in a 128k window the first event came urgent and folded a file the model was editing). A horizon the user set is
  * taken as given: it says how long their sessions last.
  */
 export function horizonOf(view: PolicyView, knobs: EconomicConfig, least = 0): number {
 	if (view.config.horizon !== undefined || view.requests === undefined) return knobs.horizon;
 	if (view.reserve !== undefined && view.usage >= view.window - view.reserve - least) return knobs.horizon;
+	if (view.usage >= budgetOf(view.config, view.window) - least) return knobs.horizon;
 	return paybackHorizon(knobs.horizon, view.requests);
 }
 
