@@ -135,10 +135,11 @@ describe("the cache-economic policy", () => {
 				const rewrite = view.usage - prefix - saved;
 				const knobs = economicKnobs(view);
 				// Counted over the horizon; by default over at most a quarter of the requests made, unless Pi
-				// compacts on its own before another least event could gather.
+				// compacts on its own, or the context passes the fold budget, before another least event could gather.
 				const least = leastEventOf(view, knobs);
 				const nearPi = view.reserve !== undefined && view.usage >= view.window - view.reserve - least;
-				const capped = view.config.horizon === undefined && view.requests !== undefined && !nearPi;
+				const nearBudget = view.usage >= budgetOf(view.config, view.window) - least;
+				const capped = view.config.horizon === undefined && view.requests !== undefined && !nearPi && !nearBudget;
 				const over = capped ? Math.max(1, Math.min(knobs.horizon, (view.requests ?? 0) / 4)) : knobs.horizon;
 				assert.ok(
 					saved * over >= rewrite * REWRITE_IN_READS,
