@@ -217,8 +217,8 @@ export const PAYBACK_SHARE = 0.25;
  * (in a 32k window the share alone cost 0.702× plain Pi on the corpus where this costs 0.682×,
  * debug-branchy compacting six times where an event spared it every one). So too where the context
  * would pass the fold budget first: the alternative is an urgent event, which folds the working set
- * too (in a 128k window the first event came urgent and folded a file the model was editing). A horizon the user set is
- * taken as given: it says how long their sessions last.
+ * too (in a 128k window the first event came urgent and folded a file the model was editing). A
+ * horizon the user set is taken as given: it says how long their sessions last.
  */
 export function horizonOf(view: PolicyView, knobs: EconomicConfig, least = 0): number {
 	if (view.config.horizon !== undefined || view.requests === undefined) return knobs.horizon;

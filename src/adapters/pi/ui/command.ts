@@ -128,7 +128,8 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	const registry = deps.engine.registry;
 	const id = registry.idOf(code);
 	const read = `/context-fold recall ${code} shows it`;
-	const block = named(deps, code);
+	// Named only in a refusal: the pickers and completion ask this of every record.
+	const block = () => named(deps, code);
 	if (!id) {
 		const parent = deps.parent();
 		if (parent?.has(code))
@@ -140,11 +141,11 @@ function unfoldRefusal(deps: CommandDeps, ctx: ExtensionContext, code: string): 
 	}
 	if (compactedAway(deps, ctx, id)) {
 		return deps.ledger.holds(id)
-			? `${block} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`
-			: `${block} is no longer in the context, nor in the session file as Pi read it (its line is unreadable or gone), so it can be neither unfolded nor recalled`;
+			? `${block()} is no longer in the context (a compaction took it out, or another extension leaves it out), so it cannot be unfolded; ${read}`
+			: `${block()} is no longer in the context, nor in the session file as Pi read it (its line is unreadable or gone), so it can be neither unfolded nor recalled`;
 	}
-	if (registry.isUnfolded(id)) return `${block} is already unfolded`;
-	return registry.frozenOp(id) ? undefined : `${block} is not folded: it is in the context as it was read`;
+	if (registry.isUnfolded(id)) return `${block()} is already unfolded`;
+	return registry.frozenOp(id) ? undefined : `${block()} is not folded: it is in the context as it was read`;
 }
 
 /** `code` with what its block was, `#6vv2m26b bash: npm test (9.8k tokens)`, or `#code` alone for a code the branch lacks. */
