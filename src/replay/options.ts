@@ -151,11 +151,11 @@ function splitValues(args: readonly string[]): string[] {
 }
 
 /**
- * A policy name in one spelling: `context-fold` as the profile it runs (`profile`: the default, or
- * the one --set policy names), a profile's name in lower case, a mask's count without leading zeros.
+ * A policy name in one spelling: a profile's name in lower case, a mask's count without leading
+ * zeros. `context-fold` stays its own name beside the profile it runs (the default profile and the
+ * same profile named are two names, both replayed as asked: profiles.test.ts).
  */
-function policySpelling(name: string, profile: string): string {
-	if (name === "context-fold") return `${PROFILE_PREFIX}${profile}`;
+function policySpelling(name: string): string {
 	if (name.startsWith(PROFILE_PREFIX)) return `${PROFILE_PREFIX}${name.slice(PROFILE_PREFIX.length).toLowerCase()}`;
 	const mask = /^mask-last-(\d+)$/.exec(name);
 	return mask ? `mask-last-${Number(mask[1])}` : name;
@@ -249,8 +249,9 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	// A knob the extension would refuse or not know would replay its default unseen: a sweep over
 	// values would print the default's figures under each one. 0.5.1's names and words are read, as
 	// the extension reads them, and said (see ReplayOptions.notices).
-	const resolved = resolveConfig(knobs, {});
-	const problems = resolved.problems.map((problem) => problem.replace(`settings ${SETTINGS_SECTION}.`, "--set "));
+	const problems = resolveConfig(knobs, {}).problems.map((problem) =>
+		problem.replace(`settings ${SETTINGS_SECTION}.`, "--set "),
+	);
 	const notices = problems.filter(isReadNotice);
 	const refused = problems
 		.filter((problem) => !isReadNotice(problem))
@@ -276,7 +277,7 @@ export function parseArgs(given: readonly string[]): ReplayOptions {
 	const again = files.find((_, i) => where.indexOf(where[i]) !== i);
 	if (again !== undefined) throw new UsageError(`session file ${again} given twice: each is replayed once`);
 	// One policy under two spellings (`context-fold:LADDER` and `context-fold:ladder`, `mask-last-07`) is named twice too.
-	const spelled = names.map((name) => policySpelling(name, resolved.config.policy));
+	const spelled = names.map(policySpelling);
 	const twice = names.find((_, i) => spelled.indexOf(spelled[i]) !== i);
 	if (twice !== undefined) throw new UsageError(`--policy names ${twice} twice`);
 	const policies = names.map((name): ReplayPolicy => {

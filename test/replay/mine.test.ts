@@ -295,15 +295,6 @@ test("--mine, --last and --all-projects go together and take no session file", (
 		[["a.jsonl", "--policy", "pi,pi"], "--policy names pi twice"],
 		[["a.jsonl", "--policy", "context-fold:LADDER,context-fold:ladder"], "--policy names context-fold:ladder twice"],
 		[["a.jsonl", "--policy", "mask-last-7,mask-last-07"], "--policy names mask-last-07 twice"],
-		// context-fold runs the default profile, or the one --set policy names.
-		[
-			["a.jsonl", "--policy", "context-fold,context-fold:WORKING-SET"],
-			"--policy names context-fold:WORKING-SET twice",
-		],
-		[
-			["a.jsonl", "--set", "policy=ladder", "--policy", "context-fold,context-fold:ladder"],
-			"--policy names context-fold:ladder twice",
-		],
 		// The same file under another spelling is the same file.
 		[["a.jsonl", "b.jsonl", "./a.jsonl"], "session file ./a.jsonl given twice: each is replayed once"],
 		[["a.jsonl", "--set", "trigger="], "--set trigger takes a whole number ≥ 0"],
