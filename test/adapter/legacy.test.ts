@@ -496,6 +496,36 @@ describe("a 0.5.1 fold on another branch", () => {
 	});
 });
 
+describe("a settings.json Pi cannot read", () => {
+	it("is named once, when it holds a context-fold section, and its settings are said not to apply", async () => {
+		await inTempDir(async (dir) => {
+			const saved = process.env.PI_CODING_AGENT_DIR;
+			process.env.PI_CODING_AGENT_DIR = dir;
+			try {
+				writeFileSync(join(dir, "settings.json"), '{ "theme": "dark",, }\n');
+				const quiet = loadStub();
+				await quiet.emit("session_start", { reason: "startup" });
+				assert.deepEqual(quiet.stderr, [], "no context-fold section in it: Pi's own warning is enough");
+				writeFileSync(join(dir, "settings.json"), '{ "context-fold": { "policy": "ladder" },, }\n');
+				const stub = loadStub();
+				await stub.emit("session_start", { reason: "startup" });
+				await stub.emit("session_tree", {});
+				const said = stub.stderr.filter((line) => line.includes("settings.json"));
+				assert.equal(said.length, 1, stub.stderr.join(""));
+				assert.match(
+					said[0],
+					/^context-fold: .*settings\.json cannot be read as JSON \(.*\): Pi reads none of its settings, so the "context-fold" section saved there does not apply; fix the file/,
+				);
+				const status = (await stub.command("context-fold", "status")).stdout;
+				assert.match(status, /Failures {2}1 announced/, status);
+			} finally {
+				if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+				else process.env.PI_CODING_AGENT_DIR = saved;
+			}
+		});
+	});
+});
+
 describe("0.5.1's settings file", () => {
 	it("is named once as not read, with where its knobs go now", async () => {
 		await inTempDir(async (dir) => {

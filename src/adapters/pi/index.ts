@@ -42,7 +42,14 @@ import { type FoldTools, registerFoldTools } from "./tools/loadout.ts";
 import { type NoticeSink, Notices, toStderr } from "./ui/notices.ts";
 import { registerUserView } from "./ui/register.ts";
 import { FoldRecords, labelEntry } from "./ui/renderers.ts";
-import { legacySettingsFile, SavedSettings, type SettingsPaths, savedOrigin, settingsPaths } from "./ui/settings.ts";
+import {
+	legacySettingsFile,
+	SavedSettings,
+	type SettingsPaths,
+	savedOrigin,
+	settingsPaths,
+	unreadableSections,
+} from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0 or a value not understood). */
 export default function contextFold(pi: ExtensionAPI): void {
@@ -125,7 +132,11 @@ function register(
 				`context-fold: Pi's settings could not be read (${errorText(unreadable)}); the saved context-fold section is ignored, the defaults and CONTEXTFOLD_* variables apply`,
 			);
 		for (const problem of stated) notices.reported.add(`context-fold: ${problem}`);
-		announceSettings([...problems, ...providerTableProblems(settings.config.cacheTtlByProvider, providers)]);
+		announceSettings([
+			...problems,
+			...providerTableProblems(settings.config.cacheTtlByProvider, providers),
+			...unreadableSections(settingsFiles),
+		]);
 		const legacy = legacySettingsFile(agentDir);
 		if (legacy)
 			warnOnce(

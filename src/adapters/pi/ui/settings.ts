@@ -138,6 +138,33 @@ export function settingsPaths(
 }
 
 /**
+ * The settings.json files `paths` gives that Pi cannot read (not JSON, or no object) while their text
+ * names context-fold's section, each as a problem: Pi skips such a file with a warning of its own,
+ * and the context-fold section saved there silently stops applying. `paths` may throw: nothing found.
+ */
+export function unreadableSections(paths: () => SettingsPaths | undefined): string[] {
+	let found: SettingsPaths | undefined;
+	try {
+		found = paths();
+	} catch {
+		return [];
+	}
+	const problems: string[] = [];
+	for (const file of [found?.project, found?.global]) {
+		if (file === undefined) continue;
+		try {
+			if (!existsSync(file) || !readFileSync(file, "utf8").includes(`"${SETTINGS_SECTION}"`)) continue;
+			readObject(file);
+		} catch (error) {
+			problems.push(
+				`${errorText(error).replace(/; fix or remove it$/, "")}: Pi reads none of its settings, so the "${SETTINGS_SECTION}" section saved there does not apply; fix the file`,
+			);
+		}
+	}
+	return problems;
+}
+
+/**
  * Where a refused saved value came from (see SavedOrigin), read from the files `paths` gives: the
  * project's file when it sets the knob, with the global file's value beneath it, else the global
  * file; without a knob, the file whose section Pi's merge took. The files are read once, on the first
