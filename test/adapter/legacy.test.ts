@@ -24,7 +24,7 @@ import {
 	legacySeedIndex,
 	sha,
 } from "../fixtures/legacy-0.5.1.ts";
-import { foldEntry, loadStub, type StubPi } from "./stub-pi.ts";
+import { foldEntry, loadStub, type StubPi, withEnvVar } from "./stub-pi.ts";
 
 const custom = (data: Record<string, unknown>) => ({ type: "custom", customType: LEGACY_TYPE, data });
 const fold = (blockId: string, code: string, extra: Record<string, unknown> = {}) =>
@@ -499,9 +499,7 @@ describe("a 0.5.1 fold on another branch", () => {
 describe("a settings.json Pi cannot read", () => {
 	it("is named once, when it holds a context-fold section, and its settings are said not to apply", async () => {
 		await inTempDir(async (dir) => {
-			const saved = process.env.PI_CODING_AGENT_DIR;
-			process.env.PI_CODING_AGENT_DIR = dir;
-			try {
+			await withEnvVar("PI_CODING_AGENT_DIR", dir, async () => {
 				writeFileSync(join(dir, "settings.json"), '{ "theme": "dark",, }\n');
 				const quiet = loadStub();
 				await quiet.emit("session_start", { reason: "startup" });
@@ -518,10 +516,7 @@ describe("a settings.json Pi cannot read", () => {
 				);
 				const status = (await stub.command("context-fold", "status")).stdout;
 				assert.match(status, /Failures {2}1 announced/, status);
-			} finally {
-				if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
-				else process.env.PI_CODING_AGENT_DIR = saved;
-			}
+			});
 		});
 	});
 });
@@ -529,9 +524,7 @@ describe("a settings.json Pi cannot read", () => {
 describe("0.5.1's settings file", () => {
 	it("is named once as not read, with where its knobs go now", async () => {
 		await inTempDir(async (dir) => {
-			const saved = process.env.PI_CODING_AGENT_DIR;
-			process.env.PI_CODING_AGENT_DIR = dir;
-			try {
+			await withEnvVar("PI_CODING_AGENT_DIR", dir, async () => {
 				const stub = loadStub();
 				await stub.emit("session_start", { reason: "startup" });
 				assert.deepEqual(stub.stderr, [], "no file, no word");
@@ -544,10 +537,7 @@ describe("0.5.1's settings file", () => {
 					said,
 					/context-fold\.json holds context-fold 0\.5\.1's settings, which this version does not read: set them in Pi's settings\.json under "context-fold"/,
 				);
-			} finally {
-				if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
-				else process.env.PI_CODING_AGENT_DIR = saved;
-			}
+			});
 		});
 	});
 });

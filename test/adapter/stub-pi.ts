@@ -621,15 +621,20 @@ export function exchangeAt(stub: StubPi, at: number, usage: Record<string, numbe
 	});
 }
 
-/** Runs `body` with PI_CACHE_RETENTION (Pi's cache retention tier) set to `value`, or unset, and restores it after. */
-export async function withRetention<T>(value: string | undefined, body: () => Promise<T>): Promise<T> {
-	const previous = process.env.PI_CACHE_RETENTION;
-	if (value === undefined) delete process.env.PI_CACHE_RETENTION;
-	else process.env.PI_CACHE_RETENTION = value;
+/** Runs `body` with the environment variable `name` set to `value`, or unset, and restores it after. */
+export async function withEnvVar<T>(name: string, value: string | undefined, body: () => Promise<T>): Promise<T> {
+	const previous = process.env[name];
+	if (value === undefined) delete process.env[name];
+	else process.env[name] = value;
 	try {
 		return await body();
 	} finally {
-		if (previous === undefined) delete process.env.PI_CACHE_RETENTION;
-		else process.env.PI_CACHE_RETENTION = previous;
+		if (previous === undefined) delete process.env[name];
+		else process.env[name] = previous;
 	}
+}
+
+/** Runs `body` with PI_CACHE_RETENTION (Pi's cache retention tier) set to `value`, or unset, and restores it after. */
+export function withRetention<T>(value: string | undefined, body: () => Promise<T>): Promise<T> {
+	return withEnvVar("PI_CACHE_RETENTION", value, body);
 }
