@@ -125,8 +125,11 @@ export function parseLineRange(input: unknown): LineRange | null {
 	return { start, end };
 }
 
-/** Ranks of a grep match: two per match quality (see bestMatch), a line that begins with the pattern first. */
-const RANKS = 8;
+/**
+ * Ranks of a grep match: a line that is the pattern itself first (a line quoted whole: a digest's
+ * risk line), then two per match quality (see bestMatch), a line that begins with the pattern first.
+ */
+const RANKS = 9;
 
 function splitLines(text: string): string[] {
 	const lines = text.split("\n");
@@ -278,8 +281,9 @@ export interface GrepResult {
  * matching line, also when it falls in another match's context; `n-` for context), `--` between
  * separate hunks, at most `maxMatches` matching lines and about `maxChars` characters (the best match
  * alone, without context, when it does not fit with it). When not every match fits, the best are
- * shown (see matchQuality: an exact identifier finds its own lines before longer tokens and case
- * variants; of equal ones, lines that begin with the pattern first), still in line order. A long
+ * shown (a line that is the pattern itself first, a risk line quoted whole; then by matchQuality:
+ * an exact identifier finds its own lines before longer tokens and case variants; of equal ones,
+ * lines that begin with the pattern first), still in line order. A long
  * line is shown around its best match. `shift` is added to each number shown (see sliceLines). A
  * text holding terminal sequences (colour codes) is read, and its lines shown, without them (see
  * readable), unless the pattern holds one.
@@ -303,14 +307,19 @@ export function grepText(
 	for (let i = 0; i < lines.length; i++) {
 		if (!lines[i].toLowerCase().includes(needle)) continue;
 		count++;
+		if (lines[i].trim() === pattern) {
+			ranks[i] = 1;
+			atBest++;
+			continue;
+		}
 		if (atBest >= maxMatches) {
 			ranks[i] = RANKS;
 			continue;
 		}
 		const match = bestMatch(lines[i], pattern);
-		const rank = 2 * match.quality + (match.at === lines[i].length - lines[i].trimStart().length ? 0 : 1);
+		const rank = 1 + 2 * match.quality + (match.at === lines[i].length - lines[i].trimStart().length ? 0 : 1);
 		ranks[i] = rank + 1;
-		if (rank === 0) atBest++;
+		if (rank === 1) atBest++;
 	}
 	const ranked: number[] = [];
 	for (let rank = 1; rank <= RANKS; rank++)

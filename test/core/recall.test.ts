@@ -182,6 +182,15 @@ describe("grepText", () => {
 		assert.match(g.text, /^3: {3}test\/a\.test\.ts\(21,26\)/, "the line the pattern begins, past its indentation");
 	});
 
+	it("when not every match fits, shows the line that is the pattern itself first (a risk line quoted whole)", () => {
+		const detail = " detail".repeat(80);
+		const text = [`Error: case 0${detail}`, `Error: case 0${detail}`, "ok", "Error: case 0", "ok"].join("\n");
+		const g = grepText(text, "Error: case 0", 400, 8, 0);
+		assert.equal(g.matches, 3);
+		assert.equal(g.shown, 1);
+		assert.equal(g.text, "4: Error: case 0", "not a longer line that begins with it");
+	});
+
 	it("shows a long line around its exact-case whole-token match, not an earlier case variant", () => {
 		const line = `apatxx ${"filler ".repeat(200)}lsig=APaTxx. ${"tail ".repeat(200)}`;
 		const g = grepText(line, "APaTxx", 10_000);

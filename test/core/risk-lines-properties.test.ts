@@ -2,8 +2,9 @@
  * Seed invariant 6 as a property: every distinct risk line of a folded tool result, thinking block,
  * assistant text or duplicate result either stands in its digest (once, with the count of its
  * copies) or is counted among those left out, within the line range the digest names for a `lines`
- * recall (that `recall_folded` then finds each left out in the stored original:
- * test/adapter/recall-search.test.ts), and none is left out short of the bounds. Texts mix error
+ * recall, and none is left out short of the bounds; and each line left out is found in the original
+ * by the search `recall_folded` runs (grepBlock, as its `grep` and `search` do) and by the `lines`
+ * recall of its number (sliceLines; through the tool: test/adapter/recall-search.test.ts). Texts mix error
  * lines, stack frames and plain lines drawn from small pools, so copies are common and the bounds
  * are often reached; which lines are risk lines comes from the generator, not from the lexicon.
  */
@@ -11,7 +12,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { DIGEST_LIMITS, duplicateDigest, textDigest, thinkingDigest, toolResultDigest } from "../../src/core/digest.ts";
-import { parseLineRange } from "../../src/core/recall.ts";
+import { grepBlock, parseLineRange, RECALL_LIMITS, sliceLines } from "../../src/core/recall.ts";
 import { clip, firstLine } from "../../src/core/tokens.ts";
 
 const RUNS = Math.max(200, Number(process.env.CONTEXTFOLD_FC_RUNS) || 0);
@@ -58,12 +59,13 @@ function expectedRisks(lines: readonly Line[], failed: boolean): Map<string, { a
  * it once, verbatim but clipped, with the count of its copies, or lies in the left-out line's range
  * and is counted there; the one the digest's first line shows whole (`head`, when `headShown`) is
  * not listed again; and lines are left out only past the bounds (12 lines or about 2,400 characters).
+ * Returns the lines left out.
  */
 function checkRisks(
 	digest: string,
 	expected: ReadonlyMap<string, { at: number; count: number }>,
 	head: string | undefined,
-): void {
+): string[] {
 	const body = digest.split("\n").slice(1);
 	const counted =
 		/^… (\d+) more distinct risk lines? left out \(L([\d-]+)\): recall_folded codes=\["abcd1234"\] lines="([\d-]+)"$/.exec(
@@ -75,7 +77,7 @@ function checkRisks(
 		assert.ok(range, "a range recall_folded takes");
 	}
 	const shownLines = counted ? body.slice(0, -1) : body;
-	let missing = 0;
+	const left: string[] = [];
 	let headShown = 0;
 	for (const [line, { at, count }] of expected) {
 		if (count === 1 && head !== undefined && line.trim() === head && headShown === 0) {
@@ -87,10 +89,11 @@ function checkRisks(
 			assert.ok(shown.endsWith(`: ${clip(line, DIGEST_LIMITS.riskLineChars)}`), "verbatim, clipped at most");
 			assert.match(shown, count > 1 ? new RegExp(`^L\\d+ ×${count}: `) : /^L\d+: /, "its count");
 		} else {
-			missing++;
+			left.push(line);
 			assert.ok(range && range.start <= at && at <= range.end, `L${at} lies in the range named`);
 		}
 	}
+	const missing = left.length;
 	assert.equal(Number(counted?.[1] ?? 0), missing, "every distinct line left out is counted");
 	assert.equal(shownLines.length, expected.size - missing - headShown, "one line each, no copy shown twice");
 	if (missing > 0) {
@@ -101,6 +104,31 @@ function checkRisks(
 				chars + DIGEST_LIMITS.riskLineChars + 16 > DIGEST_LIMITS.riskChars,
 			`${missing} left out with ${shownLines.length} lines in ${chars} characters shown`,
 		);
+	}
+	return left;
+}
+
+/**
+ * Checks that `recall_folded` finds each line of `left` in `text` (the stored original): a search for
+ * it shows one of its lines, by number, and the `lines` recall of its first number serves it.
+ */
+function checkFound(text: string, left: readonly string[]): void {
+	const lines = text.split("\n");
+	for (const line of left) {
+		const numbers = new Set<number>();
+		lines.forEach((l, i) => {
+			if (l === line) numbers.add(i + 1);
+		});
+		const found = grepBlock(text, line, RECALL_LIMITS.leastChars);
+		assert.ok(found.matches >= numbers.size, "every copy counted as a match");
+		const shown = [...found.text.matchAll(/^(\d+):/gm)].map((m) => Number(m[1]));
+		assert.ok(
+			shown.some((n) => numbers.has(n)),
+			`a search for the line left out shows it: ${line.slice(0, 40)}`,
+		);
+		const first = Math.min(...numbers);
+		const slice = sliceLines(text, { start: first, end: first }, RECALL_LIMITS.leastChars);
+		assert.equal(slice.text, `${first}: ${clip(line, RECALL_LIMITS.lineChars)}`, "the lines recall serves it");
 	}
 }
 
@@ -113,7 +141,7 @@ describe("risk lines survive every digest", () => {
 				// The head shows the text's first line whole (unclipped): that line, once, is not listed again.
 				const head = clip(firstLine(text), DIGEST_LIMITS.firstLineChars);
 				const headShown = digest.split("\n")[0].includes(`First line: ${head}`);
-				checkRisks(digest, expectedRisks(lines, isError), headShown ? head : undefined);
+				checkFound(text, checkRisks(digest, expectedRisks(lines, isError), headShown ? head : undefined));
 			}),
 			{ numRuns: RUNS },
 		);
@@ -125,13 +153,23 @@ describe("risk lines survive every digest", () => {
 				const text = lines.map((l) => l.text).join("\n");
 				const expected = expectedRisks(lines, false);
 				const thinking = clip(firstLine(text), DIGEST_LIMITS.firstLineChars);
-				checkRisks(thinkingDigest("abcd1234", text), expected, thinking);
-				checkRisks(textDigest("abcd1234", text), expected, clip(firstLine(text), DIGEST_LIMITS.textFirstLineChars));
+				checkFound(text, checkRisks(thinkingDigest("abcd1234", text), expected, thinking));
+				checkFound(
+					text,
+					checkRisks(
+						textDigest("abcd1234", text),
+						expected,
+						clip(firstLine(text), DIGEST_LIMITS.textFirstLineChars),
+					),
+				);
 				// A duplicate shows no head: every risk line is listed or counted.
-				checkRisks(
-					duplicateDigest("abcd1234", "bash", text, "efgh5678", isError),
-					expectedRisks(lines, isError),
-					undefined,
+				checkFound(
+					text,
+					checkRisks(
+						duplicateDigest("abcd1234", "bash", text, "efgh5678", isError),
+						expectedRisks(lines, isError),
+						undefined,
+					),
 				);
 			}),
 			{ numRuns: RUNS },
