@@ -5,6 +5,7 @@
  */
 
 import { distinctiveTokens } from "./distinctive.ts";
+import { frequentStringsLine, readsFile } from "./frequent-strings.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
 import { type CopyOrigin, heldText, type OutputFilePlace, outputFilePlace } from "./output-notices.ts";
@@ -255,8 +256,9 @@ export function focusSection(text: string, focus: readonly string[], origin: Cop
 
 /**
  * Digest of a tool result: tag, tool, line count or `error`, token estimate, the first non-empty
- * line, the names a code text declares (outline.ts) and the files a long text mentions (mentions.ts),
- * then its risk lines verbatim (errors before stack frames), bounded.
+ * line, the names a code text declares (outline.ts), the files a long text mentions (mentions.ts)
+ * and the strings a long file read repeats most (frequent-strings.ts), then its risk lines verbatim
+ * (errors before stack frames), bounded.
  */
 export function toolResultDigest(input: ToolResultDigestInput): string {
 	const place = outputFilePlace(input.text, { tool: input.toolName, from: input.from });
@@ -266,7 +268,8 @@ export function toolResultDigest(input: ToolResultDigestInput): string {
 	const first = head ? ` First line: ${place?.lineTail ? "…" : ""}${head}` : "";
 	const names = outlineLine(content);
 	const paths = pathsLine(content);
-	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${resultRiskSection(input.code, input.text, input.isError, place, head)}`;
+	const strings = readsFile(input.toolName) ? frequentStringsLine(content, `${head} ${names} ${paths}`) : "";
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${strings ? ` ${strings}` : ""}${resultRiskSection(input.code, input.text, input.isError, place, head)}`;
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 

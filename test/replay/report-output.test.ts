@@ -55,7 +55,7 @@ test("the user's CONTEXTFOLD variables change no figure: they are named on stder
 	assert.equal(clean.status, 0, clean.stderr);
 	assert.equal(own.status, 0, own.stderr);
 	assert.equal(own.stdout, clean.stdout, "the same report");
-	assert.match(clean.stdout, /context-fold 0\.34× plain Pi's cost/);
+	assert.match(clean.stdout, /context-fold 0\.35× plain Pi's cost/);
 	assert.equal(
 		own.stderr,
 		"context-fold replay: ignoring CONTEXTFOLD, CONTEXTFOLD_POLICY from your environment: the replay's knobs are its --set ones\n",
