@@ -53,12 +53,13 @@ const PEAKED_MAX = 0.65;
  */
 const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.jsonl": 0.86 };
 /**
- * Issue 24's bound over the corpus, 0.55 (the default reaches 0.546 over all three folders); over
- * the project's two alone, as on a machine without the others, what they reach: 0.592 since an event
- * must repay within a quarter of the requests so far (0.581 before; refactor-long weighs most there,
- * 0.560x where it cost 0.551x).
+ * Issue 24's bound over the corpus, 0.55 (the default reaches 0.5499 over all three folders); over
+ * the project's two alone, as on a machine without the others, what they reach: 0.607 since a folded
+ * file read keeps its most frequent strings (refactor-long 0.562 -> 0.577x, its events moved by the
+ * digests' size; 0.592 before, since an event must repay within a quarter of the requests so far;
+ * 0.581 before that).
  */
-const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.55 : 0.6;
+const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.55 : 0.61;
 const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses", "anthropic-5m", true);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
