@@ -217,16 +217,27 @@ export function findSessions(cwd: string, options: { last: number; allProjects: 
 
 /**
  * A short name for a session file: the start time its Pi file name holds (`2026-01-10 09:00:00`, UTC),
- * else the file's name; with `project`, after the project's name (the last part of the header's cwd,
- * else the session directory's name).
+ * else the file's name; with `project`, after the project's name: the last part of the cwd its header
+ * names, or, for a file without a readable header, the one another session of its directory names
+ * (Pi keeps one directory per project, so its sessions read as one project), else the directory's name.
  */
 export function sessionLabel(file: string, project = false): string {
 	const name = basename(file);
 	const pi = /^(\d{4}-\d\d-\d\d)T(\d\d)-(\d\d)-(\d\d)-\d{3}Z_.+\.jsonl$/.exec(name);
 	const label = pi ? `${pi[1]} ${pi[2]}:${pi[3]}:${pi[4]}` : name;
 	if (!project) return label;
-	const cwd = headerCwd(file);
+	const cwd = headerCwd(file) ?? siblingCwd(file);
 	return `${cwd ? projectName(cwd) : basename(dirname(file))} ${label}`;
+}
+
+/** The cwd the first readable header among the other sessions of `file`'s directory names, by file name. */
+function siblingCwd(file: string): string | undefined {
+	for (const sibling of sessionFiles(dirname(file)).sort()) {
+		if (sibling === file) continue;
+		const cwd = headerCwd(sibling);
+		if (cwd !== undefined) return cwd;
+	}
+	return undefined;
 }
 
 /** The last part of a working directory written with `/` or `\` (a Windows one too); `/` itself for the root. */

@@ -184,8 +184,8 @@ test("--last 1 replays only the newest session; --all-projects finds the other p
 	);
 	assert.deepEqual(
 		out.skipped.map((s) => [s.session, s.problem]),
-		// Its header is gone: the session directory's name stands for the project's.
-		[[`${projectDirName(project)} 2026-04-01 08:00:00`, NO_HEADER]],
+		// Its header is gone: its directory's other sessions name the project, as they are named above.
+		[["chartkit 2026-04-01 08:00:00", NO_HEADER]],
 	);
 	assert.equal(out.total.session, "total over 3 sessions");
 	for (const [i, total] of out.total.policies.entries()) {
@@ -418,6 +418,10 @@ test("labels: the start time in a Pi session file's name, else the name; with th
 		};
 		assert.equal(at("/"), "/ 2026-04-02 10:00:00");
 		assert.equal(at("C:\\Users\\me\\AgentPlayer0"), "AgentPlayer0 2026-04-02 10:00:00");
+		// A session whose header cannot be read is named after its directory's other sessions, as one project.
+		const torn = join(dir, "2026-04-03T10-00-00-000Z_t.jsonl");
+		writeFileSync(torn, '{"type":"session","cwd":\n');
+		assert.equal(sessionLabel(torn, true), "AgentPlayer0 2026-04-03 10:00:00");
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
