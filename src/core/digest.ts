@@ -268,8 +268,9 @@ export function toolResultDigest(input: ToolResultDigestInput): string {
 	const first = head ? ` First line: ${place?.lineTail ? "…" : ""}${head}` : "";
 	const names = outlineLine(content);
 	const paths = pathsLine(content);
-	const strings = readsFile(input.toolName) ? frequentStringsLine(content, `${head} ${names} ${paths}`) : "";
-	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${strings ? ` ${strings}` : ""}${resultRiskSection(input.code, input.text, input.isError, place, head)}`;
+	const risks = resultRiskSection(input.code, input.text, input.isError, place, head);
+	const strings = readsFile(input.toolName) ? frequentStringsLine(content, `${head} ${names} ${paths} ${risks}`) : "";
+	const body = `${input.toolName}: ${describeSize(input.text, input.isError, place)}.${first}${names ? ` ${names}` : ""}${paths ? ` ${paths}` : ""}${strings ? ` ${strings}` : ""}${risks}`;
 	return `${foldTag(input.code)} ${quoteTags(body)}`;
 }
 

@@ -43,11 +43,12 @@ export function eachRun(
 }
 
 /**
- * Calls `visit` with each distinctive string of a text, in order, repeats included. A string is each
- * run of word characters, `.`, `/` and `-`, from its first word character to its last, of six
- * characters or more; it is distinctive with a digit, `_`, `/`, `.`, `$` or an inner capital.
+ * Calls `visit` with each distinctive string of a text, in order, repeats included, and where it
+ * stands (`end` exclusive). A string is each run of word characters, `.`, `/` and `-`, from its first
+ * word character to its last, of six characters or more; it is distinctive with a digit, `_`, `/`,
+ * `.`, `$` or an inner capital.
  */
-function eachDistinctive(text: string, visit: (token: string) => void): void {
+export function eachDistinctive(text: string, visit: (token: string, start: number, end: number) => void): void {
 	eachRun(text, inString, (start, end) => {
 		let first = start;
 		while (first < end && !isWord(text.charCodeAt(first))) first++;
@@ -55,7 +56,7 @@ function eachDistinctive(text: string, visit: (token: string) => void): void {
 		while (last > first && !isWord(text.charCodeAt(last))) last--;
 		if (last - first + 1 < 6) return;
 		const token = text.slice(first, last + 1);
-		if (DISTINCT.test(token)) visit(token);
+		if (DISTINCT.test(token)) visit(token, first, last + 1);
 	});
 }
 
@@ -63,12 +64,5 @@ function eachDistinctive(text: string, visit: (token: string) => void): void {
 export function distinctiveTokens(text: string): Set<string> {
 	const out = new Set<string>();
 	eachDistinctive(text, (token) => out.add(token));
-	return out;
-}
-
-/** How often each distinctive string occurs in a text (see eachDistinctive), in order of first occurrence. */
-export function distinctiveCounts(text: string): Map<string, number> {
-	const out = new Map<string, number>();
-	eachDistinctive(text, (token) => out.set(token, (out.get(token) ?? 0) + 1));
 	return out;
 }

@@ -126,8 +126,9 @@ export function parseLineRange(input: unknown): LineRange | null {
 }
 
 /**
- * Ranks of a grep match: a line that is the pattern itself first (a line quoted whole: a digest's
- * risk line), then two per match quality (see bestMatch), a line that begins with the pattern first.
+ * Ranks of a grep match: a line that is the pattern itself first (a line quoted whole, as a digest
+ * prints a risk line: indentation and case aside), then two per match quality (see bestMatch), a
+ * line that begins with the pattern first.
  */
 const RANKS = 9;
 
@@ -281,12 +282,12 @@ export interface GrepResult {
  * matching line, also when it falls in another match's context; `n-` for context), `--` between
  * separate hunks, at most `maxMatches` matching lines and about `maxChars` characters (the best match
  * alone, without context, when it does not fit with it). When not every match fits, the best are
- * shown (a line that is the pattern itself first, a risk line quoted whole; then by matchQuality:
- * an exact identifier finds its own lines before longer tokens and case variants; of equal ones,
- * lines that begin with the pattern first), still in line order. A long
- * line is shown around its best match. `shift` is added to each number shown (see sliceLines). A
- * text holding terminal sequences (colour codes) is read, and its lines shown, without them (see
- * readable), unless the pattern holds one.
+ * shown, still in line order: a line that is the pattern itself first (a risk line quoted whole,
+ * its indentation or the pattern's and case aside), then by matchQuality (an exact identifier finds
+ * its own lines before longer tokens and case variants; of equal ones, lines that begin with the
+ * pattern first). A long line is shown around its best match. `shift` is added to each number shown
+ * (see sliceLines). A text holding terminal sequences (colour codes) is read, and its lines shown,
+ * without them (see readable), unless the pattern holds one.
  */
 export function grepText(
 	text: string,
@@ -304,10 +305,12 @@ export function grepText(
 	const ranks = new Uint8Array(lines.length);
 	let count = 0;
 	let atBest = 0;
+	const whole = needle.trim();
 	for (let i = 0; i < lines.length; i++) {
-		if (!lines[i].toLowerCase().includes(needle)) continue;
+		const lower = lines[i].toLowerCase();
+		if (!lower.includes(needle)) continue;
 		count++;
-		if (lines[i].trim() === pattern) {
+		if (lower.trim() === whole) {
 			ranks[i] = 1;
 			atBest++;
 			continue;

@@ -190,6 +190,18 @@ describe("grepText", () => {
 		assert.equal(g.shown, 1);
 		assert.equal(g.text, "4: Error: case 0", "not a longer line that begins with it");
 	});
+	it("takes a line for the pattern itself whatever its indentation or the pattern's, and case", () => {
+		const lines = Array.from({ length: 90 }, (_, i) => `    Error: connection refused by host_${i}`);
+		const text = [...lines, "    Error: connection refused"].join("\n");
+		for (const pattern of [
+			"    Error: connection refused",
+			"  Error: connection refused",
+			"error: CONNECTION refused",
+		]) {
+			const g = grepText(text, pattern, 400, 60, 0);
+			assert.match(g.text, /^91: {5}Error: connection refused$/m, JSON.stringify(pattern));
+		}
+	});
 
 	it("shows a long line around its exact-case whole-token match, not an earlier case variant", () => {
 		const line = `apatxx ${"filler ".repeat(200)}lsig=APaTxx. ${"tail ".repeat(200)}`;

@@ -144,7 +144,7 @@ export const KNOB_SCHEMAS = {
 		annotations(
 			"CONTEXTFOLD_POLICY",
 			"working-set",
-			"working-set (default): fold what the model stopped using (useWindow), only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt; economic: the frugal profile, the same purchase by age and size alone, for users who accept more recalls for less cost (measured: 0.47× plain Pi over the corpus where the default costs 0.55×, the model seeing 5.6 points below plain Pi on average and up to 13.9); ladder: the seed's static ladder, fold at foldAt down one step, keeping tail.",
+			"working-set (default): fold what the model stopped using (useWindow), only when the saving pays for the cache rewrite, with hotTail/coldTail, horizon, foldFrom, minEvent and backstopAt; economic: the frugal profile, the same purchase by age and size alone, for users who accept more recalls for less cost (measured: 0.47× plain Pi over the corpus where the default costs 0.55×, the model seeing 5.5 points below plain Pi on average and up to 13.9); ladder: the seed's static ladder, fold at foldAt down one step, keeping tail.",
 		),
 	),
 	hotTail: Type.Integer({
