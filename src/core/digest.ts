@@ -5,7 +5,8 @@
  */
 
 import { distinctiveTokens } from "./distinctive.ts";
-import { frequentStringsLine, readsFile } from "./frequent-strings.ts";
+import { readsFile } from "./file-calls.ts";
+import { frequentStringsLine } from "./frequent-strings.ts";
 import { pathsLine } from "./mentions.ts";
 import { outlineLine } from "./outline.ts";
 import { type CopyOrigin, heldText, type OutputFilePlace, outputFilePlace } from "./output-notices.ts";

@@ -1,6 +1,6 @@
 /**
- * Which files a tool call reads or changes, whatever the agent calls its tools: Pi's `read`, `edit`
- * and `write`; the edit tools `edit_src` (a Pi fork's) and Claude Code's `Edit` and `MultiEdit`
+ * Which files a tool call reads or changes, whatever the agent calls its tools: Pi's `read` (Claude
+ * Code's `Read`, Gemini CLI's `read_file`), `edit` and `write`; the edit tools `edit_src` (a Pi fork's) and Claude Code's `Edit` and `MultiEdit`
  * (`path` or `file_path`); a Codex `apply_patch` (its `*** Update File:` and `*** Add File:` lines, as
  * a tool or a shell heredoc fed to `apply_patch`); and a shell command that only prints one file
  * (`cat`, `sed -n '1,200p'`, `nl -ba`, `head`, `tail`, after an optional `cd <folder> &&`). A path
@@ -98,11 +98,19 @@ export function printedFile(command: string, workdir?: string): string | undefin
 	return within(cd === undefined ? workdir : within(workdir, cd), path);
 }
 
+/** Tools whose result is a file's text, by lower-case name: Pi's `read` (Claude Code's `Read`), Gemini CLI's `read_file`. */
+const READ_TOOLS: ReadonlySet<string> = new Set(["read", "read_file"]);
+
+/** True when a result of `toolName` is a file's text (a read tool's, whatever the agent calls it). */
+export function readsFile(toolName: string): boolean {
+	return READ_TOOLS.has(toolName.toLowerCase());
+}
+
 function parse(args: Record<string, unknown>, tool: string): FileCalls {
 	const name = tool.toLowerCase();
 	const workdir = typeof args.workdir === "string" ? args.workdir : undefined;
 	const path = typeof args.path === "string" ? args.path : typeof args.file_path === "string" ? args.file_path : "";
-	if (name === "read") return path ? { reads: path, changes: [] } : NONE;
+	if (readsFile(name)) return path ? { reads: path, changes: [] } : NONE;
 	if (name in PATH_EDITS) return path ? { changes: [{ path, whole: PATH_EDITS[name] }] } : NONE;
 	if (name === "apply_patch") {
 		const patch = typeof args.input === "string" ? args.input : typeof args.patch === "string" ? args.patch : "";

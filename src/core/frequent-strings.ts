@@ -19,14 +19,6 @@ import { printable } from "./tokens.ts";
  */
 export const FREQUENT_LIMITS = { minChars: 16_000, chars: 1200, share: 0.03 } as const;
 
-/** Tools whose result is a file's text, by lower-case name: Pi's `read` (Claude Code's `Read`), Gemini CLI's `read_file`. */
-const READ_TOOLS: ReadonlySet<string> = new Set(["read", "read_file"]);
-
-/** True when a result of `toolName` is a file's text, whose digest may keep a strings line. */
-export function readsFile(toolName: string): boolean {
-	return READ_TOOLS.has(toolName.toLowerCase());
-}
-
 /** A letter or digit: outside ASCII, a run of ASCII word characters beside one is part of a longer name. */
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 

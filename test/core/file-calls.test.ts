@@ -82,6 +82,8 @@ test("a call's changes: a path edit tool, a whole-file write, a patch's Update a
 	assert.deepEqual(callsOf("apply_patch", { input: patch }), { changes });
 	assert.deepEqual(callsOf("bash", { command: `apply_patch <<'EOF'\n${patch}\nEOF` }), { changes });
 	assert.deepEqual(callsOf("read", { path: "src/a.ts", offset: 3 }), { reads: "src/a.ts", changes: [] });
+	assert.deepEqual(callsOf("Read", { file_path: "src/a.ts" }), { reads: "src/a.ts", changes: [] });
+	assert.deepEqual(callsOf("read_file", { file_path: "src/a.ts" }), { reads: "src/a.ts", changes: [] });
 	assert.deepEqual(callsOf("bash", { command: "cat src/a.ts" }), { reads: "src/a.ts", shell: true, changes: [] });
 	const quoted = `cat > notes.md <<'EOF'\n${patch}\nEOF`;
 	assert.deepEqual(callsOf("bash", { command: quoted }), { changes: [] }, "a heredoc quoting a patch changes nothing");

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { toolResultDigest } from "../../src/core/digest.ts";
-import { FREQUENT_LIMITS, frequentStringsLine, readsFile } from "../../src/core/frequent-strings.ts";
+import { readsFile } from "../../src/core/file-calls.ts";
+import { FREQUENT_LIMITS, frequentStringsLine } from "../../src/core/frequent-strings.ts";
 
 /** A source file of `lines` lines, calling `this.agent.subscribe` on every line, `waitForIdle()` on every third. */
 function source(lines: number): string {
