@@ -521,6 +521,40 @@ describe("a settings.json Pi cannot read", () => {
 	});
 });
 
+describe("a global context-fold section that is no object, under a trusted project's section", () => {
+	it("is named, though Pi's merge takes the project's section whole", async () => {
+		await inTempDir(async (dir) => {
+			await withEnvVar("PI_CODING_AGENT_DIR", dir, async () => {
+				const global = join(dir, "settings.json");
+				writeFileSync(global, JSON.stringify({ "context-fold": "economic" }));
+				mkdirSync(join(dir, ".pi"));
+				writeFileSync(join(dir, ".pi", "settings.json"), JSON.stringify({ "context-fold": { policy: "ladder" } }));
+				const stub = loadStub({ sessionDir: dir });
+				stub.projectTrusted = true;
+				// What Pi's getSettings() holds: the project's section over the global word.
+				stub.settings = { "context-fold": { policy: "ladder" } };
+				await stub.emit("session_start", { reason: "startup" });
+				const said = stub.stderr.join("");
+				assert.ok(
+					said.includes(
+						`settings context-fold must be an object (in ${global}); this project's section applies here, and in a project without one it is ignored: fix the file`,
+					),
+					said,
+				);
+				assert.equal(said.split(global).length - 1, 1, said);
+				const status = (await stub.command("context-fold", "status")).stdout;
+				assert.match(status, /Failures {2}1 announced/, status);
+				// Untrusted, Pi reads the global word itself: it is named once, as the section Pi merged.
+				const alone = loadStub({ sessionDir: dir });
+				alone.settings = { "context-fold": "economic" };
+				await alone.emit("session_start", { reason: "startup" });
+				const aloneSaid = alone.stderr.join("");
+				assert.equal(aloneSaid.split("must be an object").length - 1, 1, aloneSaid);
+			});
+		});
+	});
+});
+
 describe("0.5.1's settings file", () => {
 	it("is named once as not read, with where its knobs go now", async () => {
 		await inTempDir(async (dir) => {

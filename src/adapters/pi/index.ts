@@ -47,8 +47,8 @@ import {
 	SavedSettings,
 	type SettingsPaths,
 	savedOrigin,
+	sectionFileProblems,
 	settingsPaths,
-	unreadableSections,
 } from "./ui/settings.ts";
 
 /** Registers context-fold's hooks, tools and commands with Pi (nothing when CONTEXTFOLD=0 or a value not understood). */
@@ -135,7 +135,7 @@ function register(
 		announceSettings([
 			...problems,
 			...providerTableProblems(settings.config.cacheTtlByProvider, providers),
-			...unreadableSections(settingsFiles),
+			...sectionFileProblems(settingsFiles),
 		]);
 		const legacy = legacySettingsFile(agentDir);
 		if (legacy)

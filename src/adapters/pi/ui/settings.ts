@@ -138,11 +138,15 @@ export function settingsPaths(
 }
 
 /**
- * The settings.json files `paths` gives that Pi cannot read (not JSON, or no object) while their text
- * names context-fold's section, each as a problem: Pi skips such a file with a warning of its own,
- * and the context-fold section saved there silently stops applying. `paths` may throw: nothing found.
+ * What the settings.json files `paths` gives hold of context-fold's section that Pi's merged settings
+ * cannot show, each as a problem. A file Pi cannot read (not JSON, or no object) while its text names
+ * the section: Pi skips such a file with a warning of its own, and the section saved there silently
+ * stops applying. And a global section that is no object (`"context-fold": "economic"`) under a
+ * trusted project's section that is one: Pi's merge takes the project's whole, so the broken value
+ * is never read here and goes unseen until a project without a section reads it. `paths` may throw:
+ * nothing found.
  */
-export function unreadableSections(paths: () => SettingsPaths | undefined): string[] {
+export function sectionFileProblems(paths: () => SettingsPaths | undefined): string[] {
 	let found: SettingsPaths | undefined;
 	try {
 		found = paths();
@@ -150,17 +154,24 @@ export function unreadableSections(paths: () => SettingsPaths | undefined): stri
 		return [];
 	}
 	const problems: string[] = [];
+	const sections = new Map<string, unknown>();
 	for (const file of [found?.project, found?.global]) {
 		if (file === undefined) continue;
 		try {
 			if (!existsSync(file) || !readFileSync(file, "utf8").includes(`"${SETTINGS_SECTION}"`)) continue;
-			readObject(file);
+			sections.set(file, readObject(file)[SETTINGS_SECTION]);
 		} catch (error) {
 			problems.push(
 				`${errorText(error).replace(/; fix or remove it$/, "")}: Pi reads none of its settings, so the "${SETTINGS_SECTION}" section saved there does not apply; fix the file`,
 			);
 		}
 	}
+	const global = found?.global === undefined ? undefined : sections.get(found.global);
+	const project = found?.project === undefined ? undefined : sections.get(found.project);
+	if (global !== undefined && !isPlainSection(global) && isPlainSection(project))
+		problems.push(
+			`settings ${SETTINGS_SECTION} must be an object (in ${found?.global}); this project's section applies here, and in a project without one it is ignored: fix the file`,
+		);
 	return problems;
 }
 
