@@ -22,7 +22,7 @@ import { ParentSession } from "../../src/adapters/pi/fold/parent-session.ts";
 import { foldCode, toolResultDigest } from "../../src/core/digest.ts";
 import { parseSeedIndex } from "../../src/core/index/reader.ts";
 import { HANDOFF_HEADER, SUMMARY_HEADER } from "../../src/core/summary.ts";
-import { bashSession, loadStub, resultTexts } from "./stub-pi.ts";
+import { bashSession, loadStub, moreChecks, resultTexts } from "./stub-pi.ts";
 
 type Compaction = { compaction?: { summary: string; firstKeptEntryId: string; details: unknown } } | undefined;
 
@@ -736,6 +736,48 @@ describe("seed index on disk", () => {
 			bashSession(stub, 3);
 			const third = await compactAndStore(12, 20, second);
 			assert.match(third, /PLANTED first task/, "the first compaction's facts are not lost");
+		});
+	});
+
+	it("/fold-handoff after the seed index of a compacted session was deleted lists its turns in order", async () => {
+		await inTempDir(async (dir) => {
+			const stub = savedStub(dir);
+			bashSession(stub, 2);
+			const ts = moreChecks(stub, 2, 2, 1_700_000_001_000);
+			await stub.emit("session_start", { reason: "startup" });
+			// Turns 1-2 leave live history; then the index file is lost, and a new process folds later turns.
+			await compact(stub, 8);
+			stub.compact(String(stub.entries.filter((e) => e.type === "message")[8].id));
+			const file = join(dir, "context-fold", "stub", "seed-index.jsonl");
+			rmSync(file);
+			await stub.emit("session_start", { reason: "resume" });
+			moreChecks(stub, 4, 3, ts);
+			await stub.request();
+			assert.deepEqual(
+				parseSeedIndex(readFileSync(file, "utf8")).records.map((r) => r.kind),
+				["fold"],
+				"the index holds a fold event's record of the turns after the compaction alone",
+			);
+			await stub.command("fold-handoff", "go on");
+			const folder = join(dir, "context-fold", "stub");
+			const seed = readFileSync(
+				join(folder, readdirSync(folder).find((f) => f.startsWith("handoff-")) ?? ""),
+				"utf8",
+			);
+			/** The turns the lines of section `title` name, in the seed's order. */
+			const turns = (title: string) => {
+				const body = seed.slice(seed.indexOf(`\n## ${title}\n`)).split("\n## ")[1] ?? "";
+				return [...body.matchAll(/^- \[turn (\d+)\]/gm)].map((m) => Number(m[1]));
+			};
+			for (const title of ["User intents, in order", "Commands"]) {
+				const listed = turns(title);
+				assert.equal(listed[0], 1, `${title}: from the first turn`);
+				assert.deepEqual(
+					listed,
+					[...listed].sort((a, b) => a - b),
+					`${title}: in turn order`,
+				);
+			}
 		});
 	});
 

@@ -1019,6 +1019,24 @@ describe("summarizeIndex", () => {
 		assert.deepEqual(merged.errors, [{ line: "Error: planted", turn: 9, code: "newcode9", tool: "bash" }]);
 	});
 
+	it("lists each turn in order, a file at its earliest, when the first record starts mid-session", () => {
+		const turn = (t: number): MessageLike[] => [
+			user(`task ${t}`),
+			assistant([call(`c${t}`, "bash", { command: `step ${t}` }), call(`r${t}`, "read", { path: "src/w.ts" })]),
+			result(`c${t}`, "bash", `Error: step ${t} failed`, true),
+			result(`r${t}`, "read", "export const w = 1;"),
+		];
+		const session = [1, 2, 3, 4].flatMap(turn);
+		// An index lost mid-session holds the records of turns 3-4 alone; a handoff merges the whole branch after them.
+		const later = extract(session.slice(8), { kind: "fold", turnBase: 2 });
+		const merged = summarizeIndex([later, extract(session, { seq: 2 })]);
+		const turns = (list: readonly { turn: number }[]) => list.map((e) => e.turn);
+		assert.deepEqual(turns(merged.intents), [1, 2, 3, 4]);
+		assert.deepEqual(turns(merged.commands), [1, 2, 3, 4]);
+		assert.deepEqual(turns(merged.errors), [1, 2, 3, 4]);
+		assert.deepEqual(merged.files, [{ path: "src/w.ts", tools: ["read"], turn: 1 }]);
+	});
+
 	it("caps the merged lists and counts the extra drops", () => {
 		const records = [1, 2, 3].map(
 			(seq): SeedRecord => ({

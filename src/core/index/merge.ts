@@ -1,6 +1,6 @@
 /**
- * Merging seed-index records into one summary: every list unioned, deduplicated in order of first
- * appearance, and capped again, deterministically.
+ * Merging seed-index records into one summary: every list unioned, deduplicated, put in turn order
+ * (identifiers, which have no turn, in order of first appearance), and capped again, deterministically.
  */
 import {
 	droppedOf,
@@ -17,7 +17,10 @@ import {
 	setIf,
 } from "./seed-index.ts";
 
-/** Several records merged: every list unioned, deduplicated, in order of first appearance. */
+/**
+ * Several records merged: every list unioned, deduplicated, in turn order (see summarizeIndex);
+ * identifiers in order of first appearance.
+ */
 export interface SeedSummary {
 	/** The records merged, in the order given. */
 	sources: { kind: SeedRecord["kind"]; seq: number }[];
@@ -39,9 +42,12 @@ export interface SeedSummary {
 
 /**
  * Unions several records (in the order given, e.g. the index as read) into one summary: files by
- * path (first turn kept, tools merged), commands by command, turn and code, error lines by text (at
- * their newest occurrence, so that an error that came back reads as recent), identifiers by value,
- * intents by turn and text, spans by id; each list in order of first appearance and capped again
+ * path (earliest turn kept, tools merged), commands by command, turn and code, error lines by text
+ * (at their newest occurrence, so that an error that came back reads as recent), identifiers by
+ * value, intents by turn and text, spans by id. Every list but the identifiers (in order of first
+ * appearance) is put in turn order, ties as they first appeared, turn 0 (0.5.1's unknown) first: the
+ * first records need not start at the session's start (an index lost mid-session holds the later
+ * turns alone, and a handoff merges the whole branch after them). Then each list is capped again
  * like a record. Deterministic.
  */
 export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<SeedCaps> = {}): SeedSummary {
@@ -56,8 +62,12 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 	for (const record of records) {
 		for (const file of record.files) {
 			const known = files.get(file.path);
-			if (known) for (const tool of file.tools) known.tools.add(tool);
-			else files.set(file.path, { turn: file.turn, tools: new Set(file.tools) });
+			if (!known) files.set(file.path, { turn: file.turn, tools: new Set(file.tools) });
+			else {
+				for (const tool of file.tools) known.tools.add(tool);
+				// A known turn outranks 0.5.1's unknown one (0); an earlier one, a later one.
+				if (file.turn > 0 && (known.turn === 0 || file.turn < known.turn)) known.turn = file.turn;
+			}
 		}
 		for (const command of record.commands) {
 			const key = `${command.command}\u0000${command.turn}\u0000${command.code ?? ""}`;
@@ -81,12 +91,12 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 	}
 	const fileList = [...files.entries()].map(([path, f]) => ({ path, tools: [...f.tools].sort(), turn: f.turn }));
 	const capped = {
-		files: keepEnds(fileList, limits.files),
-		commands: keepEnds([...commands.values()], limits.commands),
-		errors: keepEnds([...errors.values()], limits.errors),
+		files: keepEnds(byTurn(fileList), limits.files),
+		commands: keepEnds(byTurn([...commands.values()]), limits.commands),
+		errors: keepEnds(byTurn([...errors.values()]), limits.errors),
 		identifiers: keepEnds([...identifiers], limits.identifiers),
-		intents: keepEnds([...intents.values()], limits.intents),
-		spans: keepEnds([...spans.values()], limits.spans),
+		intents: keepEnds(byTurn([...intents.values()]), limits.intents),
+		spans: keepEnds(byTurn([...spans.values()]), limits.spans),
 	};
 	for (const name of LISTS) dropped[name] += capped[name].dropped;
 	const summary: SeedSummary = {
@@ -102,4 +112,9 @@ export function summarizeIndex(records: readonly SeedRecord[], caps: Partial<See
 	const atMost = LISTS.filter((name) => records.some((record) => (record.dropped?.[name] ?? 0) > 0));
 	if (atMost.length > 0) summary.droppedAtMost = atMost;
 	return summary;
+}
+
+/** `items` in turn order, those of one turn as given (the sort is stable). */
+function byTurn<T extends { turn: number }>(items: T[]): T[] {
+	return items.sort((a, b) => a.turn - b.turn);
 }
