@@ -207,6 +207,21 @@ describe("toolResultDigest", () => {
 		for (const line of risky) assert.ok(digest.includes(line), `lost: ${JSON.stringify(line)}`);
 	});
 
+	it("keeps which files a failed git merge left in conflict, beside the line that says it failed (invariant 6)", () => {
+		const text = [
+			"Auto-merging src/m7/index.ts",
+			"CONFLICT (content): Merge conflict in src/m7/index.ts",
+			"Auto-merging src/m9/index.ts",
+			"CONFLICT (content): Merge conflict in src/m9/index.ts",
+			"Automatic merge failed; fix conflicts and then commit the result.",
+			"",
+			"Command exited with code 1",
+		].join("\n");
+		const digest = toolResultDigest({ code: "k3x9a0b2", toolName: "bash", text, isError: true });
+		for (const file of ["src/m7/index.ts", "src/m9/index.ts"])
+			assert.ok(digest.includes(`Merge conflict in ${file}`), digest);
+	});
+
 	it("heads with the tag, tool, line count, tokens and first line", () => {
 		const text = "\n  first real line  \nsecond\nthird\n";
 		assert.equal(

@@ -116,6 +116,43 @@ describe("isErrorLine", () => {
 		}
 	});
 
+	it("flags failures that name no error in words, as their tools print them, and not the plain words", () => {
+		for (const line of [
+			"not ok 61 - parses nested blocks",
+			"    not ok 2 - formats amounts",
+			"CONFLICT (content): Merge conflict in src/m7/index.ts",
+			" ! [rejected]        main -> main (fetch first)",
+			" ! [remote rejected] main -> main (pre-receive hook declined)",
+			"(node:4242) UnhandledPromiseRejectionWarning: boom",
+			"main.c:(.text+0x1d): undefined reference to `compute_total'",
+			"Undefined symbols for architecture arm64:",
+			"LNK2019: unresolved external symbol _main",
+			"curl: (6) Could not resolve host: example.invalid",
+			"ssh: connect to host example.com port 22: Connection refused",
+			"write /var/lib/docker/tmp/x: no space left on device",
+			"cat: write error: Broken pipe",
+			"accept: Too many open files",
+			"touch: cannot touch 'x': Read-only file system",
+			"chown: changing ownership of 'x': Operation not permitted",
+			"listen tcp :8080: bind: address already in use",
+			"connect: Network is unreachable",
+			"OSError: [Errno 22] Invalid argument",
+			"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+			"thread 'main' has overflowed its stack: stack overflow",
+		]) {
+			assert.ok(isErrorLine(line), line);
+		}
+		for (const line of [
+			"ok 3 - not ok in a test's name",
+			"- User types and permissions (if multiple conflicting interpretations possible)",
+			"1. **Inngest** — rejected by the constitution",
+			'export type RefundStatus = "requested" | "paid" | "rejected";',
+			"I could not agree more",
+		]) {
+			assert.ok(!isErrorLine(line), line);
+		}
+	});
+
 	it("leaves ordinary lines alone", () => {
 		for (const line of [
 			"All 42 tests passed",
@@ -289,6 +326,9 @@ describe("riskLines", () => {
 			"timed",
 			"out",
 			"can't",
+			"not ok",
+			"not",
+			" ok",
 			"✖",
 			"é",
 			"\u2028",

@@ -61,6 +61,15 @@ const ERROR_PATTERN = new RegExp(
 		"\\bunhandled\\b",
 		"\\bundefined is not\\b",
 		"✗|✘|✖|✕|❌", // ✖ node:test, ✕ jest
+		// Failures that name no error in words, each as its tool prints it (the plain words alone, such
+		// as "conflict" or "rejected", fill documents and code with lines that signal nothing).
+		"(?<![^\\n])[ \\t]*not ok\\b", // a failing TAP test (node --test, prove), at a line's start
+		"merge conflict|\\bCONFLICT \\(", // git
+		"\\[(remote )?rejected\\]|promise ?rejection", // git push; Node's unhandled rejections
+		"\\bundefined (reference|symbols?)\\b|\\bunresolved (external|symbol)", // linkers
+		"\\bcould ?n[o']t (resolve|connect)", // curl, ssh, package managers
+		// glibc's strerror texts that name no error in words (the errno names are matched below).
+		"connection (refused|reset)|no space left on device|broken pipe|too many open files|read-only file system|operation not permitted|address already in use|(network|host) is unreachable|invalid argument|out of memory|stack overflow",
 		// The same signals where the tools speak the user's language (glibc's and compilers' messages):
 		// German, French, Spanish, Portuguese, Italian, Russian, Chinese, Japanese, Korean. A word that
 		// starts outside ASCII has no \b before it (without the u flag \b sees only ASCII letters).
