@@ -57,6 +57,19 @@ const READ_ANY_NOTICE = /\n\n\[(?:Showing lines \d+-\d+ of \d+|\d+ more lines in
 /** Pi's read notice in place of a line too long to show: `[Line 7 is 80KB, exceeds 50KB limit. Use bash: …]`. */
 const READ_WIDE_LINE = /^\[Line \d+ is [^\n]*\]$/;
 
+/** Characters at the end of a text that hold any read notice whole (one is well under a hundred). */
+const READ_NOTICE_ROOM = 400;
+
+/**
+ * True when a `read` result's `text` holds only part of the file it was asked for: Pi's read tool
+ * ended it with a notice of the lines it shows or of the lines left, or showed a notice in place of a
+ * first line too long to show. Only the end of the text is searched.
+ */
+export function readCut(text: string): boolean {
+	if (!text.endsWith("]")) return false;
+	return READ_ANY_NOTICE.test(text.slice(-READ_NOTICE_ROOM)) || READ_WIDE_LINE.test(text);
+}
+
 /**
  * Which result a copy is: the tool that returned it (undefined when a record from an older version
  * does not say) and, for a read from an offset, the line its call's offset started at (see readStarts).

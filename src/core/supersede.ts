@@ -1,11 +1,13 @@
 /**
  * Superseded file versions: the result of a `read` that a later call made stale. A read of a file
  * is superseded once a later successful `write` or `edit` changed that file, or a later successful
- * `read` showed the same lines again (the same offset and limit, or the whole file). Paths compare
- * as written, less a leading `./`. Pure: the facts come from the messages alone.
+ * `read` showed the same lines again (the same offset and limit, or the whole file: a read without
+ * either that Pi cut short, see readCut, showed only its first lines). Paths compare as written, less
+ * a leading `./`. Pure: the facts come from the messages alone.
  */
 import { type Block, type MessageLike, resultAfter } from "./block.ts";
 import { type CallFactsMemo, callFactsOf } from "./call-facts.ts";
+import { readCut } from "./output-notices.ts";
 
 const WHOLE_FILE = ":";
 
@@ -46,7 +48,10 @@ export function supersededReads(
 			const answer = resultAfter(blocks, i);
 			out.add(answer < 0 ? facts.result : blocks[answer].id);
 		}
-		if (facts.range === WHOLE_FILE) whole.add(facts.path);
+		if (facts.range === WHOLE_FILE) {
+			const answer = resultAfter(blocks, i);
+			if (answer < 0 || !readCut(blocks[answer].text)) whole.add(facts.path);
+		}
 		read.add(facts.lines);
 	}
 	return out;

@@ -62,6 +62,42 @@ describe("supersededReads", () => {
 		assert.deepEqual(superseded(messages), ["r:r1", "r:r6"]);
 	});
 
+	it("takes a whole-file read that Pi cut short for the lines it showed, not the whole file", () => {
+		const lines = (from: number, to: number) =>
+			Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`).join("\n");
+		const messages = [
+			...call("r1", "read", { path: "big.ts", offset: 3000, limit: 100 }, lines(3000, 3099)),
+			...call(
+				"r2",
+				"read",
+				{ path: "big.ts" },
+				`${lines(1, 2000)}\n\n[Showing lines 1-2000 of 6000. Use offset=2001 to continue.]`,
+			),
+			...call(
+				"r3",
+				"read",
+				{ path: "huge.min.js", offset: 1, limit: 1 },
+				"[Line 1 is 80KB, exceeds 50KB limit. Use bash: head -c 50000 huge.min.js]",
+			),
+			...call(
+				"r4",
+				"read",
+				{ path: "huge.min.js" },
+				"[Line 1 is 80KB, exceeds 50KB limit. Use bash: head -c 50000 huge.min.js]",
+			),
+			...call(
+				"r5",
+				"read",
+				{ path: "big.ts" },
+				`${lines(1, 2000)}\n\n[4000 more lines in file. Use offset=2001 to continue.]`,
+			),
+			...call("r6", "read", { path: "small.ts", offset: 5, limit: 2 }, lines(5, 6)),
+			...call("r7", "read", { path: "small.ts" }, lines(1, 40)),
+		];
+		// r2 showed the same lines again as r5 (no offset, no limit); r1's lines were never shown again.
+		assert.deepEqual(superseded(messages), ["r:r2", "r:r6"]);
+	});
+
 	it("ignores failed calls, other tools, and calls without a path", () => {
 		const messages = [
 			...call("r1", "read", { path: "a.ts" }),
