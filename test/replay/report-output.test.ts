@@ -56,6 +56,9 @@ test("the user's CONTEXTFOLD variables change no figure: they are named on stder
 	assert.equal(own.status, 0, own.stderr);
 	assert.equal(own.stdout, clean.stdout, "the same report");
 	assert.match(clean.stdout, /context-fold 0\.35× plain Pi's cost/);
+	// docs/replay.md shows this run's verdict line as its example.
+	const docs = readFileSync(fileURLToPath(new URL("../../docs/replay.md", import.meta.url)), "utf8");
+	assert.ok(docs.includes(`\n${clean.stdout.split("\n")[0]}\n`), "docs/replay.md quotes the verdict line");
 	assert.equal(
 		own.stderr,
 		"context-fold replay: ignoring CONTEXTFOLD, CONTEXTFOLD_POLICY from your environment: the replay's knobs are its --set ones\n",
