@@ -204,14 +204,14 @@ export function handoffPayback(
 }
 
 /**
- * The tokens of a request that no fold can take out: its usage minus what folding every eligible,
- * not yet folded block would save.
+ * The tokens of a request that no fold can take out: its usage (the provider's count) minus what
+ * folding every eligible, not yet folded block would save, as the provider counts it (providerSaving).
  */
 export function unfoldable(
 	usage: number,
-	blocks: readonly { eligible: boolean; frozen: boolean; saving: number }[],
+	blocks: readonly { eligible: boolean; frozen: boolean; saving: number; providerSaving?: number }[],
 ): number {
-	const foldable = blocks.reduce((n, b) => n + (b.eligible && !b.frozen ? b.saving : 0), 0);
+	const foldable = blocks.reduce((n, b) => n + (b.eligible && !b.frozen ? (b.providerSaving ?? b.saving) : 0), 0);
 	return Math.max(0, usage - foldable);
 }
 

@@ -22,6 +22,12 @@ export interface ViewBlock {
 	held: boolean;
 	/** Tokens a fold would save now; 0 when the digest is not smaller than the block. */
 	saving: number;
+	/**
+	 * `saving` as the provider may count it, for a figure weighed against its count of the context
+	 * (`usage`): scaled up where the block's text holds characters outside ASCII, which count a token
+	 * each where chars/4 counts a quarter (CJK text about four times over); `saving` for ASCII text.
+	 */
+	providerSaving?: number;
 	/** A file read that a later call made stale: a later version of the file is in the context (see supersede.ts). */
 	superseded?: boolean;
 	/** The tool of a tool call's arguments or result. */

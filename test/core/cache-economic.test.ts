@@ -28,6 +28,7 @@ import {
 } from "../../src/core/policy/cache-economic.ts";
 
 import { conduct } from "../../src/core/policy/fold-ladder.ts";
+import { workingSet } from "../../src/core/policy/working-set.ts";
 
 function blk(id: string, tokens: number, saving: number, flags: Partial<ViewBlock> = {}): ViewBlock {
 	return { id, kind: "toolResult", tokens, eligible: true, frozen: false, held: false, saving, ...flags };
@@ -268,6 +269,24 @@ describe("backstop and urgency", () => {
 		assert.deepEqual(commands.at(-1), { type: "compact", usage: 40_000, budget: 75_000, maskable: 4000 });
 		assert.equal(commands.filter((c) => c.type === "compact").length, 1);
 		assert.equal(folds(economize(mkView(blocks, { config: { backstopAt: 50_000 } }))).length, 1);
+	});
+
+	it("weighs the backstop in the provider's count: a CJK result saves about four times its chars/4", () => {
+		// The provider counts 40k; the old results, CJK text, save 4k at chars/4 but 16k as it counts them.
+		const cjk = [text("t:old", 6000), blk("r:a", 5000, 2000), blk("r:b", 5000, 2000), text("t:new", 5000)];
+		const usage = 40_000;
+		const plain = { ...mkView(cjk), usage };
+		assert.equal(plain.usage, 40_000);
+		assert.equal(economize(plain).at(-1)?.type, "compact", "at chars/4 folding cannot bring 40k under 30k");
+		const counted = cjk.map((b) => (b.saving > 0 ? { ...b, providerSaving: 4 * b.saving } : b));
+		assert.ok(
+			economize({ ...mkView(counted), usage }).every((c) => c.type === "fold"),
+			"as the provider counts them, folding brings 40k under 30k: no compaction",
+		);
+		assert.ok(
+			workingSet({ ...mkView(counted), usage }).every((c) => c.type === "fold"),
+			"the same under the working set's protection",
+		);
 	});
 
 	it("never puts the backstop below what a compaction leaves: KEPT_OVERHEAD × Pi's keepRecentTokens", () => {

@@ -355,9 +355,24 @@ describe("buildView", () => {
 		assert.ok(block);
 		assert.equal(memo.has(block), false, "nothing computed before a policy reads a saving");
 		const first = vb(v.blocks, "r:old1").saving;
-		assert.equal(memo.get(block), first);
-		memo.set(block, 777);
+		assert.deepEqual(memo.get(block), { saving: first });
+		memo.set(block, { saving: 777 });
 		assert.equal(vb(v.blocks, "r:old1").saving, 777);
+		// The provider's count of it is worked out once asked, and kept beside it (ASCII: the same).
+		assert.equal(vb(v.blocks, "r:old1").providerSaving, 777);
+		assert.deepEqual(memo.get(block), { saving: 777, provider: 777 });
+	});
+
+	it("counts a saving as the provider may: CJK text about four times its chars/4, ASCII as it is", () => {
+		const messages = session();
+		const cjk = Array.from({ length: 300 }, (_, i) => `第${i}行：模块加载完成，等待下一步指令`).join("\n");
+		messages[2] = result("old1", cjk, 2);
+		const old = vb(view(messages).view.blocks, "r:old1");
+		assert.ok(old.saving > 0);
+		const scale = (old.providerSaving ?? 0) / old.saving;
+		assert.ok(scale > 2.5 && scale < 4, `scaled ${scale.toFixed(2)}x`);
+		const ascii = vb(view(session()).view.blocks, "r:old1");
+		assert.equal(ascii.providerSaving, ascii.saving);
 	});
 
 	it("works a saving out again when its block was edited in place (same id, new text)", () => {

@@ -349,17 +349,18 @@ export function economize(
 	// Above the backstop even once all is folded, a compaction is asked for; it runs when the agent's
 	// run is over, so folding goes on meanwhile. A policy that protects counts every block that may
 	// fold once out of the tails and in the model's sight as foldable: only what never folds compacts.
-	// Savings are never negative, so the count stops once they could bring the usage under the backstop.
+	// The usage is the provider's count, so each saving is too (providerSaving: CJK text counts about
+	// four times its chars/4). Savings are never negative, so the count stops once they could bring
+	// the usage under the backstop.
 	let backstopped = false;
 	if (usage >= backstop && !beforePi && !asPi()) {
 		const room = usage - backstop;
 		let foldable = 0;
-		if (protection) {
-			for (const block of view.blocks) {
-				if (block.eligible && !block.frozen) foldable += block.saving;
-				if (foldable > room) break;
-			}
-		} else foldable = maskableOfAll();
+		const blocks = protection ? view.blocks : outside.map((c) => c.block);
+		for (const block of blocks) {
+			if (block.eligible && !block.frozen) foldable += block.providerSaving ?? block.saving;
+			if (foldable > room) break;
+		}
 		backstopped = foldable <= room;
 	}
 	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact()] : folds);
