@@ -13,7 +13,7 @@ import { errorLinesIn, extractSeedRecord, identifiersIn, type SeedInput } from "
 import { summarizeIndex } from "../../src/core/index/merge.ts";
 import { parseSeedIndex, retraction, serializeRecord } from "../../src/core/index/reader.ts";
 import { SEED_CAPS, SEED_INDEX_VERSION, type SeedRecord } from "../../src/core/index/seed-index.ts";
-import { renderSummary } from "../../src/core/summary.ts";
+import { renderHandoff, renderSummary } from "../../src/core/summary.ts";
 import { blockCost } from "../../src/core/tokens.ts";
 import { corpusNote, loadSessions } from "../corpus/corpora.ts";
 
@@ -744,6 +744,24 @@ describe("intents", () => {
 		assert.deepEqual(
 			extract(messages).intents.map((i) => i.text),
 			["move the employer page to /team", "<turn_aborted>", "<b>bold</b> is what I want in the header"],
+		);
+	});
+
+	it("of a handoff seed pasted as the prompt, are what the user wrote above it, else its goal line", () => {
+		const seed = renderHandoff({
+			goal: "finish the refund export",
+			parentSession: "/home/u/.pi/agent/sessions/--repo--/2026-12-01_parent.jsonl",
+			writtenAt: "2026-12-01T10:00:00.000Z",
+			summary: "Summary body",
+		});
+		const messages = [
+			user(seed),
+			assistant([{ type: "text", text: "ok" }]),
+			user(`pick this up, tests first\n\n${seed}`),
+		];
+		assert.deepEqual(
+			extract(messages).intents.map((i) => i.text),
+			["Goal: finish the refund export", "pick this up, tests first"],
 		);
 	});
 });

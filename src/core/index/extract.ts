@@ -9,6 +9,7 @@ import type { FoldRecord } from "../fold-registry.ts";
 import { contentKey } from "../lower.ts";
 import { SHELL_TOOLS } from "../output-notices.ts";
 import { clipToError, ERRNO_PATTERN, isErrorLine, riskLines, uncoloured } from "../policy/risk-lexicon.ts";
+import { handoffSeedIn } from "../summary.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import {
 	droppedOf,
@@ -301,13 +302,24 @@ const OPENING_TAG = /^<([A-Za-z][\w.:-]*)(?:\s[^>]*)?>$/;
 /** A line of markup alone: a closing tag, or one element on one line (`<cwd>/repo</cwd>`). */
 const TAG_LINE = /^<\/[^>]+>$|^<([A-Za-z][\w.:-]*)[^>]*>.*<\/\1>$/;
 
+/** A handoff seed's goal line (see renderHandoff). */
+const SEED_GOAL = /^Goal: (.+)$/m;
+
 /**
  * What a user message asks, as one line: its first non-empty line that is not markup. Agents put
  * context ahead of the request in the user's message (Codex's `<environment_context>` block), so the
  * first line alone named that block and lost the request. The first non-empty line when every line
- * is markup.
+ * is markup. A handoff seed pasted as the prompt asks what the user wrote above it, or else what its
+ * goal line says, not its heading.
  */
 function intentLine(text: string): string {
+	const seed = handoffSeedIn(text);
+	if (seed !== undefined) {
+		const above = text.slice(0, text.length - seed.length);
+		if (above.trim()) return intentLine(above);
+		const goal = SEED_GOAL.exec(seed);
+		if (goal) return goal[0];
+	}
 	let closing: string | undefined;
 	for (const raw of text.split("\n")) {
 		const line = raw.trim();
