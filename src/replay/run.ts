@@ -343,6 +343,13 @@ export async function replayPolicy(
 		}
 		if (event.type === "compaction_start") compacting = true;
 		if (event.type === "compaction_end") {
+			// Pi stamps its compaction entry with wall time, and takes a reply stamped at or before its latest
+			// compaction for one that predates it, which it never checks for a compaction again: the served
+			// replies carry the recording's clock, so the entry goes on it too (as a refresh's does).
+			const entry = session.sessionManager
+				.getEntries()
+				.findLast((e): e is typeof e & { timestamp: string } => e.type === "compaction");
+			if (entry && Date.parse(entry.timestamp) > lastAt) entry.timestamp = new Date(lastAt).toISOString();
 			compacting = false;
 			compactedSinceLast = true;
 			run.compactions++;
