@@ -388,6 +388,14 @@ export async function replayPolicy(
 		if (left > 0) run.divergences[NOT_REQUESTED] = left;
 		for (const [role, count] of Object.entries(script.skipped))
 			run.divergences[`${role} message not replayed`] = count;
+		if (script.contextEdits > 0)
+			run.divergences["context edit not replayed (the requests after it carry the message as recorded)"] =
+				script.contextEdits;
+		// Plain Pi compacts by its own rule: a recorded compaction it did not repeat was one the user asked
+		// for (`/compact`), or came in another window; its figures are of a session without it.
+		const unrepeated = policy.kind === "pi" ? script.compactions - run.compactions : 0;
+		if (unrepeated > 0)
+			run.divergences["recorded compaction plain Pi did not repeat (a /compact typed is not replayed)"] = unrepeated;
 		if (script.unreadLines > 0)
 			run.divergences["session file line not JSON, skipped as Pi skips it"] = script.unreadLines;
 		if (script.newerFormat !== undefined)

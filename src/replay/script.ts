@@ -38,6 +38,10 @@ export interface ReplayScript {
 	toolNames: string[];
 	/** Characters of each recorded compaction summary on the branch, in order. */
 	summaryChars: number[];
+	/** Compaction entries on the branch (Pi's own at its threshold, or a `/compact` the user typed). */
+	compactions: number;
+	/** Context edits on the branch: the replay does not make them (see branchMessages). */
+	contextEdits: number;
 	/**
 	 * Messages the replay cannot feed, by role: before the first user message, of a role it does not
 	 * drive, a `!cmd` result recorded inside a run (Pi adds those only between runs), or a tool result
@@ -108,6 +112,8 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 	const summaryChars = branch
 		.filter((e) => e.type === "compaction" && typeof e.summary === "string")
 		.map((e) => (e.summary as string).length);
+	const compactions = branch.filter((e) => e.type === "compaction").length;
+	const contextEdits = branch.filter((e) => e.type === "context_edit").length;
 	const cwd = typeof session.header?.cwd === "string" && session.header.cwd ? session.header.cwd : undefined;
 	const version = session.header?.version;
 	const newer = typeof version === "number" && version > SESSION_FORMAT ? version : undefined;
@@ -117,6 +123,8 @@ export function replayScript(session: SessionEntries, where = "session"): Replay
 		results,
 		toolNames: [...toolNames].sort(),
 		summaryChars,
+		compactions,
+		contextEdits,
 		skipped,
 		unreadLines: session.unread.length,
 		cutOff: cutOffReplies(session, branch),

@@ -3,8 +3,9 @@
  * entry is the leaf; `parentId` leads back to the root; a pre-v2 file, whose header names no later
  * version, is one branch in file order), and the message sequences the replays feed to context-fold:
  *
- * - `branchMessages`: every model-visible message of the active branch, root to leaf, as if it had
- *   never been compacted (compaction entries are skipped, the messages they summarised stay);
+ * - `branchMessages`: every model-visible message of the active branch, root to leaf, as recorded: as
+ *   if it had never been compacted (compaction entries are skipped, the messages they summarised
+ *   stay), and without its context edits (an edit changes only the requests after it);
  * - `contextMessages`: what Pi sends at the leaf (its `buildSessionProjection`): after the latest
  *   compaction, the compaction summary, the kept messages from `firstKeptEntryId`, then the rest;
  * - `branchRequests`: the `context` event of every request the session made on the active branch
@@ -266,10 +267,13 @@ function withEdit(message: MessageLike, edit: Entry): MessageLike | undefined {
 	return out;
 }
 
-/** The messages of `entries` in order, each entry's latest context edit (among `entries`) applied. */
-function project(entries: readonly Entry[], skipCompactions: boolean): MessageLike[] {
+/**
+ * The messages of `entries` in order; with `edited`, each entry's latest context edit (among `entries`)
+ * applied, as Pi applies them to the context of a request after them.
+ */
+function project(entries: readonly Entry[], skipCompactions: boolean, edited = true): MessageLike[] {
 	const edits = new Map<string, Entry>();
-	for (const entry of entries) {
+	for (const entry of edited ? entries : []) {
 		if (entry.type === "context_edit" && typeof entry.targetId === "string") edits.set(entry.targetId, entry);
 	}
 	const out: MessageLike[] = [];
@@ -285,9 +289,13 @@ function project(entries: readonly Entry[], skipCompactions: boolean): MessageLi
 	return out;
 }
 
-/** Every model-visible message of `branch`, root to leaf, compactions ignored (nothing summarised away). */
+/**
+ * Every model-visible message of `branch`, root to leaf, as recorded: compactions ignored (nothing
+ * summarised away), context edits not applied (the requests before an edit carried the message as
+ * recorded, and a tool returned it so).
+ */
 export function branchMessages(branch: readonly Entry[]): MessageLike[] {
-	return project(branch, true);
+	return project(branch, true, false);
 }
 
 /**

@@ -92,6 +92,53 @@ test("a replayed session that ends after a tool result and holds an unfed messag
 	);
 });
 
+test("a context edit changes only the requests after it, and the replay, which does not make it, counts it", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "read it" }] });
+	synthetic.read(2, "r1", [{ type: "text", text: "the file as read" }]);
+	const result = `e${Number(synthetic.nextId().slice(1)) - 1}`;
+	synthetic.add(3, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	synthetic.entry(4, "context_edit", { targetId: result, replacement: { content: "[pruned by an extension]" } });
+	synthetic.add(5, { role: "user", content: [{ type: "text", text: "more" }] });
+	synthetic.add(6, { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop" });
+	const script = synthetic.script();
+	assert.ok(
+		script.messages.some((m) => JSON.stringify(m.content).includes("the file as read")),
+		"the result as recorded",
+	);
+	const run = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 100_000, keepMessages: true });
+	const second = JSON.stringify(run.requests[1].messages);
+	assert.ok(second.includes("the file as read") && !second.includes("pruned"), second);
+	assert.deepEqual(run.divergences, {
+		"context edit not replayed (the requests after it carry the message as recorded)": 1,
+	});
+});
+
+test("a recorded compaction plain Pi does not repeat (a /compact typed) is counted for plain Pi", async () => {
+	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
+	synthetic.add(1, { role: "user", content: [{ type: "text", text: "list" }] });
+	const first = `e${Number(synthetic.nextId().slice(1)) - 1}`;
+	synthetic.add(2, { role: "assistant", content: [{ type: "text", text: "sure" }], stopReason: "stop" });
+	synthetic.entry(3, "compaction", {
+		summary: "the user asked for a list",
+		firstKeptEntryId: first,
+		tokensBefore: 900,
+	});
+	synthetic.add(4, { role: "user", content: [{ type: "text", text: "now" }] });
+	synthetic.add(5, { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop" });
+	const script = synthetic.script();
+	const pi = await replayPolicy(script, { name: "pi", kind: "pi" }, { window: 100_000 });
+	assert.deepEqual(pi.divergences, {
+		"recorded compaction plain Pi did not repeat (a /compact typed is not replayed)": 1,
+	});
+	const fold = await replayPolicy(
+		script,
+		{ name: "context-fold", kind: "context-fold", settings: {} },
+		{ window: 100_000 },
+	);
+	assert.deepEqual(fold.divergences, {}, "a fold policy compacts by its own rule");
+});
+
 test("lines of the session file that are not JSON are skipped as Pi skips them, and counted", async () => {
 	const synthetic = new SyntheticSession(Date.parse("2026-01-01T00:00:00.000Z"));
 	synthetic.add(1, { role: "user", content: [{ type: "text", text: "list" }] });

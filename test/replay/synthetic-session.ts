@@ -28,6 +28,20 @@ export class SyntheticSession {
 		});
 	}
 
+	/** Appends an entry of another type (`compaction`, `context_edit`) with `fields`, at `second`; returns its id. */
+	entry(second: number, type: string, fields: Record<string, unknown>): string {
+		const n = this.lines.length;
+		const id = `e${n}`;
+		const timestamp = new Date(this.t0 + second * 1000).toISOString();
+		this.lines.push({ type, id, parentId: n === 1 ? null : `e${n - 1}`, timestamp, ...fields });
+		return id;
+	}
+
+	/** The id the next entry appended gets. */
+	nextId(): string {
+		return `e${this.lines.length}`;
+	}
+
 	/** Appends, at `second`, a response asking to read `path` (tool call `id`) and that call's result, `content`. */
 	read(second: number, id: string, content: { type: "text"; text: string }[], path = `/no/such/${id}.ts`): void {
 		this.add(second, {
