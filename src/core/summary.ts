@@ -384,6 +384,22 @@ export function handoffSeedIn(text: string): string | undefined {
 }
 
 /**
+ * `text` with the head of the handoff seed it holds (this version's, see renderHandoff) left out but
+ * its goal line: the parent's path, the time it was written and the words on reading codes back say
+ * nothing of the work. `text` itself when it holds no such seed.
+ */
+export function withoutSeedHead(text: string): string {
+	const seed = handoffSeedIn(text);
+	if (seed === undefined || !seed.startsWith(HANDOFF_HEADER)) return text;
+	const lines = seed.split("\n");
+	// The head is the header, a blank line, the goal, parent and written lines, a blank line, then the
+	// words on reading codes back up to the next blank line.
+	const end = lines.indexOf("", 6);
+	if (end < 0 || !lines[2]?.startsWith("Goal: ")) return text;
+	return [text.slice(0, text.length - seed.length), lines[2], ...lines.slice(end + 1)].join("\n");
+}
+
+/**
  * The line of a seed (this version's or 0.5.1's) that names the parent session its codes point into:
  * a whole line between `\n`s (a regular expression's `m` flag also breaks lines at U+2028, U+2029
  * and `\r`, which a goal may hold).

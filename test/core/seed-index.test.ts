@@ -766,6 +766,22 @@ describe("intents", () => {
 	});
 });
 
+describe("identifiers of a handoff seed pasted as the prompt", () => {
+	it("come from its goal and body, not from the parent's path or the words on reading codes back", () => {
+		const seed = renderHandoff({
+			goal: "finish the refund export for release 2.3.1",
+			parentSession: "/tmp/cf-DUeXhS/sessions/2026-12-01_83ef5d294c10.jsonl",
+			writtenAt: "2026-12-01T10:00:00.000Z",
+			summary: "Exact identifiers: 9f86d081884c7d65 refundExportBatch",
+		});
+		const identifiers = extract([user(seed)]).identifiers;
+		for (const found of ["2.3.1", "9f86d081884c7d65", "refundExportBatch"])
+			assert.ok(identifiers.includes(found), found);
+		for (const noise of ["DUeXhS", "83ef5d294c10", "recall_folded"])
+			assert.ok(!identifiers.some((i) => i.includes(noise)), `${noise} in ${identifiers.join(" ")}`);
+	});
+});
+
 describe("spans", () => {
 	it("map fold records in order, deduplicated by id, with block tokens or the size estimate", () => {
 		const messages = [

@@ -9,7 +9,7 @@ import type { FoldRecord } from "../fold-registry.ts";
 import { contentKey } from "../lower.ts";
 import { SHELL_TOOLS } from "../output-notices.ts";
 import { clipToError, ERRNO_PATTERN, isErrorLine, riskLines, uncoloured } from "../policy/risk-lexicon.ts";
-import { handoffSeedIn } from "../summary.ts";
+import { handoffSeedIn, withoutSeedHead } from "../summary.ts";
 import { blockCost, clip, firstLine, safeSlice } from "../tokens.ts";
 import {
 	droppedOf,
@@ -227,7 +227,8 @@ function selectIdentifiers(found: readonly Found[], cap: number): { kept: string
 /** The text of a block that identifiers are mined from (string arguments, not their JSON). */
 function minedText(messages: readonly MessageLike[], block: Block): string[] {
 	if (block.kind === "toolArgs") return stringLeaves(callArgs(messages, block), []);
-	return [block.text];
+	// A seed pasted as the prompt: its head names the parent's file and the tools, no identifier of the work.
+	return [block.kind === "user" ? withoutSeedHead(block.text) : block.text];
 }
 
 /** Words that say no failure happened: "no errors", "0 failed", "without warnings". */
