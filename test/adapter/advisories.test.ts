@@ -677,6 +677,23 @@ describe("idle cache-risk warning", () => {
 		assert.match(early.stderr.join(""), /likely cold \(idle 10m 0\ds/);
 	});
 
+	it("reads a one-hour retention in the provider's stored credential before it warns on resuming", async () => {
+		const stub = await idleSession({}, 30 * 60_000);
+		stub.model = { provider: "fake", id: "fake-model", api: "anthropic-messages" };
+		stub.providerEnv = { PI_CACHE_RETENTION: "long" };
+		try {
+			await stub.emit("session_start", { reason: "resume" });
+			assert.deepEqual(standing(stub), [], "thirty minutes idle is within the credential's hour");
+			await stub.command("context-fold", "status");
+			assert.match(String(stub.ui.views.at(-1)), /lifetime 1h 00m/);
+		} finally {
+			// The retention a credential sets is the process's: the next tests read none.
+			stub.providerEnv = {};
+			await stub.emit("session_start", { reason: "resume" });
+		}
+		assert.match(standing(stub)[0] ?? "", /likely cold \(idle 30m 0\ds, lifetime 5m 00s\)/);
+	});
+
 	it("outside the terminal UI, the warning on resuming goes to stderr, as every notice there", async () => {
 		const stub = await idleSession({}, 10 * 60_000);
 		stub.mode = "rpc";

@@ -78,6 +78,11 @@ export interface StubPi {
 	pending: boolean;
 	/** The providers of the models `ctx.modelRegistry.getAll()` lists; undefined: the context has no registry. */
 	providers: string[] | undefined;
+	/**
+	 * The `env` of every provider's stored credential, as `ctx.modelRegistry.getProviderAuth` resolves
+	 * it, a few milliseconds later (a file read); undefined: the registry reads no credential.
+	 */
+	providerEnv: Record<string, string> | undefined;
 	/** What the fake UI recorded: notifications, select dialogs, the editor text. */
 	ui: StubUi;
 	stderr: string[];
@@ -229,6 +234,7 @@ export function loadStub(
 		systemPrompt: "You are a stub.",
 		pending: false,
 		providers: undefined,
+		providerEnv: undefined,
 		ui: {
 			notices: [],
 			selects: [],
@@ -340,8 +346,19 @@ export function loadStub(
 		isProjectTrusted: () => stub.projectTrusted,
 		hasPendingMessages: () => stub.pending,
 		get modelRegistry() {
-			const providers = stub.providers;
-			return providers && { getAll: () => providers.map((provider) => ({ provider, id: `${provider}-model` })) };
+			const { providers, providerEnv } = stub;
+			if (!providers && !providerEnv) return undefined;
+			return {
+				...(providers
+					? { getAll: () => providers.map((provider) => ({ provider, id: `${provider}-model` })) }
+					: {}),
+				...(providerEnv
+					? {
+							getProviderAuth: () =>
+								new Promise((resolve) => setTimeout(() => resolve({ auth: {}, env: providerEnv }), 5)),
+						}
+					: {}),
+			};
 		},
 		cwd: options.sessionDir ?? "/nonexistent-stub-cwd",
 		getSystemPrompt: () => stub.systemPrompt,

@@ -19,7 +19,7 @@ import { BreakpointPlacer } from "./cache/breakpoints.ts";
 import { CacheWarning } from "./cache/cache-warning.ts";
 import {
 	knownProviders,
-	learnRetention,
+	learnRetentionSoon,
 	lifetimeFor,
 	priceRatiosFor,
 	providerTableProblems,
@@ -278,8 +278,9 @@ function register(
 	};
 
 	const breakpoints = new BreakpointPlacer();
-	pi.on("session_start", (_event, ctx) => {
-		void learnRetention(ctx.modelRegistry, ctx.model?.provider);
+	pi.on("session_start", async (_event, ctx) => {
+		// The resumed session's idle warning reads the cache lifetime: the credential may make it an hour.
+		await learnRetentionSoon(ctx.modelRegistry, ctx.model?.provider);
 		notices.startSession();
 		requestFacts.reset();
 		breakpoints.reset();
@@ -391,8 +392,8 @@ function register(
 			return undefined;
 		}
 	});
-	pi.on("model_select", (event, ctx) => {
-		void learnRetention(ctx.modelRegistry, event.model?.provider);
+	pi.on("model_select", async (event, ctx) => {
+		await learnRetentionSoon(ctx.modelRegistry, event.model?.provider);
 		try {
 			// The last request was measured against the previous model's window: until the next one, the
 			// status previews the context in the new model's, with Pi's compaction figures for it.

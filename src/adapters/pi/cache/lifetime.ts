@@ -58,6 +58,35 @@ export async function learnRetention(
 	}
 }
 
+/**
+ * How long a session start waits for the provider's credential (see learnRetention) before it goes on
+ * without it: an API key is read from a file at once, but a credential Pi must refresh or run a
+ * command for may take longer, and the session should not wait on it.
+ */
+export const RETENTION_WAIT_MS = 500;
+
+/**
+ * learnRetention, waited for up to `waitMs`: what a session start reads next (the idle warning, the
+ * status, the first request's cache facts) then sees the credential's retention, as Pi's requests do.
+ * A credential that takes longer is learnt when it comes.
+ */
+export async function learnRetentionSoon(
+	registry: Parameters<typeof learnRetention>[0],
+	provider: string | undefined,
+	waitMs = RETENTION_WAIT_MS,
+): Promise<void> {
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	const waited = new Promise<void>((resolve) => {
+		timer = setTimeout(resolve, waitMs);
+		timer.unref?.();
+	});
+	try {
+		await Promise.race([learnRetention(registry, provider), waited]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
 /** The `PI_CACHE_RETENTION` Pi uses for `model`'s requests: its credential's, else the process environment's. */
 export function retentionOf(model: ModelLike): string | undefined {
 	return (model ? credentialRetention.get(model.provider) : undefined) || process.env.PI_CACHE_RETENTION || undefined;
