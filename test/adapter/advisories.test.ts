@@ -889,15 +889,24 @@ describe("idle cache-risk warning", () => {
 		assert.deepEqual(await input(stub, {}), [undefined], "nothing left to attach");
 	});
 
-	it("a session change drops the kept images and says so; with none kept it says nothing", async () => {
+	it("a session change drops the kept images and says so above the editor; with none kept it says nothing", async () => {
+		const dropped =
+			"context-fold: dropped 1 image kept from a cancelled prompt: the session changed or moved in its tree";
+		/** The restore widget's lines, its trailer left out: what stands above the editor after Pi's redraw. */
+		const restored = (stub: StubPi) => (stub.ui.widgets.get("context-fold-restore") ?? []).slice(0, -1);
 		const stub = await idleSession({ confirmColdSend: true }, 10 * 60_000);
 		await stub.emit("session_start", { reason: "resume" });
 		assert.deepEqual(await input(stub, { images: [IMAGE] }), [{ action: "handled" }]);
 		await stub.emit("session_tree", {});
-		assert.equal(
-			notices(stub).at(-1),
-			"context-fold: dropped 1 image kept from a cancelled prompt: the session changed or moved in its tree",
-		);
+		assert.deepEqual(restored(stub), [dropped], "a notice would go with Pi's redraw of the tree");
+		assert.equal(await discard(stub), "context-fold: nothing to discard");
+		// /new: Pi shuts the session down, then starts the new one and draws it.
+		await stub.emit("input", { text: "hi", source: "interactive" });
+		assert.deepEqual(await input(stub, { images: [IMAGE] }), [{ action: "handled" }]);
+		await stub.emit("session_shutdown", {});
+		assert.ok(!notices(stub).some((n) => n.startsWith("context-fold: dropped")), "nothing said at shutdown");
+		await stub.emit("session_start", { reason: "new" });
+		assert.deepEqual(restored(stub), [dropped], "said by the new session, above its editor");
 		assert.equal(await discard(stub), "context-fold: nothing to discard");
 		const before = notices(stub).length;
 		await stub.emit("session_start", { reason: "new" });

@@ -292,7 +292,7 @@ function register(
 		notices.holding(restoreWidget, () => restore(ctx));
 	});
 
-	pi.on("session_shutdown", () => warning.reset());
+	pi.on("session_shutdown", () => warning.stop());
 	// Pi's compaction settings change between runs (`/settings`, RPC `set_auto_compaction`): read again
 	// before each run, not at every request (Pi copies its whole settings object on each read).
 	/** Reads Pi's compaction settings again; a read that fails is said once, the figures read last kept. */

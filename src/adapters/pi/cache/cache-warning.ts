@@ -102,15 +102,25 @@ export class CacheWarning {
 	}
 
 	/**
-	 * Forgets the timer, the notices and the kept images (session start, navigation, shutdown); images
-	 * it drops are said, since the user was told they would go with the next prompt.
+	 * Forgets the timer, the notices and the kept images (session start, navigation); images it drops
+	 * are said through `lost`, since the user was told they would go with the next prompt: while Pi
+	 * restores a session that notice stands above the editor, where Pi's redraw cannot wipe it.
 	 */
 	reset(): void {
+		this.stop();
+		const dropped = this.discardImages();
+		if (dropped > 0) this.deps.lost(ADVICE.imagesDropped(dropped));
+	}
+
+	/**
+	 * Forgets the timer and the notices, keeping the kept images (session shutdown): the next session's
+	 * start drops them and says so where it can be read (a notice at shutdown went with the old
+	 * session's screen).
+	 */
+	stop(): void {
 		this.disarm();
 		this.noticed = undefined;
 		this.place = undefined;
-		const dropped = this.discardImages();
-		if (dropped > 0) this.deps.notify(ADVICE.imagesDropped(dropped), "warning");
 	}
 
 	/**
