@@ -132,7 +132,12 @@ export interface CacheLine {
 	warms: number;
 }
 
-/** Cache figures per provider and model, in order of first use on `branch`. */
+/**
+ * Cache figures per provider and model, in order of first use on `branch`. Pi records an idle refresh
+ * under the model name its response gave, which may be an alias of the model requested (a dated id):
+ * a refresh under a model no response of its provider names counts for that provider's latest
+ * response before it, the cache it kept warm.
+ */
 export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 	const lines = new Map<string, CacheLine>();
 	const line = (provider = "?", model = "?"): CacheLine => {
@@ -144,6 +149,8 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 		}
 		return found;
 	};
+	/** Each provider's line of its latest response so far. */
+	const latest = new Map<string, CacheLine>();
 	for (const raw of branch) {
 		const entry = raw as EntryLike;
 		if (
@@ -152,6 +159,7 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 			promptOf(figuresOf(entry.message.usage)) > 0
 		) {
 			const l = line(entry.message.provider, entry.message.model);
+			latest.set(l.provider, l);
 			const u = entry.message.usage ?? {};
 			l.responses++;
 			if (count(u.cacheRead) > 0) l.hits++;
@@ -159,7 +167,8 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 			l.cacheRead += count(u.cacheRead);
 			l.cacheWrite += count(u.cacheWrite);
 		} else if (entry.type === "usage" && entry.kind === "cache_warm") {
-			line(entry.provider, entry.model).warms++;
+			const named = lines.get(`${entry.provider ?? "?"}/${entry.model ?? "?"}`);
+			(named ?? latest.get(entry.provider ?? "?") ?? line(entry.provider, entry.model)).warms++;
 		}
 	}
 	return [...lines.values()];

@@ -143,6 +143,25 @@ describe("figures from session entries", () => {
 		);
 	});
 
+	it("counts a refresh Pi recorded under the response's alias for the model it kept warm", () => {
+		const lines = cacheByModel([
+			assistant({ input: 10, cacheRead: 90, cacheWrite: 0 }, "anthropic", "claude-x"),
+			{ type: "usage", kind: "cache_warm", provider: "anthropic", model: "claude-x-20250101" },
+			assistant({ input: 10, cacheRead: 0, cacheWrite: 90 }, "openai", "o"),
+			{ type: "usage", kind: "cache_warm", provider: "anthropic", model: "claude-x-20250101" },
+			{ type: "usage", kind: "cache_warm", provider: "google", model: "g" },
+		]);
+		assert.deepEqual(
+			lines.map((l) => [l.provider, l.model, l.responses, l.warms]),
+			[
+				["anthropic", "claude-x", 1, 2],
+				["openai", "o", 1, 0],
+				["google", "g", 0, 1],
+			],
+			"a provider with no response before its refresh keeps a line of its own",
+		);
+	});
+
 	it("lists fold events and unfolds with the rewrite of the first response after each", () => {
 		const records = new Map([
 			["r:a", { id: "r:a", code: "aaaaaaaa", chars: 4000, seq: 1 }],
