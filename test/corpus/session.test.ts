@@ -165,7 +165,7 @@ describe("a synthetic v3 session with an abandoned branch and a compaction", () 
 		);
 	});
 
-	it("branchMessages: the whole branch root to leaf, the abandoned branch and the compaction left out", () => {
+	it("branchMessages: the whole branch root to leaf as recorded, the abandoned branch, the compaction and the context edit left out", () => {
 		const messages = labels(branchMessages(branch));
 		assert.deepEqual(messages, [
 			"user:first task",
@@ -175,7 +175,7 @@ describe("a synthetic v3 session with an abandoned branch and a compaction", () 
 			"branchSummary:tried the abandoned ask",
 			"user:second task",
 			"assistant:running",
-			"toolResult:edited c4",
+			"toolResult:out c4",
 			"user:third task",
 			"assistant:done three",
 		]);
