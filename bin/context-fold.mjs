@@ -14,9 +14,10 @@ const checkoutHint = fromCheckout
 	? "; in a checkout, run `npm ci` there first, then `npm run -s replay -- <arguments>` (npm ci brings a Node 22)"
 	: "";
 const [major, minor] = process.versions.node.split(".").map(Number);
-if (major < 22 || (major === 22 && minor < 19)) {
+// Node 23 strips TypeScript types by default only from 23.6 on (Pi 1.6 fails on the earlier ones too).
+if (major < 22 || (major === 22 && minor < 19) || (major === 23 && minor < 6)) {
 	process.stderr.write(
-		`context-fold: Node >= 22.19 is needed (Pi 1.6 needs it); this is ${process.version}${checkoutHint}\n`,
+		`context-fold: Node >= 22.19 is needed (Pi 1.6 needs it; on the 23 line 23.6 or later); this is ${process.version}${checkoutHint}\n`,
 	);
 	process.exit(1);
 }
