@@ -140,8 +140,9 @@ export interface CacheLine {
  */
 export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 	const lines = new Map<string, CacheLine>();
+	const keyOf = (provider = "?", model = "?"): string => `${provider}/${model}`;
 	const line = (provider = "?", model = "?"): CacheLine => {
-		const key = `${provider}/${model}`;
+		const key = keyOf(provider, model);
 		let found = lines.get(key);
 		if (!found) {
 			found = { provider, model, responses: 0, hits: 0, input: 0, cacheRead: 0, cacheWrite: 0, warms: 0 };
@@ -167,7 +168,7 @@ export function cacheByModel(branch: readonly unknown[]): CacheLine[] {
 			l.cacheRead += count(u.cacheRead);
 			l.cacheWrite += count(u.cacheWrite);
 		} else if (entry.type === "usage" && entry.kind === "cache_warm") {
-			const named = lines.get(`${entry.provider ?? "?"}/${entry.model ?? "?"}`);
+			const named = lines.get(keyOf(entry.provider, entry.model));
 			(named ?? latest.get(entry.provider ?? "?") ?? line(entry.provider, entry.model)).warms++;
 		}
 	}

@@ -44,14 +44,12 @@ export function supersededReads(
 			changed.add(facts.path);
 			continue;
 		}
-		if (changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines)) {
-			const answer = resultAfter(blocks, i);
-			out.add(answer < 0 ? facts.result : blocks[answer].id);
-		}
-		if (facts.range === WHOLE_FILE) {
-			const answer = resultAfter(blocks, i);
-			if (answer < 0 || !readCut(blocks[answer].text)) whole.add(facts.path);
-		}
+		const stale = changed.has(facts.path) || whole.has(facts.path) || read.has(facts.lines);
+		const wholeRange = facts.range === WHOLE_FILE;
+		// Its own result, looked up once: what it supersedes by and what a stale read is named by.
+		const answer = stale || wholeRange ? resultAfter(blocks, i) : -1;
+		if (stale) out.add(answer < 0 ? facts.result : blocks[answer].id);
+		if (wholeRange && (answer < 0 || !readCut(blocks[answer].text))) whole.add(facts.path);
 		read.add(facts.lines);
 	}
 	return out;

@@ -356,11 +356,13 @@ export function economize(
 	if (usage >= backstop && !beforePi && !asPi()) {
 		const room = usage - backstop;
 		let foldable = 0;
-		const blocks = protection ? view.blocks : outside.map((c) => c.block);
-		for (const block of blocks) {
+		/** Counts `block` in; true once folding could bring the usage under the backstop. */
+		const enough = (block: ViewBlock): boolean => {
 			if (block.eligible && !block.frozen) foldable += block.providerSaving ?? block.saving;
-			if (foldable > room) break;
-		}
+			return foldable > room;
+		};
+		if (protection) view.blocks.some(enough);
+		else outside.some((c) => enough(c.block));
 		backstopped = foldable <= room;
 	}
 	const withCompact = (folds: FoldCommand[]): FoldCommand[] => (backstopped ? [...folds, compact()] : folds);
