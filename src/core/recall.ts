@@ -106,6 +106,8 @@ export interface LineRange {
 	end: number;
 	/** The first line as written, when it is past any safe integer (read as the end, named as asked). */
 	asked?: string;
+	/** `"N@C"`: the one line N from its character C on (1-based), where a long line's piece left off. */
+	column?: number;
 }
 
 /** A line number as written, however long: past any block's last line, a large one reads as the end. */
@@ -113,9 +115,19 @@ function lineNumber(digits: string): number {
 	return Math.min(Number(digits), Number.MAX_SAFE_INTEGER);
 }
 
-/** Parses `"a-b"`, `"a-"`, `"a"` into a 1-based inclusive range; null when malformed. */
+/**
+ * Parses `"a-b"`, `"a-"`, `"a"` into a 1-based inclusive range, and `"a@c"` into line a from its
+ * character c on (the call a long line's piece names to read on); null when malformed.
+ */
 export function parseLineRange(input: unknown): LineRange | null {
 	if (typeof input !== "string" || input.length > 200) return null;
+	const piece = /^\s*(\d+)\s*@\s*(\d+)\s*$/.exec(input);
+	if (piece) {
+		const line = lineNumber(piece[1]);
+		const column = lineNumber(piece[2]);
+		if (line < 1 || column < 1) return null;
+		return { start: line, end: line, column, ...(line < Number(piece[1]) ? { asked: piece[1] } : {}) };
+	}
 	const match = /^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$/.exec(input);
 	if (!match) return null;
 	const start = lineNumber(match[1]);
@@ -138,23 +150,60 @@ function splitLines(text: string): string[] {
 	return lines;
 }
 
+/** The characters of one long line a slice served (1-based, inclusive), of its `length`. */
+export interface LinePiece {
+	/** The line's number as shown. */
+	line: number;
+	first: number;
+	last: number;
+	length: number;
+}
+
+/** What sliceLines served (see there). */
+export interface Slice {
+	text: string;
+	total: number;
+	cut: boolean;
+	/** Lines shown clipped, and the number (as shown) of the first. */
+	clipped: number;
+	firstClipped?: number;
+	/** The first line number not shown, when the size cut the lines short. */
+	next?: number;
+	/** A range of one line longer than RECALL_LIMITS.lineChars, or asked from a character on: the part served. */
+	piece?: LinePiece;
+}
+
 /**
  * Lines `range` of `text`, numbered, clipped per line and to `maxChars` in all. When the size cut
  * them short, `next` is the first line number not shown; `clipped` counts the lines shown clipped.
- * `shift` is added to each number shown (a text that is a slice of a longer one, numbered as there);
- * `range`, `next` and `total` stay the text's own.
+ * A range of one line is never clipped: a line longer than RECALL_LIMITS.lineChars, or asked from a
+ * character on (`column`), is served from there up to `maxChars`, and `piece` says which characters
+ * (nothing of a long line is out of reach). `shift` is added to each number shown (a text that is a
+ * slice of a longer one, numbered as there); `range`, `next` and `total` stay the text's own.
  */
-export function sliceLines(
-	text: string,
-	range: LineRange,
-	maxChars: number,
-	shift = 0,
-): { text: string; total: number; cut: boolean; clipped: number; next?: number } {
+export function sliceLines(text: string, range: LineRange, maxChars: number, shift = 0): Slice {
 	const lines = splitLines(text);
+	const one = range.start === range.end ? lines[range.start - 1] : undefined;
+	if (one !== undefined && (range.column !== undefined || one.length > RECALL_LIMITS.lineChars)) {
+		const label = `${range.start + shift}: `;
+		const asked = range.column ?? 1;
+		if (asked > one.length) {
+			const piece = { line: range.start + shift, first: asked, last: asked - 1, length: one.length };
+			return { text: "", total: lines.length, cut: false, clipped: 0, piece };
+		}
+		const from = pairStart(one, asked);
+		let end = from - 1 + Math.max(2, maxChars - label.length - 1);
+		// A piece ends before a pair it would split, and the next begins with that pair whole.
+		if (end < one.length && isHighSurrogate(one.charCodeAt(end - 1))) end--;
+		const part = one.slice(from - 1, end);
+		const piece = { line: range.start + shift, first: from, last: from - 1 + part.length, length: one.length };
+		return { text: `${label}${part}`, total: lines.length, cut: piece.last < one.length, clipped: 0, piece };
+	}
 	const out: string[] = [];
 	let used = 0;
 	let cut = false;
 	let clipped = 0;
+	let firstClipped: number | undefined;
 	const last = Math.min(range.end, lines.length);
 	for (let n = range.start; n <= last; n++) {
 		const whole = lines[n - 1];
@@ -163,12 +212,34 @@ export function sliceLines(
 			cut = true;
 			break;
 		}
-		if (whole.length > RECALL_LIMITS.lineChars) clipped++;
+		if (whole.length > RECALL_LIMITS.lineChars) {
+			clipped++;
+			firstClipped ??= n + shift;
+		}
 		out.push(line);
 		used += line.length + 1;
 	}
 	const next = cut ? { next: range.start + out.length } : {};
-	return { text: out.join("\n"), total: lines.length, cut, clipped, ...next };
+	return {
+		text: out.join("\n"),
+		total: lines.length,
+		cut,
+		clipped,
+		...(firstClipped ? { firstClipped } : {}),
+		...next,
+	};
+}
+
+function isHighSurrogate(code: number): boolean {
+	return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Character `column` (1-based) of `line`, one back when it is the second half of a surrogate pair. */
+function pairStart(line: string, column: number): number {
+	const code = line.charCodeAt(column - 1);
+	return column > 1 && code >= 0xdc00 && code <= 0xdfff && isHighSurrogate(line.charCodeAt(column - 2))
+		? column - 1
+		: column;
 }
 
 /** Letters, digits, `_` and `$`: what continues a token. */

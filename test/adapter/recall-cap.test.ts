@@ -123,8 +123,35 @@ describe("recall_folded output cap", () => {
 		const { stub, codes } = await foldedCodes(6, 40, (i, k) => `row ${k} of ${i} ${"y".repeat(1000)}`);
 		const out = await stub.call("recall_folded", { codes: [codes[0]] });
 		assert.doesNotMatch(out, /not shown/);
-		assert.match(out, /… 40 lines are longer than 600 characters, shown clipped/);
+		assert.match(
+			out,
+			/… 40 lines \(the first 1\) are longer than 600 characters, shown clipped: lines="1" serves one line whole/,
+		);
 		assert.match(out, /^40: row 39 of 0 /m);
+	});
+
+	it("a line longer than the cap is read whole, piece by piece, each naming the call that reads on", async () => {
+		const line = Array.from({ length: 9000 }, (_, i) => i + 1).join(",");
+		const { stub, codes } = await foldedCodes(30, 40, (i, k) => (k === 20 ? `${i}:${line}` : `row ${k} of ${i}`));
+		const code = codes[0];
+		const whole = await stub.call("recall_folded", { codes: [code] });
+		assert.match(
+			whole,
+			/1 line \(21\) is longer than 600 characters, shown clipped: lines="21" serves one line whole/,
+		);
+		let joined = "";
+		let lines = "21";
+		for (let calls = 0; calls < 20; calls++) {
+			const out = await stub.call("recall_folded", { codes: [code], lines });
+			assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
+			joined += /^21: (.*)$/m.exec(out)?.[1] ?? "";
+			const next = new RegExp(`recall_folded codes=\\["${code}"\\] lines="(21@\\d+)" reads on`).exec(out);
+			if (!next) break;
+			lines = next[1];
+		}
+		assert.equal(joined, `0:${line}`, "the line served whole across calls");
+		const far = await stub.call("recall_folded", { codes: [code], lines: "21@999999" });
+		assert.match(far, /line 21 has \d+ characters: nothing from character 999999 on/);
 	});
 
 	it("an item that is not a code is named clipped, and the codes beside it are served", async () => {

@@ -75,6 +75,11 @@ describe("parseLineRange", () => {
 		});
 		assert.equal(parseLineRange(`1-${"9".repeat(300)}`), null, "a value longer than any range is refused");
 	});
+	it("reads a@c as one line from its character c on", () => {
+		assert.deepEqual(parseLineRange("301@4001"), { start: 301, end: 301, column: 4001 });
+		assert.deepEqual(parseLineRange(" 3 @ 1 "), { start: 3, end: 3, column: 1 });
+		for (const bad of ["3@0", "0@5", "3@", "@5", "3-4@5", "3@5-6"]) assert.equal(parseLineRange(bad), null, bad);
+	});
 	it("rejects malformed, reversed, zero and non-string ranges", () => {
 		for (const bad of ["", "a-b", "7-3", "0-2", "-3", "1-2-3", "1.5", 12, null, undefined]) {
 			assert.equal(parseLineRange(bad), null, String(bad));
@@ -96,6 +101,47 @@ describe("sliceLines", () => {
 	});
 	it("a range past the end is empty", () => {
 		assert.equal(sliceLines(text, { start: 40, end: 50 }, 1000).text, "");
+	});
+	it("clips long lines of a range of several, and names the first", () => {
+		const long = `a\n${"x".repeat(700)}\n${"y".repeat(900)}`;
+		const s = sliceLines(long, { start: 1, end: 3 }, 10_000);
+		assert.equal(s.clipped, 2);
+		assert.equal(s.firstClipped, 2);
+		assert.ok(!s.text.includes("x".repeat(700)));
+	});
+	it("serves one long line whole within the cap, and in pieces that join to it beyond", () => {
+		const line = Array.from({ length: 1200 }, (_, i) => i + 1).join(",");
+		const doc = `head\n${line}\ntail`;
+		const whole = sliceLines(doc, { start: 2, end: 2 }, 10_000);
+		assert.equal(whole.text, `2: ${line}`);
+		assert.deepEqual(whole.piece, { line: 2, first: 1, last: line.length, length: line.length });
+		assert.equal(whole.cut, false);
+		let joined = "";
+		let column = 1;
+		for (let calls = 0; calls < 100; calls++) {
+			const s = sliceLines(doc, { start: 2, end: 2, column }, 700, 10);
+			assert.ok(s.text.length <= 700, `${s.text.length}`);
+			assert.ok(s.text.startsWith("12: "), "numbered as shifted");
+			joined += s.text.slice(4);
+			if (!s.cut) break;
+			column = (s.piece?.last ?? 0) + 1;
+		}
+		assert.equal(joined, line, "the pieces join to the line, nothing left out or repeated");
+	});
+	it("never splits a surrogate pair between pieces, nor starts one inside a pair", () => {
+		const line = "😀".repeat(800);
+		let joined = "";
+		let column = 1;
+		for (let calls = 0; calls < 100; calls++) {
+			const s = sliceLines(line, { start: 1, end: 1, column }, 301);
+			const part = s.text.slice(3);
+			assert.doesNotMatch(part, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+			joined += part;
+			if (!s.cut) break;
+			column = (s.piece?.last ?? 0) + 1;
+		}
+		assert.equal(joined, line);
+		assert.equal(sliceLines(line, { start: 1, end: 1, column: 2 }, 100).piece?.first, 1, "from the pair's start");
 	});
 });
 

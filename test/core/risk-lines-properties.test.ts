@@ -127,8 +127,10 @@ function checkFound(text: string, left: readonly string[]): void {
 			`a search for the line left out shows it: ${line.slice(0, 40)}`,
 		);
 		const first = Math.min(...numbers);
+		// One line is served whole, or from its start in pieces that name the call that reads on.
 		const slice = sliceLines(text, { start: first, end: first }, RECALL_LIMITS.leastChars);
-		assert.equal(slice.text, `${first}: ${clip(line, RECALL_LIMITS.lineChars)}`, "the lines recall serves it");
+		if (slice.cut) assert.ok(`${first}: ${line}`.startsWith(slice.text), "the lines recall serves its start");
+		else assert.equal(slice.text, `${first}: ${line}`, "the lines recall serves it");
 	}
 }
 

@@ -9,9 +9,11 @@ import { type CopyOrigin, heldText, type OutputFilePlace, outputFilePlace } from
 import {
 	type ArgField,
 	grepBlock,
+	type LinePiece,
 	type LineRange,
 	type parseLineRange,
 	RECALL_LIMITS,
+	type Slice,
 	sliceLines,
 } from "../../../core/recall.ts";
 import { clip, lineCount, linesText } from "../../../core/tokens.ts";
@@ -102,9 +104,9 @@ export function serve(
 	}
 	if (r.text.length <= room) return `${head}\n${r.text}`;
 	if (!place && r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined) {
-		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200);
-		if (!s.next) return `${head}\n${s.text}${clippedNote(s.clipped)}`;
-		return `${head}\n${s.text}\n… cut at the output cap (${cap} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both`;
+		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200 - CLIPPED_NOTE_ROOM);
+		if (!s.next) return `${head}\n${s.text}${clippedNote(s)}`;
+		return `${head}\n${s.text}\n… cut at the output cap (${cap} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both${clippedNote(s)}`;
 	}
 	if (!place) return `${head}\n${slice(r, r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room, cap)}`;
 	const note = `(lines numbered as in ${fileOf(place)}, ${place.total} lines, whose lines ${place.first}-${place.last} this copy holds)\n`;
@@ -113,10 +115,11 @@ export function serve(
 
 /** Lines `range` of `text`, numbered as its own, with the call that reads on when the cap cuts them. */
 function slice(r: ResolvedCode, text: string, range: LineRange, room: number, cap: number): string {
-	const s = sliceLines(text, range, room);
+	const s = sliceLines(text, range, room - CLIPPED_NOTE_ROOM);
 	if (range.start > s.total) return `line ${range.asked ?? range.start} is past the end (${linesText(s.total)})`;
 	const end = Math.min(range.end, s.total);
-	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end, cap)}` : clippedNote(s.clipped)}`;
+	if (s.piece) return withNote(s.text, pieceNote(r.record.code, s.piece, cap));
+	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end, cap)}` : ""}${clippedNote(s)}`;
 }
 
 /** The shell tool whose full output file a resolved block names (see fullOutputOf). */
@@ -176,22 +179,47 @@ function sliceCopy(r: ResolvedCode, place: OutputFilePlace, range: LineRange, ro
 			: "";
 	if (range.end < place.first) return missing;
 	const from = Math.max(range.start, place.first) - shift;
-	const s = sliceLines(place.held, { start: from, end: range.end - shift }, room - missing.length - 160, shift);
+	const s = sliceLines(
+		place.held,
+		{ start: from, end: range.end - shift, column: range.column },
+		room - missing.length - 160 - CLIPPED_NOTE_ROOM,
+		shift,
+	);
 	const end = Math.min(range.end, place.last);
 	const status = place.status && range.end >= place.last ? `\n… the copy ends with: ${place.status}` : "";
 	const past =
 		!s.next && range.end > place.last && place.last < place.total
 			? `\n… lines ${place.last + 1}-${Math.min(range.end, place.total)} are ${elsewhere}`
 			: "";
-	const tail = s.next ? `\n${rest(r.record.code, s.next + shift, end, cap)}` : clippedNote(s.clipped);
-	return `${missing ? `${missing}\n` : ""}${s.text}${tail}${past}${status}`;
+	const tail = s.piece
+		? pieceNote(r.record.code, s.piece, cap)
+		: `${s.next ? `\n${rest(r.record.code, s.next + shift, end, cap)}` : ""}${clippedNote(s)}`;
+	return `${missing ? `${missing}\n` : ""}${withNote(s.text, tail)}${past}${status}`;
 }
 
-/** What a slice that showed every line says of the lines it clipped ("" for none). */
-function clippedNote(clipped: number): string {
-	if (clipped === 0) return "";
-	const lines = clipped === 1 ? "1 line is" : `${clipped} lines are`;
-	return `\n… ${lines} longer than ${RECALL_LIMITS.lineChars} characters, shown clipped; grep shows a line around its match`;
+/** Room a slice leaves for its clipped note (see clippedNote) beside the note of a cut. */
+const CLIPPED_NOTE_ROOM = 120;
+
+/** What a slice that showed every line says of the lines it clipped ("" for none), and how to read one whole. */
+function clippedNote(s: Slice): string {
+	if (s.clipped === 0 || s.firstClipped === undefined) return "";
+	const lines =
+		s.clipped === 1 ? `1 line (${s.firstClipped}) is` : `${s.clipped} lines (the first ${s.firstClipped}) are`;
+	return `\n… ${lines} longer than ${RECALL_LIMITS.lineChars} characters, shown clipped: lines="${s.firstClipped}" serves one line whole`;
+}
+
+/** `text` and the note after it on a line of its own; the note alone where there is no text. */
+function withNote(text: string, note: string): string {
+	return text ? `${text}${note}` : note.replace(/^\n/, "");
+}
+
+/** What a piece of one long line says: which characters it holds, and the exact call that reads on. */
+function pieceNote(code: string, piece: LinePiece, cap: number): string {
+	const { line, first, last, length } = piece;
+	if (first > length) return `\n… line ${line} has ${length} characters: nothing from character ${first} on`;
+	const shown = `characters ${first}-${last} of line ${line}'s ${length}`;
+	if (last >= length) return first > 1 ? `\n… ${shown}, to its end` : "";
+	return `\n… cut at the output cap (${cap} characters per call); ${shown} shown: recall_folded codes=["${code}"] lines="${line}@${last + 1}" reads on`;
 }
 
 /** What a cut slice says: where the output stopped and the exact call that reads on. */
@@ -209,6 +237,12 @@ export function servedNote(body: string, grep: boolean, lines: string | undefine
 		return found ? `grep: ${found[1]} matching line${found[1] === "1" ? "" : "s"}` : "grep: no line matches";
 	}
 	const cut = /\n… cut at the output cap \(\d+ characters per call\); lines (\d+-\d+) not shown/.exec(body);
+	const piece =
+		/\n… cut at the output cap \(\d+ characters per call\); characters \d+-(\d+) of line (\d+)'s (\d+) shown/.exec(
+			body,
+		);
+	if (lines !== undefined && piece)
+		return `lines ${lines.trim()}, cut at the output cap: characters ${Number(piece[1]) + 1}-${piece[3]} of line ${piece[2]} not shown`;
 	if (lines !== undefined) return `lines ${lines.trim()}${cut ? `, cut at the output cap: ${cut[1]} not shown` : ""}`;
 	return cut ? `cut at the output cap: lines ${cut[1]} not shown` : undefined;
 }
