@@ -20,8 +20,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { readToolOutputFile } from "../../src/adapters/pi/fold/recall-sources.ts";
+import { OutputReads } from "../../src/adapters/pi/fold/recall-sources.ts";
 import { loadStub, type StubPi } from "./stub-pi.ts";
+
+/** A shell log as one recall call reads it. */
+const readToolOutputFile = (path: unknown) => new OutputReads().read(path);
 
 const savedTmp = process.env.TMPDIR;
 let temp = "";
@@ -114,11 +117,11 @@ describe("readToolOutputFile", () => {
 
 /**
  * A session of `count` bash results, the first of which names `path` as the bash tool's full output
- * (and failed, when `failed`), each result `body(i)`, folded by its first request (under
- * `settings`); the stub, the first's code and its digest.
+ * (each the path of its place, when `path` is a list) (and failed, when `failed`), each result
+ * `body(i)`, folded by its first request (under `settings`); the stub, the first's code and its digest.
  */
 async function foldedBashSession(
-	path: string,
+	path: string | readonly string[],
 	count: number,
 	body: (i: number) => string,
 	options: {
@@ -153,7 +156,8 @@ async function foldedBashSession(
 			toolCallId: `call_${i}`,
 			toolName: tool,
 			content: [{ type: "text", text: body(i) }],
-			details: i === 0 ? { fullOutputPath: path } : undefined,
+			details:
+				typeof path === "string" ? (i === 0 ? { fullOutputPath: path } : undefined) : { fullOutputPath: path[i] },
 			isError: i === 0 && options.failed === true,
 			timestamp: ts++,
 		});
@@ -223,6 +227,48 @@ describe("search over a truncated bash result", () => {
 		assert.match(stdout, /^1 block contains "HEADMARK":/);
 		unlinkSync(path);
 		assert.match(await stub.call("recall_folded", { search: "HEADMARK" }), /^no folded block contains "HEADMARK"/);
+	});
+});
+
+describe("recall over truncated bash results whose full output files are large together", () => {
+	it("reads at most 64 MiB of them in one call, and names the codes whose files it left unread", async () => {
+		const paths = [40, 41, 42].map((k) => join(temp, logName(k)));
+		paths.forEach((path, k) => {
+			writeFileSync(path, `MARK-${k} only in the full output\n`);
+			truncateSync(path, 40 * 1024 * 1024);
+		});
+		const body = (i: number) =>
+			`${Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the command output`).join("\n")}\n\n[Showing lines 601-800 of 800. Full output: ${paths[i] ?? join(temp, logName(43))}]`;
+		// A fourth result, last, keeps the tail: its file is never written.
+		const { stub } = await foldedBashSession([...paths, join(temp, logName(43))], 4, body, { window: 4_000 });
+		const sent = await stub.request();
+		const codes = [0, 1, 2].map((i) => {
+			const result = sent.find((m) => m.toolCallId === `call_${i}`) as { content: { text: string }[] };
+			return /^\{#([0-9a-z]{8}) FOLDED\}/.exec(result.content[0].text)?.[1] ?? "";
+		});
+		assert.ok(codes.every(Boolean), `all three folded: ${codes}`);
+		const found = await stub.call("recall_folded", { search: "only in the full output" });
+		assert.match(
+			found,
+			/^1 block contains "only in the full output" \(the bash tool's full output file was not read: this call already read the 64 MiB of such files a call reads, so the full output of 2 blocks was not searched, only its copy: grep #/,
+		);
+		assert.ok(found.includes(`#${codes[1]}, #${codes[2]} one code at a time`), found);
+		assert.match(found, /MARK-0 only in the full output/);
+		const grep = await stub.call("recall_folded", { codes, grep: "MARK" });
+		assert.match(grep, /MARK-0/);
+		assert.doesNotMatch(grep, /MARK-[12]/);
+		assert.equal(
+			grep.split(
+				"was not read: this call already read the 64 MiB of such files a call reads: recall this code alone to read it",
+			).length - 1,
+			2,
+			grep,
+		);
+		assert.match(
+			await stub.call("recall_folded", { codes: [codes[2]], grep: "MARK" }),
+			/MARK-2 only in the full output/,
+		);
+		for (const path of paths) unlinkSync(path);
 	});
 });
 

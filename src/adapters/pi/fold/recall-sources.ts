@@ -62,13 +62,49 @@ function isShellLogPath(path: unknown): path is string {
 }
 
 /**
+ * What one recall call read of shell tools' full-output files: at most MAX_FULL_OUTPUT_BYTES in all
+ * (one file of the largest size a recall reads), each file once. A grep or search over many codes
+ * whose logs are large read each one whole, synchronously, before its output cap applied: forty
+ * 60 MiB logs held Pi frozen for over a minute. A file past what is left is not read, and said so.
+ */
+export class OutputReads {
+	/** Bytes the call may still read. */
+	private left = MAX_FULL_OUTPUT_BYTES;
+	/** The text of each file read, by path. */
+	private readonly texts = new Map<string, string | undefined>();
+	/** Files left unread because the call had read its bytes, by path. */
+	readonly skipped = new Set<string>();
+
+	/** The file at `path` (see readToolOutputFile), read once a call; undefined when gone, refused or past the call's bytes. */
+	read(path: unknown): string | undefined {
+		if (typeof path !== "string") return undefined;
+		if (this.texts.has(path)) return this.texts.get(path);
+		const text = readToolOutputFile(path, (size) => {
+			if (size > this.left) return false;
+			this.left -= size;
+			return true;
+		});
+		if (text === SKIPPED) {
+			this.skipped.add(path);
+			return undefined;
+		}
+		this.texts.set(path, text);
+		return text;
+	}
+}
+
+/** What readToolOutputFile gives for a file its `admit` refused for its size. */
+const SKIPPED = Symbol("skipped");
+
+/**
  * Reads a shell tool's own full-output file: `pi-bash-<16 hex>.log` (or `pi-powershell-…`) directly in
  * the temp dir, named by a normal absolute path (no `.` or `..` part, as the tool writes it). The file is opened
  * once without following links, and the opened descriptor must be a regular file with a single
  * link, owned by this user, of bounded size; the text is read from that descriptor, so nothing
- * swapped in after the check is read. Any other path, or a file gone, gives undefined.
+ * swapped in after the check is read. Any other path, or a file gone, gives undefined; a file that
+ * `admit` refuses for its size, SKIPPED.
  */
-export function readToolOutputFile(path: unknown): string | undefined {
+function readToolOutputFile(path: unknown, admit: (size: number) => boolean): string | typeof SKIPPED | undefined {
 	if (!isShellLogPath(path)) return undefined;
 	let fd: number | undefined;
 	try {
@@ -77,6 +113,7 @@ export function readToolOutputFile(path: unknown): string | undefined {
 		const owner = process.getuid?.();
 		if (stat.nlink !== 1) return undefined;
 		if (owner !== undefined && stat.uid !== owner) return undefined;
+		if (!admit(stat.size)) return SKIPPED;
 		return readFileSync(fd, "utf8");
 	} catch {
 		return undefined;

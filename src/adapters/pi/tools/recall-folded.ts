@@ -19,8 +19,8 @@ import { errorText } from "../error-text.ts";
 import type { FoldEngine } from "../fold/engine.ts";
 import type { ParentSession } from "../fold/parent-session.ts";
 import {
+	OutputReads,
 	type ResolvedCode,
-	readToolOutputFile,
 	resolveCode,
 	resolveOtherBranch,
 	type Unresolved,
@@ -36,7 +36,7 @@ import {
 	toolText,
 	unknownArguments,
 } from "./codes.ts";
-import { literalHint, originOf, recallHeader, serve, servedNote } from "./served-block.ts";
+import { literalHint, originOf, recallHeader, serve, servedNote, unreadNote } from "./served-block.ts";
 
 /**
  * Parameters of recall_folded. The declaration goes out with every request that declares the tool,
@@ -118,6 +118,9 @@ export interface SearchAnswer {
 	heads: string[];
 }
 
+/** Codes a search names whose full output file it left unread; the rest are counted. */
+const UNSEARCHED_NAMED = 8;
+
 /**
  * Searches every recorded block (folded, or removed by a compaction; a bash result Pi cut, in its full
  * output file too), then every block of the last branch of the `parent` session this one was seeded
@@ -125,7 +128,8 @@ export interface SearchAnswer {
  * the user's command passes its own). Blocks holding the pattern in its exact case as a whole token
  * come first, then in its exact case inside a longer token, then in another case (matchQuality), so
  * an exact identifier finds its own blocks before longer tokens and case variants; within a block
- * its own such lines come first too (grepText).
+ * its own such lines come first too (grepText). Full output files are read through the call's `reads`;
+ * those it leaves unread are named by their codes.
  */
 export function searchFolded(
 	pattern: string,
@@ -135,11 +139,15 @@ export function searchFolded(
 	cap: number,
 	words: SearchWords = MODEL_WORDS,
 	parent?: ParentSession,
+	reads = new OutputReads(),
 ): SearchAnswer {
 	const tiers: ResolvedCode[][] = [[], [], []];
 	// A bash result Pi cut holds the rest of its output in the tool's full output file: where the copy
 	// lacks the pattern, the file is searched too (as a grep of its code reads it).
 	const files = new Map<ResolvedCode, string>();
+	/** Codes whose full output file the call left unread (see OutputReads), and the tool's name. */
+	const unsearched: string[] = [];
+	let shell = "bash";
 	let unreadable = 0;
 	const take = (r: ResolvedCode | Unresolved | undefined): void => {
 		if (!r?.ok) {
@@ -148,9 +156,13 @@ export function searchFolded(
 		}
 		let quality = matchQuality(r.text, pattern);
 		if (quality === 3 && r.fullOutputPath !== undefined) {
-			const file = readToolOutputFile(r.fullOutputPath);
+			const file = reads.read(r.fullOutputPath);
 			if (file !== undefined) quality = matchQuality(file, pattern);
 			if (file !== undefined && quality < 3) files.set(r, file);
+			if (reads.skipped.has(r.fullOutputPath)) {
+				unsearched.push(`#${r.record.code}`);
+				shell = r.record.tool ?? r.toolName ?? shell;
+			}
 		}
 		if (quality < 3) tiers[quality].push(r);
 	};
@@ -176,6 +188,11 @@ export function searchFolded(
 			: [`the session file could not be read for this branch's records: ${branch.error}`]),
 		...(Array.isArray(parentCodes) ? [] : [`not searched: ${parentCodes.error}`]),
 		...(damage ? [damage] : []),
+		...(unsearched.length > 0
+			? [
+					`${unreadNote(shell)}, so the full output of ${unsearched.length === 1 ? "one block" : `${unsearched.length} blocks`} was not searched, only its copy: grep ${unsearched.slice(0, UNSEARCHED_NAMED).join(", ")}${unsearched.length > UNSEARCHED_NAMED ? ` and ${unsearched.length - UNSEARCHED_NAMED} more` : ""} one code at a time`,
+				]
+			: []),
 	];
 	const note = notes.length > 0 ? ` (${notes.join("; ")})` : "";
 	// A fold tool's own result only quotes blocks: within a tier, the blocks it quotes come first (a
@@ -273,6 +290,7 @@ function runRecall(
 		let budget = cap - reserve - parts.reduce((n, p) => n + p.length + 2, 0);
 		const unserved: string[] = [];
 		let served = 0;
+		const reads = new OutputReads();
 		/** What part k served of its block when not all of it (see servedNote), by part. */
 		const notes = new Map<number, string | undefined>();
 		for (const code of parsed.codes) {
@@ -286,7 +304,7 @@ function runRecall(
 			const alias =
 				r.ok && r.record.code !== code ? `#${code} names the block now folded as #${r.record.code}.\n` : "";
 			const body = r.ok
-				? `${alias}${serve(r, args?.grep as string | undefined, range, budget - alias.length, cap)}`
+				? `${alias}${serve(r, args?.grep as string | undefined, range, budget - alias.length, cap, reads)}`
 				: `error: ${r.error}`;
 			parts.push(body);
 			if (r.ok)
@@ -314,7 +332,7 @@ function runRecall(
 			const found: SearchAnswer =
 				budget < MIN_PIECE
 					? { text: late, heads: [late] }
-					: searchFolded(search, engine, ledger, budget, cap, MODEL_WORDS, parent);
+					: searchFolded(search, engine, ledger, budget, cap, MODEL_WORDS, parent, reads);
 			closing.push(found.text);
 			heads.push(...found.heads);
 		}

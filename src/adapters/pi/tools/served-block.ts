@@ -19,9 +19,9 @@ import {
 import { clip, lineCount, linesText } from "../../../core/tokens.ts";
 import {
 	MAX_FULL_OUTPUT_BYTES,
+	type OutputReads,
 	oversizedToolOutput,
 	type ResolvedCode,
-	readToolOutputFile,
 } from "../fold/recall-sources.ts";
 
 /** The recall header; `file` is the shell tool's full output when it is served, which no sha256 covers. */
@@ -68,7 +68,8 @@ function fieldsText(fields: readonly ArgField[] | undefined): string {
 
 /**
  * Serves one resolved block: whole, a grep, or a line slice, within `budget` characters of the call's
- * output cap `cap` (which a cut names).
+ * output cap `cap` (which a cut names), reading a shell tool's full output file through the call's
+ * `reads`.
  */
 export function serve(
 	r: ResolvedCode,
@@ -76,9 +77,14 @@ export function serve(
 	range: ReturnType<typeof parseLineRange>,
 	budget: number,
 	cap: number,
+	reads: OutputReads,
 ): string {
-	const full = (grep !== undefined || range) && r.fullOutputPath ? readToolOutputFile(r.fullOutputPath) : undefined;
-	const head = recallHeader(r, full);
+	const full = (grep !== undefined || range) && r.fullOutputPath ? reads.read(r.fullOutputPath) : undefined;
+	const unread =
+		r.fullOutputPath !== undefined && reads.skipped.has(r.fullOutputPath)
+			? `\n(${unreadNote(shellOf(r))}: recall this code alone to read it)`
+			: "";
+	const head = `${recallHeader(r, full)}${unread}`;
 	const room = Math.max(200, budget - head.length - 240);
 	// A truncated bash or read copy is numbered as in its file (the bash tool's full output, the file
 	// read), as its digest numbers it, whether or not the bash tool's file is still there.
@@ -103,7 +109,7 @@ export function serve(
 		return `${head}\n${text}`;
 	}
 	if (r.text.length <= room) return `${head}\n${r.text}`;
-	if (!place && r.fullOutputPath !== undefined && readToolOutputFile(r.fullOutputPath) !== undefined) {
+	if (!place && r.fullOutputPath !== undefined && reads.read(r.fullOutputPath) !== undefined) {
 		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200 - CLIPPED_NOTE_ROOM);
 		if (!s.next) return `${head}\n${s.text}${clippedNote(s)}`;
 		return `${head}\n${s.text}\n… cut at the output cap (${cap} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both${clippedNote(s)}`;
@@ -120,6 +126,11 @@ function slice(r: ResolvedCode, text: string, range: LineRange, room: number, ca
 	const end = Math.min(range.end, s.total);
 	if (s.piece) return withNote(s.text, pieceNote(r.record.code, s.piece, cap));
 	return `${s.text}${s.next ? `\n${rest(r.record.code, s.next, end, cap)}` : ""}${clippedNote(s)}`;
+}
+
+/** Why a shell tool's full output file was not read: the call had read its bytes of such files. */
+export function unreadNote(tool: string): string {
+	return `the ${tool} tool's full output file was not read: this call already read the ${MAX_FULL_OUTPUT_BYTES / 1024 / 1024} MiB of such files a call reads`;
 }
 
 /** The shell tool whose full output file a resolved block names (see fullOutputOf). */
