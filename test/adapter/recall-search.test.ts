@@ -236,6 +236,16 @@ describe("a search that shows part of a block's matches", () => {
 		const distinct = Array.from({ length: 21 }, (_, k) => `zz${String(k).padStart(6, "0")}`);
 		const many = await stub.answer("recall_folded", { codes: distinct });
 		assert.deepEqual(many, { text: "recall_folded: at most 20 distinct codes per call (got 21)", isError: true });
+		// Items that are not codes do not count toward the 20: the code beside them is served, and each
+		// such item is said once, the first eight named.
+		const padded = await stub.answer("recall_folded", { codes: [code, ...Array(20).fill(""), "x", "x"], lines: "1" });
+		assert.equal(padded.isError, false, padded.text);
+		assert.match(padded.text, /^"", "x" are not fold codes/);
+		assert.match(padded.text, new RegExp(`^Recalled #${code}:`, "m"));
+		const junk = Array.from({ length: 30 }, (_, k) => `junk-${k}`);
+		const named = await stub.answer("recall_folded", { codes: junk });
+		assert.equal(named.isError, true);
+		assert.match(named.text, /^recall_folded: "junk-0", .*"junk-7", and 22 more are not fold codes/);
 		// A list past its item bound says how many items it held, not that they were so many codes.
 		const long = await stub.answer("recall_folded", { codes: Array.from({ length: 201 }, () => code), lines: "1" });
 		assert.deepEqual(long, {

@@ -37,7 +37,11 @@ export function toolText(answer: ToolAnswer, details: Record<string, unknown> = 
 	return { content: [{ type: "text" as const, text: answer.text }], details, isError: answer.failed };
 }
 
-/** The codes named by a tool's `codes` argument, deduplicated, and the items that are not codes; or a usage error. */
+/**
+ * The codes named by a tool's `codes` argument, deduplicated, and the items that are not codes (each
+ * once); or a usage error. Only codes count toward MAX_CODES: an item that is not one is said so, and
+ * the codes beside it are served.
+ */
 export function codeList(input: unknown): { codes: string[]; bad: string[] } | string {
 	if (input === undefined) return { codes: [], bad: [] };
 	const list = Array.isArray(input) ? input : typeof input === "string" ? [input] : null;
@@ -52,15 +56,23 @@ export function codeList(input: unknown): { codes: string[]; bad: string[] } | s
 		const code = parseCode(item);
 		if (code) {
 			if (!codes.includes(code)) codes.push(code);
-		} else bad.push(typeof item === "string" ? item : (JSON.stringify(item) ?? String(item)));
+		} else {
+			const text = typeof item === "string" ? item : (JSON.stringify(item) ?? String(item));
+			if (!bad.includes(text)) bad.push(text);
+		}
 	}
-	if (codes.length + bad.length > MAX_CODES) return tooMany(codes.length + bad.length);
+	if (codes.length > MAX_CODES) return tooMany(codes.length);
 	return { codes, bad };
 }
 
-/** The message for items that are not fold codes, each clipped to 40 characters. */
+/** Items that are not codes a message names; the rest are counted. */
+const BAD_NAMED = 8;
+
+/** The message for items that are not fold codes, each clipped to 40 characters, the first BAD_NAMED named. */
 export function notCodes(bad: readonly string[]): string {
-	const list = bad.map((b) => JSON.stringify(clip(b, 40))).join(", ");
+	const named = bad.slice(0, BAD_NAMED).map((b) => JSON.stringify(clip(b, 40)));
+	if (bad.length > BAD_NAMED) named.push(`and ${bad.length - BAD_NAMED} more`);
+	const list = named.join(", ");
 	return `${list} ${bad.length === 1 ? "is not a fold code" : "are not fold codes"} (a code is 8 letters or digits, or 6 for a fold made by context-fold 0.5.1; e.g. k3x9a0b2)`;
 }
 
