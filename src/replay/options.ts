@@ -64,7 +64,7 @@ export const USAGE = `usage: context-fold replay <session.jsonl…> [options]
 		`pi, context-fold, context-fold:<profile>, compact-only, mask-last-<N>, clear-tool-uses. context-fold runs the default profile (${DEFAULT_CONFIG.policy}, or the one --set policy=… names); ${PROFILE_NAMES} run that profile whatever --set policy says (other --set knobs apply to each) (default: ${DEFAULT_POLICIES.join(", ")})`,
   )}
   --price <model>            anthropic-5m (default), anthropic-1h, openai
-  --window <tokens>          context window of the replayed model (default 200000)
+  --window <tokens>          context window of the replayed model, 1000 to 100000000 (default 200000)
   --set <key>=<value>        a context-fold knob (e.g. useWindow=6), or trigger/keep/clearAtLeast
                              for clear-tool-uses (default 100000/3/20000); repeatable
   --warming idle|off         model Pi's cache warming, each refresh sent only where Pi's rule finds

@@ -246,6 +246,20 @@ describe("/context-fold", () => {
 			/an event of 3123\+ tokens that repays its rewrite within 20 requests \(horizon: Pi would compact before another such event\)/,
 			nearStatus,
 		);
+		// So too within a least event of the fold budget (20k here, Pi's compaction off), as horizonOf counts it.
+		const nearBudget = await started({ window: 100_000, settings: { policy: "economic", budgetCap: 20_000 } });
+		nearBudget.settings = { ...nearBudget.settings, compaction: { enabled: false } };
+		await nearBudget.emit("session_start", { reason: "startup" });
+		nearBudget.addMessage({ role: "user", content: "x".repeat(52_000), timestamp: 1_999_000_000_000 });
+		await nearBudget.request();
+		await respond(nearBudget, { input: 10, output: 2, cacheRead: 900, cacheWrite: 0 });
+		const budgetStatus = (await nearBudget.command("context-fold", "status")).stdout.replace(/\s+/g, " ");
+		assert.match(budgetStatus, /Context 1[3-5]k of 100k/, budgetStatus);
+		assert.match(
+			budgetStatus,
+			/an event of 11200\+ tokens that repays its rewrite within 20 requests \(horizon: the context would pass the fold budget before another such event\)/,
+			budgetStatus,
+		);
 	});
 
 	it("names half the least event while the session never read from the cache: every rewrite is free then", async () => {

@@ -2,7 +2,8 @@
  * The cache-economic fold policy (profile `"economic"`). A fold event rewrites the provider's cached
  * prompt from its first changed block on; the rewrite is paid once at the write price, the tokens it
  * masks are saved at the read price on every later request. So an ordinary event fires only when its
- * saving over `horizon` requests (by default no more than the session has made so far) pays for that
+ * saving over `horizon` requests (by default no more than a quarter of those the session has made so
+ * far, PAYBACK_SHARE) pays for that
  * rewrite and masks at least `minEvent` tokens (few, large events), and it folds everything outside
  * the tails from the start that pays best. Tool results the model re-reads keep a `hotTail` (past
  * the budget, URGENT_HOT_TAIL at least unless the user set one); everything else (thinking, text, arguments, superseded

@@ -120,22 +120,33 @@ export function systemTokens(pi: Pick<ExtensionAPI, "getActiveTools" | "getAllTo
 interface Payback {
 	horizonSet: boolean;
 	requests?: number;
-	/** The context now, in tokens: near Pi's compaction the whole horizon counts (see horizonOf). */
+	/** The context now, in tokens: near Pi's compaction or the budget the whole horizon counts (see horizonOf). */
 	usage?: number;
 }
 
 /**
- * The clause naming the requests an event must repay its rewrite within (see horizonOf): `near` when
- * Pi would compact before another `least` event could gather, where the whole horizon counts.
+ * The clause naming the requests an event must repay its rewrite within (see horizonOf): `near` says
+ * what would come before another `least` event could gather (Pi's compaction, or the fold budget),
+ * where the whole horizon counts.
  */
-function paybackText(config: FoldConfig, payback: Payback, near: boolean): string {
+function paybackText(config: FoldConfig, payback: Payback, near: string | undefined): string {
 	if (!payback.horizonSet && payback.requests === undefined) return "";
-	if (near && !payback.horizonSet)
-		return ` within ${config.horizon} requests (horizon: Pi would compact before another such event)`;
+	if (near && !payback.horizonSet) return ` within ${config.horizon} requests (horizon: ${near})`;
 	const n = payback.requests === undefined ? config.horizon : paybackHorizon(config.horizon, payback.requests);
 	if (payback.horizonSet || n >= config.horizon) return ` within ${config.horizon} requests (horizon)`;
 	const within = Number.isInteger(n) ? `${n}` : `~${Math.round(n)}`;
 	return ` within ${within} request${within === "1" ? "" : "s"} (a quarter of the ${payback.requests} so far)`;
+}
+
+/**
+ * What the context at `usage` would reach before another `least` event could gather, as horizonOf
+ * reads it (Pi's compaction at `piCompactsAt`, then the fold `budget`), or undefined: neither.
+ */
+function nearOf(usage: number | undefined, least: number, budget: number, piCompactsAt?: number): string | undefined {
+	if (usage === undefined) return undefined;
+	if (piCompactsAt !== undefined && usage >= piCompactsAt - least) return "Pi would compact before another such event";
+	if (usage >= budget - least) return "the context would pass the fold budget before another such event";
+	return undefined;
 }
 
 /**
@@ -166,7 +177,7 @@ function foldPoint(
 					`an event of ${Math.floor(least)}+ tokens that repays its rewrite${paybackText(
 						config,
 						payback,
-						piCompactsAt !== undefined && payback.usage !== undefined && payback.usage >= piCompactsAt - least,
+						nearOf(payback.usage, least, budget, piCompactsAt),
 					)}`,
 				];
 		if (!neverCacheRead && least < config.minEvent)
