@@ -90,7 +90,7 @@ export function piCell(pi: PolicyFigures): string {
 }
 
 /** The foresight floor's cell: at the visibility bar, rewrites free (priced). */
-function floorCell(pi: PolicyFigures): string {
+export function floorCell(pi: PolicyFigures): string {
 	const free = pi.foresightAtBar === null ? "–" : pi.foresightAtBar.toFixed(2);
 	const priced = pi.foresightScheduled ? pi.foresightScheduled.ratio.toFixed(2) : "–";
 	return `${free} (${priced})`;
@@ -124,7 +124,8 @@ export function nameOf(report: SessionReport, names: ReadonlyMap<string, string>
 }
 
 const DEFAULT = "context-fold:working-set";
-const PROFILE_COLUMNS = [DEFAULT, "context-fold:economic", "context-fold:ladder"] as const;
+/** The profiles' columns of the corpus tables, the default first. */
+export const PROFILE_COLUMNS = [DEFAULT, "context-fold:economic", "context-fold:ladder"] as const;
 
 /** The `corpus` block: one row per session, then the cost in total of each profile. */
 export function corpusBlock(reports: readonly SessionReport[], names: ReadonlyMap<string, string>): string {
@@ -148,6 +149,16 @@ export function corpusBlock(reports: readonly SessionReport[], names: ReadonlyMa
 	return rows.join("\n");
 }
 
+/** The README's floor cell: the foresight floor at the bar with rewrites priced. */
+export function pricedFloorCell(pi: PolicyFigures): string {
+	return pi.foresightScheduled ? pi.foresightScheduled.ratio.toFixed(2) : "–";
+}
+
+/** The README's cell of a profile: cost with recalls × plain Pi / visibility. */
+export function shortCell(fold: PolicyFigures, pi: PolicyFigures): string {
+	return `${ratio(fold, pi).toFixed(2)} / ${pct(fold.visibility)}`;
+}
+
 /**
  * The `profiles` block (README): the corpus table within the README's columns: each session's
  * plain-Pi peak and visibility, the foresight floor at the bar with rewrites priced, and each
@@ -157,10 +168,9 @@ export function profilesBlock(reports: readonly SessionReport[]): string {
 	const rows = ["| session | plain Pi | floor | `working-set` | `economic` | `ladder` |", "|---|---|---|---|---|---|"];
 	for (const report of reports) {
 		const pi = figuresOf(report, "pi");
-		const floor = pi.foresightScheduled ? pi.foresightScheduled.ratio.toFixed(2) : "–";
+		const floor = pricedFloorCell(pi);
 		const cells = PROFILE_COLUMNS.map((policy, i) => {
-			const fold = figuresOf(report, policy);
-			const cell = `${ratio(fold, pi).toFixed(2)} / ${pct(fold.visibility)}`;
+			const cell = shortCell(figuresOf(report, policy), pi);
 			return i === 0 ? `**${cell}**` : cell;
 		});
 		const peak = `${Math.round(pi.peakPrompt / 1000)}k, ${pct(pi.visibility)}`;

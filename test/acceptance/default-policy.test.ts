@@ -15,7 +15,8 @@
  * real 1M one) the default folds exactly as in 140k until the first compaction or the first request
  * past the 140k budget (its sizes are tokens), and is never dearer than plain Pi. The other price
  * models and the 32k window are in default-policy-variants.test.ts, which runs beside this file. The
- * docs quote this replay: the corpus table's plain-Pi and default cells, the README's headline, and
+ * docs quote this replay: every cell of the corpus tables (docs/defaults.md's and the README's: plain
+ * Pi, the foresight floor, the default and the two other profiles, run here too), the README's headline, and
  * the chart of every profile and peer on codex-civitas-employer (with its two other profiles run here).
  */
 import assert from "node:assert/strict";
@@ -27,11 +28,16 @@ import {
 	CHART,
 	chartOf,
 	corpusSessions,
+	figuresOf,
+	floorCell,
 	headlineBlock,
 	nameOf,
+	PROFILE_COLUMNS,
 	piCell,
+	pricedFloorCell,
 	profileCell,
 	reachedLines,
+	shortCell,
 	totals,
 } from "../../scripts/figures.ts";
 import { DEFAULT_LADDER } from "../../src/core/contract.ts";
@@ -60,7 +66,14 @@ const UNREACHED: Readonly<Record<string, number>> = { "codex-civitas-employer.js
  * 0.581 before that).
  */
 const TOTAL_MAX = listCorpora().every((corpus) => corpus.present) ? 0.55 : 0.61;
-const inWindow = replayIn(WINDOW, "pi,context-fold,compact-only,mask-last-5,clear-tool-uses", "anthropic-5m", true);
+/** The peers the default is held against; the profiles run beside them for the docs' tables. */
+const PEERS = ["compact-only", "mask-last-5", "clear-tool-uses"];
+const inWindow = replayIn(
+	WINDOW,
+	["pi", "context-fold", ...PROFILE_COLUMNS.slice(1), ...PEERS].join(","),
+	"anthropic-5m",
+	true,
+);
 
 test("the default policy against plain Pi and the peers, on every corpus session", async (t) => {
 	const sessions = listSessions();
@@ -101,7 +114,7 @@ test("the default policy against plain Pi and the peers, on every corpus session
 			assert.equal(fold.overflowRejections, 0);
 			assert.equal(fold.summaryRequests, 0, "no LLM compaction");
 			for (const peer of report.policies) {
-				if (peer === fold) continue;
+				if (!PEERS.includes(peer.policy)) continue;
 				const dominates = peer.costWithRecalls < fold.costWithRecalls && peer.visibility > fold.visibility;
 				assert.ok(!dominates, `${peer.policy} is both cheaper and more visible`);
 			}
@@ -135,12 +148,16 @@ test("the docs quote this replay's figures (npm run figures regenerates them)", 
 		const name = nameOf(report, names);
 		const row: string | undefined = table.split("\n").find((line) => line.startsWith(`| ${name} |`));
 		assert.ok(row, `docs/defaults.md has no row for ${name}: run npm run figures`);
-		const cells: string[] = row.split(" | ");
+		const cells: string[] = row.replace(/ \|$/, "").split(" | ");
 		const { pi, fold } = pair(report);
 		assert.equal(cells[1], piCell(pi), `${name}: plain Pi's cell`);
+		assert.equal(cells[2], floorCell(pi), `${name}: the floor's cell`);
 		assert.equal(cells[3].replace(/\*\*/g, ""), profileCell(fold, pi), `${name}: the default's cell`);
+		PROFILE_COLUMNS.slice(1).forEach((profile, k) => {
+			assert.equal(cells[4 + k], profileCell(figuresOf(report, profile), pi), `${name}: ${profile}'s cell`);
+		});
 	}
-	// README's table of every profile: plain Pi's and the default's cells are this replay's, for every
+	// README's table of every profile: every cell is this replay's, for every
 	// session present (the project's own two in a fresh clone).
 	const readmeText = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
 	const profiles = blockOf(readmeText, "profiles") ?? "";
@@ -149,12 +166,16 @@ test("the docs quote this replay's figures (npm run figures regenerates them)", 
 		const cells = profiles
 			.split("\n")
 			.find((line) => line.startsWith(`| ${name} |`))
-			?.split(" | ");
+			?.replace(/ \|$/, "")
+			.split(" | ");
 		assert.ok(cells, `README's table has no row for ${name}: run npm run figures`);
 		const { pi, fold } = pair(report);
 		assert.equal(cells[1], `${Math.round(pi.peakPrompt / 1000)}k, ${(100 * pi.visibility).toFixed(1)}`, name);
-		const cost = (fold.costWithRecalls / pi.costWithRecalls).toFixed(2);
-		assert.equal(cells[3], `**${cost} / ${(100 * fold.visibility).toFixed(1)}**`, `${name}: the default's cell`);
+		assert.equal(cells[2], pricedFloorCell(pi), `${name}: the floor's cell`);
+		assert.equal(cells[3], `**${shortCell(fold, pi)}**`, `${name}: the default's cell`);
+		PROFILE_COLUMNS.slice(1).forEach((profile, k) => {
+			assert.equal(cells[4 + k], shortCell(figuresOf(report, profile), pi), `${name}: ${profile}'s cell`);
+		});
 	}
 	if (!listCorpora().every((corpus) => corpus.present)) {
 		t.diagnostic(

@@ -79,7 +79,25 @@ async function run(stub: StubPi, turns: number) {
 	return requests;
 }
 
+/**
+ * What the two declarations may cost a request, in tokens as Pi estimates them (chars/4 of each tool's
+ * name, description and parameters as JSON, as the status counts them): 158 today, cut from 265 and
+ * 435 before (issue 24: as short as clarity allows). A longer description must earn its tokens here.
+ */
+const DECLARATION_TOKENS = 160;
+
 describe("fold tool declarations", () => {
+	it(`cost at most ${DECLARATION_TOKENS} tokens a request together`, () => {
+		const stub = loadStub();
+		let tokens = 0;
+		for (const name of FOLD_TOOLS) {
+			const tool = stub.tools.get(name) as { name: string; description: string; parameters: unknown } | undefined;
+			assert.ok(tool, `${name} is registered`);
+			const json = JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters });
+			tokens += Math.ceil(json.length / 4);
+		}
+		assert.ok(tokens <= DECLARATION_TOKENS, `${tokens} tokens of declarations`);
+	});
 	it("are registered inactive", () => {
 		const stub = loadStub({ toolsAsRegistered: true });
 		assert.deepEqual([...stub.tools.keys()].sort(), FOLD_TOOLS);

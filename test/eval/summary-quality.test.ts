@@ -58,6 +58,21 @@ const FULL_SHAPE = new Set([
 	"more/pimono-2025-12-17-skills.jsonl",
 ]);
 
+/**
+ * Error lines read by hand from each session (verbatim, as its tools printed them), by name: the
+ * natural error lines the eval measures are those the product's own lexicon finds, so these hold
+ * that harvest to an oracle apart from it. A lexicon that stopped knowing them would otherwise shrink
+ * the row it is measured by and still pass.
+ */
+const KNOWN_ERROR_LINES: Readonly<Record<string, readonly string[]>> = {
+	"project/debug-branchy.jsonl": ["RangeError: Invalid array length", "TypeError: not a finite value: null"],
+	"project/refactor-long.jsonl": ["RangeError: invalid month: 2024-13"],
+	"more/gjc-youtube-transcripts.jsonl": [
+		"Failed: HTTP_429",
+		"ModuleNotFoundError: No module named 'youtube_transcript_api'",
+	],
+};
+
 describe("summary quality over the recorded sessions", () => {
 	const sessions = loadSessions();
 	/** The sessions whose live context outgrew the window and the hot tail, so fold events were required. */
@@ -67,6 +82,13 @@ describe("summary quality over the recorded sessions", () => {
 	for (const session of sessions) {
 		it(`${session.name}: facts that left history stay findable through the summary or recall_folded search`, async (t) => {
 			evaluated.push(session.path);
+			const harvested = new Set(
+				harvestFacts(session.messages)
+					.filter((f) => f.category === "error")
+					.map((f) => f.text.trim()),
+			);
+			for (const line of KNOWN_ERROR_LINES[session.name] ?? [])
+				assert.ok(harvested.has(line), `a known error line is measured: ${line}`);
 			const result = await evaluateSession(session);
 			t.diagnostic(`window ${result.window}`);
 			for (const line of formatTable([result]).split("\n")) t.diagnostic(line);
