@@ -283,9 +283,19 @@ function resultAnchor(callId: string, nth: number): string {
 	return nth === 0 ? callId : `${callId}${NTH}${nth}`;
 }
 
+/**
+ * A call id as Anthropic's payload carries it: pi-ai replaces each character outside
+ * `[A-Za-z0-9_-]` with `_` and keeps 64 at most, so a result of another provider's leg (OpenAI
+ * Responses' `call_x|fc_y`, after a model switch) is `call_x_fc_y` on this wire.
+ */
+function wireCallId(id: string): string {
+	return id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+}
+
 /** Where the result a frontier names (see resultAnchor) sits in `request`: its call id's `nth` result from the start. */
 function findToolResult(request: WireRequest, anchor: string): { message: number; block: number } | undefined {
-	const [id, count] = anchor.split(NTH);
+	const [raw, count] = anchor.split(NTH);
+	const id = wireCallId(raw);
 	let nth = count === undefined ? 0 : Number(count);
 	for (let m = 0; m < request.messages.length; m++) {
 		const content = request.messages[m].content;

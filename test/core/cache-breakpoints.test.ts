@@ -211,6 +211,19 @@ describe("markBreakpoints", () => {
 		assert.equal(markCount(out), MAX_BREAKPOINTS);
 	});
 
+	test("finds a result whose call id the wire spells otherwise (another provider's id after a model switch)", () => {
+		// pi-ai sends an OpenAI Responses id `call_x|fc_y` to Anthropic as `call_x_fc_y`, 64 characters at most.
+		const long = `call_${"x".repeat(70)}|fc_y`;
+		const wire = long.replace("|", "_").slice(0, 64);
+		const { marked: placed } = markBreakpoints(piRequest([["call_a_fc_b"], [wire], ["d"]]), {
+			frontiers: ["call_a|fc_b", long],
+		});
+		assert.deepEqual(placed, [
+			{ message: 2, block: 0 },
+			{ message: 4, block: 0 },
+		]);
+	});
+
 	test("keeps Pi's tool mark when one mark is all it adds", () => {
 		const { request: out } = markBreakpoints(piRequest([["a"], ["b"]]), { frontiers: ["a"] });
 		assert.deepEqual(marked(out), ["2:0", "4:0"]);
