@@ -108,8 +108,13 @@ function section(
 	return `## ${title}\n${[...head, ...gap, ...tail].join("\n")}`;
 }
 
-/** Codes an error list's left-out middle names at most (the blocks it came from); the rest are counted. */
-const LEFT_OUT_CODES = 8;
+/**
+ * Codes an error list's left-out middle names at most (the blocks it came from); the rest are
+ * counted. Each is the only way to an error line whose words the model never saw: with 8, a session
+ * of 90 distinct failures left 24 of those that left history named nowhere (an audit's /compact in a
+ * 20k window). Forty codes take about 450 characters of the summary.
+ */
+const LEFT_OUT_CODES = 40;
 
 /**
  * What the left-out middle of the error list holds: its lines are of every kind a risk line is (a

@@ -64,11 +64,21 @@ describe("recall_folded output cap", () => {
 		}
 	});
 
-	it("a search alone stays within the cap and says how many blocks it left out", async () => {
-		const { stub } = await foldedCodes(60, 400);
+	it("a search alone stays within the cap, says how many blocks it left out and names their codes", async () => {
+		const { stub, codes } = await foldedCodes(60, 400);
 		const out = await stub.call("recall_folded", { search: "output ok" });
 		assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
-		assert.match(out, /more blocks match, not shown/);
+		const more = /… (\d+) more blocks match, not shown/.exec(out);
+		assert.ok(more, out.slice(-400));
+		const shown = [...out.matchAll(/^Recalled #([0-9a-z]{8})/gm)].map((m) => m[1]);
+		const named =
+			/\nTheir codes \(recall_folded codes=\[…\] with the same grep reads them, 20 codes a call\): (.*)$/.exec(out);
+		assert.ok(named, out.slice(-600));
+		const unshown = [...named[1].matchAll(/#([0-9a-z]{8})/g)].map((m) => m[1]);
+		assert.equal(unshown.length, Number(more[1]), "every block not shown is named");
+		assert.deepEqual(new Set([...shown, ...unshown]), new Set(codes), "shown and named are every folded block, once");
+		const grep = await stub.call("recall_folded", { codes: unshown.slice(0, 20), grep: "output ok" });
+		assert.match(grep, new RegExp(`^Recalled #${unshown[0]}:`, "m"));
 	});
 
 	it("a one-line block's header and a range past its end count it in the singular", async () => {

@@ -101,6 +101,8 @@ export interface SearchWords {
 	/** `file`: the shell tool's full output file, where a block holding part of it matched. */
 	head: (r: ResolvedCode, file?: string) => string;
 	narrow: string;
+	/** How to read the blocks a search matched and did not show, named by their codes. */
+	unshown: string;
 	/** How to see a block's matching lines a search left out. */
 	grep: (code: string) => string;
 }
@@ -109,6 +111,7 @@ export interface SearchWords {
 const MODEL_WORDS: SearchWords = {
 	head: (r, file) => recallHeader(r, file),
 	narrow: "narrow the search, or recall a code with grep",
+	unshown: "recall_folded codes=[…] with the same grep reads them, 20 codes a call",
 	grep: (code) => `recall_folded codes=["${code}"] with the same grep shows them`,
 };
 
@@ -116,6 +119,25 @@ const MODEL_WORDS: SearchWords = {
 export interface SearchAnswer {
 	text: string;
 	heads: string[];
+}
+
+/**
+ * The codes of the blocks a search matched and did not show, as many as fit in `room` characters (the
+ * rest counted): without them a block whose words the model does not know (an error line it never
+ * saw, among many that left history) could be found by no narrower search.
+ */
+function unshownCodes(codes: readonly string[], room: number, words: SearchWords): string {
+	const lead = `\nTheir codes (${words.unshown}): `;
+	let text = "";
+	let named = 0;
+	for (const code of codes) {
+		const item = `${named > 0 ? ", " : ""}#${code}`;
+		if (lead.length + text.length + item.length + 40 > room) break;
+		text += item;
+		named++;
+	}
+	if (named === 0) return "";
+	return `${lead}${text}${named < codes.length ? `, and ${codes.length - named} more` : ""}`;
 }
 
 /** Codes a search names whose full output file it left unread; the rest are counted. */
@@ -228,6 +250,11 @@ export function searchFolded(
 	if (hits.length > out.length) {
 		more = `… ${hits.length - out.length} more blocks match, not shown (at most ${RECALL_LIMITS.searchBlocks} blocks per search, ${cap} characters per call); ${words.narrow}`;
 		heads.push(more);
+		more += unshownCodes(
+			hits.slice(out.length).map((r) => r.record.code),
+			budget - more.length,
+			words,
+		);
 	}
 	return { text: `${heads[0]}\n\n${out.join("\n\n")}${more ? `\n${more}` : ""}`, heads };
 }

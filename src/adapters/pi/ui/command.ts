@@ -319,6 +319,7 @@ function search(deps: CommandDeps, pattern: string): string {
 					? `${blockLine(blockFacts(r.record, deps.engine, deps.parent()?.ledger()))} (from the parent session${r.warning ? ", unverified" : ""})`
 					: blockLine(blockFacts(r.record, deps.engine, deps.ledger)),
 			narrow: "narrow the search, or read a block whole with /context-fold recall <code>",
+			unshown: "/context-fold recall <code> reads one whole",
 			grep: (code) => `/context-fold recall ${code} reads the block whole`,
 		},
 		deps.parent(),
