@@ -5,7 +5,7 @@
  * milliseconds); nothing here reads a clock. The adapter (src/adapters/pi/cache/) feeds them from
  * Pi's usage reports and shows what they decide, once per streak (`Streaks`).
  */
-import { SUMMARY_LIMITS } from "./summary.ts";
+import { GOAL_CHARS, SUMMARY_LIMITS } from "./summary.ts";
 import { estTokens, percent, short } from "./tokens.ts";
 
 /** A cold input is flagged only when at least this many prompt tokens are carried. */
@@ -22,9 +22,10 @@ export const FORCED_COMPACTIONS = 2;
 
 /**
  * Upper bound of a handoff seed in tokens: its summary is capped at SUMMARY_LIMITS.total characters,
- * and its fixed text (header, goal, parent path, provenance note) stays under 1,200 more.
+ * its goal at GOAL_CHARS, and its other fixed text (header, parent path, provenance note) stays under
+ * 1,200 more.
  */
-export const HANDOFF_SEED_MAX_TOKENS = estTokens(SUMMARY_LIMITS.total + 1_200);
+export const HANDOFF_SEED_MAX_TOKENS = estTokens(SUMMARY_LIMITS.total + GOAL_CHARS + 1_200);
 
 /** One response's prompt figures, in tokens. */
 export interface PromptFigures {

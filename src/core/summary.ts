@@ -30,10 +30,11 @@ export interface SummaryInput {
 	/** The fold code that reads `previousSummary` back whole, named where its carried text is cut. */
 	previousCode?: string;
 	/**
-	 * Text an earlier summary of ours carried, handed on verbatim when that summary's own facts are
-	 * in the seed index again (see carriedOver); used without `previousSummary`.
+	 * Text an earlier summary of ours carried, and the heading it was carried under, handed on verbatim
+	 * when that summary's own facts are in the seed index again (see carriedOver); used without
+	 * `previousSummary`.
 	 */
-	carried?: string;
+	carried?: Carried;
 	/** The handoff seed this session started from, when it leaves live history with this compaction. */
 	seed?: CarriedSeed;
 	/** One line on what the summary covers, e.g. "This compaction removed 40 messages from live history." */
@@ -206,15 +207,21 @@ const UNREAD_SEED_NOTES = {
 		"(The seed the parent session started from, carried as it was: its codes are of the session before the parent, which recall_folded does not read from here.)",
 } as const;
 
+/** What a summary carried, and the heading it carried it under (a seed keeps its own). */
+export interface Carried {
+	heading: string;
+	text: string;
+}
+
 /**
  * What a summary of ours carried from the one before it or from a handoff seed (a foreign summary's
- * text or the seed, kept nowhere else: the seed index holds only context-fold's own facts);
- * undefined when it carried nothing.
+ * text or the seed, kept nowhere else: the seed index holds only context-fold's own facts), with
+ * its heading; undefined when it carried nothing.
  */
-export function carriedOver(summary: string): string | undefined {
+export function carriedOver(summary: string): Carried | undefined {
 	const at = summary.indexOf(`\n${CARRIED_PREFIX}`);
 	const end = at < 0 ? -1 : summary.indexOf("\n", at + 1);
-	return end < 0 ? undefined : summary.slice(end + 1);
+	return end < 0 ? undefined : { heading: summary.slice(at + 1, end), text: summary.slice(end + 1) };
 }
 
 /**
@@ -313,7 +320,7 @@ export function renderSummary(input: SummaryInput): string {
 			),
 		];
 	};
-	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.trim() ?? "");
+	const previous = input.previousSummary ? carried(input.previousSummary).trim() : (input.carried?.text.trim() ?? "");
 	const carriedParts: string[] = [];
 	if (previous) {
 		// Our own summary's tags were written by the engine (and what it carried, quoted there); a
@@ -336,8 +343,13 @@ export function renderSummary(input: SummaryInput): string {
 	// What is carried keeps its place (and a cut seed its pointer to the whole); the sections fit in what
 	// is left of the cap beside the preamble: their budgets shrink until they do, each still counting what
 	// it leaves out, so that no line is cut in half and no count falls short.
-	const carriedBlock =
-		carriedParts.length === 0 ? "" : `${previous ? CARRIED_HEADING : SEED_HEADING}\n${carriedParts.join("\n\n")}`;
+	// What an earlier summary carried keeps its heading: a seed a later compaction hands on is still the seed.
+	const heading = !previous
+		? SEED_HEADING
+		: input.previousSummary
+			? CARRIED_HEADING
+			: (input.carried?.heading ?? CARRIED_HEADING);
+	const carriedBlock = carriedParts.length === 0 ? "" : `${heading}\n${carriedParts.join("\n\n")}`;
 	const room = carriedBlock ? Math.max(0, L.total - carriedBlock.length - 2) : L.total;
 	const bodyAt = (f: number) => [preamble, ...sections(f)].filter((p) => p.length > 0).join("\n\n");
 	let body = bodyAt(1);
@@ -411,6 +423,14 @@ export function withoutSeedHead(text: string): string {
  */
 const PARENT_LINE = /^Parent session: ([^\n]+)$/;
 
+/** A goal on one line, within GOAL_CHARS (a cut one says so). */
+function goalLine(goal: string): string {
+	const line = goal.trim().replace(/\s*[\r\n\u0085\u2028\u2029]+\s*/g, " ");
+	if (line.length <= GOAL_CHARS) return line;
+	const note = ` (goal cut at ${GOAL_CHARS} characters of ${line.length})`;
+	return `${clip(line, GOAL_CHARS - note.length)}${note}`;
+}
+
 /** What a seed's parent line says when the parent was never saved: no file names it. */
 const UNSAVED_PARENT = "(in-memory session, not saved)";
 
@@ -430,6 +450,13 @@ export function seedParentOf(text: string): string | undefined {
 }
 
 /**
+ * The longest goal a seed carries, in characters: the rest of the seed is capped (its summary at
+ * SUMMARY_LIMITS.total), and a goal pasted whole into /fold-handoff (300k characters in an audit) made
+ * the new session's first message that size. A longer goal is cut, and says so.
+ */
+export const GOAL_CHARS = 1_000;
+
+/**
  * A deterministic seed for a fresh session: the goal, the parent session, and the parent's summary,
  * with its fold codes flagged as provenance pointers into the parent rather than live codes.
  */
@@ -440,7 +467,7 @@ export function renderHandoff(input: HandoffInput): string {
 		"",
 		// One line: the seed's head keeps its place, so its parent line is found (seedParentOf) and no goal
 		// can pass for it.
-		`Goal: ${quoteTags(input.goal.trim().replace(/\s*[\r\n\u0085\u2028\u2029]+\s*/g, " ")) || "(none given: continue the parent session's work)"}`,
+		`Goal: ${quoteTags(goalLine(input.goal)) || "(none given: continue the parent session's work)"}`,
 		`Parent session: ${input.parentSession ?? UNSAVED_PARENT}`,
 		`Written: ${input.writtenAt}`,
 		"",

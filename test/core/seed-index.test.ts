@@ -554,6 +554,19 @@ describe("error lines", () => {
 		assert.deepEqual(errorLinesIn(text, true), labelled);
 	});
 
+	it("from a command that succeeded, are labelled errors in the languages compilers speak too", () => {
+		const prose = ["Dieser Fehlerbericht beschreibt den Ablauf", "エラーハンドリングの章を読む"];
+		const labelled = [
+			"main.c:3:5: エラー: 'x' が宣言されていません",
+			"main.c:3:5: 错误：'x' 未声明",
+			"main.c:3:5: 오류: 'x' 선언되지 않음",
+			"main.c:3:5: Fehler: »x« nicht deklariert",
+			"main.c:3:5: erreur : « x » non déclaré",
+			"main.c:3:5: ошибка: 'x' не объявлен",
+		];
+		assert.deepEqual(errorLinesIn([...prose, ...labelled].join("\n"), true), labelled);
+	});
+
 	it("keep the error of a long line whose error comes late, and tell apart two alike up to the cut", () => {
 		const head = `{"rows":[${"1,".repeat(400)}`;
 		const a = `${head}"error":"permission denied for table A"}`;

@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import type { SeedSummary } from "../../src/core/index/merge.ts";
 import {
 	carriedOver,
+	GOAL_CHARS,
 	HANDOFF_HEADER,
 	LEGACY_SUMMARY_HEADER,
 	MIN_SUMMARY_CHARS,
@@ -186,15 +187,34 @@ describe("renderSummary", () => {
 		const foreign = "Pi's summary: decision D-17 keeps the legacy API; see {#k3x9a0b2 FOLDED}.";
 		const first = renderSummary({ summary: fixed, scope: "s.", previousSummary: foreign });
 		const handed = carriedOver(first);
+		assert.equal(handed?.heading, "## Carried from the previous compaction");
 		assert.equal(
-			handed?.trim(),
+			handed?.text.trim(),
 			"(Pi's own summary, written by a model and carried as it was: context-fold did not extract it.)\nPi's summary: decision D-17 keeps the legacy API; see [quoted tag #k3x9a0b2].",
 			"the note on who wrote it travels with it",
 		);
 		const second = renderSummary({ summary: fixed, scope: "s.", carried: handed });
-		assert.equal(carriedOver(second), handed, "the third gets the same text again");
+		assert.deepEqual(carriedOver(second), handed, "the third gets the same text again");
 		assert.equal(second.split("## Carried from the previous compaction").length, 2, "one carried section");
 		assert.equal(carriedOver(renderSummary({ summary: fixed, scope: "s." })), undefined, "nothing carried");
+	});
+
+	it("hands on a handoff seed under its own heading at every later compaction", () => {
+		const first = renderSummary({
+			summary: fixed,
+			scope: "s.",
+			seed: { text: "# seed\nGoal: ship it", code: "k3x9a0b2" },
+		});
+		const handed = carriedOver(first);
+		assert.equal(handed?.heading, "## Carried from the handoff seed this session started from");
+		for (const later of [renderSummary({ summary: fixed, scope: "s.", carried: handed })]) {
+			assert.ok(
+				later.includes("\n## Carried from the handoff seed this session started from\n# seed\nGoal: ship it"),
+				later,
+			);
+			assert.ok(!later.includes("## Carried from the previous compaction"), later);
+			assert.deepEqual(carriedOver(later), handed, "and so at the third");
+		}
 	});
 });
 
@@ -222,6 +242,16 @@ describe("renderHandoff", () => {
 		assert.doesNotMatch(seed, /Read any block back with recall_folded/);
 		assert.match(renderHandoff({ goal: " ", parentSession: "p", writtenAt: "t", summary }), /Goal: \(none given/);
 		assert.match(seed, /The codes reach one session back/);
+	});
+
+	it("cuts a goal longer than GOAL_CHARS, and says so", () => {
+		const summary = renderSummary({ summary: fixed, scope: "s." });
+		const seed = renderHandoff({ goal: "g".repeat(300_000), parentSession: "/p/s.jsonl", writtenAt: "t", summary });
+		const goal = /\nGoal: (.*)\n/.exec(seed)?.[1] ?? "";
+		assert.ok(goal.length <= GOAL_CHARS, `${goal.length}`);
+		assert.match(goal, /^g+… \(goal cut at 1000 characters of 300000\)$/);
+		assert.ok(seed.length < SUMMARY_LIMITS.total + GOAL_CHARS + 1_200, `${seed.length}`);
+		assert.equal(seedParentOf(seed), "/p/s.jsonl");
 	});
 
 	it("keeps its goal on one line, so its parent line is where a pasted seed's is read and no goal passes for it", () => {

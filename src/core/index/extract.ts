@@ -270,10 +270,22 @@ const LABELLED =
 const LABELLED_AS_PRINTED =
 	/\b[A-Z]\w*(?:Error|Exception)\b|\b(?:FAIL|FAILED|ERROR|FATAL)\b|^\s*Error\b|No such file or directory|Permission denied|command not found|Operation not permitted|Connection refused|Segmentation fault|core dumped/;
 
+/**
+ * The label of an error where the tools speak the user's language, as compilers and glibc print it
+ * (gcc's `main.c:3:5: エラー: …`, `错误：`, `오류:`, `Fehler:`, `erreur :`, `ошибка:`, `erro:`,
+ * `errore:`): the languages the risk lexicon knows, a colon (or a full-width one) after the word.
+ */
+const LABELLED_LOCALIZED = /(?:^|[^\p{L}])(?:fehler|erreur|errore|erro|ошибка|エラー|错误|錯誤|오류|에러)\s*[:：]/iu;
+
 /** True when `line` reads as an error a program printed, labelled as one (see LABELLED), its colour codes aside. */
 function labelledError(line: string): boolean {
 	const plain = uncoloured(line);
-	return LABELLED.test(plain) || LABELLED_AS_PRINTED.test(plain) || ERRNO_PATTERN.test(plain);
+	return (
+		LABELLED.test(plain) ||
+		LABELLED_AS_PRINTED.test(plain) ||
+		LABELLED_LOCALIZED.test(plain) ||
+		ERRNO_PATTERN.test(plain)
+	);
 }
 
 /**
