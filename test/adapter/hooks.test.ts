@@ -160,6 +160,64 @@ describe("per-turn pipeline", () => {
 	});
 });
 
+describe("another extension that hands on the message objects it keeps", () => {
+	it("gets its objects back as it gave them, and nothing reads as changed since its fold", async () => {
+		const stub = loadStub({ window: 10_000 });
+		// Loaded before context-fold: a memoizing transform, the same tool-result object for a result on every request.
+		const kept = new Map<unknown, Record<string, unknown>>();
+		stub.handlers.get("context")?.unshift(async (event: unknown) => {
+			const { messages } = event as { messages: Record<string, unknown>[] };
+			return {
+				messages: messages.map((m) => {
+					if (m.role !== "toolResult") return m;
+					const known = kept.get(m.toolCallId);
+					if (known) return known;
+					kept.set(m.toolCallId, m);
+					return m;
+				}),
+			};
+		});
+		await stub.emit("session_start", { reason: "startup" });
+		let ts = 1_800_000_000_000;
+		const texts = new Map<unknown, string>();
+		const folded = new Set<unknown>();
+		for (let turn = 0; turn < 10; turn++) {
+			stub.addMessage({ role: "user", content: `go ${turn}`, timestamp: ts++ });
+			stub.addMessage({
+				role: "assistant",
+				content: [{ type: "toolCall", id: `m${turn}`, name: "bash", arguments: { command: `check ${turn}` } }],
+				responseId: `resp${turn}`,
+				usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+				stopReason: "toolUse",
+				timestamp: ts++,
+			});
+			const text = Array.from({ length: 200 }, (_, k) => `line ${k} of check ${turn} ok`).join("\n");
+			texts.set(`m${turn}`, text);
+			stub.addMessage({
+				role: "toolResult",
+				toolCallId: `m${turn}`,
+				toolName: "bash",
+				content: [{ type: "text", text }],
+				isError: false,
+				timestamp: ts++,
+			});
+			const sent = await stub.request();
+			for (const m of sent)
+				if (m.role === "toolResult" && FOLDED.test((m.content as { text: string }[])[0].text))
+					folded.add(m.toolCallId);
+		}
+		assert.ok(folded.size >= 4, `folded ${folded.size}`);
+		assert.doesNotMatch(stub.stderr.join(""), /changed since|no new fold events/);
+		// Every result folded stays folded, and its digest is of the text the result held.
+		const last = await stub.request();
+		for (const id of folded) {
+			const text = ((last.find((m) => m.toolCallId === id)?.content ?? []) as { text: string }[])[0]?.text ?? "";
+			assert.match(text, FOLDED, `${String(id)} went out raw`);
+			assert.match(text, new RegExp(`check ${String(id).slice(1)} ok`), "a digest of the result's own text");
+		}
+	});
+});
+
 describe("what Pi pays for the hooks", () => {
 	it("registers no turn_end handler", () => {
 		// Pi 1.6 builds a preview of the whole branch (a session manager and its projection) once before

@@ -416,6 +416,7 @@ function register(
 		try {
 			advisor.beginRequest();
 			const messages = event.messages as unknown as MessageLike[];
+			engine.restoreReused(messages);
 			const facts = requestFacts.of(messages, ctx);
 			if (foldTools?.withheld()) {
 				warnOnce(

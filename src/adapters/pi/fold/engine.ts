@@ -147,6 +147,8 @@ export class FoldEngine extends SentRequest {
 	private frozenMemo = new FrozenMemo();
 	private lastView: PolicyView | undefined;
 	private warnedStale = new Set<string>();
+	/** The contents the latest request's rewrite put in its messages, by index (see restoreReused). */
+	private written: ReadonlyMap<number, unknown> = new Map();
 	/** The newest event this engine committed: its number and blocks (see notice). */
 	private newest: { seq: number; ids: ReadonlySet<string> } | undefined;
 	/** Events whose every block changed after the fold (another extension rewrote them). */
@@ -206,6 +208,7 @@ export class FoldEngine extends SentRequest {
 		this.lastBlocks = [];
 		this.lastMessages = [];
 		this.rawContents = new Map();
+		this.written = new Map();
 		this.overBudget = undefined;
 		this.frontiers = [];
 		this.unanswered = undefined;
@@ -312,6 +315,22 @@ export class FoldEngine extends SentRequest {
 	}
 
 	/**
+	 * Gives back the content the previous request's rewrite replaced in a message object that this
+	 * request carries again at its place. Pi hands every request fresh copies, but another extension's
+	 * `context` handler before this one may hand on objects it keeps (a memoizing transform): the rewrite
+	 * happens in place (Pi keeps its system messages where they are only for the same objects), so those
+	 * objects came back holding digests, which read as blocks changed since their fold (sent raw, said
+	 * so, and after two such events no more folding). Only a content this engine wrote is given back.
+	 */
+	restoreReused(messages: MessageLike[]): void {
+		for (const [i, raw] of this.rawContents) {
+			const message = messages[i];
+			if (message !== undefined && message === this.lastMessages[i] && message.content === this.written.get(i))
+				message.content = raw;
+		}
+	}
+
+	/**
 	 * The per-turn pipeline: one pass over one linearization of `messages` (core runTurn), whose
 	 * event is persisted here before it is committed. Rewrites `messages` in place (same array, same
 	 * message objects, new content) and returns true when anything was folded. Throws only what the
@@ -342,6 +361,7 @@ export class FoldEngine extends SentRequest {
 		this.lastBlocks = plan.blocks;
 		this.lastMessages = messages.slice();
 		this.rawContents = raw;
+		this.written = contents;
 		// After an event the view's frozen marks are stale; the next event is a step of growth away anyway.
 		this.lastView = event.length > 0 ? undefined : plan.view;
 		this.previewed = undefined;
