@@ -39,6 +39,11 @@ export interface SummaryInput {
 	seed?: CarriedSeed;
 	/** One line on what the summary covers, e.g. "This compaction removed 40 messages from live history." */
 	scope: string;
+	/**
+	 * recall_folded is not active (the user's tool selection or another extension left it out): the
+	 * preamble says the codes cannot be read back until it is, and points to the session file.
+	 */
+	toolsWithheld?: boolean;
 	/** Size cap in characters (default and maximum SUMMARY_LIMITS.total); section budgets shrink with it. */
 	maxChars?: number;
 }
@@ -258,8 +263,16 @@ export function renderSummary(input: SummaryInput): string {
 		`${input.scope} This summary was extracted by context-fold, not written by a model:`,
 		"every intent, path, command, error line and identifier below is copied verbatim from the session (a long one cut where … marks it, colour codes left out),",
 		"and nothing else is claimed.",
-		"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
-		'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
+		...(input.toolsWithheld
+			? [
+					"It is an index, not the record: the ground truth is the session file. recall_folded, which reads a block back",
+					"by its code, is not active in this session (the tool selection leaves it out): the codes below name the blocks",
+					"for when it is again, and the user's /context-fold recall <code> shows one.",
+				]
+			: [
+					"It is an index, not the record: the ground truth is the session file. Read any block back with recall_folded —",
+					'codes=["<code>"] (whole, or with grep / lines), or search="<text>" across every folded block; the identifiers below make good search keys.',
+				]),
 	].join("\n");
 	/** The sections, each within its budget scaled by `f` (each counts what it leaves out). */
 	const sections = (f: number): string[] => {

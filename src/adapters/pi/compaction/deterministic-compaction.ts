@@ -38,6 +38,8 @@ export interface CompactionInput {
 	previousEntry?: unknown;
 	/** The numbers of context-fold's own earlier compactions on the branch, from their entries. */
 	earlierOwn?: readonly number[];
+	/** recall_folded is not active: the summary says its codes cannot be read back yet (see SummaryInput). */
+	toolsWithheld?: boolean;
 }
 
 /** Result of building a deterministic compaction. */
@@ -224,6 +226,7 @@ export function buildCompaction(
 				...(seed.unlinked ? { unread: "unlinked" as const } : {}),
 			},
 			scope: `This compaction removed ${messages.length} messages from live history.`,
+			...(input.toolsWithheld ? { toolsWithheld: true } : {}),
 			maxChars: summaryCapFor(window),
 		});
 		return { summary, seq, codes: spans.map((s) => s.code), recorded: fresh.length };

@@ -156,11 +156,12 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 	pi.on("session_before_compact", (event, ctx) => {
 		const append = (entry: FoldEntry) => pi.appendEntry(ENTRY_TYPE, entry);
 		const native = config().compact === "native";
-		if (native || deps.withheld?.()) {
-			if (!native)
-				fail(
-					"context-fold: recall_folded is not active, so its summary, whose codes only that tool reads, is not used: Pi's own compaction runs",
-				);
+		const withheld = deps.withheld?.() === true;
+		if (withheld && !native)
+			fail(
+				"context-fold: recall_folded is not active: the compaction summary is still context-fold's, written without a model, but the model cannot read its codes back until the tool is active again",
+			);
+		if (native) {
 			// Pi's own summary runs; what it takes out of live history is recorded all the same, so that
 			// recall_folded's search and /context-fold recall still read it (a record folds nothing).
 			try {
@@ -215,6 +216,7 @@ export function registerCompaction(pi: ExtensionAPI, deps: CompactionDeps): void
 						}
 					: prep),
 				previousEntry,
+				...(withheld ? { toolsWithheld: true } : {}),
 			};
 			const built = buildCompaction(input, engine, index, append, fail, branch, ctx.model?.contextWindow);
 			pendingCompaction = built.seq;
