@@ -235,7 +235,7 @@ describe("recall over truncated bash results whose full output files are large t
 		const paths = [40, 41, 42].map((k) => join(temp, logName(k)));
 		paths.forEach((path, k) => {
 			writeFileSync(path, `MARK-${k} only in the full output\n`);
-			truncateSync(path, 40 * 1024 * 1024);
+			truncateSync(path, 33 * 1024 * 1024);
 		});
 		const body = (i: number) =>
 			`${Array.from({ length: 200 }, (_, k) => `result ${i} line ${k} of the command output`).join("\n")}\n\n[Showing lines 601-800 of 800. Full output: ${paths[i] ?? join(temp, logName(43))}]`;

@@ -45,9 +45,10 @@ describe("recall_folded output cap", () => {
 	});
 
 	it("never cuts a character in two: no answer holds half of a surrogate pair", async () => {
+		// 60 lines of 600-odd characters a block: each past the output cap, so every answer is cut somewhere.
 		const { stub, codes } = await foldedCodes(
 			30,
-			400,
+			60,
 			(i, k) => `check ${i} ${"🙂".repeat(k % 7)}x${"😀".repeat(300)}`,
 		);
 		const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -55,12 +56,15 @@ describe("recall_folded output cap", () => {
 			{ codes: codes.slice(0, 20), search: "check" },
 			{ codes: codes.slice(0, 20) },
 			{ codes: codes.slice(0, 20), grep: "x" },
-			{ codes: [codes[0]], lines: "1-400" },
+			{ codes: [codes[0]], lines: "1-60" },
+			{ codes: [codes[0]], lines: "5" },
+			{ codes: [codes[0]], lines: "5@14" },
+			{ codes: [codes[0]], lines: "5@15" },
 			{ search: "x" },
 		]) {
 			const out = await stub.call("recall_folded", params);
 			assert.ok(out.length <= CAP, `${out.length} > ${CAP}`);
-			assert.doesNotMatch(out, lone, JSON.stringify(Object.keys(params)));
+			assert.doesNotMatch(out, lone, JSON.stringify(params));
 		}
 	});
 
@@ -142,7 +146,9 @@ describe("recall_folded output cap", () => {
 
 	it("a line longer than the cap is read whole, piece by piece, each naming the call that reads on", async () => {
 		const line = Array.from({ length: 9000 }, (_, i) => i + 1).join(",");
-		const { stub, codes } = await foldedCodes(30, 40, (i, k) => (k === 20 ? `${i}:${line}` : `row ${k} of ${i}`));
+		const { stub, codes } = await foldedCodes(30, 40, (i, k) =>
+			i === 0 && k === 20 ? `${i}:${line}` : `row ${k} of ${i} ${"z".repeat(60)}`,
+		);
 		const code = codes[0];
 		const whole = await stub.call("recall_folded", { codes: [code] });
 		assert.match(
