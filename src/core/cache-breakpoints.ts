@@ -284,9 +284,10 @@ function resultAnchor(callId: string, nth: number): string {
 }
 
 /**
- * A call id as Anthropic's payload carries it: pi-ai replaces each character outside
- * `[A-Za-z0-9_-]` with `_` and keeps 64 at most, so a result of another provider's leg (OpenAI
- * Responses' `call_x|fc_y`, after a model switch) is `call_x_fc_y` on this wire.
+ * A call id as Anthropic's payload may carry it: for a reply of another model (OpenAI Responses'
+ * `call_x|fc_y`, after a model switch) pi-ai replaces each character outside `[A-Za-z0-9_-]` with `_`
+ * and keeps 64 at most (`call_x_fc_y`); a reply of the model the request goes to keeps its own
+ * (`functions.read:40`), so both spellings are looked for.
  */
 function wireCallId(id: string): string {
 	return id.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
@@ -295,13 +296,14 @@ function wireCallId(id: string): string {
 /** Where the result a frontier names (see resultAnchor) sits in `request`: its call id's `nth` result from the start. */
 function findToolResult(request: WireRequest, anchor: string): { message: number; block: number } | undefined {
 	const [raw, count] = anchor.split(NTH);
-	const id = wireCallId(raw);
+	const wire = wireCallId(raw);
 	let nth = count === undefined ? 0 : Number(count);
 	for (let m = 0; m < request.messages.length; m++) {
 		const content = request.messages[m].content;
 		if (!Array.isArray(content) || request.messages[m].role !== "user") continue;
 		for (let b = 0; b < content.length; b++) {
-			if (content[b].type === "tool_result" && content[b].tool_use_id === id && nth-- === 0)
+			const id = content[b].tool_use_id;
+			if (content[b].type === "tool_result" && (id === raw || id === wire) && nth-- === 0)
 				return { message: m, block: b };
 		}
 	}

@@ -222,6 +222,11 @@ describe("markBreakpoints", () => {
 			{ message: 2, block: 0 },
 			{ message: 4, block: 0 },
 		]);
+		// A reply of the model the request goes to keeps its own id on the wire (Kimi's `functions.read:40`).
+		const same = markBreakpoints(piRequest([["functions.read:40"], ["functions.bash:41"], ["d"]]), {
+			frontiers: ["functions.read:40"],
+		});
+		assert.deepEqual(same.marked, [{ message: 2, block: 0 }]);
 	});
 
 	test("keeps Pi's tool mark when one mark is all it adds", () => {
