@@ -511,7 +511,7 @@ function hearing<T>(stub: { stderr: string[] }, body: () => T): T {
 }
 
 /** The messages Pi would send: after the latest compaction, its summary and the kept messages. */
-function liveMessages(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+export function liveMessages(entries: readonly Record<string, unknown>[]): Record<string, unknown>[] {
 	let start = 0;
 	let summary: Record<string, unknown> | undefined;
 	entries.forEach((e, i) => {
