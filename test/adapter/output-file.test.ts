@@ -230,6 +230,22 @@ describe("search over a truncated bash result", () => {
 	});
 });
 
+describe("a whole recall cut at the cap of a bash result whose full output file is there", () => {
+	it("says that `lines` reads that file instead, and the usual cut once it is gone", async () => {
+		const path = join(temp, logName(44));
+		writeFileSync(path, "whole output\n");
+		const body = (i: number) =>
+			Array.from({ length: 400 }, (_, k) => `result ${i} line ${k} of the command output`).join("\n");
+		const { stub, code } = await foldedBashSession(path, 6, body, { window: 10_000 });
+		const whole = await stub.call("recall_folded", { codes: [code] });
+		assert.match(whole, /of this copy not shown, and `lines` reads the bash tool's full output file instead/);
+		unlinkSync(path);
+		const gone = await stub.call("recall_folded", { codes: [code] });
+		assert.doesNotMatch(gone, /full output file instead/);
+		assert.match(gone, /cut at the output cap/);
+	});
+});
+
 describe("recall over truncated bash results whose full output files are large together", () => {
 	it("reads at most 64 MiB of them in one call, and names the codes whose files it left unread", async () => {
 		const paths = [40, 41, 42].map((k) => join(temp, logName(k)));

@@ -91,9 +91,16 @@ export class OutputReads {
 		this.texts.set(path, text);
 		return text;
 	}
+
+	/** True when the file at `path` could be read (see readToolOutputFile): checked, not read, nothing counted. */
+	readable(path: unknown): boolean {
+		if (typeof path !== "string") return false;
+		if (this.texts.has(path)) return this.texts.get(path) !== undefined;
+		return readToolOutputFile(path, () => false) === SKIPPED;
+	}
 }
 
-/** What readToolOutputFile gives for a file its `admit` refused for its size. */
+/** What readToolOutputFile gives for a file its `admit` refused: there and readable, but left unread. */
 const SKIPPED = Symbol("skipped");
 
 /**

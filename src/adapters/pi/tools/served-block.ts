@@ -109,7 +109,7 @@ export function serve(
 		return `${head}\n${text}`;
 	}
 	if (r.text.length <= room) return `${head}\n${r.text}`;
-	if (!place && r.fullOutputPath !== undefined && reads.read(r.fullOutputPath) !== undefined) {
+	if (!place && r.fullOutputPath !== undefined && reads.readable(r.fullOutputPath)) {
 		const s = sliceLines(r.text, { start: 1, end: Number.MAX_SAFE_INTEGER }, room - 200 - CLIPPED_NOTE_ROOM);
 		if (!s.next) return `${head}\n${s.text}${clippedNote(s)}`;
 		return `${head}\n${s.text}\n… cut at the output cap (${cap} characters per call); lines ${s.next}-${s.total} of this copy not shown, and \`lines\` reads the ${shellOf(r)} tool's full output file instead, numbered differently: grep reads both${clippedNote(s)}`;
